@@ -1,0 +1,161 @@
+"""VM catalog: the VM types a node can be configured with, and the (v, g) configurations.
+
+A configuration is a VM type v with g of its G_v GPUs (g = 1..G_v). Configurations are
+numbered c = 0..C-1, VM by VM in catalog order, so `cfg_vm[c]`, `cfg_gpus[c]` give (v, g) and
+`cfg_offset[v] + g - 1` gives c.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import yaml
+
+from gpuaas.errors import InputError
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    """VM types (name, GPU model, GPU count, $/hour) and the configuration arrays derived from them."""
+
+    name: str
+    vm_names: tuple[str, ...]
+    gpu_models: tuple[str, ...]
+    gpus: np.ndarray  # int64 (V,): G_v
+    cost_per_hour: np.ndarray  # float64 (V,)
+    cost: np.ndarray = field(init=False)  # float64 (V,): c_v in $/s
+    gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
+    cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
+    cfg_gpus: np.ndarray = field(init=False)  # int64 (C,)
+    cfg_offset: np.ndarray = field(init=False)  # int64 (V,)
+
+    def __post_init__(self) -> None:
+        gpus = _frozen(np.asarray(self.gpus, dtype=np.int64).copy())
+        price = _frozen(np.asarray(self.cost_per_hour, dtype=np.float64).copy())
+        models = sorted(set(self.gpu_models))
+        offset = np.concatenate(([0], np.cumsum(gpus)[:-1])).astype(np.int64)
+        cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), gpus)
+        cfg_gpus = np.concatenate([np.arange(1, g + 1, dtype=np.int64) for g in gpus])
+        for name, value in (
+            ("gpus", gpus),
+            ("cost_per_hour", price),
+            ("cost", _frozen(price / SECONDS_PER_HOUR)),
+            ("gpu_model_id", _frozen(np.array([models.index(m) for m in self.gpu_models], dtype=np.int64))),
+            ("cfg_vm", _frozen(cfg_vm)),
+            ("cfg_gpus", _frozen(cfg_gpus)),
+            ("cfg_offset", _frozen(offset)),
+        ):
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_vms(self) -> int:
+        return len(self.vm_names)
+
+    @property
+    def n_configs(self) -> int:
+        return int(self.gpus.sum())
+
+    def vm_index(self, name: str) -> int:
+        """Index of VM type `name`; KeyError if absent."""
+        return self.vm_names.index(name)
+
+    def config(self, vm: int, g: int) -> int:
+        """Configuration index of VM type `vm` with `g` GPUs."""
+        if not 1 <= g <= int(self.gpus[vm]):
+            raise ValueError(f"{self.vm_names[vm]} has {int(self.gpus[vm])} GPUs, not {g}")
+        return int(self.cfg_offset[vm]) + g - 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "vm_types": [
+                {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
+                for n, m, g, c in zip(self.vm_names, self.gpu_models, self.gpus, self.cost_per_hour)
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str | None = None, where: str = "catalog") -> Catalog:
+        """Build a catalog from `{"vm_types": [{"name", "gpu", "gpus", "cost_per_hour"}]}`."""
+        if not isinstance(data, dict):
+            raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
+        unknown = set(data) - {"name", "vm_types"}
+        if unknown:
+            raise InputError(source, where, f"unknown field(s) {sorted(unknown)}")
+        vms = data.get("vm_types")
+        if not isinstance(vms, list) or not vms:
+            raise InputError(source, f"{where}.vm_types", "must be a non-empty list")
+        names, models, gpus, prices = [], [], [], []
+        for i, vm in enumerate(vms):
+            at = f"{where}.vm_types[{i}]"
+            if not isinstance(vm, dict):
+                raise InputError(source, at, "must be an object")
+            missing = {"name", "gpu", "gpus", "cost_per_hour"} - set(vm)
+            if missing:
+                raise InputError(source, at, f"missing field(s) {sorted(missing)}")
+            extra = set(vm) - {"name", "gpu", "gpus", "cost_per_hour"}
+            if extra:
+                raise InputError(source, at, f"unknown field(s) {sorted(extra)}")
+            if not isinstance(vm["name"], str) or not vm["name"]:
+                raise InputError(source, f"{at}.name", "must be a non-empty string")
+            if vm["name"] in names:
+                raise InputError(source, f"{at}.name", f"duplicate VM type {vm['name']!r}")
+            if not isinstance(vm["gpu"], str) or not vm["gpu"]:
+                raise InputError(source, f"{at}.gpu", "must be a non-empty string")
+            g = vm["gpus"]
+            if isinstance(g, bool) or not isinstance(g, int) or g < 1:
+                raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {g!r}")
+            c = vm["cost_per_hour"]
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
+                raise InputError(source, f"{at}.cost_per_hour", f"must be a finite number > 0, got {c!r}")
+            names.append(vm["name"])
+            models.append(vm["gpu"])
+            gpus.append(g)
+            prices.append(float(c))
+        return cls(
+            name=str(data.get("name", "inline")),
+            vm_names=tuple(names),
+            gpu_models=tuple(models),
+            gpus=np.array(gpus),
+            cost_per_hour=np.array(prices),
+        )
+
+
+def bundled_catalogs() -> list[str]:
+    """Names of the catalogs shipped with gpuaas."""
+    files = resources.files("gpuaas") / "catalogs"
+    return sorted(p.name.removesuffix(".yaml") for p in files.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_catalog(spec: str | dict[str, Any], source: str | None = None) -> Catalog:
+    """A bundled catalog by name, a YAML file path, or an inline mapping."""
+    if isinstance(spec, dict):
+        return Catalog.from_dict(spec, source)
+    if not isinstance(spec, str):
+        raise InputError(source, "catalog", "must be a catalog name or an object with 'vm_types'")
+    if spec in bundled_catalogs():
+        text = (resources.files("gpuaas") / "catalogs" / f"{spec}.yaml").read_text()
+        return Catalog.from_dict(yaml.safe_load(text), f"catalog {spec}")
+    if spec.endswith((".yaml", ".yml")):
+        try:
+            with open(spec) as fh:
+                data = yaml.safe_load(fh)
+        except OSError as exc:
+            raise InputError(spec, None, f"cannot read catalog: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise InputError(spec, None, f"not valid YAML: {exc}") from None
+        return Catalog.from_dict(data, spec)
+    raise InputError(
+        source, "catalog", f"unknown catalog {spec!r}; bundled: {', '.join(bundled_catalogs())}"
+    )

@@ -1,0 +1,270 @@
+"""Instance: the problem at one rescheduling point (P1), or a whole trace, as numpy arrays.
+
+The JSON format (DESIGN.md §11, schema `instances/instance.schema.json`) is parsed and
+checked here; every error names the file, the field and the problem. Arrays are read-only:
+a change makes a new Instance (`dataclasses.replace`, `subset`, `released`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.errors import InputError
+
+DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0}
+_TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
+_JOB_FIELDS = {"id", "release", "due", "weight", "times", "workload", "progress"}
+
+
+def _ro(a: Any, dtype: Any) -> np.ndarray:
+    out = np.array(a, dtype=dtype)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """Jobs, nodes and catalog at time T_c, with the arrays the solvers read.
+
+    `work[j, c]` is the time (s) to run the whole job j with configuration c (inf: cannot run);
+    `times[j, c] = work[j, c] * (1 - progress[j])` is t_jvg, the remaining time. `current_node`
+    and `current_cfg` give where a job runs now (-1: waiting); they are inputs for baselines and
+    warm starts, not constraints of P1.
+    """
+
+    catalog: Catalog
+    nodes: int
+    job_ids: tuple[str, ...]
+    release: np.ndarray  # (J,) s
+    due: np.ndarray  # (J,) absolute due date, s
+    weight: np.ndarray  # (J,) omega_j, $/s
+    work: np.ndarray  # (J, C) s, inf where the job cannot run
+    progress: np.ndarray | None = None  # (J,) fraction of work done
+    time: float = 0.0  # T_c
+    H: float = DEFAULT_PARAMS["H"]
+    mu: float = DEFAULT_PARAMS["mu"]
+    rho: float = DEFAULT_PARAMS["rho"]
+    current_node: np.ndarray | None = None  # (J,) int, -1 waiting
+    current_cfg: np.ndarray | None = None  # (J,) int, -1 waiting
+    times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
+    rel_due: np.ndarray = field(init=False)  # (J,) d_j = due_j - T_c
+    max_time: np.ndarray = field(init=False)  # (J,) M_j = max finite t_jvg
+    min_time: np.ndarray = field(init=False)  # (J,) min t_jvg
+
+    def __post_init__(self) -> None:
+        J = len(self.job_ids)
+        C = self.catalog.n_configs
+        work = _ro(self.work, np.float64).reshape(J, C)
+        progress = np.zeros(J) if self.progress is None else self.progress
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        set_("nodes", int(self.nodes))
+        set_("job_ids", tuple(self.job_ids))
+        set_("time", float(self.time))
+        for k in ("H", "mu", "rho"):
+            set_(k, float(getattr(self, k)))
+        set_("work", work)
+        for k in ("release", "due", "weight"):
+            set_(k, _ro(getattr(self, k), np.float64).reshape(J))
+        set_("progress", _ro(progress, np.float64).reshape(J))
+        for k in ("current_node", "current_cfg"):
+            v = getattr(self, k)
+            set_(k, _ro(np.full(J, -1) if v is None else v, np.int64).reshape(J))
+        times = work * (1.0 - self.progress)[:, None]
+        set_("times", _ro(times, np.float64))
+        set_("rel_due", _ro(self.due - self.time, np.float64))
+        finite = np.where(np.isfinite(times), times, -np.inf)
+        set_("max_time", _ro(finite.max(axis=1) if J else np.zeros(0), np.float64))
+        set_("min_time", _ro(times.min(axis=1) if J else np.zeros(0), np.float64))
+
+    # -- sizes ------------------------------------------------------------------------------
+    @property
+    def n_jobs(self) -> int:
+        return len(self.job_ids)
+
+    @property
+    def n_configs(self) -> int:
+        return self.catalog.n_configs
+
+    # -- derived instances ------------------------------------------------------------------
+    def subset(self, jobs: Any) -> Instance:
+        """The instance restricted to the jobs at the given indices (in that order)."""
+        idx = np.asarray(jobs, dtype=np.int64).reshape(-1)
+        return dataclasses.replace(
+            self,
+            job_ids=tuple(self.job_ids[i] for i in idx),
+            release=self.release[idx],
+            due=self.due[idx],
+            weight=self.weight[idx],
+            work=self.work[idx],
+            progress=self.progress[idx],
+            current_node=self.current_node[idx],
+            current_cfg=self.current_cfg[idx],
+        )
+
+    def released(self) -> Instance:
+        """The jobs already submitted at `time` (release <= time): what `gpuaas solve` schedules."""
+        return self.subset(np.flatnonzero(self.release <= self.time))
+
+    # -- JSON -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The instance in the file format of DESIGN.md §11 (explicit `times`)."""
+        cat = self.catalog
+        jobs = []
+        for j, jid in enumerate(self.job_ids):
+            times: dict[str, list[float | None]] = {}
+            for v, name in enumerate(cat.vm_names):
+                row = self.work[j, cat.cfg_offset[v] : cat.cfg_offset[v] + cat.gpus[v]]
+                if np.isfinite(row).any():
+                    times[name] = [float(t) if math.isfinite(t) else None for t in row]
+            job: dict[str, Any] = {
+                "id": jid,
+                "release": float(self.release[j]),
+                "due": float(self.due[j]),
+                "weight": float(self.weight[j]),
+                "times": times,
+            }
+            if self.progress[j] > 0:
+                job["progress"] = float(self.progress[j])
+            jobs.append(job)
+        return {
+            "catalog": cat.to_dict() if cat.name == "inline" else cat.name,
+            "nodes": self.nodes,
+            "time": self.time,
+            "params": {"H": self.H, "mu": self.mu, "rho": self.rho},
+            "jobs": jobs,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str | None = None) -> Instance:
+        """Parse and check the instance format; errors name `source`, the field and the problem."""
+        if not isinstance(data, dict):
+            raise InputError(source, None, "top level must be a JSON object")
+        unknown = set(data) - _TOP_FIELDS
+        if unknown:
+            raise InputError(source, None, f"unknown field(s) {sorted(unknown)}")
+        for req in ("catalog", "nodes", "jobs"):
+            if req not in data:
+                raise InputError(source, req, "missing required field")
+        catalog = load_catalog(data["catalog"], source)
+        nodes = data["nodes"]
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+            raise InputError(source, "nodes", f"must be a positive integer, got {nodes!r}")
+        time = _number(data.get("time", 0.0), source, "time", minimum=0.0)
+        params = data.get("params", {})
+        if not isinstance(params, dict):
+            raise InputError(source, "params", "must be an object with H, mu, rho")
+        bad = set(params) - set(DEFAULT_PARAMS)
+        if bad:
+            raise InputError(source, "params", f"unknown field(s) {sorted(bad)}; allowed: H, mu, rho")
+        p = {k: _number(params.get(k, d), source, f"params.{k}", minimum=0.0) for k, d in DEFAULT_PARAMS.items()}
+        if p["H"] <= 0:
+            raise InputError(source, "params.H", "must be > 0")
+        jobs = data["jobs"]
+        if not isinstance(jobs, list):
+            raise InputError(source, "jobs", "must be a list")
+        ids: list[str] = []
+        seen: set[str] = set()
+        rel, due, wt, prog = [], [], [], []
+        work = np.full((len(jobs), catalog.n_configs), np.inf)
+        for j, job in enumerate(jobs):
+            at = f"jobs[{j}]"
+            if not isinstance(job, dict):
+                raise InputError(source, at, "must be an object")
+            extra = set(job) - _JOB_FIELDS
+            if extra:
+                raise InputError(source, at, f"unknown field(s) {sorted(extra)}")
+            for req in ("id", "due", "weight"):
+                if req not in job:
+                    raise InputError(source, f"{at}.{req}", "missing required field")
+            jid = job["id"]
+            if not isinstance(jid, str) or not jid:
+                raise InputError(source, f"{at}.id", f"must be a non-empty string, got {jid!r}")
+            if jid in seen:
+                raise InputError(source, f"{at}.id", f"duplicate job id {jid!r}")
+            seen.add(jid)
+            at = f"jobs[{j}] ({jid})"
+            ids.append(jid)
+            rel.append(_number(job.get("release", 0.0), source, f"{at}.release", minimum=0.0))
+            due.append(_number(job["due"], source, f"{at}.due"))
+            wt.append(_number(job["weight"], source, f"{at}.weight", minimum=0.0))
+            pr = _number(job.get("progress", 0.0), source, f"{at}.progress", minimum=0.0)
+            if pr >= 1.0:
+                raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {pr!r}")
+            prog.append(pr)
+            if "times" in job:
+                work[j] = _times(job["times"], catalog, source, f"{at}.times")
+            elif "workload" in job:
+                from gpuaas.performance import workload_times
+
+                work[j] = workload_times(job["workload"], catalog, source, f"{at}.workload")
+            else:
+                raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
+            if not np.isfinite(work[j]).any():
+                raise InputError(source, f"{at}.times", "no VM type of the catalog can run this job")
+        return cls(
+            catalog=catalog,
+            nodes=nodes,
+            job_ids=tuple(ids),
+            release=np.array(rel),
+            due=np.array(due),
+            weight=np.array(wt),
+            work=work,
+            progress=np.array(prog),
+            time=time,
+            **p,
+        )
+
+
+def _number(value: Any, source: str | None, where: str, minimum: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(source, where, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise InputError(source, where, f"must be finite, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InputError(source, where, f"must be >= {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.ndarray:
+    """Row of whole-job times per configuration from `{"VM": [t_g1, t_g2, ...]}` (null: cannot run)."""
+    if not isinstance(times, dict):
+        raise InputError(source, where, "must be an object mapping VM type to a list of seconds")
+    row = np.full(catalog.n_configs, np.inf)
+    for vm, ts in times.items():
+        if vm not in catalog.vm_names:
+            raise InputError(source, f"{where}.{vm}", f"unknown VM type for catalog {catalog.name!r}")
+        v = catalog.vm_index(vm)
+        G = int(catalog.gpus[v])
+        if not isinstance(ts, list) or len(ts) != G:
+            got = f"{len(ts)} entries" if isinstance(ts, list) else repr(ts)
+            raise InputError(source, f"{where}.{vm}", f"must be a list of {G} times (one per GPU count 1..{G}), got {got}")
+        for g, t in enumerate(ts, start=1):
+            if t is None:
+                continue
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+                raise InputError(source, f"{where}.{vm}[{g - 1}]", f"must be a finite time > 0 s (or null), got {t!r}")
+            row[catalog.config(v, g)] = float(t)
+    return row
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read an instance or trace JSON file (all its jobs; see `Instance.released`)."""
+    source = str(path)
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise InputError(source, None, "no such file") from None
+    except OSError as exc:
+        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return Instance.from_dict(data, source)

@@ -1,0 +1,101 @@
+"""Independent validator: feasibility of a Solution and its f_OBJ, recomputed in plain Python.
+
+Deliberately written apart from the numba kernels (no shared code beyond reading the Instance
+fields), so that tests comparing the two catch a mistake in either.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuaas.solution import Solution
+
+
+@dataclass
+class ValidationReport:
+    """`errors` lists every violated rule (empty: feasible); `objective` is f_OBJ recomputed."""
+
+    errors: list[str] = field(default_factory=list)
+    objective: float = math.nan
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
+    """Check capacity, one VM type per node, job VM = node VM, <= N open nodes each hosting a
+    job, runnable configurations; P1n (exactly min(N, J) open nodes) only when `p1n`."""
+    inst = solution.instance
+    cat = inst.catalog
+    N, J = inst.nodes, inst.n_jobs
+    names = list(cat.vm_names)
+    gpus_of_vm = [int(g) for g in cat.gpus]
+    price = [float(c) / 3600.0 for c in cat.cost_per_hour]
+    cfg_list = [(v, g) for v in range(len(names)) for g in range(1, gpus_of_vm[v] + 1)]
+    node_vm = [int(x) for x in solution.node_vm]
+    job_node = [int(x) for x in solution.job_node]
+    job_cfg = [int(x) for x in solution.job_cfg]
+    rep = ValidationReport()
+    err = rep.errors.append
+
+    if len(node_vm) != N or len(job_node) != J or len(job_cfg) != J:
+        err(f"array sizes {len(node_vm)}/{len(job_node)}/{len(job_cfg)} do not match N={N}, J={J}")
+        return rep
+    for n, v in enumerate(node_vm):
+        if not -1 <= v < len(names):
+            err(f"node {n}: VM index {v} out of range")
+    used = [0] * N
+    hosted = [0] * N
+    first_end = [math.inf] * N
+    total = 0.0
+    for j in range(J):
+        jid = inst.job_ids[j]
+        n, c = job_node[j], job_cfg[j]
+        d = float(inst.due[j]) - inst.time
+        remaining = [float(inst.work[j][k]) * (1.0 - float(inst.progress[j])) for k in range(len(cfg_list))]
+        runnable = [t for t in remaining if math.isfinite(t)]
+        if n == -1 and c == -1:
+            worst = inst.H + max(runnable) - d
+            total += inst.rho * float(inst.weight[j]) * max(0.0, worst)
+            continue
+        if n == -1 or c == -1:
+            err(f"job {jid}: node {n} and configuration {c} must both be set or both be -1")
+            continue
+        if not 0 <= n < N:
+            err(f"job {jid}: node {n} out of range 0..{N - 1}")
+            continue
+        if not 0 <= c < len(cfg_list):
+            err(f"job {jid}: configuration {c} out of range")
+            continue
+        v, g = cfg_list[c]
+        t = remaining[c]
+        if not math.isfinite(t):
+            err(f"job {jid}: cannot run on {names[v]} with {g} GPU(s)")
+            continue
+        if node_vm[n] != v:
+            have = names[node_vm[n]] if 0 <= node_vm[n] < len(names) else "closed"
+            err(f"job {jid}: needs {names[v]} but node {n} is {have}")
+        used[n] += g
+        hosted[n] += 1
+        first_end[n] = min(first_end[n], t)
+        total += float(inst.weight[j]) * max(0.0, t - d)
+    n_open = 0
+    for n, v in enumerate(node_vm):
+        if v < 0:
+            continue
+        n_open += 1
+        if hosted[n] == 0:
+            err(f"node {n}: open ({names[v]}) but hosts no job")
+        if used[n] > gpus_of_vm[v]:
+            err(f"node {n}: {used[n]} GPUs assigned but {names[v]} has {gpus_of_vm[v]}")
+        total += inst.mu * (gpus_of_vm[v] - used[n])
+        if hosted[n]:
+            total += price[v] * first_end[n]
+    if n_open > N:
+        err(f"{n_open} open nodes exceed N={N}")
+    if p1n and n_open != min(N, J):
+        err(f"P1n: {n_open} open nodes, required exactly min(N, J) = {min(N, J)}")
+    rep.objective = total
+    return rep
