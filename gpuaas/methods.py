@@ -17,6 +17,10 @@ from gpuaas.solution import Solution
 #: name -> (module, function, one-line description)
 METHODS: dict[str, tuple[str, str, str]] = {
     "greedy": ("gpuaas.heuristics.greedy", "greedy", "Algorithm 1 without randomness + postprocessing"),
+    # baselines [§4.2]: one job per node, started jobs keep their resources
+    "fifo": ("gpuaas.baselines.fifo", "fifo", "First In First Out (submission order)"),
+    "edf": ("gpuaas.baselines.edf", "edf", "Earliest Deadline First"),
+    "ps": ("gpuaas.baselines.ps", "ps", "Priority Scheduling by tardiness weight"),
 }
 
 DEFAULT_METHOD = "greedy"
@@ -34,3 +38,20 @@ def solve(instance: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
           time_limit: float | None = None, **options: Any) -> Solution:  # fmt: skip
     """Solve one rescheduling point with the named method."""
     return get_method(method)(instance, seed=seed, time_limit=time_limit, **options)
+
+
+def default_tick(name: str) -> float | None:
+    """The periodic rescheduling interval (s) a method declares (module attribute TICK), or None.
+
+    The DP baselines are invoked every 15 min as well as at events [§4.2.1]; `compare` passes
+    this as the simulator's `tick` unless the user gives one.
+    """
+    get_method(name)  # the unknown-method error
+    tick = getattr(importlib.import_module(METHODS[name][0]), "TICK", None)
+    return None if tick is None else float(tick)
+
+
+def seed_independent(name: str) -> bool:
+    """True when a method declares (SEED_INDEPENDENT) that its result does not depend on the seed."""
+    get_method(name)
+    return bool(getattr(importlib.import_module(METHODS[name][0]), "SEED_INDEPENDENT", False))

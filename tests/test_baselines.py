@@ -1,0 +1,162 @@
+"""FIFO, EDF and PS at one rescheduling point, on hand-made instances worked out in comments."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from gpuaas.baselines.dispatch import heuristic_config
+from gpuaas.errors import InputError, SolverError
+from gpuaas.instance import Instance
+from gpuaas.methods import seed_independent, solve
+from gpuaas.validator import validate
+
+# Two VM types with the same GPU model: S (1 GPU, 3.6 $/h = 0.001 $/s), L (2 GPUs, 0.002 $/s),
+# and one with another model: X (1 GPU, 0.0005 $/s). Configurations: 0 = S/1, 1 = L/1, 2 = L/2,
+# 3 = X/1.
+CATALOG = {"vm_types": [
+    {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
+    {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
+    {"name": "X", "gpu": "B", "gpus": 1, "cost_per_hour": 1.8},
+]}  # fmt: skip
+S1, L1, L2, X1 = 0, 1, 2, 3
+
+
+def job(jid: str, due: float, weight: float = 0.01, release: float = 0.0,
+        s: float = 100.0, l2: float = 60.0) -> dict:  # fmt: skip
+    """A job running s seconds on 1 GPU of model A and l2 seconds on 2 (no model-B times)."""
+    return {"id": jid, "release": release, "due": due, "weight": weight,
+            "times": {"S": [s], "L": [s, l2]}}  # fmt: skip
+
+
+def instance(jobs: list[dict], nodes: int, time: float = 0.0) -> Instance:
+    """Instance at `time` with the test catalog."""
+    return Instance.from_dict({"catalog": CATALOG, "nodes": nodes, "time": time, "jobs": jobs})
+
+
+def test_config_rule_cheapest_meeting_due_date():
+    """Due 100: S/1 (cost 100 x 0.001 = 0.10) beats L/2 (60 x 0.002 = 0.12) and L/1 (0.20)."""
+    assert heuristic_config(instance([job("a", due=100)], 1), 0) == S1
+
+
+def test_config_rule_only_fast_config_meets_due_date():
+    """Due 80: only L/2 (60 s) meets it, so it is chosen although S/1 is cheaper."""
+    assert heuristic_config(instance([job("a", due=80)], 1), 0) == L2
+
+
+def test_config_rule_fastest_when_nothing_meets_due_date():
+    """Due 50: no configuration ends by then (fastest is 60 s), so the fastest, L/2, is chosen."""
+    assert heuristic_config(instance([job("a", due=50)], 1), 0) == L2
+
+
+def test_config_rule_relative_due_date():
+    """At T_c = 30 a due date of 110 leaves d_j = 80 s: only L/2 meets it."""
+    assert heuristic_config(instance([job("a", due=110)], 1, time=30.0), 0) == L2
+
+
+def test_config_rule_smallest_vm_type_on_ties():
+    """4 K80 GPUs run equally fast on NC24 and NC48*; the fastest rule takes NC24 (smaller)."""
+    k80 = {"NC6": [800.0], "NC12": [800.0, 500.0], "NC24": [800.0, 500.0, 400.0, 300.0],
+           "NC48*": [800.0, 500.0, 400.0, 300.0, 300.0, 300.0, 300.0, 300.0]}  # fmt: skip
+    inst = Instance.from_dict({"catalog": "azure-2021", "nodes": 1,
+                               "jobs": [{"id": "a", "due": 10.0, "weight": 0.01, "times": k80}]})  # fmt: skip
+    c = heuristic_config(inst, 0)
+    cat = inst.catalog
+    assert (cat.vm_names[cat.cfg_vm[c]], int(cat.cfg_gpus[c])) == ("NC24", 4)
+
+
+def three_jobs() -> list[dict]:
+    """a: released 0, due 500, weight 0.005; b: released 20, due 80, 0.01; c: released 10, due 300, 0.02."""
+    return [job("a", due=500, weight=0.005, release=0), job("b", due=80, weight=0.01, release=20),
+            job("c", due=300, weight=0.02, release=10)]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("method", "started"),
+    [
+        ("fifo", ["a", "c"]),  # releases 0 < 10 < 20: a, c start; b waits
+        ("edf", ["b", "c"]),  # dues 80 < 300 < 500: b, c start; a waits
+        ("ps", ["c", "b"]),  # weights 0.02 > 0.01 > 0.005: c, b start; a waits
+    ],
+)
+def test_two_free_nodes_take_the_first_two_jobs_of_the_order(method, started):
+    """With 2 nodes and 3 waiting jobs, the first two of the method's order start, one per node."""
+    inst = instance(three_jobs(), nodes=2, time=20.0)
+    sol = solve(inst, method, seed=3)
+    on = {inst.job_ids[j]: int(sol.job_node[j]) for j in range(3) if sol.job_node[j] >= 0}
+    assert [k for k, _ in sorted(on.items(), key=lambda kv: kv[1])] == started
+    assert sorted(on.values()) == [0, 1]  # one job per node
+    for j in range(3):  # each node's VM is its job's configuration's VM type
+        if sol.job_node[j] >= 0:
+            assert sol.node_vm[sol.job_node[j]] == inst.catalog.cfg_vm[sol.job_cfg[j]]
+    assert validate(sol).ok
+    assert sol.stats["seed"] == 3 and sol.stats["seconds"] >= 0
+
+
+def test_edf_configurations_follow_the_rule():
+    """At T_c = 20: b (d = 60 s) is met only by L/2 (60 s); c (d = 280 s) -> cheapest S/1."""
+    inst = instance(three_jobs(), nodes=2, time=20.0)
+    sol = solve(inst, "edf")
+    cfg = dict(zip(inst.job_ids, sol.job_cfg.tolist()))
+    assert cfg == {"a": -1, "b": L2, "c": S1}
+    # f_OBJ: a postponed: rho * w * (H + M - d) = 100 * 0.005 * (3600 + 100 - 480) = 1610;
+    # b: tardiness 0.01 * (60 - 60) = 0, node L: price 0.002 x 60 s = 0.12, no idle GPU;
+    # c: tardiness 0, node S: 0.001 x 100 = 0.10.
+    assert sol.objective == pytest.approx(1610 + 0.12 + 0.10)
+
+
+@pytest.mark.parametrize("method", ["fifo", "edf", "ps"])
+def test_running_jobs_keep_node_and_configuration(method):
+    """A job running on node 1 with L/1 stays there with L/1, though the rule would now pick S/1."""
+    inst = instance(three_jobs(), nodes=2, time=20.0)
+    inst = dataclasses.replace(inst, current_node=np.array([1, -1, -1]),
+                               current_cfg=np.array([L1, -1, -1]))  # fmt: skip
+    sol = solve(inst, method)
+    assert (sol.job_node[0], sol.job_cfg[0], sol.node_vm[1]) == (1, L1, 1)
+    # node 0 is the only free one: FIFO gives it to c (released 10 < 20), EDF to b (due 80),
+    # PS to c (weight 0.02).
+    first = {"fifo": 2, "edf": 1, "ps": 2}[method]
+    assert sol.job_node[first] == 0 and (sol.job_node >= 0).sum() == 2
+    assert sol.stats["kept"] == 1 and sol.stats["started"] == 1
+    assert validate(sol).ok
+
+
+def test_no_free_node_starts_nothing():
+    """When every node hosts a running job, waiting jobs stay postponed (no preemption)."""
+    inst = instance(three_jobs(), nodes=1, time=20.0)
+    inst = dataclasses.replace(inst, current_node=np.array([0, -1, -1]),
+                               current_cfg=np.array([S1, -1, -1]))  # fmt: skip
+    sol = solve(inst, "edf")  # b is more urgent than the running a, yet waits
+    assert sol.job_node.tolist() == [0, -1, -1]
+
+
+def test_job_without_runnable_fast_config_gets_its_only_model():
+    """A job with times only on model B runs on X/1 (the only configuration it can use)."""
+    jb = {"id": "x", "due": 10.0, "weight": 0.01, "times": {"X": [500.0]}}
+    sol = solve(instance([jb], nodes=1), "fifo")
+    assert sol.job_cfg.tolist() == [X1] and sol.node_vm.tolist() == [2]
+
+
+def test_running_job_on_missing_node_is_a_clear_error():
+    """A running job on node 3 of a 2-node instance cannot be kept: SolverError naming the job."""
+    inst = instance(three_jobs(), nodes=2)
+    inst = dataclasses.replace(inst, current_node=np.array([3, -1, -1]),
+                               current_cfg=np.array([S1, -1, -1]))  # fmt: skip
+    with pytest.raises(SolverError, match="'a'"):
+        solve(inst, "fifo")
+
+
+def test_unknown_option_is_rejected():
+    """Baselines take no options: a misspelt option is an InputError, not silently ignored."""
+    with pytest.raises(InputError, match="takes no options"):
+        solve(instance(three_jobs(), 2), "edf", gap=0.1)
+
+
+def test_first_principle_methods_are_seed_independent():
+    """Same instance, different seeds: identical solutions (and the methods declare it)."""
+    inst = instance(three_jobs(), nodes=2, time=20.0)
+    for m in ("fifo", "edf", "ps"):
+        a, b = solve(inst, m, seed=1), solve(inst, m, seed=2)
+        assert a.job_cfg.tolist() == b.job_cfg.tolist() and seed_independent(m)
