@@ -157,6 +157,167 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     sys.exit(0 if report.ok else 1)
 
 
+@cli.command()
+@click.option("--nodes", type=int, required=True, help="Number of nodes N.")
+@click.option("--jobs", type=int, default=None,
+              help="Number of jobs J [default: 10 x nodes; 4.5 x nodes with --snapshot].")  # fmt: skip
+@click.option("--arrivals", type=str, default=None,
+              help="Inter-arrival pattern: exponential (default), high, low or mixed (paper §4.1).")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same output).")
+@click.option("--catalog", default="azure-2021", show_default=True,
+              help="Bundled catalog name or YAML file of VM types.")  # fmt: skip
+@click.option("--snapshot", is_flag=True,
+              help="One rescheduling point: J concurrent jobs released by --time, some running.")  # fmt: skip
+@click.option("--time", "at", type=float, default=None,
+              help="Time T_c of a --snapshot in seconds [default: 1e6].")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the instance JSON to stdout (when no -o).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the instance JSON to this file.")
+def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, catalog: str,
+             snapshot: bool, at: float | None, as_json: bool, output: str | None) -> None:  # fmt: skip
+    """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
+    from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
+
+    output_path(output)
+    if snapshot:
+        if arrivals is not None:
+            raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
+        data = generate_snapshot(nodes, jobs, seed, time=SNAPSHOT_TIME if at is None else at,
+                                 catalog=catalog)  # fmt: skip
+    else:
+        if at is not None:
+            raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
+        data = generate_trace(nodes, jobs, seed, arrivals=arrivals or "exponential", catalog=catalog)
+    rel = [j["release"] for j in data["jobs"]]
+    kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
+    human = (f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
+             f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
+             + (f"; written to {output}" if output else "; use -o FILE or --json for the instance"))  # fmt: skip
+    emit(data, as_json, human, output)
+
+
+@cli.command()
+@click.argument("spec_file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Results file, .csv or .parquet (default: SPEC's name with .csv, here).")  # fmt: skip
+@click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster (tcp://host:port).")
+@click.option("--backend", type=click.Choice(["auto", "dask", "processes", "serial"]), default="auto",
+              show_default=True,
+              help="auto: a Dask LocalCluster if dask is installed, else local processes.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
+@click.option("--retry-failed", is_flag=True, help="Run again the cells recorded as failed.")
+@click.option("--numba-cache-dir", type=click.Path(file_okay=False), help="NUMBA_CACHE_DIR for the workers.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def campaign(spec_file: str, output: str | None, scheduler: str | None, backend: str,
+             workers: int | None, retry_failed: bool, numba_cache_dir: str | None, quiet: bool,
+             as_json: bool) -> None:  # fmt: skip
+    """Run the simulations of the campaign SPEC_FILE (YAML grid) into one results file.
+
+    Cells already in the results file are skipped (an interrupted campaign resumes); a failing
+    cell is recorded with its error. Exits 1 when the file holds failed cells.
+    """
+    from gpuaas.campaign import DASK_HINT, dask_available, load_spec, run_campaign
+
+    spec = load_spec(spec_file)
+    output = output or f"{Path(spec_file).stem}.csv"
+    output_path(output)
+    if scheduler is None and backend == "auto" and not dask_available():
+        click.echo(f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True)
+    report = run_campaign(spec, output, backend=backend, scheduler=scheduler, workers=workers,
+                          retry_failed=retry_failed, progress=not quiet,
+                          numba_cache_dir=numba_cache_dir)  # fmt: skip
+    failed = sum(r["status"] != "ok" for r in report.rows)
+    summary = {"spec": spec_file, "results": output, "cells": report.cells, "skipped": report.skipped,
+               "ran": report.ran, "failed_now": report.failed, "failed_in_file": failed,
+               "backend": report.backend, "workers": report.workers, "seconds": report.seconds}  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(f"campaign {spec.name}: {report.cells} cells, {report.skipped} already in {output}, "
+                   f"ran {report.ran} ({report.failed} failed) on {report.backend} with "
+                   f"{report.workers} worker(s) in {report.seconds:.1f} s")  # fmt: skip
+        if failed:
+            click.echo(f"{failed} failed cell(s) in {output} (see its 'error' column; --retry-failed"
+                       " runs them again)")  # fmt: skip
+    sys.exit(1 if failed else 0)
+
+
+@cli.group(cls=Group)
+def plot() -> None:
+    """Plot campaign results or one simulation's event log (PNG, SVG or PDF by -o's extension)."""
+
+
+def _plot_out(output: str | None, source: str, kind: str) -> str:
+    return output or str(Path(source).with_name(f"{Path(source).stem}-{kind}.png"))
+
+
+_results_arg = click.argument("results", type=click.Path(dir_okay=False))
+_plot_output = click.option("-o", "--output", type=click.Path(dir_okay=False),
+                            help="Image file (default: beside the input, <name>-<plot>.png).")  # fmt: skip
+
+
+@plot.command("costs")
+@_results_arg
+@_plot_output
+@click.option("--reference", default="edf", show_default=True, help="Method the cost ratio divides by.")
+def plot_costs_cmd(results: str, output: str | None, reference: str) -> None:
+    """Mean total cost by method and scenario, with the ratio to EDF (paper Fig. 3)."""
+    from gpuaas.campaign import read_results
+    from gpuaas.plots import plot_costs
+
+    click.echo(plot_costs(read_results(results), _plot_out(output, results, "costs"), reference))
+
+
+@plot.command("pct")
+@_results_arg
+@_plot_output
+@click.option("--reference", default="path-relinking", show_default=True, help="The method compared with.")
+def plot_pct_cmd(results: str, output: str | None, reference: str) -> None:
+    """Percentage cost reduction of path relinking over each method, min/mean/max (Fig. 4)."""
+    from gpuaas.campaign import read_results
+    from gpuaas.plots import plot_pct
+
+    click.echo(plot_pct(read_results(results), _plot_out(output, results, "pct"), reference))
+
+
+@plot.command("solver-time")
+@_results_arg
+@_plot_output
+def plot_solver_time_cmd(results: str, output: str | None) -> None:
+    """Mean solver time per rescheduling event against N, per method (Fig. 5)."""
+    from gpuaas.campaign import read_results
+    from gpuaas.plots import plot_solver_time
+
+    click.echo(plot_solver_time(read_results(results), _plot_out(output, results, "solver-time")))
+
+
+_events_arg = click.argument("events", type=click.Path(dir_okay=False))
+_trace_opt = click.option("--trace", required=True, type=click.Path(dir_okay=False),
+                          help="The simulated trace (catalog, due dates, weights).")  # fmt: skip
+
+
+@plot.command("gantt")
+@_events_arg
+@_trace_opt
+@_plot_output
+def plot_gantt_cmd(events: str, trace: str, output: str | None) -> None:
+    """Gantt chart of one simulation: nodes (VM type) and jobs (GPUs, due dates)."""
+    from gpuaas.plots import plot_gantt
+
+    click.echo(plot_gantt(events, trace, _plot_out(output, events, "gantt")))
+
+
+@plot.command("cost-over-time")
+@_events_arg
+@_trace_opt
+@_plot_output
+def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None:
+    """Cumulative VM, tardiness and total cost of one simulation over time."""
+    from gpuaas.plots import plot_cost_over_time
+
+    click.echo(plot_cost_over_time(events, trace, _plot_out(output, events, "cost-over-time")))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="gpuaas")
