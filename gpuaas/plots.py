@@ -1,0 +1,417 @@
+"""The plots people read campaign results from (matplotlib, Agg backend; the `plot` extra).
+
+From a campaign results file: total cost by method and scenario with the ratio to EDF (the
+paper's Fig. 3), percentage cost reduction of path relinking over each method, min/mean/max
+(Fig. 4, eq. 3), and solver time per event against N (Fig. 5). From one simulation's event log
+(DESIGN.md §11) and its trace: a Gantt chart of nodes (VM type per interval) and jobs (GPUs per
+job, due dates marked), and the cumulative cost over time. Every function writes PNG or SVG,
+chosen by the output file's extension, through a temporary file (no partial output).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from gpuaas.errors import InputError
+
+FORMATS = (".png", ".svg", ".pdf")
+_PR = "path-relinking"
+# the paper's Fig. 4 colours: min orange, mean blue, max green
+_MIN, _MEAN, _MAX = "tab:orange", "tab:blue", "tab:green"
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError(None, None, "plots need matplotlib: pip install 'gpuaas[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _check_output(out: str | Path) -> Path:
+    out = Path(out)
+    if out.suffix.lower() not in FORMATS:
+        raise InputError(str(out), None, f"unknown image format {out.suffix!r}; use one of {', '.join(FORMATS)}")
+    if not out.parent.is_dir():
+        raise InputError(str(out), None, f"output directory {str(out.parent)!r} does not exist")
+    return out
+
+
+def _save(fig: Any, out: Path) -> None:
+    """Save through a temporary file in the same directory, then rename (no partial image)."""
+    plt = _pyplot()
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=out.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=130, bbox_inches="tight")
+        os.replace(tmp, out)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def label(row: dict[str, Any]) -> str:
+    """A method's name in the plots: with its node multiplier when it is not 1 (e.g. "edf x2")."""
+    m = row.get("node_multiplier") or 1
+    return row["method"] if m == 1 else f"{row['method']} x{m}"
+
+
+def _ok(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("total_cost") is not None]
+    if not ok:
+        raise InputError(None, None, "the results hold no successful simulation to plot")
+    return ok
+
+
+def _order(labels: set[str]) -> list[str]:
+    """Path relinking first, then the other methods by name (a stable colour per method)."""
+    return sorted(labels, key=lambda s: (not s.startswith(_PR), s))
+
+
+def _colors(labels: list[str]) -> dict[str, Any]:
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20")
+    return {lab: cmap(i % cmap.N) for i, lab in enumerate(labels)}
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def cost_table(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
+    """Mean total cost per (arrivals, N, method label) over seeds, successful cells only."""
+    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for r in _ok(rows):
+        acc[(r["arrivals"], r["nodes"], label(r))].append(r["total_cost"])
+    return {k: _mean(v) for k, v in acc.items()}
+
+
+def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "edf") -> Path:
+    """Mean total cost by method and scenario, with the ratio to `reference` (paper Fig. 3).
+
+    One column per arrival pattern: bars of the mean total cost (VM + tardiness, $, log scale)
+    per node count N and method, and below them each method's mean cost divided by the
+    reference method's mean cost in the same scenario.
+    """
+    out = _check_output(out)
+    plt = _pyplot()
+    table = cost_table(rows)
+    arrivals = sorted({k[0] for k in table})
+    labels = _order({k[2] for k in table})
+    colors = _colors(labels)
+    has_ref = any(k[2] == reference for k in table)
+    fig, axes = plt.subplots(2 if has_ref else 1, len(arrivals), squeeze=False,
+                             figsize=(max(6.0, 4.8 * len(arrivals)), 7.5 if has_ref else 4.5),
+                             gridspec_kw={"height_ratios": [3, 2]} if has_ref else None)  # fmt: skip
+    width = 0.8 / len(labels)
+    for col, arr in enumerate(arrivals):
+        ns = sorted({k[1] for k in table if k[0] == arr})
+        ax = axes[0][col]
+        for i, lab in enumerate(labels):
+            xs = [x + (i - (len(labels) - 1) / 2) * width for x in range(len(ns))]
+            ys = [table.get((arr, n, lab), math.nan) for n in ns]
+            ax.bar(xs, ys, width, color=colors[lab], label=lab)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(ns)), [str(n) for n in ns])
+        ax.set_xlabel("nodes N")
+        ax.set_title(f"{arr} arrivals")
+        ax.grid(axis="y", which="both", alpha=0.3)
+        if col == 0:
+            ax.set_ylabel("mean total cost ($, log scale)")
+        if has_ref:
+            ax2 = axes[1][col]
+            for lab in labels:
+                pts = [(str(n), table[(arr, n, lab)] / table[(arr, n, reference)]) for n in ns
+                       if (arr, n, lab) in table and table.get((arr, n, reference), 0) > 0]  # fmt: skip
+                if pts:
+                    ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=lab)
+            ax2.axhline(1.0, color="black", lw=0.8, ls="--")
+            ax2.set_yscale("log")
+            ax2.set_xlabel("nodes N")
+            ax2.grid(which="both", alpha=0.3)
+            if col == 0:
+                ax2.set_ylabel(f"cost / cost of {reference}")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=min(len(labels), 6), frameon=False,
+               bbox_to_anchor=(0.5, 1.0))  # fmt: skip
+    fig.suptitle("Total cost (VM + tardiness) after all jobs complete"
+                 + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)"),
+                 y=1.04)  # fmt: skip
+    fig.tight_layout()
+    _save(fig, out)
+    return out
+
+
+def pct_reductions(rows: list[dict[str, Any]], reference: str = _PR) -> dict[tuple[str, str], list[float]]:
+    """pct = (C_algo - C_ref) / C_algo * 100 (eq. 3) per (arrivals, method label), one value per
+    simulation paired with the reference's simulation of the same trace and seed."""
+    ok = _ok(rows)
+    trace = lambda r: (r["arrivals"], r["nodes"], r["jobs"], r["trace_seed"], r["noise"])
+    is_ref = lambda r: r["method"] == reference and r["node_multiplier"] == 1
+    ref: dict[tuple[Any, ...], dict[int, float]] = defaultdict(dict)
+    for r in ok:
+        if is_ref(r):
+            ref[trace(r)][r["seed"]] = r["total_cost"]
+    if not ref:
+        raise InputError(None, None, f"the results hold no successful {reference} simulation to compare with")
+    out: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r in ok:
+        by_seed = ref.get(trace(r), {})
+        if is_ref(r) or not by_seed or r["total_cost"] <= 0:
+            continue
+        # the reference run with the same seed; a seed-independent method, simulated once per
+        # trace, is compared with every seed of the reference
+        c_refs = [by_seed[r["seed"]]] if r["seed"] in by_seed else list(by_seed.values())
+        for c_ref in c_refs:
+            out[(r["arrivals"], label(r))].append((r["total_cost"] - c_ref) / r["total_cost"] * 100.0)
+    return dict(out)
+
+
+def plot_pct(rows: list[dict[str, Any]], out: str | Path, reference: str = _PR) -> Path:
+    """Percentage cost reduction of `reference` over every other method: min, mean, max (Fig. 4)."""
+    out = _check_output(out)
+    plt = _pyplot()
+    pct = pct_reductions(rows, reference)
+    if not pct:
+        raise InputError(None, None, f"no other method shares a trace and seed with {reference}")
+    arrivals = sorted({k[0] for k in pct})
+    fig, axes = plt.subplots(1, len(arrivals), squeeze=False, sharey=True,
+                             figsize=(max(6.0, 4.8 * len(arrivals)), 4.8))  # fmt: skip
+    for col, arr in enumerate(arrivals):
+        ax = axes[0][col]
+        labels = _order({k[1] for k in pct if k[0] == arr})
+        xs = range(len(labels))
+        for off, (name, fn, color) in zip((-0.27, 0.0, 0.27), (("min", min, _MIN), ("mean", _mean, _MEAN),
+                                                               ("max", max, _MAX))):  # fmt: skip
+            ax.bar([x + off for x in xs], [fn(pct[(arr, lab)]) for lab in labels], 0.27,
+                   color=color, label=name)  # fmt: skip
+        ax.axhline(0.0, color="black", lw=0.8)
+        ax.set_xticks(list(xs), labels, rotation=35, ha="right")
+        ax.set_title(f"{arr} arrivals")
+        ax.grid(axis="y", alpha=0.3)
+        if col == 0:
+            ax.set_ylabel(f"cost reduction of {reference} (%)")
+    axes[0][0].legend(title="over simulations")
+    fig.suptitle(f"Percentage cost reduction of {reference}: (C_method - C_{reference}) / C_method")
+    fig.tight_layout()
+    _save(fig, out)
+    return out
+
+
+def plot_solver_time(rows: list[dict[str, Any]], out: str | Path) -> Path:
+    """Mean solver time per rescheduling event against N, per method (paper Fig. 5)."""
+    out = _check_output(out)
+    plt = _pyplot()
+    acc: dict[tuple[str, str, int], list[float]] = defaultdict(list)
+    for r in _ok(rows):
+        if r.get("solver_seconds_mean") is not None:
+            acc[(r["arrivals"], label(r), r["nodes"])].append(r["solver_seconds_mean"])
+    if not acc:
+        raise InputError(None, None, "the results hold no solver times")
+    arrivals = sorted({k[0] for k in acc})
+    labels = _order({k[1] for k in acc})
+    colors = _colors(labels)
+    fig, axes = plt.subplots(1, len(arrivals), squeeze=False, sharey=True,
+                             figsize=(max(6.0, 4.8 * len(arrivals)), 4.5))  # fmt: skip
+    for col, arr in enumerate(arrivals):
+        ax = axes[0][col]
+        for lab in labels:
+            ns = sorted(k[2] for k in acc if k[0] == arr and k[1] == lab)
+            if ns:
+                ys = [max(_mean(acc[(arr, lab, n)]), 1e-6) for n in ns]
+                ax.plot(ns, ys, "o-", color=colors[lab], label=lab)
+        ax.set_yscale("log")
+        ax.set_xlabel("nodes N")
+        ax.set_title(f"{arr} arrivals")
+        ax.grid(which="both", alpha=0.3)
+        if col == 0:
+            ax.set_ylabel("mean solver time per event (s, log scale)")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=min(len(labels), 6), frameon=False,
+               bbox_to_anchor=(0.5, 1.08))  # fmt: skip
+    fig.suptitle("Solver time per rescheduling event", y=1.13)
+    fig.tight_layout()
+    _save(fig, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# one simulation: event log + trace
+
+
+def read_event_log(path: str | Path) -> list[dict[str, Any]]:
+    """The intervals of an event log (JSON lines, DESIGN.md §11), checked for the fields used here."""
+    source = str(path)
+    try:
+        with open(path) as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    out = []
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(source, f"line {i}", f"not valid JSON: {exc.msg}") from None
+        if not isinstance(rec, dict) or not {"start", "end", "nodes", "jobs"} <= set(rec):
+            raise InputError(source, f"line {i}", "expected an object with start, end, nodes and jobs")
+        if not rec["end"] >= rec["start"]:
+            raise InputError(source, f"line {i}", f"interval ends ({rec['end']}) before it starts ({rec['start']})")
+        out.append(rec)
+    if not out:
+        raise InputError(source, None, "the event log holds no interval")
+    return out
+
+
+def _trace(trace: Any) -> Any:
+    from gpuaas.instance import Instance, load_instance
+
+    return trace if isinstance(trace, Instance) else load_instance(trace)
+
+
+def completions(intervals: list[dict[str, Any]]) -> dict[str, float]:
+    """Each job's completion time: the end of the last interval it runs in."""
+    done: dict[str, float] = {}
+    for rec in intervals:
+        for j in rec["jobs"]:
+            done[j["id"]] = max(done.get(j["id"], -math.inf), rec["end"])
+    return done
+
+
+def cost_over_time(intervals: list[dict[str, Any]], trace: Any) -> dict[str, list[float]]:
+    """Cumulative VM, tardiness and total cost ($) at each interval end, from the log alone.
+
+    VM cost accrues as price x length per open node; a job's tardiness cost
+    w_j * max(0, C_j - due_j) is counted at its completion C_j.
+    """
+    inst = _trace(trace)
+    cat = inst.catalog
+    price = {name: float(cat.cost[v]) for v, name in enumerate(cat.vm_names)}
+    due = dict(zip(inst.job_ids, inst.due.tolist()))
+    weight = dict(zip(inst.job_ids, inst.weight.tolist()))
+    tard_at: dict[float, float] = defaultdict(float)
+    for jid, c in completions(intervals).items():
+        if jid not in due:
+            raise InputError(None, None, f"job {jid!r} of the event log is not in the trace")
+        tard_at[c] += weight[jid] * max(0.0, c - due[jid])
+    t = [intervals[0]["start"]]
+    vm, tard = [0.0], [0.0]
+    for rec in sorted(intervals, key=lambda r: r["start"]):
+        try:
+            vm.append(vm[-1] + sum(price[n["vm"]] for n in rec["nodes"]) * (rec["end"] - rec["start"]))
+        except KeyError as exc:
+            raise InputError(None, None, f"VM type {exc.args[0]!r} of the event log is not in the trace's catalog") from None
+        tard.append(tard[-1] + tard_at.pop(rec["end"], 0.0))
+        t.append(rec["end"])
+    return {"time": t, "vm_cost": vm, "tardiness_cost": tard,
+            "total_cost": [a + b for a, b in zip(vm, tard)]}  # fmt: skip
+
+
+def plot_cost_over_time(events: str | Path, trace: Any, out: str | Path) -> Path:
+    """Cumulative VM, tardiness and total cost of one simulation over time (from its event log)."""
+    out = _check_output(out)
+    plt = _pyplot()
+    c = cost_over_time(read_event_log(events), trace)
+    hours = [x / 3600.0 for x in c["time"]]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(hours, c["total_cost"], color="black", lw=2, label="total")
+    ax.plot(hours, c["vm_cost"], color="tab:blue", label="VM rental")
+    ax.plot(hours, c["tardiness_cost"], color="tab:red", label="tardiness")
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel("cumulative cost ($)")
+    ax.set_title(f"Cumulative cost: total ${c['total_cost'][-1]:,.2f} "
+                 f"(VM ${c['vm_cost'][-1]:,.2f} + tardiness ${c['tardiness_cost'][-1]:,.2f})")  # fmt: skip
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    _save(fig, out)
+    return out
+
+
+def _segments(intervals: list[dict[str, Any]], items: str, key: str, value: str) -> dict[Any, list[list[Any]]]:
+    """Per node (or job): [start, end, value] runs, consecutive intervals with the same value merged."""
+    runs: dict[Any, list[list[Any]]] = defaultdict(list)
+    for rec in sorted(intervals, key=lambda r: r["start"]):
+        for it in rec[items]:
+            v = it[value]
+            seg = runs[it[key]]
+            if seg and seg[-1][2] == v and abs(seg[-1][1] - rec["start"]) < 1e-9:
+                seg[-1][1] = rec["end"]
+            else:
+                seg.append([rec["start"], rec["end"], v])
+    return runs
+
+
+def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
+    """Gantt chart of one simulation: nodes (VM type per interval) and jobs (GPUs; due dates).
+
+    Top: one row per node, coloured by the VM type it runs. Bottom: one row per job in release
+    order, coloured by its GPU count while it runs, a thin grey line while it waits after its
+    release, and a black tick at its due date (red when the job completed late).
+    """
+    out = _check_output(out)
+    plt = _pyplot()
+    from matplotlib.patches import Patch
+
+    intervals = read_event_log(events)
+    inst = _trace(trace)
+    h = 1 / 3600.0
+    nodes = _segments(intervals, "nodes", "node", "vm")
+    jobs = _segments(intervals, "jobs", "id", "gpus")
+    done = completions(intervals)
+    vms = [v for v in inst.catalog.vm_names if any(s[2] == v for seg in nodes.values() for s in seg)]
+    vm_color = _colors(vms)
+    max_g = max([s[2] for seg in jobs.values() for s in seg] + [1])
+    gcmap = plt.get_cmap("viridis")
+    g_color = {g: gcmap((g - 1) / max(1, max_g - 1) * 0.9) for g in range(1, max_g + 1)}
+    order = sorted(range(inst.n_jobs), key=lambda j: (inst.release[j], inst.job_ids[j]))
+    n_rows = len(nodes)
+    fig_h = min(3.0 + 0.28 * n_rows + 0.11 * inst.n_jobs, 30.0)
+    fig, (axn, axj) = plt.subplots(2, 1, sharex=True, figsize=(11, fig_h),
+                                   gridspec_kw={"height_ratios": [max(1, n_rows), max(2, inst.n_jobs / 2.5)]})  # fmt: skip
+    for row, node in enumerate(sorted(nodes)):
+        for s, e, vm in nodes[node]:
+            axn.barh(row, (e - s) * h, left=s * h, height=0.8, color=vm_color[vm], edgecolor="white", lw=0.3)
+    axn.set_yticks(range(n_rows), [f"node {n}" for n in sorted(nodes)])
+    axn.invert_yaxis()
+    axn.set_ylabel("nodes")
+    axn.set_title("Nodes: VM type rented per interval")
+    axn.legend(handles=[Patch(color=vm_color[v], label=v) for v in vms], title="VM type",
+               loc="upper left", bbox_to_anchor=(1.01, 1.0))  # fmt: skip
+    for row, j in enumerate(order):
+        jid = inst.job_ids[j]
+        seg = jobs.get(jid, [])
+        start = seg[0][0] if seg else None
+        if start is not None and start > inst.release[j]:
+            axj.plot([inst.release[j] * h, start * h], [row, row], color="0.75", lw=1)
+        for s, e, g in seg:
+            axj.barh(row, (e - s) * h, left=s * h, height=0.8, color=g_color[g], lw=0)
+        is_late = jid in done and done[jid] > inst.due[j] + 1e-6
+        axj.plot(inst.due[j] * h, row, marker="|", ms=7, mew=1.5, color="red" if is_late else "black")
+    axj.invert_yaxis()
+    axj.set_ylabel(f"jobs ({inst.n_jobs}, by release)")
+    if inst.n_jobs <= 40:
+        axj.set_yticks(range(inst.n_jobs), [inst.job_ids[j] for j in order], fontsize=7)
+    else:
+        axj.set_yticks([])
+    axj.set_xlabel("time (h)")
+    axj.set_title("Jobs: GPUs assigned while running; | due date (red: completed late); grey: waiting")
+    handles = [Patch(color=g_color[g], label=str(g)) for g in range(1, max_g + 1)]
+    axj.legend(handles=handles, title="GPUs", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for ax in (axn, axj):
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    _save(fig, out)
+    return out
