@@ -21,6 +21,10 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "fifo": ("gpuaas.baselines.fifo", "fifo", "First In First Out (submission order)"),
     "edf": ("gpuaas.baselines.edf", "edf", "Earliest Deadline First"),
     "ps": ("gpuaas.baselines.ps", "ps", "Priority Scheduling by tardiness weight"),
+    "dp-wct": ("gpuaas.baselines.dp", "dp_wct", "DP baseline, F1 = F2 = F_WCT, every 15 min"),
+    "dp-fastwct": ("gpuaas.baselines.dp", "dp_fastwct", "DP baseline, fastest config, F2 = F_WCT"),
+    "dp-fastb": ("gpuaas.baselines.dp", "dp_fastb", "DP baseline, fastest config, F2 = F_B"),
+    "dp-adjwct": ("gpuaas.baselines.dp", "dp_adjwct", "DP baseline, F1 = adjusted tardiness, F2 = F_WCT"),
 }
 
 DEFAULT_METHOD = "greedy"
