@@ -1,0 +1,116 @@
+"""Brute-force optimum of P1 on tiny instances, written independently of gpuaas's solvers.
+
+Nodes are interchangeable, so for each number k of open nodes it enumerates the multisets of k
+VM types, then every placement of every job (postponed, or on one of the k nodes with one of its
+runnable GPU counts for that node's VM type), pruning only placements that exceed a node's
+GPUs, and keeps the cheapest placement in which every open node hosts a job. One enumeration
+gives the optimum for every k, hence both P1n on (k = min(N, J)) and off (best k <= N).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpuaas.instance import Instance
+from gpuaas.solution import Solution
+
+
+@dataclass
+class BruteForce:
+    """best[k]: the optimal f_OBJ with exactly k open nodes and a Solution attaining it."""
+
+    best: dict[int, tuple[float, Solution]]
+
+    def optimum(self, p1n: bool, instance: Instance) -> tuple[float, Solution]:
+        """Optimum with P1n (k = min(N, J)) or without it (any k <= N)."""
+        if p1n:
+            return self.best[min(instance.nodes, instance.n_jobs)]
+        return min(self.best.values(), key=lambda t: t[0])
+
+
+def brute_force(inst: Instance) -> BruteForce:
+    """Enumerate every solution of `inst` up to node relabelling (plain Python, no numba)."""
+    cat = inst.catalog
+    V, J, N = cat.n_vms, inst.n_jobs, inst.nodes
+    gpus = [int(g) for g in cat.gpus]
+    price = [float(p) / 3600.0 for p in cat.cost_per_hour]
+    d = [float(inst.due[j]) - inst.time for j in range(J)]
+    t = [[float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
+         for j in range(J)]  # fmt: skip
+    offset = [int(o) for o in cat.cfg_offset]
+    wait_cost = []
+    for j in range(J):
+        worst = max(x for x in t[j] if math.isfinite(x))
+        wait_cost.append(inst.rho * float(inst.weight[j]) * max(0.0, inst.H + worst - d[j]))
+    best: dict[int, tuple[float, Solution]] = {}
+    for k in range(min(N, J) + 1):
+        top: tuple[float, Any] = (math.inf, None)
+        for types in itertools.combinations_with_replacement(range(V), k):
+            # options[j]: (node or -1, config or -1, GPUs, time, job cost)
+            options = []
+            for j in range(J):
+                opts = [(-1, -1, 0, math.inf, wait_cost[j])]
+                for n, v in enumerate(types):
+                    for g in range(1, gpus[v] + 1):
+                        c = offset[v] + g - 1
+                        if math.isfinite(t[j][c]):
+                            cost = float(inst.weight[j]) * max(0.0, t[j][c] - d[j])
+                            opts.append((n, c, g, t[j][c], cost))
+                options.append(opts)
+            total, choice = _best_placement(types, options, gpus, price, inst.mu)
+            if total < top[0]:
+                top = (total, (types, choice))
+        if top[1] is not None:
+            types, choice = top[1]
+            node_vm = np.full(N, -1)
+            node_vm[: len(types)] = types
+            job_node = np.array([o[0] for o in choice], dtype=np.int64)
+            job_cfg = np.array([o[1] for o in choice], dtype=np.int64)
+            best[k] = (top[0], Solution(inst, node_vm, job_node, job_cfg, "brute-force"))
+    return BruteForce(best)
+
+
+def _best_placement(types: tuple[int, ...], options: list[list[tuple[int, int, int, float, float]]],
+                    gpus: list[int], price: list[float], mu: float) -> tuple[float, list[Any]]:  # fmt: skip
+    """Cheapest choice of one option per job on nodes of the given VM types (depth first)."""
+    k = len(types)
+    used = [0] * k
+    choice: list[tuple[int, int, int, float, float]] = []
+    best: list[Any] = [math.inf, []]
+
+    def rec(j: int) -> None:
+        if j == len(options):
+            hosted = [0] * k
+            first = [math.inf] * k
+            total = 0.0
+            for n, _, _, t, cost in choice:
+                total += cost
+                if n >= 0:
+                    hosted[n] += 1
+                    first[n] = min(first[n], t)
+            if k and min(hosted) == 0:
+                return  # an open node must host a job
+            for n, v in enumerate(types):
+                total += mu * (gpus[v] - used[n]) + price[v] * first[n]
+            if total < best[0]:
+                best[0], best[1] = total, list(choice)
+            return
+        for opt in options[j]:
+            n, g = opt[0], opt[2]
+            if n >= 0:
+                if used[n] + g > gpus[types[n]]:
+                    continue  # over capacity
+                used[n] += g
+            choice.append(opt)
+            rec(j + 1)
+            choice.pop()
+            if n >= 0:
+                used[n] -= g
+
+    rec(0)
+    return best[0], best[1]
