@@ -1,0 +1,153 @@
+"""The bridge between an Instance / Solution and the heuristic kernels' arrays.
+
+Shared by Greedy, Randomized Greedy and Path Relinking: the kernel data tuple, the search
+state arrays, option checking, the warm-up that keeps numba compilation out of
+``stats["seconds"]``, and the conversion of a state back into a Solution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpuaas.errors import InputError
+from gpuaas.heuristics import kernels as K
+from gpuaas.instance import Instance
+from gpuaas.solution import Solution
+
+PROXIES = {"f_obj": K.PROXY_FOBJ, "f_bar": K.PROXY_FBAR}
+
+
+def kernel_data(instance: Instance) -> tuple[Any, ...]:
+    """The instance tuple D the kernels read (writable contiguous copies, one numba type)."""
+    cat = instance.catalog
+    f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
+    i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()
+    return (
+        f(instance.times).reshape(instance.n_jobs, cat.n_configs),
+        f(instance.rel_due),
+        f(instance.weight),
+        f(instance.max_time),
+        i(cat.cfg_vm),
+        i(cat.cfg_gpus),
+        i(cat.cfg_offset),
+        i(cat.gpus),
+        f(cat.cost),
+        i(cat.gpu_model_id),
+        float(instance.H),
+        float(instance.mu),
+        float(instance.rho),
+    )
+
+
+def pressure_order(instance: Instance) -> np.ndarray:
+    """Jobs by decreasing pressure Δ_j = T_c + min t_jvg - due_j (eq. 2); ties by index."""
+    pressure = instance.min_time - instance.rel_due
+    return np.argsort(-pressure, kind="stable").astype(np.int64)
+
+
+@dataclass
+class State:
+    """Search state arrays (see `gpuaas.heuristics.kernels`)."""
+
+    node_vm: np.ndarray
+    node_used: np.ndarray
+    node_cnt: np.ndarray
+    node_jobs: np.ndarray
+    job_node: np.ndarray
+    job_cfg: np.ndarray
+
+    @classmethod
+    def new(cls, instance: Instance) -> State:
+        N, J = instance.nodes, instance.n_jobs
+        G = max(1, int(instance.catalog.gpus.max()))
+        return cls(np.full(N, -1, dtype=np.int64), np.zeros(N, dtype=np.int64),
+                   np.zeros(N, dtype=np.int64), np.zeros((N, G), dtype=np.int64),
+                   np.full(J, -1, dtype=np.int64), np.full(J, -1, dtype=np.int64))  # fmt: skip
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return (self.node_vm, self.node_used, self.node_cnt, self.node_jobs, self.job_node,
+                self.job_cfg)  # fmt: skip
+
+    def load(self, D: tuple[Any, ...], node_vm: np.ndarray, job_node: np.ndarray,
+             job_cfg: np.ndarray) -> None:  # fmt: skip
+        """Overwrite with the solution given by its three arrays."""
+        K.load_state(D, node_vm, job_node, job_cfg, *self.arrays())
+
+    def solution(self, instance: Instance, method: str, stats: dict[str, Any]) -> Solution:
+        return Solution(instance, self.node_vm.copy(), self.job_node.copy(), self.job_cfg.copy(),
+                        method, stats)  # fmt: skip
+
+
+def rng_state(seed: int) -> np.ndarray:
+    """Non-zero uint64 xorshift state derived from `seed` by splitmix64."""
+    z = (int(seed) + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    z ^= z >> 31
+    return np.array([z or 1], dtype=np.uint64)
+
+
+def proxy_code(proxy: str) -> int:
+    """Kernel code of a proxy name ('f_obj': P1a, minimised; 'f_bar': eq. 1, maximised)."""
+    if proxy not in PROXIES:
+        raise InputError(None, "proxy", f"unknown proxy {proxy!r}; choose one of {', '.join(PROXIES)}")
+    return PROXIES[proxy]
+
+
+def natural(proxy: int, score: float) -> float:
+    """The proxy's own value from a kernel score (f̄_OBJ is maximised, stored negated)."""
+    return float(-score if proxy == K.PROXY_FBAR else score)
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    """An integer option >= minimum, or a clear InputError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise InputError(None, name, f"must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_float(name: str, value: Any, low: float, high: float) -> float:
+    """A number option in [low, high], or a clear InputError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise InputError(None, name, f"must be a number in [{low:g}, {high:g}], got {value!r}")
+    return float(value)
+
+
+def check_time_limit(time_limit: Any) -> float | None:
+    """None or a positive number of seconds."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
+        raise InputError(None, "time_limit", f"must be a positive number of seconds, got {time_limit!r}")
+    return float(time_limit)
+
+
+def reject_unknown(method: str, options: dict[str, Any]) -> None:
+    """A misspelt option is an error, not silently ignored."""
+    if options:
+        raise InputError(None, "options", f"unknown option(s) for {method}: {', '.join(sorted(options))}")
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Compile (or load from the numba cache) every kernel on a tiny instance, once per process,
+    so that the solvers' ``stats["seconds"]`` measures solving, not compilation."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    from gpuaas.catalog import load_catalog
+    from gpuaas.heuristics.greedy import greedy
+
+    cat = load_catalog("azure-2021")
+    work = np.full((3, cat.n_configs), 1000.0)
+    work[:, cat.cfg_gpus > 1] = 700.0
+    inst = Instance(catalog=cat, nodes=2, job_ids=("a", "b", "c"), release=np.zeros(3),
+                    due=np.array([500.0, 2000.0, 900.0]), weight=np.full(3, 0.01), work=work)  # fmt: skip
+    for proxy in PROXIES:
+        greedy(inst, proxy=proxy)
