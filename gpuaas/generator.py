@@ -7,7 +7,8 @@ performance model; each job also keeps the ``workload`` it was timed from (``tim
 Jobs (the same for traces and snapshots): an (application, framework) pair of the paper's
 Table 3 drawn uniformly; a batch size and a dataset size drawn from the application's lists
 below; the number of epochs chosen so that the 1-GPU K80 time is close to a target drawn
-log-uniformly in [10 h, 300 h] ("tens to hundreds of hours", §2.1; at least one epoch).
+log-uniformly in [10 h, 300 h] ("tens to hundreds of hours", §2.1): the nearest whole number
+of epochs, but never under 10 h, so the 1-GPU K80 times lie in [10 h, ~310 h].
 Due date: release + U[min t, 3 min t], min t = min over configurations of the whole-job time;
 weight ω ~ U[0.003, 0.015] $/s (§4.1).
 
@@ -249,7 +250,8 @@ def _draw_jobs(rng: np.random.Generator, n: int, cat: Catalog) -> tuple[list[dic
         files = int(rng.choice(DATASET_FILES[app]))
         target = math.exp(rng.uniform(lo, hi))
         epoch = job_time(app, _REFERENCE_GPU, 1, framework=fw, epochs=1, batch_size=batch, files=files)
-        wl = {"application": app, "framework": fw, "epochs": max(1, round(target / epoch)),
+        epochs = max(math.ceil(DURATION_HOURS[0] * 3600.0 / epoch), round(target / epoch))
+        wl = {"application": app, "framework": fw, "epochs": epochs,
               "batch_size": batch, "files": files}  # fmt: skip
         workloads.append(wl)
         rows.append(workload_times(wl, cat))
@@ -265,13 +267,18 @@ def _gaps(rng: np.random.Generator, pattern: str, nodes: int, cat: Catalog, mean
     rates = arrival_rates(nodes, cat, mean_min_time)
     if pattern in ("high", "low"):
         return rng.exponential(1.0 / rates[pattern], size=n)
+    return rng.exponential(1.0, size=n) / _mixed_rates(rng, n, rates["high"], rates["low"])
+
+
+def _mixed_rates(rng: np.random.Generator, n: int, high: float, low: float) -> np.ndarray:
+    """Rate of each of n gaps: runs of MIXED_RUN submissions, alternately high and low."""
     rate = np.empty(n)
-    i, high = 0, True
+    i, is_high = 0, True
     while i < n:
         run = int(rng.integers(MIXED_RUN[0], MIXED_RUN[1] + 1))
-        rate[i : i + run] = rates["high" if high else "low"]
-        i, high = i + run, not high
-    return rng.exponential(1.0, size=n) / rate
+        rate[i : i + run] = high if is_high else low
+        i, is_high = i + run, not is_high
+    return rate
 
 
 def _instance_dict(cat: Catalog, spec: Any, nodes: int, time: float, workloads: list[dict[str, Any]],
