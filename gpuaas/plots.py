@@ -99,7 +99,7 @@ def cost_table(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
 def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "edf") -> Path:
     """Mean total cost by method and scenario, with the ratio to `reference` (paper Fig. 3).
 
-    One column per arrival pattern: bars of the mean total cost (VM + tardiness, $, log scale)
+    One column per arrival pattern: bars of the mean total cost (VM + tardiness, $)
     per node count N and method, and below them each method's mean cost divided by the
     reference method's mean cost in the same scenario.
     """
@@ -121,13 +121,12 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
             xs = [x + (i - (len(labels) - 1) / 2) * width for x in range(len(ns))]
             ys = [table.get((arr, n, lab), math.nan) for n in ns]
             ax.bar(xs, ys, width, color=colors[lab], label=lab)
-        ax.set_yscale("log")
         ax.set_xticks(range(len(ns)), [str(n) for n in ns])
         ax.set_xlabel("nodes N")
         ax.set_title(f"{arr} arrivals")
         ax.grid(axis="y", which="both", alpha=0.3)
         if col == 0:
-            ax.set_ylabel("mean total cost ($, log scale)")
+            ax.set_ylabel("mean total cost ($)")
         if has_ref:
             ax2 = axes[1][col]
             for lab in labels:
@@ -136,9 +135,9 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
                 if pts:
                     ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=lab)
             ax2.axhline(1.0, color="black", lw=0.8, ls="--")
-            ax2.set_yscale("log")
+            ax2.set_ylim(bottom=0)
             ax2.set_xlabel("nodes N")
-            ax2.grid(which="both", alpha=0.3)
+            ax2.grid(alpha=0.3)
             if col == 0:
                 ax2.set_ylabel(f"cost / cost of {reference}")
     handles, names = axes[0][0].get_legend_handles_labels()
@@ -324,11 +323,15 @@ def plot_cost_over_time(events: str | Path, trace: Any, out: str | Path) -> Path
     out = _check_output(out)
     plt = _pyplot()
     c = cost_over_time(read_event_log(events), trace)
-    hours = [x / 3600.0 for x in c["time"]]
+    # tardiness is charged at completions: two points per interval end draw its steps exactly
+    hours = [x / 3600.0 for x in c["time"] for _ in (0, 1)][1:]
+    vm = [x for x in c["vm_cost"] for _ in (0, 1)][1:]
+    td = c["tardiness_cost"]
+    tard = [v for i in range(len(td)) for v in (td[max(i - 1, 0)], td[i])][1:]
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot(hours, c["total_cost"], color="black", lw=2, label="total")
-    ax.plot(hours, c["vm_cost"], color="tab:blue", label="VM rental")
-    ax.plot(hours, c["tardiness_cost"], color="tab:red", label="tardiness")
+    ax.plot(hours, [a + b for a, b in zip(vm, tard)], color="black", lw=2, label="total")
+    ax.plot(hours, vm, color="tab:blue", label="VM rental")
+    ax.plot(hours, tard, color="tab:red", label="tardiness (charged at completion)")
     ax.set_xlabel("time (h)")
     ax.set_ylabel("cumulative cost ($)")
     ax.set_title(f"Cumulative cost: total ${c['total_cost'][-1]:,.2f} "
@@ -399,7 +402,7 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
         for s, e, g in seg:
             axj.barh(row, (e - s) * h, left=s * h, height=0.8, color=g_color[g], lw=0)
         is_late = jid in done and done[jid] > inst.due[j] + 1e-6
-        axj.plot(inst.due[j] * h, row, marker="|", ms=7, mew=1.5, color="red" if is_late else "black")
+        axj.plot(inst.due[j] * h, row, marker="|", ms=9, mew=2, color="red" if is_late else "black")
     axj.invert_yaxis()
     axj.set_ylabel(f"jobs ({inst.n_jobs}, by release)")
     if inst.n_jobs <= 40:

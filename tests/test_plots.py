@@ -1,0 +1,166 @@
+"""Plots from campaign rows and from one simulation's event log (gpuaas.plots, `gpuaas plot`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpuaas.campaign import COLUMNS, _write_csv_atomic
+from gpuaas.cli import cli
+from gpuaas.errors import InputError
+
+plots = pytest.importorskip("gpuaas.plots")
+pytest.importorskip("matplotlib")
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+# An inline catalog priced at $0.001/s (3.6 $/h) so that the costs below are easy arithmetic.
+TRACE = {
+    "catalog": {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 2, "cost_per_hour": 3.6}]},
+    "nodes": 2,
+    "jobs": [
+        {"id": "j0", "release": 0.0, "due": 5000.0, "weight": 0.01, "times": {"A": [10800.0, 7200.0]}},
+        {"id": "j1", "release": 1000.0, "due": 10000.0, "weight": 0.02, "times": {"A": [9000.0, 5400.0]}},
+    ],
+}
+LOG = [
+    {"start": 0.0, "end": 3600.0, "nodes": [{"node": 0, "vm": "A"}],
+     "jobs": [{"id": "j0", "node": 0, "vm": "A", "gpus": 2}]},
+    {"start": 3600.0, "end": 7200.0, "nodes": [{"node": 0, "vm": "A"}, {"node": 1, "vm": "A"}],
+     "jobs": [{"id": "j0", "node": 0, "vm": "A", "gpus": 2}, {"id": "j1", "node": 1, "vm": "A", "gpus": 1}]},
+    {"start": 7200.0, "end": 9000.0, "nodes": [{"node": 1, "vm": "A"}],
+     "jobs": [{"id": "j1", "node": 1, "vm": "A", "gpus": 2}]},
+]  # fmt: skip
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> tuple[Path, Path]:
+    """An event log and its trace written to files."""
+    trace, events = tmp_path / "trace.json", tmp_path / "events.jsonl"
+    trace.write_text(json.dumps(TRACE))
+    events.write_text("".join(json.dumps(r) + "\n" for r in LOG))
+    return events, trace
+
+
+def row(method: str, arrivals: str, nodes: int, trace_seed: int, seed: int, cost: float,
+        mult: int = 1, solver: float = 0.01, status: str = "ok") -> dict:  # fmt: skip
+    """A campaign results row with the columns the plots read."""
+    r = dict.fromkeys(COLUMNS)
+    r.update(cell=f"{arrivals}-{nodes}-{trace_seed}-{method}-{seed}-{mult}", method=method,
+             arrivals=arrivals, nodes=nodes, jobs=10 * nodes, trace_seed=trace_seed, seed=seed,
+             node_multiplier=mult, noise=0.0, status=status,
+             total_cost=cost if status == "ok" else None, solver_seconds_mean=solver)  # fmt: skip
+    return r
+
+
+ROWS = [
+    row("path-relinking", "exponential", 10, 1, 1, 60.0, solver=0.5),
+    row("path-relinking", "exponential", 10, 1, 2, 80.0, solver=0.7),
+    row("greedy", "exponential", 10, 1, 1, 100.0),
+    row("greedy", "exponential", 10, 1, 2, 100.0),
+    row("edf", "exponential", 10, 1, 1, 200.0),  # seed-independent: simulated once per trace
+    row("edf", "exponential", 10, 1, 1, 160.0, mult=2),
+    row("path-relinking", "high", 20, 1, 1, 50.0),
+    row("edf", "high", 20, 1, 1, 100.0),
+    row("greedy", "high", 20, 1, 1, 0.0, status="failed"),
+]
+
+
+def test_pct_reductions_are_eq3_paired_by_trace_and_seed() -> None:
+    """pct = (C_algo - C_PR) / C_algo * 100, per simulation paired with PR on the same trace/seed."""
+    pct = plots.pct_reductions(ROWS)
+    # greedy seed 1: (100 - 60) / 100 = 40 %; seed 2: (100 - 80) / 100 = 20 %
+    assert sorted(pct[("exponential", "greedy")]) == pytest.approx([20.0, 40.0])
+    # edf has seed 1 only, and PR has seed 1 too: the same-seed pair only, (200 - 60) / 200
+    assert pct[("exponential", "edf")] == pytest.approx([70.0])
+    # edf x2 is its own label; (160 - 60) / 160
+    assert pct[("exponential", "edf x2")] == pytest.approx([62.5])
+    assert pct[("high", "edf")] == pytest.approx([50.0])
+    assert ("high", "greedy") not in pct  # a failed cell has no cost to compare
+
+
+def test_pct_seed_independent_method_pairs_with_every_reference_seed() -> None:
+    """A method simulated with one seed only is compared with each seed of the reference."""
+    rows = [r for r in ROWS if r["arrivals"] == "exponential"]
+    rows = [dict(r, seed=7) if r["method"] == "edf" else r for r in rows]
+    # edf (seed 7) vs PR seeds 1 and 2: (200 - 60) / 200 = 70 %, (200 - 80) / 200 = 60 %
+    assert sorted(plots.pct_reductions(rows)[("exponential", "edf")]) == pytest.approx([60.0, 70.0])
+
+
+def test_pct_without_reference_is_a_clear_error() -> None:
+    """Asking for the pct plot with no path-relinking rows names the missing method."""
+    with pytest.raises(InputError, match="no successful path-relinking"):
+        plots.pct_reductions([r for r in ROWS if r["method"] != "path-relinking"])
+
+
+def test_cost_table_averages_successful_cells() -> None:
+    """The Fig. 3 table is the mean total cost per arrivals, N and method label."""
+    t = plots.cost_table(ROWS)
+    assert t[("exponential", 10, "path-relinking")] == pytest.approx(70.0)
+    assert t[("exponential", 10, "edf x2")] == pytest.approx(160.0)
+    assert ("high", 20, "greedy") not in t
+
+
+def test_cost_over_time_from_the_log_alone(sim: tuple[Path, Path]) -> None:
+    """Cumulative VM cost is price x length per open node; tardiness lands at each completion."""
+    events, trace = sim
+    c = plots.cost_over_time(plots.read_event_log(events), trace)
+    assert c["time"] == [0.0, 3600.0, 7200.0, 9000.0]
+    # $0.001/s: 3600 s x 1 node, then 3600 s x 2 nodes, then 1800 s x 1 node
+    assert c["vm_cost"] == pytest.approx([0.0, 3.6, 10.8, 12.6])
+    # j0 completes at 7200 > due 5000: 0.01 x 2200 = 22; j1 completes at 9000 < due 10000
+    assert c["tardiness_cost"] == pytest.approx([0.0, 0.0, 22.0, 22.0])
+    assert c["total_cost"][-1] == pytest.approx(34.6)
+    assert plots.completions(LOG) == {"j0": 7200.0, "j1": 9000.0}
+
+
+@pytest.mark.parametrize("kind", ["costs", "pct", "solver-time"])
+def test_result_plots_write_png_via_cli(tmp_path: Path, kind: str) -> None:
+    """`gpuaas plot costs|pct|solver-time results.csv -o fig.png` writes a PNG."""
+    results = tmp_path / "results.csv"
+    _write_csv_atomic(results, ROWS)
+    out = tmp_path / f"{kind}.png"
+    res = CliRunner().invoke(cli, ["plot", kind, str(results), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes()[:8] == PNG and out.stat().st_size > 10_000
+
+
+def test_default_output_is_beside_the_input(tmp_path: Path) -> None:
+    """Without -o the image goes beside the results file as <name>-<plot>.png."""
+    results = tmp_path / "results.csv"
+    _write_csv_atomic(results, ROWS)
+    res = CliRunner().invoke(cli, ["plot", "costs", str(results)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "results-costs.png").read_bytes()[:8] == PNG
+
+
+@pytest.mark.parametrize("kind", ["gantt", "cost-over-time"])
+def test_event_log_plots_write_png_and_svg(sim: tuple[Path, Path], kind: str) -> None:
+    """Gantt and cost-over-time plots render from an event log and its trace, PNG or SVG."""
+    events, trace = sim
+    for name in (f"{kind}.png", f"{kind}.svg"):
+        out = events.parent / name
+        res = CliRunner().invoke(cli, ["plot", kind, str(events), "--trace", str(trace), "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        head = out.read_bytes()[:200]
+        assert head[:8] == PNG if name.endswith(".png") else b"<svg" in head or b"<?xml" in head
+
+
+def test_bad_event_log_line_is_a_one_line_error(sim: tuple[Path, Path]) -> None:
+    """A malformed event-log line gives exit 2, the file and the line, and writes no image."""
+    events, trace = sim
+    events.write_text(json.dumps(LOG[0]) + "\n{not json\n")
+    out = events.parent / "g.png"
+    res = CliRunner().invoke(cli, ["plot", "gantt", str(events), "--trace", str(trace), "-o", str(out)])
+    assert res.exit_code == 2
+    assert "line 2" in res.output and str(events) in res.output and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_unknown_image_format_is_rejected(tmp_path: Path) -> None:
+    """An output extension matplotlib is not asked to guess (.jpg) is a clear error."""
+    with pytest.raises(InputError, match="unknown image format"):
+        plots.plot_costs(ROWS, tmp_path / "fig.jpg")
