@@ -17,6 +17,10 @@ from gpuaas.solution import Solution
 #: name -> (module, function, one-line description)
 METHODS: dict[str, tuple[str, str, str]] = {
     "greedy": ("gpuaas.heuristics.greedy", "greedy", "Algorithm 1 without randomness + postprocessing"),
+    "randomized-greedy": ("gpuaas.heuristics.randomized_greedy", "randomized_greedy",
+                          "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing"),
+    "path-relinking": ("gpuaas.heuristics.path_relinking", "path_relinking",
+                       "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing"),
     # baselines [§4.2]: one job per node, started jobs keep their resources
     "fifo": ("gpuaas.baselines.fifo", "fifo", "First In First Out (submission order)"),
     "edf": ("gpuaas.baselines.edf", "edf", "Earliest Deadline First"),

@@ -443,3 +443,293 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
                 changes += 1
                 break
     return changes
+
+
+# -- Algorithm 1 repeated: the elite set ----------------------------------------------------
+@njit(cache=True)
+def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt):
+    """Keep the solution if the set has room or it beats the worst member (which it replaces);
+    a solution with the same score and configurations as a member is a duplicate, skipped.
+    Returns True if inserted."""
+    size = e_val.shape[0]
+    m = e_cnt[0]
+    for k in range(m):
+        if e_val[k] == val and np.array_equal(e_cfg[k], job_cfg):
+            return False
+    if m < size:
+        k = m
+        e_cnt[0] = m + 1
+    else:
+        k = 0
+        for i in range(1, m):
+            if e_val[i] > e_val[k]:
+                k = i
+        if not val < e_val[k]:
+            return False
+    e_vm[k] = node_vm
+    e_node[k] = job_node
+    e_cfg[k] = job_cfg
+    e_val[k] = val
+    return True
+
+
+@njit(cache=True)
+def rg_iterations(D, proxy, order, swap_prob, n_cand, rng, it0, it1, max_no_improve, last_imp,
+                  node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
+                  e_vm, e_node, e_cfg, e_val, e_cnt):  # fmt: skip
+    """Iterations it0..it1-1 of Algorithm 1 (iteration 0 is the deterministic Greedy), each
+    offered to the elite set. Stops early once ``max_no_improve`` (> 0) iterations have passed
+    since the best score last improved (``last_imp[0]``, updated). Returns the next iteration."""
+    for it in range(it0, it1):
+        if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
+            return it
+        construct(D, order, it > 0, swap_prob, n_cand, rng,
+                  node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
+        val = full_score(D, proxy, node_vm, job_node, job_cfg)
+        best = np.inf
+        for k in range(e_cnt[0]):
+            best = min(best, e_val[k])
+        inserted = elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt)
+        if inserted and val < best:
+            last_imp[0] = it
+    return it1
+
+
+# -- Algorithm 2: path relinking ------------------------------------------------------------
+@njit(cache=True)
+def move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
+    """Can job j take configuration c on node n (-1: postpone)? A closed node opens with c's
+    VM type; j's own node may change VM type only if j is alone on it."""
+    if n < 0:
+        return True
+    v = D[4][c]
+    G = D[7][v]
+    g = D[5][c]
+    if n == job_node[j]:
+        if node_vm[n] != v and node_cnt[n] > 1:
+            return False
+        return node_used[n] - D[5][job_cfg[j]] + g <= G
+    if node_vm[n] < 0:
+        return True
+    return node_vm[n] == v and node_used[n] + g <= G
+
+
+@njit(cache=True)
+def move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c):
+    """Score change of the (feasible) move of job j to node n with configuration c, from the
+    terms it touches only: j's own term and, for f_OBJ, its old and new nodes' terms."""
+    cf = job_cfg[j]
+    nf = job_node[j]
+    d = job_term(D, proxy, j, c) - job_term(D, proxy, j, cf)
+    if proxy != PROXY_FOBJ:
+        return d
+    times, cfg_vm, cfg_gpus = D[0], D[4], D[5]
+    if nf >= 0 and nf == n:
+        f0 = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
+        f1 = node_first(D, node_cnt, node_jobs, job_cfg, n, j, times[j, c])
+        used = node_used[n] - cfg_gpus[cf] + cfg_gpus[c]
+        return (d + node_term(D, cfg_vm[c], used, f1)
+                - node_term(D, node_vm[n], node_used[n], f0))  # fmt: skip
+    if nf >= 0:
+        f0 = node_first(D, node_cnt, node_jobs, job_cfg, nf, -1, np.inf)
+        d -= node_term(D, node_vm[nf], node_used[nf], f0)
+        if node_cnt[nf] > 1:
+            f1 = node_first(D, node_cnt, node_jobs, job_cfg, nf, j, np.inf)
+            d += node_term(D, node_vm[nf], node_used[nf] - cfg_gpus[cf], f1)
+    if n >= 0:
+        t = times[j, c]
+        if node_vm[n] < 0:
+            d += node_term(D, cfg_vm[c], cfg_gpus[c], t)
+        else:
+            f0 = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
+            d += (node_term(D, node_vm[n], node_used[n] + cfg_gpus[c], min(f0, t))
+                  - node_term(D, node_vm[n], node_used[n], f0))  # fmt: skip
+    return d
+
+
+@njit(cache=True)
+def apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c):
+    """Move job j to node n with configuration c (n = -1: postpone); empty nodes close."""
+    unplace(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j)
+    if n >= 0:
+        place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
+
+
+@njit(cache=True)
+def _first_closed(node_vm):
+    for n in range(node_vm.shape[0]):
+        if node_vm[n] < 0:
+            return n
+    return -1
+
+
+@njit(cache=True)
+def _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
+                 j, n2, c, na, nb):  # fmt: skip
+    """Best delta of moving job j to configuration c on node n2, na, nb or a closed node,
+    whichever are feasible in the current state (inf if none)."""
+    if c < 0:
+        return move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
+                          j, -1, -1)  # fmt: skip
+    best = np.inf
+    tried_closed = False
+    for k in range(4):
+        n = n2 if k == 0 else na if k == 1 else nb if k == 2 else -1
+        if k == 3:
+            if tried_closed:
+                break
+            n = _first_closed(node_vm)
+        if n < 0:
+            continue
+        if k > 0 and n == n2:
+            continue
+        if node_vm[n] < 0:
+            if tried_closed:
+                continue
+            tried_closed = True
+        if move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
+            d = move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
+                           j, n, c)  # fmt: skip
+            best = min(best, d)
+    return best
+
+
+@njit(cache=True)
+def relink(D, proxy, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jobs,
+           job_node, job_cfg):  # fmt: skip
+    """Algorithm 2 for one target: move the source state (in place) towards the target
+    configurations ``t_cfg`` for at most ``max_it`` iterations, stopping when no move improves.
+
+    Moves are (j, n): job j takes its target configuration (or is postponed) on node n, the
+    best-fit open node of that VM type with room (j's own GPUs count as free on its node), else
+    a closed node, else j's node if j is alone on it. EXPLORE_STEP has two levels: a move m is
+    worth its own delta plus the best delta of a second move from S∘m (or nothing). Second-move
+    deltas of moves not touching the nodes m changed are reused from the first level (they are
+    unchanged); the others, and moves that m makes possible on the node it frees, are
+    re-evaluated on S∘m. Returns (iterations, moves applied, score).
+    """
+    cfg_vm, cfg_gpus, vm_gpus = D[4], D[5], D[7]
+    J = job_cfg.shape[0]
+    N = node_vm.shape[0]
+    V = vm_gpus.shape[0]
+    mv_job = np.empty(J, dtype=np.int64)
+    mv_node = np.empty(J, dtype=np.int64)
+    mv_cfg = np.empty(J, dtype=np.int64)
+    mv_delta = np.empty(J)
+    blocked = np.empty(J, dtype=np.int64)
+    b_head = np.empty(N, dtype=np.int64)
+    b_next = np.empty(2 * J, dtype=np.int64)
+    b_move = np.empty(2 * J, dtype=np.int64)
+    vm_head = np.empty(V, dtype=np.int64)
+    vm_next = np.empty(N, dtype=np.int64)
+    it = 0
+    applied = 0
+    while it < max_it:
+        it += 1
+        vm_head[:] = -1
+        first_closed = -1
+        for n in range(N - 1, -1, -1):
+            v = node_vm[n]
+            if v >= 0:
+                vm_next[n] = vm_head[v]
+                vm_head[v] = n
+            else:
+                first_closed = n
+        M = 0
+        nbl = 0
+        for j in range(J):
+            ct = t_cfg[j]
+            cs = job_cfg[j]
+            if ct == cs:
+                continue
+            target = -1
+            if ct >= 0:
+                v = cfg_vm[ct]
+                g = cfg_gpus[ct]
+                best_left = 1 << 30
+                n = vm_head[v]
+                while n >= 0:
+                    left = vm_gpus[v] - node_used[n] - g
+                    if job_node[j] == n:
+                        left += cfg_gpus[cs]
+                    if 0 <= left < best_left:
+                        best_left = left
+                        target = n
+                    n = vm_next[n]
+                if target < 0:
+                    if first_closed >= 0:
+                        target = first_closed
+                    elif job_node[j] >= 0 and node_cnt[job_node[j]] == 1:
+                        target = job_node[j]
+                    else:
+                        blocked[nbl] = j
+                        nbl += 1
+                        continue
+            mv_job[M] = j
+            mv_node[M] = target
+            mv_cfg[M] = ct
+            mv_delta[M] = move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs,
+                                     job_node, job_cfg, j, target, ct)  # fmt: skip
+            M += 1
+        if M == 0:
+            break  # the source has the target's configurations, or nothing is feasible
+        order = np.argsort(mv_delta[:M], kind="mergesort")
+        b_head[:] = -1
+        e = 0
+        for k in range(M):
+            for node in (job_node[mv_job[k]], mv_node[k]):
+                if node >= 0:
+                    b_move[e] = k
+                    b_next[e] = b_head[node]
+                    b_head[node] = e
+                    e += 1
+        tol = 1e-12 * (1.0 + abs(score))
+        best = 0.0
+        best_k = -1
+        for q in range(M):
+            k = order[q]
+            j, n, c, d1 = mv_job[k], mv_node[k], mv_cfg[k], mv_delta[k]
+            nf, cf = job_node[j], job_cfg[j]
+            apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
+            best2 = 0.0
+            for q2 in range(M):  # best unchanged second move
+                k2 = order[q2]
+                if k2 == k:
+                    continue
+                a, b = job_node[mv_job[k2]], mv_node[k2]
+                if (a >= 0 and (a == n or a == nf)) or (b >= 0 and (b == n or b == nf)):
+                    continue
+                best2 = min(best2, mv_delta[k2])
+                break
+            for node in (nf, n):  # second moves touching what m changed
+                if node < 0:
+                    continue
+                e = b_head[node]
+                while e >= 0:
+                    k2 = b_move[e]
+                    e = b_next[e]
+                    j2 = mv_job[k2]
+                    if j2 == j:
+                        continue
+                    d2 = _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs,
+                                      job_node, job_cfg, j2, mv_node[k2], mv_cfg[k2], n, nf)  # fmt: skip
+                    best2 = min(best2, d2)
+            if nf >= 0:  # jobs with no feasible move in S may fit where j left
+                for i in range(nbl):
+                    j2 = blocked[i]
+                    d2 = _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs,
+                                      job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
+                    best2 = min(best2, d2)
+            apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)
+            cand = d1 + best2
+            if cand < best - tol:
+                best = cand
+                best_k = k
+        if best_k < 0:
+            break  # no move improves: stop this target early
+        j = mv_job[best_k]
+        apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
+                   j, mv_node[best_k], mv_cfg[best_k])  # fmt: skip
+        score += mv_delta[best_k]
+        applied += 1
+    return it, applied, score

@@ -143,6 +143,8 @@ def warm_up() -> None:
     _warm = True
     from gpuaas.catalog import load_catalog
     from gpuaas.heuristics.greedy import greedy
+    from gpuaas.heuristics.path_relinking import path_relinking
+    from gpuaas.heuristics.randomized_greedy import randomized_greedy
 
     cat = load_catalog("azure-2021")
     work = np.full((3, cat.n_configs), 1000.0)
@@ -151,3 +153,5 @@ def warm_up() -> None:
                     due=np.array([500.0, 2000.0, 900.0]), weight=np.full(3, 0.01), work=work)  # fmt: skip
     for proxy in PROXIES:
         greedy(inst, proxy=proxy)
+        randomized_greedy(inst, max_it_rg=3, elite_size=2, proxy=proxy)
+        path_relinking(inst, max_it_rg=3, elite_size=2, proxy=proxy)

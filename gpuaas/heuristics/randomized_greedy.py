@@ -1,0 +1,192 @@
+"""Randomized Greedy: Algorithm 1 [§3.3.1] repeated MaxItRG times, keeping an elite set of σ.
+
+Iteration 0 is the deterministic Greedy, so the elite set starts with it and the result is
+never worse than Greedy in the proxy. Randomisation (the paper leaves its exact form open;
+see heuristics/README.md): pressure-order swaps with probability inversely proportional to
+the job's weight, a configuration among the ``candidates`` cheapest with probability inversely
+proportional to its cost, a node among the fitting ones with probability inversely
+proportional to 1 + the GPUs it would leave idle.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpuaas.heuristics import kernels as K
+from gpuaas.heuristics.greedy import step_values
+from gpuaas.heuristics.state import (
+    State,
+    check_float,
+    check_int,
+    check_time_limit,
+    kernel_data,
+    natural,
+    pressure_order,
+    proxy_code,
+    reject_unknown,
+    rng_state,
+    warm_up,
+)
+from gpuaas.instance import Instance
+from gpuaas.solution import Solution
+
+log = logging.getLogger(__name__)
+
+CHUNK = 32  # iterations per kernel call: the granularity of time checks and progress lines
+
+
+@dataclass
+class Elite:
+    """The elite set, best first: ``vm`` (σ, N), ``node`` and ``cfg`` (σ, J), ``score`` (σ,),
+    plus the Greedy solution (iteration 0) and the number of iterations run."""
+
+    vm: np.ndarray
+    node: np.ndarray
+    cfg: np.ndarray
+    score: np.ndarray
+    greedy: tuple[np.ndarray, np.ndarray, np.ndarray]
+    iterations: int
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, *, seed: int,
+                max_it: int, size: int, swap_prob: float, candidates: int,
+                max_no_improve: int, deadline: float | None,
+                log_interval: float) -> Elite:  # fmt: skip
+    """Run Algorithm 1 up to `max_it` times (time, iteration and no-improvement limits
+    combine; iteration 0 always runs) and return the elite set sorted best first."""
+    N, J = instance.nodes, instance.n_jobs
+    st = State.new(instance)
+    order = pressure_order(instance)
+    rng = rng_state(seed)
+    e_vm = np.full((size, N), -1, dtype=np.int64)
+    e_node = np.full((size, J), -1, dtype=np.int64)
+    e_cfg = np.full((size, J), -1, dtype=np.int64)
+    e_val = np.full(size, np.inf)
+    e_cnt = np.zeros(1, dtype=np.int64)
+    last_imp = np.zeros(1, dtype=np.int64)
+    args = (e_vm, e_node, e_cfg, e_val, e_cnt)
+    it = K.rg_iterations(D, proxy, order, swap_prob, candidates, rng, 0, 1, 0, last_imp,
+                         *st.arrays(), *args)  # fmt: skip
+    greedy = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy())
+    next_log = time.perf_counter() + log_interval
+    while it < max_it:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        end = min(max_it, it + CHUNK)
+        nxt = K.rg_iterations(D, proxy, order, swap_prob, candidates, rng, it, end,
+                              max_no_improve, last_imp, *st.arrays(), *args)  # fmt: skip
+        if nxt < end:
+            it = nxt
+            break
+        it = end
+        if time.perf_counter() >= next_log:
+            next_log = time.perf_counter() + log_interval
+            log.info("randomized greedy: iteration %d/%d, best proxy %.6g, elite %d", it,
+                     max_it, natural(proxy, float(e_val[: e_cnt[0]].min())), e_cnt[0])  # fmt: skip
+    m = int(e_cnt[0])
+    rank = np.argsort(e_val[:m], kind="stable")
+    return Elite(e_vm[rank], e_node[rank], e_cfg[rank], e_val[rank], greedy, it)
+
+
+def rg_options(max_it_rg: Any, elite_size: Any, swap_prob: Any, candidates: Any,
+               max_no_improve: Any, log_interval: Any) -> dict[str, Any]:  # fmt: skip
+    """Checked Randomized Greedy options (clear InputErrors)."""
+    return {
+        "max_it": check_int("max_it_rg", max_it_rg, 1),
+        "size": check_int("elite_size", elite_size, 1),
+        "swap_prob": check_float("swap_prob", swap_prob, 0.0, 1.0),
+        "candidates": check_int("candidates", candidates, 1),
+        "max_no_improve": 0 if max_no_improve is None else check_int("max_no_improve", max_no_improve, 1),
+        "log_interval": check_float("log_interval", log_interval, 0.0, float("inf")),
+    }
+
+
+def finish(instance: Instance, D: tuple[Any, ...], proxy: int,
+           options: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+           postprocess: bool) -> tuple[State, int]:  # fmt: skip
+    """Postprocess each candidate (if asked) and keep the best by proxy score (first on ties)."""
+    best, best_val, best_changes = None, np.inf, 0
+    st = State.new(instance)
+    for vm, node, cfg in options:
+        st.load(D, vm, node, cfg)
+        changes = int(K.postprocess(D, proxy, *st.arrays())) if postprocess else 0
+        val = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
+        if best is None or val < best_val:
+            best, best_val, best_changes = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy()), val, changes
+    assert best is not None
+    st.load(D, *best)
+    return st, best_changes
+
+
+def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
+                      max_it_rg: int = 1000, elite_size: int = 10, proxy: str = "f_obj",
+                      postprocess: bool = True, swap_prob: float = 0.2, candidates: int = 3,
+                      max_no_improve: int | None = None, log_interval: float = 5.0,
+                      **options: Any) -> Solution:  # fmt: skip
+    """Randomized Greedy (Algorithm 1, MaxItRG iterations, elite set of σ) + postprocessing.
+
+    Parameters
+    ----------
+    instance : Instance
+        The rescheduling point to solve.
+    seed : int
+        Seed of the one random stream; the same seed gives the same solution bit for bit
+        (unless `time_limit` cuts the run).
+    time_limit : float, optional
+        Stop starting new iterations after this many seconds (iteration 0 always runs).
+    max_it_rg : int
+        MaxItRG, the number of constructions (paper: 1000).
+    elite_size : int
+        σ, the size of the elite set (paper: 10).
+    proxy : {"f_obj", "f_bar"}
+        f_P, the objective ranking solutions (paper: f_OBJ for Randomized Greedy).
+    postprocess : bool
+        Postprocess every elite solution and the Greedy one, return the best.
+    swap_prob : float
+        Probability scale of a swap in the pressure order (a job of the smallest weight swaps
+        with its successor with this probability; heavier ones proportionally less).
+    candidates : int
+        Number of cheapest configurations a job's configuration is drawn from.
+    max_no_improve : int, optional
+        Stop after this many iterations without a better best solution.
+    log_interval : float
+        Seconds between progress lines on ``logging.getLogger(__name__)`` (INFO).
+
+    Returns
+    -------
+    Solution
+        ``stats``: seconds, seed, iterations, proxy, elite (size), postprocess_changes and
+        ``steps`` (f_OBJ and proxy of greedy, best_elite and the final solution).
+    """
+    reject_unknown("randomized-greedy", options)
+    limit = check_time_limit(time_limit)
+    code = proxy_code(proxy)
+    opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
+    warm_up()
+    start = time.perf_counter()
+    D = kernel_data(instance)
+    elite = build_elite(instance, D, code, seed=seed,
+                        deadline=None if limit is None else start + limit, **opts)  # fmt: skip
+    st = State.new(instance)
+    st.load(D, *elite.greedy)
+    steps = {"greedy": step_values(D, code, st)}
+    st.load(D, elite.vm[0], elite.node[0], elite.cfg[0])
+    steps["best_elite"] = step_values(D, code, st)
+    cands = [(elite.vm[k], elite.node[k], elite.cfg[k]) for k in range(len(elite))]
+    st, changes = finish(instance, D, code, [*cands, elite.greedy], postprocess)
+    if postprocess:
+        steps["postprocessed"] = step_values(D, code, st)
+    seconds = time.perf_counter() - start
+    log.info("randomized greedy: %d iterations, f_OBJ %.6g, %.3f s", elite.iterations,
+             K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg), seconds)  # fmt: skip
+    stats = {"seconds": seconds, "seed": seed, "iterations": elite.iterations, "proxy": proxy,
+             "elite": len(elite), "postprocess_changes": changes, "steps": steps}  # fmt: skip
+    return st.solution(instance, "randomized-greedy", stats)
