@@ -1,7 +1,8 @@
 """gpuaas: joint online scheduling and capacity allocation of DL training jobs on GPU clouds.
 
 The public API: `load_instance` / `Instance`, `Solution`, `solve` (any registered method),
-`validate`, `load_catalog`. Logging is never configured here.
+`validate`, `load_catalog`, the online `Rescheduler` and `simulate`. Logging is never
+configured here.
 """
 
 from __future__ import annotations
@@ -43,21 +44,27 @@ from gpuaas.catalog import Catalog, load_catalog  # noqa: E402
 from gpuaas.errors import GpuaasError, InputError, SolverError, StateError  # noqa: E402
 from gpuaas.instance import Instance, load_instance  # noqa: E402
 from gpuaas.methods import METHODS, solve  # noqa: E402
+from gpuaas.rescheduler import Plan, Rescheduler  # noqa: E402
+from gpuaas.simulator import SimulationResult, simulate  # noqa: E402
 from gpuaas.solution import Solution  # noqa: E402
 from gpuaas.validator import validate  # noqa: E402
 
 __all__ = [
+    "METHODS",
     "Catalog",
     "GpuaasError",
     "InputError",
     "Instance",
-    "METHODS",
+    "Plan",
+    "Rescheduler",
+    "SimulationResult",
     "Solution",
     "SolverError",
     "StateError",
     "__version__",
     "load_catalog",
     "load_instance",
+    "simulate",
     "solve",
     "validate",
 ]

@@ -1,0 +1,600 @@
+"""Online rescheduling [§2.1, DESIGN.md §7]: the state of a running system, driven by events.
+
+Orchestration code tells a `Rescheduler` what happens — a job is submitted, a job completes, the
+clock ticks — and gets back a `Plan`: the VMs to open, resize or close and the jobs to start,
+migrate or preempt. At every event the rescheduler
+
+1. advances the clock: every open VM is charged price x elapsed, every running job gains
+   elapsed / work[j, c] of progress (work = the whole-job time on its configuration c);
+2. records completions (tardiness cost omega_j * max(0, completion - due_j));
+3. builds the `Instance` of all unfinished jobs (remaining times from their progress, relative
+   due dates, `current_node` / `current_cfg` = where each job runs now, -1 waiting);
+4. calls the solver (`gpuaas.methods.solve`), checks its `Solution`, maps its abstract nodes
+   onto the physical ones (the *matching step*, below) and applies the difference as a Plan.
+
+**Matching step.** A solver numbers its nodes freely, but a physical node keeps its identity
+while open. Solver node s is assigned to physical node p by a maximum-weight assignment
+(Hungarian algorithm) whose weights rank, lexicographically: (1) jobs that stay where they are
+(same physical node and configuration: no migration), (2) nodes that keep their VM type (no
+resize), (3) open nodes reused rather than one closed and another opened, (4) s = p. So a node
+whose VM type is unchanged keeps its jobs without a spurious migration.
+
+**Restart overhead** (`overhead`, seconds) is modelled as *lost work*: a job migrated or
+preempted restarts from a checkpoint `overhead` seconds old, i.e. it loses
+overhead / work[j, c_old] of progress (never below 0). Plans and results report the loss.
+
+**Progress reports.** Progress is predicted from the configurations' times. Orchestration code
+that measures real progress (training iterations) passes `progress={id: fraction}` with any
+event; the simulator does so when actual durations differ from predicted ones (noise). A job
+predicted finished but not reported complete is kept at progress `MAX_PROGRESS`.
+
+Times are seconds; `at` must never decrease. An event that raises leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time as _time
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.errors import InputError, SolverError, StateError
+from gpuaas.instance import DEFAULT_PARAMS, Instance, _number, _times
+from gpuaas.methods import DEFAULT_METHOD, get_method, solve
+from gpuaas.solution import Solution
+
+log = logging.getLogger(__name__)
+
+#: seconds: events closer than this are simultaneous; a job with less remaining time is complete
+TIME_TOL = 1e-6
+#: progress a job is held at when predicted finished but not (yet) reported complete
+MAX_PROGRESS = 1.0 - 1e-9
+STATE_VERSION = 1
+_JOB_FIELDS = {"id", "release", "due", "weight", "times", "workload", "progress"}
+
+
+@dataclass
+class _Job:
+    """An unfinished job: its data, its progress and where it runs (-1: waiting)."""
+
+    id: str
+    release: float
+    due: float
+    weight: float
+    work: np.ndarray  # (C,) whole-job seconds per configuration, inf = cannot run
+    progress: float = 0.0
+    node: int = -1
+    cfg: int = -1
+    start: float | None = None  # first start
+    running: float = 0.0  # seconds spent running so far
+    migrations: int = 0
+    preemptions: int = 0
+    lost: float = 0.0  # fraction of work lost to restart overhead
+
+
+@dataclass
+class Plan:
+    """What to do at one rescheduling point, and the target state after doing it.
+
+    Apply in this order: preempt, then close / resize VMs, open VMs, then start and migrate
+    jobs. `nodes` and `jobs` give the whole target state (open nodes; placement of every
+    unfinished job, `node: null` = waiting), so a plan can also be applied idempotently.
+    """
+
+    time: float
+    submitted: list[str] = field(default_factory=list)
+    completed: list[str] = field(default_factory=list)
+    open: list[dict[str, Any]] = field(default_factory=list)  # {"node", "vm"}
+    resize: list[dict[str, Any]] = field(default_factory=list)  # {"node", "from", "to"}
+    close: list[dict[str, Any]] = field(default_factory=list)  # {"node", "vm"}
+    start: list[dict[str, Any]] = field(default_factory=list)  # {"id", "node", "vm", "gpus", "progress"}
+    migrate: list[dict[str, Any]] = field(default_factory=list)  # {"id", "from", "to", "lost_work"}
+    preempt: list[dict[str, Any]] = field(default_factory=list)  # {"id", "node", "vm", "gpus", "lost_work"}
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    objective: float = 0.0  # f_OBJ (P1a) of the solver's solution at this point
+    method: str = ""
+    solver_seconds: float = 0.0
+    next_tick: float = math.inf  # when to call tick() if nothing else happens (time + H)
+
+    @property
+    def changes(self) -> int:
+        """Number of actions (VM and job changes) in the plan."""
+        return sum(map(len, (self.open, self.resize, self.close, self.start, self.migrate, self.preempt)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dictionary of the plan."""
+        return {
+            "time": self.time, "submitted": list(self.submitted), "completed": list(self.completed),
+            "open": self.open, "resize": self.resize, "close": self.close, "start": self.start,
+            "migrate": self.migrate, "preempt": self.preempt, "nodes": self.nodes, "jobs": self.jobs,
+            "objective": self.objective, "method": self.method,
+            "solver_seconds": self.solver_seconds, "next_tick": self.next_tick,
+        }  # fmt: skip
+
+    def __str__(self) -> str:
+        running = sum(j["node"] is not None for j in self.jobs)
+        waiting = len(self.jobs) - running
+        lines = [f"t={self.time:g}: {len(self.nodes)} node(s) open, {running} job(s) running, {waiting} waiting"]
+        lines += [f"  open    node {a['node']} {a['vm']}" for a in self.open]
+        lines += [f"  resize  node {a['node']} {a['from']} -> {a['to']}" for a in self.resize]
+        lines += [f"  close   node {a['node']} {a['vm']}" for a in self.close]
+        lines += [f"  start   {a['id']} on node {a['node']} {a['vm']} x{a['gpus']}" for a in self.start]
+        lines += [f"  migrate {a['id']} node {a['from']['node']} {a['from']['vm']} x{a['from']['gpus']}"
+                  f" -> node {a['to']['node']} {a['to']['vm']} x{a['to']['gpus']}" for a in self.migrate]  # fmt: skip
+        lines += [f"  preempt {a['id']} from node {a['node']}" for a in self.preempt]
+        return "\n".join(lines)
+
+
+class Rescheduler:
+    """Online scheduler: feed it events, apply the Plans it returns.
+
+    Parameters
+    ----------
+    catalog : Catalog, str or dict
+        The VM catalog (a `Catalog`, a bundled catalog name, a YAML path or an inline mapping).
+    nodes : int
+        N, the number of node slots that may be open at once.
+    method : str
+        A registered solution method (`gpuaas.methods.METHODS`), called at every event.
+    seed : int
+        Base seed; event k solves with a seed derived from (seed, k), so runs are reproducible.
+    H, mu, rho : float
+        Parameters of P1 (DESIGN.md §4).
+    overhead : float
+        Seconds of work lost per migration or preemption (restart from an older checkpoint).
+    **solver_options
+        Passed to the method at every event (e.g. ``time_limit``). Must be JSON-able for
+        `state()`.
+    """
+
+    def __init__(self, catalog: Catalog | str | dict[str, Any], nodes: int,
+                 method: str = DEFAULT_METHOD, *, seed: int = 0, H: float = DEFAULT_PARAMS["H"],
+                 mu: float = DEFAULT_PARAMS["mu"], rho: float = DEFAULT_PARAMS["rho"],
+                 overhead: float = 0.0, **solver_options: Any) -> None:  # fmt: skip
+        self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+            raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(None, "seed", f"must be a non-negative integer, got {seed!r}")
+        get_method(method)  # unknown method: InputError now, not at the first event
+        self.nodes = int(nodes)
+        self.method = method
+        self.seed = int(seed)
+        self.H = _number(H, None, "H", minimum=0.0)
+        if self.H <= 0:
+            raise InputError(None, "H", "must be > 0")
+        self.mu = _number(mu, None, "mu", minimum=0.0)
+        self.rho = _number(rho, None, "rho", minimum=0.0)
+        self.overhead = _number(overhead, None, "overhead", minimum=0.0)
+        self.solver_options = dict(solver_options)
+        self.time: float | None = None  # clock: time of the last event
+        self.events = 0
+        self.node_vm = np.full(self.nodes, -1, dtype=np.int64)
+        self.jobs: dict[str, _Job] = {}  # unfinished, in submission order
+        self.completed: dict[str, dict[str, Any]] = {}
+        self.vm_cost = 0.0
+        self.tardiness_cost = 0.0
+        self.migrations = 0
+        self.preemptions = 0
+
+    # -- events -----------------------------------------------------------------------------
+    def submit(self, job: Mapping[str, Any] | Iterable[Mapping[str, Any]], at: float, *,
+               progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
+        """A job (dict in the instance job format; `release` defaults to `at`) or a list of
+        jobs is submitted at time `at`."""
+        jobs = [job] if isinstance(job, Mapping) else list(job)
+        return self.update(at, submit=jobs, progress=progress)
+
+    def complete(self, job_id: str | Iterable[str], at: float, *,
+                 progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
+        """Job `job_id` (or each of a list of ids) completed at `at`. A job already completed
+        is ignored with a warning."""
+        ids = [job_id] if isinstance(job_id, str) else list(job_id)
+        return self.update(at, complete=ids, progress=progress)
+
+    def tick(self, at: float, *, progress: Mapping[str, float] | None = None) -> Plan:
+        """Periodic rescheduling at `at` (H after the last event when nothing else happens)."""
+        return self.update(at, progress=progress)
+
+    def update(self, at: float, *, submit: Iterable[Mapping[str, Any]] = (),
+               complete: Iterable[str] = (), progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
+        """One rescheduling point with any number of simultaneous submissions and completions.
+
+        Checks everything first (an error leaves the state unchanged), then advances the
+        clock, finishes the completed jobs, adds the submitted ones, solves and applies.
+        """
+        at = _number(at, None, "at")
+        if self.time is not None and at < self.time:
+            raise StateError(f"event at t={at:g} is before the previous event at t={self.time:g}; "
+                             "events must come in time order")  # fmt: skip
+        new = self._parse_submissions(submit, at)
+        done = self._check_completions(complete)
+        reports = self._check_progress(progress, set(done))
+        self._advance(at, set(done))
+        for jid, p in reports.items():
+            self.jobs[jid].progress = p
+        for jid in done:
+            self._finish(jid, at)
+        for job in new:
+            self.jobs[job.id] = job
+        plan = self._reschedule(at)
+        plan.submitted = [j.id for j in new]
+        plan.completed = done
+        return plan
+
+    # -- checks -----------------------------------------------------------------------------
+    def _parse_submissions(self, jobs: Iterable[Mapping[str, Any]], at: float) -> list[_Job]:
+        out: list[_Job] = []
+        seen: set[str] = set()
+        for i, job in enumerate(jobs):
+            # the simulator passes records built from an already-checked trace
+            parsed = job if isinstance(job, _Job) else parse_job(job, self.catalog, at, f"job[{i}]")
+            if parsed.id in self.jobs or parsed.id in self.completed or parsed.id in seen:
+                raise StateError(f"job {parsed.id!r} was already submitted")
+            seen.add(parsed.id)
+            out.append(parsed)
+        return out
+
+    def _check_completions(self, ids: Iterable[str]) -> list[str]:
+        done: list[str] = []
+        for jid in ids:
+            if jid in self.completed or jid in done:
+                msg = f"job {jid!r} already completed; duplicate completion ignored"
+                warnings.warn(msg, stacklevel=4)
+                log.warning(msg)
+            elif jid not in self.jobs:
+                raise StateError(f"cannot complete unknown job {jid!r}")
+            else:
+                done.append(jid)
+        return done
+
+    def _check_progress(self, progress: Mapping[str, float] | None, done: set[str]) -> dict[str, float]:
+        if not progress:
+            return {}
+        out = {}
+        for jid, p in progress.items():
+            if jid not in self.jobs:
+                raise StateError(f"progress reported for unknown or completed job {jid!r}")
+            if jid in done:
+                continue
+            p = _number(p, None, f"progress[{jid!r}]", minimum=0.0)
+            if p >= 1.0:
+                raise InputError(None, f"progress[{jid!r}]",
+                                 f"must be < 1 for an unfinished job (complete it instead), got {p!r}")  # fmt: skip
+            out[jid] = p
+        return out
+
+    # -- state changes ----------------------------------------------------------------------
+    def _advance(self, at: float, completing: set[str]) -> None:
+        """Charge open VMs and progress running jobs from the last event to `at`."""
+        if self.time is None:
+            return
+        dt = at - self.time
+        if dt <= 0:
+            return
+        cost = self.catalog.cost
+        for v in self.node_vm:
+            if v >= 0:
+                self.vm_cost += float(cost[v]) * dt
+        for job in self.jobs.values():
+            if job.cfg >= 0:
+                job.progress += dt / float(job.work[job.cfg])
+                job.running += dt
+                if job.progress > MAX_PROGRESS and job.id not in completing:
+                    job.progress = MAX_PROGRESS
+
+    def _finish(self, jid: str, at: float) -> None:
+        job = self.jobs.pop(jid)
+        tard = job.weight * max(0.0, at - job.due)
+        self.tardiness_cost += tard
+        start = job.start if job.start is not None else at
+        self.completed[jid] = {
+            "id": jid, "release": job.release, "start": start, "completion": at, "due": job.due,
+            "weight": job.weight, "tardiness_cost": tard, "jct": at - job.release,
+            "waiting": at - job.release - job.running, "running": job.running,
+            "migrations": job.migrations, "preemptions": job.preemptions, "lost_work": job.lost,
+        }  # fmt: skip
+
+    def instance(self, at: float | None = None) -> Instance:
+        """The P1 instance of all unfinished jobs at time `at` (default: the clock)."""
+        at = (self.time or 0.0) if at is None else at
+        jobs = list(self.jobs.values())
+        C = self.catalog.n_configs
+        return Instance(
+            catalog=self.catalog, nodes=self.nodes, job_ids=tuple(j.id for j in jobs),
+            release=np.array([j.release for j in jobs]), due=np.array([j.due for j in jobs]),
+            weight=np.array([j.weight for j in jobs]),
+            work=np.array([j.work for j in jobs]).reshape(len(jobs), C),
+            progress=np.array([j.progress for j in jobs]), time=at, H=self.H, mu=self.mu,
+            rho=self.rho, current_node=np.array([j.node for j in jobs], dtype=np.int64),
+            current_cfg=np.array([j.cfg for j in jobs], dtype=np.int64),
+        )  # fmt: skip
+
+    def _reschedule(self, at: float) -> Plan:
+        inst = self.instance(at)
+        seconds = 0.0
+        if inst.n_jobs:
+            seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
+            t0 = _time.perf_counter()
+            sol = solve(inst, self.method, seed=seed, **self.solver_options)
+            seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
+            check_solution(sol)
+        else:
+            sol = Solution.empty(inst, self.method)
+        plan = self._apply(sol, at)
+        plan.solver_seconds = seconds
+        self.time = at
+        self.events += 1
+        return plan
+
+    def _apply(self, sol: Solution, at: float) -> Plan:
+        """Map solver nodes onto physical ones, apply the solution, return the differences."""
+        cat = self.catalog
+        names = cat.vm_names
+        jobs = list(self.jobs.values())
+        cur_node = np.array([j.node for j in jobs], dtype=np.int64)
+        cur_cfg = np.array([j.cfg for j in jobs], dtype=np.int64)
+        perm = match_nodes(self.node_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg)
+        new_vm = np.full(self.nodes, -1, dtype=np.int64)
+        new_vm[perm] = sol.node_vm
+        plan = Plan(time=at, method=self.method, objective=sol.objective, next_tick=at + self.H)
+        for p in range(self.nodes):
+            old, new = int(self.node_vm[p]), int(new_vm[p])
+            if old < 0 <= new:
+                plan.open.append({"node": p, "vm": names[new]})
+            elif new < 0 <= old:
+                plan.close.append({"node": p, "vm": names[old]})
+            elif old >= 0 and old != new:
+                plan.resize.append({"node": p, "from": names[old], "to": names[new]})
+        self.node_vm = new_vm
+
+        def where(n: int, c: int) -> dict[str, Any]:
+            return {"node": n, "vm": names[cat.cfg_vm[c]], "gpus": int(cat.cfg_gpus[c])}
+
+        for i, job in enumerate(jobs):
+            n = int(perm[sol.job_node[i]]) if sol.job_node[i] >= 0 else -1
+            c = int(sol.job_cfg[i])
+            if (n, c) == (job.node, job.cfg):
+                continue
+            if job.cfg < 0:
+                plan.start.append({"id": job.id, **where(n, c), "progress": job.progress})
+                if job.start is None:
+                    job.start = at
+            else:
+                lost = self._lose_work(job)
+                if c < 0:
+                    job.preemptions += 1
+                    self.preemptions += 1
+                    plan.preempt.append({"id": job.id, **where(job.node, job.cfg), "lost_work": lost})
+                else:
+                    job.migrations += 1
+                    self.migrations += 1
+                    plan.migrate.append({"id": job.id, "from": where(job.node, job.cfg),
+                                         "to": where(n, c), "lost_work": lost})  # fmt: skip
+            job.node, job.cfg = n, c
+        plan.nodes = [{"node": p, "vm": names[v]} for p, v in enumerate(self.node_vm) if v >= 0]
+        plan.jobs = [({"id": j.id, **where(j.node, j.cfg)} if j.cfg >= 0 else
+                      {"id": j.id, "node": None, "vm": None, "gpus": None}) for j in jobs]  # fmt: skip
+        return plan
+
+    def _lose_work(self, job: _Job) -> float:
+        """Restart overhead: the job loses `overhead` seconds of work on its old configuration."""
+        if self.overhead <= 0:
+            return 0.0
+        lost = min(job.progress, self.overhead / float(job.work[job.cfg]))
+        job.progress -= lost
+        job.lost += lost
+        return lost
+
+    # -- persistence ------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """Everything needed to continue exactly, as a JSON-able dict (see `restore`)."""
+        names = self.catalog.vm_names
+        cat = self.catalog
+
+        def place(j: _Job) -> dict[str, Any] | None:
+            if j.cfg < 0:
+                return None
+            return {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])}
+
+        state = {
+            "version": STATE_VERSION,
+            "catalog": self.catalog.to_dict(),
+            "nodes": self.nodes, "method": self.method, "seed": self.seed,
+            "params": {"H": self.H, "mu": self.mu, "rho": self.rho},
+            "overhead": self.overhead, "solver_options": self.solver_options,
+            "time": self.time, "events": self.events,
+            "node_vm": [names[v] if v >= 0 else None for v in self.node_vm],
+            "jobs": [{"id": j.id, "release": j.release, "due": j.due, "weight": j.weight,
+                      "work": [float(w) if math.isfinite(w) else None for w in j.work],
+                      "progress": j.progress, "placement": place(j), "start": j.start,
+                      "running": j.running, "migrations": j.migrations,
+                      "preemptions": j.preemptions, "lost": j.lost} for j in self.jobs.values()],
+            "completed": list(self.completed.values()),
+            "vm_cost": self.vm_cost, "tardiness_cost": self.tardiness_cost,
+            "migrations": self.migrations, "preemptions": self.preemptions,
+        }  # fmt: skip
+        try:
+            json.dumps(state, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise StateError(f"state is not JSON-able (solver_options?): {exc}") from None
+        return state
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Any]) -> Rescheduler:
+        """A Rescheduler continuing exactly where the one that produced `state` stopped."""
+        if not isinstance(state, Mapping) or state.get("version") != STATE_VERSION:
+            raise StateError(f"not a Rescheduler state of version {STATE_VERSION}")
+        try:
+            p = state["params"]
+            r = cls(state["catalog"], state["nodes"], state["method"], seed=state["seed"],
+                    H=p["H"], mu=p["mu"], rho=p["rho"], overhead=state["overhead"],
+                    **state["solver_options"])  # fmt: skip
+            cat = r.catalog
+            r.time = state["time"]
+            r.events = int(state["events"])
+            r.node_vm = np.array([-1 if v is None else cat.vm_index(v) for v in state["node_vm"]],
+                                 dtype=np.int64)  # fmt: skip
+            for d in state["jobs"]:
+                pl = d["placement"]
+                job = _Job(id=d["id"], release=d["release"], due=d["due"], weight=d["weight"],
+                           work=np.array([math.inf if w is None else w for w in d["work"]]),
+                           progress=d["progress"], start=d["start"], running=d["running"],
+                           migrations=d["migrations"], preemptions=d["preemptions"], lost=d["lost"])  # fmt: skip
+                if pl is not None:
+                    job.node, job.cfg = pl["node"], cat.config(cat.vm_index(pl["vm"]), pl["gpus"])
+                r.jobs[job.id] = job
+            r.completed = {d["id"]: dict(d) for d in state["completed"]}
+            r.vm_cost, r.tardiness_cost = state["vm_cost"], state["tardiness_cost"]
+            r.migrations, r.preemptions = state["migrations"], state["preemptions"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"corrupt Rescheduler state: {exc!r}") from None
+        if len(r.node_vm) != r.nodes:
+            raise StateError("corrupt Rescheduler state: node_vm does not have `nodes` entries")
+        return r
+
+
+def parse_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> _Job:
+    """Check a job dict in the instance job format and turn it into the internal record."""
+    if not isinstance(job, Mapping):
+        raise InputError(None, where, "must be an object")
+    extra = set(job) - _JOB_FIELDS
+    if extra:
+        raise InputError(None, where, f"unknown field(s) {sorted(extra)}")
+    for req in ("id", "due", "weight"):
+        if req not in job:
+            raise InputError(None, f"{where}.{req}", "missing required field")
+    jid = job["id"]
+    if not isinstance(jid, str) or not jid:
+        raise InputError(None, f"{where}.id", f"must be a non-empty string, got {jid!r}")
+    where = f"{where} ({jid})"
+    release = _number(job.get("release", at), None, f"{where}.release", minimum=0.0)
+    if release > at + TIME_TOL:
+        raise InputError(None, f"{where}.release", f"{release:g} is after the submission time {at:g}")
+    progress = _number(job.get("progress", 0.0), None, f"{where}.progress", minimum=0.0)
+    if progress >= 1.0:
+        raise InputError(None, f"{where}.progress", f"must be in [0, 1), got {progress!r}")
+    if "times" in job:
+        work = _times(job["times"], catalog, None, f"{where}.times")
+    elif "workload" in job:
+        from gpuaas.performance import workload_times
+
+        work = workload_times(job["workload"], catalog, None, f"{where}.workload")
+    else:
+        raise InputError(None, where, "needs 'times' (or 'workload' for the performance model)")
+    if not np.isfinite(work).any():
+        raise InputError(None, f"{where}.times", "no VM type of the catalog can run this job")
+    return _Job(id=jid, release=min(release, at), due=_number(job["due"], None, f"{where}.due"),
+                weight=_number(job["weight"], None, f"{where}.weight", minimum=0.0),
+                work=np.asarray(work, dtype=np.float64), progress=progress)  # fmt: skip
+
+
+def check_solution(sol: Solution) -> None:
+    """Raise SolverError unless `sol` is feasible for its instance (vectorised P1 checks)."""
+    inst, cat = sol.instance, sol.instance.catalog
+    N, V, C = inst.nodes, cat.n_vms, cat.n_configs
+    nv, jn, jc = sol.node_vm, sol.job_node, sol.job_cfg
+    name = sol.method or "solver"
+    if ((nv < -1) | (nv >= V)).any():
+        raise SolverError(f"{name}: node VM type out of range")
+    if ((jn < 0) != (jc < 0)).any() or (jn >= N).any() or (jc >= C).any() or (jn < -1).any():
+        raise SolverError(f"{name}: job node/configuration out of range or set inconsistently")
+    run = np.flatnonzero(jc >= 0)
+    if (nv[jn[run]] != cat.cfg_vm[jc[run]]).any():
+        j = run[np.flatnonzero(nv[jn[run]] != cat.cfg_vm[jc[run]])[0]]
+        raise SolverError(f"{name}: job {inst.job_ids[j]} has a configuration of another VM type than its node")
+    if not np.isfinite(inst.times[run, jc[run]]).all():
+        raise SolverError(f"{name}: a job was given a configuration it cannot run on")
+    used = np.bincount(jn[run], weights=cat.cfg_gpus[jc[run]], minlength=N)
+    hosted = np.bincount(jn[run], minlength=N)
+    is_open = nv >= 0
+    if (used[is_open] > cat.gpus[nv[is_open]]).any():
+        raise SolverError(f"{name}: a node holds more GPUs than its VM type has")
+    if (is_open & (hosted == 0)).any():
+        raise SolverError(f"{name}: an open node hosts no job")
+
+
+def match_nodes(old_vm: np.ndarray, new_vm: np.ndarray, cur_node: np.ndarray,
+                cur_cfg: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The physical node `perm[s]` of each solver node s (the matching step, module docstring).
+
+    Weights, lexicographic: jobs kept in place (same physical node and configuration), VM type
+    kept, an open node reused, s == p.
+    """
+    N = len(old_vm)
+    D = 1.0
+    Cw = N + 1.0
+    B = (N + 1.0) ** 2
+    A = (N + 1.0) ** 3
+    w = np.zeros((N, N))
+    keep = (job_node >= 0) & (cur_node >= 0) & (job_cfg == cur_cfg)
+    np.add.at(w, (job_node[keep], cur_node[keep]), A)
+    s_open = (new_vm >= 0)[:, None]
+    w += B * (s_open & (new_vm[:, None] == old_vm[None, :]))
+    w += Cw * (s_open & (old_vm >= 0)[None, :])
+    w += D * np.eye(N)
+    return assign_max(w)
+
+
+def assign_max(weight: np.ndarray) -> np.ndarray:
+    """Maximum-weight perfect assignment of a square matrix: `perm[row] = column`."""
+    w = np.ascontiguousarray(weight, dtype=np.float64)
+    return _hungarian(w.max() - w if w.size else w)
+
+
+@njit(cache=True)
+def _hungarian(cost):  # pragma: no cover - compiled
+    """Minimum-cost assignment (Hungarian algorithm with potentials, O(n^3)); returns row -> col."""
+    n = cost.shape[0]
+    INF = np.inf
+    u = np.zeros(n + 1)
+    v = np.zeros(n + 1)
+    p = np.zeros(n + 1, dtype=np.int64)  # p[col] = row matched to col (1-based, 0 = none)
+    way = np.zeros(n + 1, dtype=np.int64)
+    for i in range(1, n + 1):
+        p[0] = i
+        j0 = 0
+        minv = np.full(n + 1, INF)
+        used = np.zeros(n + 1, dtype=np.bool_)
+        while True:
+            used[j0] = True
+            i0 = p[j0]
+            delta = INF
+            j1 = 0
+            for j in range(1, n + 1):
+                if not used[j]:
+                    cur = cost[i0 - 1, j - 1] - u[i0] - v[j]
+                    if cur < minv[j]:
+                        minv[j] = cur
+                        way[j] = j0
+                    if minv[j] < delta:
+                        delta = minv[j]
+                        j1 = j
+            for j in range(n + 1):
+                if used[j]:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while True:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+            if j0 == 0:
+                break
+    perm = np.zeros(n, dtype=np.int64)
+    for j in range(1, n + 1):
+        perm[p[j] - 1] = j - 1
+    return perm

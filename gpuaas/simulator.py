@@ -1,0 +1,365 @@
+"""Simulator: replay a trace through the `Rescheduler` and account for every second and dollar.
+
+The simulator is a loop around the same `Rescheduler` orchestration code uses (DESIGN.md §7):
+
+- **Events.** A submission at each job's release; a completion when a running job's *actual*
+  remaining time reaches 0; a tick `tick` seconds (default: the method's own interval, else
+  the trace's H) after the last event when nothing else happens and jobs are unfinished.
+  Events closer than `TIME_TOL` (1e-6 s) are one rescheduling point, resolved deterministically:
+  completions first, then submissions in (release, trace order); a job whose remaining time is
+  below `TIME_TOL` at an event completes there (no floating-point leftovers).
+- **Noise.** With `noise = a > 0`, each job's actual durations are its predicted ones times
+  1 + e_j, e_j ~ Uniform(-2a, 2a) (mean absolute relative error a, one seeded stream per
+  purpose). The rescheduler decides on predictions; time runs on actuals, and at each event
+  the measured progress is reported to it. The *predicted* cost is the same simulation with
+  exact predictions (noise 0); the result reports both and their relative deviation.
+- **Event log** (`log=`): one JSON line per interval between two consecutive events,
+  ``{"start", "end", "nodes": [{"node", "vm"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
+  (DESIGN.md §11); from it alone the VM cost, capacity and each job's work can be recomputed.
+  The file appears only when the simulation finishes (written through a temporary file).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from gpuaas.errors import InputError, SolverError
+from gpuaas.instance import Instance
+from gpuaas.methods import DEFAULT_METHOD, default_tick
+from gpuaas.rescheduler import TIME_TOL, Plan, Rescheduler, _Job
+
+#: consecutive events with unfinished jobs, none running and nothing to submit before giving up
+MAX_IDLE_EVENTS = 10_000
+
+
+@dataclass
+class SimulationResult:
+    """Costs, per-job metrics and counters of one simulation (`to_dict` is DESIGN.md §11's format).
+
+    `jobs` holds, per job: id, release, start (first), completion, due, tardiness_cost,
+    jct (completion - release), waiting (jct minus time running: queued time, including after
+    preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
+    overhead, as a fraction of the actual work) and, with noise, actual_factor (actual /
+    predicted duration).
+    """
+
+    method: str
+    seed: int
+    nodes: int
+    total_cost: float
+    vm_cost: float
+    tardiness_cost: float
+    jobs: list[dict[str, Any]]
+    events: int
+    migrations: int
+    preemptions: int
+    solver_seconds: list[float]
+    wall_seconds: float
+    noise: float = 0.0
+    overhead: float = 0.0
+    tick: float = 3600.0
+    predicted: dict[str, float] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def makespan(self) -> float:
+        """Completion time of the last job."""
+        return max((j["completion"] for j in self.jobs), default=0.0)
+
+    def solver_stats(self) -> dict[str, float]:
+        """Solver seconds per rescheduling point: mean, p95, max, total (0 when never called)."""
+        s = np.asarray(self.solver_seconds, dtype=np.float64)
+        if not s.size:
+            return {"mean": 0.0, "p95": 0.0, "max": 0.0, "total": 0.0, "calls": 0}
+        return {"mean": float(s.mean()), "p95": float(np.percentile(s, 95)), "max": float(s.max()),
+                "total": float(s.sum()), "calls": int(s.size)}  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able result (DESIGN.md §11 keys plus seed, nodes, solver_seconds, wall_seconds)."""
+        out: dict[str, Any] = {
+            "method": self.method, "seed": self.seed, "nodes": self.nodes,
+            "total_cost": self.total_cost, "vm_cost": self.vm_cost,
+            "tardiness_cost": self.tardiness_cost, "events": self.events,
+            "migrations": self.migrations, "preemptions": self.preemptions,
+            "makespan": self.makespan, "solver_seconds": self.solver_stats(),
+            "wall_seconds": self.wall_seconds, "noise": self.noise, "overhead": self.overhead,
+            "tick": self.tick, "jobs": self.jobs,
+        }  # fmt: skip
+        if self.predicted is not None:
+            out["predicted"] = self.predicted
+            out["cost_deviation"] = (self.total_cost - self.predicted["total_cost"]) / self.predicted[
+                "total_cost"] if self.predicted["total_cost"] else 0.0  # fmt: skip
+        out.update(self.extra)
+        return out
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        s = self.solver_stats()
+        jct = [j["jct"] for j in self.jobs]
+        late = sum(j["tardiness_cost"] > 0 for j in self.jobs)
+        lines = [
+            f"method        {self.method} (seed {self.seed}, {self.nodes} nodes)",
+            f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
+            (f"jobs          {len(self.jobs)} completed, {late} late, mean JCT "
+             f"{(sum(jct) / len(jct) if jct else 0.0) / 3600:.2f} h, makespan {self.makespan / 3600:.2f} h"),
+            f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions)",
+            (f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
+             f"max {s['max'] * 1e3:.2f} ms, total {s['total']:.2f} s of {self.wall_seconds:.2f} s wall"),
+        ]
+        if self.predicted is not None:
+            dev = self.to_dict()["cost_deviation"]
+            lines.append(f"predicted     {self.predicted['total_cost']:.4f} $ (noise {self.noise:g}): "
+                         f"actual deviates by {100 * dev:+.2f} %")  # fmt: skip
+        return "\n".join(lines)
+
+
+class Simulator:
+    """One simulation, stepped event by event (`step`) or to the end (`run`).
+
+    The `rescheduler` attribute may be replaced between steps (e.g. by
+    `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
+    """
+
+    def __init__(self, trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
+                 nodes: int | None = None, noise: float = 0.0, overhead: float = 0.0,
+                 tick: float | None = None, **solver_options: Any) -> None:  # fmt: skip
+        if not isinstance(trace, Instance):
+            raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
+        if not (isinstance(noise, (int, float)) and 0.0 <= noise < 0.5):
+            raise InputError(None, "noise", f"must be a mean relative error in [0, 0.5), got {noise!r}")
+        tick = default_tick(method) if tick is None else tick
+        tick = trace.H if tick is None else float(tick)
+        if not (math.isfinite(tick) and tick > 0):
+            raise InputError(None, "tick", f"must be a finite number of seconds > 0, got {tick!r}")
+        self.trace = trace
+        self.noise = float(noise)
+        self.tick = tick
+        self.rescheduler = Rescheduler(trace.catalog, trace.nodes if nodes is None else nodes,
+                                       method, seed=seed, H=trace.H, mu=trace.mu, rho=trace.rho,
+                                       overhead=overhead, **solver_options)  # fmt: skip
+        J = trace.n_jobs
+        self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
+        self.order = np.lexsort((np.arange(J), trace.release))  # submission order
+        self.next_sub = 0
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))  # the noise stream
+        self.factor = 1.0 + rng.uniform(-2 * noise, 2 * noise, size=J) if noise > 0 else np.ones(J)
+        self.actual_work = trace.work * self.factor[:, None]
+        self.actual_progress = np.array(trace.progress, dtype=np.float64)
+        self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
+        self.clock: float | None = None
+        self.solver_seconds: list[float] = []
+        self.idle = 0
+        self.log_lines: IO[str] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.next_sub >= self.trace.n_jobs and not self.rescheduler.jobs
+
+    def _next_time(self) -> float:
+        r = self.rescheduler
+        t = math.inf
+        if self.next_sub < self.trace.n_jobs:
+            t = float(self.trace.release[self.order[self.next_sub]])
+        if self.clock is not None and r.jobs:
+            t = min(t, self.clock + self.tick)
+            for job in r.jobs.values():
+                if job.cfg >= 0:
+                    j = self.index[job.id]
+                    t = min(t, self.clock + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]))
+        return t
+
+    def step(self) -> Plan | None:
+        """Advance to the next event and reschedule there; None when the simulation is over."""
+        if self.finished:
+            return None
+        r = self.rescheduler
+        t = self._next_time()
+        if self.clock is not None:
+            t = max(t, self.clock)
+            self._log_interval(self.clock, t)
+        done: list[str] = []
+        for job in r.jobs.values():  # advance actual progress; completions first
+            if job.cfg >= 0:
+                j = self.index[job.id]
+                if self.clock is not None:
+                    self.actual_progress[j] += (t - self.clock) / self.actual_work[j, job.cfg]
+                if self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]) <= TIME_TOL:
+                    done.append(job.id)
+        submit: list[_Job] = []
+        tr = self.trace
+        while self.next_sub < tr.n_jobs and tr.release[self.order[self.next_sub]] <= t:
+            j = int(self.order[self.next_sub])
+            submit.append(_Job(id=tr.job_ids[j], release=float(tr.release[j]), due=float(tr.due[j]),
+                               weight=float(tr.weight[j]), work=tr.work[j],
+                               progress=float(tr.progress[j])))  # fmt: skip
+            self.next_sub += 1
+        reports = None
+        if self.noise > 0:
+            finished = set(done)
+            reports = {jid: float(self.actual_progress[self.index[jid]]) for jid in r.jobs
+                       if jid not in finished}  # fmt: skip
+        plan = r.update(t, submit=submit, complete=done, progress=reports)
+        self.clock = t
+        if plan.jobs:
+            self.solver_seconds.append(plan.solver_seconds)
+        self._apply_overhead(plan)
+        running = any(j.cfg >= 0 for j in r.jobs.values())
+        self.idle = 0 if running or submit or done else self.idle + 1
+        if self.idle > MAX_IDLE_EVENTS:
+            raise SolverError(f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} "
+                              f"events in a row (t={t:g}); the simulation cannot finish")  # fmt: skip
+        return plan
+
+    def _apply_overhead(self, plan: Plan) -> None:
+        """Restart overhead on actual progress: the same lost-work rule as the rescheduler."""
+        ov = self.rescheduler.overhead
+        if ov <= 0:
+            return
+        cat = self.trace.catalog
+        for a in plan.preempt + [dict(m["from"], id=m["id"]) for m in plan.migrate]:
+            j = self.index[a["id"]]
+            c = cat.config(cat.vm_index(a["vm"]), a["gpus"])
+            lost = min(self.actual_progress[j], ov / self.actual_work[j, c])
+            self.actual_progress[j] -= lost
+            self.actual_lost[j] += lost
+
+    def _log_interval(self, start: float, end: float) -> None:
+        if self.log_lines is None:
+            return
+        r = self.rescheduler
+        cat = r.catalog
+        names = cat.vm_names
+        rec = {
+            "start": start, "end": end,
+            "nodes": [{"node": p, "vm": names[v]} for p, v in enumerate(r.node_vm) if v >= 0],
+            "jobs": [{"id": j.id, "node": j.node, "vm": names[cat.cfg_vm[j.cfg]],
+                      "gpus": int(cat.cfg_gpus[j.cfg])} for j in r.jobs.values() if j.cfg >= 0],
+        }  # fmt: skip
+        self.log_lines.write(json.dumps(rec) + "\n")
+
+    def run(self, progress: bool = False) -> SimulationResult:
+        """Step to the end and return the result (`progress`: a progress line on stderr)."""
+        t0 = _time.perf_counter()
+        bar = _ProgressBar(self.trace.n_jobs) if progress else None
+        while self.step() is not None:
+            if bar is not None:
+                bar.update(len(self.rescheduler.completed), self.rescheduler.events, self.clock or 0.0)
+        if bar is not None:
+            bar.close()
+        return self.result(_time.perf_counter() - t0)
+
+    def result(self, wall_seconds: float = 0.0) -> SimulationResult:
+        """The result so far (complete once `finished`)."""
+        r = self.rescheduler
+        jobs = [dict(r.completed[jid]) for jid in self.trace.job_ids if jid in r.completed]
+        if self.noise > 0:
+            for d in jobs:
+                d["actual_factor"] = float(self.factor[self.index[d["id"]]])
+                d["lost_work"] = float(self.actual_lost[self.index[d["id"]]])
+        return SimulationResult(
+            method=r.method, seed=r.seed, nodes=r.nodes, total_cost=r.vm_cost + r.tardiness_cost,
+            vm_cost=r.vm_cost, tardiness_cost=r.tardiness_cost, jobs=jobs, events=r.events,
+            migrations=r.migrations, preemptions=r.preemptions,
+            solver_seconds=list(self.solver_seconds), wall_seconds=wall_seconds,
+            noise=self.noise, overhead=r.overhead, tick=self.tick,
+        )  # fmt: skip
+
+
+class _ProgressBar:
+    """A one-line progress indicator on stderr, redrawn at most every 0.2 s."""
+
+    def __init__(self, total: int) -> None:
+        self.total = max(total, 1)
+        self.last = 0.0
+
+    def update(self, done: int, events: int, clock: float, force: bool = False) -> None:
+        now = _time.monotonic()
+        if not force and now - self.last < 0.2:
+            return
+        self.last = now
+        width = 30
+        fill = int(width * done / self.total)
+        sys.stderr.write(f"\rsimulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
+                         f"{events} events, t = {clock / 3600:.1f} h ")  # fmt: skip
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
+             nodes: int | None = None, noise: float = 0.0, overhead: float = 0.0,
+             log: str | Path | None = None, progress: bool = False, tick: float | None = None,
+             **solver_options: Any) -> SimulationResult:  # fmt: skip
+    """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
+
+    Parameters
+    ----------
+    trace : Instance
+        All jobs with their release times (e.g. from `gpuaas.load_instance`).
+    method : str
+        A registered method, called at every rescheduling point.
+    seed : int
+        Seeds the method (per event) and the noise.
+    nodes : int, optional
+        Override the trace's N (e.g. a node multiplier for baselines).
+    noise : float
+        Mean absolute relative error of predicted durations, in [0, 0.5) (paper: 0.11).
+    overhead : float
+        Seconds of work lost per migration or preemption (see `gpuaas.rescheduler`).
+    log : str or Path, optional
+        Write the event log (JSON lines) to this file.
+    progress : bool
+        Show a progress line on stderr.
+    tick : float, optional
+        Periodic rescheduling interval when nothing happens; default the method's own
+        (`gpuaas.methods.default_tick`), else the trace's H.
+    **solver_options
+        Passed to the method at every event (e.g. ``time_limit``).
+
+    Returns
+    -------
+    SimulationResult
+    """
+    sim = Simulator(trace, method, seed=seed, nodes=nodes, noise=noise, overhead=overhead,
+                    tick=tick, **solver_options)  # fmt: skip
+    if log is None:
+        result = sim.run(progress)
+    else:
+        result = _run_logged(sim, Path(log), progress)
+    if noise > 0:
+        exact = Simulator(trace, method, seed=seed, nodes=nodes, noise=0.0, overhead=overhead,
+                          tick=tick, **solver_options).run()  # fmt: skip
+        result.predicted = {"total_cost": exact.total_cost, "vm_cost": exact.vm_cost,
+                            "tardiness_cost": exact.tardiness_cost}  # fmt: skip
+    return result
+
+
+def _run_logged(sim: Simulator, path: Path, progress: bool) -> SimulationResult:
+    """Run with the event log streamed to a temporary file, renamed into place at the end."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(str(path), None, f"output directory {str(parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            sim.log_lines = fh
+            result = sim.run(progress)
+            sim.log_lines = None
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return result

@@ -1,0 +1,246 @@
+"""Tests of the online Rescheduler: accounting by hand, plans, matching, errors, state/restore."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuaas.errors import InputError, SolverError, StateError
+from gpuaas.methods import METHODS
+from gpuaas.rescheduler import MAX_PROGRESS, Rescheduler, assign_max
+from gpuaas.solution import Solution
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Two VM types: A has 1 GPU at 3.6 $/h (0.001 $/s), B has 2 GPUs at 7.2 $/h (0.002 $/s).
+CATALOG = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
+                        {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2}]}  # fmt: skip
+
+#: job id -> (VM name, GPUs) or None (postpone): what the "test-scripted" solver does
+SCRIPT: dict[str, tuple[str, int] | None] = {}
+
+
+def scripted(instance, *, seed=0, time_limit=None, **options):
+    """Test-only solver: each job on its own node as SCRIPT says, numbering nodes from the
+    last-submitted job (so its node numbers shift as jobs arrive)."""
+    cat = instance.catalog
+    node_vm = np.full(instance.nodes, -1)
+    job_node = np.full(instance.n_jobs, -1)
+    job_cfg = np.full(instance.n_jobs, -1)
+    k = 0
+    for j in reversed(range(instance.n_jobs)):
+        choice = SCRIPT.get(instance.job_ids[j])
+        if choice is not None and k < instance.nodes:
+            v = cat.vm_index(choice[0])
+            node_vm[k], job_node[j], job_cfg[j] = v, k, cat.config(v, choice[1])
+            k += 1
+    return Solution(instance, node_vm, job_node, job_cfg, "test-scripted", {"seconds": 0.0, "seed": seed})
+
+
+def overfull(instance, *, seed=0, time_limit=None, **options):
+    """Test-only broken solver: every job on node 0 with an A VM (over capacity from 2 jobs)."""
+    cat = instance.catalog
+    return Solution(instance, [0] + [-1] * (instance.nodes - 1), np.zeros(instance.n_jobs),
+                    np.full(instance.n_jobs, cat.config(0, 1)), "test-overfull")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _methods(monkeypatch):
+    monkeypatch.setitem(METHODS, "test-scripted", (__name__, "scripted", "test only"))
+    monkeypatch.setitem(METHODS, "test-overfull", (__name__, "overfull", "test only"))
+    SCRIPT.clear()
+
+
+def job(jid, due=10_000.0, weight=0.01, **extra):
+    """A job runnable on A (1000 s) and on B (800 s with 1 GPU, 500 s with 2)."""
+    return {"id": jid, "due": due, "weight": weight, "times": {"A": [1000.0], "B": [800.0, 500.0]}, **extra}
+
+
+def test_costs_and_progress_by_hand():
+    """VM cost is price x open time, progress elapsed / whole-job time, tardiness w x lateness."""
+    SCRIPT["j1"] = ("B", 2)
+    r = Rescheduler(CATALOG, 2, "test-scripted")
+    plan = r.submit(job("j1", due=400.0, weight=0.01), at=0.0)
+    assert plan.open == [{"node": 0, "vm": "B"}]
+    assert plan.start == [{"id": "j1", "node": 0, "vm": "B", "gpus": 2, "progress": 0.0}]
+    r.tick(200.0)
+    assert r.jobs["j1"].progress == pytest.approx(200 / 500)  # 0.4 of the work done
+    assert r.vm_cost == pytest.approx(0.002 * 200)
+    plan = r.complete("j1", at=500.0)
+    assert plan.close == [{"node": 0, "vm": "B"}] and plan.completed == ["j1"]
+    assert r.vm_cost == pytest.approx(0.002 * 500)  # 1.0 $
+    assert r.tardiness_cost == pytest.approx(0.01 * (500 - 400))  # 1.0 $
+    done = r.completed["j1"]
+    assert (done["start"], done["completion"], done["jct"], done["waiting"]) == (0.0, 500.0, 500.0, 0.0)
+
+
+def test_instance_carries_remaining_times_and_placement():
+    """The event's Instance has remaining times, relative due dates and where each job runs."""
+    SCRIPT.update(j1=("B", 2), j2=None)
+    r = Rescheduler(CATALOG, 2, "test-scripted")
+    r.submit(job("j1", due=2000.0), at=0.0)
+    r.submit(job("j2", due=3000.0), at=100.0)
+    inst = r.instance()
+    assert inst.job_ids == ("j1", "j2") and inst.time == 100.0
+    assert inst.progress[0] == pytest.approx(100 / 500)
+    assert inst.times[0, 2] == pytest.approx(400.0)  # B x2: 500 s of which 100 done
+    assert list(inst.rel_due) == [1900.0, 2900.0]
+    assert list(inst.current_node) == [0, -1] and list(inst.current_cfg) == [2, -1]
+
+
+def test_matching_keeps_running_jobs_in_place():
+    """A solver renumbering its nodes causes no migration: physical nodes keep their jobs."""
+    SCRIPT.update(j1=("A", 1), j2=("B", 1))
+    r = Rescheduler(CATALOG, 3, "test-scripted")
+    r.submit(job("j1"), at=0.0)  # j1 on node 0
+    SCRIPT.update(j0=("B", 2), j3=None)
+    plan = r.submit(job("j0"), at=10.0)  # the solver's node 0 is now j0's, j1 is on its node 1
+    assert r.jobs["j1"].node == 0 and r.jobs["j0"].node == 1
+    plan = r.submit([job("j2"), job("j3")], at=20.0)  # solver: j2 0, j0 1, j1 2
+    assert r.migrations == 0 and plan.migrate == [] and plan.resize == []
+    assert r.jobs["j1"].node == 0
+    assert [a["id"] for a in plan.start] == ["j2"] and r.jobs["j3"].cfg == -1
+
+
+def test_migration_resize_preemption_and_overhead():
+    """A configuration change is a migration (resizing the node), a postponement a preemption;
+    each loses `overhead` seconds of work on the old configuration."""
+    SCRIPT.update(j1=("B", 2))
+    r = Rescheduler(CATALOG, 1, "test-scripted", overhead=50.0)
+    r.submit(job("j1"), at=0.0)
+    SCRIPT.update(j1=("A", 1))
+    plan = r.tick(200.0)  # 0.4 done on B x2, lose 50/500 = 0.1
+    assert plan.resize == [{"node": 0, "from": "B", "to": "A"}]
+    assert plan.migrate[0]["from"]["vm"] == "B" and plan.migrate[0]["to"] == {"node": 0, "vm": "A", "gpus": 1}
+    assert plan.migrate[0]["lost_work"] == pytest.approx(0.1)
+    assert r.jobs["j1"].progress == pytest.approx(0.3)
+    SCRIPT.update(j1=None)
+    plan = r.tick(300.0)  # +100/1000 on A = 0.4, lose 50/1000 = 0.05
+    assert plan.preempt[0]["id"] == "j1" and plan.close == [{"node": 0, "vm": "A"}]
+    assert r.jobs["j1"].progress == pytest.approx(0.35)
+    assert (r.migrations, r.preemptions) == (1, 1)
+    SCRIPT.update(j1=("A", 1))
+    plan = r.tick(400.0)
+    assert plan.start[0]["progress"] == pytest.approx(0.35) and r.jobs["j1"].start == 0.0
+
+
+def test_predicted_finish_without_completion_is_held():
+    """A job predicted finished but not reported complete stays unfinished at MAX_PROGRESS."""
+    SCRIPT.update(j1=("B", 2))
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    r.submit(job("j1"), at=0.0)
+    r.tick(900.0)
+    assert "j1" in r.jobs and r.jobs["j1"].progress == MAX_PROGRESS
+
+
+def test_progress_reports_override_predictions():
+    """Measured progress passed with an event replaces the predicted one; bad reports raise."""
+    SCRIPT.update(j1=("B", 2))
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    r.submit(job("j1"), at=0.0)
+    r.tick(100.0, progress={"j1": 0.05})
+    assert r.jobs["j1"].progress == 0.05
+    with pytest.raises(InputError, match="must be < 1"):
+        r.tick(200.0, progress={"j1": 1.0})
+    with pytest.raises(StateError, match="unknown or completed job 'zz'"):
+        r.tick(200.0, progress={"zz": 0.5})
+
+
+def test_errors_are_clear_and_leave_state_unchanged():
+    """Out-of-order times, unknown ids, duplicate and invalid jobs raise; state is untouched."""
+    SCRIPT.update(j1=("A", 1))
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    r.submit(job("j1"), at=100.0)
+    before = json.dumps(r.state())
+    with pytest.raises(StateError, match="before the previous event"):
+        r.tick(50.0)
+    with pytest.raises(StateError, match="unknown job 'nope'"):
+        r.complete("nope", at=150.0)
+    with pytest.raises(StateError, match="already submitted"):
+        r.submit(job("j1"), at=150.0)
+    with pytest.raises(InputError, match="unknown VM type"):
+        r.submit({"id": "x", "due": 1.0, "weight": 0.1, "times": {"Z": [1.0]}}, at=150.0)
+    with pytest.raises(InputError, match="needs 'times'"):
+        r.submit({"id": "x", "due": 1.0, "weight": 0.1}, at=150.0)
+    with pytest.raises(InputError, match="after the submission time"):
+        r.submit(job("x", release=500.0), at=150.0)
+    with pytest.raises(InputError, match="unknown field"):
+        r.submit(job("x", colour="red"), at=150.0)
+    with pytest.raises(InputError, match="unknown method"):
+        Rescheduler(CATALOG, 1, "no-such-method")
+    assert json.dumps(r.state()) == before
+
+
+def test_duplicate_completion_is_ignored_with_a_warning():
+    """Completing a job twice warns and changes nothing."""
+    SCRIPT.update(j1=("A", 1))
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    r.submit(job("j1"), at=0.0)
+    r.complete("j1", at=1000.0)
+    cost = r.vm_cost + r.tardiness_cost
+    with pytest.warns(UserWarning, match="already completed"):
+        plan = r.complete("j1", at=1000.0)
+    assert plan.completed == [] and r.vm_cost + r.tardiness_cost == cost
+
+
+def test_invalid_solver_solution_raises():
+    """A solver whose Solution breaks capacity is reported, not applied."""
+    r = Rescheduler(CATALOG, 2, "test-overfull")
+    r.submit(job("j1"), at=0.0)
+    with pytest.raises(SolverError, match="more GPUs"):
+        r.submit(job("j2"), at=1.0)
+
+
+def test_state_restore_continues_exactly():
+    """state() survives JSON and restore() continues with the same plans, costs and state."""
+    SCRIPT.update(j1=("B", 1), j2=("B", 1), j3=("A", 1))
+    a = Rescheduler(CATALOG, 2, "test-scripted", seed=3, overhead=7.5, H=1800)
+    a.submit(job("j1", due=300.0), at=0.0)
+    a.submit([job("j2"), job("j3")], at=123.456)
+    b = Rescheduler.restore(json.loads(json.dumps(a.state())))
+    SCRIPT.update(j2=("A", 1), j3=None)
+    for r in (a, b):
+        plans = [r.tick(1000.0 / 3.0 + 200), r.complete("j1", at=900.0), r.tick(2000.0)]
+        r.plans = [p.to_dict() for p in plans]  # type: ignore[attr-defined]
+    assert a.plans == b.plans  # type: ignore[attr-defined]
+    assert a.state() == b.state()
+    with pytest.raises(StateError, match="not a Rescheduler state"):
+        Rescheduler.restore({"version": 99})
+
+
+def test_plan_is_json_and_readable():
+    """Plan.to_dict() is JSON-able and str(plan) names every action."""
+    SCRIPT.update(j1=("B", 2))
+    plan = Rescheduler(CATALOG, 1, "test-scripted").submit(job("j1"), at=0.0)
+    assert json.loads(json.dumps(plan.to_dict()))["start"][0]["id"] == "j1"
+    assert "open    node 0 B" in str(plan) and "start   j1 on node 0 B x2" in str(plan)
+
+
+def test_assignment_is_optimal_against_enumeration():
+    """assign_max finds the best permutation on random integer matrices (brute force n <= 6)."""
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        n = int(rng.integers(1, 7))
+        w = rng.integers(0, 5, size=(n, n)).astype(float)
+        perm = assign_max(w)
+        assert sorted(perm) == list(range(n))
+        best = max(sum(w[i, p[i]] for i in range(n)) for p in itertools.permutations(range(n)))
+        assert sum(w[i, perm[i]] for i in range(n)) == best
+
+
+def test_readme_example_runs(tmp_path):
+    """The README's orchestration example runs and prints its plans."""
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- rescheduler-example -->\s*```python\n(.*?)```", text, re.DOTALL)
+    assert m, "README has no rescheduler example block"
+    out = subprocess.run([sys.executable, "-c", m.group(1)], capture_output=True, text=True,
+                         check=False, cwd=tmp_path, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "open" in out.stdout and "start" in out.stdout and "restored" in out.stdout
