@@ -29,6 +29,8 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "dp-fastwct": ("gpuaas.baselines.dp", "dp_fastwct", "DP baseline, fastest config, F2 = F_WCT"),
     "dp-fastb": ("gpuaas.baselines.dp", "dp_fastb", "DP baseline, fastest config, F2 = F_B"),
     "dp-adjwct": ("gpuaas.baselines.dp", "dp_adjwct", "DP baseline, F1 = adjusted tardiness, F2 = F_WCT"),
+    "hierarchical": ("gpuaas.baselines.hierarchical", "hierarchical",
+                     "Controllers of 5 nodes, each solving P1 by MILP at 5 % gap"),
     # exact method [§3.1]
     "milp": ("gpuaas.milp", "milp", "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit"),
 }

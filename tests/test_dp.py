@@ -67,11 +67,11 @@ def test_dp_wct_one_node_takes_the_largest_saving():
 
 
 def test_dp_fastb_runs_every_job_it_can_and_prefers_cheap_runs():
-    """DP(FastB), 2 nodes, B = 1000: everything on L/2; E = a 1.8, b 1.8, c 0.005*800 + 1.8 = 5.8;
-    savings a 998.2 = b 998.2 > c 994.2, so a and b run and the late c waits (F_B's blind spot)."""
+    """DP(FastB), 2 nodes, B = 1e6: everything on L/2; E = a 1.8, b 1.8, c 0.005*800 + 1.8 = 5.8;
+    savings B - E: a = b > c, so a and b run and the late c waits (F_B's blind spot)."""
     sol = solve(instance(JOBS, 2), "dp-fastb")
     assert running(sol) == {"a": L2, "b": L2}
-    assert sol.stats["dp_value"] == pytest.approx(1.8 + 1.8 + 1000.0)
+    assert sol.stats["dp_value"] == pytest.approx(1.8 + 1.8 + 1.0e6)
     # with B = 1 $ running c (5.8) costs more than waiting (1), and a, b still save 1 - 1.8 < 0:
     assert running(solve(instance(JOBS, 2), "dp-fastb", B=1.0)) == {}
 

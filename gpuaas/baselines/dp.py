@@ -26,7 +26,7 @@ TICK = 900.0
 #: The results do not depend on the seed.
 SEED_INDEPENDENT = True
 #: Default B ($), the cost of postponing a job in F_B (DP(FastB)); see formulations/DP.md.
-DEFAULT_B = 1000.0
+DEFAULT_B = 1.0e6
 
 
 def step_tardiness(instance: Instance, dt: float) -> np.ndarray:
@@ -165,7 +165,7 @@ _PARAMS = """
     dt : float
         Δt (s) of the proxies, default 900 (also the simulator tick, `TICK`).
     B : float
-        DP(FastB) only: the cost ($) of postponing a job in F_B, default 1000.
+        DP(FastB) only: the cost ($) of postponing a job in F_B, default 1e6.
 
     Returns
     -------

@@ -1,0 +1,188 @@
+"""The Hierarchical method of [11] [§3.1, §4.2.2]: local controllers of 5 nodes, each solving P1 by MILP.
+
+The N nodes are split into K = ceil(N / 5) local controllers (nodes 5k .. 5k + 4; the last one
+may have fewer). Jobs are dealt to controllers round-robin: a running job stays with the
+controller that owns its node (so the split does not move it), and each waiting job, in
+submission order, goes to the controller with the fewest jobs so far (ties: lowest index) —
+plain round-robin when the controllers start empty, and it keeps their loads level as jobs
+end. Each controller solves P1 (with P1n, as the paper's MILP) for its jobs and nodes with the
+`milp` method at a 5 % relative gap and a time limit, warm-started from Greedy's solution of
+the same sub-problem. Controllers are independent, so they run in parallel threads (highspy
+releases the GIL while HiGHS runs; each controller uses one HiGHS thread).
+
+If HiGHS stops at the time limit without any incumbent (possible only when the warm start was
+rejected, e.g. by P1n), the controller falls back to the Greedy solution and the fallback is
+counted in `stats["fallbacks"]`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from gpuaas.baselines.dispatch import submission_order
+from gpuaas.errors import InputError, SolverError
+from gpuaas.instance import Instance
+from gpuaas.solution import Solution
+
+#: Nodes per local controller [§4.2.2].
+CONTROLLER_NODES = 5
+#: Relative MIP gap of every controller [§4.2.2].
+GAP = 0.05
+#: Default time limit (s) of one controller's MILP (the paper's controllers took 1.5-33 s).
+CONTROLLER_TIME_LIMIT = 10.0
+
+_pool_lock = threading.Lock()
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A long-lived pool per size, so HiGHS's per-thread scheduler is set up once per thread."""
+    with _pool_lock:
+        if workers not in _pools:
+            _pools[workers] = ThreadPoolExecutor(max_workers=workers,
+                                                 thread_name_prefix="gpuaas-controller")  # fmt: skip
+        return _pools[workers]
+
+
+def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES) -> np.ndarray:
+    """The controller of every job: running jobs keep their node's, waiting jobs go round-robin.
+
+    Parameters
+    ----------
+    instance : Instance
+        The rescheduling point (`current_node` says where jobs run).
+    controllers : int
+        K.
+    size : int
+        Nodes per controller.
+
+    Returns
+    -------
+    np.ndarray
+        (J,) controller index of each job.
+    """
+    owner = np.full(instance.n_jobs, -1, dtype=np.int64)
+    count = np.zeros(controllers, dtype=np.int64)
+    for j in np.flatnonzero(instance.current_node >= 0):
+        k = min(int(instance.current_node[j]) // size, controllers - 1)
+        owner[j] = k
+        count[k] += 1
+    for j in submission_order(instance):
+        if owner[j] < 0:
+            k = int(np.argmin(count))
+            owner[j] = k
+            count[k] += 1
+    return owner
+
+
+def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool,
+                milp_options: dict[str, Any]) -> tuple[Solution, str]:  # fmt: skip
+    """Solve one controller's P1: MILP warm-started from Greedy, Greedy if HiGHS finds nothing."""
+    from gpuaas.heuristics.greedy import greedy
+    from gpuaas.milp import milp
+
+    warm = greedy(sub, seed=seed)
+    try:
+        sol = milp(sub, seed=seed, time_limit=time_limit, gap=gap, p1n=p1n, warm_start=warm,
+                   **milp_options)  # fmt: skip
+    except SolverError:
+        return warm, "fallback"
+    return sol, str(sol.stats.get("status", ""))
+
+
+def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
+                 controller_nodes: int = CONTROLLER_NODES, gap: float = GAP,
+                 controller_time_limit: float = CONTROLLER_TIME_LIMIT, p1n: bool = True,
+                 workers: int | None = None, **milp_options: Any) -> Solution:  # fmt: skip
+    """Solve P1 by K = ceil(N / 5) independent MILPs of 5 nodes each (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        The rescheduling point.
+    seed : int
+        Seed of every controller's solver.
+    time_limit : float, optional
+        Overall limit (s); each controller gets min(this, `controller_time_limit`), since the
+        controllers run in parallel.
+    controller_nodes : int
+        Nodes per controller (5 in the paper).
+    gap : float
+        Relative MIP gap of every controller (5 % in the paper).
+    controller_time_limit : float
+        Time limit (s) of one controller's MILP.
+    p1n : bool
+        Each controller's MILP requires exactly min(nodes, jobs) open nodes (P1n).
+    workers : int, optional
+        Controllers solved at once (threads); default min(K, CPU count).
+    **milp_options
+        Passed to `gpuaas.milp.milp` (e.g. ``symmetry``).
+
+    Returns
+    -------
+    Solution
+        The controllers' solutions side by side; `stats` has controllers, statuses (count per
+        MILP status), fallbacks, max_gap, max_controller_seconds, seconds, seed.
+    """
+    if isinstance(controller_nodes, bool) or int(controller_nodes) < 1:
+        raise InputError(None, "controller_nodes", f"must be a positive integer, got {controller_nodes!r}")
+    if not controller_time_limit > 0:
+        raise InputError(None, "controller_time_limit", f"must be > 0, got {controller_time_limit!r}")
+    for bad in ("threads", "warm_start"):
+        if bad in milp_options:
+            raise InputError(None, bad, "is set by the hierarchical method itself")
+    t0 = time.perf_counter()
+    N, size = instance.nodes, int(controller_nodes)
+    K = math.ceil(N / size)
+    limit = controller_time_limit if time_limit is None else min(controller_time_limit, time_limit)
+    owner = deal_jobs(instance, K, size)
+    tasks = []
+    for k in range(K):
+        idx = np.flatnonzero(owner == k)
+        if idx.size == 0:
+            continue
+        lo, n_k = k * size, min(size, N - k * size)
+        sub = instance.subset(idx)
+        local = np.where((sub.current_node >= lo) & (sub.current_node < lo + n_k),
+                         sub.current_node - lo, -1)  # fmt: skip
+        sub = dataclasses.replace(sub, nodes=n_k, current_node=local,
+                                  current_cfg=np.where(local >= 0, sub.current_cfg, -1))  # fmt: skip
+        tasks.append((k, idx, lo, sub))
+    n_workers = max(1, min(len(tasks), workers or os.cpu_count() or 1))
+
+    def run(task: tuple[int, np.ndarray, int, Instance]) -> tuple[Solution, str]:
+        return _controller(task[3], seed, limit, gap, p1n, milp_options)
+
+    if n_workers == 1:
+        results = [run(t) for t in tasks]
+    else:
+        results = list(_pool(n_workers).map(run, tasks))
+    node_vm = np.full(N, -1, dtype=np.int64)
+    job_node = np.full(instance.n_jobs, -1, dtype=np.int64)
+    job_cfg = np.full(instance.n_jobs, -1, dtype=np.int64)
+    statuses: dict[str, int] = {}
+    gaps, secs = [], []
+    for (_, idx, lo, sub), (sol, status) in zip(tasks, results):
+        opened = sol.node_vm >= 0
+        node_vm[lo:lo + sub.nodes][opened] = sol.node_vm[opened]
+        on = sol.job_node >= 0
+        job_node[idx[on]] = sol.job_node[on] + lo
+        job_cfg[idx[on]] = sol.job_cfg[on]
+        statuses[status] = statuses.get(status, 0) + 1
+        if sol.stats.get("gap") is not None:
+            gaps.append(float(sol.stats["gap"]))
+        secs.append(float(sol.stats.get("seconds", 0.0)))
+    stats = {"seconds": time.perf_counter() - t0, "seed": seed, "controllers": K,
+             "solved": len(tasks), "statuses": statuses, "fallbacks": statuses.get("fallback", 0),
+             "max_gap": max(gaps) if gaps else None,
+             "max_controller_seconds": max(secs) if secs else 0.0,
+             "controller_time_limit": limit, "workers": n_workers}  # fmt: skip
+    return Solution(instance, node_vm, job_node, job_cfg, "hierarchical", stats)
