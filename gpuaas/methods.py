@@ -35,7 +35,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "milp": ("gpuaas.milp", "milp", "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit"),
 }
 
-DEFAULT_METHOD = "greedy"
+DEFAULT_METHOD = "path-relinking"
 
 
 def get_method(name: str) -> Callable[..., Solution]:

@@ -281,13 +281,33 @@ def suboptimal(D, node_vm, node_used, j):
 
 
 @njit(cache=True)
+def swap_pass(seq, weight, swap_prob, rng):
+    """One pass over the pressure order: the job at position i swaps with the next one with
+    probability ``swap_prob * w_min / w_j`` (inversely proportional to its priority w_j); a
+    swapped pair is skipped, so a job moves at most one place."""
+    J = seq.shape[0]
+    wmin = np.inf
+    for j in range(weight.shape[0]):
+        if 0.0 < weight[j] < wmin:
+            wmin = weight[j]
+    i = 0
+    while i < J - 1:
+        w = weight[seq[i]]
+        p = swap_prob * wmin / w if w > 0.0 else swap_prob
+        if rand_uniform(rng) < p:
+            seq[i], seq[i + 1] = seq[i + 1], seq[i]
+            i += 2
+        else:
+            i += 1
+
+
+@njit(cache=True)
 def construct(D, order, randomized, swap_prob, n_cand, rng,
               node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg):  # fmt: skip
     """Algorithm 1, one iteration: build a schedule from scratch into the state arrays.
 
-    Jobs are taken in ``order`` (decreasing pressure); randomised, one pass swaps the job at
-    position i with the next one with probability ``swap_prob * w_min / w_j`` (inversely
-    proportional to its priority w_j), a swapped pair being skipped.
+    Jobs are taken in ``order`` (decreasing pressure), randomised by `swap_pass`; then
+    `select_config`, `best_fit_node`, a new node, `suboptimal`, or the queue.
     """
     weight, cfg_vm, cfg_gpus, vm_gpus = D[2], D[4], D[5], D[7]
     N = node_vm.shape[0]
@@ -295,20 +315,8 @@ def construct(D, order, randomized, swap_prob, n_cand, rng,
     C = D[0].shape[1]
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
     seq = order.copy()
-    if randomized and swap_prob > 0.0 and J > 1:
-        wmin = np.inf
-        for j in range(J):
-            if 0.0 < weight[j] < wmin:
-                wmin = weight[j]
-        i = 0
-        while i < J - 1:
-            w = weight[seq[i]]
-            p = swap_prob * wmin / w if w > 0.0 else swap_prob
-            if rand_uniform(rng) < p:
-                seq[i], seq[i + 1] = seq[i + 1], seq[i]
-                i += 2
-            else:
-                i += 1
+    if randomized and swap_prob > 0.0:
+        swap_pass(seq, weight, swap_prob, rng)
     keys = np.empty(max(C, N))
     cands = np.empty(max(C, N), dtype=np.int64)
     n_open = 0

@@ -1,0 +1,144 @@
+"""Path Relinking: incremental move deltas, Algorithm 2's behaviour, validity, reproducibility."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_instance
+from gpuaas.heuristics import kernels as K
+from gpuaas.heuristics.greedy import greedy
+from gpuaas.heuristics.path_relinking import path_relinking
+from gpuaas.heuristics.state import State, kernel_data
+from gpuaas.methods import DEFAULT_METHOD, solve
+from gpuaas.validator import validate
+from tests.heuristic_cases import random_instance
+from tests.test_objective import random_solution
+
+
+@pytest.mark.parametrize("proxy", [K.PROXY_FOBJ, K.PROXY_FBAR])
+def test_move_delta_equals_full_recomputation(proxy):
+    """Every feasible move's incremental delta equals the change of the whole-solution score."""
+    checked = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        inst = random_instance(seed, nodes=int(rng.integers(1, 8)), jobs=int(rng.integers(1, 25)))
+        sol = random_solution(inst, rng)
+        D = kernel_data(inst)
+        st = State.new(inst)
+        st.load(D, sol.node_vm, sol.job_node, sol.job_cfg)
+        for _ in range(30):
+            j = int(rng.integers(inst.n_jobs))
+            runnable = np.flatnonzero(np.isfinite(inst.times[j]))
+            c = -1 if rng.random() < 0.2 else int(rng.choice(runnable))
+            n = -1 if c < 0 else int(rng.integers(inst.nodes))
+            if not K.move_feasible(D, st.node_vm, st.node_used, st.node_cnt, st.job_node,
+                                   st.job_cfg, j, n, c):  # fmt: skip
+                continue
+            before = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
+            d = K.move_delta(D, proxy, *st.arrays(), j, n, c)
+            K.apply_move(D, *st.arrays(), j, n, c)
+            after = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
+            assert d == pytest.approx(after - before, rel=1e-9, abs=1e-7 * (1 + abs(before)) * 1e-3)
+            assert validate(st.solution(inst, "", {})).ok
+            checked += 1
+    assert checked > 500
+
+
+def test_relink_reaches_a_better_target():
+    """From the empty schedule towards Greedy's with f̄ (every run job adds to eq. 1) the path
+    reaches the target configurations."""
+    inst = random_instance(4, nodes=30, jobs=12)
+    g = greedy(inst, postprocess=False)
+    D = kernel_data(inst)
+    st = State.new(inst)
+    score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
+    _it, moves, score = K.relink(D, K.PROXY_FBAR, g.job_cfg.copy(), 100, score, *st.arrays())
+    assert np.array_equal(st.job_cfg, g.job_cfg)
+    assert moves == (g.job_cfg >= 0).sum()
+    assert score == pytest.approx(-g.proxy)
+
+
+def test_relink_stops_when_no_move_improves():
+    """Towards the empty schedule no move (postponing) improves f̄: nothing changes."""
+    inst = random_instance(4, nodes=30, jobs=12)
+    g = greedy(inst, postprocess=False)
+    D = kernel_data(inst)
+    st = State.new(inst)
+    st.load(D, g.node_vm, g.job_node, g.job_cfg)
+    score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
+    target = np.full(inst.n_jobs, -1, dtype=np.int64)
+    it, moves, after = K.relink(D, K.PROXY_FBAR, target, 100, score, *st.arrays())
+    assert (it, moves, after) == (1, 0, score)
+    assert np.array_equal(st.job_cfg, g.job_cfg)
+
+
+def test_two_level_step_accepts_a_worsening_first_move():
+    """Shrinking job a is worse alone but lets job b run: two-level EXPLORE_STEP takes it."""
+    from tests.heuristic_cases import CATALOG, tiny_instance
+
+    rows = [{("NC12", 1): 2000.0, ("NC12", 2): 1200.0}, {("NC12", 1): 1000.0}]
+    inst = tiny_instance(rows, [5000.0, 5000.0], nodes=1)
+    nc12 = CATALOG.vm_index("NC12")
+    one, two = CATALOG.config(nc12, 1), CATALOG.config(nc12, 2)
+    D = kernel_data(inst)
+    st = State.new(inst)
+    st.load(D, np.array([nc12]), np.array([0, -1]), np.array([two, -1]))
+    first = K.move_delta(D, K.PROXY_FBAR, *st.arrays(), 0, 0, one)
+    assert first > 0  # a alone on one GPU: worse in f̄ (b has no feasible move yet)
+    score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
+    _it, moves, score = K.relink(D, K.PROXY_FBAR, np.array([one, one]), 10, score, *st.arrays())
+    assert moves == 2 and list(st.job_cfg) == [one, one]
+    assert score == pytest.approx(K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg))
+    assert score < K.full_score(D, K.PROXY_FBAR, np.array([nc12]), np.array([0, -1]),
+                                np.array([two, -1]))  # fmt: skip
+
+
+def _check(seeds, max_it_rg):
+    for seed in seeds:
+        inst = random_instance(seed)
+        sol = path_relinking(inst, seed=seed, max_it_rg=max_it_rg)
+        rep = validate(sol)
+        assert rep.ok, (seed, rep.errors[:3])
+        assert rep.objective == pytest.approx(sol.objective, rel=1e-9)
+        s = sol.stats["steps"]
+        tol = 1e-9 * abs(s["best_elite"]["proxy"])
+        assert s["path_relinking"]["proxy"] >= s["best_elite"]["proxy"] - tol
+        assert s["postprocessed"]["proxy"] >= s["path_relinking"]["proxy"] - tol
+        assert s["postprocessed"]["f_obj"] <= s["path_relinking"]["f_obj"] * (1 + 1e-12)
+
+
+def test_valid_and_improving_on_generated_instances():
+    """On 25 random instances (N 1..100, J 1..500): valid; PR >= best elite; postprocessing >= PR."""
+    _check(range(300, 325), max_it_rg=40)
+
+
+@pytest.mark.slow
+def test_valid_and_improving_paper_parameters():
+    """The same on 120 random instances with the paper's parameters."""
+    _check(range(3000, 3120), max_it_rg=1000)
+
+
+def test_same_seed_same_solution():
+    """Same seed, identical solution and statistics (except the time)."""
+    inst = generate_instance(20, 90, seed=5)
+    a = path_relinking(inst, seed=3, max_it_rg=150)
+    b = path_relinking(inst, seed=3, max_it_rg=150)
+    assert np.array_equal(a.node_vm, b.node_vm) and np.array_equal(a.job_node, b.job_node)
+    assert np.array_equal(a.job_cfg, b.job_cfg)
+    strip = lambda s: {k: v for k, v in s.items() if k != "seconds"}
+    assert strip(a.stats) == strip(b.stats)
+
+
+def test_default_method_and_options():
+    """path-relinking is the default method; max_it_pr and proxy are checked."""
+    assert DEFAULT_METHOD == "path-relinking"
+    inst = generate_instance(5, 20, seed=1)
+    sol = solve(inst, seed=2, max_it_rg=30, max_it_pr=2)
+    assert sol.method == "path-relinking" and validate(sol).ok
+    assert sol.stats["pr_iterations"] <= 2 * (sol.stats["elite"] - 1)
+    with pytest.raises(InputError, match="max_it_pr"):
+        path_relinking(inst, max_it_pr=0)
+    with pytest.raises(InputError, match="unknown option"):
+        path_relinking(inst, maxitpr=3)
