@@ -158,6 +158,41 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
 
 
 @cli.command()
+@click.argument("trace_file", type=click.Path(dir_okay=False))
+@click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
+              show_default=True, help="Solution method called at every event.")  # fmt: skip
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the method and the noise.")
+@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Override the trace's N.")
+@click.option("--noise", type=click.FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
+              help="Mean absolute relative error of predicted durations (paper: 0.11).")  # fmt: skip
+@click.option("--overhead", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds of work lost per migration or preemption.")  # fmt: skip
+@click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Rescheduling interval when nothing happens (default: the method's, else H).")  # fmt: skip
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Time limit of the method at each event (s).")  # fmt: skip
+@click.option("--log", "log_file", type=click.Path(dir_okay=False),
+              help="Write the event log (JSON lines, one per interval between events).")  # fmt: skip
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (DESIGN.md §11).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON result to this file.")
+def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
+             overhead: float, tick: float | None, time_limit: float | None, log_file: str | None,
+             quiet: bool, as_json: bool, output: str | None) -> None:  # fmt: skip
+    """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics."""
+    from gpuaas.simulator import simulate as run_simulation
+
+    output_path(output)
+    output_path(log_file)
+    trace = load_instance(trace_file)
+    options: dict[str, Any] = {} if time_limit is None else {"time_limit": time_limit}
+    result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise, overhead=overhead,
+                            log=log_file, tick=tick, progress=not quiet and sys.stderr.isatty(),
+                            **options)  # fmt: skip
+    emit(result.to_dict(), as_json, result.summary(), output)
+
+
+@cli.command()
 @click.option("--nodes", type=int, required=True, help="Number of nodes N.")
 @click.option("--jobs", type=int, default=None,
               help="Number of jobs J [default: 10 x nodes; 4.5 x nodes with --snapshot].")  # fmt: skip
