@@ -5,10 +5,11 @@ seconds per VM type and GPU count, rounded to 0.1 s), so any tool reads them wit
 performance model; each job also keeps the ``workload`` it was timed from (``times`` wins).
 
 Jobs (the same for traces and snapshots): an (application, framework) pair of the paper's
-Table 3 drawn uniformly; a batch size and a dataset size drawn from the application's lists
-below; the number of epochs chosen so that the 1-GPU K80 time is close to a target drawn
-log-uniformly in [10 h, 300 h] ("tens to hundreds of hours", §2.1): the nearest whole number
-of epochs, but never under 10 h, so the 1-GPU K80 times lie in [10 h, ~310 h].
+Table 3 drawn uniformly; a batch size drawn from the application's list below; a target 1-GPU
+K80 duration drawn log-uniformly in [10 h, 300 h] ("tens to hundreds of hours", §2.1); a
+dataset drawn among the application's sizes that reach the target in 2 to 100 epochs (so
+nobody trains AlexNet for 2 000 epochs); and the whole number of epochs nearest the target
+within [10 h, 300 h], so the 1-GPU K80 times lie in [10 h, 300 h].
 Due date: release + U[min t, 3 min t], min t = min over configurations of the whole-job time;
 weight ω ~ U[0.003, 0.015] $/s (§4.1).
 
@@ -57,6 +58,8 @@ REFERENCE_GPUS = 8000.0
 MIXED_RUN = (8, 12)
 #: Target 1-GPU (K80) duration of a job, hours, drawn log-uniformly.
 DURATION_HOURS = (10.0, 300.0)
+#: A dataset is drawn among those that reach the target duration in this many epochs.
+EPOCHS = (2.0, 100.0)
 #: Tardiness weight range, $/s [§4.1].
 WEIGHT_RANGE = (0.003, 0.015)
 #: Due date = release + U[DUE_FACTOR] x min t [§4.1].
@@ -71,11 +74,12 @@ BATCH_SIZES: dict[str, tuple[int, ...]] = {
     "vgg19": (16, 32, 64),
     "deepspeech": (8, 16, 32),
 }
-#: ImageNet-1k subsets (130k as in Table 3, half, full) and LibriSpeech splits (100 h, 460 h, 960 h).
+#: ImageNet subsets (130k as in Table 3, half of ImageNet-1k, ImageNet-1k, ImageNet-21k) and
+#: LibriSpeech splits (100 h, 460 h, 960 h).
 DATASET_FILES: dict[str, tuple[int, ...]] = {
-    "alexnet": (130_000, 640_000, 1_281_167),
-    "resnet50": (130_000, 640_000, 1_281_167),
-    "vgg19": (130_000, 640_000, 1_281_167),
+    "alexnet": (130_000, 640_000, 1_281_167, 14_197_122),
+    "resnet50": (130_000, 640_000, 1_281_167, 14_197_122),
+    "vgg19": (130_000, 640_000, 1_281_167, 14_197_122),
     "deepspeech": (28_539, 132_553, 281_241),
 }
 _REFERENCE_GPU = "K80"
@@ -247,10 +251,15 @@ def _draw_jobs(rng: np.random.Generator, n: int, cat: Catalog) -> tuple[list[dic
     for _ in range(n):
         app, fw = TABLE3_JOBS[rng.integers(len(TABLE3_JOBS))]
         batch = int(rng.choice(BATCH_SIZES[app]))
-        files = int(rng.choice(DATASET_FILES[app]))
         target = math.exp(rng.uniform(lo, hi))
-        epoch = job_time(app, _REFERENCE_GPU, 1, framework=fw, epochs=1, batch_size=batch, files=files)
-        epochs = max(math.ceil(DURATION_HOURS[0] * 3600.0 / epoch), round(target / epoch))
+        epoch_of = {f: job_time(app, _REFERENCE_GPU, 1, framework=fw, epochs=1, batch_size=batch,
+                                files=f) for f in DATASET_FILES[app]}  # fmt: skip
+        fits = [f for f, e in epoch_of.items() if EPOCHS[0] <= target / e <= EPOCHS[1]]
+        files = int(rng.choice(fits)) if fits else max(epoch_of)
+        epoch = epoch_of[files]
+        low = math.ceil(DURATION_HOURS[0] * 3600.0 / epoch)
+        high = math.floor(DURATION_HOURS[1] * 3600.0 / epoch)
+        epochs = max(low, min(round(target / epoch), high))
         wl = {"application": app, "framework": fw, "epochs": epochs,
               "batch_size": batch, "files": files}  # fmt: skip
         workloads.append(wl)
