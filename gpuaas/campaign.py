@@ -35,19 +35,20 @@ log = logging.getLogger(__name__)
 
 _SPEC_FIELDS = {
     "name", "catalog", "nodes", "arrivals", "jobs_per_node", "seeds", "solver_seeds",
-    "methods", "node_multipliers", "options", "noise",
+    "methods", "node_multipliers", "options", "noise", "overhead",
 }  # fmt: skip
 
 #: the cell's parameters, in grid order
 PARAM_COLUMNS = [
     "cell", "arrivals", "nodes", "jobs", "trace_seed", "method", "seed", "node_multiplier",
-    "sim_nodes", "noise", "options", "catalog",
+    "sim_nodes", "noise", "overhead", "options", "catalog",
 ]  # fmt: skip
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [
     "status", "total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions",
     "jobs_completed", "late_jobs", "mean_jct", "max_jct", "mean_waiting", "max_waiting",
-    "predicted_total_cost", "error", "extra",
+    "makespan", "solver_calls", "tick", "predicted_total_cost", "predicted_vm_cost",
+    "predicted_tardiness_cost", "cost_deviation", "error", "extra",
 ]  # fmt: skip
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
@@ -57,11 +58,12 @@ TIMING_COLUMNS = [
 COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS + TIMING_COLUMNS
 
 _INT_COLUMNS = {"nodes", "jobs", "trace_seed", "seed", "node_multiplier", "sim_nodes", "events",
-                "migrations", "preemptions", "jobs_completed", "late_jobs"}  # fmt: skip
+                "migrations", "preemptions", "jobs_completed", "late_jobs", "solver_calls"}  # fmt: skip
 _STR_COLUMNS = {"cell", "arrivals", "method", "options", "catalog", "status", "error", "extra",
                 "worker"}  # fmt: skip
 _RESULT_KEYS = {"method", "seed", "nodes", "total_cost", "vm_cost", "tardiness_cost", "jobs",
-                "events", "migrations", "preemptions", "solver_seconds", "wall_seconds"}  # fmt: skip
+                "events", "migrations", "preemptions", "solver_seconds", "wall_seconds",
+                "makespan", "noise", "overhead", "tick", "predicted", "cost_deviation"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Cell:
     seed: int  # the solver's seed
     node_multiplier: int = 1  # the simulation runs with node_multiplier * nodes nodes
     noise: float = 0.0
+    overhead: float = 0.0  # seconds of work lost per migration or preemption
     options: str = "{}"  # solver options, canonical JSON
     catalog: str = "azure-2021"
 
@@ -86,6 +89,8 @@ class Cell:
              f"-s{self.seed}-x{self.node_multiplier}")  # fmt: skip
         if self.noise:
             k += f"-noise{self.noise:g}"
+        if self.overhead:
+            k += f"-ovh{self.overhead:g}"
         if self.options != "{}":
             k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
         if self.catalog != "azure-2021":
@@ -126,6 +131,8 @@ class CampaignSpec:
         Method -> solver options passed to `simulate` (canonical JSON per cell).
     noise : tuple of float
         Prediction-error levels (mean absolute relative error of actual durations).
+    overhead : float
+        Seconds of work lost per migration or preemption.
     catalog : str
         Catalog name.
     """
@@ -140,6 +147,7 @@ class CampaignSpec:
     node_multipliers: dict[str, tuple[int, ...]]
     options: dict[str, dict[str, Any]]
     noise: tuple[float, ...] = (0.0,)
+    overhead: float = 0.0
     catalog: str = "azure-2021"
 
 
@@ -196,8 +204,8 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     data : dict
         The spec: ``nodes``, ``arrivals``, ``seeds``, ``methods`` (required); ``jobs_per_node``
         (10), ``solver_seeds``, ``node_multipliers`` (a list for every method or a mapping
-        method -> list), ``options`` (method -> solver options), ``noise`` (list), ``catalog``,
-        ``name``.
+        method -> list), ``options`` (method -> solver options), ``noise`` (list),
+        ``overhead`` (s), ``catalog``, ``name``.
     source : str, optional
         File name used in error messages.
 
@@ -263,6 +271,10 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     for v in noise_list:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
             raise InputError(source, "noise", f"expected non-negative numbers, got {v!r}")
+    overhead = data.get("overhead", 0.0)
+    if isinstance(overhead, bool) or not isinstance(overhead, int | float) or not math.isfinite(overhead) \
+            or overhead < 0:
+        raise InputError(source, "overhead", f"expected a non-negative number of seconds, got {overhead!r}")
     catalog = data.get("catalog", "azure-2021")
     if not isinstance(catalog, str):
         raise InputError(source, "catalog", "a campaign names a bundled catalog or a catalog YAML file")
@@ -272,7 +284,7 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
         name=str(name), nodes=nodes, arrivals=arrivals, jobs_per_node=float(jpn), seeds=seeds,
         solver_seeds=solver_seeds, methods=methods,
         node_multipliers={m: multipliers.get(m, (1,)) for m in methods}, options=options,
-        noise=tuple(float(v) for v in noise_list) or (0.0,), catalog=catalog,
+        noise=tuple(float(v) for v in noise_list) or (0.0,), overhead=float(overhead), catalog=catalog,
     )  # fmt: skip
 
 
@@ -304,8 +316,8 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                     for mult in spec.node_multipliers[method]:
                         for seed in seeds:
                             for noise in spec.noise:
-                                cells.append(Cell(arrivals, n, jobs, trace_seed, method, seed,
-                                                  mult, noise, opts, spec.catalog))  # fmt: skip
+                                cells.append(Cell(arrivals, n, jobs, trace_seed, method, seed, mult,
+                                                  noise, spec.overhead, opts, spec.catalog))  # fmt: skip
     return cells
 
 
@@ -337,8 +349,9 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
     jct = [j["jct"] for j in jobs if j.get("jct") is not None]
     wait = [j["waiting"] for j in jobs if j.get("waiting") is not None]
     solver = result.get("solver_seconds") or {}
-    extra = {k: v for k, v in result.items() if k not in _RESULT_KEYS
-             and k != "predicted_total_cost" and isinstance(v, int | float | str | bool)}  # fmt: skip
+    predicted = result.get("predicted") or {}
+    extra = {k: v for k, v in result.items()
+             if k not in _RESULT_KEYS and isinstance(v, int | float | str | bool)}  # fmt: skip
     row = cell.params()
     row.update({
         "status": "ok",
@@ -354,7 +367,13 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
         "max_jct": max(jct) if jct else None,
         "mean_waiting": sum(wait) / len(wait) if wait else None,
         "max_waiting": max(wait) if wait else None,
-        "predicted_total_cost": result.get("predicted_total_cost"),
+        "makespan": result.get("makespan"),
+        "solver_calls": solver.get("calls"),
+        "tick": result.get("tick"),
+        "predicted_total_cost": predicted.get("total_cost"),
+        "predicted_vm_cost": predicted.get("vm_cost"),
+        "predicted_tardiness_cost": predicted.get("tardiness_cost"),
+        "cost_deviation": result.get("cost_deviation"),
         "error": None,
         "extra": json.dumps(extra, sort_keys=True) if extra else None,
         "solver_seconds_mean": solver.get("mean"),
@@ -391,11 +410,9 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         from gpuaas.simulator import simulate
 
         trace = make_trace(cell)
-        options = json.loads(cell.options)
-        if "tick" not in options:  # a method's own rescheduling period (DP: 15 min) [§4.2.1]
-            options["tick"] = _method_attr("default_tick", cell.method, None)
+        # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
         result = simulate(trace, cell.method, seed=cell.seed, nodes=cell.nodes * cell.node_multiplier,
-                          noise=cell.noise, **options)  # fmt: skip
+                          noise=cell.noise, overhead=cell.overhead, **json.loads(cell.options))  # fmt: skip
         row = result_row(cell, result.to_dict())
     except Exception as exc:  # noqa: BLE001 - a failing cell is data, not a crash
         return failed_row(cell, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
@@ -779,13 +796,17 @@ def make_runner(methods: Iterable[str], backend: str = "auto", *, scheduler: str
 
 
 class Progress:
-    """done / failed / remaining and an ETA on one line, at most every `interval` seconds."""
+    """done / failed / remaining and an ETA on one line, at most every `interval` seconds.
 
-    def __init__(self, total: int, stream: Any = None, interval: float = 1.0):
+    On a terminal the line is redrawn in place (default every second); elsewhere (a log file)
+    a new line is written, by default every 10 seconds, and always for the last cell.
+    """
+
+    def __init__(self, total: int, stream: Any = None, interval: float | None = None):
         self.total, self.done, self.failed = total, 0, 0
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.interval = interval if self.tty else max(interval, 10.0)
+        self.interval = interval if interval is not None else (1.0 if self.tty else 10.0)
         self.t0 = time.perf_counter()
         self._last = -math.inf
 
