@@ -94,12 +94,25 @@ def cli(verbose: int) -> None:
               help="Stop the solver after this many seconds.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (DESIGN.md §11).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
-def solve(instance_file: str, method: str, seed: int, time_limit: float | None, as_json: bool,
-          output: str | None) -> None:  # fmt: skip
+@click.option("--preset", type=click.Path(dir_okay=False),
+              help="YAML file of method options (e.g. heuristics/path_relinking.yaml).")  # fmt: skip
+@click.pass_context
+def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_limit: float | None,
+          as_json: bool, output: str | None, preset: str | None) -> None:  # fmt: skip
     """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time)."""
     output_path(output)
+    options: dict[str, Any] = {}
+    if preset is not None:
+        from gpuaas.heuristics.presets import load_preset, preset_options
+
+        data = load_preset(preset)
+        if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
+            method = data.get("method", method)
+        options = preset_options(data, method, preset)
+        if time_limit is None and data.get("time_limit") is not None:
+            time_limit = data["time_limit"]
     instance = load_instance(instance_file).released()
-    solution = solve_instance(instance, method, seed=seed, time_limit=time_limit)
+    solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
     data = solution.to_dict()
     emit(data, as_json, _human_solution(data), output)
 

@@ -1,0 +1,75 @@
+"""Parameter presets: YAML files of method options (heuristics/*.yaml), checked before solving.
+
+A preset is a mapping of option names to values, with an optional ``method`` naming the
+method it is for and an optional ``time_limit``. Unknown options are an error naming the
+file and the options the method accepts, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuaas.errors import InputError
+from gpuaas.methods import METHODS, get_method
+
+_NOT_OPTIONS = {"instance", "seed", "time_limit"}
+
+
+def method_options(method: str) -> list[str]:
+    """The keyword options `method` accepts besides seed and time_limit."""
+    fn = get_method(method)
+    params = inspect.signature(fn).parameters.values()
+    return [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS
+            and not p.name.startswith("_")]  # fmt: skip
+
+
+def load_preset(path: str | Path) -> dict[str, Any]:
+    """Read a preset file: a mapping (``method``, ``time_limit`` and method options).
+
+    Parameters
+    ----------
+    path : str or Path
+        The YAML file.
+
+    Returns
+    -------
+    dict
+        The mapping as read; see `preset_options` for the checks against a method.
+    """
+    source = str(path)
+    try:
+        with open(path) as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise InputError(source, None, "no such file") from None
+    except OSError as exc:
+        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise InputError(source, None, f"not valid YAML: {problem}{where}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise InputError(source, None, "a preset must be a mapping of option names to values")
+    if "method" in data and data["method"] not in METHODS:
+        raise InputError(source, "method", f"unknown method {data['method']!r}; available: {', '.join(METHODS)}")
+    return data
+
+
+def preset_options(preset: dict[str, Any], method: str, source: str | None = None) -> dict[str, Any]:
+    """The method options of `preset` (without ``method`` / ``time_limit``), checked by name."""
+    if preset.get("method", method) != method:
+        raise InputError(source, "method", f"preset is for {preset['method']!r}, not {method!r}")
+    options = {k: v for k, v in preset.items() if k not in ("method", "time_limit")}
+    allowed = method_options(method)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise InputError(source, None, f"unknown option(s) {', '.join(unknown)} for {method}; "
+                         f"allowed: {', '.join(allowed) or 'none'}")  # fmt: skip
+    return options

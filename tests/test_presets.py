@@ -1,0 +1,79 @@
+"""Presets (heuristics/*.yaml) and `gpuaas solve --preset`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpuaas.cli import cli
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_snapshot
+from gpuaas.heuristics.presets import load_preset, preset_options
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESETS = {"greedy": "greedy.yaml", "randomized-greedy": "randomized_greedy.yaml",
+           "path-relinking": "path_relinking.yaml"}  # fmt: skip
+
+
+@pytest.mark.parametrize("method", list(PRESETS))
+def test_bundled_presets_match_their_method(method):
+    """Each bundled preset names its method and only options that method accepts."""
+    data = load_preset(ROOT / "heuristics" / PRESETS[method])
+    assert data["method"] == method
+    assert preset_options(data, method)
+
+
+@pytest.fixture()
+def instance_file(tmp_path):
+    path = tmp_path / "inst.json"
+    path.write_text(json.dumps(generate_snapshot(4, 12, seed=3)))
+    return path
+
+
+def test_solve_with_preset(instance_file, tmp_path):
+    """`--preset` selects the preset's method and passes its options."""
+    preset = tmp_path / "p.yaml"
+    preset.write_text("method: randomized-greedy\nmax_it_rg: 7\nelite_size: 2\n")
+    res = CliRunner().invoke(cli, ["solve", str(instance_file), "--preset", str(preset), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["method"] == "randomized-greedy" and out["stats"]["iterations"] == 7
+
+
+def test_bundled_preset_runs(instance_file):
+    """The bundled path-relinking preset solves from the shell."""
+    res = CliRunner().invoke(cli, ["solve", str(instance_file), "--preset",
+                                   str(ROOT / "heuristics" / "path_relinking.yaml"), "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["method"] == "path-relinking"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("max_it_rg: 5\nmax_itrg: 3\n", "unknown option(s) max_itrg"),
+    ("- 1\n- 2\n", "must be a mapping"),
+    ("method: nope\n", "unknown method"),
+    ("a: [1\n", "not valid YAML"),
+    ("max_it_rg: -3\n", "max_it_rg"),
+])  # fmt: skip
+def test_bad_presets_are_one_line_errors(instance_file, tmp_path, text, message):
+    """A bad preset exits 2 with one line naming the problem and writes no output file."""
+    preset = tmp_path / "bad.yaml"
+    preset.write_text(text)
+    out = tmp_path / "sol.json"
+    res = CliRunner().invoke(cli, ["solve", str(instance_file), "--method", "path-relinking",
+                                   "--preset", str(preset), "-o", str(out)])  # fmt: skip
+    assert res.exit_code == 2
+    assert message in res.output and len(res.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_preset_for_another_method(instance_file, tmp_path):
+    """A preset written for one method cannot silently configure another."""
+    with pytest.raises(InputError, match="preset is for 'greedy'"):
+        preset_options({"method": "greedy"}, "path-relinking")
+    res = CliRunner().invoke(cli, ["solve", str(instance_file), "-m", "randomized-greedy",
+                                   "--preset", str(ROOT / "heuristics" / "greedy.yaml")])  # fmt: skip
+    assert res.exit_code == 2 and "preset is for" in res.output
