@@ -259,7 +259,7 @@ def load_instance(path: str | Path) -> Instance:
     """Read an instance or trace JSON file (all its jobs; see `Instance.released`)."""
     source = str(path)
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         raise InputError(source, None, "no such file") from None
@@ -267,4 +267,6 @@ def load_instance(path: str | Path) -> Instance:
         raise InputError(source, None, f"cannot read: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise InputError(source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(source, None, f"not UTF-8 text (byte {exc.start}); JSON files are UTF-8") from None
     return Instance.from_dict(data, source)
