@@ -255,6 +255,8 @@ class Simulator:
             if bar is not None:
                 bar.update(len(self.rescheduler.completed), self.rescheduler.events, self.clock or 0.0)
         if bar is not None:
+            bar.update(len(self.rescheduler.completed), self.rescheduler.events, self.clock or 0.0,
+                       force=True)  # fmt: skip
             bar.close()
         return self.result(_time.perf_counter() - t0)
 
