@@ -22,7 +22,7 @@ Arrivals of a trace (first job at time 0, then the inter-arrival gaps):
   the ~135 submissions per hour DL2 [30] reports for a cluster of a few thousand GPUs. We take
   that cluster to be the paper's own largest scenario (Fig. 2: N = 1000 nodes of up to 8 GPUs,
   K_ref = 8000 GPUs), which gives ε = 135 / h / (K_ref·λ) and a high rate of
-  135 / h x k_max / K_ref, i.e. 1.08·N jobs per hour with 8-GPU VMs — about 2.8 times the
+  135 / h x k_max / K_ref, i.e. 0.135·N jobs per hour with 8-GPU VMs — about 2.8 times the
   exponential rate (0.048·N per hour) and the low rate 0.7 times it. This reproduces the order
   the paper observes for the number of concurrent jobs (high > exponential > mixed > low,
   §4.4) and the closeness of mixed and exponential results (§4.1).

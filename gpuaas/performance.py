@@ -211,18 +211,18 @@ def _parse(workload: Any, source: str | None, where: str) -> tuple[str, str, int
     if "application" not in workload:
         raise InputError(source, f"{where}.application", "missing required field")
     name = workload["application"]
-    if not isinstance(name, str) or name.lower() not in APPLICATIONS:
+    if not isinstance(name, str) or name not in APPLICATIONS:
         raise InputError(source, f"{where}.application",
                          f"unknown application {name!r}; known: {', '.join(APPLICATIONS)}")  # fmt: skip
-    app = APPLICATIONS[name.lower()]
+    app = APPLICATIONS[name]
     fw = workload.get("framework", app.frameworks[0])
-    if not isinstance(fw, str) or fw.lower() not in app.frameworks:
+    if not isinstance(fw, str) or fw not in app.frameworks:
         raise InputError(source, f"{where}.framework",
-                         f"{fw!r} is not modelled for {name.lower()}; known: {', '.join(app.frameworks)}")  # fmt: skip
+                         f"{fw!r} is not modelled for {name}; known: {', '.join(app.frameworks)}")  # fmt: skip
     ints = []
     for key in ("epochs", "batch_size", "files"):
         val = workload.get(key, getattr(app, key))
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
             raise InputError(source, f"{where}.{key}", f"must be a positive integer, got {val!r}")
         ints.append(val)
-    return name.lower(), fw.lower(), ints[0], ints[1], ints[2]
+    return name, fw, ints[0], ints[1], ints[2]
