@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -179,6 +180,9 @@ def test_cli_generate_writes_the_trace(tmp_path):
                                    "-o", str(out)])  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text()) == generate_trace(2, seed=3, arrivals="mixed")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
     res = CliRunner().invoke(cli, ["generate", "--nodes", "2", "--snapshot", "--jobs", "4", "--json"])
     assert res.exit_code == 0 and json.loads(res.output) == generate_snapshot(2, 4, seed=1)
 
