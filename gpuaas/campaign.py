@@ -732,7 +732,8 @@ class DaskRunner:
                 os.environ["NUMBA_CACHE_DIR"] = str(numba_cache_dir)
             warm_up(methods, numba_cache_dir)  # write the cache once, before the workers start
             self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, dashboard_address=None)  # fmt: skip
+                                        processes=True, dashboard_address=None,
+                                        silence_logs=logging.ERROR)  # fmt: skip
             self.client = Client(self.cluster)
         else:
             try:

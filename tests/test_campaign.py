@@ -370,3 +370,37 @@ def test_same_results_on_scheduler_localcluster_and_without_dask(tmp_path: Path,
 
     assert text("scheduler") == text("localcluster") == text("processes")
     json.dumps(rows["scheduler"])  # rows are plain JSON-able data
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_the_cli_then_rerun_completes_the_rest(tmp_path: Path) -> None:
+    """SIGINT to a running `gpuaas campaign` (local processes) keeps finished rows; a re-run adds the rest."""
+    spec = write_spec(tmp_path / "s.yaml", dict(SPEC, nodes=[3, 4], jobs_per_node=5, seeds="1-3"))
+    out = tmp_path / "r.csv"
+    args = ["campaign", str(spec), "-o", str(out), "--backend", "processes", "--workers", "2", "-q"]
+    # a child of a background job inherits SIGINT ignored: restore Python's Ctrl-C handler first
+    code = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler);"
+            f" from gpuaas.cli import cli; cli({args!r}, prog_name='gpuaas')")
+    cmd = [sys.executable, "-c", code]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.exists() and len(out.read_text().splitlines()) >= 4):
+            assert proc.poll() is None and time.monotonic() < deadline, "campaign ended before the interrupt"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    done = {r["cell"] for r in read_results(out)}
+    total = len(expand(parse_spec(yaml.safe_load(spec.read_text()))))
+    assert 3 <= len(done) < total
+    res = subprocess.run([sys.executable, "-m", "gpuaas", *args, "--json"], capture_output=True,
+                         text=True, timeout=300, check=False)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert (summary["skipped"], summary["ran"]) == (len(done), total - len(done))
+    assert len({r["cell"] for r in read_results(out)}) == len(read_results(out)) == total
