@@ -370,5 +370,16 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="gpuaas")
+    """Console-script entry point: every usage or input error is one line on stderr, exit 2."""
+    try:
+        code = cli.main(prog_name="gpuaas", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("gpuaas: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        hint = ""
+        if isinstance(exc, click.UsageError):
+            hint = f" (see '{exc.ctx.command_path if exc.ctx else 'gpuaas'} --help')"
+        click.echo(f"gpuaas: error: {exc.format_message()}{hint}", err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -208,7 +208,8 @@ class Instance:
             else:
                 raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
             if not np.isfinite(work[j]).any():
-                raise InputError(source, f"{at}.times", "no VM type of the catalog can run this job")
+                given = "times" if "times" in job else "workload"
+                raise InputError(source, f"{at}.{given}", "no VM type of the catalog can run this job")
         return cls(
             catalog=catalog,
             nodes=nodes,
