@@ -142,7 +142,7 @@ CASES = [
      "bad.json: jobs[1] (b).workload: unknown field(s) ['gpus']; allowed: application, framework, epochs, batch_size, files"),
     ("workload-unknown-gpu", "workload on a catalog whose GPUs the model does not know",
      lambda d: (_set(("catalog",), INLINE_V100)(d), _set(("jobs", 0), d["jobs"][1])(d)),
-     "bad.json: jobs[0] (b).times: no VM type of the catalog can run this job"),
+     "bad.json: jobs[0] (b).workload: no VM type of the catalog can run this job"),
 ]
 
 
