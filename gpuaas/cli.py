@@ -99,11 +99,36 @@ def cli(verbose: int) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
 @click.option("--preset", type=click.Path(dir_okay=False),
               help="YAML file of method options (e.g. heuristics/path_relinking.yaml).")  # fmt: skip
+@click.option("--gap", type=click.FloatRange(min=0), default=None,
+              help="milp: stop at this relative MIP gap (e.g. 0.05).")  # fmt: skip
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="milp: solver threads.")
+@click.option("--warm-start", "warm_method", type=click.Choice([m for m in METHODS if m != "milp"]),
+              default=None, help="milp: solve with this method first and start from its solution.")  # fmt: skip
+@click.option("--solver", default=None,
+              help="milp: 'highs' (default), 'cbc' or another PuLP solver name.")  # fmt: skip
+@click.option("--write-lp", type=click.Path(dir_okay=False), default=None,
+              help="milp: also write the model to this LP file.")  # fmt: skip
+@click.option("--write-mps", type=click.Path(dir_okay=False), default=None,
+              help="milp: also write the model to this MPS file.")  # fmt: skip
+@click.option("--p1n/--no-p1n", default=None,
+              help="milp: require exactly min(N, J) open nodes (P1n; default on).")  # fmt: skip
 @click.pass_context
 def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_limit: float | None,
-          as_json: bool, output: str | None, preset: str | None) -> None:  # fmt: skip
-    """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time)."""
+          as_json: bool, output: str | None, preset: str | None, gap: float | None,
+          threads: int | None, warm_method: str | None, solver: str | None, write_lp: str | None,
+          write_mps: str | None, p1n: bool | None) -> None:  # fmt: skip
+    """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time).
+
+    With --method milp the output adds the solver's status, best bound and gap.
+    """
     output_path(output)
+    milp_options = {k: v for k, v in (("gap", gap), ("threads", threads), ("solver", solver),
+                                      ("write_lp", output_path(write_lp)),
+                                      ("write_mps", output_path(write_mps)), ("p1n", p1n))
+                    if v is not None}  # fmt: skip
+    if (milp_options or warm_method) and method != "milp":
+        raise InputError(None, "options", "--gap, --threads, --warm-start, --solver, --write-lp, "
+                         "--write-mps and --p1n apply to --method milp only")  # fmt: skip
     options: dict[str, Any] = {}
     if preset is not None:
         from gpuaas.heuristics.presets import load_preset, preset_options
@@ -115,6 +140,9 @@ def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_l
         if time_limit is None and data.get("time_limit") is not None:
             time_limit = data["time_limit"]
     instance = load_instance(instance_file).released()
+    options.update(milp_options)
+    if warm_method is not None:
+        options["warm_start"] = solve_instance(instance, warm_method, seed=seed, time_limit=time_limit)
     solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
     data = solution.to_dict()
     emit(data, as_json, _human_solution(data), output)
