@@ -48,7 +48,6 @@ class P1Model:
     instance: Instance
     p1n: bool
     literal: bool
-    symmetry: bool
     col_lower: np.ndarray
     col_upper: np.ndarray
     col_cost: np.ndarray
@@ -390,20 +389,7 @@ def constrain_P1n(b: _Builder, m: dict[str, np.ndarray]) -> None:
     b.rows("P1n", [""], k, k, np.zeros(N), m["w"], np.ones(N))
 
 
-def constrain_symmetry(b: _Builder, m: dict[str, np.ndarray]) -> None:
-    """Symmetry breaking between interchangeable nodes: w_n ≥ w_{n+1} (open nodes come first)."""
-    N = len(m["w"])
-    if N < 2:
-        return
-    n = np.arange(N - 1)
-    rows = np.concatenate([n, n])
-    cols = np.concatenate([m["w"][:-1], m["w"][1:]])
-    vals = np.concatenate([np.ones(N - 1), -np.ones(N - 1)])
-    b.rows("SYMw", [f"n{i}" for i in n], 0.0, INF, rows, cols, vals)
-
-
-def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
-                symmetry: bool = False) -> P1Model:  # fmt: skip
+def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False) -> P1Model:
     """Build P1 for `instance`: one define_* per variable family, one constrain_P1* per row family.
 
     Parameters
@@ -415,8 +401,6 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
     literal : bool
         Use the paper's literal P1h/P1i instead of the corrected rows of DESIGN.md §4 (only to
         show the difference; the literal rows penalise running jobs that are already late).
-    symmetry : bool
-        Add w_n ≥ w_{n+1} between the interchangeable nodes.
     """
     b = _Builder(instance)
     m: dict[str, Any] = {}
@@ -441,8 +425,6 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
     constrain_P1m(b, m)
     if p1n:
         constrain_P1n(b, m)
-    if symmetry:
-        constrain_symmetry(b, m)
     r = np.concatenate([t[0] for t in b.coo]) if b.coo else np.zeros(0, np.int64)
     c = np.concatenate([t[1] for t in b.coo]) if b.coo else np.zeros(0, np.int64)
     v = np.concatenate([t[2] for t in b.coo]) if b.coo else np.zeros(0)
@@ -450,7 +432,7 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
     indptr = np.concatenate(([0], np.cumsum(np.bincount(r, minlength=b.n_rows)))).astype(np.int32)
     cc = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)
     return P1Model(
-        instance=instance, p1n=p1n, literal=literal, symmetry=symmetry,
+        instance=instance, p1n=p1n, literal=literal,
         col_lower=cc(b.lower, np.float64), col_upper=cc(b.upper, np.float64),
         col_cost=cc(b.cost, np.float64), col_integer=cc(b.integer, bool),
         col_names=b.col_names,
@@ -597,6 +579,8 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
         "bound": float(info.mip_dual_bound),
         "solver_objective": float(info.objective_function_value) if values is not None else None,
         "solver_status": h.modelStatusToString(ms),
+        "nodes": int(info.mip_node_count),
+        "lp_iterations": int(info.simplex_iteration_count),
     }
 
 
@@ -607,7 +591,7 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
 
 def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
          gap: float | None = None, threads: int | None = None,
-         warm_start: Solution | None = None, p1n: bool = True, symmetry: bool = False,
+         warm_start: Solution | None = None, p1n: bool = True,
          solver: str = "highs", literal: bool = False, write_lp: str | None = None,
          write_mps: str | None = None, solver_log: bool = False) -> Solution:  # fmt: skip
     """Solve P1 exactly (or to a relative gap) with HiGHS, or another solver through PuLP.
@@ -629,8 +613,6 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         that violates the model (e.g. P1n) is ignored with a warning in `stats["warm_start"]`.
     p1n : bool
         Require exactly min(N, J) open nodes (P1n), as in the paper.
-    symmetry : bool
-        Add symmetry-breaking rows w_n ≥ w_{n+1} (measured: see formulations/P1.md).
     solver : str
         "highs" (highspy, default), "cbc" or any PuLP solver name (model passed as MPS).
     literal : bool
@@ -660,7 +642,7 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         raise InputError(None, "threads", f"must be a positive integer, got {threads!r}")
     if time_limit is not None and not time_limit > 0:
         raise InputError(None, "time_limit", f"must be > 0, got {time_limit!r}")
-    model = build_model(instance, p1n=p1n, literal=literal, symmetry=symmetry)
+    model = build_model(instance, p1n=p1n, literal=literal)
     if write_lp:
         write_model(model, write_lp)
     if write_mps:
@@ -700,6 +682,9 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         solver_objective=res["solver_objective"], rows=model.n_rows, columns=model.n_cols,
         p1n=p1n, build_seconds=build, seed=seed,
     )  # fmt: skip
+    for k in ("nodes", "lp_iterations"):
+        if k in res:
+            stats[f"solver_{k}"] = res[k]
     stats["seconds"] = _time.perf_counter() - start
     sol.stats = stats
     log.info("milp %s: %s objective %.6g bound %s gap %s in %.2f s", solver_name, res["status"],

@@ -29,7 +29,8 @@ def pulp_solver_name(name: str) -> str:
     import pulp
 
     cls = ALIASES.get(name.lower(), name)
-    available = pulp.listSolvers(onlyAvailable=True)
+    # PuLP's HiGHS classes ignore warm starts: HiGHS is used through highspy ("highs") instead
+    available = [s for s in pulp.listSolvers(onlyAvailable=True) if not s.startswith("HiGHS")]
     if cls not in available:
         known = ", ".join(["highs"] + [a for a, c in ALIASES.items() if c in available] + available)
         raise InputError(None, "solver", f"solver {name!r} is not available here; available: {known}")
