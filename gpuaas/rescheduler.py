@@ -176,6 +176,10 @@ class Rescheduler:
         self.rho = _number(rho, None, "rho", minimum=0.0)
         self.overhead = _number(overhead, None, "overhead", minimum=0.0)
         self.solver_options = dict(solver_options)
+        cat = self.catalog
+        self._cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
+        self._cfg_gpus = [int(g) for g in cat.cfg_gpus]
+        self._price = [float(c) for c in cat.cost]
         self.time: float | None = None  # clock: time of the last event
         self.events = 0
         self.node_vm = np.full(self.nodes, -1, dtype=np.int64)
@@ -281,10 +285,9 @@ class Rescheduler:
         dt = at - self.time
         if dt <= 0:
             return
-        cost = self.catalog.cost
-        for v in self.node_vm:
+        for v in self.node_vm.tolist():
             if v >= 0:
-                self.vm_cost += float(cost[v]) * dt
+                self.vm_cost += self._price[v] * dt
         for job in self.jobs.values():
             if job.cfg >= 0:
                 job.progress += dt / float(job.work[job.cfg])
@@ -309,14 +312,14 @@ class Rescheduler:
         at = (self.time or 0.0) if at is None else at
         jobs = list(self.jobs.values())
         C = self.catalog.n_configs
+        scalars = np.array([(j.release, j.due, j.weight, j.progress, j.node, j.cfg) for j in jobs],
+                           dtype=np.float64).reshape(len(jobs), 6)  # fmt: skip
         return Instance(
             catalog=self.catalog, nodes=self.nodes, job_ids=tuple(j.id for j in jobs),
-            release=np.array([j.release for j in jobs]), due=np.array([j.due for j in jobs]),
-            weight=np.array([j.weight for j in jobs]),
-            work=np.array([j.work for j in jobs]).reshape(len(jobs), C),
-            progress=np.array([j.progress for j in jobs]), time=at, H=self.H, mu=self.mu,
-            rho=self.rho, current_node=np.array([j.node for j in jobs], dtype=np.int64),
-            current_cfg=np.array([j.cfg for j in jobs], dtype=np.int64),
+            release=scalars[:, 0], due=scalars[:, 1], weight=scalars[:, 2],
+            work=np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C)),
+            progress=scalars[:, 3], time=at, H=self.H, mu=self.mu, rho=self.rho,
+            current_node=scalars[:, 4].astype(np.int64), current_cfg=scalars[:, 5].astype(np.int64),
         )  # fmt: skip
 
     def _reschedule(self, at: float) -> Plan:
@@ -357,12 +360,15 @@ class Rescheduler:
                 plan.resize.append({"node": p, "from": names[old], "to": names[new]})
         self.node_vm = new_vm
 
-        def where(n: int, c: int) -> dict[str, Any]:
-            return {"node": n, "vm": names[cat.cfg_vm[c]], "gpus": int(cat.cfg_gpus[c])}
+        cfg_vm, cfg_gpus = self._cfg_vm, self._cfg_gpus
 
+        def where(n: int, c: int) -> dict[str, Any]:
+            return {"node": n, "vm": cfg_vm[c], "gpus": cfg_gpus[c]}
+
+        new_node = np.where(sol.job_node >= 0, perm[np.maximum(sol.job_node, 0)], -1).tolist()
+        new_cfg = sol.job_cfg.tolist()
         for i, job in enumerate(jobs):
-            n = int(perm[sol.job_node[i]]) if sol.job_node[i] >= 0 else -1
-            c = int(sol.job_cfg[i])
+            n, c = new_node[i], new_cfg[i]
             if (n, c) == (job.node, job.cfg):
                 continue
             if job.cfg < 0:
