@@ -160,3 +160,76 @@ def test_first_principle_methods_are_seed_independent():
     for m in ("fifo", "edf", "ps"):
         a, b = solve(inst, m, seed=1), solve(inst, m, seed=2)
         assert a.job_cfg.tolist() == b.job_cfg.tolist() and seed_independent(m)
+
+
+# -- online: the baselines inside the simulator ----------------------------------------------
+
+
+def simulate_logged(trace: Instance, method: str, tmp_path, **kw) -> dict:
+    """Simulate with an event log and check it with the independent recomputation."""
+    from eventlog import check_against, recompute
+
+    from gpuaas.simulator import simulate
+
+    path = tmp_path / f"{method}.jsonl"
+    result = simulate(trace, method, seed=1, log=path, **kw).to_dict()
+    assert check_against(recompute(path, trace), result, trace) == []
+    return result
+
+
+# One node. a (released 0, due 1000) starts at once on S/1 (cheapest meeting the due date) and
+# ends at 100. Meanwhile b (released 10, due 400, weight 0.05) and c (released 20, due 250,
+# weight 0.03) arrive and wait. At 100 the node is free again:
+# - FIFO and PS take b (released first / heavier): d_b = 300 -> S/1, runs 100..200. Then c has
+#   d_c = 50: no configuration ends in time, the fastest L/2 runs 200..260, 10 s late.
+#   VM: S 0..200 (0.2 $) + L 200..260 (0.12 $); tardiness 0.03 x 10 = 0.3 $; total 0.62 $.
+# - EDF takes c (due 250): d_c = 150 -> S/1, 100..200, on time; then b, d_b = 200 -> S/1,
+#   200..300, on time. VM: S 0..300 = 0.3 $; no tardiness; total 0.30 $.
+ONLINE = [job("a", due=1000, weight=0.01, release=0), job("b", due=400, weight=0.05, release=10),
+          job("c", due=250, weight=0.03, release=20)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("method", "vm", "tardiness", "completion"), [
+    ("fifo", 0.32, 0.30, {"a": 100, "b": 200, "c": 260}),
+    ("ps", 0.32, 0.30, {"a": 100, "b": 200, "c": 260}),
+    ("edf", 0.30, 0.0, {"a": 100, "b": 300, "c": 200}),
+])  # fmt: skip
+def test_online_hand_worked_trace(method, vm, tardiness, completion, tmp_path):
+    """The three first-principle methods on a one-node trace, costs worked out above."""
+    res = simulate_logged(instance(ONLINE, nodes=1), method, tmp_path)
+    assert res["vm_cost"] == pytest.approx(vm)
+    assert res["tardiness_cost"] == pytest.approx(tardiness)
+    assert res["total_cost"] == pytest.approx(vm + tardiness)
+    assert {j["id"]: j["completion"] for j in res["jobs"]} == pytest.approx(completion)
+    assert res["migrations"] == 0 and res["preemptions"] == 0
+
+
+@pytest.mark.parametrize("method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb",
+                                    "dp-adjwct", "hierarchical"])  # fmt: skip
+def test_every_baseline_passes_the_event_log_checks(method, tmp_path):
+    """On a short generated trace (N = 10, J = 14, jobs 50x shorter than the paper's, so the
+    hourly ticks are few) every baseline's log reproduces its costs, capacity and work."""
+    from gpuaas.generator import generate_trace
+
+    trace = Instance.from_dict(generate_trace(10, 14, seed=4, arrivals="high"))
+    trace = dataclasses.replace(trace, work=trace.work / 50,
+                                due=trace.release + (trace.due - trace.release) / 50)  # fmt: skip
+    kw = {"controller_time_limit": 1.0} if method == "hierarchical" else {}
+    res = simulate_logged(trace, method, tmp_path, **kw)
+    assert len(res["jobs"]) == 14
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arrivals", ["exponential", "high", "low", "mixed"])
+@pytest.mark.parametrize("method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb",
+                                    "dp-adjwct", "hierarchical"])  # fmt: skip
+def test_event_log_checks_on_paper_like_traces(method, arrivals, tmp_path):
+    """N = 10, J = 100 (the paper's J = 10 N) for each arrival pattern, also with 2N nodes."""
+    from gpuaas.generator import generate_trace
+
+    trace = Instance.from_dict(generate_trace(10, 100, seed=2, arrivals=arrivals))
+    kw = {"controller_time_limit": 1.0} if method == "hierarchical" else {}
+    simulate_logged(trace, method, tmp_path, **kw)
+    if method in ("edf", "dp-adjwct"):
+        res = simulate_logged(trace, method, tmp_path, nodes=20, **kw)
+        assert res["nodes"] == 20

@@ -146,3 +146,22 @@ def test_bad_options_are_clear_errors(method, options, match):
     """Bad or foreign options raise InputError naming them."""
     with pytest.raises(InputError, match=match):
         solve(instance(JOBS, 2), method, **options)
+
+
+def test_online_dp_waits_until_the_worst_case_bites(tmp_path):
+    """One node, one job (d = 5000 s, 2000 s on S/1, 1200 s on L/2), rescheduled every 900 s.
+    DP(WCT) waits while tau_hat = max(0, 900 + 2000 - (5000 - T)) = 0, i.e. at T = 0, 900, 1800;
+    at T = 2700 tau_hat = 600 > 0: it runs on S/1 (0.9 $ per step, the cheapest), 2700..4700,
+    on time: VM 2000 s x 0.001 = 2.0 $. DP(FastB) runs it at once on L/2, 0..1200: 2.4 $."""
+    from eventlog import check_against, recompute
+
+    from gpuaas.simulator import simulate
+
+    trace = instance([("a", 0.0, 5000.0, 0.01)], 1)
+    for method, start, end, vm in (("dp-wct", 2700.0, 4700.0, 2.0), ("dp-fastb", 0.0, 1200.0, 2.4)):
+        log = tmp_path / f"{method}.jsonl"
+        res = simulate(trace, method, log=log).to_dict()
+        assert check_against(recompute(log, trace), res, trace) == []
+        (job,) = res["jobs"]
+        assert (job["start"], job["completion"]) == pytest.approx((start, end))
+        assert (res["vm_cost"], res["tardiness_cost"]) == pytest.approx((vm, 0.0))

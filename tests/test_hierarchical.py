@@ -39,6 +39,12 @@ def test_deal_follows_submission_order_not_position():
     assert deal_jobs(instance(3, 10, release=[5, 0, 3]), 2).tolist() == [0, 0, 1]
 
 
+def test_smaller_last_controller_gets_jobs_in_proportion():
+    """N = 6: controllers of 5 and 1 nodes; a waiting job goes to the fewest jobs per node:
+    j0 -> 0 (0 vs 0), j1 -> 1 (0.2 vs 0), j2..j6 -> 0 (0.2 .. 1.0 vs 1, ties low), j7 -> 1, j8 -> 0."""
+    assert deal_jobs(instance(9, 6), 2).tolist() == [0, 1, 0, 0, 0, 0, 0, 1, 0]
+
+
 def test_running_jobs_stay_with_their_nodes_controller():
     """j0 runs on node 7 (controller 1 of K = 2): it stays there; the waiting j1, j2, j3 then go to
     the controller with fewest jobs: j1 -> 0 (counts 0 vs 1), j2 -> 0 (1 vs 1, lowest), j3 -> 1."""

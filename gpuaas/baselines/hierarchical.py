@@ -3,9 +3,9 @@
 The N nodes are split into K = ceil(N / 5) local controllers (nodes 5k .. 5k + 4; the last one
 may have fewer). Jobs are dealt to controllers round-robin: a running job stays with the
 controller that owns its node (so the split does not move it), and each waiting job, in
-submission order, goes to the controller with the fewest jobs so far (ties: lowest index) —
-plain round-robin when the controllers start empty, and it keeps their loads level as jobs
-end. Each controller solves P1 (with P1n, as the paper's MILP) for its jobs and nodes with the
+submission order, goes to the controller with the fewest jobs per node so far (ties: lowest
+index) — plain round-robin when the controllers start empty, and it keeps their loads level
+as jobs end. Each controller solves P1 (with P1n, as the paper's MILP) for its jobs and nodes with the
 `milp` method at a 5 % relative gap and a time limit, warm-started from Greedy's solution of
 the same sub-problem. Controllers are independent, so they run in parallel threads (highspy
 releases the GIL while HiGHS runs; each controller uses one HiGHS thread).
@@ -55,6 +55,10 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES) -> np.ndarray:
     """The controller of every job: running jobs keep their node's, waiting jobs go round-robin.
 
+    A waiting job goes to the controller with the fewest jobs per node (ties: lowest index):
+    round-robin among equal controllers, and a smaller last controller (N not a multiple of 5)
+    gets a share of jobs in proportion to its nodes.
+
     Parameters
     ----------
     instance : Instance
@@ -69,6 +73,8 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
     np.ndarray
         (J,) controller index of each job.
     """
+    N = instance.nodes
+    nodes = np.array([min(size, N - k * size) for k in range(controllers)], dtype=np.float64)
     owner = np.full(instance.n_jobs, -1, dtype=np.int64)
     count = np.zeros(controllers, dtype=np.int64)
     for j in np.flatnonzero(instance.current_node >= 0):
@@ -77,7 +83,7 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
         count[k] += 1
     for j in submission_order(instance):
         if owner[j] < 0:
-            k = int(np.argmin(count))
+            k = int(np.argmin(count / nodes))
             owner[j] = k
             count[k] += 1
     return owner
