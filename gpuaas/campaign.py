@@ -532,7 +532,7 @@ class ResultStore:
         self.path = Path(path)
         self.parquet = self.path.suffix.lower() == ".parquet"
         if self.parquet and not _have_pyarrow():
-            raise InputError(str(path), None, "writing Parquet needs pyarrow (pip install pyarrow); or use a .csv file")
+            raise InputError(str(path), None, "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file")
         if not self.path.parent.is_dir():
             raise InputError(str(path), None, f"output directory {str(self.path.parent)!r} does not exist")
         self.journal = self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
@@ -586,25 +586,41 @@ class ResultStore:
     def _rewrite(self, rows: list[dict[str, Any]]) -> None:
         self.close()
         if self.parquet:
-            _to_frame(rows).to_parquet(self.path, index=False)
+            _write_parquet(self.path, rows)
             if self.journal.exists():
                 self.journal.unlink()
         else:
             _write_csv_atomic(self.path, rows)
 
 
-def _to_frame(rows: list[dict[str, Any]]) -> Any:
-    import pandas as pd
+def _arrow_schema() -> Any:
+    import pyarrow as pa
 
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    for c in COLUMNS:
-        if c in _STR_COLUMNS:
-            frame[c] = frame[c].astype("string")
-        elif c in _INT_COLUMNS:
-            frame[c] = frame[c].astype("Int64")
-        else:
-            frame[c] = frame[c].astype("float64")
-    return frame
+    def kind(c: str) -> Any:
+        return pa.int64() if c in _INT_COLUMNS else pa.string() if c in _STR_COLUMNS else pa.float64()
+
+    return pa.schema([(c, kind(c)) for c in COLUMNS])
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write rows as a Parquet file (typed columns, missing values null) through a temporary file."""
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows], schema=_arrow_schema())
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:
@@ -615,25 +631,16 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     if path.suffix.lower() != ".parquet":
         return _read_csv(path)
     if not _have_pyarrow():
-        raise InputError(str(path), None, "reading Parquet needs pyarrow (pip install pyarrow)")
-    import pandas as pd
+        raise InputError(str(path), None, "reading Parquet needs pyarrow (pip install 'gpuaas[parquet]')")
+    import pyarrow.parquet as pq
 
-    frame = pd.read_parquet(path)
-    rows = []
-    for rec in frame.to_dict("records"):
-        row = {}
-        for c in COLUMNS:
-            v = rec.get(c)
-            if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
-                row[c] = None
-            elif c in _INT_COLUMNS:
-                row[c] = int(v)
-            elif c in _STR_COLUMNS:
-                row[c] = str(v)
-            else:
-                row[c] = float(v)
-        rows.append(row)
-    return rows
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        raise InputError(str(path), None, f"not a readable Parquet file: {exc}") from None
+    if table.column_names != COLUMNS:
+        raise InputError(str(path), None, "not a results file of this gpuaas version (columns differ)")
+    return table.to_pylist()
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -51,6 +51,9 @@ def _save(fig: Any, out: Path) -> None:
     plt = _pyplot()
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=out.suffix)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
     try:
         fig.savefig(tmp, dpi=130, bbox_inches="tight")
         os.replace(tmp, out)

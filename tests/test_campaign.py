@@ -404,3 +404,37 @@ def test_ctrl_c_on_the_cli_then_rerun_completes_the_rest(tmp_path: Path) -> None
     summary = json.loads(res.stdout)
     assert (summary["skipped"], summary["ran"]) == (len(done), total - len(done))
     assert len({r["cell"] for r in read_results(out)}) == len(read_results(out)) == total
+
+
+def test_parquet_results_stream_through_a_journal_and_resume(tmp_path: Path, monkeypatch) -> None:
+    """A .parquet campaign journals rows as CSV, writes typed Parquet at the end, and resumes from it."""
+    pytest.importorskip("pyarrow")
+    spec = parse_spec(dict(SPEC, arrivals=["low"], methods=["greedy"], node_multipliers=[1]))
+    out = tmp_path / "r.parquet"
+    real = campaign.run_cell
+    grid = {c.key for c in expand(spec)}
+
+    def one_then_stop(cell: Cell) -> dict[str, Any]:
+        if cell.key in grid and (tmp_path / "r.parquet.partial.csv").exists():
+            raise KeyboardInterrupt
+        return real(cell)
+
+    monkeypatch.setattr(campaign, "run_cell", one_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(spec, out, backend="serial", progress=False)
+    assert not out.exists() and len(ResultStore(out).load()) == 1  # the journal holds the row
+    monkeypatch.setattr(campaign, "run_cell", real)
+    report = run_campaign(spec, out, backend="serial", progress=False)
+    assert (report.skipped, report.ran) == (1, 1)
+    assert not (tmp_path / "r.parquet.partial.csv").exists()
+    rows = read_results(out)
+    csv_rows = run_campaign(spec, tmp_path / "r.csv", backend="serial", progress=False).rows
+    assert comparable(rows) == comparable(csv_rows)
+    assert isinstance(rows[0]["events"], int) and rows[0]["error"] is None
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
+    """Asking for Parquet without pyarrow is a clear error naming the extra to install."""
+    monkeypatch.setattr(campaign, "_have_pyarrow", lambda: False)
+    with pytest.raises(InputError, match=r"pyarrow \(pip install 'gpuaas\[parquet\]'\)"):
+        ResultStore(tmp_path / "r.parquet")
