@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from gpuaas.baselines.hierarchical import deal_jobs, hierarchical
+from gpuaas.baselines.hierarchical import deal_jobs
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.methods import solve
