@@ -233,6 +233,9 @@ class Rescheduler:
         plan = self._reschedule(at)
         plan.submitted = [j.id for j in new]
         plan.completed = done
+        log.debug("t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
+                  at, self.events, len(new), len(done), len(self.jobs), plan.changes,
+                  plan.solver_seconds)  # fmt: skip
         return plan
 
     # -- checks -----------------------------------------------------------------------------
