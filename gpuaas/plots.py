@@ -82,9 +82,11 @@ def _order(labels: set[str]) -> list[str]:
 
 
 def _colors(labels: list[str]) -> dict[str, Any]:
+    """A distinct colour per label; never grey, which the Gantt chart uses for waiting."""
     plt = _pyplot()
-    cmap = plt.get_cmap("tab10" if len(labels) <= 10 else "tab20")
-    return {lab: cmap(i % cmap.N) for i, lab in enumerate(labels)}
+    t10, t20 = plt.get_cmap("tab10"), plt.get_cmap("tab20")
+    palette = [t10(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [t20(i) for i in (1, 3, 5, 7, 9, 11, 17, 19)]
+    return {lab: palette[i % len(palette)] for i, lab in enumerate(labels)}
 
 
 def _mean(xs: list[float]) -> float:

@@ -438,3 +438,15 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatc
     monkeypatch.setattr(campaign, "_have_pyarrow", lambda: False)
     with pytest.raises(InputError, match=r"pyarrow \(pip install 'gpuaas\[parquet\]'\)"):
         ResultStore(tmp_path / "r.parquet")
+
+
+@pytest.mark.parametrize("name", ["small", "paper"])
+def test_bundled_campaign_specs_load(name: str) -> None:
+    """scripts/campaigns/{small,paper}.yaml are valid specs over registered methods."""
+    path = Path(__file__).parent.parent / "scripts" / "campaigns" / f"{name}.yaml"
+    spec = campaign.load_spec(path)
+    cells = expand(spec)
+    assert spec.name == name and len({c.key for c in cells}) == len(cells) > 0
+    if name == "paper":
+        assert spec.nodes == tuple(range(10, 101, 10)) and set(spec.arrivals) == set(campaign.ARRIVALS)
+        assert len(spec.solver_seeds or ()) == 10
