@@ -49,7 +49,8 @@ def main() -> None:
     ap.add_argument("--instances", type=int, default=200)
     ap.add_argument("--seed0", type=int, default=0)
     args = ap.parse_args()
-    warm_up()
+    for m in ("greedy", "randomized-greedy", "path-relinking"):
+        warm_up(m)
     gains: dict[str, list[float]] = {r: [] for r, _ in ROWS}
     invalid = 0
     t0 = time.perf_counter()

@@ -27,7 +27,8 @@ def main() -> None:
     ap.add_argument("--sizes", default="10:45,50:225,100:450", help="N:J pairs, comma separated")
     ap.add_argument("--seed", type=int, default=1, help="instance and solver seed")
     args = ap.parse_args()
-    warm_up()
+    for m in METHODS:
+        warm_up(m)
     print(f"{'N':>4} {'J':>4} " + " ".join(f"{m + ' s':>20} {'f_OBJ':>12}" for m in METHODS))
     for pair in args.sizes.split(","):
         n, j = (int(x) for x in pair.split(":"))

@@ -142,3 +142,30 @@ def test_default_method_and_options():
         path_relinking(inst, max_it_pr=0)
     with pytest.raises(InputError, match="unknown option"):
         path_relinking(inst, maxitpr=3)
+
+
+def _gaps_to_optimum(seeds, max_nodes, max_jobs):
+    from gpuaas.heuristics.randomized_greedy import randomized_greedy
+    from gpuaas.milp import milp
+
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        inst = generate_instance(int(rng.integers(1, max_nodes + 1)),
+                                 int(rng.integers(1, max_jobs + 1)), seed=seed)  # fmt: skip
+        opt = milp(inst, p1n=False, gap=0.0, threads=1)
+        assert opt.stats["status"] == "optimal"
+        for fn in (greedy, randomized_greedy, path_relinking):
+            sol = fn(inst, seed=seed)
+            assert validate(sol).ok
+            assert sol.objective >= opt.objective * (1 - 1e-7) - 1e-7, (seed, fn.__name__)
+
+
+def test_no_heuristic_beats_the_milp_optimum():
+    """On 4 tiny instances every heuristic is feasible and >= the MILP optimum (P1n off)."""
+    _gaps_to_optimum(range(4), max_nodes=2, max_jobs=3)
+
+
+@pytest.mark.slow
+def test_no_heuristic_beats_the_milp_optimum_50():
+    """The same on the 50 instances of scripts/gap_heuristics.py (N <= 2, J <= 5)."""
+    _gaps_to_optimum(range(50), max_nodes=2, max_jobs=5)

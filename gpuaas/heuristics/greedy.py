@@ -63,7 +63,7 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
     reject_unknown("greedy", options)
     check_time_limit(time_limit)
     code = proxy_code(proxy)
-    warm_up()
+    warm_up("greedy")
     start = time.perf_counter()
     D = kernel_data(instance)
     st = State.new(instance)

@@ -73,7 +73,7 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     code = proxy_code(proxy)
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
     max_pr = instance.nodes if max_it_pr is None else check_int("max_it_pr", max_it_pr, 1)
-    warm_up()
+    warm_up("path-relinking")
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
     D = kernel_data(instance)

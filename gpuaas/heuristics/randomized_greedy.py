@@ -170,7 +170,7 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     limit = check_time_limit(time_limit)
     code = proxy_code(proxy)
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
-    warm_up()
+    warm_up("randomized-greedy")
     start = time.perf_counter()
     D = kernel_data(instance)
     elite = build_elite(instance, D, code, seed=seed,

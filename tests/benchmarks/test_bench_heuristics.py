@@ -24,7 +24,8 @@ METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relin
 @pytest.mark.parametrize("method", list(METHODS))
 def test_heuristic_speed(benchmark, method, nodes, jobs):
     """Warm solve time of one method on a generated snapshot (seed 1)."""
-    warm_up()
+    for m in METHODS:
+        warm_up(m)
     inst = generate_instance(nodes, jobs, seed=1)
     fn = METHODS[method]
     sol = benchmark.pedantic(fn, args=(inst,), kwargs={"seed": 1}, rounds=5 if jobs > 100 else 10,
