@@ -450,3 +450,22 @@ def test_bundled_campaign_specs_load(name: str) -> None:
     if name == "paper":
         assert spec.nodes == tuple(range(10, 101, 10)) and set(spec.arrivals) == set(campaign.ARRIVALS)
         assert len(spec.solver_seeds or ()) == 10
+
+
+def test_warm_up_leaves_nothing_to_compile_for_cells() -> None:
+    """After a worker's warm-up, real cells add no numba specialisation (no compilation per task)."""
+    from numba.core.registry import CPUDispatcher
+
+    def signatures() -> dict[str, int]:
+        return {f"{name}.{k}": len(v.signatures) for name, mod in list(sys.modules.items())
+                if name.startswith("gpuaas") for k, v in vars(mod).items()
+                if isinstance(v, CPUDispatcher)}  # fmt: skip
+
+    methods = ["greedy", "edf"]
+    info = campaign.warm_up(methods)
+    assert info["errors"] == {} and info["worker"].endswith(f":{os.getpid()}")
+    before = signatures()
+    assert sum(before.values()) > 0  # the kernels are loaded
+    for m in methods:
+        assert campaign.run_cell(Cell("high", 3, 30, 4, m, 4))["status"] == "ok"
+    assert signatures() == before
