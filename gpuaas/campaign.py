@@ -679,7 +679,7 @@ class SerialRunner:
         for cell in cells:
             yield run_cell(cell)
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         """Nothing to release."""
 
 
@@ -711,9 +711,20 @@ class ProcessRunner:
             except Exception as exc:  # noqa: BLE001 - e.g. a worker process died
                 yield failed_row(futures[fut], f"{type(exc).__name__}: {exc}")
 
-    def close(self) -> None:
-        """Stop the worker processes, dropping cells not started."""
-        self.pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, abort: bool = False) -> None:
+        """Stop the worker processes, dropping cells not started; `abort` also stops running ones.
+
+        Without `abort` (every cell done) the workers exit normally. An interrupted campaign
+        must not wait for long cells whose rows would be dropped anyway: their processes are
+        terminated (concurrent.futures has no public way to do that).
+        """
+        procs = list((getattr(self.pool, "_processes", None) or {}).values()) if abort else []
+        self.pool.shutdown(wait=not abort, cancel_futures=True)
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in procs:
+            proc.join(timeout=10)
 
 
 class DaskRunner:
@@ -769,7 +780,7 @@ class DaskRunner:
                 yield failed_row(cell_of[fut.key], f"{type(exc).__name__}: {exc}")
             fut.release()
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         """Cancel what is left, disconnect, and stop the LocalCluster if this runner started it."""
         if self.futures:
             self.client.cancel(self.futures)
@@ -917,17 +928,19 @@ def run_campaign(spec: CampaignSpec, output: str | Path, *, backend: str = "auto
         bar = None
         if progress:
             bar = Progress(len(todo), None if progress is True else progress)
+        finished = False
         try:
             for row in runner.run(todo):
                 store.append(row)
                 failed += row["status"] != "ok"
                 if bar is not None:
                     bar.update(row)
+            finished = True
         finally:
             if bar is not None:
                 bar.close()
             store.close()
-            runner.close()
+            runner.close(abort=not finished)
     rows = store.finalize(order)
     return CampaignReport(len(cells), skipped, len(todo), failed, time.perf_counter() - t0,
                           backend_name, n_workers, rows)  # fmt: skip
