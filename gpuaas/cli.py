@@ -236,6 +236,71 @@ def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: 
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
+COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwct,dp-fastb,"
+                   "hierarchical")
+
+
+@cli.command()
+@click.argument("trace_file", type=click.Path(dir_okay=False))
+@click.option("--methods", default=COMPARE_METHODS, show_default=True,
+              help="Comma-separated methods to simulate.")  # fmt: skip
+@click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
+@click.option("--node-multiplier", "multipliers", default="", metavar="M=K,...",
+              help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.")  # fmt: skip
+@click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Rescheduling interval for every method (default: each method's own, else H).")  # fmt: skip
+@click.option("--set", "settings", multiple=True, metavar="M.OPTION=VALUE",
+              help="A solver option of method M (repeatable), e.g. hierarchical.controller_time_limit=1.")  # fmt: skip
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Simulations run in this many processes.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the rows (one per method and seed) as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the rows to this file (CSV if it ends in .csv or with --csv, else JSON).")  # fmt: skip
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: float | None,
+            settings: tuple[str, ...], workers: int, as_json: bool, as_csv: bool,
+            output: str | None, quiet: bool) -> None:  # fmt: skip
+    """Simulate several methods on TRACE_FILE and compare their total costs (paper §4.3-§4.5).
+
+    The table gives the mean over seeds of the total, VM and tardiness costs, the ratio to
+    EDF's mean cost and Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by
+    seed, min / mean / max.
+    """
+    from gpuaas import compare as cmp
+
+    if as_json and as_csv:
+        raise InputError(None, "--json/--csv", "choose one output format")
+    output_path(output)
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    seed_list = cmp.parse_seeds(seeds)
+    mult = cmp.parse_multipliers(multipliers, names)
+    options = cmp.parse_settings(settings, names)
+    trace = load_instance(trace_file)
+    total = len(names) * len(seed_list)
+
+    def progress(row: dict[str, Any]) -> None:
+        if not quiet:
+            click.echo(f"  {cmp.label(row['method'], row['multiplier'])} seed {row['seed']}: "
+                       f"{row['total_cost']:.2f} $ ({row['wall_seconds'] or 0:.1f} s)", err=True)  # fmt: skip
+
+    if not quiet:
+        click.echo(f"compare: {len(names)} method(s) x {len(seed_list)} seed(s) = {total} rows "
+                   f"on {trace_file}", err=True)  # fmt: skip
+    rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options,
+                       workers=workers, on_row=progress)  # fmt: skip
+    csv_out = as_csv or (output is not None and output.endswith(".csv"))
+    text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else json.dumps(rows, indent=2) + "\n"
+    if output is not None:
+        write_atomic(output, text)
+    if as_json or as_csv:
+        if output is None:
+            click.echo(text, nl=False)
+    else:
+        click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}")
+        click.echo(cmp.format_table(cmp.summarize(rows)))
+
+
 @cli.command()
 @click.option("--nodes", type=int, required=True, help="Number of nodes N.")
 @click.option("--jobs", type=int, default=None,

@@ -1,0 +1,162 @@
+"""`gpuaas.compare` and `gpuaas compare`: parsing, the summary arithmetic (eq. 3), simulations."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from gpuaas.cli import cli
+from gpuaas.compare import (
+    ROW_FIELDS,
+    compare,
+    format_table,
+    parse_multipliers,
+    parse_seeds,
+    parse_settings,
+    summarize,
+    to_csv,
+)
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_trace
+from gpuaas.instance import Instance
+from gpuaas.simulator import simulate
+
+
+@pytest.fixture(scope="module")
+def trace() -> Instance:
+    """A short trace: N = 4, J = 10, high arrivals, jobs 20x shorter than the paper's."""
+    t = Instance.from_dict(generate_trace(4, 10, seed=3, arrivals="high"))
+    return dataclasses.replace(t, work=t.work / 20, due=t.release + (t.due - t.release) / 20)
+
+
+def test_parse_seeds():
+    """Ranges, lists and mixes; empty ranges, duplicates and junk are errors."""
+    assert parse_seeds("1-3") == [1, 2, 3]
+    assert parse_seeds("4, 2,7") == [4, 2, 7]
+    assert parse_seeds("1-2,9") == [1, 2, 9]
+    for bad in ("3-1", "1,1", "a", "1-", ""):
+        with pytest.raises(InputError, match="seeds"):
+            parse_seeds(bad)
+
+
+def test_parse_multipliers_and_settings():
+    """METHOD=K for compared methods only, K >= 1; METHOD.OPTION=VALUE read as YAML scalars."""
+    assert parse_multipliers("edf=2, dp-fastb=8", ["edf", "dp-fastb"]) == {"edf": 2, "dp-fastb": 8}
+    assert parse_multipliers("", ["edf"]) == {}
+    for bad in ("edf", "edf=0", "fifo=2", "edf=x"):
+        with pytest.raises(InputError, match="node-multiplier"):
+            parse_multipliers(bad, ["edf"])
+    assert parse_settings(["hierarchical.controller_time_limit=0.5", "hierarchical.p1n=false"],
+                          ["hierarchical"]) == {"hierarchical": {"controller_time_limit": 0.5,
+                                                                 "p1n": False}}  # fmt: skip
+    with pytest.raises(InputError, match="among the compared"):
+        parse_settings(["milp.gap=0.1"], ["edf"])
+
+
+def row(method: str, seed: int, total: float, multiplier: int = 1) -> dict:
+    """A comparison row with VM cost = 60 % of the total."""
+    return {"method": method, "seed": seed, "total_cost": total, "vm_cost": 0.6 * total,
+            "tardiness_cost": 0.4 * total, "multiplier": multiplier, "nodes": 10 * multiplier}  # fmt: skip
+
+
+def test_summary_arithmetic():
+    """PR costs 80 and 90 on seeds 1, 2; EDF 100 on both; X 200 and 100.
+    Means: PR 85, EDF 100, X 150; ratios to EDF 0.85, 1.0, 1.5.
+    pct (eq. 3) paired by seed: EDF (100-80)/100 = 20 %, (100-90)/100 = 10 % -> 10 / 15 / 20;
+    X (200-80)/200 = 60 %, (100-90)/100 = 10 % -> 10 / 35 / 60; PR against itself 0."""
+    rows = [row("path-relinking", 1, 80), row("path-relinking", 2, 90), row("edf", 1, 100),
+            row("edf", 2, 100), row("x", 1, 200), row("x", 2, 100), row("edf", 1, 50, 2)]  # fmt: skip
+    s = {r["label"]: r for r in summarize(rows)}
+    assert s["path-relinking"]["total_cost"] == 85 and s["path-relinking"]["pct_mean"] == 0
+    assert s["edf"]["ratio_to_baseline"] == 1.0
+    assert (s["edf"]["pct_min"], s["edf"]["pct_mean"], s["edf"]["pct_max"]) == pytest.approx((10, 15, 20))
+    assert s["x"]["ratio_to_baseline"] == pytest.approx(1.5)
+    assert (s["x"]["pct_min"], s["x"]["pct_mean"], s["x"]["pct_max"]) == pytest.approx((10, 35, 60))
+    assert s["x"]["vm_cost"] == pytest.approx(90) and s["x"]["tardiness_cost"] == pytest.approx(60)
+    # EDF with 2N nodes is its own line: (50 - 80) / 50 = -60 % (PR is worse than that run)
+    assert s["edf (2N)"]["pct_mean"] == pytest.approx(-60) and s["edf (2N)"]["nodes"] == 20
+    table = format_table(summarize(rows))
+    assert "edf (2N)" in table and "35.0" in table
+
+
+def test_summary_without_reference_or_baseline():
+    """Without PR rows pct is absent; without EDF rows the ratio is absent."""
+    (s,) = summarize([row("x", 1, 10.0)])
+    assert s["pct_mean"] is None and s["ratio_to_baseline"] is None
+    assert "-" in format_table([s])
+
+
+def test_compare_rows_match_single_simulations(trace):
+    """Each row is the simulation of that method with that seed (and multiplier, and tick)."""
+    rows = compare(trace, ["greedy", "edf", "dp-fastb"], [1, 2], multipliers={"edf": 2})
+    assert [(r["method"], r["seed"]) for r in rows] == [
+        ("greedy", 1), ("greedy", 2), ("edf", 1), ("edf", 2), ("dp-fastb", 1), ("dp-fastb", 2)]
+    for r in rows:
+        assert set(ROW_FIELDS) <= set(r)
+        assert r["total_cost"] == pytest.approx(r["vm_cost"] + r["tardiness_cost"])
+    edf = simulate(trace, "edf", seed=2, nodes=8).to_dict()
+    assert rows[3]["total_cost"] == pytest.approx(edf["total_cost"]) and rows[3]["nodes"] == 8
+    # EDF is seed independent: simulated once, its row repeated for seed 2
+    assert rows[3]["seed_independent"] and not rows[0]["seed_independent"]
+    # the DP baselines run with their own 15-min tick
+    assert rows[4]["tick"] == 900.0 and rows[0]["tick"] is None
+    dp = simulate(trace, "dp-fastb", seed=1, tick=900.0).to_dict()
+    assert rows[4]["total_cost"] == pytest.approx(dp["total_cost"])
+
+
+def test_compare_in_processes_gives_the_same_rows(trace):
+    """Two worker processes produce the same rows as one process (timing columns aside)."""
+    a = compare(trace, ["fifo", "ps"], [1])
+    b = compare(trace, ["fifo", "ps"], [1], workers=2)
+    strip = [{k: v for k, v in r.items() if k not in ("wall_seconds", "solver_seconds_mean")}
+             for r in a]  # fmt: skip
+    assert strip == [{k: v for k, v in r.items() if k not in ("wall_seconds", "solver_seconds_mean")}
+                     for r in b]  # fmt: skip
+
+
+def test_compare_rejects_bad_requests(trace):
+    """Unknown or repeated methods, no seeds, no workers: InputError."""
+    for methods, seeds, workers, match in ((["nope"], [1], 1, "unknown"), (["edf", "edf"], [1], 1, "twice"),
+                                           (["edf"], [], 1, "seed"), (["edf"], [1], 0, "workers")):  # fmt: skip
+        with pytest.raises(InputError, match=match):
+            compare(trace, methods, seeds, workers=workers)
+
+
+def test_cli_compare_table_json_and_csv(trace, tmp_path):
+    """`gpuaas compare` prints the table; --json the rows of DESIGN.md §11; -o x.csv writes CSV."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace.to_dict()))
+    runner = CliRunner()
+    res = runner.invoke(cli, ["compare", str(path), "--methods", "greedy,edf", "--seeds", "1-2", "-q"])
+    assert res.exit_code == 0, res.output
+    assert "pct vs path-relinking" in res.output and "edf" in res.output
+    res = runner.invoke(cli, ["compare", str(path), "--methods", "edf,fifo", "--json", "-q",
+                              "--node-multiplier", "fifo=2"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert [(r["method"], r["seed"], r["nodes"]) for r in rows] == [("edf", 1, 4), ("fifo", 1, 8)]
+    assert {"method", "seed", "total_cost", "vm_cost", "tardiness_cost"} <= set(rows[0])
+    out = tmp_path / "rows.csv"
+    res = runner.invoke(cli, ["compare", str(path), "--methods", "edf", "-o", str(out), "-q"])
+    assert res.exit_code == 0 and out.read_text().startswith(",".join(ROW_FIELDS))
+    assert to_csv(rows, ROW_FIELDS).splitlines()[1].startswith("edf,1,")
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (["--methods", "edf,nope"], "unknown method"),
+    (["--node-multiplier", "greedy=2", "--methods", "edf"], "not among the compared"),
+    (["--seeds", "5-1"], "empty range"),
+    (["--json", "--csv"], "choose one"),
+])  # fmt: skip
+def test_cli_compare_errors_are_one_line(trace, tmp_path, args, match):
+    """Bad arguments: exit code 2, one line on stderr, no traceback, no output file."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace.to_dict()))
+    out = tmp_path / "out.json"
+    res = CliRunner().invoke(cli, ["compare", str(path), "-q", "-o", str(out), *args])
+    assert res.exit_code == 2
+    assert match in res.output and "Traceback" not in res.output
+    assert not out.exists()
