@@ -28,9 +28,11 @@ def pulp_solver_name(name: str) -> str:
     """The PuLP solver class for a short or PuLP name; InputError if PuLP cannot run it here."""
     import pulp
 
-    cls = ALIASES.get(name.lower(), name)
     # PuLP's HiGHS classes ignore warm starts: HiGHS is used through highspy ("highs") instead
     available = [s for s in pulp.listSolvers(onlyAvailable=True) if not s.startswith("HiGHS")]
+    cls = ALIASES.get(name.lower(), name)
+    if cls == "PULP_CBC_CMD" and "COIN_CMD" in available:
+        cls = "COIN_CMD"  # a separately installed CBC (PuLP 3 deprecates its bundled one)
     if cls not in available:
         known = ", ".join(["highs"] + [a for a, c in ALIASES.items() if c in available] + available)
         raise InputError(None, "solver", f"solver {name!r} is not available here; available: {known}")

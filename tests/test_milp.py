@@ -1,0 +1,330 @@
+"""The P1 MILP (gpuaas.milp): model structure, optimum vs brute force, solvers, options, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import highspy
+import numpy as np
+import pytest
+from bruteforce import brute_force
+from click.testing import CliRunner
+
+from gpuaas.catalog import Catalog
+from gpuaas.cli import cli
+from gpuaas.errors import InputError, SolverError
+from gpuaas.generator import generate_instance, generate_snapshot
+from gpuaas.heuristics.greedy import greedy
+from gpuaas.instance import Instance
+from gpuaas.methods import solve
+from gpuaas.milp import build_model, decode, milp, solution_columns
+from gpuaas.solution import Solution
+from gpuaas.validator import validate
+
+N_TINY = 120
+
+
+def tiny_instance(seed: int) -> Instance:
+    """A seeded tiny instance: J <= 5, N <= 2, 2-3 VM types of 1-3 GPUs (inline catalog), with
+    late jobs (d_j < 0), jobs that run only on >= 2 GPUs (may fit nowhere), far due dates
+    (free to wait), some progress, and mu, rho varied so that postponing can pay."""
+    rng = np.random.default_rng(seed)
+    V = int(rng.integers(2, 4))
+    gpus = rng.integers(1, 4, size=V)
+    cat = Catalog("inline", tuple(f"V{v}" for v in range(V)),
+                  tuple("K80" if v % 2 else "M60" for v in range(V)), gpus,
+                  np.round(rng.uniform(0.3, 1.5, V) * gpus, 2))  # fmt: skip
+    N, J, C = int(rng.integers(1, 3)), int(rng.integers(1, 6)), cat.n_configs
+    base = rng.uniform(0.5, 20, J) * 3600
+    speed = rng.uniform(0.5, 2.0, V)
+    g = cat.cfg_gpus
+    work = base[:, None] / speed[cat.cfg_vm][None, :] / g[None, :] ** rng.uniform(0.3, 0.9)
+    work[rng.random((J, C)) < 0.25] = np.inf
+    work[(rng.random(J) < 0.2)[:, None] & (g[None, :] < 2)] = np.inf  # needs >= 2 GPUs
+    for j in np.flatnonzero(~np.isfinite(work).any(axis=1)):
+        work[j, C - 1] = base[j]
+    tmin = work.min(axis=1)
+    kind = rng.integers(0, 3, J)
+    due = np.select([kind == 0, kind == 1],
+                    [-rng.uniform(0, 3, J) * tmin, rng.uniform(0.5, 2, J) * tmin],
+                    rng.uniform(2, 10, J) * tmin + 30 * 3600)  # fmt: skip
+    weight = rng.uniform(0.003, 0.015, J) * rng.choice([0.001, 1.0, 1.0], J)
+    return Instance(cat, N, tuple(f"j{i}" for i in range(J)), np.zeros(J), due, weight, work,
+                    progress=rng.choice([0.0, 0.5], J), H=3600.0,
+                    mu=float(rng.choice([0.0, 1.0, 5.0])),
+                    rho=float(rng.choice([0.0, 0.01, 1.0, 100.0])))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_cases() -> list[tuple[Instance, object]]:
+    """The tiny instances with their brute-force enumeration (computed once)."""
+    return [(inst, brute_force(inst)) for inst in map(tiny_instance, range(N_TINY))]
+
+
+def close(a: float, b: float, rel: float = 1e-6) -> bool:
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+# -- optimum vs brute force ------------------------------------------------------------------
+
+
+def test_tiny_instances_cover_the_required_cases(tiny_cases):
+    """The tiny family has late jobs, J < N, 2 and 3 VM types, and optima with postponed jobs,
+    including jobs that could run only on >= 2 GPUs, and shared nodes."""
+    late = jlt = postponed_big = shared = 0
+    types = set()
+    for inst, bf in tiny_cases:
+        types.add(inst.catalog.n_vms)
+        late += bool((inst.rel_due < 0).any())
+        jlt += inst.n_jobs < inst.nodes
+        for p1n in (True, False):
+            _, sol = bf.optimum(p1n, inst)
+            needs2 = ~np.isfinite(inst.times[:, inst.catalog.cfg_gpus == 1]).any(axis=1)
+            postponed_big += bool((needs2 & (sol.job_cfg < 0)).any())
+            on = sol.job_node[sol.job_node >= 0]
+            shared += bool(on.size and np.bincount(on).max() > 1)
+    assert types == {2, 3}
+    assert late >= 20 and jlt >= 5 and postponed_big >= 3 and shared >= 20
+
+
+@pytest.mark.parametrize("linearisation", ["bigm", "product"])
+@pytest.mark.parametrize("p1n", [True, False], ids=["p1n", "no-p1n"])
+def test_milp_optimum_equals_brute_force(tiny_cases, p1n, linearisation):
+    """On 120 tiny instances the MILP optimum equals brute force to 1e-6 and its Solution
+    passes the validator with the same objective (both linearisations of pi*alpha)."""
+    bad = []
+    for k, (inst, bf) in enumerate(tiny_cases):
+        best, _ = bf.optimum(p1n, inst)
+        sol = milp(inst, gap=0.0, p1n=p1n, linearisation=linearisation)
+        rep = validate(sol, p1n=p1n)
+        if not (sol.stats["status"] == "optimal" and rep.ok and close(sol.objective, best)
+                and close(rep.objective, sol.objective)):  # fmt: skip
+            bad.append((k, best, sol.objective, rep.errors))
+    assert not bad
+
+
+@pytest.mark.parametrize("linearisation", ["bigm", "product"])
+def test_brute_force_optimum_is_feasible_in_the_model_with_its_cost(tiny_cases, linearisation):
+    """The column vector of each brute-force optimum satisfies every row of P1 and its model
+    cost is its f_OBJ (the model neither cuts off nor misprices the optimum)."""
+    for inst, bf in tiny_cases[:40]:
+        for p1n in (True, False):
+            best, sol = bf.optimum(p1n, inst)
+            model = build_model(inst, p1n=p1n, linearisation=linearisation)
+            x = solution_columns(model, sol)
+            act = np.array([x[model.indices[a:b]] @ model.data[a:b]
+                            for a, b in zip(model.indptr[:-1], model.indptr[1:])])  # fmt: skip
+            assert np.all(act >= model.row_lower - 1e-6) and np.all(act <= model.row_upper + 1e-6)
+            assert close(float(model.col_cost @ x), best)
+            back = decode(model, x)
+            assert np.array_equal(back.job_cfg, sol.job_cfg) and close(back.objective, best)
+
+
+# -- the corrected tardiness rows --------------------------------------------------------------
+
+
+def late_job_instance() -> Instance:
+    """One job 10^6 s past its due date, one 1-GPU VM at $1000/h, N = 1, omega = 0.001."""
+    cat = Catalog("inline", ("V",), ("K80",), np.array([1]), np.array([1000.0]))
+    return Instance(cat, 1, ("late",), np.zeros(1), np.array([-1.0e6]), np.array([0.001]),
+                    np.array([[3600.0]]), H=3600.0, mu=1.0, rho=100.0)  # fmt: skip
+
+
+def test_corrected_rows_run_a_late_job_the_literal_text_postpones():
+    """d_j < 0: corrected P1h/P1i run the job (cost 2003.6 = brute force); the literal text
+    charges a running late job rho*w*|d| and a waiting one w*|d|, and so postpones it (P1n off)."""
+    inst = late_job_instance()
+    run_cost = 0.001 * (3600 + 1e6) + 1000.0  # tardiness + VM cost of the first-ending job
+    wait_cost = 100 * 0.001 * (3600 + 3600 + 1e6)
+    corrected = milp(inst, gap=0.0, p1n=False)  # P1n would force the one node open
+    literal = milp(inst, gap=0.0, p1n=False, literal=True)
+    assert corrected.job_node.tolist() == [0] and close(corrected.objective, run_cost)
+    assert close(brute_force(inst).optimum(False, inst)[0], run_cost)
+    assert literal.job_node.tolist() == [-1] and close(literal.objective, wait_cost)
+    assert close(literal.stats["solver_objective"], wait_cost + 0.001 * 1e6)
+    assert close(corrected.stats["solver_objective"], corrected.objective)
+
+
+# -- model structure ---------------------------------------------------------------------------
+
+
+def test_rows_are_named_by_family_and_index():
+    """Every family P1b..P1n has rows named <family>_<indices>; P1n only with p1n=True."""
+    inst = tiny_instance(3)
+    model = build_model(inst)
+    fams = ["P1b", "P1c", "P1d", "P1e", "P1f", "P1g", "P1h", "P1i", "P1j", "P1k", "P1l", "P1m", "P1n"]
+    assert list(model.families) == fams
+    J, N = inst.n_jobs, inst.nodes
+    assert model.families["P1l"].stop - model.families["P1l"].start == J * N
+    assert "P1b_n0" in model.row_names and "P1h_j0" in model.row_names and "P1n" in model.row_names
+    assert "P1n" not in build_model(inst, p1n=False).families
+
+
+def test_x_exists_only_for_runnable_configurations():
+    """x_jnvg exists exactly where t_jvg is finite, on every node."""
+    inst = tiny_instance(7)
+    model = build_model(inst)
+    runnable = np.isfinite(inst.times)
+    assert np.array_equal(model.x >= 0, np.broadcast_to(runnable[:, None, :], model.x.shape))
+    assert (model.x >= 0).sum() == inst.nodes * runnable.sum()
+
+
+def test_p1j_row_is_the_linearised_deployment_cost():
+    """P1j_j0_n0 reads p - sum t*c*x - Mhat*alpha >= -Mhat with Mhat = max t*c."""
+    inst = tiny_instance(11)
+    cat = inst.catalog
+    model = build_model(inst)
+    row = model.row("P1j_j0_n0")
+    tc = inst.times[0] * cat.cost[cat.cfg_vm]
+    mhat = tc[np.isfinite(tc)].max()
+    assert row[int(model.p[0, 0])] == 1.0 and row[int(model.alpha[0, 0])] == -mhat
+    for c in np.flatnonzero(np.isfinite(tc)):
+        assert math.isclose(row[int(model.x[0, 0, c])], -tc[c])
+    r = model.row_names.index("P1j_j0_n0")
+    assert model.row_lower[r] == -mhat
+
+
+# -- solvers and options -----------------------------------------------------------------------
+
+
+def test_highs_and_cbc_reach_the_same_optimum(tiny_cases):
+    """CBC (through PuLP, from the same model as MPS) and HiGHS agree on small instances."""
+    cases = [c[0] for c in tiny_cases[:8]] + [generate_instance(2, 4, s) for s in range(2)]
+    for k, inst in enumerate(cases):
+        lin = "product" if k % 2 else "bigm"  # the generated ones are quicker to prove with product
+        h = milp(inst, gap=0.0, linearisation=lin)
+        c = milp(inst, gap=0.0, solver="cbc", linearisation=lin)
+        assert c.stats["status"] == "optimal" and c.stats["solver"] in ("COIN_CMD", "PULP_CBC_CMD")
+        assert close(h.objective, c.objective)
+
+
+def test_warm_start_from_greedy_is_never_worse_than_greedy(tiny_cases):
+    """A Greedy warm start (P1n off, the heuristics' problem) is the incumbent to beat, even when
+    the solver is stopped almost at once."""
+    cases = [c[0] for c in tiny_cases[:30]] + [generate_instance(2, 10, s) for s in range(3)]
+    for inst in cases:
+        g = greedy(inst)
+        for limit in (0.01, None):
+            sol = milp(inst, warm_start=g, p1n=False, time_limit=limit, gap=0.05)
+            assert sol.stats["warm_start"] == g.method
+            assert sol.objective <= g.objective + 1e-9 * max(1.0, abs(g.objective))
+            assert validate(sol).ok
+
+
+def test_warm_start_violating_p1n_is_ignored_with_a_note():
+    """A warm start with fewer than min(N, J) open nodes is not passed on; stats say why."""
+    inst = tiny_instance(0)
+    while inst.nodes < 2 or inst.n_jobs < 2:
+        inst = tiny_instance(inst.n_jobs * 1000 + inst.nodes + 17)
+    one = brute_force(inst).best[1][1]
+    sol = milp(inst, warm_start=one, gap=0.0)
+    assert sol.stats["warm_start"].startswith("ignored: P1n")
+    assert validate(sol, p1n=True).ok
+
+
+def test_warm_start_for_another_instance_is_an_input_error():
+    """A warm start whose jobs differ from the instance's is rejected clearly."""
+    a, b = generate_instance(2, 4, 0), generate_instance(2, 5, 0)
+    with pytest.raises(InputError, match="different instance"):
+        milp(a, warm_start=Solution.empty(b))
+
+
+def test_stats_report_status_bound_gap_and_f_obj():
+    """stats: objective is f_OBJ of the Solution, bound <= objective, gap within the request."""
+    inst = generate_instance(2, 8, 3)
+    sol = solve(inst, "milp", seed=4, gap=0.05)
+    st = sol.stats
+    assert st["status"] == "optimal" and st["solver"] == "highs" and st["seed"] == 4
+    assert st["objective"] == sol.objective and st["bound"] <= st["objective"]
+    assert 0.0 <= st["gap"] <= 0.05 + 1e-9 and st["seconds"] > 0
+    assert json.dumps(sol.to_dict())  # stats are JSON-safe
+
+
+def test_same_seed_same_solution():
+    """Two runs with one seed give the same Solution."""
+    inst = generate_instance(2, 6, 5)
+    a, b = milp(inst, seed=3, gap=0.05), milp(inst, seed=3, gap=0.05)
+    assert np.array_equal(a.job_cfg, b.job_cfg) and np.array_equal(a.node_vm, b.node_vm)
+
+
+def test_thread_count_can_change_within_one_process():
+    """HiGHS fixes its thread count on first use; milp resets it so threads=1 then 2 both solve."""
+    inst = tiny_instance(5)
+    for threads in (1, 2, 1):
+        assert milp(inst, gap=0.0, threads=threads).stats["status"] == "optimal"
+
+
+def test_time_limit_without_incumbent_raises_solver_error():
+    """A time limit that stops HiGHS before any solution is a SolverError, not a crash."""
+    inst = generate_instance(10, 100, 0)
+    with pytest.raises(SolverError, match="no solution"):
+        milp(inst, time_limit=1e-3)
+
+
+@pytest.mark.parametrize("kwargs, field", [({"gap": -0.1}, "gap"), ({"threads": 0}, "threads"),
+                                           ({"solver": "nosuch"}, "solver"),
+                                           ({"linearisation": "x"}, "linearisation")])  # fmt: skip
+def test_bad_options_are_input_errors(kwargs, field):
+    """Negative gap, zero threads and an unknown solver name are InputErrors naming the field."""
+    with pytest.raises(InputError, match=field):
+        milp(tiny_instance(1), **kwargs)
+
+
+def test_write_lp_and_mps_round_trip(tmp_path):
+    """The exported LP and MPS files read back into HiGHS with the same size and row names."""
+    inst = tiny_instance(9)
+    model = build_model(inst)
+    lp, mps = tmp_path / "p1.lp", tmp_path / "p1.mps"
+    sol = milp(inst, gap=0.0, write_lp=str(lp), write_mps=str(mps))
+    for path in (lp, mps):
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+        assert (h.getNumCol(), h.getNumRow()) == (model.n_cols, model.n_rows)
+        assert h.getRowName(0)[1] == model.row_names[0]
+        h.run()
+        assert close(h.getInfo().objective_function_value, sol.stats["solver_objective"])
+
+
+# -- CLI -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def snapshot_file(tmp_path):
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(generate_snapshot(2, 5, 1)))
+    return str(path)
+
+
+def test_cli_milp_json_has_status_bound_gap(snapshot_file, tmp_path):
+    """`gpuaas solve --method milp --json` puts status, bound and gap under stats; --write-lp
+    writes the model."""
+    lp = tmp_path / "model.lp"
+    res = CliRunner().invoke(cli, ["solve", snapshot_file, "-m", "milp", "--gap", "0.05", "--json",
+                                   "--write-lp", str(lp), "--no-p1n"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["stats"]["status"] == "optimal" and data["stats"]["p1n"] is False
+    assert {"bound", "gap"} <= set(data["stats"]) and lp.read_text().startswith("\\")
+
+
+def test_cli_milp_human_output_and_warm_start(snapshot_file):
+    """Human output shows status, bound and gap; --warm-start greedy is recorded."""
+    res = CliRunner().invoke(cli, ["solve", snapshot_file, "-m", "milp", "--warm-start", "greedy",
+                                   "--no-p1n", "--solver", "cbc"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    for word in ("status", "bound", "gap", "objective"):
+        assert word in res.output
+
+
+def test_cli_milp_errors_are_one_line(snapshot_file, tmp_path):
+    """Options of milp with another method, and a time limit without incumbent, exit 2 in one line."""
+    runner = CliRunner()
+    res = runner.invoke(cli, ["solve", snapshot_file, "--gap", "0.1"])
+    assert res.exit_code == 2 and "apply to --method milp only" in res.output
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(generate_snapshot(10, 100, 0)))
+    res = runner.invoke(cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001"])
+    assert res.exit_code == 2 and "no solution" in res.output
+    assert len(res.output.strip().splitlines()) == 1
