@@ -102,7 +102,8 @@ class Plan:
     jobs: list[dict[str, Any]] = field(default_factory=list)
     objective: float = 0.0  # f_OBJ (P1a) of the solver's solution at this point
     method: str = ""
-    solver_seconds: float = 0.0
+    solver_seconds: float = 0.0  # the method's own stats["seconds"]
+    solver_cpu_seconds: float = 0.0  # process CPU time of the whole solve call
     next_tick: float = math.inf  # when to call tick() if nothing else happens (time + H)
 
     @property
@@ -117,7 +118,8 @@ class Plan:
             "open": self.open, "resize": self.resize, "close": self.close, "start": self.start,
             "migrate": self.migrate, "preempt": self.preempt, "nodes": self.nodes, "jobs": self.jobs,
             "objective": self.objective, "method": self.method,
-            "solver_seconds": self.solver_seconds, "next_tick": self.next_tick,
+            "solver_seconds": self.solver_seconds, "solver_cpu_seconds": self.solver_cpu_seconds,
+            "next_tick": self.next_tick,
         }  # fmt: skip
 
     def __str__(self) -> str:
@@ -327,17 +329,18 @@ class Rescheduler:
 
     def _reschedule(self, at: float) -> Plan:
         inst = self.instance(at)
-        seconds = 0.0
+        seconds = cpu = 0.0
         if inst.n_jobs:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
-            t0 = _time.perf_counter()
+            t0, c0 = _time.perf_counter(), _time.process_time()
             sol = solve(inst, self.method, seed=seed, **self.solver_options)
+            cpu = _time.process_time() - c0
             seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
             check_solution(sol)
         else:
             sol = Solution.empty(inst, self.method)
         plan = self._apply(sol, at)
-        plan.solver_seconds = seconds
+        plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
         self.time = at
         self.events += 1
         return plan

@@ -65,6 +65,8 @@ class SimulationResult:
     preemptions: int
     solver_seconds: list[float]
     wall_seconds: float
+    cpu_seconds: float = 0.0  # process CPU time of the run (robust to a shared machine's load)
+    solver_cpu_seconds: float = 0.0  # CPU time inside the solve calls (method wrapper included)
     noise: float = 0.0
     overhead: float = 0.0
     tick: float = 3600.0
@@ -92,7 +94,8 @@ class SimulationResult:
             "tardiness_cost": self.tardiness_cost, "events": self.events,
             "migrations": self.migrations, "preemptions": self.preemptions,
             "makespan": self.makespan, "solver_seconds": self.solver_stats(),
-            "wall_seconds": self.wall_seconds, "noise": self.noise, "overhead": self.overhead,
+            "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
+            "solver_cpu_seconds": self.solver_cpu_seconds, "noise": self.noise, "overhead": self.overhead,
             "tick": self.tick, "jobs": self.jobs,
         }  # fmt: skip
         if self.predicted is not None:
@@ -158,6 +161,7 @@ class Simulator:
         self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
         self.clock: float | None = None
         self.solver_seconds: list[float] = []
+        self.solver_cpu_seconds = 0.0
         self.idle = 0
         self.log_lines: IO[str] | None = None
 
@@ -212,6 +216,7 @@ class Simulator:
         self.clock = t
         if plan.jobs:
             self.solver_seconds.append(plan.solver_seconds)
+            self.solver_cpu_seconds += plan.solver_cpu_seconds
         self._apply_overhead(plan)
         running = any(j.cfg >= 0 for j in r.jobs.values())
         self.idle = 0 if running or submit or done else self.idle + 1
@@ -249,7 +254,7 @@ class Simulator:
 
     def run(self, progress: bool = False) -> SimulationResult:
         """Step to the end and return the result (`progress`: a progress line on stderr)."""
-        t0 = _time.perf_counter()
+        t0, c0 = _time.perf_counter(), _time.process_time()
         bar = _ProgressBar(self.trace.n_jobs) if progress else None
         while self.step() is not None:
             if bar is not None:
@@ -258,7 +263,9 @@ class Simulator:
             bar.update(len(self.rescheduler.completed), self.rescheduler.events, self.clock or 0.0,
                        force=True)  # fmt: skip
             bar.close()
-        return self.result(_time.perf_counter() - t0)
+        result = self.result(_time.perf_counter() - t0)
+        result.cpu_seconds = _time.process_time() - c0
+        return result
 
     def result(self, wall_seconds: float = 0.0) -> SimulationResult:
         """The result so far (complete once `finished`)."""
@@ -273,6 +280,7 @@ class Simulator:
             vm_cost=r.vm_cost, tardiness_cost=r.tardiness_cost, jobs=jobs, events=r.events,
             migrations=r.migrations, preemptions=r.preemptions,
             solver_seconds=list(self.solver_seconds), wall_seconds=wall_seconds,
+            solver_cpu_seconds=self.solver_cpu_seconds,
             noise=self.noise, overhead=r.overhead, tick=self.tick,
         )  # fmt: skip
 
