@@ -99,7 +99,7 @@ def proxy_code(proxy: str) -> int:
 
 def natural(proxy: int, score: float) -> float:
     """The proxy's own value from a kernel score (f̄_OBJ is maximised, stored negated)."""
-    return float(-score if proxy == K.PROXY_FBAR else score)
+    return float(-score if proxy == K.PROXY_FBAR else score) + 0.0  # + 0.0: no "-0.0"
 
 
 def check_int(name: str, value: Any, minimum: int) -> int:
