@@ -224,11 +224,13 @@ def test_every_baseline_passes_the_event_log_checks(method, tmp_path):
 @pytest.mark.parametrize("method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb",
                                     "dp-adjwct", "hierarchical"])  # fmt: skip
 def test_event_log_checks_on_paper_like_traces(method, arrivals, tmp_path):
-    """N = 10, J = 100 (the paper's J = 10 N) for each arrival pattern, also with 2N nodes."""
+    """N = 10, J = 100 (the paper's J = 10 N; Hierarchical: J = 30, its MILPs are slow) for each
+    arrival pattern, EDF and DP(AdjWCT) also with 2N nodes."""
     from gpuaas.generator import generate_trace
 
-    trace = Instance.from_dict(generate_trace(10, 100, seed=2, arrivals=arrivals))
-    kw = {"controller_time_limit": 1.0} if method == "hierarchical" else {}
+    jobs = 30 if method == "hierarchical" else 100
+    trace = Instance.from_dict(generate_trace(10, jobs, seed=2, arrivals=arrivals))
+    kw = {"controller_time_limit": 0.25} if method == "hierarchical" else {}
     simulate_logged(trace, method, tmp_path, **kw)
     if method in ("edf", "dp-adjwct"):
         res = simulate_logged(trace, method, tmp_path, nodes=20, **kw)
