@@ -1,0 +1,28 @@
+"""Benchmarks (opt-in): the P1 MILP with HiGHS at a 5 % gap on generated snapshots.
+
+Run with ``python -m pytest tests/benchmarks/test_bench_milp.py --benchmark-only``; the table
+over several seeds (median time, status, gap) comes from ``scripts/bench_milp.py``. Targets
+(issue 3, 2-core machine): N = 5, J = 50 median <= 5 s; N = 10, J = 100 median <= 30 s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuaas.generator import generate_instance
+from gpuaas.milp import milp
+
+SIZES = [(2, 10), (5, 20), (5, 50), (10, 100)]
+
+
+@pytest.mark.parametrize("linearisation", ["bigm", "product"])
+@pytest.mark.parametrize(("nodes", "jobs"), SIZES, ids=[f"N{n}-J{j}" for n, j in SIZES])
+def test_milp_speed(benchmark, nodes, jobs, linearisation):
+    """Solve time of the MILP at a 5 % gap, 120 s limit, one thread (snapshot seed 1)."""
+    inst = generate_instance(nodes, jobs, seed=1)
+    sol = benchmark.pedantic(milp, args=(inst,), rounds=3 if jobs <= 50 else 1,
+                             kwargs={"gap": 0.05, "time_limit": 120.0, "threads": 1,
+                                     "linearisation": linearisation})  # fmt: skip
+    for k in ("status", "objective", "bound", "gap", "solver_nodes", "rows", "columns"):
+        benchmark.extra_info[k] = sol.stats[k]
+    assert sol.stats["status"] in ("optimal", "time_limit")
