@@ -745,6 +745,7 @@ class DaskRunner:
 
         methods = tuple(methods)
         self.cluster = None
+        self.futures: list[Any] = []
         if scheduler is None:
             if numba_cache_dir:
                 os.environ["NUMBA_CACHE_DIR"] = str(numba_cache_dir)
@@ -755,14 +756,23 @@ class DaskRunner:
             self.client = Client(self.cluster)
         else:
             try:
-                self.client = Client(scheduler, timeout=30)
+                self.client = Client(scheduler, timeout=10)
             except (OSError, TimeoutError) as exc:
                 raise InputError(None, "scheduler", f"cannot connect to {scheduler}: {exc}") from None
-            if workers:
-                self.client.wait_for_workers(workers, timeout=60)
-        self.info = list(self.client.run(warm_up, methods, numba_cache_dir).values())
+            try:  # at least one worker (or the number asked for) before anything is sent
+                self.client.wait_for_workers(workers or 1, timeout=60)
+            except TimeoutError:
+                n = len(self.client.nthreads())
+                self.close(abort=True)
+                raise InputError(None, "scheduler", f"{n} worker(s) joined {scheduler} within 60 s,"
+                                 f" {workers or 1} needed") from None  # fmt: skip
+        try:
+            self.info = list(self.client.run(warm_up, methods, numba_cache_dir).values())
+        except Exception as exc:  # noqa: BLE001 - e.g. a worker without gpuaas installed
+            self.close(abort=True)
+            raise InputError(None, "scheduler", f"the workers cannot run gpuaas ({type(exc).__name__}: {exc});"
+                             " install the same gpuaas on every worker") from None  # fmt: skip
         self.workers = max(1, sum(self.client.nthreads().values()))
-        self.futures: list[Any] = []
 
     def run(self, cells: list[Cell]) -> Iterator[dict[str, Any]]:
         """Yield each cell's row as it finishes (any order)."""
