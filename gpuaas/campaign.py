@@ -53,17 +53,17 @@ METRIC_COLUMNS = [
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
     "solver_seconds_mean", "solver_seconds_p95", "solver_seconds_max", "solver_seconds_total",
-    "wall_seconds", "cell_seconds", "worker",
+    "wall_seconds", "cpu_seconds", "solver_cpu_seconds", "cell_seconds", "worker", "timing_extra",
 ]  # fmt: skip
 COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS + TIMING_COLUMNS
 
 _INT_COLUMNS = {"nodes", "jobs", "trace_seed", "seed", "node_multiplier", "sim_nodes", "events",
                 "migrations", "preemptions", "jobs_completed", "late_jobs", "solver_calls"}  # fmt: skip
 _STR_COLUMNS = {"cell", "arrivals", "method", "options", "catalog", "status", "error", "extra",
-                "worker"}  # fmt: skip
+                "worker", "timing_extra"}  # fmt: skip
 _RESULT_KEYS = {"method", "seed", "nodes", "total_cost", "vm_cost", "tardiness_cost", "jobs",
                 "events", "migrations", "preemptions", "solver_seconds", "wall_seconds",
-                "makespan", "noise", "overhead", "tick", "predicted", "cost_deviation"}  # fmt: skip
+                "cpu_seconds", "solver_cpu_seconds", "makespan", "noise", "overhead", "tick", "predicted", "cost_deviation"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -350,8 +350,11 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
     wait = [j["waiting"] for j in jobs if j.get("waiting") is not None]
     solver = result.get("solver_seconds") or {}
     predicted = result.get("predicted") or {}
-    extra = {k: v for k, v in result.items()
+    # any other scalar is kept as JSON; one named for seconds is a measurement, not a result
+    other = {k: v for k, v in result.items()
              if k not in _RESULT_KEYS and isinstance(v, int | float | str | bool)}  # fmt: skip
+    extra = {k: v for k, v in other.items() if "seconds" not in k}
+    timing = {k: v for k, v in other.items() if "seconds" in k}
     row = cell.params()
     row.update({
         "status": "ok",
@@ -381,6 +384,9 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
         "solver_seconds_max": solver.get("max"),
         "solver_seconds_total": solver.get("total"),
         "wall_seconds": result.get("wall_seconds"),
+        "cpu_seconds": result.get("cpu_seconds"),
+        "solver_cpu_seconds": result.get("solver_cpu_seconds"),
+        "timing_extra": json.dumps(timing, sort_keys=True) if timing else None,
     })  # fmt: skip
     return row
 

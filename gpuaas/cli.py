@@ -427,12 +427,14 @@ def plot_pct_cmd(results: str, output: str | None, reference: str) -> None:
 @plot.command("solver-time")
 @_results_arg
 @_plot_output
-def plot_solver_time_cmd(results: str, output: str | None) -> None:
+@click.option("--clock", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
+              help="Wall-clock time, or process CPU time (steadier on a shared machine).")  # fmt: skip
+def plot_solver_time_cmd(results: str, output: str | None, clock: str) -> None:
     """Mean solver time per rescheduling event against N, per method (Fig. 5)."""
     from gpuaas.campaign import read_results
     from gpuaas.plots import plot_solver_time
 
-    click.echo(plot_solver_time(read_results(results), _plot_out(output, results, "solver-time")))
+    click.echo(plot_solver_time(read_results(results), _plot_out(output, results, "solver-time"), clock))
 
 
 _events_arg = click.argument("events", type=click.Path(dir_okay=False))

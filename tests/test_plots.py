@@ -104,6 +104,16 @@ def test_cost_table_averages_successful_cells() -> None:
     assert ("high", 20, "greedy") not in t
 
 
+def test_solver_time_per_event_wall_or_cpu() -> None:
+    """Wall time is the simulator's mean; CPU time is solver CPU seconds over solver calls."""
+    r = dict(ROWS[0], solver_cpu_seconds=3.0, solver_calls=12)
+    assert plots.solver_time_per_event(r) == 0.5
+    assert plots.solver_time_per_event(r, "cpu") == 0.25
+    assert plots.solver_time_per_event(dict(r, solver_calls=0), "cpu") is None
+    with pytest.raises(InputError, match="unknown clock"):
+        plots.solver_time_per_event(r, "sundial")
+
+
 def test_cost_over_time_from_the_log_alone(sim: tuple[Path, Path]) -> None:
     """Cumulative VM cost is price x length per open node; tardiness lands at each completion."""
     events, trace = sim

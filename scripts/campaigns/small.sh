@@ -10,7 +10,7 @@ csv=$out/campaign-small.csv
 gpuaas campaign scripts/campaigns/small.yaml -o "$csv" "$@"
 gpuaas plot costs "$csv" -o "$out/campaign-small-costs.png"
 gpuaas plot pct "$csv" -o "$out/campaign-small-pct.png"
-gpuaas plot solver-time "$csv" -o "$out/campaign-small-solver-time.png"
+gpuaas plot solver-time "$csv" --clock cpu -o "$out/campaign-small-solver-time.png"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gpuaas generate --nodes 10 --arrivals high --seed 1 -o "$tmp/trace.json"
