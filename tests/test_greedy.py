@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from gpuaas.errors import InputError
+from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.greedy import greedy
 from gpuaas.heuristics.postprocessing import postprocess
-from gpuaas.heuristics.state import pressure_order
+from gpuaas.heuristics.state import kernel_data, pressure_order, rng_state
 from gpuaas.methods import solve
 from gpuaas.solution import Solution
 from gpuaas.validator import validate
@@ -69,6 +70,51 @@ def test_suboptimal_assignment_then_queue():
     assert _placement(sol, 2) is None
 
 
+K80_1GPU = {("NC6", 1): 1000.0, ("NC12", 1): 1000.0, ("NC24", 1): 1000.0, ("NC48*", 1): 1000.0}
+
+
+def test_open_rule_largest_shares_a_vm():
+    """One node, two 1-GPU jobs: 'largest' opens an NC48*, both share it, postprocessing
+    downsizes it to an NC12; the literal 'config' rule opens an NC6 and postpones one job."""
+    inst = tiny_instance([K80_1GPU, K80_1GPU], [1500.0, 2000.0], nodes=1)
+    raw = greedy(inst, open_rule="largest", postprocess=False)
+    assert [_placement(raw, j) for j in range(2)] == [(0, "NC48*", 1), (0, "NC48*", 1)]
+    big = greedy(inst, open_rule="largest")
+    assert [_placement(big, j) for j in range(2)] == [(0, "NC12", 1), (0, "NC12", 1)]
+    lit = greedy(inst, open_rule="config")
+    assert [_placement(lit, j) for j in range(2)] == [(0, "NC6", 1), None]
+    assert validate(big).ok and big.objective < lit.objective
+    assert big.stats["open_rule"] == "largest"
+
+
+def test_open_rule_largest_opens_the_largest_vm_the_job_runs_on():
+    """A job that cannot run on NC48* opens an NC24 under 'largest' (then downsized if empty)."""
+    row = {("NC6", 1): 1000.0, ("NC12", 1): 1000.0, ("NC24", 1): 1000.0}
+    inst = tiny_instance([row, row, row], [1500.0, 2000.0, 2500.0], nodes=1)
+    raw = greedy(inst, open_rule="largest", postprocess=False)
+    assert [_placement(raw, j) for j in range(3)] == [(0, "NC24", 1)] * 3
+
+
+def test_open_rule_largest_joins_same_gpu_model_only():
+    """Under 'largest' an NC6 job joins an open K80 node of another VM type with room, never an
+    M60 node (even an empty one) nor a VM type it cannot run on; 'config' only joins NC6 nodes."""
+    row = {**K80_1GPU, ("NV48*", 1): 1000.0}
+    row.pop(("NC12", 1))
+    inst = tiny_instance([row], [5000.0], nodes=4)
+    D = kernel_data(inst)
+    vm = np.array([CATALOG.vm_index(v) for v in ("NV48*", "NC12", "NC24", "NC48*")])
+    nc6 = CATALOG.vm_index("NC6")
+    scratch = (np.empty(4), np.empty(4, dtype=np.int64))
+
+    def fit(rule, used):
+        return K.best_fit_node(D, rule, vm, np.array(used), 0, nc6, 1, False, rng_state(0), *scratch)
+
+    assert fit(K.OPEN_LARGEST, [0, 0, 3, 6]) == 2  # NC24 left with 0 idle; NC12 cannot run it
+    assert fit(K.OPEN_LARGEST, [0, 0, 4, 5]) == 3
+    assert fit(K.OPEN_LARGEST, [0, 0, 4, 8]) == -1  # only the M60 node has room
+    assert fit(K.OPEN_CONFIG, [0, 0, 0, 0]) == -1
+
+
 def test_postprocessing_downsizes_to_best_smaller_vm():
     """An NC24 holding one 1-GPU job is replaced by the same-model VM that improves f_OBJ most."""
     row = {("NC24", 1): 500.0, ("NC12", 1): 1001.0, ("NC6", 1): 1002.0}
@@ -120,10 +166,10 @@ def test_postprocessing_never_worsens(proxy):
         assert sol.objective == pytest.approx(after["f_obj"], rel=1e-12)
 
 
-def _check_valid(seeds):
+def _check_valid(seeds, open_rule="largest"):
     for seed in seeds:
         inst = random_instance(seed)
-        sol = greedy(inst)
+        sol = greedy(inst, open_rule=open_rule)
         rep = validate(sol)
         assert rep.ok, (seed, rep.errors[:3])
         assert rep.objective == pytest.approx(sol.objective, rel=1e-9, abs=1e-9)
@@ -132,12 +178,14 @@ def _check_valid(seeds):
 def test_greedy_valid_on_generated_instances():
     """Every Greedy solution on 60 random instances (N 1..100, J 1..500) passes the validator."""
     _check_valid(range(100, 160))
+    _check_valid(range(160, 180), open_rule="config")
 
 
 @pytest.mark.slow
 def test_greedy_valid_on_many_generated_instances():
     """Every Greedy solution on 500 random instances (N 1..100, J 1..500) passes the validator."""
     _check_valid(range(1000, 1500))
+    _check_valid(range(1000, 1200), open_rule="config")
 
 
 def test_greedy_extremes():
@@ -173,3 +221,5 @@ def test_bad_options():
         greedy(inst, proxy="cost")
     with pytest.raises(InputError, match="time_limit"):
         greedy(inst, time_limit=-1)
+    with pytest.raises(InputError, match="open_rule"):
+        greedy(inst, open_rule="smallest")

@@ -54,7 +54,8 @@ def test_relink_reaches_a_better_target():
     D = kernel_data(inst)
     st = State.new(inst)
     score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
-    _it, moves, score = K.relink(D, K.PROXY_FBAR, g.job_cfg.copy(), 100, score, *st.arrays())
+    _it, moves, score = K.relink(D, K.PROXY_FBAR, K.OPEN_CONFIG, g.job_cfg.copy(), 100, score,
+                                 *st.arrays())  # fmt: skip
     assert np.array_equal(st.job_cfg, g.job_cfg)
     assert moves == (g.job_cfg >= 0).sum()
     assert score == pytest.approx(-g.proxy)
@@ -69,7 +70,8 @@ def test_relink_stops_when_no_move_improves():
     st.load(D, g.node_vm, g.job_node, g.job_cfg)
     score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
     target = np.full(inst.n_jobs, -1, dtype=np.int64)
-    it, moves, after = K.relink(D, K.PROXY_FBAR, target, 100, score, *st.arrays())
+    it, moves, after = K.relink(D, K.PROXY_FBAR, K.OPEN_CONFIG, target, 100, score,
+                                *st.arrays())  # fmt: skip
     assert (it, moves, after) == (1, 0, score)
     assert np.array_equal(st.job_cfg, g.job_cfg)
 
@@ -88,17 +90,43 @@ def test_two_level_step_accepts_a_worsening_first_move():
     first = K.move_delta(D, K.PROXY_FBAR, *st.arrays(), 0, 0, one)
     assert first > 0  # a alone on one GPU: worse in f̄ (b has no feasible move yet)
     score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
-    _it, moves, score = K.relink(D, K.PROXY_FBAR, np.array([one, one]), 10, score, *st.arrays())
+    _it, moves, score = K.relink(D, K.PROXY_FBAR, K.OPEN_CONFIG, np.array([one, one]), 10, score,
+                                 *st.arrays())  # fmt: skip
     assert moves == 2 and list(st.job_cfg) == [one, one]
     assert score == pytest.approx(K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg))
     assert score < K.full_score(D, K.PROXY_FBAR, np.array([nc12]), np.array([0, -1]),
                                 np.array([two, -1]))  # fmt: skip
 
 
-def _check(seeds, max_it_rg):
+def test_relink_moves_a_job_onto_a_node_of_the_same_gpu_model():
+    """With 'largest' a job whose target is NC6 x1 joins the open NC24 (same K80 model, room);
+    the literal rule finds no NC6 node and, with no closed node left, no move."""
+    from tests.heuristic_cases import CATALOG, tiny_instance
+
+    row = {("NC6", 1): 1000.0, ("NC24", 1): 1000.0}
+    inst = tiny_instance([row, row], [5000.0, 5000.0], nodes=1)
+    nc6, nc24 = CATALOG.vm_index("NC6"), CATALOG.vm_index("NC24")
+    target = np.array([CATALOG.config(nc24, 1), CATALOG.config(nc6, 1)])
+    D = kernel_data(inst)
+    for rule, moves_expected in ((K.OPEN_LARGEST, 1), (K.OPEN_CONFIG, 0)):
+        st = State.new(inst)
+        st.load(D, np.array([nc24]), np.array([0, -1]), np.array([target[0], -1]))
+        score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
+        _it, moves, after = K.relink(D, K.PROXY_FBAR, rule, target, 5, score, *st.arrays())
+        assert moves == moves_expected
+        assert after == pytest.approx(K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node,
+                                                   st.job_cfg))  # fmt: skip
+    assert list(st.job_cfg) == [target[0], -1]  # config rule: unchanged
+    st.load(D, np.array([nc24]), np.array([0, 0]), np.array([target[0], target[0]]))
+    assert K.relink(D, K.PROXY_FBAR, K.OPEN_LARGEST, target, 5, 0.0, *st.arrays())[1] == 0
+    assert K.same_assignment(D, K.OPEN_LARGEST, target[0], target[1])  # footnote 2, by model
+    assert not K.same_assignment(D, K.OPEN_CONFIG, target[0], target[1])
+
+
+def _check(seeds, max_it_rg, open_rule="largest"):
     for seed in seeds:
         inst = random_instance(seed)
-        sol = path_relinking(inst, seed=seed, max_it_rg=max_it_rg)
+        sol = path_relinking(inst, seed=seed, max_it_rg=max_it_rg, open_rule=open_rule)
         rep = validate(sol)
         assert rep.ok, (seed, rep.errors[:3])
         assert rep.objective == pytest.approx(sol.objective, rel=1e-9)
@@ -112,12 +140,14 @@ def _check(seeds, max_it_rg):
 def test_valid_and_improving_on_generated_instances():
     """On 25 random instances (N 1..100, J 1..500): valid; PR >= best elite; postprocessing >= PR."""
     _check(range(300, 325), max_it_rg=40)
+    _check(range(325, 335), max_it_rg=40, open_rule="config")
 
 
 @pytest.mark.slow
 def test_valid_and_improving_paper_parameters():
     """The same on 120 random instances with the paper's parameters."""
     _check(range(3000, 3120), max_it_rg=1000)
+    _check(range(3120, 3160), max_it_rg=1000, open_rule="config")
 
 
 def test_same_seed_same_solution():

@@ -48,12 +48,12 @@ def test_node_drawn_inversely_to_idle_left():
     rng = rng_state(9)
     counts = np.zeros(4)
     for _ in range(DRAWS):
-        counts[K.best_fit_node(D, node_vm, node_used, nc24, 1, True, rng, np.empty(4),
-                               np.empty(4, dtype=np.int64))] += 1  # fmt: skip
+        counts[K.best_fit_node(D, K.OPEN_CONFIG, node_vm, node_used, 0, nc24, 1, True, rng,
+                               np.empty(4), np.empty(4, dtype=np.int64))] += 1  # fmt: skip
     w = np.array([1.0, 1 / 3, 1 / 4, 0.0])
     np.testing.assert_allclose(counts / DRAWS, w / w.sum(), atol=0.015)
-    assert K.best_fit_node(D, node_vm, node_used, nc24, 1, False, rng, np.empty(4),
-                           np.empty(4, dtype=np.int64)) == 0  # fmt: skip
+    assert K.best_fit_node(D, K.OPEN_CONFIG, node_vm, node_used, 0, nc24, 1, False, rng,
+                           np.empty(4), np.empty(4, dtype=np.int64)) == 0  # fmt: skip
 
 
 def test_swaps_inversely_to_weight():
@@ -78,28 +78,30 @@ def test_without_randomness_it_is_greedy():
     assert rg.stats["elite"] == 1  # all later iterations were duplicates
 
 
-def _check(seeds, max_it):
+def _check(seeds, max_it, open_rule="largest"):
     for seed in seeds:
         inst = random_instance(seed)
-        sol = randomized_greedy(inst, seed=seed, max_it_rg=max_it)
+        sol = randomized_greedy(inst, seed=seed, max_it_rg=max_it, open_rule=open_rule)
         rep = validate(sol)
         assert rep.ok, (seed, rep.errors[:3])
         assert rep.objective == pytest.approx(sol.objective, rel=1e-9)
         steps = sol.stats["steps"]
         assert steps["best_elite"]["f_obj"] <= steps["greedy"]["f_obj"]
-        assert sol.objective <= greedy(inst).objective * (1 + 1e-12)
+        assert sol.objective <= greedy(inst, open_rule=open_rule).objective * (1 + 1e-12)
         assert steps["postprocessed"]["f_obj"] <= steps["best_elite"]["f_obj"] * (1 + 1e-12)
 
 
 def test_valid_and_never_worse_than_greedy():
     """On 30 random instances (N 1..100, J 1..500) RG is valid and never worse than Greedy."""
     _check(range(200, 230), max_it=40)
+    _check(range(230, 240), max_it=40, open_rule="config")
 
 
 @pytest.mark.slow
 def test_valid_and_never_worse_than_greedy_paper_parameters():
     """On 150 random instances with MaxItRG = 1000 RG is valid and never worse than Greedy."""
     _check(range(2000, 2150), max_it=1000)
+    _check(range(2150, 2200), max_it=1000, open_rule="config")
 
 
 def test_same_seed_same_solution():

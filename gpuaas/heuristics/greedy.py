@@ -13,10 +13,12 @@ from typing import Any
 
 from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.state import (
+    DEFAULT_OPEN_RULE,
     State,
     check_time_limit,
     kernel_data,
     natural,
+    open_rule_code,
     pressure_order,
     proxy_code,
     reject_unknown,
@@ -37,7 +39,8 @@ def step_values(D: tuple[Any, ...], proxy: int, st: State) -> dict[str, float]:
 
 
 def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-           proxy: str = "f_obj", postprocess: bool = True, **options: Any) -> Solution:  # fmt: skip
+           proxy: str = "f_obj", postprocess: bool = True, open_rule: str = DEFAULT_OPEN_RULE,
+           **options: Any) -> Solution:  # fmt: skip
     """Deterministic Greedy construction (Algorithm 1 without randomness) + postprocessing.
 
     Parameters
@@ -53,6 +56,11 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
         improves); reported in ``stats["steps"]``.
     postprocess : bool
         Apply the §3.3 postprocessing (downsize VMs, hand idle GPUs to the best speed-up).
+    open_rule : {"largest", "config"}
+        VM type of a newly opened node: "largest", the largest VM type of the chosen
+        configuration's GPU model (jobs then join any open node of that GPU model with room,
+        postprocessing downsizes); "config", the configuration's own VM type (the paper's
+        Algorithm 1 read literally). See heuristics/README.md.
 
     Returns
     -------
@@ -63,11 +71,12 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
     reject_unknown("greedy", options)
     check_time_limit(time_limit)
     code = proxy_code(proxy)
+    rule = open_rule_code(open_rule)
     warm_up("greedy")
     start = time.perf_counter()
     D = kernel_data(instance)
     st = State.new(instance)
-    K.construct(D, pressure_order(instance), False, 0.0, 1, rng_state(seed), *st.arrays())
+    K.construct(D, rule, pressure_order(instance), False, 0.0, 1, rng_state(seed), *st.arrays())
     steps = {"greedy": step_values(D, code, st)}
     changes = 0
     if postprocess:
@@ -77,6 +86,6 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
     log.info("greedy: f_OBJ %.6g, %d postprocessing changes, %.3f s",
              steps["postprocessed" if postprocess else "greedy"]["f_obj"], changes, seconds)  # fmt: skip
     stats = {"seconds": seconds, "seed": seed, "iterations": 1, "proxy": proxy,
-             "postprocess_changes": changes, "steps": steps}  # fmt: skip
+             "open_rule": open_rule, "postprocess_changes": changes, "steps": steps}  # fmt: skip
     return st.solution(instance, "greedy", stats)
 

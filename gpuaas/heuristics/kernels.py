@@ -10,6 +10,9 @@ the defining file only. The kernels share two structures:
   VM type (-1 closed), GPUs in use, number of jobs and their indices, and each job's node and
   configuration (-1 postponed). An open node always hosts at least one job.
 
+``rule`` (OPEN_CONFIG or OPEN_LARGEST) says which VM type a new node gets and which open nodes
+a job may join (`open_vm`, `best_fit_node`, `cfg_on_node`).
+
 Objectives are handled as a *score to minimise*: f_OBJ (P1a) itself for ``proxy == 0`` and
 -f̄_OBJ (eq. 1) for ``proxy == 1``. Both are sums of per-job terms plus, for f_OBJ, per-node
 terms, which is what makes incremental (delta) evaluation of a move cheap.
@@ -22,6 +25,10 @@ from numba import njit
 
 PROXY_FOBJ = 0
 PROXY_FBAR = 1
+
+# How a configuration (v*, g*) chosen for a job maps to a node (heuristics/README.md):
+OPEN_CONFIG = 0  # literal: open a node of VM type v*, join only nodes of type v*
+OPEN_LARGEST = 1  # (v*, g*) fixes GPU model and g: open the model's largest VM, join any of its VMs
 
 _EPS = 1e-9  # absolute tolerance for "strictly improves"
 
@@ -225,23 +232,62 @@ def select_config(D, j, randomized, n_cand, rng, keys, cands):
 
 
 @njit(cache=True)
-def best_fit_node(D, node_vm, node_used, v, g, randomized, rng, weights, cands):
-    """Open node of VM type v with >= g free GPUs leaving the fewest idle; randomised, any such
-    node with probability inversely proportional to 1 + the idle GPUs left. -1 if none."""
-    G = D[7][v]
+def same_model_cfg(D, j, v, g):
+    """Configuration (v, g) if VM type v has >= g GPUs and job j can run on it, else -1."""
+    if g > D[7][v]:
+        return -1
+    c = D[6][v] + g - 1
+    if not np.isfinite(D[0][j, c]):
+        return -1
+    return c
+
+
+@njit(cache=True)
+def open_vm(D, rule, j, c):
+    """VM type of a node opened for job j with configuration c: c's own (OPEN_CONFIG), or the
+    VM type of c's GPU model with the most GPUs on which j can run with c's GPU count
+    (OPEN_LARGEST; ties to the cheaper, then the lower index)."""
+    cfg_vm, cfg_gpus, vm_gpus, vm_cost, vm_model = D[4], D[5], D[7], D[8], D[9]
+    v = cfg_vm[c]
+    if rule == OPEN_CONFIG:
+        return v
+    best = v
+    for v2 in range(vm_gpus.shape[0]):
+        if vm_model[v2] != vm_model[v] or same_model_cfg(D, j, v2, cfg_gpus[c]) < 0:
+            continue
+        if vm_gpus[v2] > vm_gpus[best] or (vm_gpus[v2] == vm_gpus[best]
+                                            and vm_cost[v2] < vm_cost[best]):  # fmt: skip
+            best = v2
+    return best
+
+
+@njit(cache=True)
+def best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, weights, cands):
+    """Open node job j can join with g GPUs leaving the fewest idle; randomised, any such node
+    with probability inversely proportional to 1 + the idle GPUs left. -1 if none. Joinable:
+    VM type v (OPEN_CONFIG), or any VM type of v's GPU model on which j runs with g GPUs
+    (OPEN_LARGEST; the job then takes that VM type's configuration with g GPUs)."""
+    vm_gpus, vm_model = D[7], D[9]
     m = 0
     best = -1
     best_left = 1 << 30
     for n in range(node_vm.shape[0]):
-        if node_vm[n] == v:
-            left = G - node_used[n] - g
-            if left >= 0:
-                if left < best_left:
-                    best_left = left
-                    best = n
-                weights[m] = 1.0 / (1.0 + left)
-                cands[m] = n
-                m += 1
+        vn = node_vm[n]
+        if vn < 0:
+            continue
+        if rule == OPEN_CONFIG:
+            if vn != v:
+                continue
+        elif vm_model[vn] != vm_model[v] or same_model_cfg(D, j, vn, g) < 0:
+            continue
+        left = vm_gpus[vn] - node_used[n] - g
+        if left >= 0:
+            if left < best_left:
+                best_left = left
+                best = n
+            weights[m] = 1.0 / (1.0 + left)
+            cands[m] = n
+            m += 1
     if not randomized or m <= 1:
         return best
     return cands[pick_weighted(weights, m, rng)]
@@ -302,14 +348,14 @@ def swap_pass(seq, weight, swap_prob, rng):
 
 
 @njit(cache=True)
-def construct(D, order, randomized, swap_prob, n_cand, rng,
+def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
               node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg):  # fmt: skip
     """Algorithm 1, one iteration: build a schedule from scratch into the state arrays.
 
     Jobs are taken in ``order`` (decreasing pressure), randomised by `swap_pass`; then
-    `select_config`, `best_fit_node`, a new node, `suboptimal`, or the queue.
+    `select_config`, `best_fit_node`, a new node (`open_vm`), `suboptimal`, or the queue.
     """
-    weight, cfg_vm, cfg_gpus, vm_gpus = D[2], D[4], D[5], D[7]
+    weight, cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D[2], D[4], D[5], D[6], D[7]
     N = node_vm.shape[0]
     J = order.shape[0]
     C = D[0].shape[1]
@@ -329,11 +375,16 @@ def construct(D, order, randomized, swap_prob, n_cand, rng,
         if c < 0:
             continue
         v = cfg_vm[c]
-        n = best_fit_node(D, node_vm, node_used, v, cfg_gpus[c], randomized, rng, keys, cands)
-        if n < 0:
+        g = cfg_gpus[c]
+        n = best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, keys, cands)
+        if n >= 0:
+            c = cfg_offset[node_vm[n]] + g - 1
+        else:
             if n_open < N:
                 n = n_open  # nodes are opened in index order during construction
                 n_open += 1
+                v = open_vm(D, rule, j, c)
+                c = cfg_offset[v] + g - 1
                 free_total += vm_gpus[v]
             else:
                 n, c = suboptimal(D, node_vm, node_used, j)
@@ -482,17 +533,20 @@ def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_
 
 
 @njit(cache=True)
-def rg_iterations(D, proxy, order, swap_prob, n_cand, rng, it0, it1, max_no_improve, last_imp,
-                  node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                  e_vm, e_node, e_cfg, e_val, e_cnt):  # fmt: skip
+def rg_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, it1,
+                  max_no_improve, last_imp, node_vm, node_used, node_cnt, node_jobs, job_node,
+                  job_cfg, e_vm, e_node, e_cfg, e_val, e_cnt):  # fmt: skip
     """Iterations it0..it1-1 of Algorithm 1 (iteration 0 is the deterministic Greedy), each
-    offered to the elite set. Stops early once ``max_no_improve`` (> 0) iterations have passed
-    since the best score last improved (``last_imp[0]``, updated). Returns the next iteration."""
+    postprocessed if ``postproc`` and offered to the elite set. Stops early once
+    ``max_no_improve`` (> 0) iterations have passed since the best score last improved
+    (``last_imp[0]``, updated). Returns the next iteration."""
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
-        construct(D, order, it > 0, swap_prob, n_cand, rng,
+        construct(D, rule, order, it > 0, swap_prob, n_cand, rng,
                   node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
+        if postproc:
+            postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)
         val = full_score(D, proxy, node_vm, job_node, job_cfg)
         best = np.inf
         for k in range(e_cnt[0]):
@@ -564,6 +618,31 @@ def apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j,
 
 
 @njit(cache=True)
+def cfg_on_node(D, rule, node_vm, j, n, ct):
+    """Configuration job j takes on node n for its target configuration ct: the node's VM type
+    with ct's GPU count if OPEN_LARGEST, n is open with ct's GPU model and j runs on it there;
+    ct itself otherwise (`move_feasible` then decides, e.g. a closed node opens with ct's type)."""
+    if rule == OPEN_CONFIG or ct < 0 or n < 0 or node_vm[n] < 0:
+        return ct
+    vn = node_vm[n]
+    if D[9][vn] != D[9][D[4][ct]]:
+        return ct
+    c = same_model_cfg(D, j, vn, D[5][ct])
+    return ct if c < 0 else c
+
+
+@njit(cache=True)
+def same_assignment(D, rule, cs, ct):
+    """Footnote 2: is a job with configuration cs already where the target's ct puts it? Same
+    configuration (on any node); with OPEN_LARGEST, the same GPU model and GPU count."""
+    if cs == ct:
+        return True
+    if rule == OPEN_CONFIG or cs < 0 or ct < 0:
+        return False
+    return D[9][D[4][cs]] == D[9][D[4][ct]] and D[5][cs] == D[5][ct]
+
+
+@njit(cache=True)
 def _first_closed(node_vm):
     for n in range(node_vm.shape[0]):
         if node_vm[n] < 0:
@@ -572,11 +651,11 @@ def _first_closed(node_vm):
 
 
 @njit(cache=True)
-def _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                 j, n2, c, na, nb):  # fmt: skip
-    """Best delta of moving job j to configuration c on node n2, na, nb or a closed node,
-    whichever are feasible in the current state (inf if none)."""
-    if c < 0:
+def _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
+                 j, n2, ct, na, nb):  # fmt: skip
+    """Best delta of moving job j towards target configuration ct on node n2, na, nb or a
+    closed node (`cfg_on_node`), whichever are feasible in the current state (inf if none)."""
+    if ct < 0:
         return move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
                           j, -1, -1)  # fmt: skip
     best = np.inf
@@ -595,6 +674,7 @@ def _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, jo
             if tried_closed:
                 continue
             tried_closed = True
+        c = cfg_on_node(D, rule, node_vm, j, n, ct)
         if move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
             d = move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
                            j, n, c)  # fmt: skip
@@ -603,20 +683,21 @@ def _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, jo
 
 
 @njit(cache=True)
-def relink(D, proxy, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jobs,
+def relink(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jobs,
            job_node, job_cfg):  # fmt: skip
     """Algorithm 2 for one target: move the source state (in place) towards the target
     configurations ``t_cfg`` for at most ``max_it`` iterations, stopping when no move improves.
 
     Moves are (j, n): job j takes its target configuration (or is postponed) on node n, the
-    best-fit open node of that VM type with room (j's own GPUs count as free on its node), else
-    a closed node, else j's node if j is alone on it. EXPLORE_STEP has two levels: a move m is
-    worth its own delta plus the best delta of a second move from S∘m (or nothing). Second-move
-    deltas of moves not touching the nodes m changed are reused from the first level (they are
-    unchanged); the others, and moves that m makes possible on the node it frees, are
-    re-evaluated on S∘m. Returns (iterations, moves applied, score).
+    best-fit open node of that VM type with room (with OPEN_LARGEST: of that GPU model, j then
+    taking the node's VM type; j's own GPUs count as free on its node), else a closed node
+    (opened with the target's VM type), else j's node if j is alone on it. EXPLORE_STEP has
+    two levels: a move m is worth its own delta plus the best delta of a second move from S∘m
+    (or nothing). Second-move deltas of moves not touching the nodes m changed are reused from
+    the first level (they are unchanged); the others, and moves that m makes possible on the
+    node it frees, are re-evaluated on S∘m. Returns (iterations, moves applied, score).
     """
-    cfg_vm, cfg_gpus, vm_gpus = D[4], D[5], D[7]
+    cfg_vm, cfg_gpus, vm_gpus, vm_model = D[4], D[5], D[7], D[9]
     J = job_cfg.shape[0]
     N = node_vm.shape[0]
     V = vm_gpus.shape[0]
@@ -648,22 +729,30 @@ def relink(D, proxy, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jo
         for j in range(J):
             ct = t_cfg[j]
             cs = job_cfg[j]
-            if ct == cs:
+            if same_assignment(D, rule, cs, ct):
                 continue
             target = -1
+            c_move = ct
             if ct >= 0:
-                v = cfg_vm[ct]
                 g = cfg_gpus[ct]
                 best_left = 1 << 30
-                n = vm_head[v]
-                while n >= 0:
-                    left = vm_gpus[v] - node_used[n] - g
-                    if job_node[j] == n:
-                        left += cfg_gpus[cs]
-                    if 0 <= left < best_left:
-                        best_left = left
-                        target = n
-                    n = vm_next[n]
+                for v in range(V):
+                    if v != cfg_vm[ct] and (rule == OPEN_CONFIG
+                                            or vm_model[v] != vm_model[cfg_vm[ct]]):  # fmt: skip
+                        continue
+                    cv = same_model_cfg(D, j, v, g)
+                    if cv < 0:
+                        continue
+                    n = vm_head[v]
+                    while n >= 0:
+                        left = vm_gpus[v] - node_used[n] - g
+                        if job_node[j] == n:
+                            left += cfg_gpus[cs]
+                        if 0 <= left < best_left or (left == best_left and n < target):
+                            best_left = left
+                            target = n
+                            c_move = cv
+                        n = vm_next[n]
                 if target < 0:
                     if first_closed >= 0:
                         target = first_closed
@@ -675,9 +764,9 @@ def relink(D, proxy, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jo
                         continue
             mv_job[M] = j
             mv_node[M] = target
-            mv_cfg[M] = ct
+            mv_cfg[M] = c_move
             mv_delta[M] = move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs,
-                                     job_node, job_cfg, j, target, ct)  # fmt: skip
+                                     job_node, job_cfg, j, target, c_move)  # fmt: skip
             M += 1
         if M == 0:
             break  # the source has the target's configurations, or nothing is feasible
@@ -719,13 +808,14 @@ def relink(D, proxy, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jo
                     j2 = mv_job[k2]
                     if j2 == j:
                         continue
-                    d2 = _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs,
-                                      job_node, job_cfg, j2, mv_node[k2], mv_cfg[k2], n, nf)  # fmt: skip
+                    d2 = _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
+                                      job_node, job_cfg, j2, mv_node[k2], t_cfg[j2],
+                                      n, nf)  # fmt: skip
                     best2 = min(best2, d2)
             if nf >= 0:  # jobs with no feasible move in S may fit where j left
                 for i in range(nbl):
                     j2 = blocked[i]
-                    d2 = _second_move(D, proxy, node_vm, node_used, node_cnt, node_jobs,
+                    d2 = _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
                                       job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
                     best2 = min(best2, d2)
             apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)

@@ -17,10 +17,12 @@ from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.greedy import step_values
 from gpuaas.heuristics.randomized_greedy import build_elite, rg_options
 from gpuaas.heuristics.state import (
+    DEFAULT_OPEN_RULE,
     State,
     check_int,
     check_time_limit,
     kernel_data,
+    open_rule_code,
     proxy_code,
     reject_unknown,
     warm_up,
@@ -37,7 +39,8 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
                    max_it_rg: int = 1000, elite_size: int = 10, max_it_pr: int | None = None,
                    proxy: str = "f_bar", postprocess: bool = True, swap_prob: float = 0.2,
                    candidates: int = 3, max_no_improve: int | None = None,
-                   log_interval: float = 5.0, **options: Any) -> Solution:  # fmt: skip
+                   log_interval: float = 5.0, open_rule: str = DEFAULT_OPEN_RULE,
+                   **options: Any) -> Solution:  # fmt: skip
     """The paper's complete method: Randomized Greedy + Path Relinking + postprocessing.
 
     Parameters
@@ -57,9 +60,12 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     proxy : {"f_bar", "f_obj"}
         f_P for both the elite set and the moves (paper: f̄_OBJ, eq. 1).
     postprocess : bool
-        Postprocess the final solution.
+        Postprocess every construction before it is ranked, and the final solution.
     swap_prob, candidates, max_no_improve, log_interval
         As in `randomized_greedy`.
+    open_rule : {"largest", "config"}
+        VM type of a newly opened node in the construction, as in `greedy`; with "largest" a
+        relinking move may also put a job on any open node of its target GPU model with room.
 
     Returns
     -------
@@ -71,13 +77,14 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     reject_unknown("path-relinking", options)
     limit = check_time_limit(time_limit)
     code = proxy_code(proxy)
+    rule = open_rule_code(open_rule)
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
     max_pr = instance.nodes if max_it_pr is None else check_int("max_it_pr", max_it_pr, 1)
     warm_up("path-relinking")
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
     D = kernel_data(instance)
-    elite = build_elite(instance, D, code, seed=seed,
+    elite = build_elite(instance, D, code, rule, postprocess, seed=seed,
                         deadline=None if limit is None else start + RG_SHARE * limit, **opts)  # fmt: skip
     st = State.new(instance)
     st.load(D, *elite.greedy)
@@ -89,7 +96,7 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     for t in range(1, len(elite)):
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        it, moves, score = K.relink(D, code, elite.cfg[t], max_pr, score, *st.arrays())
+        it, moves, score = K.relink(D, code, rule, elite.cfg[t], max_pr, score, *st.arrays())
         pr_it += int(it)
         pr_moves += int(moves)
         log.debug("path relinking: target %d/%d, %d moves, proxy score %.6g", t, len(elite) - 1,
@@ -104,6 +111,7 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
              elite.iterations, pr_moves, steps["postprocessed" if postprocess
                                                 else "path_relinking"]["f_obj"], seconds)  # fmt: skip
     stats = {"seconds": seconds, "seed": seed, "iterations": elite.iterations,
-             "pr_iterations": pr_it, "pr_moves": pr_moves, "proxy": proxy, "elite": len(elite),
+             "pr_iterations": pr_it, "pr_moves": pr_moves, "proxy": proxy, "open_rule": open_rule,
+             "elite": len(elite),
              "postprocess_changes": changes, "steps": steps}  # fmt: skip
     return st.solution(instance, "path-relinking", stats)

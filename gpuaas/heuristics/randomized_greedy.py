@@ -20,12 +20,14 @@ import numpy as np
 from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.greedy import step_values
 from gpuaas.heuristics.state import (
+    DEFAULT_OPEN_RULE,
     State,
     check_float,
     check_int,
     check_time_limit,
     kernel_data,
     natural,
+    open_rule_code,
     pressure_order,
     proxy_code,
     reject_unknown,
@@ -56,12 +58,14 @@ class Elite:
         return len(self.score)
 
 
-def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, *, seed: int,
+def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, rule: int, postproc: bool,
+                *, seed: int,
                 max_it: int, size: int, swap_prob: float, candidates: int,
                 max_no_improve: int, deadline: float | None,
                 log_interval: float) -> Elite:  # fmt: skip
     """Run Algorithm 1 up to `max_it` times (time, iteration and no-improvement limits
-    combine; iteration 0 always runs) and return the elite set sorted best first."""
+    combine; iteration 0 always runs) and return the elite set sorted best first. With
+    `postproc` every construction is postprocessed before it is ranked (heuristics/README.md)."""
     N, J = instance.nodes, instance.n_jobs
     st = State.new(instance)
     order = pressure_order(instance)
@@ -73,16 +77,16 @@ def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, *, seed: int
     e_cnt = np.zeros(1, dtype=np.int64)
     last_imp = np.zeros(1, dtype=np.int64)
     args = (e_vm, e_node, e_cfg, e_val, e_cnt)
-    it = K.rg_iterations(D, proxy, order, swap_prob, candidates, rng, 0, 1, 0, last_imp,
-                         *st.arrays(), *args)  # fmt: skip
+    it = K.rg_iterations(D, proxy, rule, postproc, order, swap_prob, candidates, rng, 0, 1, 0,
+                         last_imp, *st.arrays(), *args)  # fmt: skip
     greedy = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy())
     next_log = time.perf_counter() + log_interval
     while it < max_it:
         if deadline is not None and time.perf_counter() >= deadline:
             break
         end = min(max_it, it + CHUNK)
-        nxt = K.rg_iterations(D, proxy, order, swap_prob, candidates, rng, it, end,
-                              max_no_improve, last_imp, *st.arrays(), *args)  # fmt: skip
+        nxt = K.rg_iterations(D, proxy, rule, postproc, order, swap_prob, candidates, rng, it,
+                              end, max_no_improve, last_imp, *st.arrays(), *args)  # fmt: skip
         if nxt < end:
             it = nxt
             break
@@ -130,7 +134,7 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
                       max_it_rg: int = 1000, elite_size: int = 10, proxy: str = "f_obj",
                       postprocess: bool = True, swap_prob: float = 0.2, candidates: int = 3,
                       max_no_improve: int | None = None, log_interval: float = 5.0,
-                      **options: Any) -> Solution:  # fmt: skip
+                      open_rule: str = DEFAULT_OPEN_RULE, **options: Any) -> Solution:  # fmt: skip
     """Randomized Greedy (Algorithm 1, MaxItRG iterations, elite set of σ) + postprocessing.
 
     Parameters
@@ -149,7 +153,8 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     proxy : {"f_obj", "f_bar"}
         f_P, the objective ranking solutions (paper: f_OBJ for Randomized Greedy).
     postprocess : bool
-        Postprocess every elite solution and the Greedy one, return the best.
+        Postprocess every construction before it is ranked, and the final candidates (elite
+        solutions and the Greedy one); return the best.
     swap_prob : float
         Probability scale of a swap in the pressure order (a job of the smallest weight swaps
         with its successor with this probability; heavier ones proportionally less).
@@ -159,6 +164,8 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
         Stop after this many iterations without a better best solution.
     log_interval : float
         Seconds between progress lines on ``logging.getLogger(__name__)`` (INFO).
+    open_rule : {"largest", "config"}
+        VM type of a newly opened node, as in `greedy`.
 
     Returns
     -------
@@ -169,11 +176,12 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     reject_unknown("randomized-greedy", options)
     limit = check_time_limit(time_limit)
     code = proxy_code(proxy)
+    rule = open_rule_code(open_rule)
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
     warm_up("randomized-greedy")
     start = time.perf_counter()
     D = kernel_data(instance)
-    elite = build_elite(instance, D, code, seed=seed,
+    elite = build_elite(instance, D, code, rule, postprocess, seed=seed,
                         deadline=None if limit is None else start + limit, **opts)  # fmt: skip
     st = State.new(instance)
     st.load(D, *elite.greedy)
@@ -188,5 +196,5 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     log.info("randomized greedy: %d iterations, f_OBJ %.6g, %.3f s", elite.iterations,
              K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg), seconds)  # fmt: skip
     stats = {"seconds": seconds, "seed": seed, "iterations": elite.iterations, "proxy": proxy,
-             "elite": len(elite), "postprocess_changes": changes, "steps": steps}  # fmt: skip
+             "open_rule": open_rule, "elite": len(elite), "postprocess_changes": changes, "steps": steps}  # fmt: skip
     return st.solution(instance, "randomized-greedy", stats)

@@ -18,6 +18,8 @@ from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
 PROXIES = {"f_obj": K.PROXY_FOBJ, "f_bar": K.PROXY_FBAR}
+OPEN_RULES = {"largest": K.OPEN_LARGEST, "config": K.OPEN_CONFIG}
+DEFAULT_OPEN_RULE = "config"
 
 
 def kernel_data(instance: Instance) -> tuple[Any, ...]:
@@ -102,6 +104,15 @@ def natural(proxy: int, score: float) -> float:
     return float(-score if proxy == K.PROXY_FBAR else score) + 0.0  # + 0.0: no "-0.0"
 
 
+def open_rule_code(open_rule: str) -> int:
+    """Kernel code of a node-opening rule ('largest': a new node gets the largest VM type of
+    the chosen configuration's GPU model; 'config': the configuration's own VM type)."""
+    if open_rule not in OPEN_RULES:
+        raise InputError(None, "open_rule",
+                         f"unknown rule {open_rule!r}; choose one of {', '.join(OPEN_RULES)}")  # fmt: skip
+    return OPEN_RULES[open_rule]
+
+
 def check_int(name: str, value: Any, minimum: int) -> int:
     """An integer option >= minimum, or a clear InputError."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
@@ -150,7 +161,7 @@ def warm_up(method: str) -> None:
     work[:, cat.cfg_gpus > 1] = 700.0
     inst = Instance(catalog=cat, nodes=2, job_ids=("a", "b", "c"), release=np.zeros(3),
                     due=np.array([500.0, 2000.0, 900.0]), weight=np.full(3, 0.01), work=work)  # fmt: skip
-    for proxy in PROXIES:
+    for proxy in PROXIES:  # the kernels take the open rule as an int: one compilation serves both
         if method == "greedy":
             greedy(inst, proxy=proxy)
         elif method == "randomized-greedy":
