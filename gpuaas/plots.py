@@ -76,9 +76,20 @@ def _ok(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return ok
 
 
+#: the order methods appear in (the paper's: proposed methods first, then the baselines)
+METHOD_ORDER = ("path-relinking", "randomized-greedy", "greedy", "milp", "hierarchical", "edf",
+                "fifo", "ps", "dp-wct", "dp-fastwct", "dp-fastb", "dp-adjwct")  # fmt: skip
+
+
 def _order(labels: set[str]) -> list[str]:
-    """Path relinking first, then the other methods by name (a stable colour per method)."""
-    return sorted(labels, key=lambda s: (not s.startswith(_PR), s))
+    """Labels in METHOD_ORDER (others after them by name), each method's multipliers ascending."""
+
+    def key(lab: str) -> tuple[int, str, int]:
+        method, _, mult = lab.partition(" x")
+        rank = METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER)
+        return rank, method, int(mult or 1)
+
+    return sorted(labels, key=key)
 
 
 def _colors(labels: list[str]) -> dict[str, Any]:
@@ -145,13 +156,11 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
             ax2.grid(alpha=0.3)
             if col == 0:
                 ax2.set_ylabel(f"cost / cost of {reference}")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper center", ncol=min(len(labels), 6), frameon=False,
-               bbox_to_anchor=(0.5, 1.0))  # fmt: skip
     fig.suptitle("Total cost (VM + tardiness) after all jobs complete"
-                 + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)"),
-                 y=1.04)  # fmt: skip
+                 + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)"))  # fmt: skip
     fig.tight_layout()
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), title="method")
     _save(fig, out)
     return out
 
@@ -250,17 +259,16 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
                 ys = [max(_mean(acc[(arr, lab, n)]), 1e-6) for n in ns]
                 ax.plot(ns, ys, "o-", color=colors[lab], label=lab)
         ax.set_yscale("log")
+        ax.set_xticks(sorted({k[2] for k in acc if k[0] == arr}))
         ax.set_xlabel("nodes N")
         ax.set_title(f"{arr} arrivals")
         ax.grid(which="both", alpha=0.3)
         if col == 0:
             ax.set_ylabel(f"mean solver {'CPU ' if clock == 'cpu' else ''}time per event (s, log scale)")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper center", ncol=min(len(labels), 6), frameon=False,
-               bbox_to_anchor=(0.5, 1.08))  # fmt: skip
-    fig.suptitle("Solver time per rescheduling event" + (" (process CPU time)" if clock == "cpu" else ""),
-                 y=1.13)  # fmt: skip
+    fig.suptitle("Solver time per rescheduling event" + (" (process CPU time)" if clock == "cpu" else ""))
     fig.tight_layout()
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), title="method")
     _save(fig, out)
     return out
 
