@@ -15,7 +15,8 @@ import click
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
 from gpuaas.instance import load_instance
-from gpuaas.methods import DEFAULT_METHOD, METHODS, solve as solve_instance
+from gpuaas.methods import DEFAULT_METHOD, METHODS
+from gpuaas.methods import solve as solve_instance
 
 
 class UserError(click.ClickException):

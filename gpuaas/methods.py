@@ -8,7 +8,8 @@ Entries name the module and function so that importing gpuaas does not import ev
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gpuaas import Instance, InputError, Solution
+from gpuaas import InputError, Instance, Solution
 
 CAT = {"vm_types": [
     {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
