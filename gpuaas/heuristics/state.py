@@ -19,7 +19,7 @@ from gpuaas.solution import Solution
 
 PROXIES = {"f_obj": K.PROXY_FOBJ, "f_bar": K.PROXY_FBAR}
 OPEN_RULES = {"largest": K.OPEN_LARGEST, "config": K.OPEN_CONFIG}
-DEFAULT_OPEN_RULE = "config"
+DEFAULT_OPEN_RULE = "largest"
 
 
 def kernel_data(instance: Instance) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ from gpuaas.generator import generate_instance
 from gpuaas.heuristics.greedy import greedy
 from gpuaas.heuristics.path_relinking import path_relinking
 from gpuaas.heuristics.randomized_greedy import randomized_greedy
-from gpuaas.heuristics.state import warm_up
+from gpuaas.heuristics.state import OPEN_RULES, warm_up
 
 SIZES = [(10, 45), (50, 225), (100, 450)]
 METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relinking": path_relinking}
@@ -22,13 +22,14 @@ METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relin
 
 @pytest.mark.parametrize(("nodes", "jobs"), SIZES, ids=[f"N{n}-J{j}" for n, j in SIZES])
 @pytest.mark.parametrize("method", list(METHODS))
-def test_heuristic_speed(benchmark, method, nodes, jobs):
-    """Warm solve time of one method on a generated snapshot (seed 1)."""
+@pytest.mark.parametrize("open_rule", list(OPEN_RULES))
+def test_heuristic_speed(benchmark, open_rule, method, nodes, jobs):
+    """Warm solve time of one method and node-opening rule on a generated snapshot (seed 1)."""
     for m in METHODS:
         warm_up(m)
     inst = generate_instance(nodes, jobs, seed=1)
     fn = METHODS[method]
-    sol = benchmark.pedantic(fn, args=(inst,), kwargs={"seed": 1}, rounds=5 if jobs > 100 else 10,
+    sol = benchmark.pedantic(fn, args=(inst,), kwargs={"seed": 1, "open_rule": open_rule}, rounds=5 if jobs > 100 else 10,
                              warmup_rounds=1)  # fmt: skip
     benchmark.extra_info["f_obj"] = sol.objective
     assert sol.stats["seconds"] > 0
