@@ -1,8 +1,9 @@
 """Greedy: Algorithm 1 [§3.3] without randomness, followed by the §3.3 postprocessing.
 
 Jobs in decreasing pressure; each gets the cheapest configuration meeting its due date (else
-the fastest), placed best-fit on an open node of that VM type, else on a newly opened node,
-else on the best suboptimal configuration that fits an open node, else it waits.
+the fastest), placed best-fit on an open node it can join, else on a newly opened node (which
+nodes and which new VM type: ``open_rule``), else on the best suboptimal configuration that
+fits an open node, else it waits.
 """
 
 from __future__ import annotations
