@@ -410,14 +410,14 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
     g_color = {g: gcmap((g - 1) / max(1, max_g - 1) * 0.9) for g in range(1, max_g + 1)}
     order = sorted(range(inst.n_jobs), key=lambda j: (inst.release[j], inst.job_ids[j]))
     n_rows = len(nodes)
-    fig_h = min(3.0 + 0.28 * n_rows + 0.11 * inst.n_jobs, 30.0)
+    fig_h = min(3.0 + 0.28 * n_rows + 0.08 * inst.n_jobs, 30.0)
     fig, (axn, axj) = plt.subplots(2, 1, sharex=True, figsize=(11, fig_h),
                                    gridspec_kw={"height_ratios": [max(1, n_rows), max(2, inst.n_jobs / 2.5)]})  # fmt: skip
     for row, node in enumerate(sorted(nodes)):
         for s, e, vm in nodes[node]:
             axn.barh(row, (e - s) * h, left=s * h, height=0.8, color=vm_color[vm], edgecolor="white", lw=0.3)
     axn.set_yticks(range(n_rows), [f"node {n}" for n in sorted(nodes)])
-    axn.invert_yaxis()
+    axn.set_ylim(n_rows - 0.5, -0.5)  # first node on top
     axn.set_ylabel("nodes")
     axn.set_title("Nodes: VM type rented per interval")
     axn.legend(handles=[Patch(color=vm_color[v], label=v) for v in vms], title="VM type",
@@ -432,7 +432,7 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
             axj.barh(row, (e - s) * h, left=s * h, height=0.8, color=g_color[g], lw=0)
         is_late = jid in done and done[jid] > inst.due[j] + 1e-6
         axj.plot(inst.due[j] * h, row, marker="|", ms=9, mew=2, color="red" if is_late else "black")
-    axj.invert_yaxis()
+    axj.set_ylim(inst.n_jobs - 0.5, -0.5)  # first released on top
     axj.set_ylabel(f"jobs ({inst.n_jobs}, by release)")
     if inst.n_jobs <= 40:
         axj.set_yticks(range(inst.n_jobs), [inst.job_ids[j] for j in order], fontsize=7)
