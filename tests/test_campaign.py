@@ -372,7 +372,6 @@ def test_same_results_on_scheduler_localcluster_and_without_dask(tmp_path: Path,
     json.dumps(rows["scheduler"])  # rows are plain JSON-able data
 
 
-@pytest.mark.slow
 def test_ctrl_c_on_the_cli_then_rerun_completes_the_rest(tmp_path: Path) -> None:
     """SIGINT to a running `gpuaas campaign` (local processes) keeps finished rows; a re-run adds the rest."""
     spec = write_spec(tmp_path / "s.yaml", dict(SPEC, nodes=[3, 4], jobs_per_node=5, seeds="1-3"))
