@@ -5,7 +5,8 @@ Scenarios: N = 10 and 20 nodes, J = 10 N jobs, exponential / high / low arrivals
 generated traces (seeds) each. Every trace is simulated with every method (method seed 1);
 EDF and the DP baselines also with 2N and 4N nodes (§4.5). Rows stream into a CSV (an
 interrupted run resumes: rows already in the CSV are skipped); the markdown report is written
-from the CSV, side by side with the paper's reported ranges.
+from the CSV, side by side with the paper's reported ranges, followed by the hand-written
+reading of the figures in `<md stem>-notes.md` when that file exists.
 
 Usage::
 
@@ -94,10 +95,18 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = ap.parse_args(list(argv) if argv is not None else None)
     command = "python scripts/reproduce_paper.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.csv.parent.mkdir(parents=True, exist_ok=True)
+    made_by = args.csv.with_suffix(".command")  # the command that made the rows
     if not args.report_only:
+        made_by.write_text(command.strip() + "\n")
         run_grid(args)
+    elif made_by.exists():
+        command = made_by.read_text().strip()
     rows = read_rows(args.csv)
-    args.md.write_text(report(rows, command.strip(), args))
+    text = report(rows, command.strip(), args)
+    notes = args.md.with_name(args.md.stem + "-notes.md")
+    if notes.exists():  # the hand-written reading of the figures, kept across re-runs
+        text += "\n" + notes.read_text()
+    args.md.write_text(text)
     print(f"wrote {args.md} ({len(rows)} rows in {args.csv})")
     return 0
 

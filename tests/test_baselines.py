@@ -205,10 +205,11 @@ def test_online_hand_worked_trace(method, vm, tardiness, completion, tmp_path):
 
 
 @pytest.mark.parametrize("method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb",
-                                    "dp-adjwct", "hierarchical"])  # fmt: skip
+                                    "dp-adjwct", "hierarchical", "greedy", "randomized-greedy",
+                                    "path-relinking"])  # fmt: skip
 def test_every_baseline_passes_the_event_log_checks(method, tmp_path):
     """On a short generated trace (N = 10, J = 14, jobs 50x shorter than the paper's, so the
-    hourly ticks are few) every baseline's log reproduces its costs, capacity and work."""
+    hourly ticks are few) every compared method's log reproduces its costs, capacity and work."""
     from gpuaas.generator import generate_trace
 
     trace = Instance.from_dict(generate_trace(10, 14, seed=4, arrivals="high"))

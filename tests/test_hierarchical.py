@@ -104,3 +104,40 @@ def test_bad_options_are_clear_errors(options, match):
     """Impossible options raise InputError naming the option."""
     with pytest.raises(InputError, match=match):
         solve(instance(2, 2), "hierarchical", **options)
+
+
+def test_p1n_warm_start_splits_a_shared_node():
+    """Two jobs on one L node (L/1 each), N = 2: P1n wants 2 open nodes, so the second job moves
+    to node 1, also L with its L/1 configuration (f_OBJ: 2 nodes x (0.2 $ + 1 idle GPU))."""
+    from gpuaas.baselines.hierarchical import p1n_warm_start
+    from gpuaas.solution import Solution
+
+    inst = instance(2, 2)
+    shared = Solution(inst, [1, -1], [0, 0], [L1, L1])
+    fixed = p1n_warm_start(shared)
+    assert fixed.node_vm.tolist() == [1, 1] and fixed.job_node.tolist() == [0, 1]
+    assert fixed.job_cfg.tolist() == [L1, L1]
+    assert validate(fixed, p1n=True).ok and not validate(shared, p1n=True).ok
+    assert fixed.objective == pytest.approx(2 * (0.2 + 1))
+
+
+def test_p1n_warm_start_starts_a_waiting_job():
+    """One job runs alone, one waits, N = 2: the waiting one starts on node 1 with the
+    heuristics' configuration (S/1: cheapest meeting its due date)."""
+    from gpuaas.baselines.hierarchical import p1n_warm_start
+    from gpuaas.solution import Solution
+
+    fixed = p1n_warm_start(Solution(instance(2, 2), [0, -1], [0, -1], [S1, -1]))
+    assert fixed.job_node.tolist() == [0, 1] and fixed.job_cfg.tolist() == [S1, S1]
+    assert validate(fixed, p1n=True).ok
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_p1n_warm_start_of_greedy_is_valid(seed):
+    """Greedy's solutions of generated snapshots (N = 5, J = 3..12), repaired, meet P1n."""
+    from gpuaas.baselines.hierarchical import p1n_warm_start
+    from gpuaas.generator import generate_instance
+
+    inst = generate_instance(5, 3 + 2 * seed, seed=seed)
+    fixed = p1n_warm_start(solve(inst, "greedy", seed=seed))
+    assert validate(fixed, p1n=True).ok

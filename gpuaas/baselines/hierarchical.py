@@ -1,18 +1,18 @@
-"""The Hierarchical method of [11] [§3.1, §4.2.2]: local controllers of 5 nodes, each solving P1 by MILP.
+"""The Hierarchical method of [11] [§3.1, §4.2.2]: controllers of 5 nodes, each solving P1 by MILP.
 
 The N nodes are split into K = ceil(N / 5) local controllers (nodes 5k .. 5k + 4; the last one
 may have fewer). Jobs are dealt to controllers round-robin: a running job stays with the
 controller that owns its node (so the split does not move it), and each waiting job, in
 submission order, goes to the controller with the fewest jobs per node so far (ties: lowest
 index) — plain round-robin when the controllers start empty, and it keeps their loads level
-as jobs end. Each controller solves P1 (with P1n, as the paper's MILP) for its jobs and nodes with the
-`milp` method at a 5 % relative gap and a time limit, warm-started from Greedy's solution of
-the same sub-problem. Controllers are independent, so they run in parallel threads (highspy
-releases the GIL while HiGHS runs; each controller uses one HiGHS thread).
+as jobs end. Each controller solves P1 (with P1n, as the paper's MILP) for its jobs and nodes
+with the `milp` method at a 5 % relative gap and a time limit, warm-started from Greedy's
+solution of the same sub-problem repaired to meet P1n (`p1n_warm_start`). Controllers are
+independent, so they run in parallel threads (highspy releases the GIL while HiGHS runs).
 
-If HiGHS stops at the time limit without any incumbent (possible only when the warm start was
-rejected, e.g. by P1n), the controller falls back to the Greedy solution and the fallback is
-counted in `stats["fallbacks"]`.
+If HiGHS stops at the time limit without any incumbent (which the feasible warm start should
+prevent), the controller falls back to the Greedy solution and the fallback is counted in
+`stats["fallbacks"]`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuaas.baselines.dispatch import submission_order
+from gpuaas.baselines.dispatch import heuristic_config, submission_order
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
@@ -89,6 +89,43 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
     return owner
 
 
+def p1n_warm_start(sol: Solution) -> Solution:
+    """Make a solution meet P1n (exactly min(N, J) open nodes) so the MILP accepts it as a start.
+
+    Greedy opens a node only when a job fits no open one, so it often opens fewer nodes than
+    P1n asks for, and HiGHS would then start without an incumbent. While too few nodes are
+    open: move one job off a node that hosts several onto a closed node of the same VM type
+    (its configuration unchanged), else start the first postponed job (submission order) on a
+    closed node with the heuristics' configuration.
+
+    Parameters
+    ----------
+    sol : Solution
+        A feasible solution (without P1n).
+
+    Returns
+    -------
+    Solution
+        A feasible solution with min(N, J) open nodes (f_OBJ may be higher).
+    """
+    inst = sol.instance
+    cat = inst.catalog
+    node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
+    target = min(inst.nodes, inst.n_jobs)
+    waiting = [int(j) for j in submission_order(inst) if job_node[j] < 0]
+    while (node_vm >= 0).sum() < target:
+        free = int(np.flatnonzero(node_vm < 0)[0])
+        hosted = np.bincount(job_node[job_node >= 0], minlength=inst.nodes)
+        if hosted.max(initial=0) >= 2:
+            j = int(np.flatnonzero(job_node == int(np.argmax(hosted)))[-1])
+        else:
+            j = waiting.pop(0)
+            job_cfg[j] = heuristic_config(inst, j)
+        node_vm[free] = cat.cfg_vm[job_cfg[j]]
+        job_node[j] = free
+    return Solution(inst, node_vm, job_node, job_cfg, sol.method, dict(sol.stats))
+
+
 def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool,
                 milp_options: dict[str, Any]) -> tuple[Solution, str]:  # fmt: skip
     """Solve one controller's P1: MILP warm-started from Greedy, Greedy if HiGHS finds nothing."""
@@ -96,6 +133,8 @@ def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bo
     from gpuaas.milp import milp
 
     warm = greedy(sub, seed=seed)
+    if p1n:
+        warm = p1n_warm_start(warm)
     try:
         sol = milp(sub, seed=seed, time_limit=time_limit, gap=gap, p1n=p1n, warm_start=warm,
                    **milp_options)  # fmt: skip
