@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,58 +171,79 @@ class Instance:
         jobs = data["jobs"]
         if not isinstance(jobs, list):
             raise InputError(source, "jobs", "must be a list")
-        ids: list[str] = []
+        parsed = []
         seen: set[str] = set()
-        rel, due, wt, prog = [], [], [], []
-        work = np.full((len(jobs), catalog.n_configs), np.inf)
         for j, job in enumerate(jobs):
-            at = f"jobs[{j}]"
-            if not isinstance(job, dict):
-                raise InputError(source, at, "must be an object")
-            extra = set(job) - _JOB_FIELDS
-            if extra:
-                raise InputError(source, at, f"unknown field(s) {sorted(extra)}")
-            for req in ("id", "due", "weight"):
-                if req not in job:
-                    raise InputError(source, f"{at}.{req}", "missing required field")
-            jid = job["id"]
-            if not isinstance(jid, str) or not jid:
-                raise InputError(source, f"{at}.id", f"must be a non-empty string, got {jid!r}")
-            if jid in seen:
-                raise InputError(source, f"{at}.id", f"duplicate job id {jid!r}")
-            seen.add(jid)
-            at = f"jobs[{j}] ({jid})"
-            ids.append(jid)
-            rel.append(_number(job.get("release", 0.0), source, f"{at}.release", minimum=0.0))
-            due.append(_number(job["due"], source, f"{at}.due"))
-            wt.append(_number(job["weight"], source, f"{at}.weight", minimum=0.0))
-            pr = _number(job.get("progress", 0.0), source, f"{at}.progress", minimum=0.0)
-            if pr >= 1.0:
-                raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {pr!r}")
-            prog.append(pr)
-            if "times" in job:
-                work[j] = _times(job["times"], catalog, source, f"{at}.times")
-            elif "workload" in job:
-                from gpuaas.performance import workload_times
-
-                work[j] = workload_times(job["workload"], catalog, source, f"{at}.workload")
-            else:
-                raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
-            if not np.isfinite(work[j]).any():
-                given = "times" if "times" in job else "workload"
-                raise InputError(source, f"{at}.{given}", "no VM type of the catalog can run this job")
+            spec = parse_job(job, catalog, source, f"jobs[{j}]")
+            if spec.id in seen:
+                raise InputError(source, f"jobs[{j}].id", f"duplicate job id {spec.id!r}")
+            seen.add(spec.id)
+            parsed.append(spec)
+        work = np.array([spec.work for spec in parsed]).reshape(len(parsed), catalog.n_configs)
         return cls(
             catalog=catalog,
             nodes=nodes,
-            job_ids=tuple(ids),
-            release=np.array(rel),
-            due=np.array(due),
-            weight=np.array(wt),
+            job_ids=tuple(spec.id for spec in parsed),
+            release=np.array([spec.release for spec in parsed]),
+            due=np.array([spec.due for spec in parsed]),
+            weight=np.array([spec.weight for spec in parsed]),
             work=work,
-            progress=np.array(prog),
+            progress=np.array([spec.progress for spec in parsed]),
             time=time,
             **p,
         )
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job of the instance format, checked: whole-job times per configuration (inf: cannot run)."""
+
+    id: str
+    release: float
+    due: float
+    weight: float
+    work: np.ndarray  # (C,)
+    progress: float
+
+
+def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
+              release: float = 0.0) -> JobSpec:  # fmt: skip
+    """Check one job object of the instance format (`release` is its default release time)."""
+    if not isinstance(job, Mapping):
+        raise InputError(source, where, "must be an object")
+    extra = set(job) - _JOB_FIELDS
+    if extra:
+        raise InputError(source, where, f"unknown field(s) {sorted(extra)}")
+    for req in ("id", "due", "weight"):
+        if req not in job:
+            raise InputError(source, f"{where}.{req}", "missing required field")
+    jid = job["id"]
+    if not isinstance(jid, str) or not jid:
+        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {jid!r}")
+    at = f"{where} ({jid})"
+    progress = _number(job.get("progress", 0.0), source, f"{at}.progress", minimum=0.0)
+    if progress >= 1.0:
+        raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {progress!r}")
+    if "times" in job:
+        given = "times"
+        work = _times(job["times"], catalog, source, f"{at}.times")
+    elif "workload" in job:
+        from gpuaas.performance import workload_times
+
+        given = "workload"
+        work = workload_times(job["workload"], catalog, source, f"{at}.workload")
+    else:
+        raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
+    if not np.isfinite(work).any():
+        raise InputError(source, f"{at}.{given}", "no VM type of the catalog can run this job")
+    return JobSpec(
+        id=jid,
+        release=_number(job.get("release", release), source, f"{at}.release", minimum=0.0),
+        due=_number(job["due"], source, f"{at}.due"),
+        weight=_number(job["weight"], source, f"{at}.weight", minimum=0.0),
+        work=np.asarray(work, dtype=np.float64),
+        progress=progress,
+    )
 
 
 def _number(value: Any, source: str | None, where: str, minimum: float | None = None) -> float:

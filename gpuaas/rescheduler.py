@@ -47,7 +47,8 @@ from numba import njit
 
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, SolverError, StateError
-from gpuaas.instance import DEFAULT_PARAMS, Instance, _number, _times
+from gpuaas.instance import DEFAULT_PARAMS, Instance, _number
+from gpuaas.instance import parse_job as parse_job_spec
 from gpuaas.methods import DEFAULT_METHOD, get_method, solve
 from gpuaas.solution import Solution
 
@@ -58,7 +59,6 @@ TIME_TOL = 1e-6
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
 STATE_VERSION = 1
-_JOB_FIELDS = {"id", "release", "due", "weight", "times", "workload", "progress"}
 
 
 @dataclass
@@ -476,38 +476,13 @@ class Rescheduler:
 
 
 def parse_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> _Job:
-    """Check a job dict in the instance job format and turn it into the internal record."""
-    if not isinstance(job, Mapping):
-        raise InputError(None, where, "must be an object")
-    extra = set(job) - _JOB_FIELDS
-    if extra:
-        raise InputError(None, where, f"unknown field(s) {sorted(extra)}")
-    for req in ("id", "due", "weight"):
-        if req not in job:
-            raise InputError(None, f"{where}.{req}", "missing required field")
-    jid = job["id"]
-    if not isinstance(jid, str) or not jid:
-        raise InputError(None, f"{where}.id", f"must be a non-empty string, got {jid!r}")
-    where = f"{where} ({jid})"
-    release = _number(job.get("release", at), None, f"{where}.release", minimum=0.0)
-    if release > at + TIME_TOL:
-        raise InputError(None, f"{where}.release", f"{release:g} is after the submission time {at:g}")
-    progress = _number(job.get("progress", 0.0), None, f"{where}.progress", minimum=0.0)
-    if progress >= 1.0:
-        raise InputError(None, f"{where}.progress", f"must be in [0, 1), got {progress!r}")
-    if "times" in job:
-        work = _times(job["times"], catalog, None, f"{where}.times")
-    elif "workload" in job:
-        from gpuaas.performance import workload_times
-
-        work = workload_times(job["workload"], catalog, None, f"{where}.workload")
-    else:
-        raise InputError(None, where, "needs 'times' (or 'workload' for the performance model)")
-    if not np.isfinite(work).any():
-        raise InputError(None, f"{where}.times", "no VM type of the catalog can run this job")
-    return _Job(id=jid, release=min(release, at), due=_number(job["due"], None, f"{where}.due"),
-                weight=_number(job["weight"], None, f"{where}.weight", minimum=0.0),
-                work=np.asarray(work, dtype=np.float64), progress=progress)  # fmt: skip
+    """Check a job dict in the instance job format (released at `at` unless it says earlier)."""
+    spec = parse_job_spec(job, catalog, None, where, release=at)
+    if spec.release > at + TIME_TOL:
+        raise InputError(None, f"{where} ({spec.id}).release",
+                         f"{spec.release:g} is after the submission time {at:g}")  # fmt: skip
+    return _Job(id=spec.id, release=min(spec.release, at), due=spec.due, weight=spec.weight,
+                work=spec.work, progress=spec.progress)  # fmt: skip
 
 
 def check_solution(sol: Solution) -> None:
