@@ -1,0 +1,1 @@
+python scripts/reproduce_paper.py
