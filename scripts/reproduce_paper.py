@@ -188,7 +188,8 @@ def report(rows: list[dict[str, Any]], command: str, args: argparse.Namespace) -
         f"(timings are under that load). Rows: `{args.csv.name}` (one per trace x method x node "
         "multiplier, method seed 1). Traces: `gpuaas.generator.generate_trace(N, 10 N, seed, "
         "arrivals)`, seeds 1-3. Hierarchical: controllers of 5 nodes, MILP at 5 % gap, "
-        f"{args.hierarchical_time_limit:g} s per controller MILP (warm start: Greedy repaired to meet P1n), run at "
+        f"{args.hierarchical_time_limit:g} s per controller MILP (warm start: Greedy repaired "
+        "to meet P1n), run at "
         f"N = {args.hierarchical_sizes} only."),
         "",
         ("pct = (C_algo − C_PR) / C_algo · 100 (eq. 3), paired by trace; min / mean / max over the "
