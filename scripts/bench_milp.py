@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--gap", type=float, default=0.05)
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--linearisation", default="bigm", help="bigm, product or both (comma list)")
+    ap.add_argument("--linearisation", default="product", help="product, bigm, or both as a comma list")
     ap.add_argument("--json", dest="json_out", help="also write every run as JSON to this file")
     args = ap.parse_args()
     runs = []

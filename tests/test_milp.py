@@ -152,9 +152,11 @@ def test_corrected_rows_run_a_late_job_the_literal_text_postpones():
 def test_rows_are_named_by_family_and_index():
     """Every family P1b..P1n has rows named <family>_<indices>; P1n only with p1n=True."""
     inst = tiny_instance(3)
-    model = build_model(inst)
+    model = build_model(inst, linearisation="bigm")
     fams = ["P1b", "P1c", "P1d", "P1e", "P1f", "P1g", "P1h", "P1i", "P1j", "P1k", "P1l", "P1m", "P1n"]
     assert list(model.families) == fams
+    product = build_model(inst)  # the default adds P1jx / P1ja for beta = alpha * x
+    assert list(product.families) == fams[:8] + ["P1jx", "P1ja"] + fams[8:]
     J, N = inst.n_jobs, inst.nodes
     assert model.families["P1l"].stop - model.families["P1l"].start == J * N
     assert "P1b_n0" in model.row_names and "P1h_j0" in model.row_names and "P1n" in model.row_names
@@ -171,10 +173,10 @@ def test_x_exists_only_for_runnable_configurations():
 
 
 def test_p1j_row_is_the_linearised_deployment_cost():
-    """P1j_j0_n0 reads p - sum t*c*x - Mhat*alpha >= -Mhat with Mhat = max t*c."""
+    """With linearisation="bigm", P1j_j0_n0 reads p - sum t*c*x - Mhat*alpha >= -Mhat, Mhat = max t*c."""
     inst = tiny_instance(11)
     cat = inst.catalog
-    model = build_model(inst)
+    model = build_model(inst, linearisation="bigm")
     row = model.row("P1j_j0_n0")
     tc = inst.times[0] * cat.cost[cat.cfg_vm]
     mhat = tc[np.isfinite(tc)].max()
