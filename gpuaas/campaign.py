@@ -26,9 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpuaas.errors import InputError
+from gpuaas.files import read_yaml
 from gpuaas.generator import ARRIVALS
 
 log = logging.getLogger(__name__)
@@ -290,15 +289,7 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
 
 def load_spec(path: str | Path) -> CampaignSpec:
     """Read and check a campaign spec YAML file (errors name the file and the field)."""
-    source = str(path)
-    try:
-        with open(path) as fh:
-            data = yaml.safe_load(fh)
-    except OSError as exc:
-        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(source, None, f"not valid YAML: {exc}") from None
-    return parse_spec(data, source)
+    return parse_spec(read_yaml(path), str(path))
 
 
 def expand(spec: CampaignSpec) -> list[Cell]:

@@ -16,6 +16,7 @@ import numpy as np
 import yaml
 
 from gpuaas.errors import InputError
+from gpuaas.files import read_yaml
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -149,12 +150,9 @@ def load_catalog(spec: str | dict[str, Any], source: str | None = None) -> Catal
         return Catalog.from_dict(yaml.safe_load(text), f"catalog {spec}")
     if spec.endswith((".yaml", ".yml")):
         try:
-            with open(spec) as fh:
-                data = yaml.safe_load(fh)
-        except OSError as exc:
-            raise InputError(spec, None, f"cannot read catalog: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise InputError(spec, None, f"not valid YAML: {exc}") from None
+            data = read_yaml(spec)
+        except InputError as exc:  # name the file that refers to the catalog too
+            raise InputError(source, "catalog", f"{spec}: {exc.problem}") from None
         return Catalog.from_dict(data, spec)
     raise InputError(
         source, "catalog", f"unknown catalog {spec!r}; bundled: {', '.join(bundled_catalogs())}"

@@ -14,6 +14,7 @@ import click
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
+from gpuaas.files import read_json
 from gpuaas.instance import load_instance
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
@@ -182,13 +183,7 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     from gpuaas.validator import validate
 
     instance = load_instance(instance_file).released()
-    try:
-        with open(solution_file) as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise InputError(solution_file, None, f"cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(solution_file, None, f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = read_json(solution_file)
     report = validate(Solution.from_dict(instance, data, solution_file), p1n=p1n)
     claimed = data.get("objective")
     if as_json:

@@ -8,7 +8,6 @@ a change makes a new Instance (`dataclasses.replace`, `subset`, `released`).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import numpy as np
 
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError
+from gpuaas.files import read_json
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
@@ -280,16 +280,4 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
 
 def load_instance(path: str | Path) -> Instance:
     """Read an instance or trace JSON file (all its jobs; see `Instance.released`)."""
-    source = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise InputError(source, None, "no such file") from None
-    except OSError as exc:
-        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(source, None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(source, None, f"not UTF-8 text (byte {exc.start}); JSON files are UTF-8") from None
-    return Instance.from_dict(data, source)
+    return Instance.from_dict(read_json(path), str(path))

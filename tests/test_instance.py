@@ -68,7 +68,7 @@ CASES = [
     ("unknown-catalog", "unknown catalog name", _set(("catalog",), "aws-2030"),
      "bad.json: catalog: unknown catalog 'aws-2030'; bundled: azure-2021"),
     ("missing-catalog-file", "catalog YAML file missing", _set(("catalog",), "nope.yaml"),
-     "nope.yaml: cannot read catalog: No such file or directory"),
+     "bad.json: catalog: nope.yaml: no such file"),
     ("catalog-type", "`catalog` a number", _set(("catalog",), 7),
      "bad.json: catalog: must be a catalog name or an object with 'vm_types'"),
     ("catalog-gpus", "inline catalog, VM type with 0 GPUs",

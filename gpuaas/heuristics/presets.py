@@ -11,9 +11,8 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpuaas.errors import InputError
+from gpuaas.files import read_yaml
 from gpuaas.methods import METHODS, get_method
 
 _NOT_OPTIONS = {"instance", "seed", "time_limit"}
@@ -41,18 +40,7 @@ def load_preset(path: str | Path) -> dict[str, Any]:
         The mapping as read; see `preset_options` for the checks against a method.
     """
     source = str(path)
-    try:
-        with open(path) as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise InputError(source, None, "no such file") from None
-    except OSError as exc:
-        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "syntax error"
-        raise InputError(source, None, f"not valid YAML: {problem}{where}") from None
+    data = read_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
