@@ -77,3 +77,19 @@ def test_numba_cache_falls_back_when_package_dir_is_read_only(monkeypatch, tmp_p
     monkeypatch.setattr(os, "access", lambda p, m: False if p == pkg else real(p, m))
     gpuaas._numba_cache_dir()
     assert os.environ["NUMBA_CACHE_DIR"].startswith(str(tmp_path))
+
+
+def test_bundled_example_solution_passes_the_validator(tmp_path):
+    """`gpuaas solve instances/example.json --json` is valid and its objective is the validator's."""
+    from pathlib import Path
+
+    example = str(Path(__file__).parent.parent / "instances" / "example.json")
+    for method in ("path-relinking", "greedy"):
+        res = CliRunner().invoke(cli, ["solve", example, "--method", method, "--json"])
+        assert res.exit_code == 0, res.output
+        sol = tmp_path / f"{method}.json"
+        sol.write_text(res.output)
+        chk = CliRunner().invoke(cli, ["check", example, str(sol), "--json"])
+        report = json.loads(chk.output)
+        assert chk.exit_code == 0 and report["valid"], report["errors"]
+        assert abs(report["objective"] - json.loads(res.output)["objective"]) <= 1e-9 * report["objective"]
