@@ -44,13 +44,14 @@ from gpuaas.catalog import Catalog, load_catalog  # noqa: E402
 from gpuaas.errors import GpuaasError, InputError, SolverError, StateError  # noqa: E402
 from gpuaas.instance import Instance, load_instance  # noqa: E402
 from gpuaas.methods import METHODS, solve  # noqa: E402
-from gpuaas.rescheduler import Plan, Rescheduler  # noqa: E402
+from gpuaas.rescheduler import PAPER_COSTS, Plan, Rescheduler  # noqa: E402
 from gpuaas.simulator import SimulationResult, simulate  # noqa: E402
 from gpuaas.solution import Solution  # noqa: E402
 from gpuaas.validator import validate  # noqa: E402
 
 __all__ = [
     "METHODS",
+    "PAPER_COSTS",
     "Catalog",
     "GpuaasError",
     "InputError",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import logging
 import math
@@ -29,22 +30,24 @@ from typing import Any
 from gpuaas.errors import InputError
 from gpuaas.files import read_yaml
 from gpuaas.generator import ARRIVALS
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
 
 _SPEC_FIELDS = {
     "name", "catalog", "nodes", "arrivals", "jobs_per_node", "seeds", "solver_seeds",
-    "methods", "node_multipliers", "options", "noise", "overhead",
+    "methods", "node_multipliers", "options", "noise", "overhead", "startup",
 }  # fmt: skip
 
 #: the cell's parameters, in grid order
 PARAM_COLUMNS = [
     "cell", "arrivals", "nodes", "jobs", "trace_seed", "method", "seed", "node_multiplier",
-    "sim_nodes", "noise", "overhead", "options", "catalog",
+    "sim_nodes", "noise", "overhead", "startup", "options", "catalog",
 ]  # fmt: skip
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [
     "status", "total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions",
+    "moves_per_job", "lost_work_cost", "startup_cost",
     "jobs_completed", "late_jobs", "mean_jct", "max_jct", "mean_waiting", "max_waiting",
     "makespan", "solver_calls", "tick", "predicted_total_cost", "predicted_vm_cost",
     "predicted_tardiness_cost", "cost_deviation", "error", "extra",
@@ -62,7 +65,8 @@ _STR_COLUMNS = {"cell", "arrivals", "method", "options", "catalog", "status", "e
                 "worker", "timing_extra"}  # fmt: skip
 _RESULT_KEYS = {"method", "seed", "nodes", "total_cost", "vm_cost", "tardiness_cost", "jobs",
                 "events", "migrations", "preemptions", "solver_seconds", "wall_seconds",
-                "cpu_seconds", "solver_cpu_seconds", "makespan", "noise", "overhead", "tick", "predicted", "cost_deviation"}  # fmt: skip
+                "cpu_seconds", "solver_cpu_seconds", "makespan", "noise", "overhead", "startup", "tick", "predicted",
+                "cost_deviation", "moves_per_job", "lost_work_cost", "startup_cost"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ class Cell:
     seed: int  # the solver's seed
     node_multiplier: int = 1  # the simulation runs with node_multiplier * nodes nodes
     noise: float = 0.0
-    overhead: float = 0.0  # seconds of work lost per migration or preemption
+    overhead: float = DEFAULT_OVERHEAD  # seconds of work lost per migration or preemption
+    startup: float = DEFAULT_STARTUP  # seconds a VM opened or resized is billed before it works
     options: str = "{}"  # solver options, canonical JSON
     catalog: str = "azure-2021"
 
@@ -90,6 +95,8 @@ class Cell:
             k += f"-noise{self.noise:g}"
         if self.overhead:
             k += f"-ovh{self.overhead:g}"
+        if self.startup:
+            k += f"-up{self.startup:g}"
         if self.options != "{}":
             k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
         if self.catalog != "azure-2021":
@@ -130,8 +137,10 @@ class CampaignSpec:
         Method -> solver options passed to `simulate` (canonical JSON per cell).
     noise : tuple of float
         Prediction-error levels (mean absolute relative error of actual durations).
-    overhead : float
-        Seconds of work lost per migration or preemption.
+    overhead, startup : tuple of float
+        Reconfiguration costs simulated (seconds of work lost per migration or preemption;
+        seconds a VM opened or resized is billed before it works): grid axes, default the
+        package's defaults; 0 and 0 is the paper's setting.
     catalog : str
         Catalog name.
     """
@@ -146,7 +155,8 @@ class CampaignSpec:
     node_multipliers: dict[str, tuple[int, ...]]
     options: dict[str, dict[str, Any]]
     noise: tuple[float, ...] = (0.0,)
-    overhead: float = 0.0
+    overhead: tuple[float, ...] = (DEFAULT_OVERHEAD,)
+    startup: tuple[float, ...] = (DEFAULT_STARTUP,)
     catalog: str = "azure-2021"
 
 
@@ -265,15 +275,9 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
         except TypeError as exc:
             raise InputError(source, f"options.{m}", f"not JSON-serialisable: {exc}") from None
         options[m] = o
-    noise_raw = data.get("noise", [0.0])
-    noise_list = noise_raw if isinstance(noise_raw, list) else [noise_raw]
-    for v in noise_list:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise InputError(source, "noise", f"expected non-negative numbers, got {v!r}")
-    overhead = data.get("overhead", 0.0)
-    if isinstance(overhead, bool) or not isinstance(overhead, int | float) or not math.isfinite(overhead) \
-            or overhead < 0:
-        raise InputError(source, "overhead", f"expected a non-negative number of seconds, got {overhead!r}")
+    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", "numbers")
+    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", "numbers of seconds")
+    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds")
     catalog = data.get("catalog", "azure-2021")
     if not isinstance(catalog, str):
         raise InputError(source, "catalog", "a campaign names a bundled catalog or a catalog YAML file")
@@ -283,8 +287,18 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
         name=str(name), nodes=nodes, arrivals=arrivals, jobs_per_node=float(jpn), seeds=seeds,
         solver_seeds=solver_seeds, methods=methods,
         node_multipliers={m: multipliers.get(m, (1,)) for m in methods}, options=options,
-        noise=tuple(float(v) for v in noise_list) or (0.0,), overhead=float(overhead), catalog=catalog,
+        noise=noise_list or (0.0,), overhead=overhead or (DEFAULT_OVERHEAD,),
+        startup=startup or (DEFAULT_STARTUP,), catalog=catalog,
     )  # fmt: skip
+
+
+def _number_list(value: Any, source: str | None, field: str, what: str) -> tuple[float, ...]:
+    """A non-negative number or a list of them, as a tuple of floats."""
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise InputError(source, field, f"expected non-negative {what}, got {v!r}")
+    return tuple(float(v) for v in values)
 
 
 def load_spec(path: str | Path) -> CampaignSpec:
@@ -305,10 +319,10 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                     if _method_attr("seed_independent", method, False):
                         seeds = seeds[:1]  # the same result for every seed: simulate it once
                     for mult in spec.node_multipliers[method]:
-                        for seed in seeds:
-                            for noise in spec.noise:
-                                cells.append(Cell(arrivals, n, jobs, trace_seed, method, seed, mult,
-                                                  noise, spec.overhead, opts, spec.catalog))  # fmt: skip
+                        for seed, noise, ovh, up in itertools.product(seeds, spec.noise, spec.overhead,
+                                                                      spec.startup):
+                            cells.append(Cell(arrivals, n, jobs, trace_seed, method, seed, mult,
+                                              noise, ovh, up, opts, spec.catalog))  # fmt: skip
     return cells
 
 
@@ -409,7 +423,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         trace = make_trace(cell)
         # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
         result = simulate(trace, cell.method, seed=cell.seed, nodes=cell.nodes * cell.node_multiplier,
-                          noise=cell.noise, overhead=cell.overhead, **json.loads(cell.options))  # fmt: skip
+                          noise=cell.noise, overhead=cell.overhead, startup=cell.startup,
+                          **json.loads(cell.options))  # fmt: skip
         row = result_row(cell, result.to_dict())
     except Exception as exc:  # noqa: BLE001 - a failing cell is data, not a crash
         return failed_row(cell, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)

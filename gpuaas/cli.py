@@ -18,6 +18,7 @@ from gpuaas.files import read_json
 from gpuaas.instance import load_instance
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
 
 
 class UserError(click.ClickException):
@@ -197,6 +198,23 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     sys.exit(0 if report.ok else 1)
 
 
+def reconfiguration_options(f: Any) -> Any:
+    """--overhead, --startup and --paper-costs: the reconfiguration costs of a simulation."""
+    f = click.option("--paper-costs", is_flag=True,
+                     help="The paper's setting: no restart overhead, no VM start-up (0 and 0).")(f)  # fmt: skip
+    f = click.option("--startup", type=click.FloatRange(min=0), default=None,
+                     help=f"Seconds a VM opened or resized is billed before it runs jobs [default: {DEFAULT_STARTUP:g}].")(f)  # fmt: skip
+    return click.option("--overhead", type=click.FloatRange(min=0), default=None,
+                        help=f"Seconds of work a job loses per migration or preemption [default: {DEFAULT_OVERHEAD:g}].")(f)  # fmt: skip
+
+
+def reconfiguration(overhead: float | None, startup: float | None, paper: bool) -> dict[str, float]:
+    """The overhead and start-up to simulate: explicit values, else the paper's or the defaults."""
+    base = PAPER_COSTS if paper else {"overhead": DEFAULT_OVERHEAD, "startup": DEFAULT_STARTUP}
+    return {"overhead": base["overhead"] if overhead is None else overhead,
+            "startup": base["startup"] if startup is None else startup}  # fmt: skip
+
+
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
@@ -205,8 +223,7 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Override the trace's N.")
 @click.option("--noise", type=click.FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
               help="Mean absolute relative error of predicted durations (paper: 0.11).")  # fmt: skip
-@click.option("--overhead", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Seconds of work lost per migration or preemption.")  # fmt: skip
+@reconfiguration_options
 @click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Rescheduling interval when nothing happens (default: the method's, else H).")  # fmt: skip
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -217,7 +234,7 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (DESIGN.md §11).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON result to this file.")
 def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
-             overhead: float, tick: float | None, time_limit: float | None, log_file: str | None,
+             overhead: float | None, startup: float | None, paper_costs: bool, tick: float | None, time_limit: float | None, log_file: str | None,
              quiet: bool, as_json: bool, output: str | None) -> None:  # fmt: skip
     """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics."""
     from gpuaas.simulator import simulate as run_simulation
@@ -226,8 +243,8 @@ def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: 
     output_path(log_file)
     trace = load_instance(trace_file)
     options: dict[str, Any] = {} if time_limit is None else {"time_limit": time_limit}
-    result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise, overhead=overhead,
-                            log=log_file, tick=tick, progress=not quiet and sys.stderr.isatty(),
+    result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise,
+                            **reconfiguration(overhead, startup, paper_costs), log=log_file, tick=tick, progress=not quiet and sys.stderr.isatty(),
                             **options)  # fmt: skip
     emit(result.to_dict(), as_json, result.summary(), output)
 
@@ -249,14 +266,15 @@ COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwc
               help="A solver option of method M (repeatable), e.g. hierarchical.controller_time_limit=1.")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Simulations run in this many processes.")  # fmt: skip
+@reconfiguration_options
 @click.option("--json", "as_json", is_flag=True, help="Print the rows (one per method and seed) as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the rows to this file (CSV if it ends in .csv or with --csv, else JSON).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: float | None,
-            settings: tuple[str, ...], workers: int, as_json: bool, as_csv: bool,
-            output: str | None, quiet: bool) -> None:  # fmt: skip
+            settings: tuple[str, ...], workers: int, overhead: float | None, startup: float | None,
+            paper_costs: bool, as_json: bool, as_csv: bool, output: str | None, quiet: bool) -> None:  # fmt: skip
     """Simulate several methods on TRACE_FILE and compare their total costs (paper §4.3-§4.5).
 
     The table gives the mean over seeds of the total, VM and tardiness costs, the ratio to
@@ -284,7 +302,7 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
         click.echo(f"compare: {len(names)} method(s) x {len(seed_list)} seed(s) = {total} rows "
                    f"on {trace_file}", err=True)  # fmt: skip
     rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options,
-                       workers=workers, on_row=progress)  # fmt: skip
+                       workers=workers, on_row=progress, **reconfiguration(overhead, startup, paper_costs))  # fmt: skip
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
     text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else json.dumps(rows, indent=2) + "\n"
     if output is not None:

@@ -25,6 +25,7 @@ from typing import Any
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.methods import METHODS, default_tick, seed_independent
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,9 @@ REFERENCE = "path-relinking"
 BASELINE = "edf"
 #: The columns of a comparison row (DESIGN.md §11 "Comparison rows" plus context).
 ROW_FIELDS = ("method", "seed", "total_cost", "vm_cost", "tardiness_cost", "multiplier", "nodes",
-              "tick", "events", "migrations", "preemptions", "solver_seconds_mean",
-              "wall_seconds", "seed_independent")  # fmt: skip
+              "tick", "overhead", "startup", "events", "migrations", "preemptions", "moves_per_job",
+              "lost_work_cost", "startup_cost", "solver_seconds_mean", "wall_seconds",
+              "seed_independent")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class Cell:
     multiplier: int
     tick: float | None
     options: tuple[tuple[str, Any], ...] = ()
+    overhead: float = DEFAULT_OVERHEAD
+    startup: float = DEFAULT_STARTUP
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -144,7 +148,7 @@ def run_cell(trace: Instance, cell: Cell) -> dict[str, Any]:
 
     nodes = cell.multiplier * trace.nodes
     result = simulate(trace, cell.method, seed=cell.seed, nodes=nodes, tick=cell.tick,
-                      **dict(cell.options)).to_dict()  # fmt: skip
+                      overhead=cell.overhead, startup=cell.startup, **dict(cell.options)).to_dict()  # fmt: skip
     solver = result.get("solver_seconds") or {}
     return {
         "method": cell.method,
@@ -155,9 +159,14 @@ def run_cell(trace: Instance, cell: Cell) -> dict[str, Any]:
         "multiplier": cell.multiplier,
         "nodes": nodes,
         "tick": cell.tick,
+        "overhead": cell.overhead,
+        "startup": cell.startup,
         "events": result.get("events"),
         "migrations": result.get("migrations"),
         "preemptions": result.get("preemptions"),
+        "moves_per_job": result.get("moves_per_job"),
+        "lost_work_cost": result.get("lost_work_cost"),
+        "startup_cost": result.get("startup_cost"),
         "solver_seconds_mean": solver.get("mean"),
         "wall_seconds": result.get("wall_seconds"),
         "seed_independent": False,
@@ -171,6 +180,7 @@ def _run_cell_args(args: tuple[Instance, Cell]) -> dict[str, Any]:
 def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
             multipliers: dict[str, int] | None = None, tick: float | None = None,
             options: dict[str, dict[str, Any]] | None = None, workers: int = 1,
+            overhead: float = DEFAULT_OVERHEAD, startup: float = DEFAULT_STARTUP,
             on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Simulate every method with every seed on `trace`; one row per (method, seed).
 
@@ -191,6 +201,8 @@ def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
         Method -> solver options passed through the simulator.
     workers : int
         Simulations run in this many processes (1: in this process).
+    overhead, startup : float
+        Reconfiguration costs of every simulation (see `gpuaas.simulate`).
     on_row : callable, optional
         Called with each row as it is produced (progress reporting).
 
@@ -217,7 +229,7 @@ def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
         t = tick if tick is not None else default_tick(m)
         opts = tuple(sorted(options.get(m, {}).items()))
         for s in seeds[:1] if shared[m] else seeds:
-            cells.append(Cell(m, int(s), int(multipliers.get(m, 1)), t, opts))
+            cells.append(Cell(m, int(s), int(multipliers.get(m, 1)), t, opts, float(overhead), float(startup)))
     results: dict[tuple[str, int], dict[str, Any]] = {}
 
     def done(cell: Cell, row: dict[str, Any]) -> None:

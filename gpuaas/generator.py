@@ -311,6 +311,6 @@ def _instance_dict(cat: Catalog, spec: Any, nodes: int, time: float, workloads: 
         "catalog": spec if bundled else cat.to_dict(),
         "nodes": nodes,
         "time": time,
-        "params": dict(DEFAULT_PARAMS),
+        "params": {k: DEFAULT_PARAMS[k] for k in ("H", "mu", "rho")},
         "jobs": jobs,
     }

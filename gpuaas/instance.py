@@ -20,9 +20,9 @@ from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.files import read_json
 
-DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0}
+DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
-_JOB_FIELDS = {"id", "release", "due", "weight", "times", "workload", "progress"}
+_JOB_FIELDS = {"id", "release", "due", "weight", "times", "workload", "progress", "placement"}
 
 
 def _ro(a: Any, dtype: Any) -> np.ndarray:
@@ -53,6 +53,8 @@ class Instance:
     H: float = DEFAULT_PARAMS["H"]
     mu: float = DEFAULT_PARAMS["mu"]
     rho: float = DEFAULT_PARAMS["rho"]
+    overhead: float = DEFAULT_PARAMS["overhead"]  # s of work a moved running job loses
+    startup: float = DEFAULT_PARAMS["startup"]  # s a VM opened or resized is billed but not usable
     current_node: np.ndarray | None = None  # (J,) int, -1 waiting
     current_cfg: np.ndarray | None = None  # (J,) int, -1 waiting
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
@@ -69,7 +71,7 @@ class Instance:
         set_("nodes", int(self.nodes))
         set_("job_ids", tuple(self.job_ids))
         set_("time", float(self.time))
-        for k in ("H", "mu", "rho"):
+        for k in DEFAULT_PARAMS:
             set_(k, float(getattr(self, k)))
         set_("work", work)
         for k in ("release", "due", "weight"):
@@ -134,12 +136,16 @@ class Instance:
             }
             if self.progress[j] > 0:
                 job["progress"] = float(self.progress[j])
+            c = int(self.current_cfg[j])
+            if c >= 0:
+                job["placement"] = {"node": int(self.current_node[j]), "vm": cat.vm_names[cat.cfg_vm[c]],
+                                    "gpus": int(cat.cfg_gpus[c])}  # fmt: skip
             jobs.append(job)
         return {
             "catalog": cat.to_dict() if cat.name == "inline" else cat.name,
             "nodes": self.nodes,
             "time": self.time,
-            "params": {"H": self.H, "mu": self.mu, "rho": self.rho},
+            "params": {k: getattr(self, k) for k in DEFAULT_PARAMS},
             "jobs": jobs,
         }
 
@@ -161,10 +167,10 @@ class Instance:
         time = _number(data.get("time", 0.0), source, "time", minimum=0.0)
         params = data.get("params", {})
         if not isinstance(params, dict):
-            raise InputError(source, "params", "must be an object with H, mu, rho")
+            raise InputError(source, "params", f"must be an object with {', '.join(DEFAULT_PARAMS)}")
         bad = set(params) - set(DEFAULT_PARAMS)
         if bad:
-            raise InputError(source, "params", f"unknown field(s) {sorted(bad)}; allowed: H, mu, rho")
+            raise InputError(source, "params", f"unknown field(s) {sorted(bad)}; allowed: {', '.join(DEFAULT_PARAMS)}")
         p = {k: _number(params.get(k, d), source, f"params.{k}", minimum=0.0) for k, d in DEFAULT_PARAMS.items()}
         if p["H"] <= 0:
             raise InputError(source, "params.H", "must be > 0")
@@ -179,6 +185,7 @@ class Instance:
                 raise InputError(source, f"jobs[{j}].id", f"duplicate job id {spec.id!r}")
             seen.add(spec.id)
             parsed.append(spec)
+        _check_placements(parsed, catalog, nodes, source)
         work = np.array([spec.work for spec in parsed]).reshape(len(parsed), catalog.n_configs)
         return cls(
             catalog=catalog,
@@ -189,6 +196,8 @@ class Instance:
             weight=np.array([spec.weight for spec in parsed]),
             work=work,
             progress=np.array([spec.progress for spec in parsed]),
+            current_node=np.array([spec.node for spec in parsed], dtype=np.int64),
+            current_cfg=np.array([spec.cfg for spec in parsed], dtype=np.int64),
             time=time,
             **p,
         )
@@ -204,6 +213,8 @@ class JobSpec:
     weight: float
     work: np.ndarray  # (C,)
     progress: float
+    node: int = -1  # where the job runs now (placement), -1 waiting
+    cfg: int = -1
 
 
 def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
@@ -236,14 +247,58 @@ def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
         raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
     if not np.isfinite(work).any():
         raise InputError(source, f"{at}.{given}", "no VM type of the catalog can run this job")
+    node, cfg = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
     return JobSpec(
         id=jid,
+        node=node,
+        cfg=cfg,
         release=_number(job.get("release", release), source, f"{at}.release", minimum=0.0),
         due=_number(job["due"], source, f"{at}.due"),
         weight=_number(job["weight"], source, f"{at}.weight", minimum=0.0),
         work=np.asarray(work, dtype=np.float64),
         progress=progress,
     )
+
+
+def _check_placements(jobs: list[JobSpec], catalog: Catalog, nodes: int, source: str | None) -> None:
+    """Running jobs must fit their nodes: node < N, one VM type per node, GPUs within it."""
+    node_vm: dict[int, int] = {}
+    used: dict[int, int] = {}
+    for j, spec in enumerate(jobs):
+        if spec.node < 0:
+            continue
+        where = f"jobs[{j}] ({spec.id}).placement"
+        if spec.node >= nodes:
+            raise InputError(source, f"{where}.node", f"must be < nodes ({nodes}), got {spec.node}")
+        v = int(catalog.cfg_vm[spec.cfg])
+        if node_vm.setdefault(spec.node, v) != v:
+            raise InputError(source, f"{where}.vm", f"node {spec.node} already runs a job on "
+                             f"{catalog.vm_names[node_vm[spec.node]]}")  # fmt: skip
+        used[spec.node] = used.get(spec.node, 0) + int(catalog.cfg_gpus[spec.cfg])
+        if used[spec.node] > catalog.gpus[v]:
+            raise InputError(source, f"{where}.gpus", f"node {spec.node} ({catalog.vm_names[v]}) "
+                             f"has only {int(catalog.gpus[v])} GPUs")  # fmt: skip
+
+
+def _placement(pl: Any, catalog: Catalog, work: np.ndarray, source: str | None,
+               where: str) -> tuple[int, int]:  # fmt: skip
+    """(node, configuration) of a running job's `{"node", "vm", "gpus"}`; (-1, -1) when absent."""
+    if pl is None:
+        return -1, -1
+    if not isinstance(pl, Mapping) or set(pl) != {"node", "vm", "gpus"}:
+        raise InputError(source, where, 'must be {"node": int, "vm": VM type, "gpus": int} or null')
+    node, vm, g = pl["node"], pl["vm"], pl["gpus"]
+    if isinstance(node, bool) or not isinstance(node, int) or node < 0:
+        raise InputError(source, f"{where}.node", f"must be an integer >= 0, got {node!r}")
+    if vm not in catalog.vm_names:
+        raise InputError(source, f"{where}.vm", f"unknown VM type {vm!r} for catalog {catalog.name!r}")
+    v = catalog.vm_index(vm)
+    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= catalog.gpus[v]:
+        raise InputError(source, f"{where}.gpus", f"must be an integer in [1, {int(catalog.gpus[v])}], got {g!r}")
+    c = catalog.config(v, g)
+    if not np.isfinite(work[c]):
+        raise InputError(source, where, f"the job cannot run on {vm} with {g} GPU(s)")
+    return node, c
 
 
 def _number(value: Any, source: str | None, where: str, minimum: float | None = None) -> float:

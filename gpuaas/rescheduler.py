@@ -22,6 +22,11 @@ whose VM type is unchanged keeps its jobs without a spurious migration.
 **Restart overhead** (`overhead`, seconds) is modelled as *lost work*: a job migrated or
 preempted restarts from a checkpoint `overhead` seconds old, i.e. it loses
 overhead / work[j, c_old] of progress (never below 0). Plans and results report the loss.
+**VM start-up** (`startup`, seconds): a VM opened or resized at time t is billed from t but its
+jobs make progress only from t + startup (`node_ready`). Both costs are on by default
+(`DEFAULT_OVERHEAD`, `DEFAULT_STARTUP`; `PAPER_COSTS` switches them off) and are passed to the
+method in the `Instance` (`overhead`, `startup`, `current_node` / `current_cfg`), so methods
+that price moves keep a running job in place unless moving pays.
 
 **Progress reports.** Progress is predicted from the configurations' times. Orchestration code
 that measures real progress (training iterations) passes `progress={id: fraction}` with any
@@ -58,7 +63,13 @@ log = logging.getLogger(__name__)
 TIME_TOL = 1e-6
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
-STATE_VERSION = 1
+STATE_VERSION = 2
+#: Reconfiguration costs applied by default (seconds), see docs/reconfiguration.md: work a
+#: migrated or preempted job loses, and the time a VM opened or resized is billed before it
+#: can run jobs. `PAPER_COSTS` switches both off, the paper's setting [§3.1].
+DEFAULT_OVERHEAD = 600.0
+DEFAULT_STARTUP = 120.0
+PAPER_COSTS = {"overhead": 0.0, "startup": 0.0}
 
 
 @dataclass
@@ -153,6 +164,8 @@ class Rescheduler:
         Parameters of P1 (DESIGN.md §4).
     overhead : float
         Seconds of work lost per migration or preemption (restart from an older checkpoint).
+    startup : float
+        Seconds a VM opened or resized is billed before its jobs can run.
     **solver_options
         Passed to the method at every event (e.g. ``time_limit``). Must be JSON-able for
         `state()`.
@@ -161,7 +174,8 @@ class Rescheduler:
     def __init__(self, catalog: Catalog | str | dict[str, Any], nodes: int,
                  method: str = DEFAULT_METHOD, *, seed: int = 0, H: float = DEFAULT_PARAMS["H"],
                  mu: float = DEFAULT_PARAMS["mu"], rho: float = DEFAULT_PARAMS["rho"],
-                 overhead: float = 0.0, **solver_options: Any) -> None:  # fmt: skip
+                 overhead: float = DEFAULT_OVERHEAD, startup: float = DEFAULT_STARTUP,
+                 **solver_options: Any) -> None:  # fmt: skip
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
             raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
@@ -177,6 +191,7 @@ class Rescheduler:
         self.mu = _number(mu, None, "mu", minimum=0.0)
         self.rho = _number(rho, None, "rho", minimum=0.0)
         self.overhead = _number(overhead, None, "overhead", minimum=0.0)
+        self.startup = _number(startup, None, "startup", minimum=0.0)
         self.solver_options = dict(solver_options)
         cat = self.catalog
         self._cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
@@ -185,12 +200,15 @@ class Rescheduler:
         self.time: float | None = None  # clock: time of the last event
         self.events = 0
         self.node_vm = np.full(self.nodes, -1, dtype=np.int64)
+        self.node_ready = np.zeros(self.nodes)  # time each node's VM can run jobs (start-up)
         self.jobs: dict[str, _Job] = {}  # unfinished, in submission order
         self.completed: dict[str, dict[str, Any]] = {}
         self.vm_cost = 0.0
         self.tardiness_cost = 0.0
         self.migrations = 0
         self.preemptions = 0
+        self.lost_work_cost = 0.0  # $: work lost to restarts, at the old configuration's GPU share
+        self.startup_cost = 0.0  # $: VMs billed while starting up
 
     # -- events -----------------------------------------------------------------------------
     def submit(self, job: Mapping[str, Any] | Iterable[Mapping[str, Any]], at: float, *,
@@ -293,10 +311,14 @@ class Rescheduler:
         for v in self.node_vm.tolist():
             if v >= 0:
                 self.vm_cost += self._price[v] * dt
+        ready = self.node_ready.tolist()
         for job in self.jobs.values():
             if job.cfg >= 0:
-                job.progress += dt / float(job.work[job.cfg])
-                job.running += dt
+                run = at - max(self.time, ready[job.node])
+                if run <= 0:
+                    continue
+                job.progress += run / float(job.work[job.cfg])
+                job.running += run
                 if job.progress > MAX_PROGRESS and job.id not in completing:
                     job.progress = MAX_PROGRESS
 
@@ -324,7 +346,7 @@ class Rescheduler:
             release=scalars[:, 0], due=scalars[:, 1], weight=scalars[:, 2],
             work=np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C)),
             progress=scalars[:, 3], time=at, H=self.H, mu=self.mu, rho=self.rho,
-            current_node=scalars[:, 4].astype(np.int64), current_cfg=scalars[:, 5].astype(np.int64),
+            overhead=self.overhead, startup=self.startup, current_node=scalars[:, 4].astype(np.int64), current_cfg=scalars[:, 5].astype(np.int64),
         )  # fmt: skip
 
     def _reschedule(self, at: float) -> Plan:
@@ -364,6 +386,9 @@ class Rescheduler:
                 plan.close.append({"node": p, "vm": names[old]})
             elif old >= 0 and old != new:
                 plan.resize.append({"node": p, "from": names[old], "to": names[new]})
+            if new >= 0 and old != new and self.startup > 0:
+                self.node_ready[p] = at + self.startup
+                self.startup_cost += self._price[new] * self.startup
         self.node_vm = new_vm
 
         cfg_vm, cfg_gpus = self._cfg_vm, self._cfg_gpus
@@ -405,6 +430,9 @@ class Rescheduler:
         lost = min(job.progress, self.overhead / float(job.work[job.cfg]))
         job.progress -= lost
         job.lost += lost
+        c = job.cfg
+        share = self._price[self.catalog.cfg_vm[c]] * self._cfg_gpus[c] / self.catalog.gpus[self.catalog.cfg_vm[c]]
+        self.lost_work_cost += lost * float(job.work[c]) * share
         return lost
 
     # -- persistence ------------------------------------------------------------------------
@@ -423,7 +451,8 @@ class Rescheduler:
             "catalog": self.catalog.to_dict(),
             "nodes": self.nodes, "method": self.method, "seed": self.seed,
             "params": {"H": self.H, "mu": self.mu, "rho": self.rho},
-            "overhead": self.overhead, "solver_options": self.solver_options,
+            "overhead": self.overhead, "startup": self.startup, "solver_options": self.solver_options,
+            "node_ready": self.node_ready.tolist(),
             "time": self.time, "events": self.events,
             "node_vm": [names[v] if v >= 0 else None for v in self.node_vm],
             "jobs": [{"id": j.id, "release": j.release, "due": j.due, "weight": j.weight,
@@ -434,6 +463,7 @@ class Rescheduler:
             "completed": list(self.completed.values()),
             "vm_cost": self.vm_cost, "tardiness_cost": self.tardiness_cost,
             "migrations": self.migrations, "preemptions": self.preemptions,
+            "lost_work_cost": self.lost_work_cost, "startup_cost": self.startup_cost,
         }  # fmt: skip
         try:
             json.dumps(state, allow_nan=False)
@@ -449,7 +479,7 @@ class Rescheduler:
         try:
             p = state["params"]
             r = cls(state["catalog"], state["nodes"], state["method"], seed=state["seed"],
-                    H=p["H"], mu=p["mu"], rho=p["rho"], overhead=state["overhead"],
+                    H=p["H"], mu=p["mu"], rho=p["rho"], overhead=state["overhead"], startup=state["startup"],
                     **state["solver_options"])  # fmt: skip
             cat = r.catalog
             r.time = state["time"]
@@ -468,6 +498,8 @@ class Rescheduler:
             r.completed = {d["id"]: dict(d) for d in state["completed"]}
             r.vm_cost, r.tardiness_cost = state["vm_cost"], state["tardiness_cost"]
             r.migrations, r.preemptions = state["migrations"], state["preemptions"]
+            r.lost_work_cost, r.startup_cost = state["lost_work_cost"], state["startup_cost"]
+            r.node_ready = np.array(state["node_ready"], dtype=np.float64).reshape(r.nodes)
         except (KeyError, TypeError, ValueError) as exc:
             raise StateError(f"corrupt Rescheduler state: {exc!r}") from None
         if len(r.node_vm) != r.nodes:

@@ -14,8 +14,9 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (D
   the measured progress is reported to it. The *predicted* cost is the same simulation with
   exact predictions (noise 0); the result reports both and their relative deviation.
 - **Event log** (`log=`): one JSON line per interval between two consecutive events,
-  ``{"start", "end", "nodes": [{"node", "vm"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
-  (DESIGN.md §11); from it alone the VM cost, capacity and each job's work can be recomputed.
+  ``{"start", "end", "nodes": [{"node", "vm", "ready"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
+  (`ready`: when the node's VM finished starting up; a job on it works only after that);
+  from it alone the VM cost, capacity and each job's work can be recomputed.
   The file appears only when the simulation finishes (written through a temporary file).
 """
 
@@ -36,7 +37,7 @@ import numpy as np
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, default_tick
-from gpuaas.rescheduler import TIME_TOL, Plan, Rescheduler, _Job
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, TIME_TOL, Plan, Rescheduler, _Job
 
 #: consecutive events with unfinished jobs, none running and nothing to submit before giving up
 MAX_IDLE_EVENTS = 10_000
@@ -69,9 +70,17 @@ class SimulationResult:
     solver_cpu_seconds: float = 0.0  # CPU time inside the solve calls (method wrapper included)
     noise: float = 0.0
     overhead: float = 0.0
+    startup: float = 0.0
+    lost_work_cost: float = 0.0  # $ of work lost to restarts (included in vm_cost)
+    startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
     tick: float = 3600.0
     predicted: dict[str, float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def moves_per_job(self) -> float:
+        """Migrations plus preemptions per job."""
+        return (self.migrations + self.preemptions) / max(1, len(self.jobs))
 
     @property
     def makespan(self) -> float:
@@ -93,9 +102,10 @@ class SimulationResult:
             "total_cost": self.total_cost, "vm_cost": self.vm_cost,
             "tardiness_cost": self.tardiness_cost, "events": self.events,
             "migrations": self.migrations, "preemptions": self.preemptions,
-            "makespan": self.makespan, "solver_seconds": self.solver_stats(),
+            "moves_per_job": self.moves_per_job, "lost_work_cost": self.lost_work_cost,
+            "startup_cost": self.startup_cost, "makespan": self.makespan, "solver_seconds": self.solver_stats(),
             "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
-            "solver_cpu_seconds": self.solver_cpu_seconds, "noise": self.noise, "overhead": self.overhead,
+            "solver_cpu_seconds": self.solver_cpu_seconds, "noise": self.noise, "overhead": self.overhead, "startup": self.startup,
             "tick": self.tick, "jobs": self.jobs,
         }  # fmt: skip
         if self.predicted is not None:
@@ -115,7 +125,10 @@ class SimulationResult:
             f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
             (f"jobs          {len(self.jobs)} completed, {late} late, mean JCT "
              f"{(sum(jct) / len(jct) if jct else 0.0) / 3600:.2f} h, makespan {self.makespan / 3600:.2f} h"),
-            f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions)",
+            (f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
+             f"{self.moves_per_job:.2f} moves per job)"),
+            (f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
+             f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"),
             (f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
              f"max {s['max'] * 1e3:.2f} ms, total {s['total']:.2f} s of {self.wall_seconds:.2f} s wall"),
         ]
@@ -134,8 +147,9 @@ class Simulator:
     """
 
     def __init__(self, trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
-                 nodes: int | None = None, noise: float = 0.0, overhead: float = 0.0,
-                 tick: float | None = None, **solver_options: Any) -> None:  # fmt: skip
+                 nodes: int | None = None, noise: float = 0.0, overhead: float = DEFAULT_OVERHEAD,
+                 startup: float = DEFAULT_STARTUP, tick: float | None = None,
+                 **solver_options: Any) -> None:  # fmt: skip
         if not isinstance(trace, Instance):
             raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
         if not (isinstance(noise, (int, float)) and 0.0 <= noise < 0.5):
@@ -149,7 +163,7 @@ class Simulator:
         self.tick = tick
         self.rescheduler = Rescheduler(trace.catalog, trace.nodes if nodes is None else nodes,
                                        method, seed=seed, H=trace.H, mu=trace.mu, rho=trace.rho,
-                                       overhead=overhead, **solver_options)  # fmt: skip
+                                       overhead=overhead, startup=startup, **solver_options)  # fmt: skip
         J = trace.n_jobs
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.order = np.lexsort((np.arange(J), trace.release))  # submission order
@@ -176,10 +190,12 @@ class Simulator:
             t = float(self.trace.release[self.order[self.next_sub]])
         if self.clock is not None and r.jobs:
             t = min(t, self.clock + self.tick)
+            ready = r.node_ready
             for job in r.jobs.values():
                 if job.cfg >= 0:
                     j = self.index[job.id]
-                    t = min(t, self.clock + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]))
+                    begin = max(self.clock, float(ready[job.node]))
+                    t = min(t, begin + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]))
         return t
 
     def step(self) -> Plan | None:
@@ -196,7 +212,9 @@ class Simulator:
             if job.cfg >= 0:
                 j = self.index[job.id]
                 if self.clock is not None:
-                    self.actual_progress[j] += (t - self.clock) / self.actual_work[j, job.cfg]
+                    run = t - max(self.clock, float(r.node_ready[job.node]))
+                    if run > 0:
+                        self.actual_progress[j] += run / self.actual_work[j, job.cfg]
                 if self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]) <= TIME_TOL:
                     done.append(job.id)
         submit: list[_Job] = []
@@ -246,7 +264,8 @@ class Simulator:
         names = cat.vm_names
         rec = {
             "start": start, "end": end,
-            "nodes": [{"node": p, "vm": names[v]} for p, v in enumerate(r.node_vm) if v >= 0],
+            "nodes": [{"node": p, "vm": names[v], "ready": float(r.node_ready[p])}
+                      for p, v in enumerate(r.node_vm) if v >= 0],
             "jobs": [{"id": j.id, "node": j.node, "vm": names[cat.cfg_vm[j.cfg]],
                       "gpus": int(cat.cfg_gpus[j.cfg])} for j in r.jobs.values() if j.cfg >= 0],
         }  # fmt: skip
@@ -281,7 +300,8 @@ class Simulator:
             migrations=r.migrations, preemptions=r.preemptions,
             solver_seconds=list(self.solver_seconds), wall_seconds=wall_seconds,
             solver_cpu_seconds=self.solver_cpu_seconds,
-            noise=self.noise, overhead=r.overhead, tick=self.tick,
+            noise=self.noise, overhead=r.overhead, startup=r.startup,
+            lost_work_cost=r.lost_work_cost, startup_cost=r.startup_cost, tick=self.tick,
         )  # fmt: skip
 
 
@@ -309,8 +329,8 @@ class _ProgressBar:
 
 
 def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
-             nodes: int | None = None, noise: float = 0.0, overhead: float = 0.0,
-             log: str | Path | None = None, progress: bool = False, tick: float | None = None,
+             nodes: int | None = None, noise: float = 0.0, overhead: float = DEFAULT_OVERHEAD,
+             startup: float = DEFAULT_STARTUP, log: str | Path | None = None, progress: bool = False, tick: float | None = None,
              **solver_options: Any) -> SimulationResult:  # fmt: skip
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
 
@@ -326,8 +346,10 @@ def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
         Override the trace's N (e.g. a node multiplier for baselines).
     noise : float
         Mean absolute relative error of predicted durations, in [0, 0.5) (paper: 0.11).
-    overhead : float
-        Seconds of work lost per migration or preemption (see `gpuaas.rescheduler`).
+    overhead, startup : float
+        Reconfiguration costs (see `gpuaas.rescheduler`): seconds of work lost per migration or
+        preemption, seconds a VM opened or resized is billed before it can run jobs. Defaults
+        `DEFAULT_OVERHEAD`, `DEFAULT_STARTUP`; pass ``**gpuaas.PAPER_COSTS`` for the paper's 0, 0.
     log : str or Path, optional
         Write the event log (JSON lines) to this file.
     progress : bool
@@ -343,14 +365,14 @@ def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
     SimulationResult
     """
     sim = Simulator(trace, method, seed=seed, nodes=nodes, noise=noise, overhead=overhead,
-                    tick=tick, **solver_options)  # fmt: skip
+                    startup=startup, tick=tick, **solver_options)  # fmt: skip
     if log is None:
         result = sim.run(progress)
     else:
         result = _run_logged(sim, Path(log), progress)
     if noise > 0:
         exact = Simulator(trace, method, seed=seed, nodes=nodes, noise=0.0, overhead=overhead,
-                          tick=tick, **solver_options).run()  # fmt: skip
+                          startup=startup, tick=tick, **solver_options).run()  # fmt: skip
         result.predicted = {"total_cost": exact.total_cost, "vm_cost": exact.vm_cost,
                             "tardiness_cost": exact.tardiness_cost}  # fmt: skip
     return result

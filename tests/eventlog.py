@@ -69,7 +69,9 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
             err(f"interval {k}: starts at {start}, previous ended at {prev_end}")
         prev_end = end
         node_vm: dict[int, str] = {}
+        ready: dict[int, float] = {}
         for nd in line["nodes"]:
+            ready[nd["node"]] = nd.get("ready", 0.0)
             if nd["node"] in node_vm:
                 err(f"interval {k}: node {nd['node']} listed twice")
             node_vm[nd["node"]] = nd["vm"]
@@ -88,7 +90,9 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
             if t is None:
                 err(f"interval {k}: job {jid} runs on {vm} x{g}, which it cannot")
                 continue
-            rec.work[jid] = rec.work.get(jid, 0.0) + length / t
+            # a node still starting up (VM start-up) bills but does no work before `ready`
+            worked = max(0.0, end - max(start, ready.get(n, 0.0)))
+            rec.work[jid] = rec.work.get(jid, 0.0) + worked / t
             rec.completion[jid] = end
         for n, u in used.items():
             if n in node_vm and u > gpus[node_vm[n]]:

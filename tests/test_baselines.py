@@ -11,6 +11,7 @@ from gpuaas.baselines.dispatch import heuristic_config
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.methods import seed_independent, solve
+from gpuaas.rescheduler import PAPER_COSTS
 from gpuaas.validator import validate
 
 # Two VM types with the same GPU model: S (1 GPU, 3.6 $/h = 0.001 $/s), L (2 GPUs, 0.002 $/s),
@@ -196,7 +197,7 @@ ONLINE = [job("a", due=1000, weight=0.01, release=0), job("b", due=400, weight=0
 ])  # fmt: skip
 def test_online_hand_worked_trace(method, vm, tardiness, completion, tmp_path):
     """The three first-principle methods on a one-node trace, costs worked out above."""
-    res = simulate_logged(instance(ONLINE, nodes=1), method, tmp_path)
+    res = simulate_logged(instance(ONLINE, nodes=1), method, tmp_path, **PAPER_COSTS)
     assert res["vm_cost"] == pytest.approx(vm)
     assert res["tardiness_cost"] == pytest.approx(tardiness)
     assert res["total_cost"] == pytest.approx(vm + tardiness)

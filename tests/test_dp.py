@@ -12,6 +12,7 @@ from gpuaas.baselines.dp import TICK, choose_configs, dp_select
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.methods import default_tick, seed_independent, solve
+from gpuaas.rescheduler import PAPER_COSTS
 from gpuaas.validator import validate
 
 # S: 1 GPU of model A, 0.001 $/s (0.9 $ per Δt = 900 s); L: 2 GPUs of model A, 0.002 $/s
@@ -160,7 +161,7 @@ def test_online_dp_waits_until_the_worst_case_bites(tmp_path):
     trace = instance([("a", 0.0, 5000.0, 0.01)], 1)
     for method, start, end, vm in (("dp-wct", 2700.0, 4700.0, 2.0), ("dp-fastb", 0.0, 1200.0, 2.4)):
         log = tmp_path / f"{method}.jsonl"
-        res = simulate(trace, method, log=log).to_dict()
+        res = simulate(trace, method, log=log, **PAPER_COSTS).to_dict()
         assert check_against(recompute(log, trace), res, trace) == []
         (job,) = res["jobs"]
         assert (job["start"], job["completion"]) == pytest.approx((start, end))

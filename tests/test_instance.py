@@ -81,7 +81,7 @@ CASES = [
     ("time-nan", "`time` NaN (Python's json reads `NaN`)", _set(("time",), math.nan),
      "bad.json: time: must be finite, got nan"),
     ("params-unknown", "unknown parameter `h`", _set(("params",), {"h": 3600}),
-     "bad.json: params: unknown field(s) ['h']; allowed: H, mu, rho"),
+     "bad.json: params: unknown field(s) ['h']; allowed: H, mu, rho, overhead, startup"),
     ("params-H", "`params.H` 0", _set(("params",), {"H": 0}), "bad.json: params.H: must be > 0"),
     ("jobs-object", "`jobs` an object", _set(("jobs",), {"a": {}}), "bad.json: jobs: must be a list"),
     ("job-string", "a job is a string", _set(("jobs", 0), "a"), "bad.json: jobs[0]: must be an object"),

@@ -14,7 +14,7 @@ import pytest
 
 from gpuaas.errors import InputError, SolverError, StateError
 from gpuaas.methods import METHODS
-from gpuaas.rescheduler import MAX_PROGRESS, Rescheduler, assign_max
+from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max
 from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +66,7 @@ def job(jid, due=10_000.0, weight=0.01, **extra):
 def test_costs_and_progress_by_hand():
     """VM cost is price x open time, progress elapsed / whole-job time, tardiness w x lateness."""
     SCRIPT["j1"] = ("B", 2)
-    r = Rescheduler(CATALOG, 2, "test-scripted")
+    r = Rescheduler(CATALOG, 2, "test-scripted", **PAPER_COSTS)
     plan = r.submit(job("j1", due=400.0, weight=0.01), at=0.0)
     assert plan.open == [{"node": 0, "vm": "B"}]
     assert plan.start == [{"id": "j1", "node": 0, "vm": "B", "gpus": 2, "progress": 0.0}]
@@ -84,7 +84,7 @@ def test_costs_and_progress_by_hand():
 def test_instance_carries_remaining_times_and_placement():
     """The event's Instance has remaining times, relative due dates and where each job runs."""
     SCRIPT.update(j1=("B", 2), j2=None)
-    r = Rescheduler(CATALOG, 2, "test-scripted")
+    r = Rescheduler(CATALOG, 2, "test-scripted", **PAPER_COSTS)
     r.submit(job("j1", due=2000.0), at=0.0)
     r.submit(job("j2", due=3000.0), at=100.0)
     inst = r.instance()
@@ -113,7 +113,7 @@ def test_migration_resize_preemption_and_overhead():
     """A configuration change is a migration (resizing the node), a postponement a preemption;
     each loses `overhead` seconds of work on the old configuration."""
     SCRIPT.update(j1=("B", 2))
-    r = Rescheduler(CATALOG, 1, "test-scripted", overhead=50.0)
+    r = Rescheduler(CATALOG, 1, "test-scripted", overhead=50.0, startup=0.0)
     r.submit(job("j1"), at=0.0)
     SCRIPT.update(j1=("A", 1))
     plan = r.tick(200.0)  # 0.4 done on B x2, lose 50/500 = 0.1
@@ -129,6 +129,23 @@ def test_migration_resize_preemption_and_overhead():
     SCRIPT.update(j1=("A", 1))
     plan = r.tick(400.0)
     assert plan.start[0]["progress"] == pytest.approx(0.35) and r.jobs["j1"].start == 0.0
+
+
+def test_startup_delays_work_and_lost_work_is_charged():
+    """A VM opened or resized works only `startup` s after the event; lost work is charged at
+    the old configuration's share of its VM's price."""
+    SCRIPT.update(j1=("B", 2))
+    r = Rescheduler(CATALOG, 1, "test-scripted", overhead=50.0, startup=100.0)
+    r.submit(job("j1"), at=0.0)
+    r.tick(300.0)  # B x2 (500 s) ready at 100: 200 s of work = 0.4
+    assert r.jobs["j1"].progress == pytest.approx(0.4) and r.vm_cost == pytest.approx(0.002 * 300)
+    assert r.startup_cost == pytest.approx(0.002 * 100)
+    SCRIPT.update(j1=("A", 1))
+    r.tick(400.0)  # 0.4 + 100/500, then resized to A (ready 500), losing 50/500 of B x2
+    assert r.jobs["j1"].progress == pytest.approx(0.5) and list(r.node_ready) == [500.0]
+    assert r.lost_work_cost == pytest.approx(50.0 * 0.002)  # B x2 is the whole B VM
+    r.tick(600.0)  # A (1000 s) works from 500 only
+    assert r.jobs["j1"].progress == pytest.approx(0.5 + 100 / 1000)
 
 
 def test_predicted_finish_without_completion_is_held():

@@ -18,7 +18,7 @@ from gpuaas.errors import InputError, SolverError
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
 from gpuaas.methods import METHODS
-from gpuaas.rescheduler import Rescheduler
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS, Rescheduler
 from gpuaas.simulator import Simulator, simulate
 from gpuaas.solution import Solution
 
@@ -113,13 +113,27 @@ def test_noise_predicted_vs_actual(tmp_path):
 def test_ticks_and_intervals_by_hand(tmp_path):
     """One 10 000 s job alone: events at 0, 3600, 7200 (ticks) and 10 000 (completion)."""
     trace = trace_of([{"id": "a", "due": 20000.0, "weight": 0.01, "times": {"A": [10000.0]}}])
-    res, problems = run_checked(trace, "greedy", tmp_path)
+    res, problems = run_checked(trace, "greedy", tmp_path, **PAPER_COSTS)
     assert problems == []
     assert [(r["start"], r["end"]) for r in read_log(tmp_path / "greedy.jsonl")] == [
         (0.0, 3600.0), (3600.0, 7200.0), (7200.0, 10000.0)]  # fmt: skip
     assert res["events"] == 4 and res["vm_cost"] == pytest.approx(10000 * 0.001)
     assert res["jobs"][0]["completion"] == 10000.0 and res["tardiness_cost"] == 0.0
-    assert simulate(trace, "greedy", tick=900.0).events == 13  # 0, 900, ..., 9900, 10000
+    assert simulate(trace, "greedy", tick=900.0, **PAPER_COSTS).events == 13  # 0, 900, ..., 9900, 10000
+
+
+def test_vm_startup_by_hand(tmp_path):
+    """With the default costs the VM opened at 0 is billed from 0 but works from DEFAULT_STARTUP:
+    the 10 000 s job completes at 10 000 + start-up; the log's `ready` lets the work reconcile."""
+    trace = trace_of([{"id": "a", "due": 20000.0, "weight": 0.01, "times": {"A": [10000.0]}}])
+    res, problems = run_checked(trace, "greedy", tmp_path)
+    assert problems == [] and (res["overhead"], res["startup"]) == (DEFAULT_OVERHEAD, DEFAULT_STARTUP)
+    end = 10000.0 + DEFAULT_STARTUP
+    assert res["jobs"][0]["completion"] == pytest.approx(end)
+    assert res["vm_cost"] == pytest.approx(end * 0.001)
+    assert res["startup_cost"] == pytest.approx(DEFAULT_STARTUP * 0.001)
+    assert read_log(tmp_path / "greedy.jsonl")[0]["nodes"] == [{"node": 0, "vm": "A", "ready": DEFAULT_STARTUP}]
+    assert res["moves_per_job"] == 0 and res["lost_work_cost"] == 0
 
 
 def test_simultaneous_completions_are_one_event(tmp_path):
@@ -127,7 +141,7 @@ def test_simultaneous_completions_are_one_event(tmp_path):
     job = {"due": 300.0, "weight": 0.02, "times": {"A": [1000.0 / 3.0]}}
     late = dict(job, due=5000.0)  # less pressing than a and b: no reason to preempt them
     trace = trace_of([{"id": "a", **job}, {"id": "b", **job}, {"id": "c", "release": 0.1, **late}])
-    res, problems = run_checked(trace, "greedy", tmp_path, tick=1e9)
+    res, problems = run_checked(trace, "greedy", tmp_path, tick=1e9, **PAPER_COSTS)
     assert problems == []
     # events: t=0 (a, b), t=0.1 (c waits: 2 nodes), t=1000/3 (a, b done, c starts), c done
     assert res["events"] == 4 and res["preemptions"] == 0 and res["migrations"] == 0
