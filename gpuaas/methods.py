@@ -22,6 +22,8 @@ METHODS: dict[str, tuple[str, str, str]] = {
                           "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing"),
     "path-relinking": ("gpuaas.heuristics.path_relinking", "path_relinking",
                        "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing"),
+    "incremental": ("gpuaas.heuristics.incremental", "incremental",
+                    "Per-job bound plans, incumbent kept unless moving pays (the default)"),
     # baselines [§4.2]: one job per node, started jobs keep their resources
     "fifo": ("gpuaas.baselines.fifo", "fifo", "First In First Out (submission order)"),
     "edf": ("gpuaas.baselines.edf", "edf", "Earliest Deadline First"),

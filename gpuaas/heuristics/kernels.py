@@ -5,7 +5,10 @@ the defining file only. The kernels share two structures:
 
 * ``D``, the instance data tuple built by `gpuaas.heuristics.state.kernel_data`:
   ``(times, rel_due, weight, max_time, cfg_vm, cfg_gpus, cfg_offset, vm_gpus, vm_cost,
-  vm_model, H, mu, rho)``;
+  vm_model, H, mu, rho, pin_node, pin_cfg, pref_cfg)``; the last three are the incumbent a
+  construction keeps (a job with ``pin_node[j] >= 0`` stays on that node with ``pin_cfg[j]``,
+  and postprocessing changes neither it nor its node's VM type) and a configuration that
+  replaces SELECT_BEST_CONFIGURATION for a job (``pref_cfg[j] >= 0``); all -1 by default;
 * the search state ``(node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)``: each node's
   VM type (-1 closed), GPUs in use, number of jobs and their indices, and each job's node and
   configuration (-1 postponed). An open node always hosts at least one job.
@@ -356,22 +359,33 @@ def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
     `select_config`, `best_fit_node`, a new node (`open_vm`), `suboptimal`, or the queue.
     """
     weight, cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D[2], D[4], D[5], D[6], D[7]
+    pin_node, pin_cfg, pref_cfg = D[13], D[14], D[15]
     N = node_vm.shape[0]
     J = order.shape[0]
     C = D[0].shape[1]
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
+    n_open = 0
+    free_total = 0
+    for j in range(pin_node.shape[0]):  # the incumbent kept in place
+        if pin_node[j] >= 0:
+            n = pin_node[j]
+            if node_vm[n] < 0:
+                n_open += 1
+                free_total += vm_gpus[cfg_vm[pin_cfg[j]]]
+            place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, pin_cfg[j])
+            free_total -= cfg_gpus[pin_cfg[j]]
     seq = order.copy()
     if randomized and swap_prob > 0.0:
         swap_pass(seq, weight, swap_prob, rng)
     keys = np.empty(max(C, N))
     cands = np.empty(max(C, N), dtype=np.int64)
-    n_open = 0
-    free_total = 0
     for idx in range(J):
         if n_open == N and free_total == 0:
             break  # every remaining job stays in the queue
         j = seq[idx]
-        c = select_config(D, j, randomized, n_cand, rng, keys, cands)
+        if job_cfg[j] >= 0:
+            continue  # kept in place
+        c = pref_cfg[j] if pref_cfg[j] >= 0 else select_config(D, j, randomized, n_cand, rng, keys, cands)
         if c < 0:
             continue
         v = cfg_vm[c]
@@ -381,7 +395,7 @@ def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
             c = cfg_offset[node_vm[n]] + g - 1
         else:
             if n_open < N:
-                n = n_open  # nodes are opened in index order during construction
+                n = _first_closed(node_vm)  # nodes are opened in index order during construction
                 n_open += 1
                 v = open_vm(D, rule, j, c)
                 c = cfg_offset[v] + g - 1
@@ -451,6 +465,7 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     number of changes made.
     """
     times, cfg_gpus, cfg_offset, vm_gpus, vm_model = D[0], D[5], D[6], D[7], D[9]
+    pin_node = D[13]
     V = vm_gpus.shape[0]
     changes = 0
     speed = np.empty(8)
@@ -459,9 +474,12 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
         v = node_vm[n]
         if v < 0 or node_used[n] >= vm_gpus[v]:
             continue
+        kept = False  # a node holding a kept job keeps its VM type
+        for a in range(node_cnt[n]):
+            kept = kept or pin_node[node_jobs[n, a]] >= 0
         best_v, best_gain = -1, 0.0
         for v2 in range(V):
-            if v2 == v or vm_model[v2] != vm_model[v]:
+            if kept or v2 == v or vm_model[v2] != vm_model[v]:
                 continue
             if not node_used[n] <= vm_gpus[v2] < vm_gpus[v]:
                 continue
@@ -486,6 +504,8 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
             i = node_jobs[n, a]
             c = job_cfg[i]
             speed[a] = times[i, c] / times[i, c + idle]  # 0 when the bigger one cannot run
+            if pin_node[i] >= 0:
+                speed[a] = 0.0  # a kept job keeps its configuration
             order[a] = a
         for a in range(m):  # by decreasing speed-up, ties by position
             best = a
@@ -496,6 +516,8 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
         for a in range(m):
             i = node_jobs[n, order[a]]
             c_new = job_cfg[i] + idle
+            if pin_node[i] >= 0:
+                continue
             if _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v, i, c_new) > 0.0:
                 job_cfg[i] = c_new
                 node_used[n] += idle

@@ -1,0 +1,121 @@
+"""The incumbent and the price of changing it: which running jobs stay where they are.
+
+At a rescheduling point the running jobs (`Instance.current_node` / `current_cfg`) have a
+place. Moving one costs (`Instance.overhead`, `Instance.startup`): the `overhead` seconds of
+work it loses, redone at the new configuration's GPU-share price; when the job is late anyway,
+its tardiness over those seconds; and, on a node whose VM is new or resized, `startup` seconds
+of that VM billed idle (and of tardiness when late). A running job is kept in place unless the
+per-job plan value of its best alternative beats staying by more than that cost.
+
+The *plan value* of a configuration c for job j is the per-job LP of the lower bound
+(`formulations/BOUND.md`) on the job's remaining work with c used first: c alone, GPU-share
+price x time + tardiness, or, when c meets the due date, c followed by a slower, cheaper
+configuration so that the mix ends exactly at the due date. The configuration a job should
+run on now is the one of least plan value (`preferred_configs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuaas.instance import Instance
+
+
+def share_price(instance: Instance) -> np.ndarray:
+    """p_c = price of c's VM type x g / G_v ($/s): what c costs when its VM is fully used."""
+    cat = instance.catalog
+    return cat.cost[cat.cfg_vm] * cat.cfg_gpus / cat.gpus[cat.cfg_vm]
+
+
+def plan_values(instance: Instance) -> np.ndarray:
+    """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run)."""
+    t = instance.times
+    d = instance.rel_due[:, None]
+    w = instance.weight[:, None]
+    p = share_price(instance)
+    finite = np.isfinite(t)
+    with np.errstate(invalid="ignore", over="ignore"):
+        value = np.where(finite, t * p + w * np.maximum(0.0, t - d), np.inf)
+    if not t.size:
+        return value
+    # c (fast, meets d) now, then a (slow, late alone) so that f_c t_c + f_a t_a = d
+    tc, ta, dd = t[:, :, None], t[:, None, :], d[:, :, None]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        fa = (dd - tc) / (ta - tc)
+        ok = finite[:, :, None] & finite[:, None, :] & (tc < dd) & (ta > dd)
+        mix = np.where(ok, (1.0 - fa) * tc * p[None, :, None] + fa * ta * p[None, None, :], np.inf)
+    return np.minimum(value, mix.min(axis=2))
+
+
+def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> np.ndarray:
+    """(J,) each job's configuration of least plan value (-1: none runnable); ties to fewer GPUs
+    on the VM type, then the cheaper VM type."""
+    cat = instance.catalog
+    values = plan_values(instance) if values is None else values
+    out = np.full(instance.n_jobs, -1, dtype=np.int64)
+    vm_gpus = cat.gpus[cat.cfg_vm].astype(np.float64)
+    price = cat.cost[cat.cfg_vm]
+    for j in range(instance.n_jobs):
+        if np.isfinite(values[j]).any():
+            out[j] = int(np.lexsort((price, vm_gpus, values[j]))[0])
+    return out
+
+
+def move_costs(instance: Instance) -> np.ndarray:
+    """(J, C) cost of moving each running job from its configuration to c on a new VM (0 for
+    waiting jobs): lost work at c's share price, VM start-up, tardiness of both when late."""
+    cat = instance.catalog
+    J, C = instance.n_jobs, cat.n_configs
+    out = np.zeros((J, C))
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    if not run.size or (instance.overhead <= 0 and instance.startup <= 0):
+        return out
+    t = instance.times[run]
+    t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
+    late = (instance.rel_due[run] < t.min(axis=1))[:, None]
+    w = instance.weight[run][:, None]
+    ov, up = instance.overhead, instance.startup
+    with np.errstate(invalid="ignore", over="ignore"):
+        lost = ov * t / np.maximum(t0, 1e-9) * share_price(instance)[None, :]
+        vm = up * cat.cost[cat.cfg_vm][None, :]
+        out[run] = np.where(np.isfinite(t), lost + vm + np.where(late, w * (ov + up), 0.0), np.inf)
+    return out
+
+
+def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
+
+    With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
+    stays unless some configuration's plan value plus the cost of moving there is below its
+    current configuration's plan value.
+    """
+    J = instance.n_jobs
+    pin_node = np.full(J, -1, dtype=np.int64)
+    pin_cfg = np.full(J, -1, dtype=np.int64)
+    if instance.overhead <= 0 and instance.startup <= 0:
+        return pin_node, pin_cfg
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    if not run.size:
+        return pin_node, pin_cfg
+    values = plan_values(instance) if values is None else values
+    cur = instance.current_cfg[run]
+    stay = values[run, cur]
+    alternative = (values[run] + move_costs(instance)[run]).min(axis=1)
+    keep = ~(alternative < stay - 1e-9 * (1.0 + np.abs(stay)))
+    if (instance.current_cfg < 0).any():
+        # jobs wait: a running job holding more GPUs than its plan asks for gives them back
+        gpus = instance.catalog.cfg_gpus
+        pref = preferred_configs(instance, values)[run]
+        keep &= ~((pref >= 0) & (gpus[cur] > gpus[np.maximum(pref, 0)]))
+    # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
+    # move (remaining time on the current configuration + 2 moves <= due date) are free
+    cat = instance.catalog
+    vm = cat.cfg_vm[cur]
+    used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
+    idle = cat.gpus[vm] > used[instance.current_node[run]]
+    slack = instance.rel_due[run] - instance.times[run, cur]
+    keep &= ~(idle & (slack > 2.0 * (instance.overhead + instance.startup)))
+    keep = run[keep]
+    pin_node[keep] = instance.current_node[keep]
+    pin_cfg[keep] = instance.current_cfg[keep]
+    return pin_node, pin_cfg
