@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
@@ -333,6 +334,29 @@ def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, cata
              f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
              + (f"; written to {output}" if output else "; use -o FILE or --json for the instance"))  # fmt: skip
     emit(data, as_json, human, output)
+
+
+@cli.command("catalogs")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogs (with their VM types) as JSON.")
+def catalogs_cmd(as_json: bool) -> None:
+    """List the bundled VM catalogs: provider, region, date of the prices, VM types, GPUs."""
+    from gpuaas.catalog import bundled_catalogs, load_catalog
+
+    cats = [load_catalog(name) for name in bundled_catalogs()]
+    if as_json:
+        click.echo(json.dumps([c.to_dict() for c in cats], indent=2))
+        return
+    rows = [("name", "provider", "region", "date", "VMs", "GPUs", "spot")]
+    for c in cats:
+        spot = int(np.isfinite(c.spot_per_hour).sum())
+        rows.append((c.name, c.info.get("provider", "-"), c.info.get("region", "-"),
+                     c.info.get("date", "-"), str(c.n_vms), ",".join(dict.fromkeys(c.gpu_models)),
+                     f"{spot}/{c.n_vms}"))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    click.echo("spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
+               "sources: gpuaas catalogs --json")  # fmt: skip
 
 
 @cli.command("import")
