@@ -142,7 +142,7 @@ def parse_throughputs(text: str, source: str) -> ThroughputTable:
         rate = parse_float(row[col["steps_per_second"]], source, f"{at}: steps_per_second", positive=True)
         key = (model, gpu.upper(), g)
         if key in rates:
-            raise InputError(source, at, f"({model}, {gpu}, {g}) given twice")
+            raise InputError(source, at, f"({model}, {key[1]}, {g}) given twice")
         rates[key] = rate
     if not rates:
         raise InputError(source, None, "no rows after the header")
