@@ -334,3 +334,14 @@ def test_bundled_throughput_table_is_the_performance_model():
     one_epoch = job_time("resnet50", "V100", 4, epochs=1)  # Table 3 batch and dataset
     steps = math.ceil(130_000 / 64)
     assert steps / table.rates[("resnet50/pytorch", "V100", 4)] == pytest.approx(one_epoch, rel=1e-5)
+
+
+def test_readme_quick_start_sample_imports(tmp_path, monkeypatch):
+    """The README's first import command works on the bundled hand-written sample."""
+    sample = Path(__file__).resolve().parent.parent / "instances" / "trace-sample.csv"
+    res = run(["import", "csv", str(sample), "--throughputs", "performance-model", "--catalog",
+               "aws-us-east-1", "-o", "trace.json"], tmp_path, monkeypatch)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    trace = load_instance(tmp_path / "trace.json")
+    assert trace.n_jobs == 6 and trace.catalog.name == "aws-us-east-1"
+    assert "quick start" not in res.output and "--catalog aws-us-east-1 -o trace.json" in README.parent.parent.joinpath("README.md").read_text()
