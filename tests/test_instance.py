@@ -66,7 +66,7 @@ CASES = [
     ("nodes-float", "`nodes` 2.0 (a float)", _set(("nodes",), 2.0),
      "bad.json: nodes: must be a positive integer, got 2.0"),
     ("unknown-catalog", "unknown catalog name", _set(("catalog",), "aws-2030"),
-     "bad.json: catalog: unknown catalog 'aws-2030'; bundled: aws-us-east-1, azure-2021, azure-eastus"),
+     "bad.json: catalog: unknown catalog 'aws-2030'; bundled: aws-us-east-1, azure-2021, azure-eastus, gcp-us-central1"),
     ("missing-catalog-file", "catalog YAML file missing", _set(("catalog",), "nope.yaml"),
      "bad.json: catalog: nope.yaml: no such file"),
     ("catalog-type", "`catalog` a number", _set(("catalog",), 7),
