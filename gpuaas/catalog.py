@@ -7,6 +7,7 @@ numbered c = 0..C-1, VM by VM in catalog order, so `cfg_vm[c]`, `cfg_gpus[c]` gi
 
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import dataclass, field
 from importlib import resources
@@ -35,6 +36,8 @@ class Catalog:
     gpu_models: tuple[str, ...]
     gpus: np.ndarray  # int64 (V,): G_v
     cost_per_hour: np.ndarray  # float64 (V,)
+    spot_per_hour: np.ndarray | None = None  # float64 (V,), nan where unknown; not used yet
+    info: dict[str, str] = field(default_factory=dict)  # provider, region, date, source, price_page
     cost: np.ndarray = field(init=False)  # float64 (V,): c_v in $/s
     gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
     cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
@@ -48,7 +51,10 @@ class Catalog:
         offset = np.concatenate(([0], np.cumsum(gpus)[:-1])).astype(np.int64)
         cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), gpus)
         cfg_gpus = np.concatenate([np.arange(1, g + 1, dtype=np.int64) for g in gpus])
+        spot = np.full(len(gpus), np.nan) if self.spot_per_hour is None else self.spot_per_hour
         for name, value in (
+            ("spot_per_hour", _frozen(np.asarray(spot, dtype=np.float64).copy())),
+            ("info", dict(self.info)),
             ("gpus", gpus),
             ("cost_per_hour", price),
             ("cost", _frozen(price / SECONDS_PER_HOUR)),
@@ -78,26 +84,36 @@ class Catalog:
         return int(self.cfg_offset[vm]) + g - 1
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "vm_types": [
-                {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
-                for n, m, g, c in zip(self.vm_names, self.gpu_models, self.gpus, self.cost_per_hour)
-            ],
-        }
+        vms = []
+        for n, m, g, c, s in zip(self.vm_names, self.gpu_models, self.gpus, self.cost_per_hour,
+                                 self.spot_per_hour):  # fmt: skip
+            vm = {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
+            if math.isfinite(s):
+                vm["spot_per_hour"] = float(s)
+            vms.append(vm)
+        return {"name": self.name, **self.info, "vm_types": vms}
 
     @classmethod
     def from_dict(cls, data: Any, source: str | None = None, where: str = "catalog") -> Catalog:
-        """Build a catalog from `{"vm_types": [{"name", "gpu", "gpus", "cost_per_hour"}]}`."""
+        """Build a catalog from `{"vm_types": [{"name", "gpu", "gpus", "cost_per_hour"}]}`.
+
+        Optional: top-level `INFO_FIELDS` (provider, region, date "YYYY-MM-DD", source,
+        price_page: where the figures come from) and, per VM type, `spot_per_hour` (the spot
+        price of the same date; recorded, not used by the solvers yet).
+        """
         if not isinstance(data, dict):
             raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
-        unknown = set(data) - {"name", "vm_types"}
+        unknown = set(data) - {"name", "vm_types", *INFO_FIELDS}
         if unknown:
             raise InputError(source, where, f"unknown field(s) {sorted(unknown)}")
+        info = {}
+        for key in INFO_FIELDS:
+            if key in data:
+                info[key] = _info_field(data[key], source, f"{where}.{key}", key == "date")
         vms = data.get("vm_types")
         if not isinstance(vms, list) or not vms:
             raise InputError(source, f"{where}.vm_types", "must be a non-empty list")
-        names, models, gpus, prices = [], [], [], []
+        names, models, gpus, prices, spots = [], [], [], [], []
         for i, vm in enumerate(vms):
             at = f"{where}.vm_types[{i}]"
             if not isinstance(vm, dict):
@@ -105,7 +121,7 @@ class Catalog:
             missing = {"name", "gpu", "gpus", "cost_per_hour"} - set(vm)
             if missing:
                 raise InputError(source, at, f"missing field(s) {sorted(missing)}")
-            extra = set(vm) - {"name", "gpu", "gpus", "cost_per_hour"}
+            extra = set(vm) - {"name", "gpu", "gpus", "cost_per_hour", "spot_per_hour"}
             if extra:
                 raise InputError(source, at, f"unknown field(s) {sorted(extra)}")
             if not isinstance(vm["name"], str) or not vm["name"]:
@@ -117,20 +133,44 @@ class Catalog:
             g = vm["gpus"]
             if isinstance(g, bool) or not isinstance(g, int) or g < 1:
                 raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {g!r}")
-            c = vm["cost_per_hour"]
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
-                raise InputError(source, f"{at}.cost_per_hour", f"must be a finite number > 0, got {c!r}")
             names.append(vm["name"])
             models.append(vm["gpu"])
             gpus.append(g)
-            prices.append(float(c))
+            prices.append(_price(vm["cost_per_hour"], source, f"{at}.cost_per_hour"))
+            spots.append(_price(vm["spot_per_hour"], source, f"{at}.spot_per_hour")
+                         if "spot_per_hour" in vm else math.nan)  # fmt: skip
         return cls(
             name=str(data.get("name", "inline")),
             vm_names=tuple(names),
             gpu_models=tuple(models),
             gpus=np.array(gpus),
             cost_per_hour=np.array(prices),
+            spot_per_hour=np.array(spots),
+            info=info,
         )
+
+
+#: Optional top-level fields of a catalog naming where its figures come from.
+INFO_FIELDS = ("provider", "region", "date", "source", "price_page")
+
+
+def _price(c: Any, source: str | None, where: str) -> float:
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
+        raise InputError(source, where, f"must be a finite number > 0, got {c!r}")
+    return float(c)
+
+
+def _info_field(value: Any, source: str | None, where: str, is_date: bool) -> str:
+    if is_date and isinstance(value, datetime.date):  # YAML reads 2026-01-21 as a date
+        value = value.isoformat()
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(source, where, f"must be a non-empty string, got {value!r}")
+    if is_date:
+        try:
+            datetime.date.fromisoformat(value)
+        except ValueError:
+            raise InputError(source, where, f"must be a date YYYY-MM-DD, got {value!r}") from None
+    return value
 
 
 def bundled_catalogs() -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
@@ -351,6 +352,76 @@ def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, cata
              f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
              + (f"; written to {output}" if output else "; use -o FILE or --json for the instance"))  # fmt: skip
     emit(data, as_json, human, output)
+
+
+@cli.command("catalogs")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogs (with their VM types) as JSON.")
+def catalogs_cmd(as_json: bool) -> None:
+    """List the bundled VM catalogs: provider, region, date of the prices, VM types, GPUs."""
+    from gpuaas.catalog import bundled_catalogs, load_catalog
+
+    cats = [load_catalog(name) for name in bundled_catalogs()]
+    if as_json:
+        click.echo(json.dumps([c.to_dict() for c in cats], indent=2))
+        return
+    rows = [("name", "provider", "region", "date", "VMs", "GPUs", "spot")]
+    for c in cats:
+        spot = int(np.isfinite(c.spot_per_hour).sum())
+        rows.append((c.name, c.info.get("provider", "-"), c.info.get("region", "-"),
+                     c.info.get("date", "-"), str(c.n_vms), ",".join(dict.fromkeys(c.gpu_models)),
+                     f"{spot}/{c.n_vms}"))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    click.echo("spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
+               "sources: gpuaas catalogs --json")  # fmt: skip
+
+
+@cli.command("import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["gavel", "alibaba-pai-2020", "csv"]))
+@click.argument("src", type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="The trace file to write (instance JSON, what `gpuaas simulate` reads).")  # fmt: skip
+@click.option("--throughputs", metavar="FILE",
+              help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled name.")  # fmt: skip
+@click.option("--catalog", default="azure-2021", show_default=True,
+              help="Bundled catalog name or YAML file of VM types to time the jobs on.")  # fmt: skip
+@click.option("--nodes", type=int, default=None, help="N [default: ceil(J / 10), as the paper's traces].")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the drawn due dates and weights.")
+@click.option("--limit", type=int, default=None, help="Keep the first K jobs (by submit time).")
+@click.option("--window", metavar="START:END", default=None,
+              help="Keep jobs submitted in [START, END) seconds of the trace's clock.")  # fmt: skip
+@click.option("--gpu-counts", type=click.Choice(["any", "requested"]), default="any", show_default=True,
+              help="Model jobs may run on any GPU count the table has, or only on the requested one.")  # fmt: skip
+@click.option("--scaling", type=click.Choice(["none", "linear"]), default="none", show_default=True,
+              help="linear: a GPU count missing from the table scales the largest smaller one (g / g0).")  # fmt: skip
+@click.option("--any-gpu", is_flag=True, help="Duration jobs run equally fast on every GPU model.")
+@click.option("--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run.")
+def import_trace(fmt: str, src: str, output: str, throughputs: str | None, catalog: str,
+                 nodes: int | None, seed: int, limit: int | None, window: str | None,
+                 gpu_counts: str, scaling: str, any_gpu: bool, skip_unrunnable: bool) -> None:  # fmt: skip
+    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv) into a gpuaas trace.
+
+    Formats, what is mapped, assumed and dropped: instances/README.md. Missing due dates and
+    weights follow the paper's rules (seeded) and are written into the output.
+    """
+    from gpuaas.importers import build_trace, parse_window, read_trace
+    from gpuaas.throughputs import load_throughputs
+
+    output_path(output)
+    span = parse_window(window)
+    table = load_throughputs(throughputs) if throughputs is not None else None
+    if fmt == "gavel" and table is None:
+        raise InputError(None, "--throughputs", "the gavel format needs a throughput table "
+                         "(e.g. Gavel's simulation_throughputs.json)")  # fmt: skip
+    jobs, report = read_trace(fmt, src)
+    data, report = build_trace(jobs, src, catalog=catalog, throughputs=table, nodes=nodes, seed=seed,
+                               limit=limit, window=span, gpu_counts=gpu_counts, scaling=scaling,
+                               any_gpu=any_gpu, skip_unrunnable=skip_unrunnable, report=report)  # fmt: skip
+    write_atomic(output, json.dumps(data, indent=1) + "\n")
+    last = max(j["release"] for j in data["jobs"]) / 3600.0
+    click.echo(f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
+               f"written to {output}")  # fmt: skip
 
 
 @cli.command()

@@ -45,3 +45,8 @@ def read_yaml(path: str | Path) -> Any:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "syntax error"
         raise InputError(str(path), None, f"not valid YAML: {problem}{where}") from None
+
+
+def read_text(path: str | Path, kind: str = "text") -> str:
+    """The UTF-8 text of `path` (`kind` names the format in the not-UTF-8 error, e.g. "CSV")."""
+    return _read_text(path, kind)

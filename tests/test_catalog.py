@@ -56,3 +56,87 @@ def test_yaml_file_catalog(tmp_path):
     p.write_text("vm_types:\n  - {name: A, gpu: T4, gpus: 2, cost_per_hour: 1.0}\n")
     cat = load_catalog(str(p))
     assert cat.vm_names == ("A",) and cat.n_configs == 2
+
+
+# -- today's catalogs: provenance fields, spot prices, generated traces that simulate ------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from click.testing import CliRunner  # noqa: E402
+from eventlog import check_against, recompute  # noqa: E402
+
+from gpuaas.cli import cli  # noqa: E402
+from gpuaas.generator import generate_trace  # noqa: E402
+from gpuaas.instance import Instance  # noqa: E402
+from gpuaas.simulator import simulate  # noqa: E402
+
+README = Path(__file__).resolve().parent.parent / "instances" / "README.md"
+
+
+@pytest.mark.parametrize("name", [n for n in bundled_catalogs() if n != "azure-2021"])
+def test_bundled_catalog_names_provider_region_date_source(name):
+    """Every catalog of today's prices says where and when its figures come from."""
+    cat = load_catalog(name)
+    assert {"provider", "region", "date", "source", "price_page"} <= set(cat.info)
+    assert cat.info["source"].startswith("https://") and cat.name == name
+    spot, price = cat.spot_per_hour, cat.cost_per_hour
+    known = np.isfinite(spot)
+    assert known.sum() >= cat.n_vms - 1 and (spot[known] < price[known]).all()
+    assert Catalog_round_trip(cat)
+
+
+def Catalog_round_trip(cat):
+    again = load_catalog(cat.to_dict())
+    return (again.vm_names == cat.vm_names and again.info == cat.info
+            and np.array_equal(again.spot_per_hour, cat.spot_per_hour, equal_nan=True))  # fmt: skip
+
+
+def test_paper_catalog_names_its_source():
+    assert "Table 2" in load_catalog("azure-2021").info["source"]
+
+
+@pytest.mark.parametrize("name", bundled_catalogs())
+def test_generated_trace_simulates_on_each_catalog(name, tmp_path):
+    """A §4.1 trace generated on the catalog simulates, and its event log adds up."""
+    trace = Instance.from_dict(generate_trace(3, 24, seed=2, catalog=name))
+    assert trace.catalog.name == name
+    log = tmp_path / "events.jsonl"
+    result = simulate(trace, "greedy", log=log).to_dict()
+    assert check_against(recompute(log, trace), result, trace) == []
+    used = {line["vm"] for rec in map(json.loads, log.read_text().splitlines()) for line in rec["nodes"]}
+    assert used and used <= set(trace.catalog.vm_names)
+
+
+def test_catalogs_command_lists_every_catalog():
+    res = CliRunner().invoke(cli, ["catalogs"])
+    assert res.exit_code == 0, res.output
+    for name in bundled_catalogs():
+        assert name in res.output
+    assert "us-east-1" in res.output and "eastus" in res.output
+    data = json.loads(CliRunner().invoke(cli, ["catalogs", "--json"]).output)
+    assert {c["name"] for c in data} == set(bundled_catalogs())
+
+
+#: Malformed provenance fields of an inline catalog: (case, change, message after "bad.json: ").
+CATALOG_CASES = [
+    ("catalog-date", ("date", "23/11/2026"), "catalog.date: must be a date YYYY-MM-DD, got '23/11/2026'"),
+    ("catalog-provider", ("provider", 3), "catalog.provider: must be a non-empty string, got 3"),
+    ("catalog-spot", ("spot_per_hour", -1), "catalog.vm_types[0].spot_per_hour: must be a finite number > 0, got -1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CATALOG_CASES, ids=[c[0] for c in CATALOG_CASES])
+def test_catalog_provenance_errors(tmp_path, monkeypatch, case):
+    """`gpuaas solve` on an instance whose inline catalog has a bad field: one line, exit 2."""
+    name, (key, value), message = case
+    cat = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.0}]}
+    (cat["vm_types"][0] if key == "spot_per_hour" else cat)[key] = value
+    inst = {"catalog": cat, "nodes": 1, "jobs": [{"id": "a", "due": 10, "weight": 0.1, "times": {"A": [5]}}]}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.json").write_text(json.dumps(inst))
+    res = CliRunner().invoke(cli, ["solve", "bad.json", "-o", "out.json"])
+    assert res.exit_code == 2 and res.output == f"gpuaas: error: bad.json: {message}\n"
+    assert not (tmp_path / "out.json").exists()
+    text = README.read_text()
+    assert f"`{name}`" in text and f"bad.json: {message}" in text

@@ -143,7 +143,7 @@ def test_snapshot_has_late_easy_and_running_jobs():
 def test_inline_catalog_is_written_inline():
     """A non-bundled catalog is embedded, and VM types with unknown GPUs are left out of `times`."""
     spec = {"vm_types": [{"name": "K", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.0},
-                         {"name": "X", "gpu": "H100", "gpus": 8, "cost_per_hour": 30.0}]}  # fmt: skip
+                         {"name": "X", "gpu": "A10G", "gpus": 8, "cost_per_hour": 30.0}]}  # fmt: skip
     d = generate_trace(2, 5, seed=0, catalog=spec)
     assert d["catalog"]["vm_types"] == spec["vm_types"]
     assert all(set(j["times"]) == {"K"} for j in d["jobs"])
@@ -162,7 +162,7 @@ def test_inline_catalog_is_written_inline():
         (lambda: generate_trace(2, catalog="aws-2030"), "catalog"),
         (lambda: generate_snapshot(2, time=math.nan), "time"),
         (lambda: generate_snapshot(2, time=-1.0), "time"),
-        (lambda: generate_trace(2, catalog={"vm_types": [{"name": "T", "gpu": "T4", "gpus": 1,
+        (lambda: generate_trace(2, catalog={"vm_types": [{"name": "T", "gpu": "A10G", "gpus": 1,
                                                           "cost_per_hour": 0.5}]}), "catalog"),
     ],
 )

@@ -45,7 +45,7 @@ def _set(path, value):
 
 
 DEL = object()
-INLINE_V100 = {"vm_types": [{"name": "P3", "gpu": "V100", "gpus": 4, "cost_per_hour": 12.0}]}
+INLINE_A10G = {"vm_types": [{"name": "G5", "gpu": "A10G", "gpus": 4, "cost_per_hour": 12.0}]}
 
 #: (case, what is wrong, mutation of BASE or raw file text, error after "gpuaas: error: ").
 CASES = [
@@ -66,7 +66,7 @@ CASES = [
     ("nodes-float", "`nodes` 2.0 (a float)", _set(("nodes",), 2.0),
      "bad.json: nodes: must be a positive integer, got 2.0"),
     ("unknown-catalog", "unknown catalog name", _set(("catalog",), "aws-2030"),
-     "bad.json: catalog: unknown catalog 'aws-2030'; bundled: azure-2021"),
+     "bad.json: catalog: unknown catalog 'aws-2030'; bundled: aws-us-east-1, azure-2021, azure-eastus, gcp-us-central1"),
     ("missing-catalog-file", "catalog YAML file missing", _set(("catalog",), "nope.yaml"),
      "bad.json: catalog: nope.yaml: no such file"),
     ("catalog-type", "`catalog` a number", _set(("catalog",), 7),
@@ -141,7 +141,7 @@ CASES = [
     ("workload-field", "workload: unknown field", _set(("jobs", 1, "workload", "gpus"), 4),
      "bad.json: jobs[1] (b).workload: unknown field(s) ['gpus']; allowed: application, framework, epochs, batch_size, files"),
     ("workload-unknown-gpu", "workload on a catalog whose GPUs the model does not know",
-     lambda d: (_set(("catalog",), INLINE_V100)(d), _set(("jobs", 0), d["jobs"][1])(d)),
+     lambda d: (_set(("catalog",), INLINE_A10G)(d), _set(("jobs", 0), d["jobs"][1])(d)),
      "bad.json: jobs[0] (b).workload: no VM type of the catalog can run this job"),
 ]
 
