@@ -29,6 +29,7 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
+from gpuaas.objective import reconfiguration_terms
 from gpuaas.solution import Solution
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class P1Model:
     tau: np.ndarray  # (J,)
     tauhat: np.ndarray  # (J,)
     beta: np.ndarray  # (J, N, C), product linearisation only (else all -1)
+    offset: float = 0.0  # constant of the objective (Σ κ_j of the reconfiguration extension)
 
     @property
     def n_cols(self) -> int:
@@ -152,10 +154,11 @@ def define_w(b: _Builder) -> np.ndarray:
 
 def define_y(b: _Builder) -> np.ndarray:
     """y_nv ∈ {0,1} (P1p): node n runs VM type v. Objective μ·G_v·y_nv (the available-GPU half
-    of the idle-GPU term of P1a)."""
+    of the idle-GPU term of P1a) + σ_nv (VM start-up unless n runs v now, P1's extension)."""
     inst, cat = b.instance, b.instance.catalog
     n, v = _grid(inst.nodes, cat.n_vms)
-    idx = b.cols(_labels_pref("y", n=n, v=v), inst.mu * cat.gpus[v], True, 1.0)
+    _, sigma = reconfiguration_terms(inst)
+    idx = b.cols(_labels_pref("y", n=n, v=v), inst.mu * cat.gpus[v] + sigma[n, v], True, 1.0)
     return idx.reshape(inst.nodes, cat.n_vms)
 
 
@@ -169,13 +172,16 @@ def define_z(b: _Builder) -> np.ndarray:
 def define_x(b: _Builder) -> np.ndarray:
     """x_jnvg ∈ {0,1} (P1s): job j runs on node n with VM type v and g GPUs — only for the
     configurations c = (v, g) with finite t_jvg. Objective −μ·g·x_jnvg (the used-GPU half of the
-    idle-GPU term of P1a). Returns the (J, N, C) column map, -1 where no variable exists."""
+    idle-GPU term of P1a), and −κ_j on the column of a running job's current node and
+    configuration (with the constant Σ κ_j: κ_j is paid unless the job stays, P1's extension). Returns the (J, N, C) column map, -1 where no variable exists."""
     inst, cat = b.instance, b.instance.catalog
     J, N, C = inst.n_jobs, inst.nodes, cat.n_configs
     runnable = np.broadcast_to(np.isfinite(inst.times)[:, None, :], (J, N, C))
     j, n, c = np.nonzero(runnable)
     names = _labels_pref("x", j=j, n=n, v=cat.cfg_vm[c], g=cat.cfg_gpus[c])
-    idx = b.cols(names, -inst.mu * cat.cfg_gpus[c], True, 1.0)
+    kappa, _ = reconfiguration_terms(inst)
+    stay = (inst.current_node[j] == n) & (inst.current_cfg[j] == c)
+    idx = b.cols(names, -inst.mu * cat.cfg_gpus[c] - np.where(stay, kappa[j], 0.0), True, 1.0)
     xmap = np.full((J, N, C), -1, dtype=np.int64)
     xmap[j, n, c] = idx
     return xmap
@@ -494,7 +500,7 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
         row_lower=cc(b.row_lo, np.float64), row_upper=cc(b.row_hi, np.float64),
         row_names=b.row_names,
         indptr=indptr, indices=c[order].astype(np.int32), data=v[order].astype(np.float64),
-        families=b.families, **m,
+        families=b.families, offset=float(reconfiguration_terms(instance)[0].sum()), **m,
     )  # fmt: skip
 
 
@@ -581,6 +587,8 @@ def to_highs(model: P1Model) -> highspy.Highs:
         h.changeColsIntegrality(len(ints), ints, np.full(len(ints), 1, dtype=np.uint8))
     h.addRows(nr, model.row_lower, model.row_upper, len(model.data), model.indptr[:-1],
               model.indices, model.data)  # fmt: skip
+    if model.offset:
+        h.changeObjectiveOffset(model.offset)
     for i, name in enumerate(model.col_names):
         h.passColName(i, name)
     for i, name in enumerate(model.row_names):

@@ -57,13 +57,50 @@ def proxy_kernel(times, rel_due, weight, max_time, cfg_vm, vm_cost, job_cfg):
 
 
 def f_obj(instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray) -> float:
-    """f_OBJ (P1a) of the assignment given by the three solution arrays."""
+    """f_OBJ (P1a, plus the reconfiguration terms of P1's extension) of the three solution arrays."""
     cat = instance.catalog
     return float(
         f_obj_kernel(instance.times, instance.rel_due, instance.weight, instance.max_time,
                      cat.cfg_gpus, cat.gpus, cat.cost, instance.H, instance.mu, instance.rho,
                      node_vm, job_node, job_cfg)
-    )  # fmt: skip
+    ) + reconfiguration_cost(instance, node_vm, job_node, job_cfg)  # fmt: skip
+
+
+def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """P1's reconfiguration extension (formulations/P1.md): (kappa (J,), sigma (N, V)).
+
+    kappa_j: moving running job j off its node or configuration loses `overhead` seconds of its
+    work at its configuration's GPU-share price (c_v g / G_v), plus omega_j x overhead when j is
+    late whatever it runs on; 0 for waiting jobs. sigma_nv: giving node n VM type v costs
+    `startup` seconds of v's price, unless v is the type n runs now (the type of its running
+    jobs); a node without running jobs pays it for every type. All 0 in the paper's setting.
+    """
+    cat = instance.catalog
+    J, N = instance.n_jobs, instance.nodes
+    kappa = np.zeros(J)
+    sigma = np.zeros((N, cat.n_vms))
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    c = instance.current_cfg[run]
+    v = cat.cfg_vm[c]
+    if instance.overhead > 0 and run.size:
+        late = instance.rel_due[run] < instance.times[run].min(axis=1)
+        share = cat.cost[v] * cat.cfg_gpus[c] / cat.gpus[v]
+        kappa[run] = instance.overhead * (share + np.where(late, instance.weight[run], 0.0))
+    if instance.startup > 0:
+        sigma[:] = instance.startup * cat.cost[None, :]
+        sigma[instance.current_node[run], v] = 0.0
+    return kappa, sigma
+
+
+def reconfiguration_cost(instance: Instance, node_vm: np.ndarray, job_node: np.ndarray,
+                         job_cfg: np.ndarray) -> float:  # fmt: skip
+    """Sum of kappa_j over moved running jobs and sigma_nv over open nodes n of type v."""
+    if instance.overhead <= 0 and instance.startup <= 0:
+        return 0.0
+    kappa, sigma = reconfiguration_terms(instance)
+    moved = (np.asarray(job_node) != instance.current_node) | (np.asarray(job_cfg) != instance.current_cfg)
+    is_open = np.flatnonzero(np.asarray(node_vm) >= 0)
+    return float(kappa[moved].sum() + sigma[is_open, np.asarray(node_vm)[is_open]].sum())
 
 
 def proxy(instance: Instance, job_cfg: np.ndarray) -> float:

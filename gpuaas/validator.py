@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuaas.solution import Solution
 
@@ -93,9 +94,36 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
         total += inst.mu * (gpus_of_vm[v] - used[n])
         if hosted[n]:
             total += price[v] * first_end[n]
+    total += _reconfiguration(inst, node_vm, job_node, job_cfg, cfg_list, gpus_of_vm, price)
     if n_open > N:
         err(f"{n_open} open nodes exceed N={N}")
     if p1n and n_open != min(N, J):
         err(f"P1n: {n_open} open nodes, required exactly min(N, J) = {min(N, J)}")
     rep.objective = total
     return rep
+
+
+def _reconfiguration(inst: Any, node_vm: list[int], job_node: list[int], job_cfg: list[int],
+                     cfg_list: list[tuple[int, int]], gpus_of_vm: list[int], price: list[float]) -> float:  # fmt: skip
+    """The reconfiguration terms of P1's extension, recomputed plainly: each running job moved
+    off its node or configuration loses `overhead` s at its configuration's GPU-share price (and
+    its weight x overhead when it is late on every configuration); each open node whose VM type
+    is not the one its running jobs use now pays `startup` s of its VM's price."""
+    total = 0.0
+    now_type: dict[int, int] = {}
+    for j in range(inst.n_jobs):
+        n0, c0 = int(inst.current_node[j]), int(inst.current_cfg[j])
+        if c0 < 0:
+            continue
+        v0, g0 = cfg_list[c0]
+        now_type[n0] = v0
+        if (job_node[j], job_cfg[j]) != (n0, c0) and inst.overhead > 0:
+            remaining = [float(w) * (1.0 - float(inst.progress[j])) for w in inst.work[j]]
+            late = float(inst.due[j]) - inst.time < min(remaining)
+            share = price[v0] * g0 / gpus_of_vm[v0]
+            total += inst.overhead * (share + (float(inst.weight[j]) if late else 0.0))
+    if inst.startup > 0:
+        for n, v in enumerate(node_vm):
+            if v >= 0 and now_type.get(n) != v:
+                total += inst.startup * price[v]
+    return total

@@ -114,3 +114,55 @@ def _best_placement(types: tuple[int, ...], options: list[list[tuple[int, int, i
 
     rec(0)
     return best[0], best[1]
+
+
+def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
+    """Optimum of P1 with the reconfiguration extension (no P1n): nodes are not interchangeable
+    once jobs run on them, so every VM type (or closed) of every node is enumerated, then every
+    placement; the cost adds kappa_j per moved running job and sigma_nv per open node whose
+    type is not the one its running jobs use now (formulations/P1.md), written out here again."""
+    cat = inst.catalog
+    V, J, N = cat.n_vms, inst.n_jobs, inst.nodes
+    gpus = [int(g) for g in cat.gpus]
+    price = [float(p) / 3600.0 for p in cat.cost_per_hour]
+    offset = [int(o) for o in cat.cfg_offset]
+    d = [float(inst.due[j]) - inst.time for j in range(J)]
+    t = [[float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
+         for j in range(J)]  # fmt: skip
+    cur = [(int(inst.current_node[j]), int(inst.current_cfg[j])) for j in range(J)]
+    now_type = {n: int(cat.cfg_vm[c]) for n, c in cur if c >= 0}
+    kappa = []
+    for j in range(J):
+        n0, c0 = cur[j]
+        if c0 < 0 or inst.overhead <= 0:
+            kappa.append(0.0)
+            continue
+        v0 = int(cat.cfg_vm[c0])
+        late = d[j] < min(x for x in t[j] if math.isfinite(x))
+        share = price[v0] * int(cat.cfg_gpus[c0]) / gpus[v0]
+        kappa.append(inst.overhead * (share + (float(inst.weight[j]) if late else 0.0)))
+    best: tuple[float, Any] = (math.inf, None)
+    for types in itertools.product(range(-1, V), repeat=N):
+        opened = [n for n in range(N) if types[n] >= 0]
+        options = []
+        for j in range(J):
+            worst = max(x for x in t[j] if math.isfinite(x))
+            wait = inst.rho * float(inst.weight[j]) * max(0.0, inst.H + worst - d[j])
+            opts = [(-1, -1, 0, math.inf, wait + kappa[j])]
+            for k, n in enumerate(opened):
+                v = types[n]
+                for g in range(1, gpus[v] + 1):
+                    c = offset[v] + g - 1
+                    if math.isfinite(t[j][c]):
+                        move = 0.0 if (n, c) == cur[j] else kappa[j]
+                        opts.append((k, c, g, t[j][c], float(inst.weight[j]) * max(0.0, t[j][c] - d[j]) + move))
+            options.append(opts)
+        total, choice = _best_placement(tuple(types[n] for n in opened), options, gpus, price, inst.mu)
+        if inst.startup > 0:
+            total += sum(inst.startup * price[types[n]] for n in opened if now_type.get(n) != types[n])
+        if total < best[0]:
+            best = (total, (types, opened, choice))
+    types, opened, choice = best[1]
+    job_node = np.array([opened[o[0]] if o[0] >= 0 else -1 for o in choice], dtype=np.int64)
+    job_cfg = np.array([o[1] for o in choice], dtype=np.int64)
+    return best[0], Solution(inst, np.array(types, dtype=np.int64), job_node, job_cfg, "brute-force")

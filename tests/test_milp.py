@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import highspy
 import numpy as np
 import pytest
-from bruteforce import brute_force
+from bruteforce import brute_force, brute_force_incumbent
 from click.testing import CliRunner
 
 from gpuaas.catalog import Catalog
@@ -102,6 +103,46 @@ def test_milp_optimum_equals_brute_force(tiny_cases, p1n, linearisation):
                 and close(rep.objective, sol.objective)):  # fmt: skip
             bad.append((k, best, sol.objective, rep.errors))
     assert not bad
+
+
+def with_incumbent(inst: Instance, seed: int) -> Instance:
+    """`inst` with some jobs running (a feasible placement: each running job alone on its node
+    with a random runnable configuration) and random restart overhead and VM start-up."""
+    rng = np.random.default_rng(10_000 + seed)
+    cat = inst.catalog
+    node = np.full(inst.n_jobs, -1)
+    cfg = np.full(inst.n_jobs, -1)
+    for n in range(inst.nodes):
+        j = int(rng.integers(0, inst.n_jobs))
+        ok = np.flatnonzero(np.isfinite(inst.times[j]))
+        if node[j] < 0 and rng.random() < 0.8:
+            node[j], cfg[j] = n, int(rng.choice(ok))
+    return dataclasses.replace(inst, current_node=node, current_cfg=cfg,
+                               overhead=float(rng.choice([0.0, 600.0, 7200.0, 36000.0])),
+                               startup=float(rng.choice([0.0, 120.0, 3600.0])))  # fmt: skip
+
+
+@pytest.mark.parametrize("linearisation", ["bigm", "product"])
+def test_milp_with_reconfiguration_costs_equals_brute_force(linearisation):
+    """P1's reconfiguration extension (kappa per moved running job, sigma per started or resized
+    VM): on 60 tiny instances with an incumbent the MILP optimum equals an independent brute
+    force to 1e-6, and the validator recomputes the same objective. Costs this large make
+    keeping the incumbent optimal in some cases and moving it in others."""
+    bad, kept, moved = [], 0, 0
+    for k in range(60):
+        inst = with_incumbent(tiny_instance(k), k)
+        best, bf_sol = brute_force_incumbent(inst)
+        sol = milp(inst, gap=0.0, p1n=False, linearisation=linearisation)
+        rep = validate(sol)
+        if not (sol.stats["status"] == "optimal" and rep.ok and close(sol.objective, best)
+                and close(rep.objective, sol.objective) and close(validate(bf_sol).objective, best)):  # fmt: skip
+            bad.append((k, best, sol.objective, rep.objective, rep.errors))
+        run = inst.current_cfg >= 0
+        same = (sol.job_node == inst.current_node) & (sol.job_cfg == inst.current_cfg)
+        kept += bool((run & same).any())
+        moved += bool((run & ~same).any())
+    assert not bad
+    assert kept >= 10 and moved >= 5
 
 
 @pytest.mark.parametrize("linearisation", ["bigm", "product"])
