@@ -19,6 +19,7 @@ import numpy as np
 from gpuaas.baselines.dispatch import reject_options, submission_order
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.objective import reconfiguration_terms
 from gpuaas.solution import Solution
 
 #: Δt: the DP methods' own periodic rescheduling interval, s (the paper's best value) [§4.2.2].
@@ -34,10 +35,12 @@ def step_tardiness(instance: Instance, dt: float) -> np.ndarray:
     return np.maximum(0.0, np.minimum(instance.times, dt) - instance.rel_due[:, None])
 
 
-def choose_configs(instance: Instance, rule: str, dt: float) -> np.ndarray:
+def choose_configs(instance: Instance, rule: str, dt: float, move: np.ndarray | None = None) -> np.ndarray:
     """Each job's configuration by F1: "wct" (eq. 4), "fast" (least t_jc) or "adj" (eq. 5).
 
-    Ties go to the faster configuration, then the VM type with fewer GPUs, then the cheaper one.
+    `move` (J,) adds each running job's reconfiguration cost kappa_j to every configuration but
+    its current one (the cost-based rules only: "fast" ignores cost). Ties go to the faster
+    configuration, then the VM type with fewer GPUs, then the cheaper one.
     """
     cat = instance.catalog
     t = instance.times
@@ -52,6 +55,9 @@ def choose_configs(instance: Instance, rule: str, dt: float) -> np.ndarray:
         score = t
     else:
         raise ValueError(f"unknown F1 rule {rule!r}")
+    if move is not None and rule != "fast":
+        other = np.arange(t.shape[1])[None, :] != instance.current_cfg[:, None]
+        score = score + np.where(other, move[:, None], 0.0)
     score = np.where(np.isfinite(t), score, np.inf)
     cfg = np.empty(instance.n_jobs, dtype=np.int64)
     for j in range(instance.n_jobs):
@@ -115,15 +121,19 @@ def _dp(instance: Instance, method: str, f1: str, f2: str, seed: int,
     cat = instance.catalog
     J, N = instance.n_jobs, instance.nodes
     jobs = np.arange(J)
-    cfg = choose_configs(instance, f1, dt)
+    kappa, _ = reconfiguration_terms(instance)  # 0 in the paper's setting
+    cfg = choose_configs(instance, f1, dt, kappa)
     vm = cat.cfg_vm[cfg]
     tau = step_tardiness(instance, dt)[jobs, cfg]
+    running = instance.current_cfg >= 0
     run_cost = instance.weight * tau + cat.cost[vm] * dt  # E_j: F2's terms for running j
+    run_cost += np.where(running & (cfg != instance.current_cfg), kappa, 0.0)  # migrated
     if f2 == "b":
         wait_cost = np.full(J, B)  # P_j: F_B
     else:  # F_WCT: rho * omega_j * tau_hat_j, tau_hat_j = max(0, Δt + M_j - d_j)
         wait_cost = instance.rho * instance.weight * np.maximum(
             0.0, dt + instance.max_time - instance.rel_due)
+    wait_cost = wait_cost + np.where(running, kappa, 0.0)  # preempted
     fifo = submission_order(instance)
     chosen, value = dp_select(run_cost[fifo], wait_cost[fifo], N)
     run = fifo[chosen]
