@@ -38,7 +38,7 @@ METHODS: dict[str, tuple[str, str, str]] = {
     "milp": ("gpuaas.milp", "milp", "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit"),
 }
 
-DEFAULT_METHOD = "path-relinking"
+DEFAULT_METHOD = "incremental"
 
 
 def get_method(name: str) -> Callable[..., Solution]:

@@ -162,10 +162,10 @@ def test_same_seed_same_solution():
 
 
 def test_default_method_and_options():
-    """path-relinking is the default method; max_it_pr and proxy are checked."""
-    assert DEFAULT_METHOD == "path-relinking"
+    """path-relinking is available by name (the default is incremental); max_it_pr and proxy are checked."""
+    assert DEFAULT_METHOD == "incremental"
     inst = generate_instance(5, 20, seed=1)
-    sol = solve(inst, seed=2, max_it_rg=30, max_it_pr=2)
+    sol = solve(inst, "path-relinking", seed=2, max_it_rg=30, max_it_pr=2)
     assert sol.method == "path-relinking" and validate(sol).ok
     assert sol.stats["pr_iterations"] <= 2 * (sol.stats["elite"] - 1)
     with pytest.raises(InputError, match="max_it_pr"):

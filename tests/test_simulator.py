@@ -67,7 +67,7 @@ def test_generated_traces_conserve_work_and_money(arrivals, seed, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["greedy", "path-relinking", "edf", "fifo", "ps"])
+@pytest.mark.parametrize("method", ["incremental", "greedy", "path-relinking", "edf", "fifo", "ps"])
 @pytest.mark.parametrize("arrivals", ["exponential", "high", "low", "mixed"])
 @pytest.mark.parametrize("seed", [3, 4, 5])
 def test_generated_traces_conserve_more_methods_and_seeds(method, arrivals, seed, tmp_path):

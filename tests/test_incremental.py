@@ -1,0 +1,138 @@
+"""The default method `incremental` and the incumbent rules it shares with the heuristics."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import highspy
+import numpy as np
+import pytest
+from eventlog import check_against, recompute
+from heuristic_cases import random_instance
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_trace
+from gpuaas.heuristics.incremental import incremental
+from gpuaas.heuristics.incumbent import keep_incumbent, move_costs, plan_values, preferred_configs, share_price
+from gpuaas.instance import Instance
+from gpuaas.methods import DEFAULT_METHOD, solve
+from gpuaas.simulator import simulate
+from gpuaas.validator import validate
+
+
+def with_incumbent(inst: Instance, overhead: float = 600.0, startup: float = 120.0) -> Instance:
+    """`inst` with the jobs Greedy would run placed there (a feasible incumbent) and costs on."""
+    sol = solve(inst, "greedy")
+    return dataclasses.replace(inst, current_node=sol.job_node, current_cfg=sol.job_cfg,
+                               overhead=overhead, startup=startup)  # fmt: skip
+
+
+def per_job_lp(t: np.ndarray, p: np.ndarray, d: float, w: float) -> float:
+    """min_f sum f_c t_c p_c + w max(0, sum f_c t_c - d), f >= 0, sum f = 1, by HiGHS."""
+    ok = np.flatnonzero(np.isfinite(t))
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    k = len(ok)
+    h.addVars(k + 1, np.zeros(k + 1), np.full(k + 1, highspy.kHighsInf))
+    h.changeColsCost(k + 1, np.arange(k + 1, dtype=np.int32), np.append(t[ok] * p[ok], w))
+    idx = np.arange(k + 1, dtype=np.int32)
+    h.addRow(1.0, 1.0, k, idx[:k], np.ones(k))
+    h.addRow(-highspy.kHighsInf, d, k + 1, idx, np.append(t[ok], -1.0))  # sum f t - s <= d
+    h.run()
+    return float(h.getInfo().objective_function_value)
+
+
+def test_default_method_is_incremental():
+    assert DEFAULT_METHOD == "incremental"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_plan_value_minimum_is_the_per_job_lp(seed):
+    """The least plan value of each job equals its per-job LP (the bound's) solved by HiGHS."""
+    inst = random_instance(seed, nodes=3, jobs=15)
+    values, p = plan_values(inst), share_price(inst)
+    for j in range(inst.n_jobs):
+        want = per_job_lp(inst.times[j], p, float(inst.rel_due[j]), float(inst.weight[j]))
+        assert values[j].min() == pytest.approx(want, rel=1e-7, abs=1e-7)
+
+
+def test_preferred_configuration_meets_the_due_date_when_one_can():
+    """A job that some configuration finishes on time starts on one that does."""
+    inst = random_instance(3, nodes=5, jobs=200)
+    pref = preferred_configs(inst)
+    can = (inst.times <= inst.rel_due[:, None]).any(axis=1)
+    assert can.sum() > 20
+    assert (inst.times[np.arange(inst.n_jobs), pref][can] <= inst.rel_due[can] + 1e-6).all()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_valid_with_and_without_incumbent(seed):
+    """Every solution passes the independent validator, with its objective recomputed."""
+    inst = random_instance(seed)
+    for case in (inst, with_incumbent(inst)):
+        sol = incremental(case, seed=seed)
+        rep = validate(sol)
+        assert rep.ok, rep.errors
+        assert rep.objective == pytest.approx(sol.objective, rel=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), overhead=st.sampled_from([0.0, 60.0, 600.0, 7200.0]),
+       startup=st.sampled_from([0.0, 120.0]))  # fmt: skip
+def test_kept_jobs_stay_exactly(seed, overhead, startup):
+    """Jobs `keep_incumbent` keeps have the same node and configuration in the solution of every
+    heuristic; with no reconfiguration cost nothing is kept."""
+    inst = with_incumbent(random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1),
+                          overhead, startup)  # fmt: skip
+    pin_node, pin_cfg = keep_incumbent(inst)
+    kept = pin_node >= 0
+    if overhead == 0 and startup == 0:
+        assert not kept.any()
+    assert (pin_node[kept] == inst.current_node[kept]).all()
+    for method, opts in (("incremental", {"rivals": 5}), ("greedy", {}),
+                         ("randomized-greedy", {"max_it_rg": 5})):  # fmt: skip
+        sol = solve(inst, method, seed=seed, **opts)
+        assert validate(sol).ok
+        assert (sol.job_node[kept] == pin_node[kept]).all() and (sol.job_cfg[kept] == pin_cfg[kept]).all()
+
+
+def test_a_job_moves_when_moving_pays():
+    """A running job late on a 1-GPU configuration whose 8-GPU one would save hours of
+    tardiness is not kept; with a restart as long as the job it is."""
+    inst = generate_trace_instance()
+    j = 0
+    c1 = int(np.flatnonzero(np.isfinite(inst.times[j]))[0])  # a 1-GPU configuration
+    base = dataclasses.replace(inst, due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
+                               current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
+                               current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)))  # fmt: skip
+    cheap = dataclasses.replace(base, overhead=600.0, startup=120.0)
+    dear = dataclasses.replace(base, overhead=1e7, startup=0.0)
+    assert keep_incumbent(cheap)[0][j] == -1
+    assert keep_incumbent(dear)[0][j] == 0
+    assert (move_costs(dear)[j][np.isfinite(inst.times[j])] > move_costs(cheap)[j][np.isfinite(inst.times[j])]).all()
+
+
+def generate_trace_instance() -> Instance:
+    return Instance.from_dict(generate_trace(2, 3, seed=1)).released()
+
+
+def test_options_are_checked():
+    inst = random_instance(1, nodes=2, jobs=5)
+    with pytest.raises(InputError, match="rivals"):
+        incremental(inst, rivals=-1)
+    with pytest.raises(InputError, match="unknown option"):
+        incremental(inst, rivalz=3)
+
+
+@pytest.mark.parametrize("arrivals", ["exponential", "high"])
+def test_simulation_reconciles_and_moves_less_than_greedy(arrivals, tmp_path):
+    """With the default reconfiguration costs the event log reconciles, and the default method
+    moves jobs less often than the paper's Greedy did before it saw the incumbent (10-23 moves
+    per job at N = 10)."""
+    trace = Instance.from_dict(generate_trace(4, 30, seed=2, arrivals=arrivals))
+    log = tmp_path / "ev.jsonl"
+    res = simulate(trace, "incremental", seed=1, log=log).to_dict()
+    assert check_against(recompute(log, trace), res, trace) == []
+    assert res["moves_per_job"] < 10
