@@ -55,10 +55,11 @@ def run_scenario(nodes: int, arrivals: str, trace_seed: int, method: str, multip
     from gpuaas.compare import compare
     from gpuaas.generator import generate_trace
     from gpuaas.instance import Instance
+    from gpuaas.rescheduler import PAPER_COSTS
 
     trace = Instance.from_dict(generate_trace(nodes, 10 * nodes, trace_seed, arrivals=arrivals))
     (row,) = compare(trace, [method], [1], multipliers={method: multiplier},
-                     options={method: options} if options else None)  # fmt: skip
+                     options={method: options} if options else None, **PAPER_COSTS)  # the paper's setting
     return {**row, "nodes_base": nodes, "arrivals": arrivals, "trace_seed": trace_seed,
             "jobs": trace.n_jobs, "options": repr(options) if options else ""}  # fmt: skip
 
