@@ -20,6 +20,11 @@ import numpy as np
 
 from gpuaas.instance import Instance
 
+#: a running job moves for its own sake only when that saves more than this share of its plan
+#: value on the current configuration (besides the move's cost): without it, jobs whose
+#: configurations cost about the same (K80 vs M60 VMs) ping-pong between them at every event
+HYSTERESIS = 0.05
+
 
 def share_price(instance: Instance) -> np.ndarray:
     """p_c = price of c's VM type x g / G_v ($/s): what c costs when its VM is fully used."""
@@ -101,7 +106,7 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     cur = instance.current_cfg[run]
     stay = values[run, cur]
     alternative = (values[run] + move_costs(instance)[run]).min(axis=1)
-    keep = ~(alternative < stay - 1e-9 * (1.0 + np.abs(stay)))
+    keep = ~(alternative < stay - HYSTERESIS * np.abs(stay) - 1e-9)
     if (instance.current_cfg < 0).any():
         # jobs wait: a running job holding more GPUs than its plan asks for gives them back
         gpus = instance.catalog.cfg_gpus
