@@ -49,6 +49,8 @@ from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_pl
 SLOT_UNIT = 3600.0
 #: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off)
 MAX_COLUMNS = 50_000
+#: a given slot may not make the LP larger than this (memory, and HiGHS would not finish)
+LIMIT_COLUMNS = 2_000_000
 #: time limit (s) of the capacity LP when none is given
 DEFAULT_TIME_LIMIT = 120.0
 
@@ -92,7 +94,7 @@ class Bound:
         else:
             gap = 100.0 * (self.capacity - self.per_job) / self.per_job if self.per_job > 0 else 0.0
             cap = (f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}, "
-                   f"{self.columns} columns, {self.rows} rows, slot {(self.slot or 0) / 3600:g} h)")
+                   f"{self.columns} columns, {self.rows} rows, slot {_duration(self.slot or 0.0)})")
         return "\n".join([
             f"bound         {self.bound:.4f} $  (no schedule on {self.nodes} nodes costs less; "
             f"the {self.binding.replace('_', '-')} bound binds)",
@@ -100,6 +102,10 @@ class Bound:
             f"capacity      {cap}",
             f"seconds       {self.seconds:.2f}",
         ])  # fmt: skip
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:g} h" if seconds % 3600 == 0 else f"{seconds:g} s"
 
 
 def bound(trace: Instance, nodes: int | None = None, slot: float | None = None,
@@ -134,6 +140,8 @@ def bound(trace: Instance, nodes: int | None = None, slot: float | None = None,
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value) or value <= 0):  # fmt: skip
             raise InputError(None, name, f"must be a finite number of seconds > 0, got {value!r}")
+    if slot is not None and trace.n_jobs:
+        check_slot(trace, int(nodes), float(slot))
     plan = per_job_plan(trace)
     per_job = plan.total
     if trace.n_jobs == 0 or peak_nodes(trace, plan) <= nodes:
@@ -229,24 +237,28 @@ def non_dominated(times: np.ndarray, *others: np.ndarray) -> np.ndarray:
 
 
 def _horizon(instance: Instance, nodes: int, keep: np.ndarray, node_seconds: np.ndarray) -> float:
-    """End of the regular slots: every due date and earliest completion, plus the time N nodes
-    need for the least node-seconds of every job (beyond it, only the open-ended slot)."""
+    """End of the regular slots (beyond it, only the open-ended slot): the latest time a job
+    could still be running without idling — done on its fastest configuration, or still on its
+    slowest one at its due date — plus the time N nodes need for every job's least node-seconds."""
     r = effective_release(instance)
-    tmin = np.where(keep, instance.times, np.inf).min(axis=1)
+    t = np.where(keep, instance.times, np.nan)
+    tmin, tmax = np.nanmin(t, axis=1), np.nanmax(t, axis=1)
+    latest = np.maximum(r + tmin, np.minimum(instance.due, r + tmax))
     load = np.where(keep, node_seconds, np.inf).min(axis=1).sum() / nodes
-    return float(max((r + tmin).max(), instance.due.max()) + load)
+    return float(latest.max() + load)
+
+
+def count_columns(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float) -> int:
+    """x-columns of the capacity LP with this slot: Σ_j n_cfg_j·(slots from r_j's to the last)."""
+    K = max(1, math.ceil((end - start) / slot - 1e-9))
+    kr = np.minimum(np.floor((first - start) / slot), K)
+    return int((n_cfg * (K - kr + 1)).sum())
 
 
 def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
               max_columns: int = MAX_COLUMNS) -> float:  # fmt: skip
-    """The smallest multiple of SLOT_UNIT for which Σ_j n_cfg_j·(slots from j's first) <= max_columns."""
-
-    def columns(m: int) -> int:
-        L = m * SLOT_UNIT
-        K = max(1, math.ceil((end - start) / L))
-        kr = np.minimum(np.floor((first - start) / L), K)
-        return int((n_cfg * (K - kr + 1)).sum())
-
+    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns."""
+    columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
     lo, hi = 1, 1
     while columns(hi) > max_columns:
         lo, hi = hi + 1, hi * 2
@@ -259,6 +271,25 @@ def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
     return hi * SLOT_UNIT
 
 
+def _grid(instance: Instance, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """(cost, node-seconds, kept configurations, their count per job, start, end of the regular slots)."""
+    t = instance.times
+    with np.errstate(invalid="ignore"):
+        cost, node_sec = t * share_price(instance), t * node_share(instance)
+    keep = non_dominated(t, cost, node_sec)
+    start = float(effective_release(instance).min())
+    return cost, node_sec, keep, keep.sum(axis=1), start, _horizon(instance, nodes, keep, node_sec)
+
+
+def check_slot(instance: Instance, nodes: int, slot: float) -> None:
+    """InputError when `slot` would make the capacity LP larger than LIMIT_COLUMNS."""
+    _, _, _, n_cfg, start, end = _grid(instance, nodes)
+    n = count_columns(effective_release(instance), n_cfg, start, end, slot)
+    if n > LIMIT_COLUMNS:
+        raise InputError(None, "slot", f"{slot:g} s makes a capacity LP of {n} columns (at most "
+                         f"{LIMIT_COLUMNS}); use a longer slot")  # fmt: skip
+
+
 def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md)."""
     J = instance.n_jobs
@@ -266,15 +297,12 @@ def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> Ca
     r = effective_release(instance)
     d = instance.due
     w = instance.weight
-    price = share_price(instance)
-    share = node_share(instance)
-    with np.errstate(invalid="ignore"):
-        cost, node_sec = t * price, t * share
-    keep = non_dominated(t, cost, node_sec)
-    start = float(r.min())
-    end = _horizon(instance, nodes, keep, node_sec)
-    n_cfg = keep.sum(axis=1)
-    L = float(slot) if slot is not None else auto_slot(r, n_cfg, start, end)
+    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
+    if slot is None:
+        L = auto_slot(r, n_cfg, start, end)
+    else:
+        check_slot(instance, nodes, float(slot))
+        L = float(slot)
     K = max(1, math.ceil((end - start) / L - 1e-9))
     first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
 
@@ -390,9 +418,8 @@ def dual_bound(lp: CapacityLP, y: np.ndarray) -> float:
     reduced = lp.col_cost - np.bincount(lp.indices, weights=lp.data * y[row_of], minlength=lp.n_cols)
     row_part = np.where(y > 0, y * np.where(y > 0, lp.row_lower, 0.0),
                         y * np.where(y < 0, lp.row_upper, 0.0))  # fmt: skip
+    reduced[(reduced < 0) & ~np.isfinite(lp.col_upper)] = 0.0  # rounding only, after the repair
     neg = reduced < 0
-    if (neg & ~np.isfinite(lp.col_upper)).any():  # cannot happen after the repair
-        reduced[neg & ~np.isfinite(lp.col_upper)] = 0.0
     col_part = np.where(neg, reduced * np.where(neg, lp.col_upper, 0.0),
                         reduced * lp.col_lower)  # fmt: skip
     return float(math.fsum(row_part) + math.fsum(col_part))
