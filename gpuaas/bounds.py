@@ -171,7 +171,8 @@ def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
     for i in range(2):
         c = plan.cfg[:, i]
         used = c >= 0
-        span = np.where(used, plan.fraction[:, i] * instance.times[rows, np.maximum(c, 0)], 0.0)
+        span = np.zeros(J)
+        span[used] = plan.fraction[used, i] * instance.times[rows[used], c[used]]
         times.append(times[-1] + span)
         rates.append(np.where(used, share[np.maximum(c, 0)], 0.0))
     # +rate at each segment's start, -rate at its end; ends sort before starts at equal times

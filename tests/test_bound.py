@@ -267,18 +267,16 @@ def check_against_methods(trace: Instance, slot: float) -> None:
     result = bound(trace)
     assert result.bound == max(result.per_job, result.capacity) and below(per_job, result.bound)
     for method, options in METHOD_OPTIONS.items():
+        if method == "dp-adjwct" and (trace.weight == 0).any():
+            continue  # the DP baseline never starts a job of weight 0 (see test below)
         for overhead in (0.0, 600.0) if method == "greedy" else (0.0,):
-            try:
-                sim = simulate(trace, method, seed=1, overhead=overhead, bound=result, **options)
-            except SolverError:  # known: the DP baseline never starts a job of weight 0
-                assert method == "dp-adjwct" and (trace.weight == 0).any()
-                continue
+            sim = simulate(trace, method, seed=1, overhead=overhead, bound=result, **options)
             assert below(capacity, sim.total_cost), (method, capacity, sim.total_cost)
             assert below(result.bound, sim.total_cost), (method, result.bound, sim.total_cost)
             assert sim.cost_over_bound is None or sim.cost_over_bound >= 1 - 1e-7
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.sampled_from([900.0, 3600.0]))
 def test_bound_never_exceeds_any_methods_simulated_cost(trace, slot):
     check_against_methods(trace, slot)
@@ -289,6 +287,17 @@ def test_bound_never_exceeds_any_methods_simulated_cost(trace, slot):
 @given(traces(max_jobs=6, max_nodes=3), st.sampled_from([600.0, 900.0, 3600.0, 7200.0]))
 def test_bound_never_exceeds_any_methods_simulated_cost_many(trace, slot):
     check_against_methods(trace, slot)
+
+
+@pytest.mark.slow
+def test_dp_baseline_never_starts_a_job_of_weight_zero():
+    """Found by the property test above (a limitation of dp-adjwct, not of the bound): a job
+    with ω = 0 is never started, so the simulation cannot finish. If this starts failing, the
+    baseline was fixed: drop the exclusion in `check_against_methods`."""
+    trace = Instance.from_dict({"catalog": SINGLE_GPU, "nodes": 1, "jobs": [
+        {"id": "a", "due": 0, "weight": 0.0, "times": {"A": [1800]}}]})  # fmt: skip
+    with pytest.raises(SolverError, match="left every job waiting"):
+        simulate(trace, "dp-adjwct", bound=False)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
