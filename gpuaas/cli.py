@@ -284,7 +284,8 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
     """Simulate several methods on TRACE_FILE and compare their total costs (paper §4.3-§4.5).
 
     The table gives the mean over seeds of the total, VM and tardiness costs, the ratio to
-    EDF's mean cost and Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by
+    EDF's mean cost, the ratio to the lower bound of any schedule on the same number of nodes
+    (gpuaas bound) and Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by
     seed, min / mean / max.
     """
     from gpuaas import compare as cmp
@@ -317,7 +318,8 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
         if output is None:
             click.echo(text, nl=False)
     else:
-        click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}")
+        click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
+                   "total cost over the lowest any schedule on the same nodes could reach")  # fmt: skip
         click.echo(cmp.format_table(cmp.summarize(rows)))
 
 

@@ -50,7 +50,9 @@ MIXED = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.
                       {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.8},
                       {"name": "C", "gpu": "M60", "gpus": 4, "cost_per_hour": 5.0}]}  # fmt: skip
 TOL = 1e-7
-README = Path(__file__).resolve().parents[1] / "instances" / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "instances" / "README.md"
+SMALL = str(ROOT / "instances" / "trace-small.json")
 
 
 def below(lower: float, upper: float) -> bool:
@@ -341,7 +343,7 @@ def test_capacity_binds_when_one_node_must_serialise_jobs():
 def test_fits_means_the_lp_would_give_the_per_job_bound():
     """When the per-job plans never need more than N nodes at once the LP is skipped, and
     solving it anyway gives the same value."""
-    trace = load_instance("instances/trace-small.json")
+    trace = load_instance(SMALL)
     plan = per_job_plan(trace)
     nodes = math.ceil(peak_nodes(trace, plan))
     result = bound(trace, nodes=nodes)
@@ -352,7 +354,7 @@ def test_fits_means_the_lp_would_give_the_per_job_bound():
 
 
 def test_more_nodes_never_raise_the_bound():
-    trace = load_instance("instances/trace-small.json")
+    trace = load_instance(SMALL)
     values = [bound(trace, nodes=n, slot=4 * 3600.0).bound for n in (1, 2, 3, 6)]
     assert all(a >= b - 1e-9 for a, b in zip(values, values[1:]))
     assert values[0] > values[-1]
@@ -380,7 +382,7 @@ def test_dual_bound_is_valid_for_any_multipliers():
 
 
 def test_time_limit_reports_a_valid_bound_never_a_primal_estimate():
-    trace = load_instance("instances/trace-small.json")
+    trace = load_instance(SMALL)
     lp = capacity_lp(trace, 1, 4 * 3600.0)
     full, status = solve_capacity(lp, 120.0)
     assert status == "optimal"
@@ -395,7 +397,7 @@ def test_time_limit_reports_a_valid_bound_never_a_primal_estimate():
 
 
 def test_bound_dict_and_no_jobs():
-    trace = load_instance("instances/trace-small.json")
+    trace = load_instance(SMALL)
     d = bound(trace).to_dict()
     assert set(d) >= {"bound", "bounds", "status", "seconds", "slot"}
     assert set(d["bounds"]) == {"per_job", "capacity"}
@@ -414,23 +416,23 @@ def test_bound_dict_and_no_jobs():
     ({"slot": 1.0}, "slot: 1 s makes a capacity LP of"),
 ])  # fmt: skip
 def test_bad_arguments_are_input_errors(kwargs, message):
-    trace = load_instance("instances/trace-small.json")
+    trace = load_instance(SMALL)
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         bound(trace, **kwargs)
 
 
 def test_cli_human_and_json(tmp_path):
-    res = CliRunner().invoke(cli, ["bound", "instances/trace-small.json", "--slot", "14400"])
+    res = CliRunner().invoke(cli, ["bound", SMALL, "--slot", "14400"])
     assert res.exit_code == 0, res.output
     assert res.output.startswith("bound ") and "bound binds" in res.output and "slot 4 h" in res.output
     out = tmp_path / "b.json"
-    res = CliRunner().invoke(cli, ["bound", "instances/trace-small.json", "--slot", "14400",
+    res = CliRunner().invoke(cli, ["bound", SMALL, "--slot", "14400",
                                    "--nodes", "1", "--json", "-o", str(out)])  # fmt: skip
     assert res.exit_code == 0 and res.output == ""
     d = json.loads(out.read_text())
     assert d["nodes"] == 1 and d["slot"] == 14400 and d["status"] == "optimal"
     assert d["bound"] == d["bounds"]["capacity"] > d["bounds"]["per_job"]
-    res = CliRunner().invoke(cli, ["bound", "instances/trace-small.json", "--json", "--nodes", "6"])
+    res = CliRunner().invoke(cli, ["bound", SMALL, "--json", "--nodes", "6"])
     assert json.loads(res.output)["status"] == "fits"
 
 
@@ -472,10 +474,104 @@ def test_cli_bad_options_one_line(tmp_path, monkeypatch, args, message):
 
 
 def test_simulate_reports_cost_over_bound(tmp_path):
-    res = CliRunner().invoke(cli, ["simulate", "instances/trace-small.json", "-m", "greedy", "-q"])
+    res = CliRunner().invoke(cli, ["simulate", SMALL, "-m", "greedy", "-q"])
     assert res.exit_code == 0 and "cost / bound = 1.0" in res.output
-    res = CliRunner().invoke(cli, ["simulate", "instances/trace-small.json", "-m", "edf", "--json",
+    res = CliRunner().invoke(cli, ["simulate", SMALL, "-m", "edf", "--json",
                                    "--nodes", "6"])  # fmt: skip
     d = json.loads(res.output)
     assert d["bound"] == d["bound_detail"]["bounds"]["per_job"] and d["bound_detail"]["nodes"] == 6
     assert d["cost_over_bound"] == pytest.approx(d["total_cost"] / d["bound"]) and d["cost_over_bound"] > 1
+
+
+# -- every place that reports a cost reports its distance to the bound --------------------------
+
+
+def test_compare_adds_the_bound_of_each_rows_node_count_computed_once(monkeypatch):
+    from gpuaas import compare as cmp
+    from gpuaas import simulator
+
+    trace = load_instance(SMALL)
+    calls = []
+    real = simulator.trace_bound
+    monkeypatch.setattr(simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw))
+    rows = cmp.compare(trace, ["greedy", "edf", "fifo"], [1, 2], multipliers={"edf": 2})
+    assert sorted(calls) == [3, 6]  # once per node count, not per method or seed
+    by_nodes = {n: bound(trace, nodes=n).bound for n in (3, 6)}
+    for r in rows:
+        assert r["bound"] == pytest.approx(by_nodes[r["nodes"]])
+        assert r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"]) and r["cost_over_bound"] >= 1
+    summary = cmp.summarize(rows)
+    assert all(s["cost_over_bound"] == pytest.approx(s["total_cost"] / s["bound"]) for s in summary)
+    table = cmp.format_table(summary)
+    assert "/bound" in table.splitlines()[0]
+    assert f"{summary[0]['cost_over_bound']:.3f}" in table.splitlines()[2]
+    assert cmp.ROW_FIELDS[-2:] == ("bound", "cost_over_bound")
+
+
+def test_cli_compare_prints_cost_over_bound(tmp_path):
+    res = CliRunner().invoke(cli, ["compare", SMALL, "--methods", "greedy", "-q"])
+    assert res.exit_code == 0 and "/bound" in res.output
+    greedy = simulate(load_instance(SMALL), "greedy", seed=1)
+    assert f"{greedy.cost_over_bound:.3f}" in res.output
+
+
+def test_campaign_rows_carry_the_bound_computed_once_per_trace_and_nodes(monkeypatch):
+    from gpuaas import campaign, simulator
+
+    calls = []
+    real = simulator.trace_bound
+    monkeypatch.setattr(simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw))
+    monkeypatch.setattr(campaign, "_bounds", {})
+    cells = [campaign.Cell("high", 2, 6, 1, m, 1, mult) for m, mult in
+             (("greedy", 1), ("edf", 1), ("edf", 2), ("fifo", 1))]  # fmt: skip
+    rows = [campaign.run_cell(c) for c in cells]
+    assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
+    assert sorted(calls) == [2, 4]
+    trace = campaign.make_trace(cells[0])
+    for r in rows:
+        assert r["bound"] == pytest.approx(bound(trace, nodes=r["sim_nodes"]).bound)
+        assert r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"]) and r["cost_over_bound"] >= 1
+        assert "bound" not in (r["extra"] or "")
+
+
+def test_results_written_before_the_bound_columns_still_read_plot_and_resume(tmp_path):
+    """The committed small campaign (no bound columns) reads with bound None and plots; a
+    resumed campaign upgrades such a file to the current columns before appending."""
+    from gpuaas import campaign
+
+    old = ROOT / "scripts" / "results" / "campaign-small.csv"
+    rows = campaign.read_results(old)
+    assert rows and all(r["bound"] is None and r["cost_over_bound"] is None for r in rows)
+    assert list(rows[0]) == campaign.COLUMNS
+    plots = pytest.importorskip("gpuaas.plots")
+    pytest.importorskip("matplotlib")
+    assert plots.plot_costs(rows, tmp_path / "old.png").exists()
+    legacy = tmp_path / "legacy.csv"
+    legacy.write_text("\n".join(old.read_text().splitlines()[:3]) + "\n")
+    store = campaign.ResultStore(legacy)
+    assert len(store.load()) == 2
+    store.append(dict(rows[0], cell="new", bound=1.0, cost_over_bound=2.0))
+    store.close()
+    again = campaign.read_results(legacy)
+    assert [r["cell"] for r in again][-1] == "new" and again[-1]["bound"] == 1.0
+    assert legacy.read_text().splitlines()[0].split(",") == campaign.COLUMNS
+
+
+def test_plot_costs_has_a_cost_over_bound_panel(tmp_path):
+    plots = pytest.importorskip("gpuaas.plots")
+    pytest.importorskip("matplotlib")
+    from gpuaas.campaign import COLUMNS
+
+    rows = []
+    for method, cost in (("path-relinking", 120.0), ("edf", 200.0)):
+        for n in (10, 20):
+            r = dict.fromkeys(COLUMNS)
+            r.update(cell=f"{method}-{n}", method=method, arrivals="high", nodes=n, jobs=10 * n,
+                     trace_seed=1, seed=1, node_multiplier=1, noise=0.0, status="ok",
+                     total_cost=cost * n, bound=100.0 * n, cost_over_bound=cost / 100.0)  # fmt: skip
+            rows.append(r)
+    assert plots.bound_table(rows) == {("high", 10, "path-relinking"): 1.2, ("high", 20, "path-relinking"): 1.2,
+                                       ("high", 10, "edf"): 2.0, ("high", 20, "edf"): 2.0}  # fmt: skip
+    out = plots.plot_costs(rows, tmp_path / "c.png")
+    assert out.read_bytes().startswith(b"\x89PNG")
+    assert plots.bound_table([dict(r, cost_over_bound=None) for r in rows]) == {}
