@@ -1,7 +1,8 @@
 """gpuaas: joint online scheduling and capacity allocation of DL training jobs on GPU clouds.
 
 The public API: `load_instance` / `Instance`, `Solution`, `solve` (any registered method),
-`validate`, `load_catalog`, the online `Rescheduler` and `simulate`. Logging is never
+`validate`, `load_catalog`, the online `Rescheduler`, `simulate` and `bound` (the lowest
+cost any schedule of a trace could reach). Logging is never
 configured here.
 """
 
@@ -40,6 +41,7 @@ def _numba_cache_dir() -> None:
 
 _numba_cache_dir()
 
+from gpuaas.bounds import Bound, bound  # noqa: E402
 from gpuaas.catalog import Catalog, load_catalog  # noqa: E402
 from gpuaas.errors import GpuaasError, InputError, SolverError, StateError  # noqa: E402
 from gpuaas.instance import Instance, load_instance  # noqa: E402
@@ -51,6 +53,7 @@ from gpuaas.validator import validate  # noqa: E402
 
 __all__ = [
     "METHODS",
+    "Bound",
     "PAPER_COSTS",
     "Catalog",
     "GpuaasError",
@@ -63,6 +66,7 @@ __all__ = [
     "SolverError",
     "StateError",
     "__version__",
+    "bound",
     "load_catalog",
     "load_instance",
     "simulate",

@@ -50,14 +50,17 @@ METRIC_COLUMNS = [
     "moves_per_job", "lost_work_cost", "startup_cost",
     "jobs_completed", "late_jobs", "mean_jct", "max_jct", "mean_waiting", "max_waiting",
     "makespan", "solver_calls", "tick", "predicted_total_cost", "predicted_vm_cost",
-    "predicted_tardiness_cost", "cost_deviation", "error", "extra",
+    "predicted_tardiness_cost", "cost_deviation", "error", "extra", "bound", "cost_over_bound",
 ]  # fmt: skip
+#: columns added since the first results files; files without them are still read (values None)
+ADDED_COLUMNS = ["startup", "moves_per_job", "lost_work_cost", "startup_cost", "bound", "cost_over_bound"]
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
     "solver_seconds_mean", "solver_seconds_p95", "solver_seconds_max", "solver_seconds_total",
     "wall_seconds", "cpu_seconds", "solver_cpu_seconds", "cell_seconds", "worker", "timing_extra",
 ]  # fmt: skip
 COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS + TIMING_COLUMNS
+_LEGACY_COLUMNS = [c for c in COLUMNS if c not in ADDED_COLUMNS]
 
 _INT_COLUMNS = {"nodes", "jobs", "trace_seed", "seed", "node_multiplier", "sim_nodes", "events",
                 "migrations", "preemptions", "jobs_completed", "late_jobs", "solver_calls"}  # fmt: skip
@@ -66,7 +69,8 @@ _STR_COLUMNS = {"cell", "arrivals", "method", "options", "catalog", "status", "e
 _RESULT_KEYS = {"method", "seed", "nodes", "total_cost", "vm_cost", "tardiness_cost", "jobs",
                 "events", "migrations", "preemptions", "solver_seconds", "wall_seconds",
                 "cpu_seconds", "solver_cpu_seconds", "makespan", "noise", "overhead", "startup", "tick", "predicted",
-                "cost_deviation", "moves_per_job", "lost_work_cost", "startup_cost"}  # fmt: skip
+                "cost_deviation", "moves_per_job", "lost_work_cost", "startup_cost", "bound", "cost_over_bound",
+                "bound_detail"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -382,6 +386,8 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
         "predicted_vm_cost": predicted.get("vm_cost"),
         "predicted_tardiness_cost": predicted.get("tardiness_cost"),
         "cost_deviation": result.get("cost_deviation"),
+        "bound": result.get("bound"),
+        "cost_over_bound": result.get("cost_over_bound"),
         "error": None,
         "extra": json.dumps(extra, sort_keys=True) if extra else None,
         "solver_seconds_mean": solver.get("mean"),
@@ -424,6 +430,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
         result = simulate(trace, cell.method, seed=cell.seed, nodes=cell.nodes * cell.node_multiplier,
                           noise=cell.noise, overhead=cell.overhead, startup=cell.startup,
+                          bound=cell_bound(cell, trace),
                           **json.loads(cell.options))  # fmt: skip
         row = result_row(cell, result.to_dict())
     except Exception as exc:  # noqa: BLE001 - a failing cell is data, not a crash
@@ -431,6 +438,22 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     row["cell_seconds"] = time.perf_counter() - t0
     row["worker"] = _worker_name()
     return row
+
+
+_bounds: dict[tuple[Any, ...], Any] = {}  # this process's bounds by (trace, simulated nodes)
+
+
+def cell_bound(cell: Cell, trace: Any) -> Any:
+    """`gpuaas.bound` of the cell's trace on its simulated node count, computed once per
+    process for all the methods and seeds that share them."""
+    from gpuaas.simulator import trace_bound
+
+    key = (cell.arrivals, cell.nodes, cell.jobs, cell.trace_seed, cell.catalog, cell.nodes * cell.node_multiplier)
+    if key not in _bounds:
+        if len(_bounds) >= 64:
+            _bounds.clear()
+        _bounds[key] = trace_bound(trace, key[-1])
+    return _bounds[key]
 
 
 def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> dict[str, Any]:
@@ -497,7 +520,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
     header = next(reader, None)
     if header is None:
         return []
-    if header != COLUMNS:
+    if header not in (COLUMNS, _LEGACY_COLUMNS):
         missing = [c for c in COLUMNS if c not in header]
         raise InputError(str(path), None, "not a results file of this gpuaas version (columns differ"
                          + (f", missing {', '.join(missing)}" if missing else "") + "); write to a new file")  # fmt: skip
@@ -506,10 +529,15 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
         if len(rec) != len(header):
             raise InputError(str(path), f"line {i}", f"expected {len(header)} fields, found {len(rec)}")
         try:
-            rows.append({c: _parse(c, v) for c, v in zip(header, rec)})
+            rows.append(dict.fromkeys(COLUMNS) | {c: _parse(c, v) for c, v in zip(header, rec)})
         except ValueError as exc:
             raise InputError(str(path), f"line {i}", f"cannot read a value: {exc}") from None
     return rows
+
+
+def _csv_header(path: Path) -> list[str]:
+    with open(path, newline="") as fh:
+        return next(csv.reader(fh), [])
 
 
 def _csv_line(row: dict[str, Any]) -> str:
@@ -556,7 +584,10 @@ class ResultStore:
         if self.parquet and self.path.exists():
             rows.extend(read_results(self.path))
         if self.journal.exists():
-            rows.extend(_read_csv(self.journal))
+            journal = _read_csv(self.journal)
+            if journal and _csv_header(self.journal) != COLUMNS:  # a file of an older version:
+                _write_csv_atomic(self.journal, journal)  # rows appended next need its columns
+            rows.extend(journal)
         return rows
 
     def drop(self, keep: Callable[[dict[str, Any]], bool]) -> int:
@@ -650,9 +681,9 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
         table = pq.read_table(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         raise InputError(str(path), None, f"not a readable Parquet file: {exc}") from None
-    if table.column_names != COLUMNS:
+    if table.column_names not in (COLUMNS, _LEGACY_COLUMNS):
         raise InputError(str(path), None, "not a results file of this gpuaas version (columns differ)")
-    return table.to_pylist()
+    return [dict.fromkeys(COLUMNS) | r for r in table.to_pylist()]
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -250,6 +250,30 @@ def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: 
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
+@cli.command()
+@click.argument("trace_file", type=click.Path(dir_okay=False))
+@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Override the trace's N.")
+@click.option("--slot", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Slot length of the capacity LP in seconds [default: the smallest multiple of "
+                   "1 h giving at most 50 000 columns].")  # fmt: skip
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds for the capacity LP [default: 120]; then a valid dual bound is reported.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the bounds as JSON.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON bounds to this file.")
+def bound(trace_file: str, nodes: int | None, slot: float | None, time_limit: float | None,
+          as_json: bool, output: str | None) -> None:  # fmt: skip
+    """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
+
+    The best of the per-job bound (each job alone, cheapest mix of configurations) and the
+    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
+    """
+    from gpuaas.bounds import bound as compute_bound
+
+    output_path(output)
+    result = compute_bound(load_instance(trace_file), nodes=nodes, slot=slot, time_limit=time_limit)
+    emit(result.to_dict(), as_json, result.summary(), output)
+
+
 COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwct,dp-fastb,"
                    "hierarchical")
 
@@ -279,7 +303,8 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
     """Simulate several methods on TRACE_FILE and compare their total costs (paper §4.3-§4.5).
 
     The table gives the mean over seeds of the total, VM and tardiness costs, the ratio to
-    EDF's mean cost and Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by
+    EDF's mean cost, the ratio to the lower bound of any schedule on the same number of nodes
+    (gpuaas bound) and Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by
     seed, min / mean / max.
     """
     from gpuaas import compare as cmp
@@ -312,7 +337,8 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
         if output is None:
             click.echo(text, nl=False)
     else:
-        click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}")
+        click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
+                   "total cost over the lowest any schedule on the same nodes could reach")  # fmt: skip
         click.echo(cmp.format_table(cmp.summarize(rows)))
 
 

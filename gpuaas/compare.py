@@ -6,7 +6,9 @@ when it declares one (the DP baselines: Δt = 15 min). Methods that declare them
 independent are simulated once and their row is repeated for every seed. The summary gives, per
 method, the mean total cost over seeds with its VM and tardiness parts, the ratio of mean costs
 to EDF's (Fig. 3), and the percentage cost reduction of Path Relinking (eq. 3),
-pct = (C_algo − C_PR) / C_algo · 100, paired by seed, as min / mean / max (Fig. 4).
+pct = (C_algo − C_PR) / C_algo · 100, paired by seed, as min / mean / max (Fig. 4), and the
+distance to the limit: cost / bound, with the lower bound of any schedule of the trace on the
+method's own node count (`gpuaas.bound`, computed once per node count).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ BASELINE = "edf"
 ROW_FIELDS = ("method", "seed", "total_cost", "vm_cost", "tardiness_cost", "multiplier", "nodes",
               "tick", "overhead", "startup", "events", "migrations", "preemptions", "moves_per_job",
               "lost_work_cost", "startup_cost", "solver_seconds_mean", "wall_seconds",
-              "seed_independent")  # fmt: skip
+              "seed_independent", "bound", "cost_over_bound")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def run_cell(trace: Instance, cell: Cell) -> dict[str, Any]:
     from gpuaas.simulator import simulate
 
     nodes = cell.multiplier * trace.nodes
-    result = simulate(trace, cell.method, seed=cell.seed, nodes=nodes, tick=cell.tick,
+    result = simulate(trace, cell.method, seed=cell.seed, nodes=nodes, tick=cell.tick, bound=False,
                       overhead=cell.overhead, startup=cell.startup, **dict(cell.options)).to_dict()  # fmt: skip
     solver = result.get("solver_seconds") or {}
     return {
@@ -209,7 +211,8 @@ def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
     Returns
     -------
     list[dict]
-        Rows with the fields of `ROW_FIELDS`, methods in the given order, then by seed.
+        Rows with the fields of `ROW_FIELDS`, methods in the given order, then by seed;
+        `bound` is the lower bound of the row's node count, `cost_over_bound` total / bound.
     """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -230,9 +233,14 @@ def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
         opts = tuple(sorted(options.get(m, {}).items()))
         for s in seeds[:1] if shared[m] else seeds:
             cells.append(Cell(m, int(s), int(multipliers.get(m, 1)), t, opts, float(overhead), float(startup)))
+    from gpuaas.simulator import trace_bound
+
+    bounds = {n: trace_bound(trace, n).bound for n in sorted({c.multiplier * trace.nodes for c in cells})}
     results: dict[tuple[str, int], dict[str, Any]] = {}
 
     def done(cell: Cell, row: dict[str, Any]) -> None:
+        row["bound"] = bounds[row["nodes"]]
+        row["cost_over_bound"] = row["total_cost"] / row["bound"] if row["bound"] > 0 else None
         results[(cell.method, cell.seed)] = row
         log.info("%s seed %d: total %.2f $", cell.method, cell.seed, row["total_cost"])
         if on_row is not None:
@@ -281,7 +289,8 @@ def summarize(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
     -------
     list[dict]
         One dict per method with keys method, label, multiplier, nodes, seeds, total_cost,
-        vm_cost, tardiness_cost, ratio_to_baseline, pct_min, pct_mean, pct_max.
+        vm_cost, tardiness_cost, ratio_to_baseline, pct_min, pct_mean, pct_max, bound and
+        cost_over_bound (mean total / bound; None for rows without a bound).
     """
     rows = list(rows)
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -304,6 +313,8 @@ def summarize(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
             "pct_min": min(pct) if pct else None,
             "pct_mean": _mean(pct) if pct else None,
             "pct_max": max(pct) if pct else None,
+            "bound": rs[0].get("bound"),
+            "cost_over_bound": total / rs[0]["bound"] if rs[0].get("bound") else None,
         })  # fmt: skip
     return out
 
@@ -321,14 +332,15 @@ def format_table(summary: Sequence[dict[str, Any]], reference: str = REFERENCE,
         return "-" if x is None else format(x, fmt)
 
     head = (f"{'method':<22}{'nodes':>6}{'seeds':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
-            f"{'/' + baseline:>8}   pct vs {reference} % (min / mean / max)")  # fmt: skip
+            f"{'/' + baseline:>8}{'/bound':>8}   pct vs {reference} % (min / mean / max)")  # fmt: skip
     lines = [head, "-" * len(head)]
     for s in summary:
         pct = ("-" if s["pct_mean"] is None else
                f"{s['pct_min']:6.1f} / {s['pct_mean']:6.1f} / {s['pct_max']:6.1f}")  # fmt: skip
         lines.append(f"{s['label']:<22}{s['nodes']:>6}{s['seeds']:>6}{s['total_cost']:>12.2f}"
                      f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
-                     f"{num(s['ratio_to_baseline'], '.3f'):>8}   {pct}")  # fmt: skip
+                     f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s.get('cost_over_bound'), '.3f'):>8}"
+                     f"   {pct}")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -17,8 +17,11 @@ Python threads at once with different `threads` values (the reset is not thread-
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import math
+import os
+import sys
 import threading
 import time as _time
 from dataclasses import dataclass, field
@@ -575,10 +578,43 @@ def _set_threads(h: highspy.Highs, threads: int | None) -> None:
     h.setOptionValue("threads", int(threads))
 
 
+_banner_lock = threading.Lock()
+_banner_shown = False
+
+
+def new_highs() -> highspy.Highs:
+    """An empty highspy.Highs with output off.
+
+    highspy prints a banner on the process's C-level stdout when the first Highs is made,
+    before any option can turn output off; it would corrupt `--json` output, so that first
+    construction runs with file descriptor 1 pointed at the null device.
+    """
+    global _banner_shown
+    with _banner_lock:
+        if not _banner_shown:
+            sys.stdout.flush()
+            saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            try:
+                h = highspy.Highs()
+                try:  # the banner may sit in C stdio's buffer
+                    ctypes.CDLL(None).fflush(None)
+                except (OSError, AttributeError, TypeError):
+                    pass
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+                os.close(null)
+            _banner_shown = True
+        else:
+            h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    return h
+
+
 def to_highs(model: P1Model) -> highspy.Highs:
     """A highspy.Highs holding `model` (columns, CSR rows, integrality, names), output off."""
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     nc, nr = model.n_cols, model.n_rows
     h.addVars(nc, model.col_lower, model.col_upper)
     if nc:

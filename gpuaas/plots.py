@@ -112,23 +112,38 @@ def cost_table(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
     return {k: _mean(v) for k, v in acc.items()}
 
 
+def bound_table(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
+    """Mean of total cost / bound per (arrivals, N, method label) over the successful cells that
+    have a bound (results files older than `gpuaas bound` have none: empty table)."""
+    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for r in _ok(rows):
+        if r.get("cost_over_bound") is not None:
+            acc[(r["arrivals"], r["nodes"], label(r))].append(r["cost_over_bound"])
+    return {k: _mean(v) for k, v in acc.items()}
+
+
 def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "edf") -> Path:
-    """Mean total cost by method and scenario, with the ratio to `reference` (paper Fig. 3).
+    """Mean total cost by method and scenario, with the ratio to `reference` (paper Fig. 3)
+    and the distance to the lower bound.
 
     One column per arrival pattern: bars of the mean total cost (VM + tardiness, $)
-    per node count N and method, and below them each method's mean cost divided by the
-    reference method's mean cost in the same scenario.
+    per node count N and method; below them each method's mean cost divided by the
+    reference method's mean cost in the same scenario; and, when the results have bounds,
+    each method's mean of cost / bound (`gpuaas bound` on the cell's trace and node count:
+    1 is the lowest cost any schedule could reach).
     """
     out = _check_output(out)
     plt = _pyplot()
     table = cost_table(rows)
+    over_bound = bound_table(rows)
     arrivals = sorted({k[0] for k in table})
     labels = _order({k[2] for k in table})
     colors = _colors(labels)
     has_ref = any(k[2] == reference for k in table)
-    fig, axes = plt.subplots(2 if has_ref else 1, len(arrivals), squeeze=False,
-                             figsize=(max(6.0, 4.8 * len(arrivals)), 7.5 if has_ref else 4.5),
-                             gridspec_kw={"height_ratios": [3, 2]} if has_ref else None)  # fmt: skip
+    ratios = [3] + [2] * (has_ref + bool(over_bound))
+    fig, axes = plt.subplots(len(ratios), len(arrivals), squeeze=False,
+                             figsize=(max(6.0, 4.8 * len(arrivals)), 1.5 * sum(ratios)),
+                             gridspec_kw={"height_ratios": ratios})  # fmt: skip
     width = 0.8 / len(labels)
     for col, arr in enumerate(arrivals):
         ns = sorted({k[1] for k in table if k[0] == arr})
@@ -156,8 +171,21 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
             ax2.grid(alpha=0.3)
             if col == 0:
                 ax2.set_ylabel(f"cost / cost of {reference}")
+        if over_bound:
+            ax3 = axes[-1][col]
+            for lab in labels:
+                pts = [(str(n), over_bound[(arr, n, lab)]) for n in ns if (arr, n, lab) in over_bound]
+                if pts:
+                    ax3.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=lab)
+            ax3.axhline(1.0, color="black", lw=0.8, ls="--")
+            ax3.set_ylim(bottom=min(0.9, *(v for k, v in over_bound.items() if k[0] == arr)))
+            ax3.set_xlabel("nodes N")
+            ax3.grid(alpha=0.3)
+            if col == 0:
+                ax3.set_ylabel("cost / lower bound")
     fig.suptitle("Total cost (VM + tardiness) after all jobs complete"
-                 + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)"))  # fmt: skip
+                 + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)")
+                 + ("; distance to the lower bound" if over_bound else ""))  # fmt: skip
     fig.tight_layout()
     handles, names = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), title="method")

@@ -22,6 +22,7 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (D
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -30,7 +31,7 @@ import tempfile
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, default_tick
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, TIME_TOL, Plan, Rescheduler, _Job
+
+if TYPE_CHECKING:
+    from gpuaas.bounds import Bound
 
 #: consecutive events with unfinished jobs, none running and nothing to submit before giving up
 MAX_IDLE_EVENTS = 10_000
@@ -75,12 +79,20 @@ class SimulationResult:
     startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
     tick: float = 3600.0
     predicted: dict[str, float] | None = None
+    bound: Bound | None = None  # lower bound on any schedule's cost (gpuaas.bound), same nodes
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def moves_per_job(self) -> float:
         """Migrations plus preemptions per job."""
         return (self.migrations + self.preemptions) / max(1, len(self.jobs))
+
+    @property
+    def cost_over_bound(self) -> float | None:
+        """total_cost / bound (>= 1 with noise 0); None without a bound or when it is 0."""
+        if self.bound is None or self.bound.bound <= 0:
+            return None
+        return self.total_cost / self.bound.bound
 
     @property
     def makespan(self) -> float:
@@ -112,6 +124,11 @@ class SimulationResult:
             out["predicted"] = self.predicted
             out["cost_deviation"] = (self.total_cost - self.predicted["total_cost"]) / self.predicted[
                 "total_cost"] if self.predicted["total_cost"] else 0.0  # fmt: skip
+        if self.bound is not None:
+            b = self.bound.to_dict()
+            out["bound"] = b.pop("bound")
+            out["cost_over_bound"] = self.cost_over_bound
+            out["bound_detail"] = b
         out.update(self.extra)
         return out
 
@@ -132,6 +149,12 @@ class SimulationResult:
             (f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
              f"max {s['max'] * 1e3:.2f} ms, total {s['total']:.2f} s of {self.wall_seconds:.2f} s wall"),
         ]
+        if self.bound is not None:
+            ratio = self.cost_over_bound
+            lines.append(f"bound         {self.bound.bound:.4f} $  cost / bound = "
+                         + ("-" if ratio is None else f"{ratio:.4f}")
+                         + f" ({self.bound.binding.replace('_', '-')} bound"
+                         + ("; for predicted times" if self.noise > 0 else "") + ")")  # fmt: skip
         if self.predicted is not None:
             dev = self.to_dict()["cost_deviation"]
             lines.append(f"predicted     {self.predicted['total_cost']:.4f} $ (noise {self.noise:g}): "
@@ -330,7 +353,8 @@ class _ProgressBar:
 
 def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
              nodes: int | None = None, noise: float = 0.0, overhead: float = DEFAULT_OVERHEAD,
-             startup: float = DEFAULT_STARTUP, log: str | Path | None = None, progress: bool = False, tick: float | None = None,
+             startup: float = DEFAULT_STARTUP, log: str | Path | None = None, progress: bool = False,
+             tick: float | None = None, bound: bool | Bound = True,
              **solver_options: Any) -> SimulationResult:  # fmt: skip
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
 
@@ -357,6 +381,9 @@ def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
     tick : float, optional
         Periodic rescheduling interval when nothing happens; default the method's own
         (`gpuaas.methods.default_tick`), else the trace's H.
+    bound : bool or Bound
+        Attach the lower bound of any schedule of the trace on the run's node count
+        (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a cached value).
     **solver_options
         Passed to the method at every event (e.g. ``time_limit``).
 
@@ -375,7 +402,21 @@ def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
                           startup=startup, tick=tick, **solver_options).run()  # fmt: skip
         result.predicted = {"total_cost": exact.total_cost, "vm_cost": exact.vm_cost,
                             "tardiness_cost": exact.tardiness_cost}  # fmt: skip
+    if bound is True:
+        result.bound = trace_bound(trace, result.nodes)
+    elif bound is not False:
+        result.bound = bound
     return result
+
+
+def trace_bound(trace: Instance, nodes: int | None = None, **options: Any) -> Bound:
+    """`gpuaas.bound` of `trace` as the simulator replays it: every job from its release on
+    (the simulator ignores the trace's `time`)."""
+    from gpuaas.bounds import bound
+
+    if trace.time != 0.0:
+        trace = dataclasses.replace(trace, time=0.0)
+    return bound(trace, nodes=nodes, **options)
 
 
 def _run_logged(sim: Simulator, path: Path, progress: bool) -> SimulationResult:

@@ -1,0 +1,426 @@
+"""Lower bounds on the total cost (VM + tardiness) of ANY schedule of a trace.
+
+`bound(trace)` returns the best of two bounds (`formulations/BOUND.md` writes out every row
+with the argument why any real schedule satisfies it):
+
+1. **Per job** (`gpuaas.per_job`): each job alone on the cloud, free to mix configurations;
+   closed form, node-independent.
+2. **Capacity** (`capacity_lp`): a time-indexed LP solved by HiGHS. x_jck = fraction of job
+   j's remaining work done on configuration c in slot k; every job completes; in a slot a job
+   runs at most the slot's length after its release; the node-seconds of a slot (a job on
+   c = (v, g) fills g/G_v of a node) are at most N × the slot's length — which implies the
+   GPU-seconds row GPU-seconds ≤ N·max_v G_v·length; tardiness at least the per-job term and
+   at least ω_j·Σ x_jck·max(0, max(slot start, r_j) − due_j). The slots cover the horizon up
+   to every job's due date plus the time N nodes need for the least work; a last, open-ended
+   slot takes whatever any schedule does later (no capacity row there), so the LP is a
+   relaxation whatever the horizon and slot. Each job keeps only its non-dominated
+   configurations (time, cost, node-seconds): a dominated column can be replaced by its
+   dominating one without breaking a row or raising the cost.
+
+What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
+at one configuration at a time (migrating freely and at no cost), taking the instance's
+*predicted* times — `gpuaas simulate` with noise 0 can never cost less (restart overhead and
+idle VMs only add cost); with noise, actual durations differ and a run can fall below it.
+
+At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
+whatever dual vector HiGHS holds (`_dual_bound`, valid for ANY multipliers once their signs
+and the tardiness columns' reduced costs are repaired, because every x ≤ 1), or the per-job
+bound if HiGHS holds none. The reported capacity value is that Lagrangian value even at
+optimality, so solver tolerances never push it above the LP's true optimum by more than
+floating-point rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass
+from typing import Any
+
+import highspy
+import numpy as np
+
+from gpuaas.errors import InputError, SolverError
+from gpuaas.instance import Instance
+from gpuaas.milp import new_highs
+from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan, share_price
+
+#: the automatic slot is the smallest multiple of this (s) ...
+SLOT_UNIT = 3600.0
+#: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off)
+MAX_COLUMNS = 50_000
+#: a given slot may not make the LP larger than this (memory, and HiGHS would not finish)
+LIMIT_COLUMNS = 2_000_000
+#: time limit (s) of the capacity LP when none is given
+DEFAULT_TIME_LIMIT = 120.0
+
+
+@dataclass
+class Bound:
+    """The bounds of one trace for one node count (`to_dict` is `gpuaas bound --json`).
+
+    `bound` = max(per_job, capacity); `status` is the capacity LP's: "optimal", "time_limit"
+    (capacity is then a valid dual bound, possibly the per-job one) or "fits" (the per-job plans
+    never need more than N nodes at once, so the LP's optimum is the per-job bound: not solved).
+    """
+
+    bound: float
+    per_job: float
+    capacity: float
+    status: str
+    seconds: float
+    slot: float | None  # None: the LP was not needed ("fits")
+    nodes: int
+    columns: int = 0
+    rows: int = 0
+
+    @property
+    def binding(self) -> str:
+        """Which bound is the larger: "capacity" or "per_job"."""
+        return "capacity" if self.capacity > self.per_job else "per_job"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bound": self.bound,
+            "bounds": {"per_job": self.per_job, "capacity": self.capacity},
+            "binding": self.binding, "status": self.status, "seconds": self.seconds,
+            "slot": self.slot, "nodes": self.nodes, "columns": self.columns, "rows": self.rows,
+        }  # fmt: skip
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        if self.status == "fits":
+            cap = "= per-job (the per-job plans never need more than N nodes at once: LP not needed)"
+        else:
+            gap = 100.0 * (self.capacity - self.per_job) / self.per_job if self.per_job > 0 else 0.0
+            cap = (f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}, "
+                   f"{self.columns} columns, {self.rows} rows, slot {_duration(self.slot or 0.0)})")
+        return "\n".join([
+            f"bound         {self.bound:.4f} $  (no schedule on {self.nodes} nodes costs less; "
+            f"the {self.binding.replace('_', '-')} bound binds)",
+            f"per-job       {self.per_job:.4f} $  (each job alone, cheapest mix of configurations)",
+            f"capacity      {cap}",
+            f"seconds       {self.seconds:.2f}",
+        ])  # fmt: skip
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:g} h" if seconds % 3600 == 0 else f"{seconds:g} s"
+
+
+def bound(trace: Instance, nodes: int | None = None, slot: float | None = None,
+          time_limit: float | None = None) -> Bound:  # fmt: skip
+    """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
+
+    Parameters
+    ----------
+    trace : Instance
+        A trace (all jobs with their releases) or a rescheduling point; jobs run from
+        max(release, trace.time) on, with their remaining (predicted) times.
+    nodes : int, optional
+        N; default the trace's. The per-job bound does not depend on it.
+    slot : float, optional
+        Slot length (s) of the capacity LP; default the smallest multiple of 1 h for which it
+        has at most `MAX_COLUMNS` x-columns.
+    time_limit : float, optional
+        Seconds for the capacity LP (default `DEFAULT_TIME_LIMIT`); when it runs out the
+        capacity bound is a valid dual bound, never a primal estimate.
+
+    Returns
+    -------
+    Bound
+    """
+    t0 = _time.perf_counter()
+    if not isinstance(trace, Instance):
+        raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
+    nodes = trace.nodes if nodes is None else nodes
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+        raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
+    for name, value in (("slot", slot), ("time_limit", time_limit)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value <= 0):  # fmt: skip
+            raise InputError(None, name, f"must be a finite number of seconds > 0, got {value!r}")
+    if slot is not None and trace.n_jobs:
+        check_slot(trace, int(nodes), float(slot))
+    plan = per_job_plan(trace)
+    per_job = plan.total
+    if trace.n_jobs == 0 or peak_nodes(trace, plan) <= nodes:
+        return Bound(per_job, per_job, per_job, "fits", _time.perf_counter() - t0, None, int(nodes))
+    lp = capacity_lp(trace, int(nodes), slot)
+    capacity, status = solve_capacity(lp, DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
+    capacity = per_job if capacity is None else max(capacity, per_job)
+    return Bound(bound=max(per_job, capacity), per_job=per_job, capacity=capacity, status=status,
+                 seconds=_time.perf_counter() - t0, slot=lp.slot, nodes=int(nodes),
+                 columns=lp.n_cols, rows=lp.n_rows)  # fmt: skip
+
+
+def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
+    """The most nodes the per-job plans occupy at once, each job running its plan from r_j on
+    (first configuration, then the second), a configuration (v, g) filling g/G_v of a node.
+
+    When it is at most N these plans satisfy every row of the capacity LP at any slot length,
+    with the per-job cost: the capacity LP's optimum is then exactly the per-job bound.
+    """
+    J = instance.n_jobs
+    if J == 0:
+        return 0.0
+    share = node_share(instance)
+    rows = np.arange(J)
+    r = effective_release(instance)
+    times, rates = [r], []
+    for i in range(2):
+        c = plan.cfg[:, i]
+        used = c >= 0
+        span = np.zeros(J)
+        span[used] = plan.fraction[used, i] * instance.times[rows[used], c[used]]
+        times.append(times[-1] + span)
+        rates.append(np.where(used, share[np.maximum(c, 0)], 0.0))
+    # +rate at each segment's start, -rate at its end; ends sort before starts at equal times
+    at = np.concatenate([times[0], times[1], times[1], times[2]])
+    delta = np.concatenate([rates[0], -rates[0], rates[1], -rates[1]])
+    order = np.lexsort((delta, at))
+    return float(np.cumsum(delta[order]).max(initial=0.0))
+
+
+# ------------------------------------------------------------------------------------------
+# The capacity LP
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class CapacityLP:
+    """The capacity LP as arrays: columns x_jck (then T_j), rows as CSR, and the slot grid.
+
+    Row families, in order: completion (J, = 1), per-job tardiness (J, >= -ω_j·D_j),
+    slot tardiness (J, >= 0), node capacity (K, <= N·slot), per-slot job time (<= length).
+    """
+
+    slot: float
+    start: float  # s_0: start of slot 0; slot k is [s_0 + k·slot, s_0 + (k+1)·slot), slot K open-ended
+    n_slots: int  # K regular slots
+    n_x: int
+    col_job: np.ndarray  # (n_x,) job of each x column
+    col_cfg: np.ndarray
+    col_slot: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    col_cost: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    indptr: np.ndarray  # CSR
+    indices: np.ndarray
+    data: np.ndarray
+    n_jobs: int
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.col_cost)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_lower)
+
+
+def non_dominated(times: np.ndarray, *others: np.ndarray) -> np.ndarray:
+    """(J, C) mask of each job's configurations no other one beats on times and `others`.
+
+    c is dominated when some c' is no worse on every criterion and better on one, or equal on
+    all with a lower index; infinite times are never kept.
+    """
+    crit = np.stack((times,) + others)  # (m, J, C)
+    finite = np.isfinite(times)
+    le = (crit[:, :, :, None] <= crit[:, :, None, :]).all(axis=0)  # [j, c', c]: c' no worse than c
+    lt = (crit[:, :, :, None] < crit[:, :, None, :]).any(axis=0)
+    C = times.shape[1]
+    earlier = np.arange(C)[:, None] < np.arange(C)[None, :]
+    beats = le & (lt | earlier[None]) & finite[:, :, None]
+    return finite & ~beats.any(axis=1)
+
+
+def _horizon(instance: Instance, nodes: int, keep: np.ndarray, node_seconds: np.ndarray) -> float:
+    """End of the regular slots (beyond it, only the open-ended slot): the latest time a job
+    could still be running without idling — done on its fastest configuration, or still on its
+    slowest one at its due date — plus the time N nodes need for every job's least node-seconds."""
+    r = effective_release(instance)
+    t = np.where(keep, instance.times, np.nan)
+    tmin, tmax = np.nanmin(t, axis=1), np.nanmax(t, axis=1)
+    latest = np.maximum(r + tmin, np.minimum(instance.due, r + tmax))
+    load = np.where(keep, node_seconds, np.inf).min(axis=1).sum() / nodes
+    return float(latest.max() + load)
+
+
+def count_columns(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float) -> int:
+    """x-columns of the capacity LP with this slot: Σ_j n_cfg_j·(slots from r_j's to the last)."""
+    K = max(1, math.ceil((end - start) / slot - 1e-9))
+    kr = np.minimum(np.floor((first - start) / slot), K)
+    return int((n_cfg * (K - kr + 1)).sum())
+
+
+def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
+              max_columns: int = MAX_COLUMNS) -> float:  # fmt: skip
+    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns."""
+    columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
+    lo, hi = 1, 1
+    while columns(hi) > max_columns:
+        lo, hi = hi + 1, hi * 2
+    while lo < hi:  # columns(m) is non-increasing in m
+        mid = (lo + hi) // 2
+        if columns(mid) <= max_columns:
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi * SLOT_UNIT
+
+
+def _grid(instance: Instance, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """(cost, node-seconds, kept configurations, their count per job, start, end of the regular slots)."""
+    t = instance.times
+    with np.errstate(invalid="ignore"):
+        cost, node_sec = t * share_price(instance), t * node_share(instance)
+    keep = non_dominated(t, cost, node_sec)
+    start = float(effective_release(instance).min())
+    return cost, node_sec, keep, keep.sum(axis=1), start, _horizon(instance, nodes, keep, node_sec)
+
+
+def check_slot(instance: Instance, nodes: int, slot: float) -> None:
+    """InputError when `slot` would make the capacity LP larger than LIMIT_COLUMNS."""
+    _, _, _, n_cfg, start, end = _grid(instance, nodes)
+    n = count_columns(effective_release(instance), n_cfg, start, end, slot)
+    if n > LIMIT_COLUMNS:
+        raise InputError(None, "slot", f"{slot:g} s makes a capacity LP of {n} columns (at most "
+                         f"{LIMIT_COLUMNS}); use a longer slot")  # fmt: skip
+
+
+def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> CapacityLP:
+    """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md)."""
+    J = instance.n_jobs
+    t = instance.times
+    r = effective_release(instance)
+    d = instance.due
+    w = instance.weight
+    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
+    if slot is None:
+        L = auto_slot(r, n_cfg, start, end)
+    else:
+        check_slot(instance, nodes, float(slot))
+        L = float(slot)
+    K = max(1, math.ceil((end - start) / L - 1e-9))
+    first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
+
+    # x columns: (j, c) pairs in job order, each over slots first_j .. K (K: open-ended)
+    pj, pc = np.nonzero(keep)
+    owner, ck = _ranges(first[pj], K + 1)
+    n_x = len(ck)
+    cj, cc = pj[owner], pc[owner]
+    tt = t[cj, cc]
+    late = np.maximum(0.0, np.maximum(start + ck * L, r[cj]) - d[cj])
+    regular = ck < K
+
+    # rows: completion j, per-job tardiness J + j, slot tardiness 2J + j, capacity 3J + k,
+    # then per-slot time rows, only for (j, k) whose length after r_j is below j's longest time
+    ids = np.arange(n_x)
+    pair_job, pair_slot = _ranges(first, K)
+    cap_len = start + (pair_slot + 1) * L - np.maximum(start + pair_slot * L, r[pair_job])
+    tmax = np.where(keep, t, -np.inf).max(axis=1)
+    need = cap_len < tmax[pair_job]
+    time_row = np.full((J, K + 1), -1, dtype=np.int64)
+    time_row[pair_job[need], pair_slot[need]] = 3 * J + K + np.arange(int(need.sum()))
+    trow = time_row[cj, ck]
+    has_t = trow >= 0
+    has_late = late > 0
+
+    rows = [cj, J + cj, 2 * J + cj[has_late], 3 * J + ck[regular], trow[has_t]]
+    cols = [ids, ids, ids[has_late], ids[regular], ids[has_t]]
+    vals = [np.ones(n_x), -w[cj] * tt, -w[cj[has_late]] * late[has_late],
+            node_sec[cj[regular], cc[regular]], tt[has_t]]
+    T_cols = n_x + np.arange(J)
+    rows += [J + np.arange(J), 2 * J + np.arange(J)]
+    cols += [T_cols, T_cols]
+    vals += [np.ones(J), np.ones(J)]
+    n_rows = 3 * J + K + int(need.sum())
+    row_lower = np.concatenate([np.ones(J), -w * (d - r), np.zeros(J), np.full(K, -np.inf),
+                                np.full(int(need.sum()), -np.inf)])  # fmt: skip
+    row_upper = np.concatenate([np.ones(J), np.full(2 * J, np.inf), np.full(K, nodes * L),
+                                cap_len[need]])  # fmt: skip
+    R = np.concatenate(rows)
+    Cc = np.concatenate(cols)
+    V = np.concatenate(vals)
+    order = np.lexsort((Cc, R))
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(R, minlength=n_rows)))).astype(np.int64)
+    return CapacityLP(
+        slot=L, start=start, n_slots=K, n_x=n_x, col_job=cj, col_cfg=cc, col_slot=ck,
+        col_lower=np.zeros(n_x + J), col_upper=np.concatenate([np.ones(n_x), np.full(J, np.inf)]),
+        col_cost=np.concatenate([cost[cj, cc], np.ones(J)]),
+        row_lower=row_lower, row_upper=row_upper, indptr=indptr,
+        indices=Cc[order].astype(np.int32), data=V[order].astype(np.float64), n_jobs=J,
+    )  # fmt: skip
+
+
+def _ranges(lo: np.ndarray, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated ranges lo_i .. hi-1: (owner i, value) of every element."""
+    n = np.maximum(hi - lo, 0)
+    owner = np.repeat(np.arange(len(lo)), n)
+    return owner, lo[owner] + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+
+
+def to_highs(lp: CapacityLP) -> highspy.Highs:
+    """A highspy.Highs holding `lp`, output off."""
+    h = new_highs()
+    h.addVars(lp.n_cols, lp.col_lower, lp.col_upper)
+    h.changeColsCost(lp.n_cols, np.arange(lp.n_cols, dtype=np.int32), lp.col_cost)
+    h.addRows(lp.n_rows, lp.row_lower, lp.row_upper, len(lp.data), lp.indptr[:-1].astype(np.int32),
+              lp.indices, lp.data)  # fmt: skip
+    return h
+
+
+def solve_capacity(lp: CapacityLP, time_limit: float) -> tuple[float | None, str]:
+    """(valid lower bound or None, status) of the capacity LP solved by HiGHS within `time_limit`."""
+    h = to_highs(lp)
+    h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+    if h.run() == highspy.HighsStatus.kError:
+        raise SolverError(f"HiGHS failed on the capacity LP: {h.modelStatusToString(h.getModelStatus())}")
+    ms = h.getModelStatus()
+    if ms == highspy.HighsModelStatus.kOptimal:
+        status = "optimal"
+    elif ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit,
+                highspy.HighsModelStatus.kInterrupt):  # fmt: skip
+        status = "time_limit"
+    else:  # the LP is feasible by construction (everything may go to the last slot)
+        raise SolverError(f"HiGHS: capacity LP {h.modelStatusToString(ms)}")
+    info = h.getInfo()
+    if info.dual_solution_status == highspy.SolutionStatus.kSolutionStatusNone:
+        return None, status
+    y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
+    if len(y) != lp.n_rows or not np.isfinite(y).all():
+        return None, status
+    return dual_bound(lp, y), status
+
+
+def dual_bound(lp: CapacityLP, y: np.ndarray) -> float:
+    """The Lagrangian bound of the capacity LP at row multipliers `y` (any y: repaired first).
+
+    For min c·x, lower <= A x <= upper, col_lower <= x <= col_upper, every y gives
+    c·x >= Σ_i y_i·(A x)_i + Σ_j (c − Aᵀy)_j·x_j >= Σ_i min over the row's range of y_i·(Ax)_i
+    + Σ_j min over the column's range of (c − Aᵀy)_j·x_j, finite when y_i > 0 only on rows with a
+    lower bound, y_i < 0 only on rows with an upper bound (else set to 0), and no column with an
+    infinite upper bound has a negative reduced cost: T_j (cost 1, +1 in its two tardiness
+    rows) needs y_tard1 + y_tard2 <= 1, so both are scaled down when they exceed it.
+    """
+    y = np.array(y, dtype=np.float64)
+    y[(y > 0) & ~np.isfinite(lp.row_lower)] = 0.0
+    y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
+    J = lp.n_jobs
+    t1, t2 = y[J:2 * J], y[2 * J:3 * J]  # views: >= rows, so y >= 0 there already
+    s = t1 + t2
+    over = s > 1.0
+    t1[over] /= s[over]
+    t2[over] /= s[over]
+    row_of = np.repeat(np.arange(lp.n_rows), np.diff(lp.indptr))
+    reduced = lp.col_cost - np.bincount(lp.indices, weights=lp.data * y[row_of], minlength=lp.n_cols)
+    row_part = np.where(y > 0, y * np.where(y > 0, lp.row_lower, 0.0),
+                        y * np.where(y < 0, lp.row_upper, 0.0))  # fmt: skip
+    reduced[(reduced < 0) & ~np.isfinite(lp.col_upper)] = 0.0  # rounding only, after the repair
+    neg = reduced < 0
+    col_part = np.where(neg, reduced * np.where(neg, lp.col_upper, 0.0),
+                        reduced * lp.col_lower)  # fmt: skip
+    return float(math.fsum(row_part) + math.fsum(col_part))

@@ -1,0 +1,154 @@
+"""The per-job bound: the cheapest way each job could run if it had the cloud to itself.
+
+A job that does fraction f_c of its remaining work on configuration c = (v, g) runs f_c·t_jc
+seconds there and occupies g/G_v of a VM of type v, so it pays at least
+Σ_c f_c·t_jc·p_c with p_c = price_v·g/G_v per second (sharing a VM never makes a GPU cheaper),
+and it finishes no earlier than r_j + Σ_c f_c·t_jc (one configuration at a time, from its
+release r_j), so its tardiness is at least ω_j·max(0, Σ_c f_c·t_jc − D_j) with D_j = due_j − r_j.
+The per-job LP
+
+    min_f  Σ_c f_c·t_jc·p_c + ω_j·max(0, Σ_c f_c·t_jc − D_j)   s.t. f ≥ 0, Σ_c f_c = 1
+
+is a convex piecewise-linear function of the job's total running time T = Σ f_c·t_jc plus the
+lower convex hull of the points (t_jc, t_jc·p_c); its minimum lies at a hull vertex (one
+configuration) or at the kink T = D_j (a fast configuration with t < D_j mixed with a slow one
+with t > D_j so that the job ends exactly at its due date). `per_job_plan` evaluates all those
+candidates — O(C²) per job, in a cached numba kernel — and returns the minimiser: per job the
+one or two configurations and their fractions. The sum over jobs is a lower bound on the
+total cost (VM + tardiness) of any schedule (`gpuaas.bound`), and the plan itself is "the
+cheapest configuration that still meets the due date, or the cheapest mix of two when none
+does".
+
+At a rescheduling point the instance's remaining times `times` and the due date relative to
+r_j = max(release_j, T_c) are used, so the same function serves a whole trace (T_c = 0) and
+one rescheduling point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from gpuaas.instance import Instance
+
+
+@dataclass(frozen=True, eq=False)
+class PerJobPlan:
+    """Per job, the minimiser of the per-job LP and its cost parts.
+
+    `cfg[j] = (a, b)` are the configurations (b = -1: a alone), `fraction[j] = (f_a, f_b)` the
+    fractions of the remaining work done on each (f_a + f_b = 1), `duration[j]` the running
+    time f_a·t_ja + f_b·t_jb, `vm_cost[j]` its VM share and `tardiness_cost[j]` the tardiness
+    of finishing at r_j + duration; `cost = vm_cost + tardiness_cost` is the LP's minimum.
+    """
+
+    cost: np.ndarray  # (J,) $
+    vm_cost: np.ndarray  # (J,) $
+    tardiness_cost: np.ndarray  # (J,) $
+    cfg: np.ndarray  # (J, 2) int64, -1: unused
+    fraction: np.ndarray  # (J, 2)
+    duration: np.ndarray  # (J,) s
+
+    @property
+    def total(self) -> float:
+        """The per-job bound: Σ_j cost_j."""
+        return float(np.sum(self.cost))
+
+
+def share_price(instance: Instance) -> np.ndarray:
+    """p_c = price_v·g/G_v ($/s): the VM price share of configuration c = (v, g)."""
+    return instance.catalog.cost[instance.catalog.cfg_vm] * node_share(instance)
+
+
+def node_share(instance: Instance) -> np.ndarray:
+    """g/G_v: the part of a VM of type v that configuration c = (v, g) occupies."""
+    cat = instance.catalog
+    return cat.cfg_gpus / cat.gpus[cat.cfg_vm]
+
+
+def effective_release(instance: Instance) -> np.ndarray:
+    """r_j = max(release_j, T_c): the earliest time job j can run from this instance on."""
+    return np.maximum(instance.release, instance.time)
+
+
+def per_job_plan(instance: Instance) -> PerJobPlan:
+    """The per-job LP's optimum for every job of `instance` (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        A trace (T_c = 0) or a rescheduling point; remaining times `instance.times` are used,
+        with due dates relative to max(release, T_c).
+
+    Returns
+    -------
+    PerJobPlan
+    """
+    times = np.ascontiguousarray(instance.times, dtype=np.float64)
+    slack = np.ascontiguousarray(instance.due - effective_release(instance), dtype=np.float64)
+    weight = np.ascontiguousarray(instance.weight, dtype=np.float64)
+    price = np.ascontiguousarray(share_price(instance), dtype=np.float64)
+    share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
+    vm, tard, cfg, frac, dur = _cheapest_mix(times, price, share, slack, weight)
+    return PerJobPlan(cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur)
+
+
+@njit(cache=True)
+def _cheapest_mix(times, price, share, slack, weight):  # pragma: no cover - compiled
+    """Per job: every single configuration, and every (fast, slow) pair ending at the due date.
+
+    Among candidates of equal cost (to 1e-12 relative) the one with the fewest node-seconds
+    (time x g/G_v) wins, then the first found: single configurations in index order, then pairs.
+    """
+    J, C = times.shape
+    vm = np.zeros(J)
+    tard = np.zeros(J)
+    cfg = np.full((J, 2), -1, dtype=np.int64)
+    frac = np.zeros((J, 2))
+    dur = np.zeros(J)
+    for j in range(J):
+        D = slack[j]
+        w = weight[j]
+        best = np.inf
+        best_ns = np.inf
+        for c in range(C):
+            t = times[j, c]
+            if not np.isfinite(t):
+                continue
+            a = t * price[c]
+            late = w * max(0.0, t - D)
+            ns = t * share[c]
+            if _better(a + late, ns, best, best_ns):
+                best, best_ns = a + late, ns
+                vm[j], tard[j], dur[j] = a, late, t
+                cfg[j, 0], cfg[j, 1] = c, -1
+                frac[j, 0], frac[j, 1] = 1.0, 0.0
+        for c1 in range(C):  # fast: ends before the due date
+            t1 = times[j, c1]
+            if not (t1 < D):
+                continue
+            a1 = t1 * price[c1]
+            for c2 in range(C):  # slow: ends after it
+                t2 = times[j, c2]
+                if not (np.isfinite(t2) and t2 > D):
+                    continue
+                a2 = t2 * price[c2]
+                if a2 >= a1:  # the slow one must be cheaper, or c1 alone is no worse
+                    continue
+                f1 = (t2 - D) / (t2 - t1)
+                a = f1 * a1 + (1.0 - f1) * a2
+                ns = f1 * t1 * share[c1] + (1.0 - f1) * t2 * share[c2]
+                if _better(a, ns, best, best_ns):
+                    best, best_ns = a, ns
+                    vm[j], tard[j], dur[j] = a, 0.0, D
+                    cfg[j, 0], cfg[j, 1] = c1, c2
+                    frac[j, 0], frac[j, 1] = f1, 1.0 - f1
+    return vm, tard, cfg, frac, dur
+
+
+@njit(cache=True)
+def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
+    tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
+    return cost < best - tol or (cost <= best + tol and ns < best_ns)
