@@ -258,11 +258,13 @@ def count_columns(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float
 
 def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
               max_columns: int = MAX_COLUMNS) -> float:  # fmt: skip
-    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns."""
+    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns
+    (or one regular slot over the whole horizon, when even that has more)."""
     columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
+    top = max(1, math.ceil((end - start) / SLOT_UNIT))  # one regular slot: the fewest columns
     lo, hi = 1, 1
-    while columns(hi) > max_columns:
-        lo, hi = hi + 1, hi * 2
+    while hi < top and columns(hi) > max_columns:
+        lo, hi = hi + 1, min(hi * 2, top)
     while lo < hi:  # columns(m) is non-increasing in m
         mid = (lo + hi) // 2
         if columns(mid) <= max_columns:
@@ -300,7 +302,7 @@ def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> Ca
     w = instance.weight
     cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
     if slot is None:
-        L = auto_slot(r, n_cfg, start, end)
+        L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
     else:
         check_slot(instance, nodes, float(slot))
         L = float(slot)
