@@ -325,9 +325,11 @@ def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> Ca
     cap_len = start + (pair_slot + 1) * L - np.maximum(start + pair_slot * L, r[pair_job])
     tmax = np.where(keep, t, -np.inf).max(axis=1)
     need = cap_len < tmax[pair_job]
-    time_row = np.full((J, K + 1), -1, dtype=np.int64)
-    time_row[pair_job[need], pair_slot[need]] = 3 * J + K + np.arange(int(need.sum()))
-    trow = time_row[cj, ck]
+    n_pairs = np.maximum(K - first, 0)  # (j, k) pairs in job order, k = first_j .. K-1
+    pair_of = np.concatenate(([0], np.cumsum(n_pairs)[:-1]))[cj] + ck - first[cj]
+    row_of_pair = np.where(need, 3 * J + K + np.cumsum(need) - 1, -1)
+    trow = np.full(n_x, -1, dtype=np.int64)  # per-slot time row of each column, -1: none
+    trow[regular] = row_of_pair[pair_of[regular]]
     has_t = trow >= 0
     has_late = late > 0
 
