@@ -279,7 +279,7 @@ def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
     return hi * SLOT_UNIT
 
 
-def _grid(instance: Instance, nodes: int) -> tuple[np.ndarray, ...]:
+def _grid(instance: Instance, nodes: int) -> tuple[Any, ...]:
     """(cost, node-seconds, kept configurations, their count per job) arrays and the start and
     end of the regular slots."""
     t = instance.times
