@@ -11,9 +11,12 @@ with the argument why any real schedule satisfies it):
    c = (v, g) fills g/G_v of a node) are at most N × the slot's length — which implies the
    GPU-seconds row GPU-seconds ≤ N·max_v G_v·length; tardiness at least the per-job term and
    at least ω_j·Σ x_jck·max(0, max(slot start, r_j) − due_j). The slots cover the horizon up
-   to every job's due date plus the time N nodes need for the least work; a last, open-ended
-   slot takes whatever any schedule does later (no capacity row there), so the LP is a
-   relaxation whatever the horizon and slot. Each job keeps only its non-dominated
+   to when every job could be done (or still be running on its slowest configuration at its
+   due date) plus the time N nodes need for the least work; a last, open-ended slot takes
+   whatever any schedule does later (no capacity row there), so the LP is a relaxation
+   whatever the horizon and slot. The LP is skipped when the per-job plans never need more
+   than N nodes at once (`peak_nodes`): they then satisfy every row, and its optimum is the
+   per-job bound. Each job keeps only its non-dominated
    configurations (time, cost, node-seconds): a dominated column can be replaced by its
    dominating one without breaking a row or raising the cost.
 
@@ -23,7 +26,7 @@ at one configuration at a time (migrating freely and at no cost), taking the ins
 idle VMs only add cost); with noise, actual durations differ and a run can fall below it.
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
-whatever dual vector HiGHS holds (`_dual_bound`, valid for ANY multipliers once their signs
+whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
 and the tardiness columns' reduced costs are repaired, because every x ≤ 1), or the per-job
 bound if HiGHS holds none. The reported capacity value is that Lagrangian value even at
 optimality, so solver tolerances never push it above the LP's true optimum by more than
@@ -59,9 +62,11 @@ DEFAULT_TIME_LIMIT = 120.0
 class Bound:
     """The bounds of one trace for one node count (`to_dict` is `gpuaas bound --json`).
 
-    `bound` = max(per_job, capacity); `status` is the capacity LP's: "optimal", "time_limit"
-    (capacity is then a valid dual bound, possibly the per-job one) or "fits" (the per-job plans
-    never need more than N nodes at once, so the LP's optimum is the per-job bound: not solved).
+    `capacity` = max(the LP's dual bound, per_job) — the LP holds the per-job rows, so this only
+    matters at a time limit — and `bound` = max(per_job, capacity). `status` is the capacity
+    LP's: "optimal", "time_limit" (capacity is then a valid dual bound, possibly the per-job
+    one) or "fits" (the per-job plans never need more than N nodes at once, so the LP's optimum
+    is the per-job bound: not solved). `slot`, `columns`, `rows` describe the LP solved.
     """
 
     bound: float
@@ -258,11 +263,13 @@ def count_columns(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float
 
 def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
               max_columns: int = MAX_COLUMNS) -> float:  # fmt: skip
-    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns."""
+    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns
+    (or one regular slot over the whole horizon, when even that has more)."""
     columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
+    top = max(1, math.ceil((end - start) / SLOT_UNIT))  # one regular slot: the fewest columns
     lo, hi = 1, 1
-    while columns(hi) > max_columns:
-        lo, hi = hi + 1, hi * 2
+    while hi < top and columns(hi) > max_columns:
+        lo, hi = hi + 1, min(hi * 2, top)
     while lo < hi:  # columns(m) is non-increasing in m
         mid = (lo + hi) // 2
         if columns(mid) <= max_columns:
@@ -272,8 +279,9 @@ def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
     return hi * SLOT_UNIT
 
 
-def _grid(instance: Instance, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
-    """(cost, node-seconds, kept configurations, their count per job, start, end of the regular slots)."""
+def _grid(instance: Instance, nodes: int) -> tuple[Any, ...]:
+    """(cost, node-seconds, kept configurations, their count per job) arrays and the start and
+    end of the regular slots."""
     t = instance.times
     with np.errstate(invalid="ignore"):
         cost, node_sec = t * share_price(instance), t * node_share(instance)
@@ -300,7 +308,7 @@ def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> Ca
     w = instance.weight
     cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
     if slot is None:
-        L = auto_slot(r, n_cfg, start, end)
+        L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
     else:
         check_slot(instance, nodes, float(slot))
         L = float(slot)
@@ -323,9 +331,11 @@ def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> Ca
     cap_len = start + (pair_slot + 1) * L - np.maximum(start + pair_slot * L, r[pair_job])
     tmax = np.where(keep, t, -np.inf).max(axis=1)
     need = cap_len < tmax[pair_job]
-    time_row = np.full((J, K + 1), -1, dtype=np.int64)
-    time_row[pair_job[need], pair_slot[need]] = 3 * J + K + np.arange(int(need.sum()))
-    trow = time_row[cj, ck]
+    n_pairs = np.maximum(K - first, 0)  # (j, k) pairs in job order, k = first_j .. K-1
+    pair_of = np.concatenate(([0], np.cumsum(n_pairs)[:-1]))[cj] + ck - first[cj]
+    row_of_pair = np.where(need, 3 * J + K + np.cumsum(need) - 1, -1)
+    trow = np.full(n_x, -1, dtype=np.int64)  # per-slot time row of each column, -1: none
+    trow[regular] = row_of_pair[pair_of[regular]]
     has_t = trow >= 0
     has_late = late > 0
 

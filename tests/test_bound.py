@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schedule_bruteforce import cheapest_one_node_schedule
-from scipy.optimize import linprog
 from test_instance import BASE, CASES, _write
 
 import gpuaas
@@ -35,7 +34,7 @@ from gpuaas.catalog import load_catalog
 from gpuaas.cli import cli
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance, load_instance
-from gpuaas.per_job import node_share, per_job_plan, share_price
+from gpuaas.per_job import per_job_plan, share_price
 from gpuaas.simulator import simulate
 
 #: methods whose simulated cost the bound must never exceed, with small options for speed
@@ -151,7 +150,7 @@ def test_per_job_plan_cheapest_on_time_then_fewest_nodes():
 
 def dense_capacity_lp(inst: Instance, nodes: int, start: float, slot: float, K: int) -> float:
     """BOUND.md's LP on the same slot grid, built row by row with every runnable configuration
-    (no pruning) and every per-slot time row, solved by scipy's HiGHS."""
+    (no pruning) and every per-slot time row, passed to HiGHS row by row."""
     cat = inst.catalog
     J, C = inst.n_jobs, cat.n_configs
     r = np.maximum(inst.release, inst.time)
@@ -205,10 +204,17 @@ def dense_capacity_lp(inst: Instance, nodes: int, start: float, slot: float, K: 
                 row[i] = inst.times[j, c] * share[c]
         A_ub.append(row)
         b_ub.append(nodes * slot)
-    res = linprog(cost, A_ub=np.array(A_ub), b_ub=b_ub, A_eq=np.array(A_eq), b_eq=b_eq,
-                  bounds=[(0, None)] * n, method="highs")  # fmt: skip
-    assert res.status == 0, res.message
-    return float(res.fun)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addVars(n, np.zeros(n), np.full(n, np.inf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
+    for rows, rhs, equal in ((A_eq, b_eq, True), (A_ub, b_ub, False)):
+        for row, b in zip(rows, rhs):
+            nz = np.flatnonzero(row).astype(np.int32)
+            h.addRow(b if equal else -np.inf, b, len(nz), nz, row[nz])
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    return float(h.getInfo().objective_function_value)
 
 
 @pytest.mark.parametrize("seed", range(6))

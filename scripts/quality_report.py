@@ -1,0 +1,93 @@
+"""Markdown report of a quality campaign (scripts/campaigns/quality.yaml): cost / bound and moves.
+
+For every (N, arrivals, restart overhead) it gives each method's cost / bound over the traces
+(mean and range) and its moves per job, and checks issue 11's bars for the default method: no
+dearer than the best other method with the same N nodes, and at most 1.10 x the bound (under
+high arrivals: 1.10 x the bound or half the best of greedy / randomized greedy / path relinking,
+whichever is larger; `--before` gives those costs, measured on the issue's commit), and at most
+1 move per job at a 600 s restart. Means are over the traces of a cell.
+
+    python scripts/quality_report.py scripts/results/quality.csv -o scripts/results/quality.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from gpuaas.campaign import read_results
+from gpuaas.methods import DEFAULT_METHOD
+
+PAPER_HEURISTICS = ("greedy", "randomized-greedy", "path-relinking")
+
+
+def label(row: dict) -> str:
+    m = int(row["node_multiplier"] or 1)
+    return row["method"] if m == 1 else f"{row['method']} x{m}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("-o", "--output")
+    ap.add_argument("--before", help="CSV rows N, trace seed, restart s, method, total cost of the paper's "
+                    "heuristics at the issue's commit (high arrivals), for the high-arrival bar")  # fmt: skip
+    args = ap.parse_args()
+    before: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    if args.before:
+        for n, _seed, ov, m, cost in csv.reader(open(args.before)):
+            before[(int(n), "high", float(ov))][m].append(float(cost))
+    rows = [r for r in read_results(args.results) if r["status"] == "ok"]
+    cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        cells[(r["nodes"], r["arrivals"], r["overhead"])][label(r)].append(r)
+    methods = sorted({label(r) for r in rows}, key=lambda m: (m != DEFAULT_METHOD, " x" in m, m))
+    out = [f"# Quality: total cost / lower bound, and moves per job ({args.results})", "",
+           "Each cell: mean cost / bound over the traces [min-max], then moves (migrations + "
+           "preemptions) per job. `xK`: run with K x N nodes (its bound is for K x N nodes).", ""]
+    out.append("| N | arrivals | restart s | " + " | ".join(methods) + " | default meets the bar |")
+    out.append("|---|---|---|" + "---|" * (len(methods) + 1))
+    verdicts = []
+    for key in sorted(cells, key=lambda k: (k[0], ["exponential", "low", "high"].index(k[1]) if k[1] in
+                                           ("exponential", "low", "high") else 9, k[2])):  # fmt: skip
+        by = cells[key]
+        ratio = {m: [r["cost_over_bound"] for r in rs] for m, rs in by.items()}
+        moves = {m: statistics.mean(r["moves_per_job"] for r in rs) for m, rs in by.items()}
+        parts = []
+        for m in methods:
+            if m not in ratio:
+                parts.append("")
+                continue
+            v = ratio[m]
+            parts.append(f"{statistics.mean(v):.3f} [{min(v):.2f}-{max(v):.2f}], {moves[m]:.1f}")
+        verdict = ""
+        if DEFAULT_METHOD in by:
+            cost = {m: statistics.mean(r["total_cost"] for r in rs) for m, rs in by.items()}
+            others = [cost[m] for m in cost if m != DEFAULT_METHOD and " x" not in m]
+            mean_b = statistics.mean(r["bound"] for r in by[DEFAULT_METHOD])
+            bar = 1.10 * mean_b
+            if key[1] == "high":  # half the best paper heuristic as it was at the issue's commit
+                then = before.get((key[0], "high", float(key[2])), {})
+                paper = [statistics.mean(v) for m, v in then.items() if m in PAPER_HEURISTICS]
+                bar = max(bar, 0.5 * min(paper)) if paper else bar
+            checks = [cost[DEFAULT_METHOD] <= min(others) * (1 + 1e-9) if others else True,
+                      cost[DEFAULT_METHOD] <= bar]
+            if key[2] and key[2] >= 600:
+                checks.append(moves[DEFAULT_METHOD] <= 1.0)
+            names = ["<= best other", "<= bar", "<= 1 move/job"]
+            verdict = ", ".join(("yes " if ok else "NO ") + n for ok, n in zip(checks, names))
+            verdicts.append(all(checks))
+        out.append(f"| {key[0]} | {key[1]} | {key[2]:g} | " + " | ".join(parts) + f" | {verdict} |")
+    out += ["", f"The default method meets every bar in {sum(verdicts)} of {len(verdicts)} cells.", ""]
+    text = "\n".join(out)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
