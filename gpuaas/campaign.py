@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuaas.errors import InputError
-from gpuaas.files import read_yaml
+from gpuaas.files import check_output, open_output, read_yaml, write_atomic
 from gpuaas.generator import ARRIVALS
 
 log = logging.getLogger(__name__)
@@ -504,8 +504,6 @@ def _csv_line(row: dict[str, Any]) -> str:
 
 
 def _write_csv_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    from gpuaas.cli import write_atomic
-
     write_atomic(path, _csv_line(dict(zip(COLUMNS, COLUMNS))) + "".join(_csv_line(r) for r in rows))
 
 
@@ -530,8 +528,7 @@ class ResultStore:
         self.parquet = self.path.suffix.lower() == ".parquet"
         if self.parquet and not _have_pyarrow():
             raise InputError(str(path), None, "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file")
-        if not self.path.parent.is_dir():
-            raise InputError(str(path), None, f"output directory {str(self.path.parent)!r} does not exist")
+        check_output(self.path, stream_ok=False)  # the file is read back to resume
         self.journal = self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
         self._fh: Any = None
 
@@ -600,24 +597,13 @@ def _arrow_schema() -> Any:
 
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write rows as a Parquet file (typed columns, missing values null) through a temporary file."""
-    import tempfile
-
+    """Write rows as a Parquet file (typed columns, missing values null) through `open_output`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows], schema=_arrow_schema())
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with open_output(path, binary=True) as fh:
+        pq.write_table(table, fh)
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:

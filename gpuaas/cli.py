@@ -6,7 +6,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,60 +13,48 @@ import click
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
-from gpuaas.files import read_json
+from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.instance import load_instance
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
 
 
 class UserError(click.ClickException):
-    """Bad input or an impossible request: one line on stderr, exit code 2."""
+    """Bad input or an impossible request (exit code 2), or no result (3): one line on stderr."""
 
     exit_code = 2
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
         click.echo(f"gpuaas: error: {self.format_message()}", err=True)
 
 
 class Group(click.Group):
-    """Turns every GpuaasError raised by a command into a UserError."""
+    """Turns every GpuaasError raised by a command into a UserError with the error's exit code
+    (2 bad input, 3 no result), and an OSError that escaped (e.g. writing to a full standard
+    output) into the same one line."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except GpuaasError as exc:
-            raise UserError(str(exc)) from None
+            raise UserError(str(exc), exc.exit_code) from None
+        except OSError as exc:
+            raise UserError(_os_error(exc)) from None
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file, so a failure leaves no partial file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def output_path(path: str | None) -> str | None:
-    """Check that an output file can be written before any work is done."""
-    if path is not None:
-        parent = Path(path).parent
-        if not parent.is_dir():
-            raise InputError(path, None, f"output directory {str(parent)!r} does not exist")
-    return path
+def _os_error(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "standard output"
+    return f"{where}: cannot write: {exc.strerror or exc}"
 
 
 def emit(data: Any, as_json: bool, human: str, out: str | None) -> None:
-    """Write JSON to `out` (atomically) or stdout; print the human text otherwise."""
-    text = json.dumps(data, indent=2) + "\n"
+    """Write JSON to `out` (through `gpuaas.files.open_output`) or stdout; print the human text
+    otherwise."""
+    text = to_json(data)
     if out is not None:
         write_atomic(out, text)
     if as_json and out is None:
@@ -123,10 +110,10 @@ def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_l
 
     With --method milp the output adds the solver's status, best bound and gap.
     """
-    output_path(output)
+    check_output(output)
     milp_options = {k: v for k, v in (("gap", gap), ("threads", threads), ("solver", solver),
-                                      ("write_lp", output_path(write_lp)),
-                                      ("write_mps", output_path(write_mps)), ("p1n", p1n))
+                                      ("write_lp", check_output(write_lp)),
+                                      ("write_mps", check_output(write_mps)), ("p1n", p1n))
                     if v is not None}  # fmt: skip
     if (milp_options or warm_method) and method != "milp":
         raise InputError(None, "options", "--gap, --threads, --warm-start, --solver, --write-lp, "
@@ -222,8 +209,8 @@ def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: 
     """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics."""
     from gpuaas.simulator import simulate as run_simulation
 
-    output_path(output)
-    output_path(log_file)
+    check_output(output)
+    check_output(log_file)
     trace = load_instance(trace_file)
     options: dict[str, Any] = {} if time_limit is None else {"time_limit": time_limit}
     result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise, overhead=overhead,
@@ -267,7 +254,7 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
 
     if as_json and as_csv:
         raise InputError(None, "--json/--csv", "choose one output format")
-    output_path(output)
+    check_output(output)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
@@ -286,7 +273,7 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
     rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options,
                        workers=workers, on_row=progress)  # fmt: skip
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
-    text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else json.dumps(rows, indent=2) + "\n"
+    text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else to_json(rows)
     if output is not None:
         write_atomic(output, text)
     if as_json or as_csv:
@@ -317,7 +304,7 @@ def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, cata
     """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
 
-    output_path(output)
+    check_output(output)
     if snapshot:
         if arrivals is not None:
             raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
@@ -360,7 +347,7 @@ def campaign(spec_file: str, output: str | None, scheduler: str | None, backend:
 
     spec = load_spec(spec_file)
     output = output or f"{Path(spec_file).stem}.csv"
-    output_path(output)
+    check_output(output)
     if scheduler is None and backend == "auto" and not dask_available():
         click.echo(f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True)
     report = run_campaign(spec, output, backend=backend, scheduler=scheduler, workers=workers,
@@ -371,7 +358,7 @@ def campaign(spec_file: str, output: str | None, scheduler: str | None, backend:
                "ran": report.ran, "failed_now": report.failed, "failed_in_file": failed,
                "backend": report.backend, "workers": report.workers, "seconds": report.seconds}  # fmt: skip
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(to_json(summary), nl=False)
     else:
         click.echo(f"campaign {spec.name}: {report.cells} cells, {report.skipped} already in {output}, "
                    f"ran {report.ran} ({report.failed} failed) on {report.backend} with "
@@ -461,9 +448,11 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
 
 
 def main() -> None:
-    """Console-script entry point: every usage or input error is one line on stderr, exit 2."""
+    """Console-script entry point: every usage or input error is one line on stderr, exit 2
+    (3: no result); standard output that cannot be written (full disk, closed pipe) too."""
     try:
         code = cli.main(prog_name="gpuaas", standalone_mode=False)
+        sys.stdout.flush()
     except click.exceptions.Abort:
         click.echo("gpuaas: aborted", err=True)
         sys.exit(1)
@@ -473,4 +462,16 @@ def main() -> None:
             hint = f" (see '{exc.ctx.command_path if exc.ctx else 'gpuaas'} --help')"
         click.echo(f"gpuaas: error: {exc.format_message()}{hint}", err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # flushing standard output at the end
+        _quiet_stdout()
+        click.echo(f"gpuaas: error: {_os_error(exc)}", err=True)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

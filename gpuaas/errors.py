@@ -1,8 +1,12 @@
-"""The one exception hierarchy: the CLI prints any of these in one line and exits 2."""
+"""The one exception hierarchy: the CLI prints any of these in one line and exits with the
+class's `exit_code` (2: bad input or an impossible request; 3: no result, e.g. a solver that
+found no solution within its time limit or a simulation stopped by its guard)."""
 
 
 class GpuaasError(Exception):
     """Base of every error gpuaas raises on purpose."""
+
+    exit_code = 2
 
 
 class InputError(GpuaasError, ValueError):
@@ -15,7 +19,10 @@ class InputError(GpuaasError, ValueError):
 
 
 class SolverError(GpuaasError):
-    """A solver could not produce a solution (e.g. a time limit hit with no incumbent)."""
+    """No result: a solver could not produce a solution (e.g. a time limit hit with no
+    incumbent), or a simulation was stopped because it could not end."""
+
+    exit_code = 3
 
 
 class StateError(GpuaasError, ValueError):

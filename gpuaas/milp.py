@@ -589,12 +589,23 @@ def to_highs(model: P1Model) -> highspy.Highs:
 
 
 def write_model(model: P1Model, path: str) -> None:
-    """Write the model as LP or MPS (by the file's extension, HiGHS's writer)."""
-    if not str(path).lower().endswith((".lp", ".mps")):
+    """Write the model as LP or MPS (by the file's extension, HiGHS's writer), through
+    `gpuaas.files.write_atomic` (HiGHS writes a temporary file that is then copied)."""
+    import os
+    import tempfile
+
+    from gpuaas.files import write_atomic
+
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in (".lp", ".mps"):
         raise InputError(str(path), None, "model file must end in .lp or .mps")
-    status = to_highs(model).writeModel(str(path))
-    if status == highspy.HighsStatus.kError:
-        raise SolverError(f"HiGHS could not write {path}")
+    with tempfile.TemporaryDirectory(prefix="gpuaas-model-") as tmp:
+        out = os.path.join(tmp, f"p1{ext}")
+        status = to_highs(model).writeModel(out)
+        if status == highspy.HighsStatus.kError or not os.path.exists(out):
+            raise SolverError(f"HiGHS could not write {path}")
+        with open(out, "rb") as fh:
+            write_atomic(path, fh.read())
 
 
 def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float | None = None,

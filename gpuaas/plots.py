@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from gpuaas.errors import InputError
+from gpuaas.files import check_output, open_output
 
 FORMATS = (".png", ".svg", ".pdf")
 _PR = "path-relinking"
@@ -41,26 +40,18 @@ def _check_output(out: str | Path) -> Path:
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise InputError(str(out), None, f"unknown image format {out.suffix!r}; use one of {', '.join(FORMATS)}")
-    if not out.parent.is_dir():
-        raise InputError(str(out), None, f"output directory {str(out.parent)!r} does not exist")
+    check_output(out)
     return out
 
 
 def _save(fig: Any, out: Path) -> None:
-    """Save through a temporary file in the same directory, then rename (no partial image)."""
+    """Save through `gpuaas.files.open_output` (no partial image), in the format of the suffix."""
     plt = _pyplot()
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=out.suffix)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
     try:
-        fig.savefig(tmp, dpi=130, bbox_inches="tight")
-        os.replace(tmp, out)
+        with open_output(out, binary=True) as fh:
+            fig.savefig(fh, format=out.suffix.lower().lstrip("."), dpi=130, bbox_inches="tight")
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def label(row: dict[str, Any]) -> str:

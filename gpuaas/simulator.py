@@ -21,11 +21,8 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (D
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import sys
-import tempfile
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +31,7 @@ from typing import IO, Any
 import numpy as np
 
 from gpuaas.errors import InputError, SolverError
+from gpuaas.files import open_output, to_json
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, default_tick
 from gpuaas.rescheduler import TIME_TOL, Plan, Rescheduler, _Job
@@ -250,7 +248,7 @@ class Simulator:
             "jobs": [{"id": j.id, "node": j.node, "vm": names[cat.cfg_vm[j.cfg]],
                       "gpus": int(cat.cfg_gpus[j.cfg])} for j in r.jobs.values() if j.cfg >= 0],
         }  # fmt: skip
-        self.log_lines.write(json.dumps(rec) + "\n")
+        self.log_lines.write(to_json(rec, indent=None) + "\n")
 
     def run(self, progress: bool = False) -> SimulationResult:
         """Step to the end and return the result (`progress`: a progress line on stderr)."""
@@ -357,19 +355,11 @@ def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
 
 
 def _run_logged(sim: Simulator, path: Path, progress: bool) -> SimulationResult:
-    """Run with the event log streamed to a temporary file, renamed into place at the end."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(str(path), None, f"output directory {str(parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            sim.log_lines = fh
-            result = sim.run(progress)
+    """Run with the event log streamed through `gpuaas.files.open_output` (a regular file
+    appears only when the run completes; a FIFO receives the lines as they come)."""
+    with open_output(path) as fh:
+        sim.log_lines = fh
+        try:
+            return sim.run(progress)
+        finally:
             sim.log_lines = None
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return result
