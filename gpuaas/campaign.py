@@ -29,6 +29,7 @@ from typing import Any
 from gpuaas.errors import InputError
 from gpuaas.files import check_output, open_output, read_yaml, write_atomic
 from gpuaas.generator import ARRIVALS
+from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULATIONS
 
 log = logging.getLogger(__name__)
 
@@ -150,8 +151,10 @@ class CampaignSpec:
     catalog: str = "azure-2021"
 
 
-def _int_list(value: Any, source: str | None, field: str, minimum: int) -> tuple[int, ...]:
-    """Parse 3, [1, 2, 5], "1-10" or "1,3,5-7" into a tuple of distinct ints >= minimum."""
+def _int_list(value: Any, source: str | None, field: str, minimum: int,
+              maximum: int) -> tuple[int, ...]:  # fmt: skip
+    """Parse 3, [1, 2, 5], "1-10" or "1,3,5-7" into a tuple of distinct ints in [minimum,
+    maximum] (at most MAX_SIMULATIONS of them)."""
     items: list[Any]
     if isinstance(value, bool):
         raise InputError(source, field, f"expected integers, got {value!r}")
@@ -167,6 +170,9 @@ def _int_list(value: Any, source: str | None, field: str, minimum: int) -> tuple
                 raise InputError(source, field, f"cannot read range {part.strip()!r}") from None
             if b < a:
                 raise InputError(source, field, f"empty range {part.strip()!r}")
+            if b > maximum or len(items) + b - a + 1 > MAX_SIMULATIONS:
+                raise InputError(source, field, f"range {part.strip()!r} goes beyond {maximum} or "
+                                 f"lists more than {MAX_SIMULATIONS} values (gpuaas.limits)")  # fmt: skip
             items.extend(range(a, b + 1))
     elif isinstance(value, list):
         items = value
@@ -178,6 +184,8 @@ def _int_list(value: Any, source: str | None, field: str, minimum: int) -> tuple
             raise InputError(source, field, f"expected integers, got {v!r}")
         if v < minimum:
             raise InputError(source, field, f"{v} is below the minimum {minimum}")
+        if v > maximum:
+            raise InputError(source, field, f"{v} is above the maximum {maximum} (gpuaas.limits)")
         if v in out:
             raise InputError(source, field, f"{v} is listed twice")
         out.append(v)
@@ -215,7 +223,7 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
         bad range, ...).
     """
     from gpuaas.catalog import load_catalog
-    from gpuaas.methods import METHODS
+    from gpuaas.methods import METHODS, check_options
 
     if not isinstance(data, dict):
         raise InputError(source, None, "a campaign spec must be a YAML mapping")
@@ -225,7 +233,7 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     for req in ("nodes", "arrivals", "seeds", "methods"):
         if req not in data:
             raise InputError(source, req, "missing required field")
-    nodes = _int_list(data["nodes"], source, "nodes", 1)
+    nodes = _int_list(data["nodes"], source, "nodes", 1, MAX_NODES)
     arrivals = _str_list(data["arrivals"], source, "arrivals")
     for a in arrivals:
         if a not in ARRIVALS:
@@ -237,19 +245,22 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     jpn = data.get("jobs_per_node", 10)
     if isinstance(jpn, bool) or not isinstance(jpn, int | float) or not math.isfinite(jpn) or jpn <= 0:
         raise InputError(source, "jobs_per_node", f"expected a positive number, got {jpn!r}")
-    seeds = _int_list(data["seeds"], source, "seeds", 0)
+    if jpn * max(nodes) > MAX_JOBS:
+        raise InputError(source, "jobs_per_node", f"{jpn:g} x {max(nodes)} nodes is more than "
+                         f"{MAX_JOBS} jobs (gpuaas.limits)")  # fmt: skip
+    seeds = _int_list(data["seeds"], source, "seeds", 0, MAX_SEED)
     solver_seeds = None
     if data.get("solver_seeds") is not None:
-        solver_seeds = _int_list(data["solver_seeds"], source, "solver_seeds", 0)
+        solver_seeds = _int_list(data["solver_seeds"], source, "solver_seeds", 0, MAX_SEED)
     mult_raw = data.get("node_multipliers", [1])
     multipliers: dict[str, tuple[int, ...]] = {}
     if isinstance(mult_raw, dict):
         for m, v in mult_raw.items():
             if m not in methods:
                 raise InputError(source, f"node_multipliers.{m}", "not one of the spec's methods")
-            multipliers[m] = _int_list(v, source, f"node_multipliers.{m}", 1)
+            multipliers[m] = _int_list(v, source, f"node_multipliers.{m}", 1, MAX_NODES // max(nodes))
     else:
-        every = _int_list(mult_raw, source, "node_multipliers", 1)
+        every = _int_list(mult_raw, source, "node_multipliers", 1, MAX_NODES // max(nodes))
         multipliers = {m: every for m in methods}
     options_raw = data.get("options") or {}
     if not isinstance(options_raw, dict):
@@ -264,20 +275,28 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
             json.dumps(o)
         except TypeError as exc:
             raise InputError(source, f"options.{m}", f"not JSON-serialisable: {exc}") from None
+        try:
+            check_options(m, o)
+        except InputError as exc:
+            raise InputError(source, f"options.{m}", exc.problem) from None
         options[m] = o
     noise_raw = data.get("noise", [0.0])
     noise_list = noise_raw if isinstance(noise_raw, list) else [noise_raw]
     for v in noise_list:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise InputError(source, "noise", f"expected non-negative numbers, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 0.5:
+            raise InputError(source, "noise", f"expected numbers in [0, 0.5), got {v!r}")
     overhead = data.get("overhead", 0.0)
-    if isinstance(overhead, bool) or not isinstance(overhead, int | float) or not math.isfinite(overhead) \
-            or overhead < 0:
+    if isinstance(overhead, bool) or not isinstance(overhead, int | float) \
+            or not 0 <= overhead <= MAX_SECONDS:
         raise InputError(source, "overhead", f"expected a non-negative number of seconds, got {overhead!r}")
     catalog = data.get("catalog", "azure-2021")
     if not isinstance(catalog, str):
         raise InputError(source, "catalog", "a campaign names a bundled catalog or a catalog YAML file")
     load_catalog(catalog, source)
+    per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
+    cells = len(arrivals) * len(nodes) * len(seeds) * len(noise_list) * per_trace
+    if cells > MAX_SIMULATIONS:
+        raise InputError(source, None, f"the grid has {cells} simulations; at most {MAX_SIMULATIONS} (gpuaas.limits)")
     name = data.get("name") or (Path(source).stem if source else "campaign")
     return CampaignSpec(
         name=str(name), nodes=nodes, arrivals=arrivals, jobs_per_node=float(jpn), seeds=seeds,

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.files import read_yaml
+from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -116,10 +117,17 @@ class Catalog:
                 raise InputError(source, f"{at}.gpu", "must be a non-empty string")
             g = vm["gpus"]
             if isinstance(g, bool) or not isinstance(g, int) or g < 1:
-                raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {g!r}")
+                raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {brief(g)}")
+            if g > MAX_GPUS:
+                raise InputError(source, f"{at}.gpus", f"must be <= {MAX_GPUS} (gpuaas.limits), got {g!r}")
+            if sum(gpus) + g > MAX_CONFIGS:
+                raise InputError(source, f"{where}.vm_types", f"more than {MAX_CONFIGS} configurations "
+                                 "(the sum of gpus; gpuaas.limits)")  # fmt: skip
             c = vm["cost_per_hour"]
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
-                raise InputError(source, f"{at}.cost_per_hour", f"must be a finite number > 0, got {c!r}")
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or not _finite(c) or c <= 0:
+                raise InputError(source, f"{at}.cost_per_hour", f"must be a finite number > 0, got {brief(c)}")
+            if c > MAX_PRICE:
+                raise InputError(source, f"{at}.cost_per_hour", f"must be <= {MAX_PRICE:g} $/h (gpuaas.limits), got {c!r}")
             names.append(vm["name"])
             models.append(vm["gpu"])
             gpus.append(g)
@@ -131,6 +139,13 @@ class Catalog:
             gpus=np.array(gpus),
             cost_per_hour=np.array(prices),
         )
+
+
+def _finite(x: int | float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an integer beyond the doubles
+        return False
 
 
 def bundled_catalogs() -> list[str]:

@@ -15,6 +15,7 @@ import gpuaas
 from gpuaas.errors import GpuaasError, InputError
 from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.instance import load_instance
+from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
 
@@ -25,11 +26,30 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
+        super().__init__(one_line(message))
         self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
         click.echo(f"gpuaas: error: {self.format_message()}", err=True)
+
+
+class FloatRange(click.FloatRange):
+    """click.FloatRange that also refuses NaN (which compares false with both bounds)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
+
+#: The option types of every command: one seed range, one range of seconds, node and job counts.
+SEED = click.IntRange(0, MAX_SEED)
+SECONDS = FloatRange(0, MAX_SECONDS, min_open=True)
+SECONDS_OR_ZERO = FloatRange(0, MAX_SECONDS)
+NODES = click.IntRange(1, MAX_NODES)
+JOBS = click.IntRange(1, MAX_JOBS)
+WORKERS = click.IntRange(1, 1024)
 
 
 class Group(click.Group):
@@ -44,6 +64,14 @@ class Group(click.Group):
             raise UserError(str(exc), exc.exit_code) from None
         except OSError as exc:
             raise UserError(_os_error(exc)) from None
+
+
+def one_line(text: str) -> str:
+    """`text` with its control characters (newlines ...) escaped: an error is one line."""
+    return text.translate(_CONTROL)
+
+
+_CONTROL = {i: f"\\x{i:02x}" for i in range(32)}
 
 
 def _os_error(exc: OSError) -> str:
@@ -81,16 +109,15 @@ def cli(verbose: int) -> None:
 @click.argument("instance_file", type=click.Path(dir_okay=False))
 @click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
               show_default=True, help="Solution method.")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same solution).")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop the solver after this many seconds.")  # fmt: skip
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same solution).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Stop the solver after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (DESIGN.md §11).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
 @click.option("--preset", type=click.Path(dir_okay=False),
               help="YAML file of method options (e.g. heuristics/path_relinking.yaml).")  # fmt: skip
-@click.option("--gap", type=click.FloatRange(min=0), default=None,
+@click.option("--gap", type=FloatRange(0, 1e9), default=None,
               help="milp: stop at this relative MIP gap (e.g. 0.05).")  # fmt: skip
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="milp: solver threads.")
+@click.option("--threads", type=click.IntRange(1, 256), default=None, help="milp: solver threads.")
 @click.option("--warm-start", "warm_method", type=click.Choice([m for m in METHODS if m != "milp"]),
               default=None, help="milp: solve with this method first and start from its solution.")  # fmt: skip
 @click.option("--solver", default=None,
@@ -188,16 +215,15 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
               show_default=True, help="Solution method called at every event.")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the method and the noise.")
-@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Override the trace's N.")
-@click.option("--noise", type=click.FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of the method and the noise.")
+@click.option("--nodes", type=NODES, default=None, help="Override the trace's N.")
+@click.option("--noise", type=FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
               help="Mean absolute relative error of predicted durations (paper: 0.11).")  # fmt: skip
-@click.option("--overhead", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--overhead", type=SECONDS_OR_ZERO, default=0.0, show_default=True,
               help="Seconds of work lost per migration or preemption.")  # fmt: skip
-@click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--tick", type=SECONDS, default=None,
               help="Rescheduling interval when nothing happens (default: the method's, else H).")  # fmt: skip
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Time limit of the method at each event (s).")  # fmt: skip
+@click.option("--time-limit", type=SECONDS, default=None, help="Time limit of the method at each event (s).")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False),
               help="Write the event log (JSON lines, one per interval between events).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
@@ -230,11 +256,11 @@ COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwc
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
 @click.option("--node-multiplier", "multipliers", default="", metavar="M=K,...",
               help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.")  # fmt: skip
-@click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--tick", type=SECONDS, default=None,
               help="Rescheduling interval for every method (default: each method's own, else H).")  # fmt: skip
 @click.option("--set", "settings", multiple=True, metavar="M.OPTION=VALUE",
               help="A solver option of method M (repeatable), e.g. hierarchical.controller_time_limit=1.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Simulations run in this many processes.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the rows (one per method and seed) as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
@@ -285,17 +311,17 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
 
 
 @cli.command()
-@click.option("--nodes", type=int, required=True, help="Number of nodes N.")
-@click.option("--jobs", type=int, default=None,
+@click.option("--nodes", type=NODES, required=True, help="Number of nodes N.")
+@click.option("--jobs", type=JOBS, default=None,
               help="Number of jobs J [default: 10 x nodes; 4.5 x nodes with --snapshot].")  # fmt: skip
 @click.option("--arrivals", type=str, default=None,
               help="Inter-arrival pattern: exponential (default), high, low or mixed (paper §4.1).")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same output).")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same output).")
 @click.option("--catalog", default="azure-2021", show_default=True,
               help="Bundled catalog name or YAML file of VM types.")  # fmt: skip
 @click.option("--snapshot", is_flag=True,
               help="One rescheduling point: J concurrent jobs released by --time, some running.")  # fmt: skip
-@click.option("--time", "at", type=float, default=None,
+@click.option("--time", "at", type=SECONDS_OR_ZERO, default=None,
               help="Time T_c of a --snapshot in seconds [default: 1e6].")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the instance JSON to stdout (when no -o).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the instance JSON to this file.")
@@ -330,7 +356,7 @@ def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, cata
 @click.option("--backend", type=click.Choice(["auto", "dask", "processes", "serial"]), default="auto",
               show_default=True,
               help="auto: a Dask LocalCluster if dask is installed, else local processes.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
+@click.option("--workers", type=WORKERS, help="Worker processes (default: one per core).")
 @click.option("--retry-failed", is_flag=True, help="Run again the cells recorded as failed.")
 @click.option("--numba-cache-dir", type=click.Path(file_okay=False), help="NUMBA_CACHE_DIR for the workers.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
@@ -460,7 +486,7 @@ def main() -> None:
         hint = ""
         if isinstance(exc, click.UsageError):
             hint = f" (see '{exc.ctx.command_path if exc.ctx else 'gpuaas'} --help')"
-        click.echo(f"gpuaas: error: {exc.format_message()}{hint}", err=True)
+        click.echo(f"gpuaas: error: {one_line(exc.format_message())}{hint}", err=True)
         sys.exit(exc.exit_code)
     except OSError as exc:  # flushing standard output at the end
         _quiet_stdout()

@@ -17,6 +17,9 @@ class InputError(GpuaasError, ValueError):
         where = ": ".join(p for p in (source, field) if p)
         super().__init__(f"{where}: {problem}" if where else problem)
 
+    def __reduce__(self) -> tuple[type, tuple[str | None, str | None, str]]:
+        return (type(self), (self.source, self.field, self.problem))  # picklable across processes
+
 
 class SolverError(GpuaasError):
     """No result: a solver could not produce a solution (e.g. a time limit hit with no
@@ -27,3 +30,9 @@ class SolverError(GpuaasError):
 
 class StateError(GpuaasError, ValueError):
     """An online event that contradicts the rescheduler's state (out-of-order time, unknown id)."""
+
+
+def brief(value: object) -> str:
+    """repr of a value cut to 60 characters, so that an error stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

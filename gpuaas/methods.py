@@ -8,7 +8,8 @@ Entries name the module and function so that importing gpuaas does not import ev
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gpuaas.errors import InputError
@@ -51,6 +52,34 @@ def solve(instance: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
           time_limit: float | None = None, **options: Any) -> Solution:  # fmt: skip
     """Solve one rescheduling point with the named method."""
     return get_method(method)(instance, seed=seed, time_limit=time_limit, **options)
+
+
+def method_options(name: str) -> list[str]:
+    """The keyword options method `name` accepts besides seed and time_limit (from its
+    signature; a method whose module sets ``FORWARDS_OPTIONS = "other"`` also takes the other
+    method's options, e.g. hierarchical passes them to milp)."""
+    fn = get_method(name)
+    params = inspect.signature(fn).parameters.values()
+    names = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS
+             and not p.name.startswith("_")]  # fmt: skip
+    module = importlib.import_module(METHODS[name][0])
+    other = getattr(module, "FORWARDS_OPTIONS", None)
+    if other is not None:
+        skip = set(names) | set(getattr(module, "NOT_FORWARDED", ()))
+        names += [n for n in method_options(other) if n not in skip]
+    return names
+
+
+def check_options(name: str, options: Mapping[str, Any], *, time_limit: bool = True) -> None:
+    """InputError for an option method `name` does not take (``time_limit`` allowed if asked)."""
+    allowed = method_options(name) + (["time_limit"] if time_limit else [])
+    unknown = sorted(str(k) for k in options if k not in allowed)
+    if unknown:
+        raise InputError(None, "options", f"unknown option(s) {', '.join(unknown)} for {name}; "
+                         f"allowed: {', '.join(allowed) or 'none'}")  # fmt: skip
+
+
+_NOT_OPTIONS = {"instance", "seed", "time_limit"}
 
 
 def default_tick(name: str) -> float | None:

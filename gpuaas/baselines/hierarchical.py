@@ -32,6 +32,9 @@ from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
+#: Options hierarchical passes on to every controller's milp call, except those it sets itself.
+FORWARDS_OPTIONS = "milp"
+NOT_FORWARDED = ("threads", "warm_start")
 #: Nodes per local controller [§4.2.2].
 CONTROLLER_NODES = 5
 #: Relative MIP gap of every controller [§4.2.2].
@@ -181,7 +184,7 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
         raise InputError(None, "controller_nodes", f"must be a positive integer, got {controller_nodes!r}")
     if not controller_time_limit > 0:
         raise InputError(None, "controller_time_limit", f"must be > 0, got {controller_time_limit!r}")
-    for bad in ("threads", "warm_start"):
+    for bad in NOT_FORWARDED:
         if bad in milp_options:
             raise InputError(None, bad, "is set by the hierarchical method itself")
     t0 = time.perf_counter()
