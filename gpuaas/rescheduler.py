@@ -314,9 +314,8 @@ class Rescheduler:
         dt = at - self.time
         if dt <= 0:
             return
-        for v in self.node_vm.tolist():
-            if v >= 0:
-                self.vm_cost += self._price[v] * dt
+        for v in self.node_vm[self.node_vm >= 0].tolist():  # open nodes, in node order
+            self.vm_cost += self._price[v] * dt
         for job in self.jobs.values():
             if job.cfg >= 0:
                 job.progress += dt / float(job.work[job.cfg])
@@ -380,7 +379,7 @@ class Rescheduler:
         new_vm = np.full(self.nodes, -1, dtype=np.int64)
         new_vm[perm] = sol.node_vm
         plan = Plan(time=at, method=self.method, objective=sol.objective, next_tick=at + self.H)
-        for p in range(self.nodes):
+        for p in np.flatnonzero((self.node_vm >= 0) | (new_vm >= 0)).tolist():  # O(open), not O(N)
             old, new = int(self.node_vm[p]), int(new_vm[p])
             if old < 0 <= new:
                 plan.open.append({"node": p, "vm": names[new]})
@@ -417,7 +416,7 @@ class Rescheduler:
                     plan.migrate.append({"id": job.id, "from": where(job.node, job.cfg),
                                          "to": where(n, c), "lost_work": lost})  # fmt: skip
             job.node, job.cfg = n, c
-        plan.nodes = [{"node": p, "vm": names[v]} for p, v in enumerate(self.node_vm) if v >= 0]
+        plan.nodes = [{"node": p, "vm": names[self.node_vm[p]]} for p in np.flatnonzero(self.node_vm >= 0).tolist()]
         plan.jobs = [({"id": j.id, **where(j.node, j.cfg)} if j.cfg >= 0 else
                       {"id": j.id, "node": None, "vm": None, "gpus": None}) for j in jobs]  # fmt: skip
         return plan
@@ -694,21 +693,32 @@ def match_nodes(old_vm: np.ndarray, new_vm: np.ndarray, cur_node: np.ndarray,
     """The physical node `perm[s]` of each solver node s (the matching step, module docstring).
 
     Weights, lexicographic: jobs kept in place (same physical node and configuration), VM type
-    kept, an open node reused, s == p.
+    kept, an open node reused, s == p. A node closed both before and after has weight only on
+    s == p, so every optimal assignment keeps it there: the assignment is solved among the
+    nodes open before or after only (at most 2 min(N, J)), with weights scaled to their number.
     """
     N = len(old_vm)
+    perm = np.arange(N, dtype=np.int64)
+    act = np.flatnonzero((old_vm >= 0) | (new_vm >= 0))
+    n = len(act)
+    if n == 0:
+        return perm
+    local = np.full(N, -1, dtype=np.int64)
+    local[act] = np.arange(n)
+    old, new = old_vm[act], new_vm[act]
     D = 1.0
-    Cw = N + 1.0
-    B = (N + 1.0) ** 2
-    A = (N + 1.0) ** 3
-    w = np.zeros((N, N))
+    Cw = n + 1.0
+    B = (n + 1.0) ** 2
+    A = (n + 1.0) ** 3
+    w = np.zeros((n, n))
     keep = (job_node >= 0) & (cur_node >= 0) & (job_cfg == cur_cfg)
-    np.add.at(w, (job_node[keep], cur_node[keep]), A)
-    s_open = (new_vm >= 0)[:, None]
-    w += B * (s_open & (new_vm[:, None] == old_vm[None, :]))
-    w += Cw * (s_open & (old_vm >= 0)[None, :])
-    w += D * np.eye(N)
-    return assign_max(w)
+    np.add.at(w, (local[job_node[keep]], local[cur_node[keep]]), A)
+    s_open = (new >= 0)[:, None]
+    w += B * (s_open & (new[:, None] == old[None, :]))
+    w += Cw * (s_open & (old >= 0)[None, :])
+    w += D * np.eye(n)
+    perm[act] = act[assign_max(w)]
+    return perm
 
 
 def assign_max(weight: np.ndarray) -> np.ndarray:

@@ -288,7 +288,7 @@ class Simulator:
         names = cat.vm_names
         rec = {
             "start": start, "end": end,
-            "nodes": [{"node": p, "vm": names[v]} for p, v in enumerate(r.node_vm) if v >= 0],
+            "nodes": [{"node": p, "vm": names[r.node_vm[p]]} for p in np.flatnonzero(r.node_vm >= 0).tolist()],
             "jobs": [{"id": j.id, "node": j.node, "vm": names[cat.cfg_vm[j.cfg]],
                       "gpus": int(cat.cfg_gpus[j.cfg])} for j in r.jobs.values() if j.cfg >= 0],
         }  # fmt: skip

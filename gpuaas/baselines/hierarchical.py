@@ -32,6 +32,8 @@ from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
+#: The controllers depend on N itself, not only on the nodes jobs can use (gpuaas.methods).
+USES_ALL_NODES = True
 #: Options hierarchical passes on to every controller's milp call, except those it sets itself.
 FORWARDS_OPTIONS = "milp"
 NOT_FORWARDED = ("threads", "warm_start")
@@ -77,17 +79,19 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
         (J,) controller index of each job.
     """
     N = instance.nodes
-    nodes = np.array([min(size, N - k * size) for k in range(controllers)], dtype=np.float64)
     owner = np.full(instance.n_jobs, -1, dtype=np.int64)
-    count = np.zeros(controllers, dtype=np.int64)
-    for j in np.flatnonzero(instance.current_node >= 0):
-        k = min(int(instance.current_node[j]) // size, controllers - 1)
-        owner[j] = k
-        count[k] += 1
+    running = np.flatnonzero(instance.current_node >= 0)
+    owner[running] = np.minimum(instance.current_node[running] // size, controllers - 1)
+    # an empty controller (ratio 0) always wins, the lowest first: only the controllers of
+    # running jobs and the first J + 1 others can receive a job (O(J), whatever N)
+    cand = np.union1d(owner[running], np.arange(min(controllers, instance.n_jobs + len(running) + 1)))
+    nodes = np.minimum(size, N - cand * size).astype(np.float64)
+    count = np.zeros(len(cand), dtype=np.int64)
+    np.add.at(count, np.searchsorted(cand, owner[running]), 1)
     for j in submission_order(instance):
         if owner[j] < 0:
             k = int(np.argmin(count / nodes))
-            owner[j] = k
+            owner[j] = cand[k]
             count[k] += 1
     return owner
 
@@ -193,10 +197,8 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
     limit = controller_time_limit if time_limit is None else min(controller_time_limit, time_limit)
     owner = deal_jobs(instance, K, size)
     tasks = []
-    for k in range(K):
+    for k in np.unique(owner).tolist():  # the controllers that have jobs
         idx = np.flatnonzero(owner == k)
-        if idx.size == 0:
-            continue
         lo, n_k = k * size, min(size, N - k * size)
         sub = instance.subset(idx)
         local = np.where((sub.current_node >= lo) & (sub.current_node < lo + n_k),
