@@ -22,7 +22,8 @@ stays below 10^20, the value from which HiGHS treats a coefficient as infinite.
 J <= ``MAX_JOBS`` = 10^5 jobs in a file or unfinished in a `Rescheduler`; at most
 ``MAX_GPUS`` = 64 GPUs per VM type, ``MAX_CONFIGS`` = 1000 configurations (v, g) per catalog,
 and ``MAX_JOB_CONFIGS`` = 10^7 (job, configuration) pairs per instance (each (J, C) array is
-then at most 80 MB). Integer counts of a workload (epochs, batch size, files) are at most
+then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·10^6 columns
+(about J·min(N, J)·C x 2: the paper's largest point, N = 100 and J = 450, has 0.6·10^6). Integer counts of a workload (epochs, batch size, files) are at most
 ``MAX_COUNT`` = 10^9.
 
 **Seeds** are integers in 0 .. ``MAX_SEED`` = 2^32 − 1 everywhere (numpy's legacy range; every
@@ -52,6 +53,7 @@ MAX_JOB_CONFIGS = 10**7
 MAX_COUNT = 10**9
 MAX_SEED = 2**32 - 1
 MAX_SIMULATIONS = 10**5
+MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
 
 

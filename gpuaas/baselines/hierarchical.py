@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from gpuaas.baselines.dispatch import heuristic_config, submission_order
+from gpuaas.baselines.dispatch import submission_order
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
+from gpuaas.milp import p1n_warm_start
 from gpuaas.solution import Solution
 
 #: The controllers depend on N itself, not only on the nodes jobs can use (gpuaas.methods).
@@ -94,43 +95,6 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
             owner[j] = cand[k]
             count[k] += 1
     return owner
-
-
-def p1n_warm_start(sol: Solution) -> Solution:
-    """Make a solution meet P1n (exactly min(N, J) open nodes) so the MILP accepts it as a start.
-
-    Greedy opens a node only when a job fits no open one, so it often opens fewer nodes than
-    P1n asks for, and HiGHS would then start without an incumbent. While too few nodes are
-    open: move one job off a node that hosts several onto a closed node of the same VM type
-    (its configuration unchanged), else start the first postponed job (submission order) on a
-    closed node with the heuristics' configuration.
-
-    Parameters
-    ----------
-    sol : Solution
-        A feasible solution (without P1n).
-
-    Returns
-    -------
-    Solution
-        A feasible solution with min(N, J) open nodes (f_OBJ may be higher).
-    """
-    inst = sol.instance
-    cat = inst.catalog
-    node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
-    target = min(inst.nodes, inst.n_jobs)
-    waiting = [int(j) for j in submission_order(inst) if job_node[j] < 0]
-    while (node_vm >= 0).sum() < target:
-        free = int(np.flatnonzero(node_vm < 0)[0])
-        hosted = np.bincount(job_node[job_node >= 0], minlength=inst.nodes)
-        if hosted.max(initial=0) >= 2:
-            j = int(np.flatnonzero(job_node == int(np.argmax(hosted)))[-1])
-        else:
-            j = waiting.pop(0)
-            job_cfg[j] = heuristic_config(inst, j)
-        node_vm[free] = cat.cfg_vm[job_cfg[j]]
-        job_node[j] = free
-    return Solution(inst, node_vm, job_node, job_cfg, sol.method, dict(sol.stats))
 
 
 def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool,
