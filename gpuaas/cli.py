@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -193,21 +192,25 @@ def _human_solution(data: dict[str, Any]) -> str:
 def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> None:
     """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective.
 
-    Exits 0 when the solution is feasible, 1 when it is not, 2 on unreadable input.
+    Exits 0 when the solution is valid; 1 when it is not: infeasible, a job listed twice or
+    missing, or a stated objective that is not a number or differs from the recomputed one
+    (relative tolerance 1e-6); 2 on unreadable or malformed input.
     """
-    from gpuaas.solution import Solution
-    from gpuaas.validator import validate
+    import math
+
+    from gpuaas.validator import check_file
 
     instance = load_instance(instance_file).released()
     data = read_json(solution_file)
-    report = validate(Solution.from_dict(instance, data, solution_file), p1n=p1n)
+    report = check_file(instance, data, solution_file, p1n=p1n)
     claimed = data.get("objective")
+    number = not isinstance(claimed, bool) and isinstance(claimed, (int, float)) and math.isfinite(claimed)
     if as_json:
-        click.echo(json.dumps({"valid": report.ok, "errors": report.errors,
-                               "objective": report.objective, "claimed_objective": claimed}))  # fmt: skip
+        click.echo(to_json({"valid": report.ok, "errors": report.errors, "objective": report.objective,
+                            "claimed_objective": claimed if number else None}), nl=False)  # fmt: skip
     else:
         click.echo(f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
-                   + (f"  (file says {claimed:.6g})" if isinstance(claimed, (int, float)) else ""))  # fmt: skip
+                   + (f"  (file says {claimed:.6g})" if number else ""))  # fmt: skip
         for e in report.errors:
             click.echo(f"  {e}")
     sys.exit(0 if report.ok else 1)
