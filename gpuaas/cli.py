@@ -63,6 +63,10 @@ class Group(click.Group):
             raise UserError(str(exc), exc.exit_code) from None
         except OSError as exc:
             raise UserError(_os_error(exc)) from None
+        except RecursionError:  # e.g. options nested thousands deep in a state or spec
+            raise UserError("input nested too deeply") from None
+        except MemoryError:
+            raise UserError("out of memory (see the limits in instances/README.md)") from None
 
 
 def one_line(text: str) -> str:
@@ -478,9 +482,33 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
     click.echo(plot_cost_over_time(events, trace, _plot_out(output, events, "cost-over-time")))
 
 
+COMPILE_NOTICE = "gpuaas: compiling kernels (first run only, up to ~20 s)"
+
+
+def compile_notice() -> None:
+    """Print `COMPILE_NOTICE` on stderr, once, when numba starts compiling a kernel, i.e. when
+    its cache has no usable entry (first run, new numba, changed source): numba signals a
+    "numba:compile" event only after its cache lookup failed, so a cached run prints nothing."""
+    from numba.core import event
+
+    class Notice(event.Listener):
+        shown = False
+
+        def on_start(self, ev: event.Event) -> None:
+            if not self.shown:
+                self.shown = True
+                click.echo(COMPILE_NOTICE, err=True)
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", Notice())
+
+
 def main() -> None:
     """Console-script entry point: every usage or input error is one line on stderr, exit 2
     (3: no result); standard output that cannot be written (full disk, closed pipe) too."""
+    compile_notice()
     try:
         code = cli.main(prog_name="gpuaas", standalone_mode=False)
         sys.stdout.flush()
