@@ -34,5 +34,8 @@ class StateError(GpuaasError, ValueError):
 
 def brief(value: object) -> str:
     """repr of a value cut to 60 characters, so that an error stays one readable line."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<nested too deeply>"
     return text if len(text) <= 60 else text[:57] + "..."

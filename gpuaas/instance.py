@@ -272,7 +272,7 @@ def _number(value: Any, source: str | None, where: str, minimum: float | None = 
     if minimum is not None and x < minimum:
         raise InputError(source, where, f"must be >= {minimum:g}, got {brief(value)}")
     if maximum is not None and x > maximum:
-        raise InputError(source, where, f"must be <= {maximum:g}, got {brief(value)}")
+        raise InputError(source, where, f"must be <= {maximum:g} (gpuaas.limits), got {brief(value)}")
     return x
 
 
@@ -296,7 +296,7 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not _finite(t) or t <= 0:
                 raise InputError(source, at, f"must be a finite time > 0 s (or null), got {brief(t)}")
             if t > MAX_SECONDS:
-                raise InputError(source, at, f"must be <= {MAX_SECONDS:g} s, got {brief(t)}")
+                raise InputError(source, at, f"must be <= {MAX_SECONDS:g} s (gpuaas.limits), got {brief(t)}")
             row[catalog.config(v, g)] = float(t)
     return row
 

@@ -563,7 +563,10 @@ def _check_state(state: Mapping[str, Any]) -> None:
         fail("params.H", "must be > 0")
     _number(state["overhead"], None, "overhead", minimum=0.0, maximum=MAX_SECONDS)
     options = mapping("solver_options", state["solver_options"])
-    check_options(state["method"], options)
+    try:
+        check_options(state["method"], options)
+    except InputError as exc:
+        fail("solver_options", exc.problem)
     clock = state["time"]
     if clock is not None:
         _number(clock, None, "time", minimum=0.0, maximum=HORIZON)

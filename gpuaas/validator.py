@@ -114,7 +114,7 @@ def check_file(instance: Instance, data: Any, source: str | None = None, p1n: bo
     Structure errors (unknown job ids, malformed entries) are InputErrors from
     `Solution.from_dict`. Besides feasibility (`validate`), the report lists a job given more
     than once, a job of the instance the file leaves out (a postponed job is listed with node
-    null), and a stated ``objective`` that is not a finite number or differs from the
+    null), and a stated ``objective`` (absent or null: none stated) that is not a finite number or differs from the
     recomputed f_OBJ by more than `OBJECTIVE_RTOL` (relative).
     """
     rep = validate(Solution.from_dict(instance, data, source), p1n=p1n)
@@ -125,7 +125,7 @@ def check_file(instance: Instance, data: Any, source: str | None = None, p1n: bo
     for jid in instance.job_ids:
         if jid not in listed:
             rep.errors.append(f"job {jid}: missing (every job is listed; node null when postponed)")
-    if "objective" in data:
+    if data.get("objective") is not None:  # null or absent: no objective stated
         claimed = data["objective"]
         if isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
             rep.errors.append(f"objective: the file says {brief(claimed)}, not a number")
