@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuaas.errors import InputError
-from gpuaas.files import read_yaml
+from gpuaas.files import check_output, open_output, read_yaml, write_atomic
 from gpuaas.generator import ARRIVALS
+from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULATIONS
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
@@ -164,8 +165,10 @@ class CampaignSpec:
     catalog: str = "azure-2021"
 
 
-def _int_list(value: Any, source: str | None, field: str, minimum: int) -> tuple[int, ...]:
-    """Parse 3, [1, 2, 5], "1-10" or "1,3,5-7" into a tuple of distinct ints >= minimum."""
+def _int_list(value: Any, source: str | None, field: str, minimum: int,
+              maximum: int) -> tuple[int, ...]:  # fmt: skip
+    """Parse 3, [1, 2, 5], "1-10" or "1,3,5-7" into a tuple of distinct ints in [minimum,
+    maximum] (at most MAX_SIMULATIONS of them)."""
     items: list[Any]
     if isinstance(value, bool):
         raise InputError(source, field, f"expected integers, got {value!r}")
@@ -181,6 +184,9 @@ def _int_list(value: Any, source: str | None, field: str, minimum: int) -> tuple
                 raise InputError(source, field, f"cannot read range {part.strip()!r}") from None
             if b < a:
                 raise InputError(source, field, f"empty range {part.strip()!r}")
+            if b > maximum or len(items) + b - a + 1 > MAX_SIMULATIONS:
+                raise InputError(source, field, f"range {part.strip()!r} goes beyond {maximum} or "
+                                 f"lists more than {MAX_SIMULATIONS} values (gpuaas.limits)")  # fmt: skip
             items.extend(range(a, b + 1))
     elif isinstance(value, list):
         items = value
@@ -192,6 +198,8 @@ def _int_list(value: Any, source: str | None, field: str, minimum: int) -> tuple
             raise InputError(source, field, f"expected integers, got {v!r}")
         if v < minimum:
             raise InputError(source, field, f"{v} is below the minimum {minimum}")
+        if v > maximum:
+            raise InputError(source, field, f"{v} is above the maximum {maximum} (gpuaas.limits)")
         if v in out:
             raise InputError(source, field, f"{v} is listed twice")
         out.append(v)
@@ -229,7 +237,7 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
         bad range, ...).
     """
     from gpuaas.catalog import load_catalog
-    from gpuaas.methods import METHODS
+    from gpuaas.methods import METHODS, check_options
 
     if not isinstance(data, dict):
         raise InputError(source, None, "a campaign spec must be a YAML mapping")
@@ -239,7 +247,7 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     for req in ("nodes", "arrivals", "seeds", "methods"):
         if req not in data:
             raise InputError(source, req, "missing required field")
-    nodes = _int_list(data["nodes"], source, "nodes", 1)
+    nodes = _int_list(data["nodes"], source, "nodes", 1, MAX_NODES)
     arrivals = _str_list(data["arrivals"], source, "arrivals")
     for a in arrivals:
         if a not in ARRIVALS:
@@ -251,19 +259,22 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     jpn = data.get("jobs_per_node", 10)
     if isinstance(jpn, bool) or not isinstance(jpn, int | float) or not math.isfinite(jpn) or jpn <= 0:
         raise InputError(source, "jobs_per_node", f"expected a positive number, got {jpn!r}")
-    seeds = _int_list(data["seeds"], source, "seeds", 0)
+    if jpn * max(nodes) > MAX_JOBS:
+        raise InputError(source, "jobs_per_node", f"{jpn:g} x {max(nodes)} nodes is more than "
+                         f"{MAX_JOBS} jobs (gpuaas.limits)")  # fmt: skip
+    seeds = _int_list(data["seeds"], source, "seeds", 0, MAX_SEED)
     solver_seeds = None
     if data.get("solver_seeds") is not None:
-        solver_seeds = _int_list(data["solver_seeds"], source, "solver_seeds", 0)
+        solver_seeds = _int_list(data["solver_seeds"], source, "solver_seeds", 0, MAX_SEED)
     mult_raw = data.get("node_multipliers", [1])
     multipliers: dict[str, tuple[int, ...]] = {}
     if isinstance(mult_raw, dict):
         for m, v in mult_raw.items():
             if m not in methods:
                 raise InputError(source, f"node_multipliers.{m}", "not one of the spec's methods")
-            multipliers[m] = _int_list(v, source, f"node_multipliers.{m}", 1)
+            multipliers[m] = _int_list(v, source, f"node_multipliers.{m}", 1, MAX_NODES // max(nodes))
     else:
-        every = _int_list(mult_raw, source, "node_multipliers", 1)
+        every = _int_list(mult_raw, source, "node_multipliers", 1, MAX_NODES // max(nodes))
         multipliers = {m: every for m in methods}
     options_raw = data.get("options") or {}
     if not isinstance(options_raw, dict):
@@ -278,14 +289,24 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
             json.dumps(o)
         except TypeError as exc:
             raise InputError(source, f"options.{m}", f"not JSON-serialisable: {exc}") from None
+        try:
+            check_options(m, o)
+        except InputError as exc:
+            raise InputError(source, f"options.{m}", exc.problem) from None
         options[m] = o
-    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", "numbers")
-    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", "numbers of seconds")
-    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds")
+    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", "numbers in [0, 0.5)", 0.5, True)
+    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", "numbers of seconds",
+                            MAX_SECONDS)  # fmt: skip
+    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds",
+                           MAX_SECONDS)  # fmt: skip
     catalog = data.get("catalog", "azure-2021")
     if not isinstance(catalog, str):
         raise InputError(source, "catalog", "a campaign names a bundled catalog or a catalog YAML file")
     load_catalog(catalog, source)
+    per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
+    cells = len(arrivals) * len(nodes) * len(seeds) * len(noise_list) * per_trace
+    if cells > MAX_SIMULATIONS:
+        raise InputError(source, None, f"the grid has {cells} simulations; at most {MAX_SIMULATIONS} (gpuaas.limits)")
     name = data.get("name") or (Path(source).stem if source else "campaign")
     return CampaignSpec(
         name=str(name), nodes=nodes, arrivals=arrivals, jobs_per_node=float(jpn), seeds=seeds,
@@ -296,11 +317,13 @@ def parse_spec(data: Any, source: str | None = None) -> CampaignSpec:
     )  # fmt: skip
 
 
-def _number_list(value: Any, source: str | None, field: str, what: str) -> tuple[float, ...]:
-    """A non-negative number or a list of them, as a tuple of floats."""
+def _number_list(value: Any, source: str | None, field: str, what: str, high: float,
+                 high_open: bool = False) -> tuple[float, ...]:  # fmt: skip
+    """A number in [0, high] ([0, high) with `high_open`) or a list of them, as floats."""
     values = value if isinstance(value, list) else [value]
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= high \
+                or (high_open and v == high):
             raise InputError(source, field, f"expected non-negative {what}, got {v!r}")
     return tuple(float(v) for v in values)
 
@@ -493,7 +516,7 @@ def _format(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return repr(value)
+        return repr(float(value))  # numpy floats are floats whose repr names the type
     return str(value)
 
 
@@ -550,8 +573,6 @@ def _csv_line(row: dict[str, Any]) -> str:
 
 
 def _write_csv_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    from gpuaas.cli import write_atomic
-
     write_atomic(path, _csv_line(dict(zip(COLUMNS, COLUMNS))) + "".join(_csv_line(r) for r in rows))
 
 
@@ -576,8 +597,7 @@ class ResultStore:
         self.parquet = self.path.suffix.lower() == ".parquet"
         if self.parquet and not _have_pyarrow():
             raise InputError(str(path), None, "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file")
-        if not self.path.parent.is_dir():
-            raise InputError(str(path), None, f"output directory {str(self.path.parent)!r} does not exist")
+        check_output(self.path, stream_ok=False)  # the file is read back to resume
         self.journal = self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
         self._fh: Any = None
 
@@ -649,24 +669,13 @@ def _arrow_schema() -> Any:
 
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write rows as a Parquet file (typed columns, missing values null) through a temporary file."""
-    import tempfile
-
+    """Write rows as a Parquet file (typed columns, missing values null) through `open_output`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows], schema=_arrow_schema())
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with open_output(path, binary=True) as fh:
+        pq.write_table(table, fh)
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:

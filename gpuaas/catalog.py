@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.files import read_yaml
+from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -132,7 +133,12 @@ class Catalog:
                 raise InputError(source, f"{at}.gpu", "must be a non-empty string")
             g = vm["gpus"]
             if isinstance(g, bool) or not isinstance(g, int) or g < 1:
-                raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {g!r}")
+                raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {brief(g)}")
+            if g > MAX_GPUS:
+                raise InputError(source, f"{at}.gpus", f"must be <= {MAX_GPUS} (gpuaas.limits), got {g!r}")
+            if sum(gpus) + g > MAX_CONFIGS:
+                raise InputError(source, f"{where}.vm_types", f"more than {MAX_CONFIGS} configurations "
+                                 "(the sum of gpus; gpuaas.limits)")  # fmt: skip
             names.append(vm["name"])
             models.append(vm["gpu"])
             gpus.append(g)
@@ -155,8 +161,11 @@ INFO_FIELDS = ("provider", "region", "date", "source", "price_page")
 
 
 def _price(c: Any, source: str | None, where: str) -> float:
-    if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c <= 0:
-        raise InputError(source, where, f"must be a finite number > 0, got {c!r}")
+    """A price in $/h: a finite number > 0 and at most MAX_PRICE (gpuaas.limits)."""
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not _finite(c) or c <= 0:
+        raise InputError(source, where, f"must be a finite number > 0, got {brief(c)}")
+    if c > MAX_PRICE:
+        raise InputError(source, where, f"must be <= {MAX_PRICE:g} $/h (gpuaas.limits), got {c!r}")
     return float(c)
 
 
@@ -171,6 +180,11 @@ def _info_field(value: Any, source: str | None, where: str, is_date: bool) -> st
         except ValueError:
             raise InputError(source, where, f"must be a date YYYY-MM-DD, got {value!r}") from None
     return value
+def _finite(x: int | float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an integer beyond the doubles
+        return False
 
 
 def bundled_catalogs() -> list[str]:

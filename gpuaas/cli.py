@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,61 +13,81 @@ import numpy as np
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
-from gpuaas.files import read_json
+from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.instance import load_instance
+from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
 
 
 class UserError(click.ClickException):
-    """Bad input or an impossible request: one line on stderr, exit code 2."""
+    """Bad input or an impossible request (exit code 2), or no result (3): one line on stderr."""
 
     exit_code = 2
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(one_line(message))
+        self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
         click.echo(f"gpuaas: error: {self.format_message()}", err=True)
 
 
+class FloatRange(click.FloatRange):
+    """click.FloatRange that also refuses NaN (which compares false with both bounds)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if rv != rv:
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return rv
+
+
+#: The option types of every command: one seed range, one range of seconds, node and job counts.
+SEED = click.IntRange(0, MAX_SEED)
+SECONDS = FloatRange(0, MAX_SECONDS, min_open=True)
+SECONDS_OR_ZERO = FloatRange(0, MAX_SECONDS)
+NODES = click.IntRange(1, MAX_NODES)
+JOBS = click.IntRange(1, MAX_JOBS)
+WORKERS = click.IntRange(1, 1024)
+
+
 class Group(click.Group):
-    """Turns every GpuaasError raised by a command into a UserError."""
+    """Turns every GpuaasError raised by a command into a UserError with the error's exit code
+    (2 bad input, 3 no result), and an OSError that escaped (e.g. writing to a full standard
+    output) into the same one line."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except GpuaasError as exc:
-            raise UserError(str(exc)) from None
+            raise UserError(str(exc), exc.exit_code) from None
+        except OSError as exc:
+            raise UserError(_os_error(exc)) from None
+        except RecursionError:  # e.g. options nested thousands deep in a state or spec
+            raise UserError("input nested too deeply") from None
+        except MemoryError:
+            raise UserError("out of memory (see the limits in instances/README.md)") from None
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file, so a failure leaves no partial file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def one_line(text: str) -> str:
+    """`text` with its control characters (newlines ...) escaped: an error is one line."""
+    return text.translate(_CONTROL)
 
 
-def output_path(path: str | None) -> str | None:
-    """Check that an output file can be written before any work is done."""
-    if path is not None:
-        parent = Path(path).parent
-        if not parent.is_dir():
-            raise InputError(path, None, f"output directory {str(parent)!r} does not exist")
-    return path
+_CONTROL = {i: f"\\x{i:02x}" for i in range(32)}
+
+
+def _os_error(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "standard output"
+    return f"{where}: cannot write: {exc.strerror or exc}"
 
 
 def emit(data: Any, as_json: bool, human: str, out: str | None) -> None:
-    """Write JSON to `out` (atomically) or stdout; print the human text otherwise."""
-    text = json.dumps(data, indent=2) + "\n"
+    """Write JSON to `out` (through `gpuaas.files.open_output`) or stdout; print the human text
+    otherwise."""
+    text = to_json(data)
     if out is not None:
         write_atomic(out, text)
     if as_json and out is None:
@@ -96,18 +114,18 @@ def cli(verbose: int) -> None:
 @click.argument("instance_file", type=click.Path(dir_okay=False))
 @click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
               show_default=True, help="Solution method.")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same solution).")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop the solver after this many seconds.")  # fmt: skip
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same solution).")
+@click.option("--time-limit", type=SECONDS, default=None, help="Stop the solver after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (DESIGN.md §11).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
 @click.option("--preset", type=click.Path(dir_okay=False),
               help="YAML file of method options (e.g. heuristics/path_relinking.yaml).")  # fmt: skip
-@click.option("--gap", type=click.FloatRange(min=0), default=None,
+@click.option("--gap", type=FloatRange(0, 1e9), default=None,
               help="milp: stop at this relative MIP gap (e.g. 0.05).")  # fmt: skip
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="milp: solver threads.")
-@click.option("--warm-start", "warm_method", type=click.Choice([m for m in METHODS if m != "milp"]),
-              default=None, help="milp: solve with this method first and start from its solution.")  # fmt: skip
+@click.option("--threads", type=click.IntRange(1, 256), default=None, help="milp: solver threads.")
+@click.option("--warm-start", "warm_method", type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
+              default=None, help="milp: solve with this method first (within the time limit) and "
+              "start from its solution [default: greedy; none: no warm start].")  # fmt: skip
 @click.option("--solver", default=None,
               help="milp: 'highs' (default), 'cbc' or another PuLP solver name.")  # fmt: skip
 @click.option("--write-lp", type=click.Path(dir_okay=False), default=None,
@@ -123,12 +141,13 @@ def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_l
           write_mps: str | None, p1n: bool | None) -> None:  # fmt: skip
     """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time).
 
-    With --method milp the output adds the solver's status, best bound and gap.
+    With --method milp the output adds the solver's status, best bound and gap. Exit codes:
+    0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
-    output_path(output)
+    check_output(output)
     milp_options = {k: v for k, v in (("gap", gap), ("threads", threads), ("solver", solver),
-                                      ("write_lp", output_path(write_lp)),
-                                      ("write_mps", output_path(write_mps)), ("p1n", p1n))
+                                      ("write_lp", check_output(write_lp)),
+                                      ("write_mps", check_output(write_mps)), ("p1n", p1n))
                     if v is not None}  # fmt: skip
     if (milp_options or warm_method) and method != "milp":
         raise InputError(None, "options", "--gap, --threads, --warm-start, --solver, --write-lp, "
@@ -146,7 +165,7 @@ def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_l
     instance = load_instance(instance_file).released()
     options.update(milp_options)
     if warm_method is not None:
-        options["warm_start"] = solve_instance(instance, warm_method, seed=seed, time_limit=time_limit)
+        options["warm_start"] = None if warm_method == "none" else warm_method
     solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
     data = solution.to_dict()
     emit(data, as_json, _human_solution(data), output)
@@ -179,21 +198,25 @@ def _human_solution(data: dict[str, Any]) -> str:
 def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> None:
     """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective.
 
-    Exits 0 when the solution is feasible, 1 when it is not, 2 on unreadable input.
+    Exits 0 when the solution is valid; 1 when it is not: infeasible, a job listed twice or
+    missing, or a stated objective that is not a number or differs from the recomputed one
+    (relative tolerance 1e-6); 2 on unreadable or malformed input.
     """
-    from gpuaas.solution import Solution
-    from gpuaas.validator import validate
+    import math
+
+    from gpuaas.validator import check_file
 
     instance = load_instance(instance_file).released()
     data = read_json(solution_file)
-    report = validate(Solution.from_dict(instance, data, solution_file), p1n=p1n)
+    report = check_file(instance, data, solution_file, p1n=p1n)
     claimed = data.get("objective")
+    number = not isinstance(claimed, bool) and isinstance(claimed, (int, float)) and math.isfinite(claimed)
     if as_json:
-        click.echo(json.dumps({"valid": report.ok, "errors": report.errors,
-                               "objective": report.objective, "claimed_objective": claimed}))  # fmt: skip
+        click.echo(to_json({"valid": report.ok, "errors": report.errors, "objective": report.objective,
+                            "claimed_objective": claimed if number else None}), nl=False)  # fmt: skip
     else:
         click.echo(f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
-                   + (f"  (file says {claimed:.6g})" if isinstance(claimed, (int, float)) else ""))  # fmt: skip
+                   + (f"  (file says {claimed:.6g})" if number else ""))  # fmt: skip
         for e in report.errors:
             click.echo(f"  {e}")
     sys.exit(0 if report.ok else 1)
@@ -203,9 +226,9 @@ def reconfiguration_options(f: Any) -> Any:
     """--overhead, --startup and --paper-costs: the reconfiguration costs of a simulation."""
     f = click.option("--paper-costs", is_flag=True,
                      help="The paper's setting: no restart overhead, no VM start-up (0 and 0).")(f)  # fmt: skip
-    f = click.option("--startup", type=click.FloatRange(min=0), default=None,
+    f = click.option("--startup", type=SECONDS_OR_ZERO, default=None,
                      help=f"Seconds a VM opened or resized is billed before it runs jobs [default: {DEFAULT_STARTUP:g}].")(f)  # fmt: skip
-    return click.option("--overhead", type=click.FloatRange(min=0), default=None,
+    return click.option("--overhead", type=SECONDS_OR_ZERO, default=None,
                         help=f"Seconds of work a job loses per migration or preemption [default: {DEFAULT_OVERHEAD:g}].")(f)  # fmt: skip
 
 
@@ -220,15 +243,14 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
               show_default=True, help="Solution method called at every event.")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the method and the noise.")
-@click.option("--nodes", type=click.IntRange(min=1), default=None, help="Override the trace's N.")
-@click.option("--noise", type=click.FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of the method and the noise.")
+@click.option("--nodes", type=NODES, default=None, help="Override the trace's N.")
+@click.option("--noise", type=FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
               help="Mean absolute relative error of predicted durations (paper: 0.11).")  # fmt: skip
 @reconfiguration_options
-@click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--tick", type=SECONDS, default=None,
               help="Rescheduling interval when nothing happens (default: the method's, else H).")  # fmt: skip
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Time limit of the method at each event (s).")  # fmt: skip
+@click.option("--time-limit", type=SECONDS, default=None, help="Time limit of the method at each event (s).")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False),
               help="Write the event log (JSON lines, one per interval between events).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
@@ -240,8 +262,8 @@ def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: 
     """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics."""
     from gpuaas.simulator import simulate as run_simulation
 
-    output_path(output)
-    output_path(log_file)
+    check_output(output)
+    check_output(log_file)
     trace = load_instance(trace_file)
     options: dict[str, Any] = {} if time_limit is None else {"time_limit": time_limit}
     result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise,
@@ -269,7 +291,7 @@ def bound(trace_file: str, nodes: int | None, slot: float | None, time_limit: fl
     """
     from gpuaas.bounds import bound as compute_bound
 
-    output_path(output)
+    check_output(output)
     result = compute_bound(load_instance(trace_file), nodes=nodes, slot=slot, time_limit=time_limit)
     emit(result.to_dict(), as_json, result.summary(), output)
 
@@ -285,11 +307,11 @@ COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwc
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
 @click.option("--node-multiplier", "multipliers", default="", metavar="M=K,...",
               help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.")  # fmt: skip
-@click.option("--tick", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--tick", type=SECONDS, default=None,
               help="Rescheduling interval for every method (default: each method's own, else H).")  # fmt: skip
 @click.option("--set", "settings", multiple=True, metavar="M.OPTION=VALUE",
               help="A solver option of method M (repeatable), e.g. hierarchical.controller_time_limit=1.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Simulations run in this many processes.")  # fmt: skip
 @reconfiguration_options
 @click.option("--json", "as_json", is_flag=True, help="Print the rows (one per method and seed) as JSON.")
@@ -311,7 +333,7 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
 
     if as_json and as_csv:
         raise InputError(None, "--json/--csv", "choose one output format")
-    output_path(output)
+    check_output(output)
     names = [m.strip() for m in methods.split(",") if m.strip()]
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
@@ -330,7 +352,7 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
     rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options,
                        workers=workers, on_row=progress, **reconfiguration(overhead, startup, paper_costs))  # fmt: skip
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
-    text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else json.dumps(rows, indent=2) + "\n"
+    text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else to_json(rows)
     if output is not None:
         write_atomic(output, text)
     if as_json or as_csv:
@@ -343,17 +365,17 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
 
 
 @cli.command()
-@click.option("--nodes", type=int, required=True, help="Number of nodes N.")
-@click.option("--jobs", type=int, default=None,
+@click.option("--nodes", type=NODES, required=True, help="Number of nodes N.")
+@click.option("--jobs", type=JOBS, default=None,
               help="Number of jobs J [default: 10 x nodes; 4.5 x nodes with --snapshot].")  # fmt: skip
 @click.option("--arrivals", type=str, default=None,
               help="Inter-arrival pattern: exponential (default), high, low or mixed (paper §4.1).")  # fmt: skip
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (same seed, same output).")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same output).")
 @click.option("--catalog", default="azure-2021", show_default=True,
               help="Bundled catalog name or YAML file of VM types.")  # fmt: skip
 @click.option("--snapshot", is_flag=True,
               help="One rescheduling point: J concurrent jobs released by --time, some running.")  # fmt: skip
-@click.option("--time", "at", type=float, default=None,
+@click.option("--time", "at", type=SECONDS_OR_ZERO, default=None,
               help="Time T_c of a --snapshot in seconds [default: 1e6].")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the instance JSON to stdout (when no -o).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the instance JSON to this file.")
@@ -362,7 +384,7 @@ def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, cata
     """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
 
-    output_path(output)
+    check_output(output)
     if snapshot:
         if arrivals is not None:
             raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
@@ -388,7 +410,7 @@ def catalogs_cmd(as_json: bool) -> None:
 
     cats = [load_catalog(name) for name in bundled_catalogs()]
     if as_json:
-        click.echo(json.dumps([c.to_dict() for c in cats], indent=2))
+        click.echo(to_json([c.to_dict() for c in cats]), nl=False)
         return
     rows = [("name", "provider", "region", "date", "VMs", "GPUs", "spot")]
     for c in cats:
@@ -434,7 +456,7 @@ def import_trace(fmt: str, src: str, output: str, throughputs: str | None, catal
     from gpuaas.importers import build_trace, parse_window, read_trace
     from gpuaas.throughputs import load_throughputs
 
-    output_path(output)
+    check_output(output)
     span = parse_window(window)
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
@@ -444,7 +466,7 @@ def import_trace(fmt: str, src: str, output: str, throughputs: str | None, catal
     data, report = build_trace(jobs, src, catalog=catalog, throughputs=table, nodes=nodes, seed=seed,
                                limit=limit, window=span, gpu_counts=gpu_counts, scaling=scaling,
                                any_gpu=any_gpu, skip_unrunnable=skip_unrunnable, report=report)  # fmt: skip
-    write_atomic(output, json.dumps(data, indent=1) + "\n")
+    write_atomic(output, to_json(data, indent=1))
     last = max(j["release"] for j in data["jobs"]) / 3600.0
     click.echo(f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
                f"written to {output}")  # fmt: skip
@@ -458,7 +480,7 @@ def import_trace(fmt: str, src: str, output: str, throughputs: str | None, catal
 @click.option("--backend", type=click.Choice(["auto", "dask", "processes", "serial"]), default="auto",
               show_default=True,
               help="auto: a Dask LocalCluster if dask is installed, else local processes.")  # fmt: skip
-@click.option("--workers", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
+@click.option("--workers", type=WORKERS, help="Worker processes (default: one per core).")
 @click.option("--retry-failed", is_flag=True, help="Run again the cells recorded as failed.")
 @click.option("--numba-cache-dir", type=click.Path(file_okay=False), help="NUMBA_CACHE_DIR for the workers.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
@@ -475,7 +497,7 @@ def campaign(spec_file: str, output: str | None, scheduler: str | None, backend:
 
     spec = load_spec(spec_file)
     output = output or f"{Path(spec_file).stem}.csv"
-    output_path(output)
+    check_output(output)
     if scheduler is None and backend == "auto" and not dask_available():
         click.echo(f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True)
     report = run_campaign(spec, output, backend=backend, scheduler=scheduler, workers=workers,
@@ -486,7 +508,7 @@ def campaign(spec_file: str, output: str | None, scheduler: str | None, backend:
                "ran": report.ran, "failed_now": report.failed, "failed_in_file": failed,
                "backend": report.backend, "workers": report.workers, "seconds": report.seconds}  # fmt: skip
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(to_json(summary), nl=False)
     else:
         click.echo(f"campaign {spec.name}: {report.cells} cells, {report.skipped} already in {output}, "
                    f"ran {report.ran} ({report.failed} failed) on {report.backend} with "
@@ -575,10 +597,36 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
     click.echo(plot_cost_over_time(events, trace, _plot_out(output, events, "cost-over-time")))
 
 
+COMPILE_NOTICE = "gpuaas: compiling kernels (first run only, up to ~20 s)"
+
+
+def compile_notice() -> None:
+    """Print `COMPILE_NOTICE` on stderr, once, when numba starts compiling a kernel, i.e. when
+    its cache has no usable entry (first run, new numba, changed source): numba signals a
+    "numba:compile" event only after its cache lookup failed, so a cached run prints nothing."""
+    from numba.core import event
+
+    class Notice(event.Listener):
+        shown = False
+
+        def on_start(self, ev: event.Event) -> None:
+            if not self.shown:
+                self.shown = True
+                click.echo(COMPILE_NOTICE, err=True)
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", Notice())
+
+
 def main() -> None:
-    """Console-script entry point: every usage or input error is one line on stderr, exit 2."""
+    """Console-script entry point: every usage or input error is one line on stderr, exit 2
+    (3: no result); standard output that cannot be written (full disk, closed pipe) too."""
+    compile_notice()
     try:
         code = cli.main(prog_name="gpuaas", standalone_mode=False)
+        sys.stdout.flush()
     except click.exceptions.Abort:
         click.echo("gpuaas: aborted", err=True)
         sys.exit(1)
@@ -586,6 +634,18 @@ def main() -> None:
         hint = ""
         if isinstance(exc, click.UsageError):
             hint = f" (see '{exc.ctx.command_path if exc.ctx else 'gpuaas'} --help')"
-        click.echo(f"gpuaas: error: {exc.format_message()}{hint}", err=True)
+        click.echo(f"gpuaas: error: {one_line(exc.format_message())}{hint}", err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # flushing standard output at the end
+        _quiet_stdout()
+        click.echo(f"gpuaas: error: {_os_error(exc)}", err=True)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

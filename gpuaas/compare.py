@@ -24,9 +24,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.instance import Instance
-from gpuaas.methods import METHODS, default_tick, seed_independent
+from gpuaas.limits import MAX_NODES, MAX_SEED, MAX_SIMULATIONS
+from gpuaas.methods import METHODS, check_options, default_tick, seed_independent
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
@@ -69,12 +70,16 @@ def parse_seeds(text: str) -> list[int]:
     """
     seeds: list[int] = []
     for part in str(text).split(","):
-        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        m = re.fullmatch(r"\s*(\d{1,20})\s*(?:-\s*(\d{1,20})\s*)?", part)
         if not m:
-            raise InputError(None, "seeds", f"expected e.g. '1-10' or '1,3,5', got {text!r}")
+            raise InputError(None, "seeds", f"expected e.g. '1-10' or '1,3,5', got {brief(text)}")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
         if hi < lo:
             raise InputError(None, "seeds", f"empty range {part.strip()!r}")
+        if hi > MAX_SEED:
+            raise InputError(None, "seeds", f"seeds are integers in 0..{MAX_SEED}, got {hi}")
+        if len(seeds) + hi - lo + 1 > MAX_SIMULATIONS:
+            raise InputError(None, "seeds", f"more than {MAX_SIMULATIONS} seeds (gpuaas.limits)")
         seeds.extend(range(lo, hi + 1))
     if len(set(seeds)) != len(seeds):
         raise InputError(None, "seeds", f"duplicate seeds in {text!r}")
@@ -223,8 +228,17 @@ def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
         raise InputError(None, "seeds", "at least one seed is needed")
     if workers < 1:
         raise InputError(None, "workers", f"must be >= 1, got {workers}")
+    if len(methods) * len(seeds) > MAX_SIMULATIONS:
+        raise InputError(None, "seeds", f"{len(methods)} methods x {len(seeds)} seeds; at most "
+                         f"{MAX_SIMULATIONS} simulations (gpuaas.limits)")  # fmt: skip
     multipliers = multipliers or {}
     options = options or {}
+    for m, k in multipliers.items():
+        if k * trace.nodes > MAX_NODES:
+            raise InputError(None, "node-multiplier", f"{m}: {k} x {trace.nodes} nodes is more than "
+                             f"{MAX_NODES} (gpuaas.limits)")  # fmt: skip
+    for m, opts in options.items():
+        check_options(m, opts)
     cells: list[Cell] = []
     shared: dict[str, bool] = {}
     for m in methods:

@@ -1,10 +1,37 @@
-"""Reading the package's input files (JSON, YAML): every failure is an InputError naming the file."""
+"""Reading the package's input files and writing its output files: every failure is one
+InputError naming the file.
+
+**Input** (JSON, YAML): missing file, directory, not UTF-8, bad syntax with line and column.
+
+**Output** goes through one writer, `open_output` (and `write_atomic`, `check_output` built on it):
+
+- a regular file, or a path that does not exist yet, is written to a temporary file in the same
+  directory and renamed into place when complete, so a failure leaves neither a partial file
+  nor a clobbered old one (a replaced file keeps its permission bits; a new one gets the
+  umask's);
+- a symbolic link is followed: the rule applies to the file it points to, and the link stays;
+- a FIFO or a character device (a pipe, a terminal, ``/dev/null``) is *written through*: the
+  output streams into it as it is produced (there is no file to leave behind; opening a FIFO
+  waits for a reader, as a shell redirection does);
+- a directory, a block device or a socket is refused with one line.
+
+Any OSError (read-only file system, full disk, permission denied ...) becomes
+``InputError(path, None, "cannot write: <reason>")``. JSON output is produced by `to_json`,
+which never writes NaN or Infinity (they are not JSON).
+"""
 
 from __future__ import annotations
 
+import errno
 import json
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -33,6 +60,8 @@ def read_json(path: str | Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(str(path), None, "not valid JSON: nested too deeply") from None
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -47,6 +76,134 @@ def read_yaml(path: str | Path) -> Any:
         raise InputError(str(path), None, f"not valid YAML: {problem}{where}") from None
 
 
+    except RecursionError:
+        raise InputError(str(path), None, "not valid YAML: nested too deeply") from None
+
+
 def read_text(path: str | Path, kind: str = "text") -> str:
     """The UTF-8 text of `path` (`kind` names the format in the not-UTF-8 error, e.g. "CSV")."""
     return _read_text(path, kind)
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+
+def _kind(path: Path) -> tuple[Path, str]:
+    """(the path symlinks lead to, "file" | "stream") of an output path; InputError if refused."""
+    source = str(path)
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise InputError(source, None, f"cannot write: {exc.strerror}") from None
+    if mode is None or stat.S_ISREG(mode):
+        if not target.parent.is_dir():
+            shown = path.parent if not path.parent.is_dir() else target.parent  # a link's target
+            raise InputError(source, None, f"output directory {str(shown)!r} does not exist")
+        return target, "file"
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return target, "stream"
+    what = ("a directory" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")  # fmt: skip
+    raise InputError(source, None, f"is {what}; write to a regular file, a FIFO or a character device")
+
+
+def check_output(path: str | Path | None, *, stream_ok: bool = True) -> str | None:
+    """Check, before any work is done, that `path` can receive output (None passes).
+
+    Refuses a missing output directory, a directory, a block device or a socket, a directory
+    or an existing file that is not writable, and (with ``stream_ok=False``, for files that are
+    read back, such as campaign results) a FIFO or a character device.
+    """
+    if path is None:
+        return None
+    target, kind = _kind(Path(path))
+    if kind == "stream":
+        if not stream_ok:
+            raise InputError(str(path), None, "must be a regular file (it is read back)")
+        return str(path)
+    where = target if target.exists() else target.parent
+    if not os.access(where, os.W_OK):
+        code = errno.EROFS if _read_only_fs(where) else errno.EACCES
+        raise InputError(str(path), None, f"cannot write: {os.strerror(code)}")
+    return str(path)
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+@contextmanager
+def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """A file object whose content becomes `path`'s when the block ends without an exception
+    (module docstring: temporary file + rename, symlinks followed, FIFOs and character devices
+    written through). Any OSError, in the block too, is ``InputError(path, None, "cannot
+    write: ...")``."""
+    source = str(path)
+    target, kind = _kind(Path(path))
+    mode = "wb" if binary else "w"
+    enc = None if binary else "utf-8"
+    tmp: str | None = None
+    try:
+        if kind == "stream":
+            with open(target, mode, encoding=enc) as fh:
+                yield fh
+            return
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            old = os.stat(target).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            old = 0o666 & ~umask  # mkstemp makes 0600; give the file the usual mode
+        os.chmod(tmp, old)
+        with os.fdopen(fd, mode, encoding=enc) as fh:
+            yield fh
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as exc:
+        raise InputError(source, None, f"cannot write: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Write `data` (text or bytes) to `path` through `open_output`."""
+    with open_output(path, binary=isinstance(data, bytes)) as fh:
+        fh.write(data)
+
+
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """JSON text of `data`, ending in a newline when indented; a NaN or Infinity anywhere in it
+    is an InputError naming its place (JSON cannot hold them, and the input checks should
+    have made them impossible)."""
+    try:
+        text = json.dumps(data, indent=indent, allow_nan=False)
+    except ValueError:
+        raise InputError(None, _non_finite(data, "output") or "output",
+                         "is not a finite number; JSON cannot hold NaN or Infinity") from None  # fmt: skip
+    return text + "\n" if indent is not None else text
+
+
+def _non_finite(value: Any, where: str) -> str | None:
+    """The place of the first NaN or infinity in `value` (e.g. "output.jobs[2].jct"), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict):
+        items = ((f"{where}.{k}", v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for at, v in items:
+        found = _non_finite(v, at)
+        if found:
+            return found
+    return None

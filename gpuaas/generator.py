@@ -44,6 +44,7 @@ import numpy as np
 from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.instance import DEFAULT_PARAMS, Instance
+from gpuaas.limits import MAX_JOBS, MAX_SECONDS, check_jobs, check_nodes, check_seed
 from gpuaas.performance import GPUS, TABLE3_JOBS, job_time, workload_times
 
 ARRIVALS = ("exponential", "high", "low", "mixed")
@@ -137,7 +138,7 @@ def generate_trace(nodes: int, jobs: int | None = None, seed: int = 0, *,
         ``{"catalog", "nodes", "time": 0.0, "params", "jobs": [...]}`` with jobs sorted by
         release and ids ``j0``, ``j1``, ...
     """
-    nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 10 * _positive(nodes, "nodes"))
+    nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 10)
     if arrivals not in ARRIVALS:
         raise InputError(None, "arrivals", f"unknown pattern {arrivals!r}; choose from {', '.join(ARRIVALS)}")
     cat = _catalog(catalog)
@@ -180,9 +181,9 @@ def generate_snapshot(nodes: int, jobs: int | None = None, seed: int = 0, *,
     dict
         The instance format with ``time`` = `time` and ``progress`` on jobs that have run.
     """
-    nodes, jobs, seed = _check_sizes(nodes, jobs, seed, math.ceil(4.5 * _positive(nodes, "nodes")))
-    if isinstance(time, bool) or not isinstance(time, (int, float)) or not math.isfinite(time) or time < 0:
-        raise InputError(None, "time", f"must be a finite number >= 0, got {time!r}")
+    nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 4.5)
+    if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 <= time <= MAX_SECONDS:
+        raise InputError(None, "time", f"must be a number of seconds in [0, {MAX_SECONDS:g}], got {time!r}")
     cat = _catalog(catalog)
     rng = _rngs(seed)
     workloads, work = _draw_jobs(rng["jobs"], jobs, cat)
@@ -217,18 +218,14 @@ def generate_instance(nodes: int, jobs: int | None = None, seed: int = 0, **opti
 # -- internals -------------------------------------------------------------------------------
 
 
-def _positive(value: Any, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(None, field, f"must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _check_sizes(nodes: Any, jobs: Any, seed: Any, default_jobs: int) -> tuple[int, int, int]:
-    n = _positive(nodes, "nodes")
-    j = default_jobs if jobs is None else _positive(jobs, "jobs")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(None, "seed", f"must be a non-negative integer, got {seed!r}")
-    return n, j, int(seed)
+def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int, int, int]:
+    n = check_nodes(nodes)
+    default_jobs = math.ceil(per_node * n)
+    if jobs is None and default_jobs > MAX_JOBS:
+        raise InputError(None, "jobs", f"the default ({default_jobs} for {n} nodes) is more than "
+                         f"{MAX_JOBS} (gpuaas.limits); give --jobs")  # fmt: skip
+    j = default_jobs if jobs is None else check_jobs(jobs)
+    return n, j, check_seed(seed)
 
 
 def _catalog(spec: str | dict[str, Any] | Catalog) -> Catalog:
@@ -294,6 +291,10 @@ def _instance_dict(cat: Catalog, spec: Any, nodes: int, time: float, workloads: 
                    work: np.ndarray, release: np.ndarray, due: np.ndarray, weight: np.ndarray,
                    progress: np.ndarray | None) -> dict[str, Any]:  # fmt: skip
     """The instance-format dict (DESIGN.md §11) of generated jobs."""
+    last = float(max(release.max(initial=0.0), due.max(initial=0.0)))
+    if last > MAX_SECONDS:
+        raise InputError(None, "jobs", f"the jobs would span {last:.3g} s, more than the {MAX_SECONDS:g} s "
+                         "limit of instance files (gpuaas.limits); use fewer jobs or more nodes")  # fmt: skip
     jobs = []
     for j, wl in enumerate(workloads):
         times = {}

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from gpuaas.catalog import Catalog, load_catalog
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
+from gpuaas.limits import MAX_JOB_CONFIGS, MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, check_nodes
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
@@ -162,21 +163,27 @@ class Instance:
                 raise InputError(source, req, "missing required field")
         catalog = load_catalog(data["catalog"], source)
         nodes = data["nodes"]
-        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-            raise InputError(source, "nodes", f"must be a positive integer, got {nodes!r}")
-        time = _number(data.get("time", 0.0), source, "time", minimum=0.0)
+        check_nodes(nodes, source)
+        time = _number(data.get("time", 0.0), source, "time", minimum=0.0, maximum=MAX_SECONDS)
         params = data.get("params", {})
         if not isinstance(params, dict):
             raise InputError(source, "params", f"must be an object with {', '.join(DEFAULT_PARAMS)}")
         bad = set(params) - set(DEFAULT_PARAMS)
         if bad:
             raise InputError(source, "params", f"unknown field(s) {sorted(bad)}; allowed: {', '.join(DEFAULT_PARAMS)}")
-        p = {k: _number(params.get(k, d), source, f"params.{k}", minimum=0.0) for k, d in DEFAULT_PARAMS.items()}
+        p = {k: _number(params.get(k, d), source, f"params.{k}", minimum=0.0,
+                        maximum=MAX_WEIGHT if k in ("mu", "rho") else MAX_SECONDS)
+             for k, d in DEFAULT_PARAMS.items()}  # fmt: skip
         if p["H"] <= 0:
             raise InputError(source, "params.H", "must be > 0")
         jobs = data["jobs"]
         if not isinstance(jobs, list):
             raise InputError(source, "jobs", "must be a list")
+        if len(jobs) > MAX_JOBS:
+            raise InputError(source, "jobs", f"{len(jobs)} jobs; at most {MAX_JOBS} (gpuaas.limits)")
+        if len(jobs) * catalog.n_configs > MAX_JOB_CONFIGS:
+            raise InputError(source, "jobs", f"{len(jobs)} jobs x {catalog.n_configs} configurations; "
+                             f"at most {MAX_JOB_CONFIGS} pairs (gpuaas.limits)")  # fmt: skip
         parsed = []
         seen: set[str] = set()
         for j, job in enumerate(jobs):
@@ -230,7 +237,7 @@ def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
             raise InputError(source, f"{where}.{req}", "missing required field")
     jid = job["id"]
     if not isinstance(jid, str) or not jid:
-        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {jid!r}")
+        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(jid)}")
     at = f"{where} ({jid})"
     progress = _number(job.get("progress", 0.0), source, f"{at}.progress", minimum=0.0)
     if progress >= 1.0:
@@ -247,14 +254,20 @@ def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
         raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
     if not np.isfinite(work).any():
         raise InputError(source, f"{at}.{given}", "no VM type of the catalog can run this job")
+    if given == "workload" and (work[np.isfinite(work)] > MAX_SECONDS).any():
+        c = int(np.flatnonzero(np.isfinite(work) & (work > MAX_SECONDS))[0])
+        vm, g = catalog.vm_names[catalog.cfg_vm[c]], int(catalog.cfg_gpus[c])
+        raise InputError(source, f"{at}.workload", f"the performance model gives {work[c]:.3g} s on "
+                         f"{vm} with {g} GPU(s), more than {MAX_SECONDS:g} s")  # fmt: skip
     node, cfg = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
     return JobSpec(
         id=jid,
         node=node,
         cfg=cfg,
-        release=_number(job.get("release", release), source, f"{at}.release", minimum=0.0),
-        due=_number(job["due"], source, f"{at}.due"),
-        weight=_number(job["weight"], source, f"{at}.weight", minimum=0.0),
+        release=_number(job.get("release", release), source, f"{at}.release", minimum=0.0,
+                        maximum=MAX_SECONDS),
+        due=_number(job["due"], source, f"{at}.due", minimum=-MAX_SECONDS, maximum=MAX_SECONDS),
+        weight=_number(job["weight"], source, f"{at}.weight", minimum=0.0, maximum=MAX_WEIGHT),
         work=np.asarray(work, dtype=np.float64),
         progress=progress,
     )
@@ -301,14 +314,22 @@ def _placement(pl: Any, catalog: Catalog, work: np.ndarray, source: str | None,
     return node, c
 
 
-def _number(value: Any, source: str | None, where: str, minimum: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(source, where, f"must be a number, got {value!r}")
-    if not math.isfinite(value):
+def _number(value: Any, source: str | None, where: str, minimum: float | None = None,
+            maximum: float | None = None) -> float:  # fmt: skip
+    """A finite number in [minimum, maximum] (the limits of gpuaas.limits), or an InputError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(source, where, f"must be a number, got {brief(value)}")
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the doubles
+        raise InputError(source, where, f"must be finite, got {brief(value)}") from None
+    if not math.isfinite(x):
         raise InputError(source, where, f"must be finite, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise InputError(source, where, f"must be >= {minimum:g}, got {value!r}")
-    return float(value)
+    if minimum is not None and x < minimum:
+        raise InputError(source, where, f"must be >= {minimum:g}, got {brief(value)}")
+    if maximum is not None and x > maximum:
+        raise InputError(source, where, f"must be <= {maximum:g} (gpuaas.limits), got {brief(value)}")
+    return x
 
 
 def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.ndarray:
@@ -327,10 +348,20 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
         for g, t in enumerate(ts, start=1):
             if t is None:
                 continue
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-                raise InputError(source, f"{where}.{vm}[{g - 1}]", f"must be a finite time > 0 s (or null), got {t!r}")
+            at = f"{where}.{vm}[{g - 1}]"
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not _finite(t) or t <= 0:
+                raise InputError(source, at, f"must be a finite time > 0 s (or null), got {brief(t)}")
+            if t > MAX_SECONDS:
+                raise InputError(source, at, f"must be <= {MAX_SECONDS:g} s (gpuaas.limits), got {brief(t)}")
             row[catalog.config(v, g)] = float(t)
     return row
+
+
+def _finite(x: int | float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an integer beyond the doubles
+        return False
 
 
 def load_instance(path: str | Path) -> Instance:

@@ -18,8 +18,10 @@ Python threads at once with different `threads` values (the reset is not thread-
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import math
+import multiprocessing
 import os
 import sys
 import threading
@@ -30,10 +32,13 @@ from typing import Any
 import highspy
 import numpy as np
 
+from gpuaas.baselines.dispatch import heuristic_config, submission_order
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
+from gpuaas.limits import MAX_MILP_COLUMNS, MAX_SECONDS
 from gpuaas.objective import reconfiguration_terms
 from gpuaas.solution import Solution
+from gpuaas.validator import validate
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +62,10 @@ class P1Model:
     col_upper: np.ndarray
     col_cost: np.ndarray
     col_integer: np.ndarray  # bool
-    col_names: list[str]
+    col_parts: list[Any]  # lists of names or lazy `_Labels`, family by family
     row_lower: np.ndarray
     row_upper: np.ndarray
-    row_names: list[str]
+    row_parts: list[tuple[str, Any]]  # (family, labels)
     indptr: np.ndarray  # int32, CSR
     indices: np.ndarray  # int32
     data: np.ndarray  # float64
@@ -75,6 +80,17 @@ class P1Model:
     tauhat: np.ndarray  # (J,)
     beta: np.ndarray  # (J, N, C), product linearisation only (else all -1)
     offset: float = 0.0  # constant of the objective (Σ κ_j of the reconfiguration extension)
+
+    @functools.cached_property
+    def col_names(self) -> list[str]:
+        """Column names (`x_j3_n1_v2_g1` ...), built on first use: only model files and other
+        solvers need them, and building them costs more than building the model."""
+        return [name for part in self.col_parts for name in _names(part)]
+
+    @functools.cached_property
+    def row_names(self) -> list[str]:
+        """Row names (`P1c_j3_n1_v2` ...), built on first use."""
+        return [f"{fam}_{lab}" if lab else fam for fam, labels in self.row_parts for lab in _names(labels)]
 
     @property
     def n_cols(self) -> int:
@@ -100,11 +116,11 @@ class _Builder:
     upper: list[np.ndarray] = field(default_factory=list)
     cost: list[np.ndarray] = field(default_factory=list)
     integer: list[np.ndarray] = field(default_factory=list)
-    col_names: list[str] = field(default_factory=list)
+    col_parts: list[Any] = field(default_factory=list)
     n_cols: int = 0
     row_lo: list[np.ndarray] = field(default_factory=list)
     row_hi: list[np.ndarray] = field(default_factory=list)
-    row_names: list[str] = field(default_factory=list)
+    row_parts: list[tuple[str, Any]] = field(default_factory=list)
     coo: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     families: dict[str, slice] = field(default_factory=dict)
     n_rows: int = 0
@@ -117,7 +133,7 @@ class _Builder:
         self.upper.append(np.full(k, upper))
         self.cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (k,)).copy())
         self.integer.append(np.full(k, integer))
-        self.col_names.extend(names)
+        self.col_parts.append(names)
         self.n_cols += k
         return idx
 
@@ -127,18 +143,38 @@ class _Builder:
         k = len(labels)
         self.row_lo.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (k,)).copy())
         self.row_hi.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (k,)).copy())
-        self.row_names.extend(f"{family}_{lab}" if lab else family for lab in labels)
+        self.row_parts.append((family, labels))
         r = np.asarray(r, dtype=np.int64)
         self.coo.append((r + self.n_rows, np.asarray(c, dtype=np.int64), np.asarray(v, dtype=np.float64)))
         self.families[family] = slice(self.n_rows, self.n_rows + k)
         self.n_rows += k
 
 
-def _labels(**axes: np.ndarray) -> list[str]:
-    """Row/column labels like `j3_n1_v2` from equally long index arrays."""
-    keys = list(axes)
-    cols = [np.asarray(axes[k]).tolist() for k in keys]
-    return ["_".join(f"{k}{i}" for k, i in zip(keys, vals)) for vals in zip(*cols)]
+@dataclass(frozen=True)
+class _Labels:
+    """Labels like `j3_n1_v2` (with a prefix: `x_j3_n1_v2`) of equally long index arrays, made
+    into strings only when `_names` is called."""
+
+    prefix: str | None
+    axes: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(next(iter(self.axes.values()))) if self.axes else 0
+
+
+def _labels(**axes: np.ndarray) -> _Labels:
+    """Row/column labels like `j3_n1_v2` from equally long index arrays (lazy)."""
+    return _Labels(None, axes)
+
+
+def _names(labels: Any) -> list[str]:
+    """The strings of a `_Labels` (or a list of strings, as it is)."""
+    if not isinstance(labels, _Labels):
+        return list(labels)
+    keys = list(labels.axes)
+    cols = [np.asarray(labels.axes[k]).tolist() for k in keys]
+    out = ["_".join(f"{k}{i}" for k, i in zip(keys, vals)) for vals in zip(*cols)]
+    return out if labels.prefix is None else [f"{labels.prefix}_{lab}" for lab in out]
 
 
 def _grid(*shape: int) -> list[np.ndarray]:
@@ -226,8 +262,8 @@ def define_tau(b: _Builder) -> tuple[np.ndarray, np.ndarray]:
     return tau, tauhat
 
 
-def _labels_pref(prefix: str, **axes: np.ndarray) -> list[str]:
-    return [f"{prefix}_{lab}" for lab in _labels(**axes)]
+def _labels_pref(prefix: str, **axes: np.ndarray) -> _Labels:
+    return _Labels(prefix, axes)
 
 
 # -- constraint families -------------------------------------------------------------------
@@ -499,9 +535,9 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
         instance=instance, p1n=p1n, literal=literal, linearisation=linearisation,
         col_lower=cc(b.lower, np.float64), col_upper=cc(b.upper, np.float64),
         col_cost=cc(b.cost, np.float64), col_integer=cc(b.integer, bool),
-        col_names=b.col_names,
+        col_parts=b.col_parts,
         row_lower=cc(b.row_lo, np.float64), row_upper=cc(b.row_hi, np.float64),
-        row_names=b.row_names,
+        row_parts=b.row_parts,
         indptr=indptr, indices=c[order].astype(np.int32), data=v[order].astype(np.float64),
         families=b.families, offset=float(reconfiguration_terms(instance)[0].sum()), **m,
     )  # fmt: skip
@@ -612,8 +648,9 @@ def new_highs() -> highspy.Highs:
     return h
 
 
-def to_highs(model: P1Model) -> highspy.Highs:
-    """A highspy.Highs holding `model` (columns, CSR rows, integrality, names), output off."""
+def to_highs(model: P1Model, names: bool = True) -> highspy.Highs:
+    """A highspy.Highs holding `model` (columns, CSR rows, integrality and, if `names`, the
+    names), output off."""
     h = new_highs()
     nc, nr = model.n_cols, model.n_rows
     h.addVars(nc, model.col_lower, model.col_upper)
@@ -625,31 +662,63 @@ def to_highs(model: P1Model) -> highspy.Highs:
               model.indices, model.data)  # fmt: skip
     if model.offset:
         h.changeObjectiveOffset(model.offset)
-    for i, name in enumerate(model.col_names):
-        h.passColName(i, name)
-    for i, name in enumerate(model.row_names):
-        h.passRowName(i, name)
+    if names:
+        for i, name in enumerate(model.col_names):
+            h.passColName(i, name)
+        for i, name in enumerate(model.row_names):
+            h.passRowName(i, name)
     return h
 
 
 def write_model(model: P1Model, path: str) -> None:
-    """Write the model as LP or MPS (by the file's extension, HiGHS's writer)."""
-    if not str(path).lower().endswith((".lp", ".mps")):
+    """Write the model as LP or MPS (by the file's extension, HiGHS's writer), through
+    `gpuaas.files.write_atomic` (HiGHS writes a temporary file that is then copied)."""
+    import os
+    import tempfile
+
+    from gpuaas.files import write_atomic
+
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in (".lp", ".mps"):
         raise InputError(str(path), None, "model file must end in .lp or .mps")
-    status = to_highs(model).writeModel(str(path))
-    if status == highspy.HighsStatus.kError:
-        raise SolverError(f"HiGHS could not write {path}")
+    with tempfile.TemporaryDirectory(prefix="gpuaas-model-") as tmp:
+        out = os.path.join(tmp, f"p1{ext}")
+        status = to_highs(model).writeModel(out)
+        if status == highspy.HighsStatus.kError or not os.path.exists(out):
+            raise SolverError(f"HiGHS could not write {path}")
+        with open(out, "rb") as fh:
+            write_atomic(path, fh.read())
 
 
 def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float | None = None,
                 threads: int | None = None, seed: int = 0, warm_start: np.ndarray | None = None,
                 solver_log: bool = False) -> dict[str, Any]:  # fmt: skip
-    """Solve `model` with HiGHS; return {status, values, bound, solver_objective}.
+    """Solve `model` with HiGHS; return {status, values, bound, solver_objective, consistent, ...}.
 
     status is "optimal", "time_limit" (stopped with an incumbent), "no_solution" (stopped
-    without one) or "infeasible"; values is None without an incumbent.
+    without one) or "infeasible"; values is None without an incumbent. consistent is False
+    when the objective of the returned values is not the one HiGHS reports (HiGHS 1.16 can
+    return a MIP start as "optimal" with the objective of its presolved space).
+
+    With a time limit, HiGHS runs in a forked child process that is killed at the limit:
+    HiGHS checks its time limit only between the steps of its presolve and MIP setup, which
+    take several seconds each on N = 20, J = 100 (measured: a 5 s limit stopped after 13-38 s).
+    The child reports every improving solution and, periodically, the dual bound, so a killed
+    run still returns its incumbent. Without `fork` (not Linux or macOS), or in a daemonic
+    process (which may not have children, e.g. some cluster workers), HiGHS runs here.
     """
-    h = to_highs(model)
+    if time_limit is None or "fork" not in multiprocessing.get_all_start_methods() \
+            or multiprocessing.current_process().daemon:
+        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log)
+        if h.run() == highspy.HighsStatus.kError:
+            raise SolverError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
+        return _result(model, h)
+    return _solve_in_child(model, float(time_limit), gap, threads, seed, warm_start, solver_log)
+
+
+def _prepared(model: P1Model, time_limit: float | None, gap: float | None, threads: int | None,
+              seed: int, warm_start: np.ndarray | None, solver_log: bool) -> highspy.Highs:  # fmt: skip
+    h = to_highs(model, names=False)
     h.setOptionValue("output_flag", bool(solver_log))
     h.setOptionValue("random_seed", int(seed) % 2147483647)
     if time_limit is not None:
@@ -660,8 +729,11 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
     if warm_start is not None:
         idx = np.arange(model.n_cols, dtype=np.int32)
         h.setSolution(model.n_cols, idx, np.asarray(warm_start, dtype=np.float64))
-    if h.run() == highspy.HighsStatus.kError:
-        raise SolverError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
+    return h
+
+
+def _result(model: P1Model, h: highspy.Highs) -> dict[str, Any]:
+    """The result dict of a finished HiGHS run."""
     ms = h.getModelStatus()
     info = h.getInfo()
     has = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
@@ -674,7 +746,7 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
     else:
         status = "no_solution"
     values = np.array(h.getSolution().col_value) if has and status != "infeasible" else None
-    return {
+    return _checked(model, {
         "status": status,
         "values": values,
         "bound": float(info.mip_dual_bound),
@@ -682,7 +754,101 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
         "solver_status": h.modelStatusToString(ms),
         "nodes": int(info.mip_node_count),
         "lp_iterations": int(info.simplex_iteration_count),
-    }
+    })  # fmt: skip
+
+
+def _checked(model: P1Model, res: dict[str, Any]) -> dict[str, Any]:
+    """Add `consistent`: the values have the objective HiGHS reports for them."""
+    res["consistent"] = True
+    if res["values"] is not None and res["solver_objective"] is not None:
+        mine, theirs = float(model.col_cost @ res["values"]) + model.offset, float(res["solver_objective"])
+        res["consistent"] = abs(mine - theirs) <= 1e-6 * max(1.0, abs(mine), abs(theirs))
+    return res
+
+
+def _solve_in_child(model: P1Model, time_limit: float, gap: float | None, threads: int | None,
+                    seed: int, warm_start: np.ndarray | None, solver_log: bool) -> dict[str, Any]:  # fmt: skip
+    """solve_highs in a forked process, killed `time_limit` seconds from now (see there)."""
+    stop = _time.monotonic() + time_limit
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    args = (send, model, time_limit, gap, threads, seed, warm_start, solver_log)
+    proc = ctx.Process(target=_child, args=args, daemon=True, name="gpuaas-highs")
+    incumbent: tuple[np.ndarray, float] | None = None
+    bound = -INF
+    done: dict[str, Any] | None = None
+    error = None
+    try:
+        proc.start()
+        send.close()
+        while done is None and error is None:
+            wait = stop - _time.monotonic()
+            if wait <= 0 or not receive.poll(wait):
+                break
+            try:
+                kind, *data = receive.recv()
+            except EOFError:  # the child died
+                error = f"the HiGHS process ended with code {proc.exitcode}"
+                break
+            if kind == "incumbent":
+                incumbent = (data[0], data[1])
+                bound = max(bound, data[2])
+            elif kind == "bound":
+                bound = max(bound, data[0])
+            elif kind == "done":
+                done = data[0]
+            else:
+                error = data[0]
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if done is not None:
+        return done
+    if error is not None and incumbent is None:
+        raise SolverError(f"HiGHS failed: {error}")
+    values, objective = incumbent if incumbent is not None else (None, None)
+    return _checked(model, {
+        "status": "time_limit" if values is not None else "no_solution",
+        "values": values, "bound": bound, "solver_objective": objective,
+        "solver_status": "Time limit reached", "killed": True, "nodes": None, "lp_iterations": None,
+    })  # fmt: skip
+
+
+def _child(send: Any, model: P1Model, time_limit: float, gap: float | None, threads: int | None,
+           seed: int, warm_start: np.ndarray | None, solver_log: bool) -> None:  # pragma: no cover - child
+    """The forked HiGHS run: improving solutions and bounds go to the parent as they come."""
+    try:
+        highspy.Highs.resetGlobalScheduler(True)  # the parent's HiGHS worker threads are not here
+        _scheduler_threads.clear()
+        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log)
+        last = [0.0]
+
+        def improving(e: Any) -> None:
+            d = e.data_out
+            send.send(("incumbent", np.array(d.mip_solution), float(d.objective_function_value),
+                       float(d.mip_dual_bound)))  # fmt: skip
+
+        def progress(e: Any) -> None:
+            now = _time.monotonic()
+            if now - last[0] > 0.1:
+                last[0] = now
+                send.send(("bound", float(e.data_out.mip_dual_bound)))
+
+        h.cbMipImprovingSolution.subscribe(improving)
+        h.cbMipInterrupt.subscribe(progress)
+        if h.run() == highspy.HighsStatus.kError:
+            send.send(("error", f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}"))
+        else:
+            send.send(("done", _result(model, h)))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
+        try:
+            send.send(("error", repr(exc)))
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -690,29 +856,47 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
 # ------------------------------------------------------------------------------------------
 
 
+#: A solver stop at a relative gap at most this (HiGHS's default mip_rel_gap) is "optimal";
+#: above it, a stop at the requested gap is "gap_reached".
+OPTIMAL_GAP = 1e-4
+#: Share of the time limit a warm-start method named by `warm_start` may use (path relinking
+#: and randomized greedy stop there; greedy is one quick pass).
+WARM_SHARE = 0.25
+#: Seconds kept, out of the time limit, for decoding and checking the solver's answer.
+RESERVE = 0.05
+
+
 def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
          gap: float | None = None, threads: int | None = None,
-         warm_start: Solution | None = None, p1n: bool = True,
+         warm_start: Solution | str | None = "greedy", p1n: bool = True,
          solver: str = "highs", literal: bool = False, write_lp: str | None = None,
          write_mps: str | None = None, solver_log: bool = False,
          linearisation: str = "product") -> Solution:  # fmt: skip
     """Solve P1 exactly (or to a relative gap) with HiGHS, or another solver through PuLP.
+
+    Everything happens within `time_limit`: the warm start, the model build (timed), then the
+    solver, which gets what is left (less `RESERVE` for checking its answer). The solver's
+    answer is decoded and checked by the independent validator; when it has none in time, or
+    one that is not feasible (numerical trouble), the warm start is returned instead (status
+    "warm_start"), so with a warm start (the default) there is always a solution.
 
     Parameters
     ----------
     instance : Instance
         The rescheduling point; every job is a candidate.
     seed : int
-        Solver random seed.
+        Solver random seed (and the warm-start method's).
     time_limit : float, optional
-        Seconds for build + solve; the solver gets what building left.
+        Seconds for everything (warm start, build, solve, check).
     gap : float, optional
         Relative MIP gap at which to stop (HiGHS default 1e-4; 0 proves optimality).
     threads : int, optional
         Solver threads (HiGHS: see the module docstring on its per-process thread count).
-    warm_start : Solution, optional
-        A feasible Solution (e.g. Greedy's) handed to the solver as its first incumbent; one
-        that violates the model (e.g. P1n) is ignored with a warning in `stats["warm_start"]`.
+    warm_start : str, Solution or None
+        The first incumbent handed to the solver: a method name (default "greedy"; run here,
+        with at most `WARM_SHARE` of the time limit), a feasible Solution, or None for no warm
+        start. With P1n, the warm start is repaired to open min(N, J) nodes
+        (`p1n_warm_start`); one that is still infeasible is ignored (`stats["warm_start"]`).
     p1n : bool
         Require exactly min(N, J) open nodes (P1n), as in the paper.
     solver : str
@@ -729,87 +913,189 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     Returns
     -------
     Solution
-        With `stats`: status ("optimal" or "time_limit"), objective (f_OBJ of this Solution),
-        bound (solver's best bound, or None), gap ((objective − bound) / objective), seconds,
-        build_seconds, seed, solver, solver_objective, rows, columns.
+        With `stats`: status ("optimal": proven within `OPTIMAL_GAP`; "gap_reached": stopped
+        at the requested `gap`; "time_limit": stopped by the time limit with an incumbent;
+        "warm_start": the solver had nothing usable, the warm start is returned), objective
+        (f_OBJ of this Solution), bound (solver's best bound, or None), gap
+        ((objective − bound) / objective), seconds, build_seconds, seed, solver,
+        solver_status, solver_objective, rows, columns, warm_start.
 
     Raises
     ------
     SolverError
-        When the solver stops without any solution (status "no_solution") or reports the
-        model infeasible.
+        When there is no warm start and the solver stops without a usable solution (the CLI
+        exits with code 3), or reports the model infeasible.
     """
     start = _time.perf_counter()
-    if gap is not None and not (gap >= 0 and math.isfinite(gap)):
+    if gap is not None and (isinstance(gap, bool) or not isinstance(gap, (int, float))
+                            or not (gap >= 0 and math.isfinite(gap))):  # fmt: skip
         raise InputError(None, "gap", f"must be a finite number >= 0, got {gap!r}")
-    if threads is not None and (isinstance(threads, bool) or int(threads) < 1):
-        raise InputError(None, "threads", f"must be a positive integer, got {threads!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError(None, "time_limit", f"must be > 0, got {time_limit!r}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256):
+        raise InputError(None, "threads", f"must be an integer in 1..256, got {threads!r}")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or not 0 < time_limit <= MAX_SECONDS):  # fmt: skip
+        raise InputError(None, "time_limit", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {time_limit!r}")
+    columns = model_columns(instance, linearisation)
+    if columns > MAX_MILP_COLUMNS:
+        raise InputError(None, "instance", f"P1 would have {columns} columns for N = {instance.nodes}, "
+                         f"J = {instance.n_jobs}; the MILP takes at most {MAX_MILP_COLUMNS} "
+                         "(gpuaas.limits); use a heuristic method")  # fmt: skip
+    deadline = None if time_limit is None else start + float(time_limit)
+    stats: dict[str, Any] = {}
+    warm = _warm_start(instance, warm_start, seed, time_limit, p1n, stats)
     model = build_model(instance, p1n=p1n, literal=literal, linearisation=linearisation)
     if write_lp:
         write_model(model, write_lp)
     if write_mps:
         write_model(model, write_mps)
-    stats: dict[str, Any] = {}
-    start_values = None
-    if warm_start is not None:
-        start_values = _warm_start_values(model, warm_start, stats)
+    start_values = None if warm is None else solution_columns(model, warm)
     build = _time.perf_counter() - start
-    left = None if time_limit is None else max(time_limit - build, 1e-3)
-    kw: dict[str, Any] = {"time_limit": left, "gap": gap, "threads": threads, "seed": seed,
-                          "warm_start": start_values, "solver_log": solver_log}  # fmt: skip
+    left = None if deadline is None else deadline - _time.perf_counter() - RESERVE * float(time_limit)
+    stats.update(rows=model.n_rows, columns=model.n_cols, p1n=p1n, build_seconds=build, seed=seed)
+    if left is not None and left <= 0 and warm is not None:
+        return _finish(warm, "warm_start", None, start, stats, "no time left for the solver")
+    kw: dict[str, Any] = {"time_limit": None if left is None else max(left, 1e-3), "gap": gap,
+                          "threads": threads, "seed": seed, "warm_start": start_values,
+                          "solver_log": solver_log}  # fmt: skip
     if solver.lower() == "highs":
         res = solve_highs(model, **kw)
         solver_name = "highs"
+        if not res["consistent"] and start_values is not None:
+            log.warning("milp: HiGHS answered inconsistently with the warm start; solving again without it")
+            stats["retried_without_warm_start"] = True
+            left = None if deadline is None else deadline - _time.perf_counter() - RESERVE * float(time_limit)
+            if left is None or left > 0:
+                res = solve_highs(model, **dict(kw, warm_start=None, time_limit=left))
     else:
         from gpuaas.pulp_solvers import solve_pulp
 
         res = solve_pulp(model, solver, **kw)
         solver_name = res["solver"]
+    stats.update(solver=solver_name, solver_status=res["solver_status"],
+                 solver_objective=res["solver_objective"])  # fmt: skip
+    for k in ("nodes", "lp_iterations", "killed"):
+        if res.get(k) is not None:
+            stats[f"solver_{k}"] = res[k]
     if res["status"] == "infeasible":
         raise SolverError(f"{solver_name} reports P1 infeasible (it always has a solution: a bug)")
+    problem = None
     if res["values"] is None:
-        limit = f" within the time limit of {time_limit:g} s" if time_limit is not None else ""
-        raise SolverError(f"{solver_name} found no solution{limit} ({res['solver_status']})")
-    sol = decode(model, res["values"])
+        problem = ("no solution" if warm is None else "nothing better than the warm start") + \
+            (" within the time limit" if time_limit is not None else "")
+    elif not res.get("consistent", True):
+        problem = "its answer is inconsistent (the objective of its solution is not the one it reports)"
+    else:
+        sol = decode(model, res["values"])
+        report = validate(sol, p1n=p1n)
+        if not report.ok:
+            problem = f"its solution is not feasible ({report.errors[0]})"
+            log.warning("milp: %s returned an infeasible solution: %s", solver_name, report.errors[0])
+    if problem is not None:
+        if warm is None:
+            limit = f" within the time limit of {time_limit:g} s" if time_limit is not None else ""
+            what = f"found no solution{limit}" if res["values"] is None else f"failed: {problem}"
+            raise SolverError(f"{solver_name} {what} and there is no warm start")
+        return _finish(warm, "warm_start", res["bound"], start, stats, f"{solver_name}: {problem}")
+    status = res["status"]
+    if status == "optimal" and gap is not None and gap > OPTIMAL_GAP:
+        status = "gap_reached"  # HiGHS says optimal when it reaches the requested gap
+    return _finish(sol, status, res["bound"], start, stats, None)
+
+
+def _finish(sol: Solution, status: str, bound: float | None, start: float, stats: dict[str, Any],
+            fallback: str | None) -> Solution:  # fmt: skip
+    """The returned Solution with its stats: f_OBJ, bound and gap, status, seconds."""
     objective = sol.objective
-    bound = res["bound"]
     if bound is not None and math.isfinite(bound):
         bound = min(bound, objective)
         gap_now = (objective - bound) / abs(objective) if objective != 0 else 0.0
+        if status == "gap_reached" and gap_now <= OPTIMAL_GAP:
+            status = "optimal"
     else:
         bound, gap_now = None, None
-    stats.update(
-        status=res["status"], objective=objective, bound=bound, gap=gap_now,
-        solver=solver_name, solver_status=res["solver_status"],
-        solver_objective=res["solver_objective"], rows=model.n_rows, columns=model.n_cols,
-        p1n=p1n, build_seconds=build, seed=seed,
-    )  # fmt: skip
-    for k in ("nodes", "lp_iterations"):
-        if k in res:
-            stats[f"solver_{k}"] = res[k]
+    stats.update(status=status, objective=objective, bound=bound, gap=gap_now)
+    if fallback is not None:
+        stats["fallback"] = fallback
     stats["seconds"] = _time.perf_counter() - start
-    sol.stats = stats
-    log.info("milp %s: %s objective %.6g bound %s gap %s in %.2f s", solver_name, res["status"],
-             objective, bound, gap_now, stats["seconds"])  # fmt: skip
-    return sol
+    out = Solution(sol.instance, sol.node_vm, sol.job_node, sol.job_cfg, "milp", stats)
+    log.info("milp: %s objective %.6g bound %s gap %s in %.2f s", status, objective, bound,
+             gap_now, stats["seconds"])  # fmt: skip
+    return out
 
 
-def _warm_start_values(model: P1Model, warm: Solution, stats: dict[str, Any]) -> np.ndarray | None:
-    """Columns of a feasible warm start, or None (reason recorded in stats) if it does not fit."""
-    from gpuaas.validator import validate
+def model_columns(instance: Instance, linearisation: str = "product") -> int:
+    """The number of columns `build_model` makes, without building it."""
+    J, N, V = instance.n_jobs, instance.nodes, instance.catalog.n_vms
+    nx = int(np.isfinite(instance.times).sum()) * N
+    return N + N * V + 3 * J * N + 2 * J + nx * (2 if linearisation == "product" else 1)
 
-    if warm.instance is not model.instance and (
-        warm.instance.job_ids != model.instance.job_ids or warm.instance.nodes != model.instance.nodes
+
+def _warm_start(instance: Instance, warm: Solution | str | None, seed: int, time_limit: float | None,
+                p1n: bool, stats: dict[str, Any]) -> Solution | None:  # fmt: skip
+    """The feasible warm start (module docstring), or None with the reason in `stats`."""
+    if warm is None or warm is False:
+        stats["warm_start"] = "none"
+        return None
+    if isinstance(warm, str):
+        from gpuaas.methods import get_method
+
+        if warm == "milp":
+            raise InputError(None, "warm_start", "cannot be milp itself")
+        fn = get_method(warm)
+        limit = None if time_limit is None else WARM_SHARE * float(time_limit)
+        warm = fn(instance, seed=seed, time_limit=limit)
+    if not isinstance(warm, Solution):
+        raise InputError(None, "warm_start", f"must be a method name, a Solution or None, got {warm!r}")
+    if warm.instance is not instance and (
+        warm.instance.job_ids != instance.job_ids or warm.instance.nodes != instance.nodes
     ):
         raise InputError(None, "warm_start", "solution is for a different instance")
-    warm = Solution(model.instance, warm.node_vm, warm.job_node, warm.job_cfg, warm.method)
-    report = validate(warm, p1n=model.p1n)
+    warm = Solution(instance, warm.node_vm, warm.job_node, warm.job_cfg, warm.method)
+    report = validate(warm)
+    if report.ok and p1n:
+        warm = p1n_warm_start(warm)
+        report = validate(warm, p1n=True)
     if not report.ok:
         stats["warm_start"] = f"ignored: {report.errors[0]}"
         log.warning("milp: warm start from %s ignored: %s", warm.method or "solution", report.errors[0])
         return None
     stats["warm_start"] = warm.method or "solution"
     stats["warm_start_objective"] = warm.objective
-    return solution_columns(model, warm)
+    return warm
+
+
+def p1n_warm_start(sol: Solution) -> Solution:
+    """Make a solution meet P1n (exactly min(N, J) open nodes) so the MILP accepts it as a start.
+
+    Greedy opens a node only when a job fits no open one, so it often opens fewer nodes than
+    P1n asks for, and HiGHS would then start without an incumbent. While too few nodes are
+    open: move one job off a node that hosts several onto a closed node of the same VM type
+    (its configuration unchanged), else start the first postponed job (submission order) on a
+    closed node with the heuristics' configuration.
+
+    Parameters
+    ----------
+    sol : Solution
+        A feasible solution (without P1n).
+
+    Returns
+    -------
+    Solution
+        A feasible solution with min(N, J) open nodes (f_OBJ may be higher).
+    """
+    inst = sol.instance
+    cat = inst.catalog
+    node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
+    target = min(inst.nodes, inst.n_jobs)
+    waiting = [int(j) for j in submission_order(inst) if job_node[j] < 0]
+    while (node_vm >= 0).sum() < target:
+        free = int(np.flatnonzero(node_vm < 0)[0])
+        hosted = np.bincount(job_node[job_node >= 0], minlength=inst.nodes)
+        if hosted.max(initial=0) >= 2:
+            j = int(np.flatnonzero(job_node == int(np.argmax(hosted)))[-1])
+        else:
+            j = waiting.pop(0)
+            job_cfg[j] = heuristic_config(inst, j)
+        node_vm[free] = cat.cfg_vm[job_cfg[j]]
+        job_node[j] = free
+    return Solution(inst, node_vm, job_node, job_cfg, sol.method, dict(sol.stats))

@@ -70,7 +70,8 @@ from typing import Any
 import numpy as np
 
 from gpuaas.catalog import Catalog
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
+from gpuaas.limits import MAX_COUNT
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,9 @@ def _parse(workload: Any, source: str | None, where: str) -> tuple[str, str, int
     for key in ("epochs", "batch_size", "files"):
         val = workload.get(key, getattr(app, key))
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-            raise InputError(source, f"{where}.{key}", f"must be a positive integer, got {val!r}")
+            raise InputError(source, f"{where}.{key}", f"must be a positive integer, got {brief(val)}")
+        if val > MAX_COUNT:
+            raise InputError(source, f"{where}.{key}", f"must be <= {MAX_COUNT} (gpuaas.limits), got {brief(val)}")
         ints.append(val)
     return name, fw, ints[0], ints[1], ints[2]
 

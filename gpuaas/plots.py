@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
+from gpuaas.files import check_output, open_output
 
 FORMATS = (".png", ".svg", ".pdf")
 _PR = "path-relinking"
@@ -41,26 +40,18 @@ def _check_output(out: str | Path) -> Path:
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise InputError(str(out), None, f"unknown image format {out.suffix!r}; use one of {', '.join(FORMATS)}")
-    if not out.parent.is_dir():
-        raise InputError(str(out), None, f"output directory {str(out.parent)!r} does not exist")
+    check_output(out)
     return out
 
 
 def _save(fig: Any, out: Path) -> None:
-    """Save through a temporary file in the same directory, then rename (no partial image)."""
+    """Save through `gpuaas.files.open_output` (no partial image), in the format of the suffix."""
     plt = _pyplot()
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=out.suffix)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
     try:
-        fig.savefig(tmp, dpi=130, bbox_inches="tight")
-        os.replace(tmp, out)
+        with open_output(out, binary=True) as fh:
+            fig.savefig(fh, format=out.suffix.lower().lstrip("."), dpi=130, bbox_inches="tight")
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def label(row: dict[str, Any]) -> str:
@@ -305,14 +296,20 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
 # one simulation: event log + trace
 
 
-def read_event_log(path: str | Path) -> list[dict[str, Any]]:
-    """The intervals of an event log (JSON lines, DESIGN.md §11), checked for the fields used here."""
+def read_event_log(path: str | Path, trace: Any = None, trace_name: str | None = None) -> list[dict[str, Any]]:
+    """The intervals of an event log (JSON lines, DESIGN.md §11), checked field by field; with
+    `trace` (an Instance or a file), also that its jobs and VM types are the trace's (a log of
+    another simulation is an InputError naming `trace_name`)."""
     source = str(path)
+    inst = None if trace is None else _trace(trace)
+    name = trace_name or (str(trace) if isinstance(trace, (str, Path)) else "the trace")
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8") as fh:
             lines = fh.read().splitlines()
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(source, None, f"not UTF-8 text (byte {exc.start}); JSON files are UTF-8") from None
     out = []
     for i, line in enumerate(lines, start=1):
         if not line.strip():
@@ -321,14 +318,60 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(source, f"line {i}", f"not valid JSON: {exc.msg}") from None
-        if not isinstance(rec, dict) or not {"start", "end", "nodes", "jobs"} <= set(rec):
-            raise InputError(source, f"line {i}", "expected an object with start, end, nodes and jobs")
-        if not rec["end"] >= rec["start"]:
-            raise InputError(source, f"line {i}", f"interval ends ({rec['end']}) before it starts ({rec['start']})")
+        except RecursionError:
+            raise InputError(source, f"line {i}", "not valid JSON: nested too deeply") from None
+        _check_interval(rec, inst, InputError(source, f"line {i}", ""), name)
         out.append(rec)
     if not out:
         raise InputError(source, None, "the event log holds no interval")
     return out
+
+
+def _check_interval(rec: Any, inst: Any, at: InputError, trace_name: Any) -> None:
+    """One event-log line: {"start", "end", "nodes": [{"node", "vm"}], "jobs": [{"id", "node",
+    "vm", "gpus"}]} with numbers where numbers go and, given the trace, its jobs and VM types."""
+
+    def fail(problem: str) -> None:
+        raise InputError(at.source, at.field, problem)
+
+    def number(x: Any) -> bool:
+        return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+
+    def integer(x: Any) -> bool:
+        return not isinstance(x, bool) and isinstance(x, int) and x >= 0
+
+    if not isinstance(rec, dict) or not {"start", "end", "nodes", "jobs"} <= set(rec):
+        fail("expected an object with start, end, nodes and jobs")
+    if not number(rec["start"]) or not number(rec["end"]):
+        fail("start and end must be finite numbers of seconds")
+    if not rec["end"] >= rec["start"]:
+        fail(f"interval ends ({rec['end']}) before it starts ({rec['start']})")
+    if not isinstance(rec["nodes"], list) or not isinstance(rec["jobs"], list):
+        fail("nodes and jobs must be lists")
+    for nd in rec["nodes"]:
+        if not isinstance(nd, dict) or not integer(nd.get("node")) or not isinstance(nd.get("vm"), str):
+            fail(f"a node must be {{\"node\": integer, \"vm\": name}}, got {brief(nd)}")
+    for jb in rec["jobs"]:
+        if not isinstance(jb, dict) or not isinstance(jb.get("id"), str) or not integer(jb.get("node")) \
+                or not isinstance(jb.get("vm"), str) or not integer(jb.get("gpus")) or jb["gpus"] < 1:
+            fail(f"a job must be {{\"id\", \"node\", \"vm\", \"gpus\"}}, got {brief(jb)}")
+    if inst is None:
+        return
+    cat = inst.catalog
+    for item in rec["nodes"] + rec["jobs"]:
+        if item["vm"] not in cat.vm_names:
+            fail(f"VM type {brief(item['vm'])} is not in the catalog of {trace_name}")
+    ids = set(inst.job_ids)
+    for jb in rec["jobs"]:
+        if jb["id"] not in ids:
+            fail(f"job {brief(jb['id'])} is not in {trace_name}")
+        g = int(cat.gpus[cat.vm_index(jb["vm"])])
+        if jb["gpus"] > g:
+            fail(f"job {jb['id']!r} has {jb['gpus']} GPUs of {jb['vm']}, which has {g}")
+
+
+def _name(trace: Any) -> str:
+    return str(trace) if isinstance(trace, (str, Path)) else "the trace"
 
 
 def _trace(trace: Any) -> Any:
@@ -379,7 +422,8 @@ def plot_cost_over_time(events: str | Path, trace: Any, out: str | Path) -> Path
     """Cumulative VM, tardiness and total cost of one simulation over time (from its event log)."""
     out = _check_output(out)
     plt = _pyplot()
-    c = cost_over_time(read_event_log(events), trace)
+    inst = _trace(trace)
+    c = cost_over_time(read_event_log(events, inst, _name(trace)), inst)
     # tardiness is charged at completions: two points per interval end draw its steps exactly
     hours = [x / 3600.0 for x in c["time"] for _ in (0, 1)][1:]
     vm = [x for x in c["vm_cost"] for _ in (0, 1)][1:]
@@ -425,8 +469,8 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
     plt = _pyplot()
     from matplotlib.patches import Patch
 
-    intervals = read_event_log(events)
     inst = _trace(trace)
+    intervals = read_event_log(events, inst, _name(trace))
     h = 1 / 3600.0
     nodes = _segments(intervals, "nodes", "node", "vm")
     jobs = _segments(intervals, "jobs", "id", "gpus")

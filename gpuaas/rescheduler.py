@@ -51,10 +51,11 @@ import numpy as np
 from numba import njit
 
 from gpuaas.catalog import Catalog, load_catalog
-from gpuaas.errors import InputError, SolverError, StateError
+from gpuaas.errors import InputError, SolverError, StateError, brief
 from gpuaas.instance import DEFAULT_PARAMS, Instance, _number
 from gpuaas.instance import parse_job as parse_job_spec
-from gpuaas.methods import DEFAULT_METHOD, get_method, solve
+from gpuaas.limits import HORIZON, MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, check_nodes, check_seed
+from gpuaas.methods import DEFAULT_METHOD, check_options, get_method, solve
 from gpuaas.solution import Solution
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,8 @@ log = logging.getLogger(__name__)
 TIME_TOL = 1e-6
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
+#: a progress report this far below the previous one is rounding, not going backwards
+PROGRESS_TOL = 1e-9
 STATE_VERSION = 2
 #: Reconfiguration costs applied by default (seconds), see docs/reconfiguration.md: work a
 #: migrated or preempted job loses, and the time a VM opened or resized is billed before it
@@ -89,6 +92,7 @@ class _Job:
     migrations: int = 0
     preemptions: int = 0
     lost: float = 0.0  # fraction of work lost to restart overhead
+    reported: float | None = None  # last measured progress (submitted or reported): a floor
 
 
 @dataclass
@@ -177,21 +181,20 @@ class Rescheduler:
                  overhead: float = DEFAULT_OVERHEAD, startup: float = DEFAULT_STARTUP,
                  **solver_options: Any) -> None:  # fmt: skip
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
-        if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-            raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(None, "seed", f"must be a non-negative integer, got {seed!r}")
-        get_method(method)  # unknown method: InputError now, not at the first event
-        self.nodes = int(nodes)
+        self.nodes = check_nodes(nodes)
+        if not isinstance(method, str):
+            raise InputError(None, "method", f"must be a method name, got {method!r}")
+        get_method(method)  # unknown method or option: InputError now, not at the first event
+        check_options(method, solver_options)
         self.method = method
-        self.seed = int(seed)
-        self.H = _number(H, None, "H", minimum=0.0)
+        self.seed = check_seed(seed)
+        self.H = _number(H, None, "H", minimum=0.0, maximum=MAX_SECONDS)
         if self.H <= 0:
             raise InputError(None, "H", "must be > 0")
-        self.mu = _number(mu, None, "mu", minimum=0.0)
-        self.rho = _number(rho, None, "rho", minimum=0.0)
-        self.overhead = _number(overhead, None, "overhead", minimum=0.0)
-        self.startup = _number(startup, None, "startup", minimum=0.0)
+        self.mu = _number(mu, None, "mu", minimum=0.0, maximum=MAX_WEIGHT)
+        self.rho = _number(rho, None, "rho", minimum=0.0, maximum=MAX_WEIGHT)
+        self.overhead = _number(overhead, None, "overhead", minimum=0.0, maximum=MAX_SECONDS)
+        self.startup = _number(startup, None, "startup", minimum=0.0, maximum=MAX_SECONDS)
         self.solver_options = dict(solver_options)
         cat = self.catalog
         self._cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
@@ -215,14 +218,24 @@ class Rescheduler:
                progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
         """A job (dict in the instance job format; `release` defaults to `at`) or a list of
         jobs is submitted at time `at`."""
-        jobs = [job] if isinstance(job, Mapping) else list(job)
+        if isinstance(job, Mapping):
+            jobs = [job]
+        elif isinstance(job, (list, tuple)):
+            jobs = list(job)
+        else:
+            raise InputError(None, "job", f"must be a job object (a mapping) or a list of them, got {brief(job)}")
         return self.update(at, submit=jobs, progress=progress)
 
     def complete(self, job_id: str | Iterable[str], at: float, *,
                  progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
         """Job `job_id` (or each of a list of ids) completed at `at`. A job already completed
         is ignored with a warning."""
-        ids = [job_id] if isinstance(job_id, str) else list(job_id)
+        if isinstance(job_id, str):
+            ids = [job_id]
+        elif isinstance(job_id, (list, tuple)):
+            ids = list(job_id)
+        else:
+            raise InputError(None, "job_id", f"must be a job id (a string) or a list of them, got {brief(job_id)}")
         return self.update(at, complete=ids, progress=progress)
 
     def tick(self, at: float, *, progress: Mapping[str, float] | None = None) -> Plan:
@@ -236,7 +249,7 @@ class Rescheduler:
         Checks everything first (an error leaves the state unchanged), then advances the
         clock, finishes the completed jobs, adds the submitted ones, solves and applies.
         """
-        at = _number(at, None, "at")
+        at = _number(at, None, "at", minimum=0.0, maximum=HORIZON)
         if self.time is not None and at < self.time:
             raise StateError(f"event at t={at:g} is before the previous event at t={self.time:g}; "
                              "events must come in time order")  # fmt: skip
@@ -245,7 +258,7 @@ class Rescheduler:
         reports = self._check_progress(progress, set(done))
         self._advance(at, set(done))
         for jid, p in reports.items():
-            self.jobs[jid].progress = p
+            self.jobs[jid].progress = self.jobs[jid].reported = p
         for jid in done:
             self._finish(jid, at)
         for job in new:
@@ -269,11 +282,15 @@ class Rescheduler:
                 raise StateError(f"job {parsed.id!r} was already submitted")
             seen.add(parsed.id)
             out.append(parsed)
+        if len(self.jobs) + len(out) > MAX_JOBS:
+            raise InputError(None, "job", f"{len(self.jobs) + len(out)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)")
         return out
 
     def _check_completions(self, ids: Iterable[str]) -> list[str]:
         done: list[str] = []
         for jid in ids:
+            if not isinstance(jid, str):
+                raise InputError(None, "job_id", f"must be a job id (a string), got {brief(jid)}")
             if jid in self.completed or jid in done:
                 msg = f"job {jid!r} already completed; duplicate completion ignored"
                 warnings.warn(msg, stacklevel=4)
@@ -285,18 +302,25 @@ class Rescheduler:
         return done
 
     def _check_progress(self, progress: Mapping[str, float] | None, done: set[str]) -> dict[str, float]:
-        if not progress:
+        if progress is None:
             return {}
+        if not isinstance(progress, Mapping):
+            raise InputError(None, "progress", f"must be a mapping job id -> fraction done, got {brief(progress)}")
         out = {}
         for jid, p in progress.items():
-            if jid not in self.jobs:
-                raise StateError(f"progress reported for unknown or completed job {jid!r}")
+            if not isinstance(jid, str) or jid not in self.jobs:
+                raise StateError(f"progress reported for unknown or completed job {brief(jid)}")
             if jid in done:
                 continue
             p = _number(p, None, f"progress[{jid!r}]", minimum=0.0)
             if p >= 1.0:
                 raise InputError(None, f"progress[{jid!r}]",
                                  f"must be < 1 for an unfinished job (complete it instead), got {p!r}")  # fmt: skip
+            floor = self.jobs[jid].reported
+            if floor is not None and p < floor - PROGRESS_TOL:
+                raise InputError(None, f"progress[{jid!r}]", f"{p!r} is below the {floor!r} reported "
+                                 "before; progress only goes back when the job is migrated or "
+                                 "preempted with a restart overhead")  # fmt: skip
             out[jid] = p
         return out
 
@@ -308,9 +332,8 @@ class Rescheduler:
         dt = at - self.time
         if dt <= 0:
             return
-        for v in self.node_vm.tolist():
-            if v >= 0:
-                self.vm_cost += self._price[v] * dt
+        for v in self.node_vm[self.node_vm >= 0].tolist():  # open nodes, in node order
+            self.vm_cost += self._price[v] * dt
         ready = self.node_ready.tolist()
         for job in self.jobs.values():
             if job.cfg >= 0:
@@ -378,7 +401,7 @@ class Rescheduler:
         new_vm = np.full(self.nodes, -1, dtype=np.int64)
         new_vm[perm] = sol.node_vm
         plan = Plan(time=at, method=self.method, objective=sol.objective, next_tick=at + self.H)
-        for p in range(self.nodes):
+        for p in np.flatnonzero((self.node_vm >= 0) | (new_vm >= 0)).tolist():  # O(open), not O(N)
             old, new = int(self.node_vm[p]), int(new_vm[p])
             if old < 0 <= new:
                 plan.open.append({"node": p, "vm": names[new]})
@@ -418,7 +441,7 @@ class Rescheduler:
                     plan.migrate.append({"id": job.id, "from": where(job.node, job.cfg),
                                          "to": where(n, c), "lost_work": lost})  # fmt: skip
             job.node, job.cfg = n, c
-        plan.nodes = [{"node": p, "vm": names[v]} for p, v in enumerate(self.node_vm) if v >= 0]
+        plan.nodes = [{"node": p, "vm": names[self.node_vm[p]]} for p in np.flatnonzero(self.node_vm >= 0).tolist()]
         plan.jobs = [({"id": j.id, **where(j.node, j.cfg)} if j.cfg >= 0 else
                       {"id": j.id, "node": None, "vm": None, "gpus": None}) for j in jobs]  # fmt: skip
         return plan
@@ -429,9 +452,11 @@ class Rescheduler:
             return 0.0
         lost = min(job.progress, self.overhead / float(job.work[job.cfg]))
         job.progress -= lost
+        job.reported = None  # the real restart may lose more than predicted
         job.lost += lost
         c = job.cfg
-        share = self._price[self.catalog.cfg_vm[c]] * self._cfg_gpus[c] / self.catalog.gpus[self.catalog.cfg_vm[c]]
+        v = int(self.catalog.cfg_vm[c])
+        share = self._price[v] * self._cfg_gpus[c] / int(self.catalog.gpus[v])
         self.lost_work_cost += lost * float(job.work[c]) * share
         return lost
 
@@ -459,7 +484,8 @@ class Rescheduler:
                       "work": [float(w) if math.isfinite(w) else None for w in j.work],
                       "progress": j.progress, "placement": place(j), "start": j.start,
                       "running": j.running, "migrations": j.migrations,
-                      "preemptions": j.preemptions, "lost": j.lost} for j in self.jobs.values()],
+                      "preemptions": j.preemptions, "lost": j.lost, "reported": j.reported}
+                     for j in self.jobs.values()],
             "completed": list(self.completed.values()),
             "vm_cost": self.vm_cost, "tardiness_cost": self.tardiness_cost,
             "migrations": self.migrations, "preemptions": self.preemptions,
@@ -476,6 +502,7 @@ class Rescheduler:
         """A Rescheduler continuing exactly where the one that produced `state` stopped."""
         if not isinstance(state, Mapping) or state.get("version") != STATE_VERSION:
             raise StateError(f"not a Rescheduler state of version {STATE_VERSION}")
+        check_state(state)
         try:
             p = state["params"]
             r = cls(state["catalog"], state["nodes"], state["method"], seed=state["seed"],
@@ -491,7 +518,8 @@ class Rescheduler:
                 job = _Job(id=d["id"], release=d["release"], due=d["due"], weight=d["weight"],
                            work=np.array([math.inf if w is None else w for w in d["work"]]),
                            progress=d["progress"], start=d["start"], running=d["running"],
-                           migrations=d["migrations"], preemptions=d["preemptions"], lost=d["lost"])  # fmt: skip
+                           migrations=d["migrations"], preemptions=d["preemptions"], lost=d["lost"],
+                           reported=d.get("reported"))  # fmt: skip
                 if pl is not None:
                     job.node, job.cfg = pl["node"], cat.config(cat.vm_index(pl["vm"]), pl["gpus"])
                 r.jobs[job.id] = job
@@ -507,6 +535,167 @@ class Rescheduler:
         return r
 
 
+_STATE_FIELDS = ("catalog", "nodes", "method", "seed", "params", "overhead", "startup",
+                 "solver_options", "time", "events", "node_vm", "node_ready", "jobs", "completed",
+                 "vm_cost", "tardiness_cost", "migrations", "preemptions", "lost_work_cost",
+                 "startup_cost")  # fmt: skip
+_COMPLETED_NUMBERS = ("release", "start", "completion", "due", "weight", "tardiness_cost", "jct",
+                      "waiting", "running", "lost_work")  # fmt: skip
+
+
+def check_state(state: Mapping[str, Any]) -> None:
+    """Check every field `Rescheduler.restore` reads; StateError naming the first bad one.
+
+    Types and ranges are those of the constructor and the instance format (gpuaas.limits);
+    besides, job ids are unique, each placement names an open node of the job's VM type with
+    GPUs to spare and a configuration the job can run, and a state without a clock has no jobs.
+    """
+    try:
+        _check_state(state)
+    except InputError as exc:
+        raise StateError(f"corrupt Rescheduler state: {exc}") from None
+
+
+def _check_state(state: Mapping[str, Any]) -> None:
+    def fail(where: str, problem: str) -> None:
+        raise InputError(None, where, problem)
+
+    def integer(where: str, value: Any, low: int = 0, high: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"in {low}..{high}"
+            fail(where, f"must be an integer {bounds}, got {brief(value)}")
+        return int(value)
+
+    def mapping(where: str, value: Any) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            fail(where, f"must be an object, got {brief(value)}")
+        return value
+
+    def listing(where: str, value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            fail(where, f"must be a list, got {brief(value)}")
+        return value
+
+    for key in _STATE_FIELDS:
+        if key not in state:
+            fail(key, "missing required field")
+    try:
+        cat = load_catalog(state["catalog"])
+    except InputError as exc:
+        fail("catalog", exc.problem if exc.field is None else f"{exc.field}: {exc.problem}")
+    nodes = check_nodes(state["nodes"])
+    if not isinstance(state["method"], str):
+        fail("method", f"must be a method name, got {brief(state['method'])}")
+    get_method(state["method"])
+    check_seed(state["seed"])
+    params = mapping("params", state["params"])
+    for k in ("H", "mu", "rho"):
+        if k not in params:
+            fail(f"params.{k}", "missing required field")
+        _number(params[k], None, f"params.{k}", minimum=0.0, maximum=MAX_SECONDS if k == "H" else MAX_WEIGHT)
+    if params["H"] <= 0:
+        fail("params.H", "must be > 0")
+    for k in ("overhead", "startup"):
+        _number(state[k], None, k, minimum=0.0, maximum=MAX_SECONDS)
+    options = mapping("solver_options", state["solver_options"])
+    try:
+        check_options(state["method"], options)
+    except InputError as exc:
+        fail("solver_options", exc.problem)
+    clock = state["time"]
+    if clock is not None:
+        _number(clock, None, "time", minimum=0.0, maximum=HORIZON)
+    integer("events", state["events"])
+    node_vm = listing("node_vm", state["node_vm"])
+    if len(node_vm) != nodes:
+        fail("node_vm", f"must have one entry per node ({nodes}), got {len(node_vm)}")
+    for n, v in enumerate(node_vm):
+        if v is not None and v not in cat.vm_names:
+            fail(f"node_vm[{n}]", f"must be null or a VM type of the catalog, got {brief(v)}")
+    ready = listing("node_ready", state["node_ready"])
+    if len(ready) != nodes:
+        fail("node_ready", f"must have one entry per node ({nodes}), got {len(ready)}")
+    for n, t in enumerate(ready):
+        _number(t, None, f"node_ready[{n}]", minimum=0.0, maximum=HORIZON + MAX_SECONDS)
+    for k in ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost"):
+        _number(state[k], None, k, minimum=0.0)
+    for k in ("migrations", "preemptions"):
+        integer(k, state[k])
+    jobs = listing("jobs", state["jobs"])
+    completed = listing("completed", state["completed"])
+    if clock is None and (jobs or completed):
+        fail("time", "is null (no event yet) but the state has jobs")
+    if len(jobs) > MAX_JOBS:
+        fail("jobs", f"{len(jobs)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)")
+    ids: set[str] = set()
+    for i, d in enumerate(completed):
+        at = f"completed[{i}]"
+        d = mapping(at, d)
+        jid = d.get("id")
+        if not isinstance(jid, str) or not jid or jid in ids:
+            fail(f"{at}.id", f"must be a unique non-empty string, got {brief(jid)}")
+        ids.add(jid)
+        for k in _COMPLETED_NUMBERS:
+            if k not in d:
+                fail(f"{at}.{k}", "missing required field")
+            _number(d[k], None, f"{at}.{k}")
+        for k in ("migrations", "preemptions"):
+            integer(f"{at}.{k}", d.get(k))
+    used = [0] * nodes
+    for i, d in enumerate(jobs):
+        at = f"jobs[{i}]"
+        d = mapping(at, d)
+        for k in ("id", "release", "due", "weight", "work", "progress", "placement", "start",
+                  "running", "migrations", "preemptions", "lost"):  # fmt: skip
+            if k not in d:
+                fail(f"{at}.{k}", "missing required field")
+        jid = d["id"]
+        if not isinstance(jid, str) or not jid or jid in ids:
+            fail(f"{at}.id", f"must be a unique non-empty string, got {brief(jid)}")
+        ids.add(jid)
+        _number(d["release"], None, f"{at}.release", minimum=0.0, maximum=HORIZON)
+        _number(d["due"], None, f"{at}.due", minimum=-MAX_SECONDS, maximum=MAX_SECONDS)
+        _number(d["weight"], None, f"{at}.weight", minimum=0.0, maximum=MAX_WEIGHT)
+        work = listing(f"{at}.work", d["work"])
+        if len(work) != cat.n_configs:
+            fail(f"{at}.work", f"must have one entry per configuration ({cat.n_configs}), got {len(work)}")
+        for c, w in enumerate(work):
+            if w is not None:
+                _number(w, None, f"{at}.work[{c}]", minimum=TIME_TOL, maximum=MAX_SECONDS)
+        if all(w is None for w in work):
+            fail(f"{at}.work", "no configuration can run the job")
+        for k in ("progress", "reported"):
+            if d.get(k) is not None:
+                p = _number(d[k], None, f"{at}.{k}", minimum=0.0)
+                if p >= 1.0:
+                    fail(f"{at}.{k}", f"must be in [0, 1), got {p!r}")
+        if d["progress"] is None:
+            fail(f"{at}.progress", "must be a number, got None")
+        if d["start"] is not None:
+            _number(d["start"], None, f"{at}.start", minimum=0.0, maximum=HORIZON)
+        _number(d["running"], None, f"{at}.running", minimum=0.0, maximum=HORIZON)
+        _number(d["lost"], None, f"{at}.lost", minimum=0.0)
+        for k in ("migrations", "preemptions"):
+            integer(f"{at}.{k}", d[k])
+        pl = d["placement"]
+        if pl is None:
+            continue
+        pl = mapping(f"{at}.placement", pl)
+        n = integer(f"{at}.placement.node", pl.get("node"), 0, nodes - 1)
+        vm = pl.get("vm")
+        if vm not in cat.vm_names:
+            fail(f"{at}.placement.vm", f"must be a VM type of the catalog, got {brief(vm)}")
+        v = cat.vm_index(vm)
+        g = integer(f"{at}.placement.gpus", pl.get("gpus"), 1, int(cat.gpus[v]))
+        if node_vm[n] != vm:
+            fail(f"{at}.placement", f"node {n} runs {node_vm[n]}, not {vm}")
+        if work[cat.config(v, g)] is None:
+            fail(f"{at}.placement", f"the job cannot run on {vm} with {g} GPU(s)")
+        used[n] += g
+        if used[n] > int(cat.gpus[v]):
+            fail(f"{at}.placement", f"node {n} ({vm}) would hold {used[n]} GPUs, more than {int(cat.gpus[v])}")
+
+
 def parse_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> _Job:
     """Check a job dict in the instance job format (released at `at` unless it says earlier)."""
     spec = parse_job_spec(job, catalog, None, where, release=at)
@@ -514,7 +703,7 @@ def parse_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> _Job
         raise InputError(None, f"{where} ({spec.id}).release",
                          f"{spec.release:g} is after the submission time {at:g}")  # fmt: skip
     return _Job(id=spec.id, release=min(spec.release, at), due=spec.due, weight=spec.weight,
-                work=spec.work, progress=spec.progress)  # fmt: skip
+                work=spec.work, progress=spec.progress, reported=spec.progress)  # fmt: skip
 
 
 def check_solution(sol: Solution) -> None:
@@ -547,21 +736,32 @@ def match_nodes(old_vm: np.ndarray, new_vm: np.ndarray, cur_node: np.ndarray,
     """The physical node `perm[s]` of each solver node s (the matching step, module docstring).
 
     Weights, lexicographic: jobs kept in place (same physical node and configuration), VM type
-    kept, an open node reused, s == p.
+    kept, an open node reused, s == p. A node closed both before and after has weight only on
+    s == p, so every optimal assignment keeps it there: the assignment is solved among the
+    nodes open before or after only (at most 2 min(N, J)), with weights scaled to their number.
     """
     N = len(old_vm)
+    perm = np.arange(N, dtype=np.int64)
+    act = np.flatnonzero((old_vm >= 0) | (new_vm >= 0))
+    n = len(act)
+    if n == 0:
+        return perm
+    local = np.full(N, -1, dtype=np.int64)
+    local[act] = np.arange(n)
+    old, new = old_vm[act], new_vm[act]
     D = 1.0
-    Cw = N + 1.0
-    B = (N + 1.0) ** 2
-    A = (N + 1.0) ** 3
-    w = np.zeros((N, N))
+    Cw = n + 1.0
+    B = (n + 1.0) ** 2
+    A = (n + 1.0) ** 3
+    w = np.zeros((n, n))
     keep = (job_node >= 0) & (cur_node >= 0) & (job_cfg == cur_cfg)
-    np.add.at(w, (job_node[keep], cur_node[keep]), A)
-    s_open = (new_vm >= 0)[:, None]
-    w += B * (s_open & (new_vm[:, None] == old_vm[None, :]))
-    w += Cw * (s_open & (old_vm >= 0)[None, :])
-    w += D * np.eye(N)
-    return assign_max(w)
+    np.add.at(w, (local[job_node[keep]], local[cur_node[keep]]), A)
+    s_open = (new >= 0)[:, None]
+    w += B * (s_open & (new[:, None] == old[None, :]))
+    w += Cw * (s_open & (old >= 0)[None, :])
+    w += D * np.eye(n)
+    perm[act] = act[assign_max(w)]
+    return perm
 
 
 def assign_max(weight: np.ndarray) -> np.ndarray:

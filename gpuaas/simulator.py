@@ -13,6 +13,12 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (D
   purpose). The rescheduler decides on predictions; time runs on actuals, and at each event
   the measured progress is reported to it. The *predicted* cost is the same simulation with
   exact predictions (noise 0); the result reports both and their relative deviation.
+- **Guards.** A run that cannot end stops with a one-line `SolverError` (exit code 3):
+  after ``MAX_IDLE_EVENTS`` events in a row in which no job got closer to its end than ever
+  before (every job left waiting, or restarts losing all the work done), after
+  ``EVENTS_PER_JOB`` x J events, or when the clock passes ``HORIZON`` = 2^33 s (where doubles
+  no longer resolve 10^-6 s; `gpuaas.limits`). A tick so short that the trace needs more than
+  ``EVENTS_PER_JOB`` x J events is refused before the run (`InputError`, exit code 2).
 - **Event log** (`log=`): one JSON line per interval between two consecutive events,
   ``{"start", "end", "nodes": [{"node", "vm", "ready"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
   (`ready`: when the node's VM finished starting up; a job on it works only after that);
@@ -23,11 +29,8 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (D
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
 import sys
-import tempfile
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,15 +39,18 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from gpuaas.errors import InputError, SolverError
+from gpuaas.files import open_output, to_json
 from gpuaas.instance import Instance
+from gpuaas.limits import EVENTS_PER_JOB, HORIZON, MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, default_tick
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, TIME_TOL, Plan, Rescheduler, _Job
 
 if TYPE_CHECKING:
     from gpuaas.bounds import Bound
 
-#: consecutive events with unfinished jobs, none running and nothing to submit before giving up
-MAX_IDLE_EVENTS = 10_000
+#: consecutive events in which no job progressed (none submitted, none completed, no job
+#: closer to its end than ever before) after which a run is stopped: it cannot end
+MAX_IDLE_EVENTS = 100
 
 
 @dataclass
@@ -175,12 +181,24 @@ class Simulator:
                  **solver_options: Any) -> None:  # fmt: skip
         if not isinstance(trace, Instance):
             raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
-        if not (isinstance(noise, (int, float)) and 0.0 <= noise < 0.5):
+        if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and 0.0 <= noise < 0.5):
             raise InputError(None, "noise", f"must be a mean relative error in [0, 0.5), got {noise!r}")
-        tick = default_tick(method) if tick is None else tick
-        tick = trace.H if tick is None else float(tick)
-        if not (math.isfinite(tick) and tick > 0):
-            raise InputError(None, "tick", f"must be a finite number of seconds > 0, got {tick!r}")
+        if not isinstance(method, str):
+            raise InputError(None, "method", f"must be a method name, got {method!r}")
+        source = "tick"
+        if tick is None:
+            tick = default_tick(method)
+        if tick is None:
+            tick, source = trace.H, "tick (the trace's params.H)"
+        if isinstance(tick, bool) or not isinstance(tick, (int, float)) or not 0 < tick <= MAX_SECONDS:
+            raise InputError(None, "tick", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {tick!r}")
+        tick = float(tick)
+        self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1)
+        need = min_events(trace, tick, noise)
+        if need > self.max_events:
+            raise InputError(None, source, f"{tick:g} s needs at least {need:.3g} rescheduling events "
+                             f"for this trace, more than {EVENTS_PER_JOB} per job (gpuaas.limits); "
+                             f"use at least {tick * need / self.max_events:.3g} s")  # fmt: skip
         self.trace = trace
         self.noise = float(noise)
         self.tick = tick
@@ -200,6 +218,7 @@ class Simulator:
         self.solver_seconds: list[float] = []
         self.solver_cpu_seconds = 0.0
         self.idle = 0
+        self.best_done = -1.0  # most work done so far: completed jobs + progress of the others
         self.log_lines: IO[str] | None = None
 
     @property
@@ -259,12 +278,35 @@ class Simulator:
             self.solver_seconds.append(plan.solver_seconds)
             self.solver_cpu_seconds += plan.solver_cpu_seconds
         self._apply_overhead(plan)
-        running = any(j.cfg >= 0 for j in r.jobs.values())
-        self.idle = 0 if running or submit or done else self.idle + 1
-        if self.idle > MAX_IDLE_EVENTS:
-            raise SolverError(f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} "
-                              f"events in a row (t={t:g}); the simulation cannot finish")  # fmt: skip
+        self._guard(t, bool(submit or done))
         return plan
+
+    def _guard(self, t: float, changed: bool) -> None:
+        """Stop a run that cannot end (module docstring, "Guards")."""
+        r = self.rescheduler
+        if self.finished:
+            return
+        done = len(r.completed) + sum(float(self.actual_progress[self.index[j]]) for j in r.jobs)
+        if changed or done > self.best_done + 1e-12:
+            self.idle = 0
+            self.best_done = max(self.best_done, done)
+        else:
+            self.idle += 1
+        stop = None
+        if self.idle > MAX_IDLE_EVENTS:
+            if not any(j.cfg >= 0 for j in r.jobs.values()):
+                stop = f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} events in a row"
+            else:
+                stop = (f"no job got closer to its end in {MAX_IDLE_EVENTS} events in a row "
+                        f"({r.migrations} migrations, {r.preemptions} preemptions, each losing "
+                        f"{r.overhead:g} s of work)")  # fmt: skip
+        elif r.events > self.max_events:
+            stop = f"more than {EVENTS_PER_JOB} rescheduling events per job (gpuaas.limits)"
+        elif t > HORIZON:
+            stop = f"the clock passed {HORIZON:.3g} s, where doubles no longer resolve 1e-6 s (gpuaas.limits)"
+        if stop is not None:
+            raise SolverError(f"simulation stopped at t={t:g} s after {r.events} events: {stop}; "
+                              "it cannot end")  # fmt: skip
 
     def _apply_overhead(self, plan: Plan) -> None:
         """Restart overhead on actual progress: the same lost-work rule as the rescheduler."""
@@ -287,12 +329,12 @@ class Simulator:
         names = cat.vm_names
         rec = {
             "start": start, "end": end,
-            "nodes": [{"node": p, "vm": names[v], "ready": float(r.node_ready[p])}
-                      for p, v in enumerate(r.node_vm) if v >= 0],
+            "nodes": [{"node": p, "vm": names[r.node_vm[p]], "ready": float(r.node_ready[p])}
+                      for p in np.flatnonzero(r.node_vm >= 0).tolist()],
             "jobs": [{"id": j.id, "node": j.node, "vm": names[cat.cfg_vm[j.cfg]],
                       "gpus": int(cat.cfg_gpus[j.cfg])} for j in r.jobs.values() if j.cfg >= 0],
         }  # fmt: skip
-        self.log_lines.write(json.dumps(rec) + "\n")
+        self.log_lines.write(to_json(rec, indent=None) + "\n")
 
     def run(self, progress: bool = False) -> SimulationResult:
         """Step to the end and return the result (`progress`: a progress line on stderr)."""
@@ -326,6 +368,25 @@ class Simulator:
             noise=self.noise, overhead=r.overhead, startup=r.startup,
             lost_work_cost=r.lost_work_cost, startup_cost=r.startup_cost, tick=self.tick,
         )  # fmt: skip
+
+
+def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
+    """A lower bound on the rescheduling events a simulation of `trace` takes with `tick`.
+
+    While any job is unfinished, events are at most `tick` apart. Job j is unfinished at least
+    from its release for its shortest remaining time (shortened by the largest noise), so the
+    measure of the union of those intervals, divided by the tick, bounds the number of events.
+    """
+    if not trace.n_jobs:
+        return 0.0
+    least = trace.min_time * (1.0 - 2.0 * noise)
+    order = np.argsort(trace.release, kind="stable")
+    busy, end = 0.0, -math.inf
+    for r, d in zip(trace.release[order].tolist(), least[order].tolist()):
+        start = max(r, end)
+        end = max(end, r + d)
+        busy += max(0.0, end - start)
+    return busy / tick
 
 
 class _ProgressBar:
@@ -420,19 +481,11 @@ def trace_bound(trace: Instance, nodes: int | None = None, **options: Any) -> Bo
 
 
 def _run_logged(sim: Simulator, path: Path, progress: bool) -> SimulationResult:
-    """Run with the event log streamed to a temporary file, renamed into place at the end."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(str(path), None, f"output directory {str(parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            sim.log_lines = fh
-            result = sim.run(progress)
+    """Run with the event log streamed through `gpuaas.files.open_output` (a regular file
+    appears only when the run completes; a FIFO receives the lines as they come)."""
+    with open_output(path) as fh:
+        sim.log_lines = fh
+        try:
+            return sim.run(progress)
+        finally:
             sim.log_lines = None
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return result

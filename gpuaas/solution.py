@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.instance import Instance
 from gpuaas.objective import f_obj, proxy
 
@@ -98,9 +98,9 @@ class Solution:
                 raise InputError(source, at, "must be an object with 'node' and 'vm'")
             n = nd["node"]
             if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < N:
-                raise InputError(source, f"{at}.node", f"must be an integer in 0..{N - 1}, got {n!r}")
+                raise InputError(source, f"{at}.node", f"must be an integer in 0..{N - 1}, got {brief(n)}")
             if nd["vm"] not in cat.vm_names:
-                raise InputError(source, f"{at}.vm", f"unknown VM type {nd['vm']!r}")
+                raise InputError(source, f"{at}.vm", f"unknown VM type {brief(nd['vm'])}")
             if node_vm[n] >= 0:
                 raise InputError(source, f"{at}.node", f"node {n} listed twice")
             node_vm[n] = cat.vm_index(nd["vm"])
@@ -114,19 +114,19 @@ class Solution:
             at = f"jobs[{i}]"
             if not isinstance(jb, dict) or "id" not in jb:
                 raise InputError(source, at, "must be an object with 'id', 'node', 'vm', 'gpus'")
-            if jb["id"] not in index:
-                raise InputError(source, f"{at}.id", f"unknown job id {jb['id']!r}")
+            if not isinstance(jb["id"], str) or jb["id"] not in index:
+                raise InputError(source, f"{at}.id", f"unknown job id {brief(jb['id'])}")
             j = index[jb["id"]]
             n, vm, g = jb.get("node"), jb.get("vm"), jb.get("gpus")
             if n is None:
                 continue
             if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < N:
-                raise InputError(source, f"{at}.node", f"must be null or an integer in 0..{N - 1}, got {n!r}")
+                raise InputError(source, f"{at}.node", f"must be null or an integer in 0..{N - 1}, got {brief(n)}")
             if vm not in cat.vm_names:
-                raise InputError(source, f"{at}.vm", f"unknown VM type {vm!r}")
+                raise InputError(source, f"{at}.vm", f"unknown VM type {brief(vm)}")
             v = cat.vm_index(vm)
             if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= cat.gpus[v]:
-                raise InputError(source, f"{at}.gpus", f"must be an integer in 1..{int(cat.gpus[v])} for {vm}, got {g!r}")
+                raise InputError(source, f"{at}.gpus", f"must be an integer in 1..{int(cat.gpus[v])} for {vm}, got {brief(g)}")
             job_node[j], job_cfg[j] = n, cat.config(v, g)
         stats = data.get("stats", {})
         return cls(instance, node_vm, job_node, job_cfg, str(data.get("method", "")),

@@ -7,10 +7,16 @@ fields), so that tests comparing the two catch a mistake in either.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuaas.errors import brief
+from gpuaas.instance import Instance
 from gpuaas.solution import Solution
+
+#: relative tolerance between a solution file's stated objective and the recomputed one
+OBJECTIVE_RTOL = 1e-6
 
 
 @dataclass
@@ -127,3 +133,31 @@ def _reconfiguration(inst: Any, node_vm: list[int], job_node: list[int], job_cfg
             if v >= 0 and now_type.get(n) != v:
                 total += inst.startup * price[v]
     return total
+
+
+def check_file(instance: Instance, data: Any, source: str | None = None, p1n: bool = False) -> ValidationReport:
+    """`gpuaas check`: a solution file (the parsed JSON) against `instance`.
+
+    Structure errors (unknown job ids, malformed entries) are InputErrors from
+    `Solution.from_dict`. Besides feasibility (`validate`), the report lists a job given more
+    than once, a job of the instance the file leaves out (a postponed job is listed with node
+    null), and a stated ``objective`` (absent or null: none stated) that is not a finite number or differs from the
+    recomputed f_OBJ by more than `OBJECTIVE_RTOL` (relative).
+    """
+    rep = validate(Solution.from_dict(instance, data, source), p1n=p1n)
+    listed = Counter(jb["id"] for jb in data["jobs"])
+    for jid, k in listed.items():
+        if k > 1:
+            rep.errors.append(f"job {jid}: listed {k} times")
+    for jid in instance.job_ids:
+        if jid not in listed:
+            rep.errors.append(f"job {jid}: missing (every job is listed; node null when postponed)")
+    if data.get("objective") is not None:  # null or absent: no objective stated
+        claimed = data["objective"]
+        if isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
+            rep.errors.append(f"objective: the file says {brief(claimed)}, not a number")
+        elif not math.isfinite(claimed):
+            rep.errors.append(f"objective: the file says {claimed!r}, not a finite number")
+        elif not math.isclose(claimed, rep.objective, rel_tol=OBJECTIVE_RTOL, abs_tol=OBJECTIVE_RTOL):
+            rep.errors.append(f"objective: the file says {claimed:.10g}, recomputed {rep.objective:.10g}")
+    return rep

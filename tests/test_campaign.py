@@ -78,10 +78,10 @@ def test_without_solver_seeds_each_trace_uses_its_own_seed() -> None:
 
 def test_seed_ranges_and_options_are_canonical() -> None:
     """'1-3,7' is 1, 2, 3, 7; solver options become canonical JSON and change the cell's key."""
-    spec = parse_spec(dict(SPEC, seeds="1-3,7", options={"greedy": {"b": 1, "a": 2}}))
+    spec = parse_spec(dict(SPEC, seeds="1-3,7", options={"greedy": {"proxy": "f_bar", "open_rule": "config"}}))
     assert spec.seeds == (1, 2, 3, 7)
     cell = next(c for c in expand(spec) if c.method == "greedy")
-    assert cell.options == '{"a": 2, "b": 1}'
+    assert cell.options == '{"open_rule": "config", "proxy": "f_bar"}'
     assert cell.key != Cell(**{**cell.__dict__, "options": "{}"}).key
 
 
@@ -95,7 +95,10 @@ def test_seed_ranges_and_options_are_canonical() -> None:
     ({"jobs_per_node": -1}, "jobs_per_node", "positive number"),
     ({"node_multipliers": {"fifo": [2]}}, "node_multipliers.fifo", "not one of the spec's methods"),
     ({"options": {"greedy": 3}}, "options.greedy", "mapping of solver options"),
-    ({"noise": [-0.1]}, "noise", "non-negative"),
+    ({"noise": [-0.1]}, "noise", "in [0, 0.5)"),
+    ({"seeds": "1-100000000"}, "seeds", "more than 100000 values"),
+    ({"seeds": [2**32]}, "seeds", "above the maximum 4294967295"),
+    ({"options": {"greedy": {"colour": 1}}}, "options.greedy", "unknown option(s) colour for greedy"),
     ({"catalog": "azure-1999"}, None, "azure-1999"),
 ])  # fmt: skip
 def test_bad_spec_names_file_field_and_problem(change: dict, field: str | None, problem: str) -> None:
@@ -186,18 +189,21 @@ def test_rows_are_the_simulator_results(tmp_path: Path) -> None:
 
 
 def test_failing_cell_is_recorded_and_others_finish(tmp_path: Path) -> None:
-    """A cell whose solver rejects its options is a 'failed' row with the error; the rest run."""
-    spec = parse_spec(dict(SPEC, options={"edf": {"no_such_option": 1}}))
+    """A cell whose solver rejects an option's value is a 'failed' row with the error; the rest run.
+    (An unknown option name is refused with the spec, before any cell runs.)"""
+    bad = {"greedy": {"proxy": "no_such_proxy"}}
+    spec = parse_spec(dict(SPEC, options=bad))
     out = tmp_path / "r.csv"
     res = CliRunner().invoke(cli, ["campaign", "--backend", "serial", "-q", "-o", str(out),
-                                   str(write_spec(tmp_path / "s.yaml", dict(SPEC, options={"edf": {"no_such_option": 1}})))])  # fmt: skip
+                                   str(write_spec(tmp_path / "s.yaml", dict(SPEC, options=bad)))])  # fmt: skip
     assert res.exit_code == 1, res.output
-    assert "8 failed cell(s)" in res.output
+    failed = sum(c.method == "greedy" for c in expand(spec))
+    assert f"{failed} failed cell(s)" in res.output
     rows = read_results(out)
     assert len(rows) == len(expand(spec)) == 12
     for r in rows:
-        if r["method"] == "edf":
-            assert r["status"] == "failed" and "no_such_option" in r["error"] and r["total_cost"] is None
+        if r["method"] == "greedy":
+            assert r["status"] == "failed" and "no_such_proxy" in r["error"] and r["total_cost"] is None
         else:
             assert r["status"] == "ok" and r["error"] is None and r["total_cost"] > 0
 

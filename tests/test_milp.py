@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 import math
 
 import highspy
@@ -255,14 +256,20 @@ def test_warm_start_from_greedy_is_never_worse_than_greedy(tiny_cases):
             assert validate(sol).ok
 
 
-def test_warm_start_violating_p1n_is_ignored_with_a_note():
-    """A warm start with fewer than min(N, J) open nodes is not passed on; stats say why."""
+def test_warm_start_violating_p1n_is_repaired_and_an_infeasible_one_ignored():
+    """A warm start with fewer than min(N, J) open nodes is repaired to meet P1n and used; an
+    infeasible one is not passed on and stats say why."""
     inst = tiny_instance(0)
     while inst.nodes < 2 or inst.n_jobs < 2:
         inst = tiny_instance(inst.n_jobs * 1000 + inst.nodes + 17)
     one = brute_force(inst).best[1][1]
+    assert not validate(one, p1n=True).ok
     sol = milp(inst, warm_start=one, gap=0.0)
-    assert sol.stats["warm_start"].startswith("ignored: P1n")
+    assert sol.stats["warm_start"] == one.method and validate(sol, p1n=True).ok
+    bad = greedy(inst)
+    bad.node_vm[:] = -1  # jobs on closed nodes
+    sol = milp(inst, warm_start=bad, gap=0.0)
+    assert sol.stats["warm_start"].startswith("ignored: job ")
     assert validate(sol, p1n=True).ok
 
 
@@ -274,11 +281,13 @@ def test_warm_start_for_another_instance_is_an_input_error():
 
 
 def test_stats_report_status_bound_gap_and_f_obj():
-    """stats: objective is f_OBJ of the Solution, bound <= objective, gap within the request."""
+    """stats: objective is f_OBJ of the Solution, bound <= objective, gap within the request;
+    a stop at the requested gap above 1e-4 is "gap_reached", not "optimal"."""
     inst = generate_instance(2, 8, 3)
     sol = solve(inst, "milp", seed=4, gap=0.05)
     st = sol.stats
-    assert st["status"] == "optimal" and st["solver"] == "highs" and st["seed"] == 4
+    assert st["status"] == "gap_reached" and st["gap"] > 1e-4
+    assert st["solver"] == "highs" and st["seed"] == 4 and st["warm_start"] == "greedy"
     assert st["objective"] == sol.objective and st["bound"] <= st["objective"]
     assert 0.0 <= st["gap"] <= 0.05 + 1e-9 and st["seconds"] > 0
     assert json.dumps(sol.to_dict())  # stats are JSON-safe
@@ -299,10 +308,56 @@ def test_thread_count_can_change_within_one_process():
 
 
 def test_time_limit_without_incumbent_raises_solver_error():
-    """A time limit that stops HiGHS before any solution is a SolverError, not a crash."""
+    """A time limit that stops HiGHS before any solution: the Greedy warm start (the default)
+    is returned with status "warm_start"; without a warm start it is a SolverError."""
     inst = generate_instance(10, 100, 0)
-    with pytest.raises(SolverError, match="no solution"):
-        milp(inst, time_limit=1e-3)
+    sol = milp(inst, time_limit=1e-3)
+    assert sol.stats["status"] == "warm_start" and validate(sol, p1n=True).ok
+    assert sol.stats["fallback"] in ("no time left for the solver",
+                                    "highs: nothing better than the warm start within the time limit")
+    with pytest.raises(SolverError, match="no solution within the time limit of 0.001 s"):
+        milp(inst, time_limit=1e-3, warm_start=None)
+
+
+def test_time_limit_is_a_hard_stop():
+    """HiGHS overruns its own time limit in presolve; milp stops within 10 % of the limit
+    anyway (HiGHS runs in a child process killed at the limit), with a valid solution."""
+    inst = generate_instance(10, 100, 2)
+    solve(inst, "greedy")  # kernels compiled / loaded before the clock starts
+    t0 = time.perf_counter()
+    sol = solve(inst, "milp", time_limit=1.0)
+    assert time.perf_counter() - t0 <= 1.1
+    assert validate(sol, p1n=True).ok and sol.stats["status"] in ("warm_start", "time_limit", "optimal")
+
+
+def test_an_infeasible_or_inconsistent_solver_answer_is_not_returned(monkeypatch):
+    """What HiGHS returns is checked: an infeasible solution (or one whose objective is not the
+    one HiGHS reports) is never labelled optimal; the warm start is returned instead."""
+    import gpuaas.milp as M
+
+    inst = generate_instance(2, 6, 1)
+    real = M.solve_highs
+
+    def broken(model, **kw):
+        res = real(model, **kw)
+        res["values"] = np.ones(model.n_cols)  # every binary on: jobs on every node at once
+        return res
+
+    monkeypatch.setattr(M, "solve_highs", broken)
+    sol = milp(inst, gap=0.0)
+    assert sol.stats["status"] == "warm_start" and "not feasible" in sol.stats["fallback"]
+    assert validate(sol, p1n=True).ok
+    with pytest.raises(SolverError, match="highs failed: its solution is not feasible"):
+        milp(inst, gap=0.0, warm_start=None)
+
+
+def test_highs_returning_the_warm_start_as_optimal_is_caught():
+    """HiGHS 1.16 returns this instance's Greedy warm start as "optimal" (its presolve drops
+    the objective offset); milp notices the objective mismatch and solves again without it."""
+    inst = tiny_instance(60)
+    best, _ = brute_force(inst).optimum(True, inst)
+    sol = milp(inst, gap=0.0, linearisation="bigm")
+    assert sol.stats["status"] == "optimal" and close(sol.objective, best)
 
 
 @pytest.mark.parametrize("kwargs, field", [({"gap": -0.1}, "gap"), ({"threads": 0}, "threads"),
@@ -348,7 +403,8 @@ def test_cli_milp_json_has_status_bound_gap(snapshot_file, tmp_path):
                                    "--write-lp", str(lp), "--no-p1n"])  # fmt: skip
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
-    assert data["stats"]["status"] == "optimal" and data["stats"]["p1n"] is False
+    st = data["stats"]
+    assert st["p1n"] is False and (st["status"], st["gap"] <= 1e-4) in (("optimal", True), ("gap_reached", False))
     assert {"bound", "gap"} <= set(data["stats"]) and lp.read_text().startswith("\\")
 
 
@@ -362,12 +418,18 @@ def test_cli_milp_human_output_and_warm_start(snapshot_file):
 
 
 def test_cli_milp_errors_are_one_line(snapshot_file, tmp_path):
-    """Options of milp with another method, and a time limit without incumbent, exit 2 in one line."""
+    """Options of milp with another method: exit 2. A time limit reached before any solution:
+    the Greedy warm start is the answer (exit 0); without a warm start, exit 3 in one line."""
     runner = CliRunner()
     res = runner.invoke(cli, ["solve", snapshot_file, "--gap", "0.1"])
     assert res.exit_code == 2 and "apply to --method milp only" in res.output
     big = tmp_path / "big.json"
     big.write_text(json.dumps(generate_snapshot(10, 100, 0)))
-    res = runner.invoke(cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001"])
-    assert res.exit_code == 2 and "no solution" in res.output
-    assert len(res.output.strip().splitlines()) == 1
+    res = runner.invoke(cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001", "--json"])
+    assert res.exit_code == 0, res.output
+    st = json.loads(res.output)["stats"]
+    assert st["status"] == "warm_start" and st["warm_start"] == "greedy" and "fallback" in st
+    res = runner.invoke(cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001", "--warm-start", "none"])
+    assert res.exit_code == 3
+    assert res.output == ("gpuaas: error: highs found no solution within the time limit of 0.001 s "
+                          "and there is no warm start\n")  # fmt: skip

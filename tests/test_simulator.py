@@ -169,6 +169,54 @@ def test_method_that_never_runs_a_job_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def migrate_all(instance, *, seed=0, time_limit=None, **options):
+    """Test-only restless solver: every job on its own node, a running job always moved to
+    another configuration (a migration)."""
+    J, cat = instance.n_jobs, instance.catalog
+    cfg = np.full(J, -1)
+    for j in range(J):
+        ok = np.flatnonzero(np.isfinite(instance.times[j]))
+        cur = instance.current_cfg[j]
+        cfg[j] = ok[(list(ok).index(cur) + 1) % len(ok)] if cur in ok else ok[0]
+    node = np.arange(J)
+    return Solution(instance, cat.cfg_vm[cfg], node, cfg, "test-migrate")
+
+
+def test_restarts_that_lose_all_work_stop_the_run(tmp_path, monkeypatch):
+    """A method migrating every job at every event with a restart overhead of 1e9 s never
+    finishes a job: the run stops after MAX_IDLE_EVENTS events without progress (exit 3)."""
+    monkeypatch.setitem(METHODS, "test-migrate", (__name__, "migrate_all", "test only"))
+    jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [10000.0], "B": [9000.0, None]}}]
+    with pytest.raises(SolverError, match=r"no job got closer to its end in 100 events in a row "
+                                          r"\(\d+ migrations, 0 preemptions, each losing 1e\+09 s of work\); it cannot end"):
+        simulate(trace_of(jobs, nodes=1), "test-migrate", overhead=1e9, tick=600.0, log=tmp_path / "ev.jsonl")
+    assert list(tmp_path.iterdir()) == []  # no event log from a stopped run
+
+
+def test_tick_too_short_is_refused_before_the_run():
+    """A tick (or H) that would need more than EVENTS_PER_JOB events per job: InputError up front."""
+    jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [36000.0]}}]
+    with pytest.raises(InputError, match=r"^tick: 0.001 s needs at least 3.6e\+07 rescheduling events for "
+                                         r"this trace, more than 1000 per job \(gpuaas.limits\); use at least 36 s$"):
+        Simulator(trace_of(jobs), "greedy", tick=0.001)
+    with pytest.raises(InputError, match=r"^tick \(the trace's params.H\): 0.001 s needs"):
+        Simulator(trace_of(jobs, H=1e-3), "greedy")
+    assert simulator.min_events(trace_of(jobs), 3600.0) == 10.0
+
+
+def test_event_budget_and_horizon_stop_a_run(monkeypatch):
+    """More than EVENTS_PER_JOB events per job, or a clock past HORIZON, stops the run (exit 3)."""
+    jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [36000.0]}}]
+    monkeypatch.setattr(simulator, "EVENTS_PER_JOB", 2)
+    monkeypatch.setattr(simulator, "min_events", lambda *a: 0.0)  # past the up-front check
+    with pytest.raises(SolverError, match="after 3 events: more than 2 rescheduling events per job"):
+        simulate(trace_of(jobs), "greedy", tick=9000.0)
+    monkeypatch.setattr(simulator, "EVENTS_PER_JOB", 1000)
+    monkeypatch.setattr(simulator, "HORIZON", 10000.0)  # the real one is 2**33 s
+    with pytest.raises(SolverError, match=r"the clock passed 1e\+04 s, where doubles no longer resolve"):
+        simulate(trace_of(jobs), "greedy")
+
+
 def test_bad_arguments_raise_clear_errors():
     """Noise outside [0, 0.5), a bad tick or a non-Instance trace are InputErrors."""
     trace = trace_of([{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [10.0]}}])

@@ -27,11 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from gpuaas.baselines.dispatch import heuristic_config, submission_order
+from gpuaas.baselines.dispatch import submission_order
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
+from gpuaas.milp import p1n_warm_start
 from gpuaas.solution import Solution
 
+#: The controllers depend on N itself, not only on the nodes jobs can use (gpuaas.methods).
+USES_ALL_NODES = True
+#: Options hierarchical passes on to every controller's milp call, except those it sets itself.
+FORWARDS_OPTIONS = "milp"
+NOT_FORWARDED = ("threads", "warm_start")
 #: Nodes per local controller [§4.2.2].
 CONTROLLER_NODES = 5
 #: Relative MIP gap of every controller [§4.2.2].
@@ -74,56 +80,21 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
         (J,) controller index of each job.
     """
     N = instance.nodes
-    nodes = np.array([min(size, N - k * size) for k in range(controllers)], dtype=np.float64)
     owner = np.full(instance.n_jobs, -1, dtype=np.int64)
-    count = np.zeros(controllers, dtype=np.int64)
-    for j in np.flatnonzero(instance.current_node >= 0):
-        k = min(int(instance.current_node[j]) // size, controllers - 1)
-        owner[j] = k
-        count[k] += 1
+    running = np.flatnonzero(instance.current_node >= 0)
+    owner[running] = np.minimum(instance.current_node[running] // size, controllers - 1)
+    # an empty controller (ratio 0) always wins, the lowest first: only the controllers of
+    # running jobs and the first J + 1 others can receive a job (O(J), whatever N)
+    cand = np.union1d(owner[running], np.arange(min(controllers, instance.n_jobs + len(running) + 1)))
+    nodes = np.minimum(size, N - cand * size).astype(np.float64)
+    count = np.zeros(len(cand), dtype=np.int64)
+    np.add.at(count, np.searchsorted(cand, owner[running]), 1)
     for j in submission_order(instance):
         if owner[j] < 0:
             k = int(np.argmin(count / nodes))
-            owner[j] = k
+            owner[j] = cand[k]
             count[k] += 1
     return owner
-
-
-def p1n_warm_start(sol: Solution) -> Solution:
-    """Make a solution meet P1n (exactly min(N, J) open nodes) so the MILP accepts it as a start.
-
-    Greedy opens a node only when a job fits no open one, so it often opens fewer nodes than
-    P1n asks for, and HiGHS would then start without an incumbent. While too few nodes are
-    open: move one job off a node that hosts several onto a closed node of the same VM type
-    (its configuration unchanged), else start the first postponed job (submission order) on a
-    closed node with the heuristics' configuration.
-
-    Parameters
-    ----------
-    sol : Solution
-        A feasible solution (without P1n).
-
-    Returns
-    -------
-    Solution
-        A feasible solution with min(N, J) open nodes (f_OBJ may be higher).
-    """
-    inst = sol.instance
-    cat = inst.catalog
-    node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
-    target = min(inst.nodes, inst.n_jobs)
-    waiting = [int(j) for j in submission_order(inst) if job_node[j] < 0]
-    while (node_vm >= 0).sum() < target:
-        free = int(np.flatnonzero(node_vm < 0)[0])
-        hosted = np.bincount(job_node[job_node >= 0], minlength=inst.nodes)
-        if hosted.max(initial=0) >= 2:
-            j = int(np.flatnonzero(job_node == int(np.argmax(hosted)))[-1])
-        else:
-            j = waiting.pop(0)
-            job_cfg[j] = heuristic_config(inst, j)
-        node_vm[free] = cat.cfg_vm[job_cfg[j]]
-        job_node[j] = free
-    return Solution(inst, node_vm, job_node, job_cfg, sol.method, dict(sol.stats))
 
 
 def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool,
@@ -181,7 +152,7 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
         raise InputError(None, "controller_nodes", f"must be a positive integer, got {controller_nodes!r}")
     if not controller_time_limit > 0:
         raise InputError(None, "controller_time_limit", f"must be > 0, got {controller_time_limit!r}")
-    for bad in ("threads", "warm_start"):
+    for bad in NOT_FORWARDED:
         if bad in milp_options:
             raise InputError(None, bad, "is set by the hierarchical method itself")
     t0 = time.perf_counter()
@@ -190,10 +161,8 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
     limit = controller_time_limit if time_limit is None else min(controller_time_limit, time_limit)
     owner = deal_jobs(instance, K, size)
     tasks = []
-    for k in range(K):
+    for k in np.unique(owner).tolist():  # the controllers that have jobs
         idx = np.flatnonzero(owner == k)
-        if idx.size == 0:
-            continue
         lo, n_k = k * size, min(size, N - k * size)
         sub = instance.subset(idx)
         local = np.where((sub.current_node >= lo) & (sub.current_node < lo + n_k),

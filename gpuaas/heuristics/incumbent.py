@@ -107,11 +107,13 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     stay = values[run, cur]
     alternative = (values[run] + move_costs(instance)[run]).min(axis=1)
     keep = ~(alternative < stay - HYSTERESIS * np.abs(stay) - 1e-9)
+    # rules 2 and 3 free a job for the common good, only where its move is cheap against its plan
+    cheap = move_costs(instance)[run].min(axis=1) <= HYSTERESIS * np.abs(stay)
     if (instance.current_cfg < 0).any():
         # jobs wait: a running job holding more GPUs than its plan asks for gives them back
         gpus = instance.catalog.cfg_gpus
         pref = preferred_configs(instance, values)[run]
-        keep &= ~((pref >= 0) & (gpus[cur] > gpus[np.maximum(pref, 0)]))
+        keep &= ~(cheap & (pref >= 0) & (gpus[cur] > gpus[np.maximum(pref, 0)]))
     # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
     # move (remaining time on the current configuration + 2 moves <= due date) are free
     cat = instance.catalog
@@ -119,7 +121,7 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
     idle = cat.gpus[vm] > used[instance.current_node[run]]
     slack = instance.rel_due[run] - instance.times[run, cur]
-    keep &= ~(idle & (slack > 2.0 * (instance.overhead + instance.startup)))
+    keep &= ~(cheap & idle & (slack > 2.0 * (instance.overhead + instance.startup)))
     keep = run[keep]
     pin_node[keep] = instance.current_node[keep]
     pin_cfg[keep] = instance.current_cfg[keep]

@@ -7,24 +7,12 @@ file and the options the method accepts, so a typo never silently falls back to 
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any
 
 from gpuaas.errors import InputError
 from gpuaas.files import read_yaml
-from gpuaas.methods import METHODS, get_method
-
-_NOT_OPTIONS = {"instance", "seed", "time_limit"}
-
-
-def method_options(method: str) -> list[str]:
-    """The keyword options `method` accepts besides seed and time_limit."""
-    fn = get_method(method)
-    params = inspect.signature(fn).parameters.values()
-    return [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS
-            and not p.name.startswith("_")]  # fmt: skip
-
+from gpuaas.methods import METHODS, method_options
 
 def load_preset(path: str | Path) -> dict[str, Any]:
     """Read a preset file: a mapping (``method``, ``time_limit`` and method options).

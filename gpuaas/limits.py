@@ -1,0 +1,88 @@
+"""The numeric limits of every input, in one place (instances/README.md, "Limits").
+
+They are checked once, where input is parsed (instance and trace files, catalogs, CLI options,
+the `Rescheduler` and `Simulator` constructors, the generator), so that no later arithmetic
+can overflow, lose its time resolution or ask for more memory than a modest machine has.
+
+**Times** (``time``, ``release``, ``due`` in absolute value, whole-job times, ``params.H``, a
+simulator's tick and restart overhead, solver time limits) are at most ``MAX_SECONDS`` = 10^9 s
+(31.7 years). The simulator tells two events apart at 10^-6 s, which needs the spacing of
+doubles at its clock below 10^-6 s, i.e. a clock below 2^33 s ≈ 8.6 x 10^9 s (``HORIZON``):
+inputs up to 10^9 s leave room for the jobs that run and wait after the last release, and the
+simulator stops (one line, exit 3) a run whose clock passes ``HORIZON``.
+
+**Money**: tardiness weights ω_j and the weights μ, ρ of P1a are at most ``MAX_WEIGHT`` = 10^6
+($/s for ω), VM prices at most ``MAX_PRICE`` = 10^6 $/h. The largest term of P1a, a postponed
+job's ρ·ω_j·(H + M_j − d_j), is then at most 10^6·10^6·3·10^9 = 3·10^21 and a whole objective
+(at most ``MAX_JOBS`` such terms plus the nodes') below 10^27: finite, far from the 1.8·10^308
+where doubles overflow. Every cost coefficient of the P1 MILP (ρ·ω_j <= 10^12, t·c_v <= 3·10^11)
+stays below 10^20, the value from which HiGHS treats a coefficient as infinite.
+
+**Sizes**: N <= ``MAX_NODES`` = 10^6 node slots (every method works on min(N, J) of them);
+J <= ``MAX_JOBS`` = 10^5 jobs in a file or unfinished in a `Rescheduler`; at most
+``MAX_GPUS`` = 64 GPUs per VM type, ``MAX_CONFIGS`` = 1000 configurations (v, g) per catalog,
+and ``MAX_JOB_CONFIGS`` = 10^7 (job, configuration) pairs per instance (each (J, C) array is
+then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·10^6 columns
+(about J·min(N, J)·C x 2: the paper's largest point, N = 100 and J = 450, has 0.6·10^6). Integer counts of a workload (epochs, batch size, files) are at most
+``MAX_COUNT`` = 10^9.
+
+**Seeds** are integers in 0 .. ``MAX_SEED`` = 2^32 − 1 everywhere (numpy's legacy range; every
+random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at
+most ``MAX_SIMULATIONS`` = 10^5 simulations (methods x seeds; a campaign grid too).
+
+**Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
+events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
+needs more is refused before the run starts, and a run that gets there anyway is stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuaas.errors import InputError, brief
+
+MAX_SECONDS = 1e9
+HORIZON = 2.0**33
+MAX_WEIGHT = 1e6
+MAX_PRICE = 1e6
+MAX_NODES = 10**6
+MAX_JOBS = 10**5
+MAX_GPUS = 64
+MAX_CONFIGS = 1000
+MAX_JOB_CONFIGS = 10**7
+MAX_COUNT = 10**9
+MAX_SEED = 2**32 - 1
+MAX_SIMULATIONS = 10**5
+MAX_MILP_COLUMNS = 5 * 10**6
+EVENTS_PER_JOB = 1000
+
+
+def _is_int(value: Any) -> bool:
+    import numpy as np
+
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_nodes(nodes: Any, source: str | None = None, where: str = "nodes") -> int:
+    """N: an integer in 1 .. MAX_NODES."""
+    if not _is_int(nodes) or nodes < 1:
+        raise InputError(source, where, f"must be a positive integer, got {brief(nodes)}")
+    if nodes > MAX_NODES:
+        raise InputError(source, where, f"must be <= {MAX_NODES} (gpuaas.limits), got {nodes!r}")
+    return int(nodes)
+
+
+def check_seed(seed: Any, where: str = "seed") -> int:
+    """A seed: an integer in 0 .. MAX_SEED."""
+    if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
+        raise InputError(None, where, f"must be an integer in 0..{MAX_SEED}, got {brief(seed)}")
+    return int(seed)
+
+
+def check_jobs(jobs: Any, source: str | None = None, where: str = "jobs") -> int:
+    """A number of jobs: an integer in 1 .. MAX_JOBS."""
+    if not _is_int(jobs) or jobs < 1:
+        raise InputError(source, where, f"must be a positive integer, got {brief(jobs)}")
+    if jobs > MAX_JOBS:
+        raise InputError(source, where, f"must be <= {MAX_JOBS} (gpuaas.limits), got {jobs!r}")
+    return int(jobs)
