@@ -10,7 +10,8 @@ per-job plan value of its best alternative beats staying by more than that cost.
 The *plan value* of a configuration c for job j is the per-job LP of the lower bound
 (`formulations/BOUND.md`) on the job's remaining work with c used first: c alone, GPU-share
 price x time + tardiness, or, when c meets the due date, c followed by a slower, cheaper
-configuration so that the mix ends exactly at the due date. The configuration a job should
+configuration so that the mix ends exactly at the due date, plus the cost of that switch (the
+slower configuration's lost work and a new VM's start-up; nothing in the paper's setting). The configuration a job should
 run on now is the one of least plan value (`preferred_configs`).
 """
 
@@ -49,7 +50,10 @@ def plan_values(instance: Instance) -> np.ndarray:
         fa = (dd - tc) / (ta - tc)
         ok = finite[:, :, None] & finite[:, None, :] & (tc < dd) & (ta > dd)
         mix = np.where(ok, (1.0 - fa) * tc * p[None, :, None] + fa * ta * p[None, None, :], np.inf)
-    return np.minimum(value, mix.min(axis=2))
+    # the switch to the slower configuration is a move: its lost work and a new VM's start-up
+    cat = instance.catalog
+    switch = instance.overhead * p + instance.startup * cat.cost[cat.cfg_vm]
+    return np.minimum(value, (mix + switch[None, None, :]).min(axis=2))
 
 
 def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> np.ndarray:
