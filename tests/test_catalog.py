@@ -92,6 +92,23 @@ def Catalog_round_trip(cat):
             and np.array_equal(again.spot_per_hour, cat.spot_per_hour, equal_nan=True))  # fmt: skip
 
 
+def test_gcp_prices_are_machine_plus_gpus_as_commented():
+    """Each GCP price is the sum of the machine and accelerator rows its comment quotes."""
+    import re
+
+    cat = load_catalog("gcp-us-central1")
+    text = Path(__file__).resolve().parent.parent.joinpath("gpuaas", "catalogs", "gcp-us-central1.yaml").read_text()
+    rows = re.findall(r"name: ([\w-]+),.*#\s*([\d.]+) \+ ([\d.]+); spot ([\d.]+) \+ ([\d.]+)", text)
+    assert [r[0] for r in rows] == list(cat.vm_names)
+    for name, m, g, ms, gs in rows:
+        v = cat.vm_names.index(name)
+        assert round(float(m) + float(g), 5) == cat.cost_per_hour[v], name
+        assert round(float(ms) + float(gs), 5) == cat.spot_per_hour[v], name
+    # One row per (GPU model, count) of a2-highgpu, a2-ultragpu, a3-highgpu and g2.
+    offers = {(gpu, int(n)) for gpu, n in zip(cat.gpu_models, cat.gpus)}
+    assert offers == {(gpu, n) for gpu in ("A100", "A100-80GB", "H100", "L4") for n in (1, 2, 4, 8)}
+
+
 def test_paper_catalog_names_its_source():
     assert "Table 2" in load_catalog("azure-2021").info["source"]
 
