@@ -266,7 +266,11 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
 def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
              overhead: float, tick: float | None, time_limit: float | None, log_file: str | None,
              quiet: bool, as_json: bool, output: str | None) -> None:  # fmt: skip
-    """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics."""
+    """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics.
+
+    Exit codes: 0 done, 2 bad input (e.g. a tick needing more than 1000 events per job),
+    3 a run that cannot end (stopped by the simulator's guards; no output file).
+    """
     from gpuaas.simulator import simulate as run_simulation
 
     check_output(output)

@@ -238,7 +238,8 @@ def _options_case(data: Any) -> None:
 
 
 def _state() -> dict[str, Any]:
-    r = Rescheduler("azure-2021", nodes=3, method="greedy", seed=1, overhead=60.0)
+    r = Rescheduler("azure-2021", nodes=3, method="greedy", seed=1, overhead=60.0, proxy="f_obj",
+                    open_rule="largest")  # options whose values the mutations can spoil
     r.submit(copy.deepcopy(INSTANCE["jobs"][0]), at=0.0)
     r.submit([copy.deepcopy(INSTANCE["jobs"][1]), copy.deepcopy(INSTANCE["jobs"][2])], at=600.0)
     r.tick(4200.0, progress={"a": 0.5})
