@@ -520,7 +520,10 @@ def compile_notice() -> None:
     "numba:compile" event only after its cache lookup failed, so a cached run prints nothing."""
     from numba.core import event
 
-    class Notice(event.Listener):
+    if any(type(x).__name__ == "CompileNotice" for x in event._registered.get("numba:compile", [])):
+        return  # once per process
+
+    class CompileNotice(event.Listener):
         shown = False
 
         def on_start(self, ev: event.Event) -> None:
@@ -531,7 +534,7 @@ def compile_notice() -> None:
         def on_end(self, ev: event.Event) -> None:
             pass
 
-    event.register("numba:compile", Notice())
+    event.register("numba:compile", CompileNotice())
 
 
 def main() -> None:
