@@ -58,6 +58,31 @@ class Group(click.Group):
     (2 bad input, 3 no result), and an OSError that escaped (e.g. writing to a full standard
     output) into the same one line."""
 
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+        """click's main, except that in standalone mode (the console script, click's test
+        runner) every usage or input error is one line on stderr, exit 2 (3: no result), and
+        standard output that cannot be written (full disk, closed pipe) too."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, "gpuaas", complete_var, False, **extra)
+            sys.stdout.flush()
+        except click.exceptions.Abort:
+            click.echo("gpuaas: aborted", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            hint = ""
+            if isinstance(exc, click.UsageError):
+                hint = f" (see '{exc.ctx.command_path if exc.ctx else 'gpuaas'} --help')"
+            click.echo(f"gpuaas: error: {one_line(exc.format_message())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except OSError as exc:  # flushing standard output at the end
+            _quiet_stdout()
+            click.echo(f"gpuaas: error: {_os_error(exc)}", err=True)
+            sys.exit(2)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -259,7 +284,11 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
              overhead: float | None, startup: float | None, paper_costs: bool, tick: float | None, time_limit: float | None, log_file: str | None,
              quiet: bool, as_json: bool, output: str | None) -> None:  # fmt: skip
-    """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics."""
+    """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics.
+
+    Exit codes: 0 done, 2 bad input (e.g. a tick needing more than 1000 events per job),
+    3 a run that cannot end (stopped by the simulator's guards; no output file).
+    """
     from gpuaas.simulator import simulate as run_simulation
 
     check_output(output)
@@ -606,7 +635,10 @@ def compile_notice() -> None:
     "numba:compile" event only after its cache lookup failed, so a cached run prints nothing."""
     from numba.core import event
 
-    class Notice(event.Listener):
+    if any(type(x).__name__ == "CompileNotice" for x in event._registered.get("numba:compile", [])):
+        return  # once per process
+
+    class CompileNotice(event.Listener):
         shown = False
 
         def on_start(self, ev: event.Event) -> None:
@@ -617,30 +649,13 @@ def compile_notice() -> None:
         def on_end(self, ev: event.Event) -> None:
             pass
 
-    event.register("numba:compile", Notice())
+    event.register("numba:compile", CompileNotice())
 
 
 def main() -> None:
-    """Console-script entry point: every usage or input error is one line on stderr, exit 2
-    (3: no result); standard output that cannot be written (full disk, closed pipe) too."""
+    """Console-script entry point (`Group.main` formats every error in one line)."""
     compile_notice()
-    try:
-        code = cli.main(prog_name="gpuaas", standalone_mode=False)
-        sys.stdout.flush()
-    except click.exceptions.Abort:
-        click.echo("gpuaas: aborted", err=True)
-        sys.exit(1)
-    except click.ClickException as exc:
-        hint = ""
-        if isinstance(exc, click.UsageError):
-            hint = f" (see '{exc.ctx.command_path if exc.ctx else 'gpuaas'} --help')"
-        click.echo(f"gpuaas: error: {one_line(exc.format_message())}{hint}", err=True)
-        sys.exit(exc.exit_code)
-    except OSError as exc:  # flushing standard output at the end
-        _quiet_stdout()
-        click.echo(f"gpuaas: error: {_os_error(exc)}", err=True)
-        sys.exit(2)
-    sys.exit(code if isinstance(code, int) else 0)
+    cli.main(prog_name="gpuaas")
 
 
 def _quiet_stdout() -> None:

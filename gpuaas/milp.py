@@ -935,6 +935,8 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
                                    or not 0 < time_limit <= MAX_SECONDS):  # fmt: skip
         raise InputError(None, "time_limit", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {time_limit!r}")
+    if not isinstance(solver, str):
+        raise InputError(None, "solver", f"must be a solver name, got {solver!r}")
     columns = model_columns(instance, linearisation)
     if columns > MAX_MILP_COLUMNS:
         raise InputError(None, "instance", f"P1 would have {columns} columns for N = {instance.nodes}, "

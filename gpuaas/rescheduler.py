@@ -31,7 +31,14 @@ that price moves keep a running job in place unless moving pays.
 **Progress reports.** Progress is predicted from the configurations' times. Orchestration code
 that measures real progress (training iterations) passes `progress={id: fraction}` with any
 event; the simulator does so when actual durations differ from predicted ones (noise). A job
-predicted finished but not reported complete is kept at progress `MAX_PROGRESS`.
+predicted finished but not reported complete is kept at progress `MAX_PROGRESS`. A report
+below the job's previous report (or its submitted progress) is refused, unless the job was
+restarted in between (migrated or preempted with a restart overhead, which may lose more work
+than predicted): each job keeps its last measured progress (`reported`, also in `state()`).
+
+**Checks.** Arguments are checked before anything changes (`submit` of a non-job, `complete`
+of a non-id, an unknown solver option at construction: InputError); `restore` checks every
+field of a state (`check_state`) and names the first bad one (StateError).
 
 Times are seconds; `at` must never decrease. An event that raises leaves the state unchanged.
 """

@@ -190,8 +190,8 @@ def test_cli_generate_writes_the_trace(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--nodes", "0"], "nodes: must be a positive integer, got 0"),
-        (["--nodes", "2", "--jobs", "-4"], "jobs: must be a positive integer, got -4"),
+        (["--nodes", "0"], "Invalid value for '--nodes': 0 is not in the range 1<=x<=1000000."),
+        (["--nodes", "2", "--jobs", "-4"], "Invalid value for '--jobs': -4 is not in the range 1<=x<=100000."),
         (["--nodes", "2", "--arrivals", "bursty"], "arrivals: unknown pattern 'bursty'"),
         (["--nodes", "2", "--catalog", "nope"], "catalog: unknown catalog 'nope'"),
         (["--nodes", "2", "--snapshot", "--arrivals", "high"], "--arrivals: applies to traces"),

@@ -105,7 +105,7 @@ def rng_state(seed: int) -> np.ndarray:
 
 def proxy_code(proxy: str) -> int:
     """Kernel code of a proxy name ('f_obj': P1a, minimised; 'f_bar': eq. 1, maximised)."""
-    if proxy not in PROXIES:
+    if not isinstance(proxy, str) or proxy not in PROXIES:
         raise InputError(None, "proxy", f"unknown proxy {proxy!r}; choose one of {', '.join(PROXIES)}")
     return PROXIES[proxy]
 
@@ -118,7 +118,7 @@ def natural(proxy: int, score: float) -> float:
 def open_rule_code(open_rule: str) -> int:
     """Kernel code of a node-opening rule ('largest': a new node gets the largest VM type of
     the chosen configuration's GPU model; 'config': the configuration's own VM type)."""
-    if open_rule not in OPEN_RULES:
+    if not isinstance(open_rule, str) or open_rule not in OPEN_RULES:
         raise InputError(None, "open_rule",
                          f"unknown rule {open_rule!r}; choose one of {', '.join(OPEN_RULES)}")  # fmt: skip
     return OPEN_RULES[open_rule]
