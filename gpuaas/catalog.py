@@ -18,7 +18,7 @@ import yaml
 
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_yaml
-from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE
+from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE, is_finite
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -162,7 +162,7 @@ INFO_FIELDS = ("provider", "region", "date", "source", "price_page")
 
 def _price(c: Any, source: str | None, where: str) -> float:
     """A price in $/h: a finite number > 0 and at most MAX_PRICE (gpuaas.limits)."""
-    if isinstance(c, bool) or not isinstance(c, (int, float)) or not _finite(c) or c <= 0:
+    if isinstance(c, bool) or not isinstance(c, (int, float)) or not is_finite(c) or c <= 0:
         raise InputError(source, where, f"must be a finite number > 0, got {brief(c)}")
     if c > MAX_PRICE:
         raise InputError(source, where, f"must be <= {MAX_PRICE:g} $/h (gpuaas.limits), got {c!r}")
@@ -180,13 +180,6 @@ def _info_field(value: Any, source: str | None, where: str, is_date: bool) -> st
         except ValueError:
             raise InputError(source, where, f"must be a date YYYY-MM-DD, got {value!r}") from None
     return value
-def _finite(x: int | float) -> bool:
-    try:
-        return math.isfinite(x)
-    except OverflowError:  # an integer beyond the doubles
-        return False
-
-
 def bundled_catalogs() -> list[str]:
     """Names of the catalogs shipped with gpuaas."""
     files = resources.files("gpuaas") / "catalogs"

@@ -19,7 +19,7 @@ import numpy as np
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
-from gpuaas.limits import MAX_JOB_CONFIGS, MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, check_nodes
+from gpuaas.limits import MAX_JOB_CONFIGS, MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_WEIGHT, check_nodes, is_finite
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
@@ -293,6 +293,20 @@ def _check_placements(jobs: list[JobSpec], catalog: Catalog, nodes: int, source:
                              f"has only {int(catalog.gpus[v])} GPUs")  # fmt: skip
 
 
+def placement_config(node: Any, vm: Any, g: Any, catalog: Catalog, nodes: int, source: str | None,
+                     where: str) -> tuple[int, int]:  # fmt: skip
+    """(node, configuration) of a job placed on `node` with VM type `vm` and `g` GPUs, checked:
+    the one reading of a placement for instance and solution files."""
+    if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < nodes:
+        raise InputError(source, f"{where}.node", f"must be null or an integer in 0..{nodes - 1}, got {brief(node)}")
+    if vm not in catalog.vm_names:
+        raise InputError(source, f"{where}.vm", f"unknown VM type {brief(vm)}")
+    v = catalog.vm_index(vm)
+    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= catalog.gpus[v]:
+        raise InputError(source, f"{where}.gpus", f"must be an integer in 1..{int(catalog.gpus[v])} for {vm}, got {brief(g)}")
+    return node, catalog.config(v, g)
+
+
 def _placement(pl: Any, catalog: Catalog, work: np.ndarray, source: str | None,
                where: str) -> tuple[int, int]:  # fmt: skip
     """(node, configuration) of a running job's `{"node", "vm", "gpus"}`; (-1, -1) when absent."""
@@ -300,15 +314,8 @@ def _placement(pl: Any, catalog: Catalog, work: np.ndarray, source: str | None,
         return -1, -1
     if not isinstance(pl, Mapping) or set(pl) != {"node", "vm", "gpus"}:
         raise InputError(source, where, 'must be {"node": int, "vm": VM type, "gpus": int} or null')
-    node, vm, g = pl["node"], pl["vm"], pl["gpus"]
-    if isinstance(node, bool) or not isinstance(node, int) or node < 0:
-        raise InputError(source, f"{where}.node", f"must be an integer >= 0, got {node!r}")
-    if vm not in catalog.vm_names:
-        raise InputError(source, f"{where}.vm", f"unknown VM type {vm!r} for catalog {catalog.name!r}")
-    v = catalog.vm_index(vm)
-    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= catalog.gpus[v]:
-        raise InputError(source, f"{where}.gpus", f"must be an integer in [1, {int(catalog.gpus[v])}], got {g!r}")
-    c = catalog.config(v, g)
+    node, c = placement_config(pl["node"], pl["vm"], pl["gpus"], catalog, MAX_NODES, source, where)
+    vm, g = pl["vm"], pl["gpus"]
     if not np.isfinite(work[c]):
         raise InputError(source, where, f"the job cannot run on {vm} with {g} GPU(s)")
     return node, c
@@ -349,19 +356,12 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
             if t is None:
                 continue
             at = f"{where}.{vm}[{g - 1}]"
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not _finite(t) or t <= 0:
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not is_finite(t) or t <= 0:
                 raise InputError(source, at, f"must be a finite time > 0 s (or null), got {brief(t)}")
             if t > MAX_SECONDS:
                 raise InputError(source, at, f"must be <= {MAX_SECONDS:g} s (gpuaas.limits), got {brief(t)}")
             row[catalog.config(v, g)] = float(t)
     return row
-
-
-def _finite(x: int | float) -> bool:
-    try:
-        return math.isfinite(x)
-    except OverflowError:  # an integer beyond the doubles
-        return False
 
 
 def load_instance(path: str | Path) -> Instance:

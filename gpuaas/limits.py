@@ -37,6 +37,7 @@ needs more is refused before the run starts, and a run that gets there anyway is
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gpuaas.errors import InputError, brief
@@ -55,6 +56,14 @@ MAX_SEED = 2**32 - 1
 MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
+
+
+def is_finite(x: int | float) -> bool:
+    """math.isfinite that also says False for an integer beyond the doubles (no OverflowError)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def _is_int(value: Any) -> bool:

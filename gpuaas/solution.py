@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from gpuaas.errors import InputError, brief
-from gpuaas.instance import Instance
+from gpuaas.instance import Instance, placement_config
 from gpuaas.objective import f_obj, proxy
 
 
@@ -120,14 +120,7 @@ class Solution:
             n, vm, g = jb.get("node"), jb.get("vm"), jb.get("gpus")
             if n is None:
                 continue
-            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < N:
-                raise InputError(source, f"{at}.node", f"must be null or an integer in 0..{N - 1}, got {brief(n)}")
-            if vm not in cat.vm_names:
-                raise InputError(source, f"{at}.vm", f"unknown VM type {brief(vm)}")
-            v = cat.vm_index(vm)
-            if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= cat.gpus[v]:
-                raise InputError(source, f"{at}.gpus", f"must be an integer in 1..{int(cat.gpus[v])} for {vm}, got {brief(g)}")
-            job_node[j], job_cfg[j] = n, cat.config(v, g)
+            job_node[j], job_cfg[j] = placement_config(n, vm, g, cat, N, source, at)
         stats = data.get("stats", {})
         return cls(instance, node_vm, job_node, job_cfg, str(data.get("method", "")),
                    stats if isinstance(stats, dict) else {})  # fmt: skip
