@@ -33,6 +33,11 @@ PARSER_ONLY = {
     "weight-inf": "Infinity is not JSON",
     "time-nan-entry": "NaN is not JSON",
     "workload-unknown-gpu": "which GPU models the performance model knows is not in the schema",
+    "placement-vm": "a placement's VM type depends on the catalog",
+    "placement-gpus": "a placement's GPU range depends on its VM type",
+    "placement-cannot-run": "whether the job can run there depends on its times",
+    "placement-node": "node < N relates two fields",
+    "placement-clash": "one VM type per node relates several jobs",
 }
 
 
