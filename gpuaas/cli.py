@@ -14,6 +14,7 @@ import numpy as np
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
 from gpuaas.files import check_output, read_json, to_json, write_atomic
+from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
@@ -452,9 +453,6 @@ def catalogs_cmd(as_json: bool) -> None:
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     click.echo("spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
                "sources: gpuaas catalogs --json")  # fmt: skip
-
-
-IMPORT_FORMATS = ("gavel", "alibaba-pai-2020", "csv")  # gpuaas.importers.FORMATS (a test checks)
 
 
 @cli.command("import")

@@ -346,9 +346,3 @@ def test_readme_quick_start_sample_imports(tmp_path, monkeypatch):
     assert trace.n_jobs == 6 and trace.catalog.name == "aws-us-east-1"
     assert "quick start" not in res.output and "--catalog aws-us-east-1 -o trace.json" in README.parent.parent.joinpath("README.md").read_text()
 
-
-def test_cli_lists_every_importer():
-    from gpuaas.cli import IMPORT_FORMATS
-    from gpuaas.importers import FORMATS
-
-    assert IMPORT_FORMATS == FORMATS
