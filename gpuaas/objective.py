@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from gpuaas.per_job import share_price
+
 if TYPE_CHECKING:
     from gpuaas.instance import Instance
     from gpuaas.solution import Solution
@@ -84,7 +86,7 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     v = cat.cfg_vm[c]
     if instance.overhead > 0 and run.size:
         late = instance.rel_due[run] < instance.times[run].min(axis=1)
-        share = cat.cost[v] * cat.cfg_gpus[c] / cat.gpus[v]
+        share = share_price(instance)[c]
         kappa[run] = instance.overhead * (share + np.where(late, instance.weight[run], 0.0))
     if instance.startup > 0:
         sigma[:] = instance.startup * cat.cost[None, :]

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import incremental
-from gpuaas.heuristics.incumbent import keep_incumbent, move_costs, plan_values, preferred_configs, share_price
+from gpuaas.heuristics.incumbent import keep_incumbent, move_costs, plan_values, preferred_configs
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
+from gpuaas.per_job import share_price
 from gpuaas.simulator import simulate
 from gpuaas.validator import validate
 

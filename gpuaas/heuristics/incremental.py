@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.incumbent import preferred_configs
+from gpuaas.heuristics.incumbent import plan_values, preferred_configs
 from gpuaas.heuristics.randomized_greedy import build_elite
 from gpuaas.heuristics.state import check_int, check_time_limit, kernel_data, reject_unknown, warm_up
 from gpuaas.instance import Instance
@@ -79,7 +79,8 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     rivals = check_int("rivals", rivals, 0)
     warm_up("randomized-greedy")  # the same kernels
     start = time.perf_counter()
-    D = kernel_data(instance, preferred_configs(instance))
+    values = plan_values(instance)
+    D = kernel_data(instance, preferred_configs(instance, values), values)
     elite = build_elite(instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed, max_it=iterations,
                         size=1, swap_prob=SWAP_PROB, candidates=1, max_no_improve=0,
                         deadline=None if limit is None else start + limit, log_interval=5.0)  # fmt: skip

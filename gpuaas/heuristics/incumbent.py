@@ -20,17 +20,12 @@ from __future__ import annotations
 import numpy as np
 
 from gpuaas.instance import Instance
+from gpuaas.per_job import share_price
 
 #: a running job moves for its own sake only when that saves more than this share of its plan
 #: value on the current configuration (besides the move's cost): without it, jobs whose
 #: configurations cost about the same (K80 vs M60 VMs) ping-pong between them at every event
 HYSTERESIS = 0.05
-
-
-def share_price(instance: Instance) -> np.ndarray:
-    """p_c = price of c's VM type x g / G_v ($/s): what c costs when its VM is fully used."""
-    cat = instance.catalog
-    return cat.cost[cat.cfg_vm] * cat.cfg_gpus / cat.gpus[cat.cfg_vm]
 
 
 def plan_values(instance: Instance) -> np.ndarray:
@@ -95,8 +90,10 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
 
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
-    stays unless some configuration's plan value plus the cost of moving there is below its
-    current configuration's plan value.
+    stays unless (1) some configuration's plan value plus the cost of moving there is below its
+    current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
+    that cheap, (2) jobs wait and it holds more GPUs than its plan asks for, or (3) its node has
+    idle GPUs and it has slack for two moves (docs/reconfiguration.md).
     """
     J = instance.n_jobs
     pin_node = np.full(J, -1, dtype=np.int64)
@@ -109,10 +106,11 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     values = plan_values(instance) if values is None else values
     cur = instance.current_cfg[run]
     stay = values[run, cur]
-    alternative = (values[run] + move_costs(instance)[run]).min(axis=1)
+    move = move_costs(instance)[run]
+    alternative = (values[run] + move).min(axis=1)
     keep = ~(alternative < stay - HYSTERESIS * np.abs(stay) - 1e-9)
     # rules 2 and 3 free a job for the common good, only where its move is cheap against its plan
-    cheap = move_costs(instance)[run].min(axis=1) <= HYSTERESIS * np.abs(stay)
+    cheap = move.min(axis=1) <= HYSTERESIS * np.abs(stay)
     if (instance.current_cfg < 0).any():
         # jobs wait: a running job holding more GPUs than its plan asks for gives them back
         gpus = instance.catalog.cfg_gpus

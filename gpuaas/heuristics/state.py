@@ -22,16 +22,18 @@ OPEN_RULES = {"largest": K.OPEN_LARGEST, "config": K.OPEN_CONFIG}
 DEFAULT_OPEN_RULE = "largest"
 
 
-def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None) -> tuple[Any, ...]:
+def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None,
+                values: np.ndarray | None = None) -> tuple[Any, ...]:  # fmt: skip
     """The instance tuple D the kernels read (writable contiguous copies, one numba type).
 
     It carries the incumbent the constructions keep (`gpuaas.heuristics.incumbent`: nothing
-    under the paper's zero reconfiguration costs) and optional preferred configurations.
+    under the paper's zero reconfiguration costs; `values`: the plan values, when the caller has
+    them) and optional preferred configurations.
     """
     from gpuaas.heuristics.incumbent import keep_incumbent
 
     cat = instance.catalog
-    pin_node, pin_cfg = keep_incumbent(instance)
+    pin_node, pin_cfg = keep_incumbent(instance, values)
     pref = np.full(instance.n_jobs, -1, dtype=np.int64) if pref_cfg is None else pref_cfg
     f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
     i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()
