@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import incremental
-from gpuaas.heuristics.incumbent import keep_incumbent, move_costs, plan_values, preferred_configs
+from gpuaas.heuristics.incumbent import keep_incumbent, move_costs, plan_values, preferred_configs, queue_price
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -51,21 +51,43 @@ def test_default_method_is_incremental():
 
 @pytest.mark.parametrize("seed", range(12))
 def test_plan_value_minimum_is_the_per_job_lp(seed):
-    """The least plan value of each job equals its per-job LP (the bound's) solved by HiGHS."""
+    """The least plan value of each job equals its per-job LP (the bound's, with GPU time priced
+    at the VM share plus the queue price) solved by HiGHS; some of these instances queue."""
     inst = random_instance(seed, nodes=3, jobs=15)
-    values, p = plan_values(inst), share_price(inst)
+    values, p = plan_values(inst), share_price(inst) + queue_price(inst) * inst.catalog.cfg_gpus
     for j in range(inst.n_jobs):
         want = per_job_lp(inst.times[j], p, float(inst.rel_due[j]), float(inst.weight[j]))
         assert values[j].min() == pytest.approx(want, rel=1e-7, abs=1e-7)
 
 
 def test_preferred_configuration_meets_the_due_date_when_one_can():
-    """A job that some configuration finishes on time starts on one that does."""
-    inst = random_instance(3, nodes=5, jobs=200)
+    """Where jobs do not queue (their plans fit in N nodes), a job that some configuration
+    finishes on time starts on one that does."""
+    inst = dataclasses.replace(random_instance(3, nodes=5, jobs=200), nodes=200)
+    assert queue_price(inst) == 0.0
     pref = preferred_configs(inst)
     can = (inst.times <= inst.rel_due[:, None]).any(axis=1)
     assert can.sum() > 20
     assert (inst.times[np.arange(inst.n_jobs), pref][can] <= inst.rel_due[can] + 1e-6).all()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_queue_price_makes_plans_spend_fewer_gpu_seconds(seed):
+    """λ = waiting weights / (N x largest VM's GPUs) when the plans overflow the N nodes, and
+    then every job's preferred plan uses no more GPU-seconds than at λ = 0: each plan value is
+    its λ = 0 value plus λ x its GPU-seconds, so the minimiser's GPU-seconds cannot grow."""
+    inst = random_instance(seed, nodes=2, jobs=40)
+    lam = queue_price(inst)
+    waiting = inst.current_cfg < 0
+    assert lam == pytest.approx(inst.weight[waiting].sum() / (2 * inst.catalog.gpus.max()))
+    with_lam = plan_values(inst)
+    free = plan_values(dataclasses.replace(inst, nodes=10_000))  # plans fit: λ = 0
+    with np.errstate(invalid="ignore"):  # inf - inf where a job cannot run on c
+        gpu_seconds = (with_lam - free) / lam
+    rows = np.flatnonzero(np.isfinite(free).any(axis=1))
+    a, b = with_lam[rows].argmin(axis=1), free[rows].argmin(axis=1)
+    assert (gpu_seconds[rows, a] <= gpu_seconds[rows, b] * (1 + 1e-9) + 1e-6).all()
+    assert (a != b).any()  # the price changes some plans
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -113,6 +135,23 @@ def test_a_job_moves_when_moving_pays():
     assert keep_incumbent(cheap)[0][j] == -1
     assert keep_incumbent(dear)[0][j] == 0
     assert (move_costs(dear)[j][np.isfinite(inst.times[j])] > move_costs(cheap)[j][np.isfinite(inst.times[j])]).all()
+
+
+@pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])
+def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
+    """A job alone on a 1-GPU VM is freed (so its node can take the GPU model's 8-GPU VM) when
+    a job waits and all N nodes are open; with a node to spare it stays."""
+    inst = Instance.from_dict(generate_trace(2, 3, seed=1))
+    cat = inst.catalog
+    one = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (cat.cfg_gpus == 1))[0])
+    model = cat.gpu_model_id[cat.cfg_vm[one]]
+    eight = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 8) & (cat.gpu_model_id[cat.cfg_vm] == model)
+                               & (cat.cfg_gpus == 8))[0])  # fmt: skip
+    case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
+                               due=inst.release + 100 * inst.times.min(axis=1),
+                               current_node=np.array([0, 1, -1]), current_cfg=np.array([one, eight, -1]))  # fmt: skip
+    pin_node, _ = keep_incumbent(case)
+    assert (pin_node[0] == -1) == freed
 
 
 def generate_trace_instance() -> Instance:

@@ -13,6 +13,10 @@ price x time + tardiness, or, when c meets the due date, c followed by a slower,
 configuration so that the mix ends exactly at the due date, plus the cost of that switch (the
 slower configuration's lost work and a new VM's start-up; nothing in the paper's setting). The configuration a job should
 run on now is the one of least plan value (`preferred_configs`).
+
+While jobs wait, GPU time has a price beyond the VM's: every GPU-second a job takes, or loses to
+a restart, delays the queue (`queue_price`). Plan values and move costs add it, so that under
+load jobs take GPU-efficient configurations and stay where they are.
 """
 
 from __future__ import annotations
@@ -28,12 +32,39 @@ from gpuaas.per_job import share_price
 HYSTERESIS = 0.05
 
 
+def queue_price(instance: Instance) -> float:
+    """λ, $ per GPU-second: the tardiness a GPU-second taken from the queue costs it.
+
+    A GPU-second used now delays each waiting job by about 1 / (N x the largest VM's GPUs)
+    seconds, so λ = the waiting jobs' tardiness weights over that capacity. It is 0 when no job
+    waits, or when the GPUs the jobs ask for (running jobs: their configuration; waiting jobs:
+    that of their plan at λ = 0) fit in that capacity, so that jobs do not queue. A first-order
+    (marginal) estimate: it ignores which waiting jobs would be late anyway.
+    """
+    waiting = instance.current_cfg < 0
+    if not waiting.any():
+        return 0.0
+    cat = instance.catalog
+    capacity = max(1, instance.nodes * int(cat.gpus.max()))
+    values = _plan_values(instance, share_price(instance))[waiting]
+    runnable = np.isfinite(values).any(axis=1)
+    asked = cat.cfg_gpus[np.argmin(values[runnable], axis=1)].sum()
+    if asked + cat.cfg_gpus[instance.current_cfg[~waiting]].sum() <= capacity:
+        return 0.0
+    return float(instance.weight[waiting].sum()) / capacity
+
+
 def plan_values(instance: Instance) -> np.ndarray:
-    """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run)."""
+    """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
+    GPU time is priced at the VM's share plus `queue_price`."""
+    return _plan_values(instance, share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
+
+
+def _plan_values(instance: Instance, p: np.ndarray) -> np.ndarray:
+    """`plan_values` with GPU-share prices p (C,)."""
     t = instance.times
     d = instance.rel_due[:, None]
     w = instance.weight[:, None]
-    p = share_price(instance)
     finite = np.isfinite(t)
     with np.errstate(invalid="ignore", over="ignore"):
         value = np.where(finite, t * p + w * np.maximum(0.0, t - d), np.inf)
@@ -67,7 +98,8 @@ def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> n
 
 def move_costs(instance: Instance) -> np.ndarray:
     """(J, C) cost of moving each running job from its configuration to c on a new VM (0 for
-    waiting jobs): lost work at c's share price, VM start-up, tardiness of both when late."""
+    waiting jobs): lost work at c's share price, VM start-up, tardiness of both when late, and
+    the GPU time both take from the queue (`queue_price`)."""
     cat = instance.catalog
     J, C = instance.n_jobs, cat.n_configs
     out = np.zeros((J, C))
@@ -80,9 +112,11 @@ def move_costs(instance: Instance) -> np.ndarray:
     w = instance.weight[run][:, None]
     ov, up = instance.overhead, instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
-        lost = ov * t / np.maximum(t0, 1e-9) * share_price(instance)[None, :]
+        redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
+        lost = redo * share_price(instance)[None, :]
         vm = up * cat.cost[cat.cfg_vm][None, :]
-        out[run] = np.where(np.isfinite(t), lost + vm + np.where(late, w * (ov + up), 0.0), np.inf)
+        queue = queue_price(instance) * (redo + up) * cat.cfg_gpus[None, :]
+        out[run] = np.where(np.isfinite(t), lost + vm + queue + np.where(late, w * (ov + up), 0.0), np.inf)
     return out
 
 
@@ -92,8 +126,9 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
-    that cheap, (2) jobs wait and it holds more GPUs than its plan asks for, or (3) its node has
-    idle GPUs and it has slack for two moves (docs/reconfiguration.md).
+    that cheap, (2) jobs wait and it holds more GPUs than its plan asks for, or (3) jobs wait,
+    all N nodes are open and its node's VM is smaller than its GPU model's largest, or (4) its
+    node has idle GPUs and it has slack for two moves (docs/reconfiguration.md).
     """
     J = instance.n_jobs
     pin_node = np.full(J, -1, dtype=np.int64)
@@ -109,17 +144,22 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
     move = move_costs(instance)[run]
     alternative = (values[run] + move).min(axis=1)
     keep = ~(alternative < stay - HYSTERESIS * np.abs(stay) - 1e-9)
-    # rules 2 and 3 free a job for the common good, only where its move is cheap against its plan
+    # rules 2-4 free a job for the common good, only where its move is cheap against its plan
     cheap = move.min(axis=1) <= HYSTERESIS * np.abs(stay)
-    if (instance.current_cfg < 0).any():
-        # jobs wait: a running job holding more GPUs than its plan asks for gives them back
-        gpus = instance.catalog.cfg_gpus
-        pref = preferred_configs(instance, values)[run]
-        keep &= ~(cheap & (pref >= 0) & (gpus[cur] > gpus[np.maximum(pref, 0)]))
-    # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
-    # move (remaining time on the current configuration + 2 moves <= due date) are free
     cat = instance.catalog
     vm = cat.cfg_vm[cur]
+    if (instance.current_cfg < 0).any():
+        # jobs wait: a running job holding more GPUs than its plan asks for gives them back
+        pref = preferred_configs(instance, values)[run]
+        keep &= ~(cheap & (pref >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(pref, 0)]))
+        # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU job
+        # holds one of the N node slots for its whole life while jobs queue
+        if np.unique(instance.current_node[run]).size >= instance.nodes:
+            largest = np.zeros(int(cat.gpu_model_id.max()) + 1, dtype=np.int64)
+            np.maximum.at(largest, cat.gpu_model_id, cat.gpus)
+            keep &= ~(cheap & (cat.gpus[vm] < largest[cat.gpu_model_id[vm]]))
+    # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
+    # move (remaining time on the current configuration + 2 moves <= due date) are free
     used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
     idle = cat.gpus[vm] > used[instance.current_node[run]]
     slack = instance.rel_due[run] - instance.times[run, cur]
