@@ -85,8 +85,8 @@ def main() -> None:
     if args.online:
         online(args.nodes, args.jobs, args.traces)
         return
-    for m in ("greedy", "randomized-greedy", "path-relinking"):
-        warm_up(m)
+    for fn in (greedy, randomized_greedy, path_relinking):
+        warm_up(fn)
     gains: dict[str, list[float]] = {r: [] for r, _ in ROWS}
     invalid = 0
     t0 = time.perf_counter()

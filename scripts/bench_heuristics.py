@@ -30,8 +30,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1, help="instance and solver seed")
     ap.add_argument("--open-rules", default=",".join(OPEN_RULES), help="comma-separated rules")
     args = ap.parse_args()
-    for m in METHODS:
-        warm_up(m)
+    for fn in METHODS.values():
+        warm_up(fn)
     print(f"{'N':>4} {'J':>4} {'open_rule':>9} "
           + " ".join(f"{m + ' s':>20} {'f_OBJ':>12}" for m in METHODS))  # fmt: skip
     for pair in args.sizes.split(","):

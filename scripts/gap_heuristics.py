@@ -32,8 +32,8 @@ def gaps(instances: int, max_nodes: int, max_jobs: int, seed0: int = 0,
          rules: tuple[str, ...] = tuple(OPEN_RULES)) -> dict[tuple[str, str], np.ndarray]:  # fmt: skip
     """Relative gaps per (rule, method) over the instance set (also checks no heuristic beats
     the optimum)."""
-    for m in METHODS:
-        warm_up(m)
+    for fn in METHODS.values():
+        warm_up(fn)
     out: dict[tuple[str, str], list[float]] = {(r, m): [] for r in rules for m in METHODS}
     for k in range(instances):
         seed = seed0 + k

@@ -18,25 +18,18 @@ from gpuaas.heuristics.state import (
     State,
     check_time_limit,
     kernel_data,
-    natural,
     open_rule_code,
     pressure_order,
     proxy_code,
     reject_unknown,
     rng_state,
+    step_values,
     warm_up,
 )  # fmt: skip
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
 log = logging.getLogger(__name__)
-
-
-def step_values(D: tuple[Any, ...], proxy: int, st: State) -> dict[str, float]:
-    """f_OBJ and the proxy's own value of the current state (for the per-step statistics)."""
-    f = K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg)
-    p = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
-    return {"f_obj": float(f), "proxy": natural(proxy, p)}
 
 
 def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
@@ -73,7 +66,7 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
     check_time_limit(time_limit)
     code = proxy_code(proxy)
     rule = open_rule_code(open_rule)
-    warm_up("greedy")
+    warm_up(greedy)
     start = time.perf_counter()
     D = kernel_data(instance)
     st = State.new(instance)

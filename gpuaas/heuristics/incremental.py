@@ -38,7 +38,7 @@ import numpy as np
 
 from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.incumbent import plan_values, preferred_configs
-from gpuaas.heuristics.randomized_greedy import build_elite
+from gpuaas.heuristics.randomized_greedy import build_elite, randomized_greedy
 from gpuaas.heuristics.state import check_int, check_time_limit, kernel_data, reject_unknown, warm_up
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
@@ -81,7 +81,7 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     limit = check_time_limit(time_limit)
     iterations = check_int("iterations", iterations, 1)
     rivals = check_int("rivals", rivals, 0)
-    warm_up("randomized-greedy")  # the same kernels
+    warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     values = plan_values(instance)
     D = kernel_data(instance, preferred_configs(instance, values), values)

@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.greedy import step_values
 from gpuaas.heuristics.randomized_greedy import build_elite, rg_options
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
@@ -25,6 +24,7 @@ from gpuaas.heuristics.state import (
     open_rule_code,
     proxy_code,
     reject_unknown,
+    step_values,
     warm_up,
 )
 from gpuaas.instance import Instance
@@ -80,7 +80,7 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     rule = open_rule_code(open_rule)
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
     max_pr = instance.nodes if max_it_pr is None else check_int("max_it_pr", max_it_pr, 1)
-    warm_up("path-relinking")
+    warm_up(path_relinking, max_it_rg=3, elite_size=2)
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
     D = kernel_data(instance)

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.greedy import step_values
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
     State,
@@ -32,6 +31,7 @@ from gpuaas.heuristics.state import (
     proxy_code,
     reject_unknown,
     rng_state,
+    step_values,
     warm_up,
 )
 from gpuaas.instance import Instance
@@ -178,7 +178,7 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     code = proxy_code(proxy)
     rule = open_rule_code(open_rule)
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
-    warm_up("randomized-greedy")
+    warm_up(randomized_greedy, max_it_rg=3, elite_size=2)
     start = time.perf_counter()
     D = kernel_data(instance)
     elite = build_elite(instance, D, code, rule, postprocess, seed=seed,

@@ -1,12 +1,13 @@
 """The bridge between an Instance / Solution and the heuristic kernels' arrays.
 
 Shared by Greedy, Randomized Greedy and Path Relinking: the kernel data tuple, the search
-state arrays, option checking, the warm-up that keeps numba compilation out of
-``stats["seconds"]``, and the conversion of a state back into a Solution.
+state arrays and their per-step values, option checking, the warm-up that keeps numba
+compilation out of ``stats["seconds"]``, and the conversion of a state back into a Solution.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +118,13 @@ def natural(proxy: int, score: float) -> float:
     return float(-score if proxy == K.PROXY_FBAR else score) + 0.0  # + 0.0: no "-0.0"
 
 
+def step_values(D: tuple[Any, ...], proxy: int, st: State) -> dict[str, float]:
+    """f_OBJ and the proxy's own value of the current state (for the per-step statistics)."""
+    f = K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg)
+    p = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
+    return {"f_obj": float(f), "proxy": natural(proxy, p)}
+
+
 def open_rule_code(open_rule: str) -> int:
     """Kernel code of a node-opening rule ('largest': a new node gets the largest VM type of
     the chosen configuration's GPU model; 'config': the configuration's own VM type)."""
@@ -155,19 +163,21 @@ def reject_unknown(method: str, options: dict[str, Any]) -> None:
         raise InputError(None, "options", f"unknown option(s) for {method}: {', '.join(sorted(options))}")
 
 
-_warmed: set[str] = set()
+_warmed: set[Callable[..., Solution]] = set()
 
 
-def warm_up(method: str) -> None:
-    """Compile (or load from the numba cache) the kernels `method` uses on a tiny instance,
-    once per process, so that ``stats["seconds"]`` measures solving, not compilation."""
-    if method in _warmed:
+def warm_up(solve: Callable[..., Solution], **options: Any) -> None:
+    """Compile (or load from the numba cache) the kernels of the heuristic `solve` by running it
+    with `options` on a tiny instance with each proxy, once per process, so that
+    ``stats["seconds"]`` measures solving, not compilation.
+
+    A heuristic calls ``warm_up(itself, ...)`` before starting its clock; the function is marked
+    warm before the tiny run, so the run's own call returns at once.
+    """
+    if solve in _warmed:
         return
-    _warmed.add(method)
+    _warmed.add(solve)
     from gpuaas.catalog import load_catalog
-    from gpuaas.heuristics.greedy import greedy
-    from gpuaas.heuristics.path_relinking import path_relinking
-    from gpuaas.heuristics.randomized_greedy import randomized_greedy
 
     cat = load_catalog("azure-2021")
     work = np.full((3, cat.n_configs), 1000.0)
@@ -175,9 +185,4 @@ def warm_up(method: str) -> None:
     inst = Instance(catalog=cat, nodes=2, job_ids=("a", "b", "c"), release=np.zeros(3),
                     due=np.array([500.0, 2000.0, 900.0]), weight=np.full(3, 0.01), work=work)  # fmt: skip
     for proxy in PROXIES:  # the kernels take the open rule as an int: one compilation serves both
-        if method == "greedy":
-            greedy(inst, proxy=proxy)
-        elif method == "randomized-greedy":
-            randomized_greedy(inst, max_it_rg=3, elite_size=2, proxy=proxy)
-        else:
-            path_relinking(inst, max_it_rg=3, elite_size=2, proxy=proxy)
+        solve(inst, proxy=proxy, **options)

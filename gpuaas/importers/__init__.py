@@ -1,7 +1,8 @@
 """Trace importers: public cluster traces and plain CSV turned into gpuaas traces.
 
-Each reader (`gavel`, `alibaba_pai`, `csv_trace`) parses its format into `TraceJob` records,
-with one-line errors naming file, line and field; `build_trace` turns them into a normal
+Each reader (`gavel`, `alibaba_pai`, `csv_trace`) parses its format into `TraceJob` records
+(`records`), with one-line errors naming file, line and field; `build_trace` (`build`) turns
+them into a normal
 instance/trace dict (the format `gpuaas simulate` reads) on a chosen catalog:
 
 - a job given as model + steps gets, per configuration (v, g), ``steps / steps_per_second`` from
@@ -20,229 +21,29 @@ Jobs no configuration of the catalog can run are an error naming the line, unles
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
 
-import numpy as np
-
-from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
-from gpuaas.generator import DUE_FACTOR, WEIGHT_RANGE
-from gpuaas.instance import DEFAULT_PARAMS, Instance
-from gpuaas.throughputs import SCALING, ThroughputTable
+from gpuaas.importers.alibaba_pai import read_pai
+from gpuaas.importers.build import GPU_COUNTS, build_trace, parse_window
+from gpuaas.importers.csv_trace import read_csv_trace
+from gpuaas.importers.gavel import read_gavel
+from gpuaas.importers.records import ImportReport, TraceJob
 
-FORMATS = ("gavel", "alibaba-pai-2020", "csv")
-GPU_COUNTS = ("any", "requested")
+#: format name (the CLI's FORMAT) -> reader of that format
+READERS: dict[str, Callable[[str], tuple[list[TraceJob], ImportReport]]] = {
+    "gavel": read_gavel,
+    "alibaba-pai-2020": read_pai,
+    "csv": read_csv_trace,
+}
+FORMATS = tuple(READERS)
 
-
-@dataclass
-class TraceJob:
-    """One job read from a trace, before it is timed on a catalog."""
-
-    id: str
-    submit: float  # s, in the trace's own clock
-    gpus: int  # GPUs the trace's user requested (>= 1)
-    line: int  # line of the source file, for errors
-    model: str | None = None  # with steps: timed by the throughput table
-    steps: float | None = None
-    duration: float | None = None  # measured run time on `gpus` GPUs of model `gpu`
-    gpu: str | None = None
-    due: float | None = None  # absolute, trace clock
-    weight: float | None = None
-    due_factor: float | None = None  # due = release + due_factor x fastest time (Gavel's SLO)
-
-
-@dataclass
-class ImportReport:
-    """What an import kept and dropped, for the CLI's summary line."""
-
-    source: str
-    read: int
-    kept: int
-    nodes: int
-    offset: float  # trace time that became 0
-    dropped: dict[str, int] = field(default_factory=dict)
-    drawn_due: int = 0
-    drawn_weight: int = 0
-
-    def drop(self, reason: str, n: int = 1) -> None:
-        if n:
-            self.dropped[reason] = self.dropped.get(reason, 0) + n
-
-    def summary(self) -> str:
-        parts = [f"{self.kept} of {self.read} jobs from {self.source}, N = {self.nodes}"]
-        if self.dropped:
-            parts.append("dropped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.dropped.items())))
-        parts.append(f"due dates drawn for {self.drawn_due}, weights for {self.drawn_weight}")
-        return "; ".join(parts)
-
-
-def parse_window(text: str | None) -> tuple[float, float]:
-    """``START:END`` in seconds of the trace clock (either side may be empty) -> (start, end)."""
-    if text is None:
-        return 0.0, math.inf
-    parts = text.split(":")
-    if len(parts) != 2:
-        raise InputError(None, "--window", f"must be START:END in seconds, got {text!r}")
-    bounds = []
-    for part, default in zip(parts, (0.0, math.inf)):
-        try:
-            bounds.append(float(part) if part.strip() else default)
-        except ValueError:
-            raise InputError(None, "--window", f"must be START:END in seconds, got {text!r}") from None
-    if not bounds[0] < bounds[1]:
-        raise InputError(None, "--window", f"START must be < END, got {text!r}")
-    return bounds[0], bounds[1]
-
-
-def build_trace(jobs: list[TraceJob], source: str, *, catalog: str | Catalog = "azure-2021",
-                throughputs: ThroughputTable | None = None, nodes: int | None = None,
-                seed: int = 1, limit: int | None = None, window: tuple[float, float] | None = None,
-                gpu_counts: str = "any", scaling: str = "none", any_gpu: bool = False,
-                skip_unrunnable: bool = False,
-                report: ImportReport | None = None) -> tuple[dict[str, Any], ImportReport]:  # fmt: skip
-    """A trace dict (instance format) of `jobs` on `catalog`, checked by `Instance.from_dict`.
-
-    Parameters
-    ----------
-    jobs : list of TraceJob
-        As read from `source` (any order; sorted here by submit time, then line).
-    catalog : str or Catalog
-        Bundled name, YAML path or Catalog; written by name when bundled, inline otherwise.
-    throughputs : ThroughputTable, optional
-        Required when a job is given as model + steps.
-    nodes : int, optional
-        N; default ceil(J / 10) (the paper's traces have J = 10 N).
-    seed : int
-        Seed of the due-date and weight draws.
-    limit, window
-        Keep the first `limit` jobs whose submit time is in [start, end).
-    gpu_counts : {"any", "requested"}
-        Model + steps jobs may run on every GPU count the table has ("any", the paper's model:
-        the scheduler chooses g), or only on the count the trace requested.
-    scaling : {"none", "linear"}
-        Throughput table scaling rule (`gpuaas.throughputs`).
-    any_gpu : bool
-        Duration jobs run equally fast on every GPU model (else only on the one they name).
-    skip_unrunnable : bool
-        Drop jobs no configuration can run instead of raising.
-    report : ImportReport, optional
-        Counts from the reader (rows it dropped); updated and returned.
-    """
-    if gpu_counts not in GPU_COUNTS:
-        raise InputError(None, "--gpu-counts", f"must be one of {', '.join(GPU_COUNTS)}, got {gpu_counts!r}")
-    if scaling not in SCALING:
-        raise InputError(None, "--scaling", f"must be one of {', '.join(SCALING)}, got {scaling!r}")
-    for name, value, low in (("--nodes", nodes, 1), ("--limit", limit, 1), ("--seed", seed, 0)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            raise InputError(None, name, f"must be an integer >= {low}, got {value!r}")
-    cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
-    report = report or ImportReport(source, len(jobs), 0, 0, 0.0)
-    start, end = window or (0.0, math.inf)
-    ordered = sorted(jobs, key=lambda j: (j.submit, j.line))
-    kept = [j for j in ordered if start <= j.submit < end]
-    report.drop("outside --window", len(ordered) - len(kept))
-    if limit is not None and len(kept) > limit:
-        report.drop("past --limit", len(kept) - limit)
-        kept = kept[:limit]
-    rows, timed = [], []
-    for job in kept:
-        work = _work(job, source, cat, throughputs, gpu_counts, scaling, any_gpu)
-        if not np.isfinite(work).any():
-            if skip_unrunnable:
-                report.drop(f"not runnable on {cat.name}")
-                continue
-            raise InputError(source, f"line {job.line}", f"job {job.id!r}: no configuration of "
-                             f"catalog {cat.name!r} can run it ({_why(job, throughputs)}); "
-                             "--skip-unrunnable drops such jobs")  # fmt: skip
-        rows.append(work)
-        timed.append(job)
-    if not timed:
-        raise InputError(source, None, "no job left to import")
-    seen: set[str] = set()
-    for job in timed:
-        if job.id in seen:
-            raise InputError(source, f"line {job.line}: id", f"duplicate job id {job.id!r}")
-        seen.add(job.id)
-    work = np.array(rows)
-    offset = timed[0].submit
-    release = np.array([j.submit for j in timed]) - offset
-    fastest = work.min(axis=1)
-    due_rng, weight_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
-    drawn_due = release + due_rng.uniform(*DUE_FACTOR, size=len(timed)) * fastest
-    drawn_weight = weight_rng.uniform(*WEIGHT_RANGE, size=len(timed))
-    out_jobs = []
-    for k, job in enumerate(timed):
-        if job.due is not None:
-            due = job.due - offset
-        elif job.due_factor is not None:
-            due = float(release[k] + job.due_factor * fastest[k])
-        else:
-            due = float(drawn_due[k])
-            report.drawn_due += 1
-        weight = job.weight
-        if weight is None:
-            weight = float(drawn_weight[k])
-            report.drawn_weight += 1
-        out_jobs.append({"id": job.id, "release": float(release[k]), "due": float(due),
-                         "weight": float(weight), "times": _times_dict(work[k], cat)})  # fmt: skip
-    n = nodes if nodes is not None else max(1, math.ceil(len(timed) / 10))
-    bundled = isinstance(catalog, str) and catalog in bundled_catalogs()
-    data = {"catalog": catalog if bundled else cat.to_dict(), "nodes": n, "time": 0.0,
-            "params": dict(DEFAULT_PARAMS), "jobs": out_jobs}  # fmt: skip
-    Instance.from_dict(data, source)  # the output is a valid trace, or this is a bug
-    report.kept, report.nodes, report.offset = len(timed), n, float(offset)
-    return data, report
-
-
-def _work(job: TraceJob, source: str, cat: Catalog, table: ThroughputTable | None, gpu_counts: str,
-          scaling: str, any_gpu: bool) -> np.ndarray:  # fmt: skip
-    """Whole-job seconds per configuration of `cat` (inf: cannot run)."""
-    if job.model is not None:
-        if table is None:
-            raise InputError(source, f"line {job.line}: model",
-                             f"job {job.id!r} names model {job.model!r}: give a throughput table (--throughputs)")  # fmt: skip
-        if job.model not in table.models:
-            raise InputError(source, f"line {job.line}: model",
-                             f"unknown model {job.model!r}: not in throughput table {table.name}")  # fmt: skip
-        allowed = {job.gpus} if gpu_counts == "requested" else None
-        return table.job_times(job.model, float(job.steps), cat, gpus=allowed, scaling=scaling)
-    out = np.full(cat.n_configs, np.inf)
-    for v, gpu in enumerate(cat.gpu_models):
-        if job.gpus <= int(cat.gpus[v]) and (any_gpu or (job.gpu or "").upper() == gpu.upper()):
-            out[cat.config(v, job.gpus)] = float(job.duration)
-    return out
-
-
-def _why(job: TraceJob, table: ThroughputTable | None) -> str:
-    if job.model is not None:
-        have = sorted({(u, g) for m, u, g in table.rates if m == job.model}) if table else []
-        return f"the table has {job.model!r} on " + ", ".join(f"{u} x{g}" for u, g in have)
-    return f"measured on {job.gpus} x {job.gpu or 'unknown GPU'}"
-
-
-def _times_dict(row: np.ndarray, cat: Catalog) -> dict[str, list[float | None]]:
-    times: dict[str, list[float | None]] = {}
-    for v, name in enumerate(cat.vm_names):
-        seg = row[cat.cfg_offset[v] : cat.cfg_offset[v] + cat.gpus[v]]
-        if np.isfinite(seg).any():
-            times[name] = [float(t) if math.isfinite(t) else None for t in seg]
-    return times
+__all__ = ["FORMATS", "GPU_COUNTS", "READERS", "ImportReport", "TraceJob", "build_trace", "parse_window",
+           "read_trace"]  # fmt: skip
 
 
 def read_trace(fmt: str, src: str) -> tuple[list[TraceJob], ImportReport]:
     """The jobs of `src` in format `fmt` (one of FORMATS) and the reader's drop counts."""
-    if fmt == "gavel":
-        from gpuaas.importers.gavel import read_gavel
-
-        return read_gavel(src)
-    if fmt == "alibaba-pai-2020":
-        from gpuaas.importers.alibaba_pai import read_pai
-
-        return read_pai(src)
-    if fmt == "csv":
-        from gpuaas.importers.csv_trace import read_csv_trace
-
-        return read_csv_trace(src)
-    raise InputError(None, "FORMAT", f"unknown trace format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if fmt not in READERS:
+        raise InputError(None, "FORMAT", f"unknown trace format {fmt!r}; choose from {', '.join(FORMATS)}")
+    return READERS[fmt](src)

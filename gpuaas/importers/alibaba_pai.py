@@ -31,7 +31,7 @@ from pathlib import Path
 
 from gpuaas.errors import InputError
 from gpuaas.files import read_text
-from gpuaas.importers import ImportReport, TraceJob
+from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")

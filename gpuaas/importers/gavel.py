@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from gpuaas.errors import InputError
 from gpuaas.files import read_text
-from gpuaas.importers import ImportReport, TraceJob
+from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float, parse_int
 
 #: Field names of each layout, by field count.

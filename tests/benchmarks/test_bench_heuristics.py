@@ -25,8 +25,8 @@ METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relin
 @pytest.mark.parametrize("open_rule", list(OPEN_RULES))
 def test_heuristic_speed(benchmark, open_rule, method, nodes, jobs):
     """Warm solve time of one method and node-opening rule on a generated snapshot (seed 1)."""
-    for m in METHODS:
-        warm_up(m)
+    for fn in METHODS.values():
+        warm_up(fn)
     inst = generate_instance(nodes, jobs, seed=1)
     fn = METHODS[method]
     sol = benchmark.pedantic(fn, args=(inst,), kwargs={"seed": 1, "open_rule": open_rule}, rounds=5 if jobs > 100 else 10,

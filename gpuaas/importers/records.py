@@ -1,0 +1,47 @@
+"""The records every trace reader produces: `TraceJob` per job and the `ImportReport` counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TraceJob:
+    """One job read from a trace, before it is timed on a catalog."""
+
+    id: str
+    submit: float  # s, in the trace's own clock
+    gpus: int  # GPUs the trace's user requested (>= 1)
+    line: int  # line of the source file, for errors
+    model: str | None = None  # with steps: timed by the throughput table
+    steps: float | None = None
+    duration: float | None = None  # measured run time on `gpus` GPUs of model `gpu`
+    gpu: str | None = None
+    due: float | None = None  # absolute, trace clock
+    weight: float | None = None
+    due_factor: float | None = None  # due = release + due_factor x fastest time (Gavel's SLO)
+
+
+@dataclass
+class ImportReport:
+    """What an import kept and dropped, for the CLI's summary line."""
+
+    source: str
+    read: int
+    kept: int
+    nodes: int
+    offset: float  # trace time that became 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    drawn_due: int = 0
+    drawn_weight: int = 0
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.dropped[reason] = self.dropped.get(reason, 0) + n
+
+    def summary(self) -> str:
+        parts = [f"{self.kept} of {self.read} jobs from {self.source}, N = {self.nodes}"]
+        if self.dropped:
+            parts.append("dropped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.dropped.items())))
+        parts.append(f"due dates drawn for {self.drawn_due}, weights for {self.drawn_weight}")
+        return "; ".join(parts)
