@@ -45,7 +45,7 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
-from gpuaas.milp import new_highs
+from gpuaas.milp.highs import new_highs
 from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan, share_price
 
 #: the automatic slot is the smallest multiple of this (s) ...

@@ -333,7 +333,7 @@ def test_time_limit_is_a_hard_stop():
 def test_an_infeasible_or_inconsistent_solver_answer_is_not_returned(monkeypatch):
     """What HiGHS returns is checked: an infeasible solution (or one whose objective is not the
     one HiGHS reports) is never labelled optimal; the warm start is returned instead."""
-    import gpuaas.milp as M
+    import gpuaas.milp.method as M
 
     inst = generate_instance(2, 6, 1)
     real = M.solve_highs

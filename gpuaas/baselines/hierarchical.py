@@ -30,7 +30,7 @@ import numpy as np
 from gpuaas.baselines.dispatch import submission_order
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
-from gpuaas.milp import p1n_warm_start
+from gpuaas.milp.method import milp, p1n_warm_start
 from gpuaas.solution import Solution
 
 #: The controllers depend on N itself, not only on the nodes jobs can use (gpuaas.methods).
@@ -101,7 +101,6 @@ def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bo
                 milp_options: dict[str, Any]) -> tuple[Solution, str]:  # fmt: skip
     """Solve one controller's P1: MILP warm-started from Greedy, Greedy if HiGHS finds nothing."""
     from gpuaas.heuristics.greedy import greedy
-    from gpuaas.milp import milp
 
     warm = greedy(sub, seed=seed)
     if p1n:

@@ -1,6 +1,6 @@
-"""Other MILP solvers (CBC, Gurobi, CPLEX, ...) through PuLP, fed the one P1 model as MPS.
+"""The PuLP backend: other MILP solvers (CBC, Gurobi, CPLEX, ...) fed the one P1 model as MPS.
 
-The model built by `gpuaas.milp.build_model` is written by HiGHS's MPS writer and read back
+The model built by `gpuaas.milp.model.build_model` is written by HiGHS's MPS writer and read back
 with `pulp.LpProblem.fromMPS`, so there is no second hand-written formulation. PuLP does not
 expose a best bound, so `bound` is None; the status comes from PuLP's `sol_status`, which,
 unlike its `status`, tells a time-limit stop with an incumbent from an optimum.
@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from gpuaas.errors import InputError, SolverError
-
-if TYPE_CHECKING:
-    from gpuaas.milp import P1Model
+from gpuaas.milp.highs import write_model
+from gpuaas.milp.model import P1Model
 
 #: short names accepted by `--solver`, mapped to PuLP solver classes
 ALIASES = {"cbc": "PULP_CBC_CMD", "gurobi": "GUROBI", "cplex": "CPLEX_PY", "glpk": "GLPK_CMD",
@@ -42,10 +41,8 @@ def pulp_solver_name(name: str) -> str:
 def solve_pulp(model: P1Model, name: str, *, time_limit: float | None = None,
                gap: float | None = None, threads: int | None = None, seed: int = 0,
                warm_start: np.ndarray | None = None, solver_log: bool = False) -> dict[str, Any]:  # fmt: skip
-    """Solve `model` with the PuLP solver `name`; same result keys as `milp.solve_highs`."""
+    """Solve `model` with the PuLP solver `name`; same result keys as `highs.solve_highs`."""
     import pulp
-
-    from gpuaas.milp import write_model
 
     cls = pulp_solver_name(name)
     with tempfile.TemporaryDirectory(prefix="gpuaas-milp-") as tmp:
