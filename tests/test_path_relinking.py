@@ -199,3 +199,43 @@ def test_no_heuristic_beats_the_milp_optimum():
 def test_no_heuristic_beats_the_milp_optimum_50():
     """The same on the 50 instances of scripts/gap_heuristics.py (N <= 2, J <= 5)."""
     _gaps_to_optimum(range(50), max_nodes=2, max_jobs=5)
+
+
+def test_kernel_data_has_one_numba_type():
+    """`kernel_data` gives a `KernelData` whose fields have the same types for every instance
+    (C-contiguous writable int64 / float64 arrays, floats), so every kernel compiles once."""
+    from numba import typeof
+
+    types = set()
+    for inst in (generate_instance(3, seed=1), random_instance(2, nodes=1, jobs=1)):
+        D = kernel_data(inst)
+        assert isinstance(D, K.KernelData) and D.pin_node is D[K.KernelData._fields.index("pin_node")]
+        for name, value in D._asdict().items():
+            if isinstance(value, np.ndarray):
+                assert value.flags.c_contiguous and value.flags.writeable, name
+                assert value.dtype in (np.int64, np.float64), name
+        types.add(typeof(D))
+    assert len(types) == 1
+
+
+@pytest.mark.slow
+def test_kernels_compiled_for_kernel_data_are_reused_by_the_next_process(tmp_path):
+    """numba caches the kernels compiled for `KernelData`: the first process compiles (and
+    says so), the second loads them all from the cache and compiles nothing."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gpuaas.cli import COMPILE_NOTICE
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    example = Path(__file__).resolve().parents[1] / "instances" / "example.json"
+    runs = []
+    for _ in range(2):
+        out = [subprocess.run([sys.executable, "-m", "gpuaas", "solve", str(example), "-m", m],
+                              capture_output=True, text=True, env=env, check=False)
+               for m in ("path-relinking", "incremental")]  # fmt: skip
+        assert all(o.returncode == 0 for o in out), [o.stderr for o in out]
+        runs.append([o.stderr for o in out])
+    assert runs[0][0] == COMPILE_NOTICE + "\n" and runs[1] == ["", ""]

@@ -90,13 +90,13 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
                         deadline=None if limit is None else start + limit, log_interval=5.0)  # fmt: skip
     best = Solution(instance, elite.vm[0], elite.node[0], elite.cfg[0], "incremental")
     if rivals and (instance.overhead > 0 or instance.startup > 0):
-        D2 = D[:15] + (np.full(instance.n_jobs, -1, dtype=np.int64),)
+        D2 = D._replace(pref_cfg=np.full(instance.n_jobs, -1, dtype=np.int64))
         rival = build_elite(instance, D2, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed, max_it=rivals,
                             size=1, swap_prob=SWAP_PROB, candidates=3, max_no_improve=0,
                             deadline=None if limit is None else start + limit, log_interval=5.0)  # fmt: skip
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
         if other.objective < best.objective:
             best = other
-    best.stats = {"seconds": time.perf_counter() - start, "seed": seed, "kept": int((D[13] >= 0).sum()),
+    best.stats = {"seconds": time.perf_counter() - start, "seed": seed, "kept": int((D.pin_node >= 0).sum()),
                   "iterations": elite.iterations}  # fmt: skip
     return best

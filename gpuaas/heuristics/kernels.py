@@ -3,12 +3,9 @@
 Every kernel that calls another lives in this one module, because numba's cache is keyed on
 the defining file only. The kernels share two structures:
 
-* ``D``, the instance data tuple built by `gpuaas.heuristics.state.kernel_data`:
-  ``(times, rel_due, weight, max_time, cfg_vm, cfg_gpus, cfg_offset, vm_gpus, vm_cost,
-  vm_model, H, mu, rho, pin_node, pin_cfg, pref_cfg)``; the last three are the incumbent a
-  construction keeps (a job with ``pin_node[j] >= 0`` stays on that node with ``pin_cfg[j]``,
-  and postprocessing changes neither it nor its node's VM type) and a configuration that
-  replaces SELECT_BEST_CONFIGURATION for a job (``pref_cfg[j] >= 0``); all -1 by default;
+* ``D``, the instance data: a `KernelData` named tuple (fields below) built by
+  `gpuaas.heuristics.state.kernel_data`; numba compiles (and caches) the kernels for its
+  field types, and the kernels read it by field name;
 * the search state ``(node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)``: each node's
   VM type (-1 closed), GPUs in use, number of jobs and their indices, and each job's node and
   configuration (-1 postponed). An open node always hosts at least one job.
@@ -23,6 +20,8 @@ terms, which is what makes incremental (delta) evaluation of a move cheap.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -34,6 +33,31 @@ OPEN_CONFIG = 0  # literal: open a node of VM type v*, join only nodes of type v
 OPEN_LARGEST = 1  # (v*, g*) fixes GPU model and g: open the model's largest VM, join any of its VMs
 
 _EPS = 1e-9  # absolute tolerance for "strictly improves"
+
+
+class KernelData(NamedTuple):
+    """The instance as the kernels read it (``D``): contiguous arrays of one dtype each, so one
+    compiled (and cached) version of every kernel serves all instances."""
+
+    times: np.ndarray  # (J, C) float64: t_jvg, remaining seconds on configuration c (inf: cannot run)
+    rel_due: np.ndarray  # (J,) float64: d_j, due date minus the rescheduling time
+    weight: np.ndarray  # (J,) float64: omega_j
+    max_time: np.ndarray  # (J,) float64: M_j^t, largest finite t_jvg (P1i)
+    cfg_vm: np.ndarray  # (C,) int64: VM type v of configuration c
+    cfg_gpus: np.ndarray  # (C,) int64: GPU count g of configuration c
+    cfg_offset: np.ndarray  # (V,) int64: configuration (v, 1); (v, g) is cfg_offset[v] + g - 1
+    vm_gpus: np.ndarray  # (V,) int64: G_v
+    vm_cost: np.ndarray  # (V,) float64: c_v in $/s
+    vm_model: np.ndarray  # (V,) int64: GPU model of VM type v
+    H: float  # rescheduling interval (s)
+    mu: float  # P1a's weight of an idle GPU
+    rho: float  # P1a's weight of a postponed job's worst-case tardiness
+    # The incumbent a construction keeps: a job with pin_node[j] >= 0 stays on that node with
+    # pin_cfg[j], and postprocessing changes neither it nor its node's VM type; pref_cfg[j] >= 0
+    # replaces SELECT_BEST_CONFIGURATION for job j. All -1 by default.
+    pin_node: np.ndarray  # (J,) int64
+    pin_cfg: np.ndarray  # (J,) int64
+    pref_cfg: np.ndarray  # (J,) int64
 
 
 # -- random numbers -------------------------------------------------------------------------
@@ -71,8 +95,8 @@ def pick_weighted(weights, k, rng):
 @njit(cache=True)
 def job_term(D, proxy, j, c):
     """Score contribution of job j with configuration c (-1: postponed)."""
-    times, rel_due, weight, max_time, cfg_vm = D[0], D[1], D[2], D[3], D[4]
-    vm_cost, H, rho = D[8], D[10], D[12]
+    times, rel_due, weight, max_time, cfg_vm = D.times, D.rel_due, D.weight, D.max_time, D.cfg_vm
+    vm_cost, H, rho = D.vm_cost, D.H, D.rho
     if c < 0:
         if proxy == PROXY_FOBJ:
             return rho * weight[j] * max(0.0, H + max_time[j] - rel_due[j])
@@ -89,13 +113,13 @@ def node_term(D, v, used, first):
     """f_OBJ contribution of an open node of VM type v: mu * idle GPUs + c_v * first-ending time."""
     if v < 0:
         return 0.0
-    return D[11] * (D[7][v] - used) + D[8][v] * first
+    return D.mu * (D.vm_gpus[v] - used) + D.vm_cost[v] * first
 
 
 @njit(cache=True)
 def node_first(D, node_cnt, node_jobs, job_cfg, n, skip, extra_t):
     """First-ending time on node n, leaving out job ``skip`` and adding a job of time ``extra_t``."""
-    times = D[0]
+    times = D.times
     first = extra_t
     for k in range(node_cnt[n]):
         i = node_jobs[n, k]
@@ -108,7 +132,7 @@ def node_first(D, node_cnt, node_jobs, job_cfg, n, skip, extra_t):
 @njit(cache=True)
 def full_score(D, proxy, node_vm, job_node, job_cfg):
     """Score of a whole solution from its three arrays (f_OBJ, or -f̄_OBJ)."""
-    times, cfg_gpus = D[0], D[5]
+    times, cfg_gpus = D.times, D.cfg_gpus
     N = node_vm.shape[0]
     used = np.zeros(N, dtype=np.int64)
     first = np.full(N, np.inf)
@@ -126,7 +150,7 @@ def full_score(D, proxy, node_vm, job_node, job_cfg):
             if node_vm[n] >= 0 and used[n] > 0:
                 total += node_term(D, node_vm[n], used[n], first[n])
             elif node_vm[n] >= 0:
-                total += D[11] * D[7][node_vm[n]]
+                total += D.mu * D.vm_gpus[node_vm[n]]
     return total
 
 
@@ -145,7 +169,7 @@ def reset_state(node_vm, node_used, node_cnt, job_node, job_cfg):
 def load_state(D, src_vm, src_node, src_cfg, node_vm, node_used, node_cnt, node_jobs,
                job_node, job_cfg):  # fmt: skip
     """Fill the state from the three solution arrays (node lists rebuilt)."""
-    cfg_gpus = D[5]
+    cfg_gpus = D.cfg_gpus
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
     node_vm[:] = src_vm
     for j in range(src_cfg.shape[0]):
@@ -163,10 +187,10 @@ def load_state(D, src_vm, src_node, src_cfg, node_vm, node_used, node_cnt, node_
 def place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c):
     """Put postponed job j on node n with configuration c (opening n if closed)."""
     if node_vm[n] < 0:
-        node_vm[n] = D[4][c]
+        node_vm[n] = D.cfg_vm[c]
     job_node[j] = n
     job_cfg[j] = c
-    node_used[n] += D[5][c]
+    node_used[n] += D.cfg_gpus[c]
     node_jobs[n, node_cnt[n]] = j
     node_cnt[n] += 1
 
@@ -177,7 +201,7 @@ def unplace(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j):
     n = job_node[j]
     if n < 0:
         return
-    node_used[n] -= D[5][job_cfg[j]]
+    node_used[n] -= D.cfg_gpus[job_cfg[j]]
     for k in range(node_cnt[n]):
         if node_jobs[n, k] == j:
             node_jobs[n, k] = node_jobs[n, node_cnt[n] - 1]
@@ -195,7 +219,7 @@ def select_config(D, j, randomized, n_cand, rng, keys, cands):
     """(v*, g*) for job j: the cheapest (t c_v) configuration meeting the due date, else the
     fastest; randomised, one of the ``n_cand`` best by that key, with probability inversely
     proportional to the key. ``keys`` and ``cands`` are scratch arrays of length C."""
-    times, rel_due, cfg_vm, vm_cost = D[0], D[1], D[4], D[8]
+    times, rel_due, cfg_vm, vm_cost = D.times, D.rel_due, D.cfg_vm, D.vm_cost
     C = times.shape[1]
     on_time = False
     for c in range(C):
@@ -237,10 +261,10 @@ def select_config(D, j, randomized, n_cand, rng, keys, cands):
 @njit(cache=True)
 def same_model_cfg(D, j, v, g):
     """Configuration (v, g) if VM type v has >= g GPUs and job j can run on it, else -1."""
-    if g > D[7][v]:
+    if g > D.vm_gpus[v]:
         return -1
-    c = D[6][v] + g - 1
-    if not np.isfinite(D[0][j, c]):
+    c = D.cfg_offset[v] + g - 1
+    if not np.isfinite(D.times[j, c]):
         return -1
     return c
 
@@ -250,7 +274,7 @@ def open_vm(D, rule, j, c):
     """VM type of a node opened for job j with configuration c: c's own (OPEN_CONFIG), or the
     VM type of c's GPU model with the most GPUs on which j can run with c's GPU count
     (OPEN_LARGEST; ties to the cheaper, then the lower index)."""
-    cfg_vm, cfg_gpus, vm_gpus, vm_cost, vm_model = D[4], D[5], D[7], D[8], D[9]
+    cfg_vm, cfg_gpus, vm_gpus, vm_cost, vm_model = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_cost, D.vm_model
     v = cfg_vm[c]
     if rule == OPEN_CONFIG:
         return v
@@ -270,7 +294,7 @@ def best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, weights
     with probability inversely proportional to 1 + the idle GPUs left. -1 if none. Joinable:
     VM type v (OPEN_CONFIG), or any VM type of v's GPU model on which j runs with g GPUs
     (OPEN_LARGEST; the job then takes that VM type's configuration with g GPUs)."""
-    vm_gpus, vm_model = D[7], D[9]
+    vm_gpus, vm_model = D.vm_gpus, D.vm_model
     m = 0
     best = -1
     best_left = 1 << 30
@@ -301,7 +325,7 @@ def suboptimal(D, node_vm, node_used, j):
     """ASSIGN_TO_SUBOPTIMAL: over open nodes, the configuration of the node's VM type that fits
     its free GPUs and is cheapest among those meeting the due date, else the fastest (least
     tardiness); ties to the best fit (fewest idle left), then the lowest node. Returns (n, c)."""
-    times, rel_due, cfg_offset, vm_gpus, vm_cost = D[0], D[1], D[6], D[7], D[8]
+    times, rel_due, cfg_offset, vm_gpus, vm_cost = D.times, D.rel_due, D.cfg_offset, D.vm_gpus, D.vm_cost
     best_n, best_c = -1, -1
     best_on_time = False
     best_key = np.inf
@@ -358,11 +382,11 @@ def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
     Jobs are taken in ``order`` (decreasing pressure), randomised by `swap_pass`; then
     `select_config`, `best_fit_node`, a new node (`open_vm`), `suboptimal`, or the queue.
     """
-    weight, cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D[2], D[4], D[5], D[6], D[7]
-    pin_node, pin_cfg, pref_cfg = D[13], D[14], D[15]
+    weight, cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D.weight, D.cfg_vm, D.cfg_gpus, D.cfg_offset, D.vm_gpus
+    pin_node, pin_cfg, pref_cfg = D.pin_node, D.pin_cfg, D.pref_cfg
     N = node_vm.shape[0]
     J = order.shape[0]
-    C = D[0].shape[1]
+    C = D.times.shape[1]
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
     n_open = 0
     free_total = 0
@@ -413,7 +437,7 @@ def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
 def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     """Score of node n and its jobs if the node had VM type ``v_new`` and job ``k`` had
     configuration ``c_k`` (k = -1: no such change). inf if a job cannot run or GPUs overflow."""
-    times, cfg_gpus, cfg_offset = D[0], D[5], D[6]
+    times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
     used = 0
     first = np.inf
     total = 0.0
@@ -428,7 +452,7 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
         used += g
         first = min(first, t)
         total += job_term(D, proxy, i, c)
-    if used > D[7][v_new]:
+    if used > D.vm_gpus[v_new]:
         return np.inf
     if proxy == PROXY_FOBJ:
         total += node_term(D, v_new, used, first)
@@ -464,8 +488,8 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     does not worsen the method's proxy, so postprocessing never worsens either. Returns the
     number of changes made.
     """
-    times, cfg_gpus, cfg_offset, vm_gpus, vm_model = D[0], D[5], D[6], D[7], D[9]
-    pin_node = D[13]
+    times, cfg_gpus, cfg_offset, vm_gpus, vm_model = D.times, D.cfg_gpus, D.cfg_offset, D.vm_gpus, D.vm_model
+    pin_node = D.pin_node
     V = vm_gpus.shape[0]
     changes = 0
     speed = np.empty(8)
@@ -586,13 +610,13 @@ def move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
     VM type; j's own node may change VM type only if j is alone on it."""
     if n < 0:
         return True
-    v = D[4][c]
-    G = D[7][v]
-    g = D[5][c]
+    v = D.cfg_vm[c]
+    G = D.vm_gpus[v]
+    g = D.cfg_gpus[c]
     if n == job_node[j]:
         if node_vm[n] != v and node_cnt[n] > 1:
             return False
-        return node_used[n] - D[5][job_cfg[j]] + g <= G
+        return node_used[n] - D.cfg_gpus[job_cfg[j]] + g <= G
     if node_vm[n] < 0:
         return True
     return node_vm[n] == v and node_used[n] + g <= G
@@ -607,7 +631,7 @@ def move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_
     d = job_term(D, proxy, j, c) - job_term(D, proxy, j, cf)
     if proxy != PROXY_FOBJ:
         return d
-    times, cfg_vm, cfg_gpus = D[0], D[4], D[5]
+    times, cfg_vm, cfg_gpus = D.times, D.cfg_vm, D.cfg_gpus
     if nf >= 0 and nf == n:
         f0 = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
         f1 = node_first(D, node_cnt, node_jobs, job_cfg, n, j, times[j, c])
@@ -647,9 +671,9 @@ def cfg_on_node(D, rule, node_vm, j, n, ct):
     if rule == OPEN_CONFIG or ct < 0 or n < 0 or node_vm[n] < 0:
         return ct
     vn = node_vm[n]
-    if D[9][vn] != D[9][D[4][ct]]:
+    if D.vm_model[vn] != D.vm_model[D.cfg_vm[ct]]:
         return ct
-    c = same_model_cfg(D, j, vn, D[5][ct])
+    c = same_model_cfg(D, j, vn, D.cfg_gpus[ct])
     return ct if c < 0 else c
 
 
@@ -661,7 +685,7 @@ def same_assignment(D, rule, cs, ct):
         return True
     if rule == OPEN_CONFIG or cs < 0 or ct < 0:
         return False
-    return D[9][D[4][cs]] == D[9][D[4][ct]] and D[5][cs] == D[5][ct]
+    return D.vm_model[D.cfg_vm[cs]] == D.vm_model[D.cfg_vm[ct]] and D.cfg_gpus[cs] == D.cfg_gpus[ct]
 
 
 @njit(cache=True)
@@ -719,7 +743,7 @@ def relink(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, n
     the first level (they are unchanged); the others, and moves that m makes possible on the
     node it frees, are re-evaluated on S∘m. Returns (iterations, moves applied, score).
     """
-    cfg_vm, cfg_gpus, vm_gpus, vm_model = D[4], D[5], D[7], D[9]
+    cfg_vm, cfg_gpus, vm_gpus, vm_model = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_model
     J = job_cfg.shape[0]
     N = node_vm.shape[0]
     V = vm_gpus.shape[0]

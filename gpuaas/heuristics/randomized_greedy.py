@@ -58,7 +58,7 @@ class Elite:
         return len(self.score)
 
 
-def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, rule: int, postproc: bool,
+def build_elite(instance: Instance, D: K.KernelData, proxy: int, rule: int, postproc: bool,
                 *, seed: int,
                 max_it: int, size: int, swap_prob: float, candidates: int,
                 max_no_improve: int, deadline: float | None,
@@ -113,7 +113,7 @@ def rg_options(max_it_rg: Any, elite_size: Any, swap_prob: Any, candidates: Any,
     }
 
 
-def finish(instance: Instance, D: tuple[Any, ...], proxy: int,
+def finish(instance: Instance, D: K.KernelData, proxy: int,
            options: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
            postprocess: bool) -> tuple[State, int]:  # fmt: skip
     """Postprocess each candidate (if asked) and keep the best by proxy score (first on ties)."""
