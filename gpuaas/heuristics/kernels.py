@@ -39,7 +39,7 @@ class KernelData(NamedTuple):
     """The instance as the kernels read it (``D``): contiguous arrays of one dtype each, so one
     compiled (and cached) version of every kernel serves all instances."""
 
-    times: np.ndarray  # (J, C) float64: t_jvg, remaining seconds on configuration c (inf: cannot run)
+    times: np.ndarray  # (J, C) float64: t_jvg, remaining seconds on configuration c (inf: none)
     rel_due: np.ndarray  # (J,) float64: d_j, due date minus the rescheduling time
     weight: np.ndarray  # (J,) float64: omega_j
     max_time: np.ndarray  # (J,) float64: M_j^t, largest finite t_jvg (P1i)
@@ -213,7 +213,7 @@ def unplace(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j):
     job_cfg[j] = -1
 
 
-# -- Algorithm 1: construction --------------------------------------------------------------
+# -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): one schedule ------------------------------------
 @njit(cache=True)
 def select_config(D, j, randomized, n_cand, rng, keys, cands):
     """(v*, g*) for job j: the cheapest (t c_v) configuration meeting the due date, else the
@@ -274,7 +274,8 @@ def open_vm(D, rule, j, c):
     """VM type of a node opened for job j with configuration c: c's own (OPEN_CONFIG), or the
     VM type of c's GPU model with the most GPUs on which j can run with c's GPU count
     (OPEN_LARGEST; ties to the cheaper, then the lower index)."""
-    cfg_vm, cfg_gpus, vm_gpus, vm_cost, vm_model = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_cost, D.vm_model
+    cfg_vm, cfg_gpus, vm_gpus, vm_cost = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_cost
+    vm_model = D.vm_model
     v = cfg_vm[c]
     if rule == OPEN_CONFIG:
         return v
@@ -325,7 +326,8 @@ def suboptimal(D, node_vm, node_used, j):
     """ASSIGN_TO_SUBOPTIMAL: over open nodes, the configuration of the node's VM type that fits
     its free GPUs and is cheapest among those meeting the due date, else the fastest (least
     tardiness); ties to the best fit (fewest idle left), then the lowest node. Returns (n, c)."""
-    times, rel_due, cfg_offset, vm_gpus, vm_cost = D.times, D.rel_due, D.cfg_offset, D.vm_gpus, D.vm_cost
+    times, rel_due, cfg_offset = D.times, D.rel_due, D.cfg_offset
+    vm_gpus, vm_cost = D.vm_gpus, D.vm_cost
     best_n, best_c = -1, -1
     best_on_time = False
     best_key = np.inf
@@ -375,14 +377,17 @@ def swap_pass(seq, weight, swap_prob, rng):
 
 
 @njit(cache=True)
-def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
-              node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg):  # fmt: skip
-    """Algorithm 1, one iteration: build a schedule from scratch into the state arrays.
+def randomized_construction_schedule(D, rule, order, randomized, swap_prob, n_cand, rng,
+                                     node_vm, node_used, node_cnt, node_jobs, job_node,
+                                     job_cfg):  # fmt: skip
+    """Algorithm 1 (RANDOMIZED_CONSTRUCTION, §3.3.1), lines 5-23: one schedule S built from
+    scratch into the state arrays (deterministic, i.e. Greedy's, unless ``randomized``).
 
     Jobs are taken in ``order`` (decreasing pressure), randomised by `swap_pass`; then
     `select_config`, `best_fit_node`, a new node (`open_vm`), `suboptimal`, or the queue.
     """
-    weight, cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D.weight, D.cfg_vm, D.cfg_gpus, D.cfg_offset, D.vm_gpus
+    weight, cfg_vm, cfg_gpus = D.weight, D.cfg_vm, D.cfg_gpus
+    cfg_offset, vm_gpus = D.cfg_offset, D.vm_gpus
     pin_node, pin_cfg, pref_cfg = D.pin_node, D.pin_cfg, D.pref_cfg
     N = node_vm.shape[0]
     J = order.shape[0]
@@ -488,7 +493,8 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     does not worsen the method's proxy, so postprocessing never worsens either. Returns the
     number of changes made.
     """
-    times, cfg_gpus, cfg_offset, vm_gpus, vm_model = D.times, D.cfg_gpus, D.cfg_offset, D.vm_gpus, D.vm_model
+    times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
+    vm_gpus, vm_model = D.vm_gpus, D.vm_model
     pin_node = D.pin_node
     V = vm_gpus.shape[0]
     changes = 0
@@ -550,7 +556,7 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     return changes
 
 
-# -- Algorithm 1 repeated: the elite set ----------------------------------------------------
+# -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): iterations and the elite set --------------------
 @njit(cache=True)
 def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt):
     """Keep the solution if the set has room or it beats the worst member (which it replaces);
@@ -579,18 +585,21 @@ def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_
 
 
 @njit(cache=True)
-def rg_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, it1,
-                  max_no_improve, last_imp, node_vm, node_used, node_cnt, node_jobs, job_node,
-                  job_cfg, e_vm, e_node, e_cfg, e_val, e_cnt):  # fmt: skip
-    """Iterations it0..it1-1 of Algorithm 1 (iteration 0 is the deterministic Greedy), each
-    postprocessed if ``postproc`` and offered to the elite set. Stops early once
+def randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng,
+                                       it0, it1, max_no_improve, last_imp, node_vm, node_used,
+                                       node_cnt, node_jobs, job_node, job_cfg, e_vm, e_node,
+                                       e_cfg, e_val, e_cnt):  # fmt: skip
+    """Algorithm 1 (RANDOMIZED_CONSTRUCTION, §3.3.1), lines 4-29, for iterations it0..it1-1
+    (iteration 0 is the deterministic Greedy): each schedule (`randomized_construction_schedule`)
+    postprocessed if ``postproc`` and offered to the elite set S*. Stops early once
     ``max_no_improve`` (> 0) iterations have passed since the best score last improved
     (``last_imp[0]``, updated). Returns the next iteration."""
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
-        construct(D, rule, order, it > 0, swap_prob, n_cand, rng,
-                  node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
+        randomized_construction_schedule(D, rule, order, it > 0, swap_prob, n_cand, rng,
+                                         node_vm, node_used, node_cnt, node_jobs, job_node,
+                                         job_cfg)  # fmt: skip
         if postproc:
             postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)
         val = full_score(D, proxy, node_vm, job_node, job_cfg)
@@ -603,7 +612,7 @@ def rg_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, 
     return it1
 
 
-# -- Algorithm 2: path relinking ------------------------------------------------------------
+# -- Algorithm 2 (PATH_RELINKING) and EXPLORE_STEP ------------------------------------------
 @njit(cache=True)
 def move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
     """Can job j take configuration c on node n (-1: postpone)? A closed node opens with c's
@@ -697,10 +706,11 @@ def _first_closed(node_vm):
 
 
 @njit(cache=True)
-def _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                 j, n2, ct, na, nb):  # fmt: skip
-    """Best delta of moving job j towards target configuration ct on node n2, na, nb or a
-    closed node (`cfg_on_node`), whichever are feasible in the current state (inf if none)."""
+def explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node,
+                             job_cfg, j, n2, ct, na, nb):  # fmt: skip
+    """EXPLORE_STEP's second level (§3.3.1) for one job: the best delta of moving job j towards
+    target configuration ct on node n2, na, nb or a closed node (`cfg_on_node`), whichever are
+    feasible in the current state (inf if none)."""
     if ct < 0:
         return move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
                           j, -1, -1)  # fmt: skip
@@ -729,19 +739,67 @@ def _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_no
 
 
 @njit(cache=True)
-def relink(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jobs,
-           job_node, job_cfg):  # fmt: skip
-    """Algorithm 2 for one target: move the source state (in place) towards the target
-    configurations ``t_cfg`` for at most ``max_it`` iterations, stopping when no move improves.
+def explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg, mv_delta, b_head,
+                 b_next, b_move, blocked, nbl, node_vm, node_used, node_cnt, node_jobs, job_node,
+                 job_cfg):  # fmt: skip
+    """EXPLORE_STEP of Algorithm 2 (§3.3.1, line 11): the value of move k of the M candidate
+    moves (``mv_*``, ``order`` by increasing delta), its own delta plus the best delta of a
+    second move from S∘m (or nothing, 0). The state is left as it was.
+
+    Second moves not touching the nodes m changed keep their first-level delta (the best of
+    them is the first such in ``order``); the others (found through the per-node lists
+    ``b_head`` / ``b_next`` / ``b_move``), and the ``blocked`` jobs that may fit on the node m
+    frees, are re-evaluated on S∘m (`explore_step_second_move`).
+    """
+    j, n, c, d1 = mv_job[k], mv_node[k], mv_cfg[k], mv_delta[k]
+    nf, cf = job_node[j], job_cfg[j]
+    apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
+    best2 = 0.0
+    for q2 in range(M):  # best unchanged second move
+        k2 = order[q2]
+        if k2 == k:
+            continue
+        a, b = job_node[mv_job[k2]], mv_node[k2]
+        if (a >= 0 and (a == n or a == nf)) or (b >= 0 and (b == n or b == nf)):
+            continue
+        best2 = min(best2, mv_delta[k2])
+        break
+    for node in (nf, n):  # second moves touching what m changed
+        if node < 0:
+            continue
+        e = b_head[node]
+        while e >= 0:
+            k2 = b_move[e]
+            e = b_next[e]
+            j2 = mv_job[k2]
+            if j2 == j:
+                continue
+            d2 = explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
+                                          job_node, job_cfg, j2, mv_node[k2], t_cfg[j2],
+                                          n, nf)  # fmt: skip
+            best2 = min(best2, d2)
+    if nf >= 0:  # jobs with no feasible move in S may fit where j left
+        for i in range(nbl):
+            j2 = blocked[i]
+            d2 = explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
+                                          job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
+            best2 = min(best2, d2)
+    apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)
+    return d1 + best2
+
+
+@njit(cache=True)
+def path_relinking_towards(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt,
+                           node_jobs, job_node, job_cfg):  # fmt: skip
+    """Algorithm 2 (PATH_RELINKING, §3.3.1), lines 4-19, for one target S_t: move the source
+    state (in place) towards the target configurations ``t_cfg`` for at most ``max_it``
+    (MaxItPR) iterations, stopping when no move improves.
 
     Moves are (j, n): job j takes its target configuration (or is postponed) on node n, the
     best-fit open node of that VM type with room (with OPEN_LARGEST: of that GPU model, j then
     taking the node's VM type; j's own GPUs count as free on its node), else a closed node
-    (opened with the target's VM type), else j's node if j is alone on it. EXPLORE_STEP has
-    two levels: a move m is worth its own delta plus the best delta of a second move from S∘m
-    (or nothing). Second-move deltas of moves not touching the nodes m changed are reused from
-    the first level (they are unchanged); the others, and moves that m makes possible on the
-    node it frees, are re-evaluated on S∘m. Returns (iterations, moves applied, score).
+    (opened with the target's VM type), else j's node if j is alone on it. Each move is valued
+    by `explore_step` (two levels). Returns (iterations, moves applied, score).
     """
     cfg_vm, cfg_gpus, vm_gpus, vm_model = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_model
     J = job_cfg.shape[0]
@@ -831,41 +889,9 @@ def relink(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, n
         best_k = -1
         for q in range(M):
             k = order[q]
-            j, n, c, d1 = mv_job[k], mv_node[k], mv_cfg[k], mv_delta[k]
-            nf, cf = job_node[j], job_cfg[j]
-            apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
-            best2 = 0.0
-            for q2 in range(M):  # best unchanged second move
-                k2 = order[q2]
-                if k2 == k:
-                    continue
-                a, b = job_node[mv_job[k2]], mv_node[k2]
-                if (a >= 0 and (a == n or a == nf)) or (b >= 0 and (b == n or b == nf)):
-                    continue
-                best2 = min(best2, mv_delta[k2])
-                break
-            for node in (nf, n):  # second moves touching what m changed
-                if node < 0:
-                    continue
-                e = b_head[node]
-                while e >= 0:
-                    k2 = b_move[e]
-                    e = b_next[e]
-                    j2 = mv_job[k2]
-                    if j2 == j:
-                        continue
-                    d2 = _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
-                                      job_node, job_cfg, j2, mv_node[k2], t_cfg[j2],
-                                      n, nf)  # fmt: skip
-                    best2 = min(best2, d2)
-            if nf >= 0:  # jobs with no feasible move in S may fit where j left
-                for i in range(nbl):
-                    j2 = blocked[i]
-                    d2 = _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
-                                      job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
-                    best2 = min(best2, d2)
-            apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)
-            cand = d1 + best2
+            cand = explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg,
+                                mv_delta, b_head, b_next, b_move, blocked, nbl, node_vm,
+                                node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
             if cand < best - tol:
                 best = cand
                 best_k = k
