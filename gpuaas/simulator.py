@@ -251,10 +251,10 @@ class Simulator:
 
     def step(self) -> Plan | None:
         """Advance to the next event and reschedule there; None when the simulation is over."""
-        if self.finished:
-            return None
         r = self.rescheduler
         jobs = r.unfinished()
+        if not jobs and self.next_sub >= self.trace.n_jobs:
+            return None  # finished
         t = self._next_time(jobs)
         if self.clock is not None:
             t = max(t, self.clock)
@@ -288,16 +288,17 @@ class Simulator:
             self.solver_seconds.append(plan.solver_seconds)
             self.solver_cpu_seconds += plan.solver_cpu_seconds
         self._apply_overhead(plan)
-        self._guard(t, bool(submit or done))
+        self._guard(t, bool(submit or done), plan)
         return plan
 
-    def _guard(self, t: float, changed: bool) -> None:
-        """Stop a run that cannot end (module docstring, "Guards")."""
+    def _guard(self, t: float, changed: bool, plan: Plan) -> None:
+        """Stop a run that cannot end (module docstring, "Guards"); `plan.jobs` is the state
+        after the event: every unfinished job and its node (None: waiting)."""
         r = self.rescheduler
-        jobs = r.unfinished()
-        if not jobs and self.next_sub >= self.trace.n_jobs:
+        if not plan.jobs and self.next_sub >= self.trace.n_jobs:
             return  # finished
-        done = len(r.completions()) + sum(float(self.actual_progress[self.index[j.id]]) for j in jobs)
+        done = len(r.completions()) + sum(float(self.actual_progress[self.index[j["id"]]])
+                                          for j in plan.jobs)  # fmt: skip
         if changed or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
@@ -305,7 +306,7 @@ class Simulator:
             self.idle += 1
         stop = None
         if self.idle > MAX_IDLE_EVENTS:
-            if not any(j.cfg >= 0 for j in jobs):
+            if all(j["node"] is None for j in plan.jobs):
                 stop = f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} events in a row"
             else:
                 stop = (f"no job got closer to its end in {MAX_IDLE_EVENTS} events in a row "
