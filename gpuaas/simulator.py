@@ -40,10 +40,18 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.files import open_output, to_json
-from gpuaas.instance import Instance
+from gpuaas.instance import Instance, JobSpec
 from gpuaas.limits import EVENTS_PER_JOB, HORIZON, MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, default_tick
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, TIME_TOL, Plan, Rescheduler, _Job
+from gpuaas.rescheduler import (
+    DEFAULT_OVERHEAD,
+    DEFAULT_STARTUP,
+    TIME_TOL,
+    JobStatus,
+    Plan,
+    Rescheduler,
+    lost_work,
+)
 
 if TYPE_CHECKING:
     from gpuaas.bounds import Bound
@@ -171,7 +179,9 @@ class SimulationResult:
 class Simulator:
     """One simulation, stepped event by event (`step`) or to the end (`run`).
 
-    The `rescheduler` attribute may be replaced between steps (e.g. by
+    It drives its `rescheduler` through the Rescheduler's public API only (events, `Plan`s,
+    `unfinished()`, `open_nodes()`, `completions()` and the cost attributes), as orchestration
+    code would. The attribute may be replaced between steps (e.g. by
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
     """
 
@@ -223,70 +233,72 @@ class Simulator:
 
     @property
     def finished(self) -> bool:
-        return self.next_sub >= self.trace.n_jobs and not self.rescheduler.jobs
+        return self.next_sub >= self.trace.n_jobs and not self.rescheduler.unfinished()
 
-    def _next_time(self) -> float:
-        r = self.rescheduler
+    def _next_time(self, jobs: list[JobStatus]) -> float:
+        """Time of the next event: a release, a predicted completion on actual times, a tick."""
         t = math.inf
         if self.next_sub < self.trace.n_jobs:
             t = float(self.trace.release[self.order[self.next_sub]])
-        if self.clock is not None and r.jobs:
+        if self.clock is not None and jobs:
             t = min(t, self.clock + self.tick)
-            ready = r.node_ready
-            for job in r.jobs.values():
+            for job in jobs:
                 if job.cfg >= 0:
                     j = self.index[job.id]
-                    begin = max(self.clock, float(ready[job.node]))
+                    begin = max(self.clock, job.ready)
                     t = min(t, begin + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]))
         return t
 
     def step(self) -> Plan | None:
         """Advance to the next event and reschedule there; None when the simulation is over."""
-        if self.finished:
-            return None
         r = self.rescheduler
-        t = self._next_time()
+        jobs = r.unfinished()
+        if not jobs and self.next_sub >= self.trace.n_jobs:
+            return None  # finished
+        t = self._next_time(jobs)
         if self.clock is not None:
             t = max(t, self.clock)
-            self._log_interval(self.clock, t)
+            self._log_interval(self.clock, t, jobs)
         done: list[str] = []
-        for job in r.jobs.values():  # advance actual progress; completions first
+        for job in jobs:  # advance actual progress; completions first
             if job.cfg >= 0:
                 j = self.index[job.id]
                 if self.clock is not None:
-                    run = t - max(self.clock, float(r.node_ready[job.node]))
+                    run = t - max(self.clock, job.ready)
                     if run > 0:
                         self.actual_progress[j] += run / self.actual_work[j, job.cfg]
                 if self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]) <= TIME_TOL:
                     done.append(job.id)
-        submit: list[_Job] = []
+        submit: list[JobSpec] = []
         tr = self.trace
         while self.next_sub < tr.n_jobs and tr.release[self.order[self.next_sub]] <= t:
             j = int(self.order[self.next_sub])
-            submit.append(_Job(id=tr.job_ids[j], release=float(tr.release[j]), due=float(tr.due[j]),
-                               weight=float(tr.weight[j]), work=tr.work[j],
-                               progress=float(tr.progress[j])))  # fmt: skip
+            submit.append(JobSpec(id=tr.job_ids[j], release=float(tr.release[j]), due=float(tr.due[j]),
+                                  weight=float(tr.weight[j]), work=tr.work[j],
+                                  progress=float(tr.progress[j])))  # fmt: skip
             self.next_sub += 1
         reports = None
         if self.noise > 0:
             finished = set(done)
-            reports = {jid: float(self.actual_progress[self.index[jid]]) for jid in r.jobs
-                       if jid not in finished}  # fmt: skip
+            reports = {job.id: float(self.actual_progress[self.index[job.id]]) for job in jobs
+                       if job.id not in finished}  # fmt: skip
         plan = r.update(t, submit=submit, complete=done, progress=reports)
         self.clock = t
         if plan.jobs:
             self.solver_seconds.append(plan.solver_seconds)
             self.solver_cpu_seconds += plan.solver_cpu_seconds
         self._apply_overhead(plan)
-        self._guard(t, bool(submit or done))
+        self._guard(t, bool(submit or done), plan)
         return plan
 
-    def _guard(self, t: float, changed: bool) -> None:
-        """Stop a run that cannot end (module docstring, "Guards")."""
+    def _guard(self, t: float, changed: bool, plan: Plan) -> None:
+        """Stop a run that cannot end (module docstring, "Guards"); `plan.jobs` is the state
+        after the event: every unfinished job and its node (None: waiting)."""
         r = self.rescheduler
-        if self.finished:
-            return
-        done = len(r.completed) + sum(float(self.actual_progress[self.index[j]]) for j in r.jobs)
+        if not plan.jobs and self.next_sub >= self.trace.n_jobs:
+            return  # finished
+        done = len(r.completions()) + sum(float(self.actual_progress[self.index[j["id"]]])
+                                          for j in plan.jobs)  # fmt: skip
         if changed or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
@@ -294,7 +306,7 @@ class Simulator:
             self.idle += 1
         stop = None
         if self.idle > MAX_IDLE_EVENTS:
-            if not any(j.cfg >= 0 for j in r.jobs.values()):
+            if all(j["node"] is None for j in plan.jobs):
                 stop = f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} events in a row"
             else:
                 stop = (f"no job got closer to its end in {MAX_IDLE_EVENTS} events in a row "
@@ -309,7 +321,8 @@ class Simulator:
                               "it cannot end")  # fmt: skip
 
     def _apply_overhead(self, plan: Plan) -> None:
-        """Restart overhead on actual progress: the same lost-work rule as the rescheduler."""
+        """Restart overhead on actual progress: the rescheduler's rule (`lost_work`) applied to
+        the actual work of each job the plan preempts or migrates."""
         ov = self.rescheduler.overhead
         if ov <= 0:
             return
@@ -317,22 +330,17 @@ class Simulator:
         for a in plan.preempt + [dict(m["from"], id=m["id"]) for m in plan.migrate]:
             j = self.index[a["id"]]
             c = cat.config(cat.vm_index(a["vm"]), a["gpus"])
-            lost = min(self.actual_progress[j], ov / self.actual_work[j, c])
+            lost = lost_work(float(self.actual_progress[j]), float(self.actual_work[j, c]), ov)
             self.actual_progress[j] -= lost
             self.actual_lost[j] += lost
 
-    def _log_interval(self, start: float, end: float) -> None:
+    def _log_interval(self, start: float, end: float, jobs: list[JobStatus]) -> None:
         if self.log_lines is None:
             return
-        r = self.rescheduler
-        cat = r.catalog
-        names = cat.vm_names
         rec = {
             "start": start, "end": end,
-            "nodes": [{"node": p, "vm": names[r.node_vm[p]], "ready": float(r.node_ready[p])}
-                      for p in np.flatnonzero(r.node_vm >= 0).tolist()],
-            "jobs": [{"id": j.id, "node": j.node, "vm": names[cat.cfg_vm[j.cfg]],
-                      "gpus": int(cat.cfg_gpus[j.cfg])} for j in r.jobs.values() if j.cfg >= 0],
+            "nodes": [n._asdict() for n in self.rescheduler.open_nodes()],
+            "jobs": [{"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus} for j in jobs if j.cfg >= 0],
         }  # fmt: skip
         self.log_lines.write(to_json(rec, indent=None) + "\n")
 
@@ -342,9 +350,9 @@ class Simulator:
         bar = _ProgressBar(self.trace.n_jobs) if progress else None
         while self.step() is not None:
             if bar is not None:
-                bar.update(len(self.rescheduler.completed), self.rescheduler.events, self.clock or 0.0)
+                bar.update(len(self.rescheduler.completions()), self.rescheduler.events, self.clock or 0.0)
         if bar is not None:
-            bar.update(len(self.rescheduler.completed), self.rescheduler.events, self.clock or 0.0,
+            bar.update(len(self.rescheduler.completions()), self.rescheduler.events, self.clock or 0.0,
                        force=True)  # fmt: skip
             bar.close()
         result = self.result(_time.perf_counter() - t0)
@@ -354,7 +362,8 @@ class Simulator:
     def result(self, wall_seconds: float = 0.0) -> SimulationResult:
         """The result so far (complete once `finished`)."""
         r = self.rescheduler
-        jobs = [dict(r.completed[jid]) for jid in self.trace.job_ids if jid in r.completed]
+        done = r.completions()
+        jobs = [dict(done[jid]) for jid in self.trace.job_ids if jid in done]
         if self.noise > 0:
             for d in jobs:
                 d["actual_factor"] = float(self.factor[self.index[d["id"]]])

@@ -58,6 +58,11 @@ def _methods(monkeypatch):
     SCRIPT.clear()
 
 
+def status(r):
+    """Job id -> `JobStatus` of each unfinished job."""
+    return {j.id: j for j in r.unfinished()}
+
+
 def job(jid, due=10_000.0, weight=0.01, **extra):
     """A job runnable on A (1000 s) and on B (800 s with 1 GPU, 500 s with 2)."""
     return {"id": jid, "due": due, "weight": weight, "times": {"A": [1000.0], "B": [800.0, 500.0]}, **extra}
@@ -71,13 +76,13 @@ def test_costs_and_progress_by_hand():
     assert plan.open == [{"node": 0, "vm": "B"}]
     assert plan.start == [{"id": "j1", "node": 0, "vm": "B", "gpus": 2, "progress": 0.0}]
     r.tick(200.0)
-    assert r.jobs["j1"].progress == pytest.approx(200 / 500)  # 0.4 of the work done
+    assert status(r)["j1"].progress == pytest.approx(200 / 500)  # 0.4 of the work done
     assert r.vm_cost == pytest.approx(0.002 * 200)
     plan = r.complete("j1", at=500.0)
     assert plan.close == [{"node": 0, "vm": "B"}] and plan.completed == ["j1"]
     assert r.vm_cost == pytest.approx(0.002 * 500)  # 1.0 $
     assert r.tardiness_cost == pytest.approx(0.01 * (500 - 400))  # 1.0 $
-    done = r.completed["j1"]
+    done = r.completions()["j1"]
     assert (done["start"], done["completion"], done["jct"], done["waiting"]) == (0.0, 500.0, 500.0, 0.0)
 
 
@@ -102,11 +107,11 @@ def test_matching_keeps_running_jobs_in_place():
     r.submit(job("j1"), at=0.0)  # j1 on node 0
     SCRIPT.update(j0=("B", 2), j3=None)
     plan = r.submit(job("j0"), at=10.0)  # the solver's node 0 is now j0's, j1 is on its node 1
-    assert r.jobs["j1"].node == 0 and r.jobs["j0"].node == 1
+    assert status(r)["j1"].node == 0 and status(r)["j0"].node == 1
     plan = r.submit([job("j2"), job("j3")], at=20.0)  # solver: j2 0, j0 1, j1 2
     assert r.migrations == 0 and plan.migrate == [] and plan.resize == []
-    assert r.jobs["j1"].node == 0
-    assert [a["id"] for a in plan.start] == ["j2"] and r.jobs["j3"].cfg == -1
+    assert status(r)["j1"].node == 0
+    assert [a["id"] for a in plan.start] == ["j2"] and status(r)["j3"].cfg == -1
 
 
 def test_migration_resize_preemption_and_overhead():
@@ -120,15 +125,15 @@ def test_migration_resize_preemption_and_overhead():
     assert plan.resize == [{"node": 0, "from": "B", "to": "A"}]
     assert plan.migrate[0]["from"]["vm"] == "B" and plan.migrate[0]["to"] == {"node": 0, "vm": "A", "gpus": 1}
     assert plan.migrate[0]["lost_work"] == pytest.approx(0.1)
-    assert r.jobs["j1"].progress == pytest.approx(0.3)
+    assert status(r)["j1"].progress == pytest.approx(0.3)
     SCRIPT.update(j1=None)
     plan = r.tick(300.0)  # +100/1000 on A = 0.4, lose 50/1000 = 0.05
     assert plan.preempt[0]["id"] == "j1" and plan.close == [{"node": 0, "vm": "A"}]
-    assert r.jobs["j1"].progress == pytest.approx(0.35)
+    assert status(r)["j1"].progress == pytest.approx(0.35)
     assert (r.migrations, r.preemptions) == (1, 1)
     SCRIPT.update(j1=("A", 1))
     plan = r.tick(400.0)
-    assert plan.start[0]["progress"] == pytest.approx(0.35) and r.jobs["j1"].start == 0.0
+    assert plan.start[0]["progress"] == pytest.approx(0.35) and status(r)["j1"].start == 0.0
 
 
 def test_startup_delays_work_and_lost_work_is_charged():
@@ -138,14 +143,14 @@ def test_startup_delays_work_and_lost_work_is_charged():
     r = Rescheduler(CATALOG, 1, "test-scripted", overhead=50.0, startup=100.0)
     r.submit(job("j1"), at=0.0)
     r.tick(300.0)  # B x2 (500 s) ready at 100: 200 s of work = 0.4
-    assert r.jobs["j1"].progress == pytest.approx(0.4) and r.vm_cost == pytest.approx(0.002 * 300)
+    assert status(r)["j1"].progress == pytest.approx(0.4) and r.vm_cost == pytest.approx(0.002 * 300)
     assert r.startup_cost == pytest.approx(0.002 * 100)
     SCRIPT.update(j1=("A", 1))
     r.tick(400.0)  # 0.4 + 100/500, then resized to A (ready 500), losing 50/500 of B x2
-    assert r.jobs["j1"].progress == pytest.approx(0.5) and list(r.node_ready) == [500.0]
+    assert status(r)["j1"].progress == pytest.approx(0.5) and [n.ready for n in r.open_nodes()] == [500.0]
     assert r.lost_work_cost == pytest.approx(50.0 * 0.002)  # B x2 is the whole B VM
     r.tick(600.0)  # A (1000 s) works from 500 only
-    assert r.jobs["j1"].progress == pytest.approx(0.5 + 100 / 1000)
+    assert status(r)["j1"].progress == pytest.approx(0.5 + 100 / 1000)
 
 
 def test_predicted_finish_without_completion_is_held():
@@ -154,7 +159,7 @@ def test_predicted_finish_without_completion_is_held():
     r = Rescheduler(CATALOG, 1, "test-scripted")
     r.submit(job("j1"), at=0.0)
     r.tick(900.0)
-    assert "j1" in r.jobs and r.jobs["j1"].progress == MAX_PROGRESS
+    assert "j1" in status(r) and status(r)["j1"].progress == MAX_PROGRESS
 
 
 def test_progress_reports_override_predictions():
@@ -163,11 +168,55 @@ def test_progress_reports_override_predictions():
     r = Rescheduler(CATALOG, 1, "test-scripted")
     r.submit(job("j1"), at=0.0)
     r.tick(100.0, progress={"j1": 0.05})
-    assert r.jobs["j1"].progress == 0.05
+    assert status(r)["j1"].progress == 0.05
     with pytest.raises(InputError, match="must be < 1"):
         r.tick(200.0, progress={"j1": 1.0})
     with pytest.raises(StateError, match="unknown or completed job 'zz'"):
         r.tick(200.0, progress={"zz": 0.5})
+
+
+def test_read_api_reports_jobs_nodes_and_completions():
+    """unfinished(), open_nodes() and completions() describe the state; changing what they
+    return changes nothing."""
+    SCRIPT.update(j1=("B", 1), j2=None)
+    r = Rescheduler(CATALOG, 2, "test-scripted", overhead=0.0, startup=100.0)
+    r.submit([job("j1"), job("j2")], at=0.0)
+    r.tick(300.0)  # j1 on B x1 (800 s) since 100: 0.25 done
+    j1, j2 = r.unfinished()
+    assert (j1.id, j1.node, j1.vm, j1.gpus, j1.ready, j1.start) == ("j1", 0, "B", 1, 100.0, 0.0)
+    assert j1.cfg == r.catalog.config(r.catalog.vm_index("B"), 1)
+    assert j1.progress == pytest.approx(200 / 800)
+    assert (j2.node, j2.cfg, j2.vm, j2.gpus, j2.ready, j2.start) == (-1, -1, None, None, None, None)
+    assert [tuple(n) for n in r.open_nodes()] == [(0, "B", 100.0)]
+    before = json.dumps(r.state())
+    with pytest.raises(TypeError):
+        r.completions()["j1"] = {}  # type: ignore[index]
+    r.unfinished().clear()
+    assert json.dumps(r.state()) == before and r.completions() == {}
+    r.complete("j1", at=900.0)
+    assert list(r.completions()) == ["j1"] and r.completions()["j1"]["completion"] == 900.0
+    assert [j.id for j in r.unfinished()] == ["j2"] and r.open_nodes() == []
+
+
+def test_checked_job_spec_submits_like_its_dict():
+    """A `JobSpec` (what the simulator passes from a checked trace) gives the same plans and
+    state as the job object it was parsed from; one for another catalog is refused."""
+    from gpuaas.instance import parse_job
+
+    SCRIPT.update(j1=("B", 2), j2=("A", 1))
+    runs = []
+    for as_spec in (False, True):
+        r = Rescheduler(CATALOG, 2, "test-scripted", seed=2)
+        jobs = [job("j1", release=10.0, progress=0.25), job("j2")]
+        if as_spec:
+            jobs = [parse_job(d, r.catalog, None, "job", release=20.0) for d in jobs]
+        plan = r.submit(jobs, at=20.0)
+        runs.append((plan.to_dict() | {"solver_seconds": 0, "solver_cpu_seconds": 0}, r.state()))
+    assert runs[0] == runs[1]
+    spec = parse_job(job("j3"), Rescheduler(CATALOG, 1, "test-scripted").catalog, None, "job")
+    r = Rescheduler("azure-2021", 1, "test-scripted")
+    with pytest.raises(InputError, match=r"job\[0\] \(j3\)\.work: has 3 entries"):
+        r.submit(spec, at=0.0)
 
 
 def test_errors_are_clear_and_leave_state_unchanged():

@@ -95,6 +95,23 @@ def test_restore_mid_simulation_gives_identical_result():
     assert 0 < k < full["events"] and resumed == full
 
 
+def test_simulator_uses_the_reschedulers_public_api_only():
+    """simulator.py imports no private name of gpuaas.rescheduler and reads no private
+    attribute of a Rescheduler (so the rescheduler's internals can change freely)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(simulator))
+    imported = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module == "gpuaas.rescheduler" for a in node.names]  # fmt: skip
+    assert "Rescheduler" in imported and not [n for n in imported if n.startswith("_")]
+    r = Rescheduler(CATALOG, 2, "greedy")
+    private = {n for n in [*vars(r), *dir(Rescheduler)] if n.startswith("_") and not n.startswith("__")}
+    assert {"_jobs", "_completed", "_node_vm", "_node_ready", "_lose_work"} <= private
+    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert not used & private
+
+
 def test_noise_predicted_vs_actual(tmp_path):
     """Noise scales actual durations by 1 + U(-2a, 2a): mean |error| = a; the prediction is the
     noiseless run; the log still accounts for every second of actual work."""

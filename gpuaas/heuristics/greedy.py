@@ -70,7 +70,8 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
     start = time.perf_counter()
     D = kernel_data(instance)
     st = State.new(instance)
-    K.construct(D, rule, pressure_order(instance), False, 0.0, 1, rng_state(seed), *st.arrays())
+    K.randomized_construction_schedule(D, rule, pressure_order(instance), False, 0.0, 1,
+                                       rng_state(seed), *st.arrays())  # fmt: skip
     steps = {"greedy": step_values(D, code, st)}
     changes = 0
     if postprocess:

@@ -38,7 +38,7 @@ import numpy as np
 
 from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.incumbent import plan_values, preferred_configs
-from gpuaas.heuristics.randomized_greedy import build_elite, randomized_greedy
+from gpuaas.heuristics.randomized_greedy import randomized_construction, randomized_greedy
 from gpuaas.heuristics.state import check_int, check_time_limit, kernel_data, reject_unknown, warm_up
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
@@ -85,18 +85,20 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     start = time.perf_counter()
     values = plan_values(instance)
     D = kernel_data(instance, preferred_configs(instance, values), values)
-    elite = build_elite(instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed, max_it=iterations,
-                        size=1, swap_prob=SWAP_PROB, candidates=1, max_no_improve=0,
-                        deadline=None if limit is None else start + limit, log_interval=5.0)  # fmt: skip
+    elite = randomized_construction(instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed,
+                                    max_it=iterations, size=1, swap_prob=SWAP_PROB, candidates=1,
+                                    max_no_improve=0, log_interval=5.0,
+                                    deadline=None if limit is None else start + limit)  # fmt: skip
     best = Solution(instance, elite.vm[0], elite.node[0], elite.cfg[0], "incremental")
     if rivals and (instance.overhead > 0 or instance.startup > 0):
-        D2 = D[:15] + (np.full(instance.n_jobs, -1, dtype=np.int64),)
-        rival = build_elite(instance, D2, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed, max_it=rivals,
-                            size=1, swap_prob=SWAP_PROB, candidates=3, max_no_improve=0,
-                            deadline=None if limit is None else start + limit, log_interval=5.0)  # fmt: skip
+        D2 = D._replace(pref_cfg=np.full(instance.n_jobs, -1, dtype=np.int64))
+        rival = randomized_construction(instance, D2, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed,
+                                        max_it=rivals, size=1, swap_prob=SWAP_PROB, candidates=3,
+                                        max_no_improve=0, log_interval=5.0,
+                                        deadline=None if limit is None else start + limit)  # fmt: skip
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
         if other.objective < best.objective:
             best = other
-    best.stats = {"seconds": time.perf_counter() - start, "seed": seed, "kept": int((D[13] >= 0).sum()),
+    best.stats = {"seconds": time.perf_counter() - start, "seed": seed, "kept": int((D.pin_node >= 0).sum()),
                   "iterations": elite.iterations}  # fmt: skip
     return best

@@ -3,12 +3,9 @@
 Every kernel that calls another lives in this one module, because numba's cache is keyed on
 the defining file only. The kernels share two structures:
 
-* ``D``, the instance data tuple built by `gpuaas.heuristics.state.kernel_data`:
-  ``(times, rel_due, weight, max_time, cfg_vm, cfg_gpus, cfg_offset, vm_gpus, vm_cost,
-  vm_model, H, mu, rho, pin_node, pin_cfg, pref_cfg)``; the last three are the incumbent a
-  construction keeps (a job with ``pin_node[j] >= 0`` stays on that node with ``pin_cfg[j]``,
-  and postprocessing changes neither it nor its node's VM type) and a configuration that
-  replaces SELECT_BEST_CONFIGURATION for a job (``pref_cfg[j] >= 0``); all -1 by default;
+* ``D``, the instance data: a `KernelData` named tuple (fields below) built by
+  `gpuaas.heuristics.state.kernel_data`; numba compiles (and caches) the kernels for its
+  field types, and the kernels read it by field name;
 * the search state ``(node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)``: each node's
   VM type (-1 closed), GPUs in use, number of jobs and their indices, and each job's node and
   configuration (-1 postponed). An open node always hosts at least one job.
@@ -23,6 +20,8 @@ terms, which is what makes incremental (delta) evaluation of a move cheap.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -34,6 +33,31 @@ OPEN_CONFIG = 0  # literal: open a node of VM type v*, join only nodes of type v
 OPEN_LARGEST = 1  # (v*, g*) fixes GPU model and g: open the model's largest VM, join any of its VMs
 
 _EPS = 1e-9  # absolute tolerance for "strictly improves"
+
+
+class KernelData(NamedTuple):
+    """The instance as the kernels read it (``D``): contiguous arrays of one dtype each, so one
+    compiled (and cached) version of every kernel serves all instances."""
+
+    times: np.ndarray  # (J, C) float64: t_jvg, remaining seconds on configuration c (inf: none)
+    rel_due: np.ndarray  # (J,) float64: d_j, due date minus the rescheduling time
+    weight: np.ndarray  # (J,) float64: omega_j
+    max_time: np.ndarray  # (J,) float64: M_j^t, largest finite t_jvg (P1i)
+    cfg_vm: np.ndarray  # (C,) int64: VM type v of configuration c
+    cfg_gpus: np.ndarray  # (C,) int64: GPU count g of configuration c
+    cfg_offset: np.ndarray  # (V,) int64: configuration (v, 1); (v, g) is cfg_offset[v] + g - 1
+    vm_gpus: np.ndarray  # (V,) int64: G_v
+    vm_cost: np.ndarray  # (V,) float64: c_v in $/s
+    vm_model: np.ndarray  # (V,) int64: GPU model of VM type v
+    H: float  # rescheduling interval (s)
+    mu: float  # P1a's weight of an idle GPU
+    rho: float  # P1a's weight of a postponed job's worst-case tardiness
+    # The incumbent a construction keeps: a job with pin_node[j] >= 0 stays on that node with
+    # pin_cfg[j], and postprocessing changes neither it nor its node's VM type; pref_cfg[j] >= 0
+    # replaces SELECT_BEST_CONFIGURATION for job j. All -1 by default.
+    pin_node: np.ndarray  # (J,) int64
+    pin_cfg: np.ndarray  # (J,) int64
+    pref_cfg: np.ndarray  # (J,) int64
 
 
 # -- random numbers -------------------------------------------------------------------------
@@ -71,8 +95,8 @@ def pick_weighted(weights, k, rng):
 @njit(cache=True)
 def job_term(D, proxy, j, c):
     """Score contribution of job j with configuration c (-1: postponed)."""
-    times, rel_due, weight, max_time, cfg_vm = D[0], D[1], D[2], D[3], D[4]
-    vm_cost, H, rho = D[8], D[10], D[12]
+    times, rel_due, weight, max_time, cfg_vm = D.times, D.rel_due, D.weight, D.max_time, D.cfg_vm
+    vm_cost, H, rho = D.vm_cost, D.H, D.rho
     if c < 0:
         if proxy == PROXY_FOBJ:
             return rho * weight[j] * max(0.0, H + max_time[j] - rel_due[j])
@@ -89,13 +113,13 @@ def node_term(D, v, used, first):
     """f_OBJ contribution of an open node of VM type v: mu * idle GPUs + c_v * first-ending time."""
     if v < 0:
         return 0.0
-    return D[11] * (D[7][v] - used) + D[8][v] * first
+    return D.mu * (D.vm_gpus[v] - used) + D.vm_cost[v] * first
 
 
 @njit(cache=True)
 def node_first(D, node_cnt, node_jobs, job_cfg, n, skip, extra_t):
     """First-ending time on node n, leaving out job ``skip`` and adding a job of time ``extra_t``."""
-    times = D[0]
+    times = D.times
     first = extra_t
     for k in range(node_cnt[n]):
         i = node_jobs[n, k]
@@ -108,7 +132,7 @@ def node_first(D, node_cnt, node_jobs, job_cfg, n, skip, extra_t):
 @njit(cache=True)
 def full_score(D, proxy, node_vm, job_node, job_cfg):
     """Score of a whole solution from its three arrays (f_OBJ, or -f̄_OBJ)."""
-    times, cfg_gpus = D[0], D[5]
+    times, cfg_gpus = D.times, D.cfg_gpus
     N = node_vm.shape[0]
     used = np.zeros(N, dtype=np.int64)
     first = np.full(N, np.inf)
@@ -126,7 +150,7 @@ def full_score(D, proxy, node_vm, job_node, job_cfg):
             if node_vm[n] >= 0 and used[n] > 0:
                 total += node_term(D, node_vm[n], used[n], first[n])
             elif node_vm[n] >= 0:
-                total += D[11] * D[7][node_vm[n]]
+                total += D.mu * D.vm_gpus[node_vm[n]]
     return total
 
 
@@ -145,7 +169,7 @@ def reset_state(node_vm, node_used, node_cnt, job_node, job_cfg):
 def load_state(D, src_vm, src_node, src_cfg, node_vm, node_used, node_cnt, node_jobs,
                job_node, job_cfg):  # fmt: skip
     """Fill the state from the three solution arrays (node lists rebuilt)."""
-    cfg_gpus = D[5]
+    cfg_gpus = D.cfg_gpus
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
     node_vm[:] = src_vm
     for j in range(src_cfg.shape[0]):
@@ -163,10 +187,10 @@ def load_state(D, src_vm, src_node, src_cfg, node_vm, node_used, node_cnt, node_
 def place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c):
     """Put postponed job j on node n with configuration c (opening n if closed)."""
     if node_vm[n] < 0:
-        node_vm[n] = D[4][c]
+        node_vm[n] = D.cfg_vm[c]
     job_node[j] = n
     job_cfg[j] = c
-    node_used[n] += D[5][c]
+    node_used[n] += D.cfg_gpus[c]
     node_jobs[n, node_cnt[n]] = j
     node_cnt[n] += 1
 
@@ -177,7 +201,7 @@ def unplace(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j):
     n = job_node[j]
     if n < 0:
         return
-    node_used[n] -= D[5][job_cfg[j]]
+    node_used[n] -= D.cfg_gpus[job_cfg[j]]
     for k in range(node_cnt[n]):
         if node_jobs[n, k] == j:
             node_jobs[n, k] = node_jobs[n, node_cnt[n] - 1]
@@ -189,13 +213,13 @@ def unplace(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j):
     job_cfg[j] = -1
 
 
-# -- Algorithm 1: construction --------------------------------------------------------------
+# -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): one schedule ------------------------------------
 @njit(cache=True)
 def select_config(D, j, randomized, n_cand, rng, keys, cands):
     """(v*, g*) for job j: the cheapest (t c_v) configuration meeting the due date, else the
     fastest; randomised, one of the ``n_cand`` best by that key, with probability inversely
     proportional to the key. ``keys`` and ``cands`` are scratch arrays of length C."""
-    times, rel_due, cfg_vm, vm_cost = D[0], D[1], D[4], D[8]
+    times, rel_due, cfg_vm, vm_cost = D.times, D.rel_due, D.cfg_vm, D.vm_cost
     C = times.shape[1]
     on_time = False
     for c in range(C):
@@ -237,10 +261,10 @@ def select_config(D, j, randomized, n_cand, rng, keys, cands):
 @njit(cache=True)
 def same_model_cfg(D, j, v, g):
     """Configuration (v, g) if VM type v has >= g GPUs and job j can run on it, else -1."""
-    if g > D[7][v]:
+    if g > D.vm_gpus[v]:
         return -1
-    c = D[6][v] + g - 1
-    if not np.isfinite(D[0][j, c]):
+    c = D.cfg_offset[v] + g - 1
+    if not np.isfinite(D.times[j, c]):
         return -1
     return c
 
@@ -250,7 +274,8 @@ def open_vm(D, rule, j, c):
     """VM type of a node opened for job j with configuration c: c's own (OPEN_CONFIG), or the
     VM type of c's GPU model with the most GPUs on which j can run with c's GPU count
     (OPEN_LARGEST; ties to the cheaper, then the lower index)."""
-    cfg_vm, cfg_gpus, vm_gpus, vm_cost, vm_model = D[4], D[5], D[7], D[8], D[9]
+    cfg_vm, cfg_gpus, vm_gpus, vm_cost = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_cost
+    vm_model = D.vm_model
     v = cfg_vm[c]
     if rule == OPEN_CONFIG:
         return v
@@ -270,7 +295,7 @@ def best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, weights
     with probability inversely proportional to 1 + the idle GPUs left. -1 if none. Joinable:
     VM type v (OPEN_CONFIG), or any VM type of v's GPU model on which j runs with g GPUs
     (OPEN_LARGEST; the job then takes that VM type's configuration with g GPUs)."""
-    vm_gpus, vm_model = D[7], D[9]
+    vm_gpus, vm_model = D.vm_gpus, D.vm_model
     m = 0
     best = -1
     best_left = 1 << 30
@@ -301,7 +326,8 @@ def suboptimal(D, node_vm, node_used, j):
     """ASSIGN_TO_SUBOPTIMAL: over open nodes, the configuration of the node's VM type that fits
     its free GPUs and is cheapest among those meeting the due date, else the fastest (least
     tardiness); ties to the best fit (fewest idle left), then the lowest node. Returns (n, c)."""
-    times, rel_due, cfg_offset, vm_gpus, vm_cost = D[0], D[1], D[6], D[7], D[8]
+    times, rel_due, cfg_offset = D.times, D.rel_due, D.cfg_offset
+    vm_gpus, vm_cost = D.vm_gpus, D.vm_cost
     best_n, best_c = -1, -1
     best_on_time = False
     best_key = np.inf
@@ -351,18 +377,21 @@ def swap_pass(seq, weight, swap_prob, rng):
 
 
 @njit(cache=True)
-def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
-              node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg):  # fmt: skip
-    """Algorithm 1, one iteration: build a schedule from scratch into the state arrays.
+def randomized_construction_schedule(D, rule, order, randomized, swap_prob, n_cand, rng,
+                                     node_vm, node_used, node_cnt, node_jobs, job_node,
+                                     job_cfg):  # fmt: skip
+    """Algorithm 1 (RANDOMIZED_CONSTRUCTION, §3.3.1), lines 5-23: one schedule S built from
+    scratch into the state arrays (deterministic, i.e. Greedy's, unless ``randomized``).
 
     Jobs are taken in ``order`` (decreasing pressure), randomised by `swap_pass`; then
     `select_config`, `best_fit_node`, a new node (`open_vm`), `suboptimal`, or the queue.
     """
-    weight, cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D[2], D[4], D[5], D[6], D[7]
-    pin_node, pin_cfg, pref_cfg = D[13], D[14], D[15]
+    weight, cfg_vm, cfg_gpus = D.weight, D.cfg_vm, D.cfg_gpus
+    cfg_offset, vm_gpus = D.cfg_offset, D.vm_gpus
+    pin_node, pin_cfg, pref_cfg = D.pin_node, D.pin_cfg, D.pref_cfg
     N = node_vm.shape[0]
     J = order.shape[0]
-    C = D[0].shape[1]
+    C = D.times.shape[1]
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
     n_open = 0
     free_total = 0
@@ -413,7 +442,7 @@ def construct(D, rule, order, randomized, swap_prob, n_cand, rng,
 def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     """Score of node n and its jobs if the node had VM type ``v_new`` and job ``k`` had
     configuration ``c_k`` (k = -1: no such change). inf if a job cannot run or GPUs overflow."""
-    times, cfg_gpus, cfg_offset = D[0], D[5], D[6]
+    times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
     used = 0
     first = np.inf
     total = 0.0
@@ -428,7 +457,7 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
         used += g
         first = min(first, t)
         total += job_term(D, proxy, i, c)
-    if used > D[7][v_new]:
+    if used > D.vm_gpus[v_new]:
         return np.inf
     if proxy == PROXY_FOBJ:
         total += node_term(D, v_new, used, first)
@@ -464,8 +493,9 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     does not worsen the method's proxy, so postprocessing never worsens either. Returns the
     number of changes made.
     """
-    times, cfg_gpus, cfg_offset, vm_gpus, vm_model = D[0], D[5], D[6], D[7], D[9]
-    pin_node = D[13]
+    times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
+    vm_gpus, vm_model = D.vm_gpus, D.vm_model
+    pin_node = D.pin_node
     V = vm_gpus.shape[0]
     changes = 0
     speed = np.empty(8)
@@ -526,7 +556,7 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     return changes
 
 
-# -- Algorithm 1 repeated: the elite set ----------------------------------------------------
+# -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): iterations and the elite set --------------------
 @njit(cache=True)
 def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt):
     """Keep the solution if the set has room or it beats the worst member (which it replaces);
@@ -555,18 +585,21 @@ def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_
 
 
 @njit(cache=True)
-def rg_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, it1,
-                  max_no_improve, last_imp, node_vm, node_used, node_cnt, node_jobs, job_node,
-                  job_cfg, e_vm, e_node, e_cfg, e_val, e_cnt):  # fmt: skip
-    """Iterations it0..it1-1 of Algorithm 1 (iteration 0 is the deterministic Greedy), each
-    postprocessed if ``postproc`` and offered to the elite set. Stops early once
+def randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng,
+                                       it0, it1, max_no_improve, last_imp, node_vm, node_used,
+                                       node_cnt, node_jobs, job_node, job_cfg, e_vm, e_node,
+                                       e_cfg, e_val, e_cnt):  # fmt: skip
+    """Algorithm 1 (RANDOMIZED_CONSTRUCTION, §3.3.1), lines 4-29, for iterations it0..it1-1
+    (iteration 0 is the deterministic Greedy): each schedule (`randomized_construction_schedule`)
+    postprocessed if ``postproc`` and offered to the elite set S*. Stops early once
     ``max_no_improve`` (> 0) iterations have passed since the best score last improved
     (``last_imp[0]``, updated). Returns the next iteration."""
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
-        construct(D, rule, order, it > 0, swap_prob, n_cand, rng,
-                  node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
+        randomized_construction_schedule(D, rule, order, it > 0, swap_prob, n_cand, rng,
+                                         node_vm, node_used, node_cnt, node_jobs, job_node,
+                                         job_cfg)  # fmt: skip
         if postproc:
             postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)
         val = full_score(D, proxy, node_vm, job_node, job_cfg)
@@ -579,20 +612,20 @@ def rg_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, 
     return it1
 
 
-# -- Algorithm 2: path relinking ------------------------------------------------------------
+# -- Algorithm 2 (PATH_RELINKING) and EXPLORE_STEP ------------------------------------------
 @njit(cache=True)
 def move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
     """Can job j take configuration c on node n (-1: postpone)? A closed node opens with c's
     VM type; j's own node may change VM type only if j is alone on it."""
     if n < 0:
         return True
-    v = D[4][c]
-    G = D[7][v]
-    g = D[5][c]
+    v = D.cfg_vm[c]
+    G = D.vm_gpus[v]
+    g = D.cfg_gpus[c]
     if n == job_node[j]:
         if node_vm[n] != v and node_cnt[n] > 1:
             return False
-        return node_used[n] - D[5][job_cfg[j]] + g <= G
+        return node_used[n] - D.cfg_gpus[job_cfg[j]] + g <= G
     if node_vm[n] < 0:
         return True
     return node_vm[n] == v and node_used[n] + g <= G
@@ -607,7 +640,7 @@ def move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_
     d = job_term(D, proxy, j, c) - job_term(D, proxy, j, cf)
     if proxy != PROXY_FOBJ:
         return d
-    times, cfg_vm, cfg_gpus = D[0], D[4], D[5]
+    times, cfg_vm, cfg_gpus = D.times, D.cfg_vm, D.cfg_gpus
     if nf >= 0 and nf == n:
         f0 = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
         f1 = node_first(D, node_cnt, node_jobs, job_cfg, n, j, times[j, c])
@@ -647,9 +680,9 @@ def cfg_on_node(D, rule, node_vm, j, n, ct):
     if rule == OPEN_CONFIG or ct < 0 or n < 0 or node_vm[n] < 0:
         return ct
     vn = node_vm[n]
-    if D[9][vn] != D[9][D[4][ct]]:
+    if D.vm_model[vn] != D.vm_model[D.cfg_vm[ct]]:
         return ct
-    c = same_model_cfg(D, j, vn, D[5][ct])
+    c = same_model_cfg(D, j, vn, D.cfg_gpus[ct])
     return ct if c < 0 else c
 
 
@@ -661,7 +694,7 @@ def same_assignment(D, rule, cs, ct):
         return True
     if rule == OPEN_CONFIG or cs < 0 or ct < 0:
         return False
-    return D[9][D[4][cs]] == D[9][D[4][ct]] and D[5][cs] == D[5][ct]
+    return D.vm_model[D.cfg_vm[cs]] == D.vm_model[D.cfg_vm[ct]] and D.cfg_gpus[cs] == D.cfg_gpus[ct]
 
 
 @njit(cache=True)
@@ -673,10 +706,11 @@ def _first_closed(node_vm):
 
 
 @njit(cache=True)
-def _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                 j, n2, ct, na, nb):  # fmt: skip
-    """Best delta of moving job j towards target configuration ct on node n2, na, nb or a
-    closed node (`cfg_on_node`), whichever are feasible in the current state (inf if none)."""
+def explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node,
+                             job_cfg, j, n2, ct, na, nb):  # fmt: skip
+    """EXPLORE_STEP's second level (§3.3.1) for one job: the best delta of moving job j towards
+    target configuration ct on node n2, na, nb or a closed node (`cfg_on_node`), whichever are
+    feasible in the current state (inf if none)."""
     if ct < 0:
         return move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
                           j, -1, -1)  # fmt: skip
@@ -705,21 +739,69 @@ def _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_no
 
 
 @njit(cache=True)
-def relink(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jobs,
-           job_node, job_cfg):  # fmt: skip
-    """Algorithm 2 for one target: move the source state (in place) towards the target
-    configurations ``t_cfg`` for at most ``max_it`` iterations, stopping when no move improves.
+def explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg, mv_delta, b_head,
+                 b_next, b_move, blocked, nbl, node_vm, node_used, node_cnt, node_jobs, job_node,
+                 job_cfg):  # fmt: skip
+    """EXPLORE_STEP of Algorithm 2 (§3.3.1, line 11): the value of move k of the M candidate
+    moves (``mv_*``, ``order`` by increasing delta), its own delta plus the best delta of a
+    second move from S∘m (or nothing, 0). The state is left as it was.
+
+    Second moves not touching the nodes m changed keep their first-level delta (the best of
+    them is the first such in ``order``); the others (found through the per-node lists
+    ``b_head`` / ``b_next`` / ``b_move``), and the ``blocked`` jobs that may fit on the node m
+    frees, are re-evaluated on S∘m (`explore_step_second_move`).
+    """
+    j, n, c, d1 = mv_job[k], mv_node[k], mv_cfg[k], mv_delta[k]
+    nf, cf = job_node[j], job_cfg[j]
+    apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
+    best2 = 0.0
+    for q2 in range(M):  # best unchanged second move
+        k2 = order[q2]
+        if k2 == k:
+            continue
+        a, b = job_node[mv_job[k2]], mv_node[k2]
+        if (a >= 0 and (a == n or a == nf)) or (b >= 0 and (b == n or b == nf)):
+            continue
+        best2 = min(best2, mv_delta[k2])
+        break
+    for node in (nf, n):  # second moves touching what m changed
+        if node < 0:
+            continue
+        e = b_head[node]
+        while e >= 0:
+            k2 = b_move[e]
+            e = b_next[e]
+            j2 = mv_job[k2]
+            if j2 == j:
+                continue
+            d2 = explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
+                                          job_node, job_cfg, j2, mv_node[k2], t_cfg[j2],
+                                          n, nf)  # fmt: skip
+            best2 = min(best2, d2)
+    if nf >= 0:  # jobs with no feasible move in S may fit where j left
+        for i in range(nbl):
+            j2 = blocked[i]
+            d2 = explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
+                                          job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
+            best2 = min(best2, d2)
+    apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)
+    return d1 + best2
+
+
+@njit(cache=True)
+def path_relinking_towards(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt,
+                           node_jobs, job_node, job_cfg):  # fmt: skip
+    """Algorithm 2 (PATH_RELINKING, §3.3.1), lines 4-19, for one target S_t: move the source
+    state (in place) towards the target configurations ``t_cfg`` for at most ``max_it``
+    (MaxItPR) iterations, stopping when no move improves.
 
     Moves are (j, n): job j takes its target configuration (or is postponed) on node n, the
     best-fit open node of that VM type with room (with OPEN_LARGEST: of that GPU model, j then
     taking the node's VM type; j's own GPUs count as free on its node), else a closed node
-    (opened with the target's VM type), else j's node if j is alone on it. EXPLORE_STEP has
-    two levels: a move m is worth its own delta plus the best delta of a second move from S∘m
-    (or nothing). Second-move deltas of moves not touching the nodes m changed are reused from
-    the first level (they are unchanged); the others, and moves that m makes possible on the
-    node it frees, are re-evaluated on S∘m. Returns (iterations, moves applied, score).
+    (opened with the target's VM type), else j's node if j is alone on it. Each move is valued
+    by `explore_step` (two levels). Returns (iterations, moves applied, score).
     """
-    cfg_vm, cfg_gpus, vm_gpus, vm_model = D[4], D[5], D[7], D[9]
+    cfg_vm, cfg_gpus, vm_gpus, vm_model = D.cfg_vm, D.cfg_gpus, D.vm_gpus, D.vm_model
     J = job_cfg.shape[0]
     N = node_vm.shape[0]
     V = vm_gpus.shape[0]
@@ -807,41 +889,9 @@ def relink(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, n
         best_k = -1
         for q in range(M):
             k = order[q]
-            j, n, c, d1 = mv_job[k], mv_node[k], mv_cfg[k], mv_delta[k]
-            nf, cf = job_node[j], job_cfg[j]
-            apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
-            best2 = 0.0
-            for q2 in range(M):  # best unchanged second move
-                k2 = order[q2]
-                if k2 == k:
-                    continue
-                a, b = job_node[mv_job[k2]], mv_node[k2]
-                if (a >= 0 and (a == n or a == nf)) or (b >= 0 and (b == n or b == nf)):
-                    continue
-                best2 = min(best2, mv_delta[k2])
-                break
-            for node in (nf, n):  # second moves touching what m changed
-                if node < 0:
-                    continue
-                e = b_head[node]
-                while e >= 0:
-                    k2 = b_move[e]
-                    e = b_next[e]
-                    j2 = mv_job[k2]
-                    if j2 == j:
-                        continue
-                    d2 = _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
-                                      job_node, job_cfg, j2, mv_node[k2], t_cfg[j2],
-                                      n, nf)  # fmt: skip
-                    best2 = min(best2, d2)
-            if nf >= 0:  # jobs with no feasible move in S may fit where j left
-                for i in range(nbl):
-                    j2 = blocked[i]
-                    d2 = _second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
-                                      job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
-                    best2 = min(best2, d2)
-            apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)
-            cand = d1 + best2
+            cand = explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg,
+                                mv_delta, b_head, b_next, b_move, blocked, nbl, node_vm,
+                                node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
             if cand < best - tol:
                 best = cand
                 best_k = k

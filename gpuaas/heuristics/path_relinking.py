@@ -4,7 +4,7 @@ From the best elite solution (the source) towards every other elite solution (th
 turn, apply at each iteration the move (j, n) whose two-level EXPLORE_STEP value improves the
 proxy most; at most MaxItPR iterations per target, and a target is left as soon as no move
 improves. The source is carried from one target to the next. Moves are evaluated by the
-deltas of the jobs and nodes they touch (`gpuaas.heuristics.kernels.relink`).
+deltas of the jobs and nodes they touch (`gpuaas.heuristics.kernels.path_relinking_towards`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.randomized_greedy import build_elite, rg_options
+from gpuaas.heuristics.randomized_greedy import randomized_construction, rg_options
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
     State,
@@ -84,8 +84,9 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
     D = kernel_data(instance)
-    elite = build_elite(instance, D, code, rule, postprocess, seed=seed,
-                        deadline=None if limit is None else start + RG_SHARE * limit, **opts)  # fmt: skip
+    rg_deadline = None if limit is None else start + RG_SHARE * limit
+    elite = randomized_construction(instance, D, code, rule, postprocess, seed=seed,
+                                    deadline=rg_deadline, **opts)  # fmt: skip
     st = State.new(instance)
     st.load(D, *elite.greedy)
     steps = {"greedy": step_values(D, code, st)}
@@ -96,7 +97,8 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     for t in range(1, len(elite)):
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        it, moves, score = K.relink(D, code, rule, elite.cfg[t], max_pr, score, *st.arrays())
+        it, moves, score = K.path_relinking_towards(D, code, rule, elite.cfg[t], max_pr, score,
+                                                    *st.arrays())  # fmt: skip
         pr_it += int(it)
         pr_moves += int(moves)
         log.debug("path relinking: target %d/%d, %d moves, proxy score %.6g", t, len(elite) - 1,

@@ -58,14 +58,16 @@ class Elite:
         return len(self.score)
 
 
-def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, rule: int, postproc: bool,
-                *, seed: int,
-                max_it: int, size: int, swap_prob: float, candidates: int,
-                max_no_improve: int, deadline: float | None,
-                log_interval: float) -> Elite:  # fmt: skip
-    """Run Algorithm 1 up to `max_it` times (time, iteration and no-improvement limits
-    combine; iteration 0 always runs) and return the elite set sorted best first. With
-    `postproc` every construction is postprocessed before it is ranked (heuristics/README.md)."""
+def randomized_construction(instance: Instance, D: K.KernelData, proxy: int, rule: int,
+                            postproc: bool, *, seed: int, max_it: int, size: int,
+                            swap_prob: float, candidates: int, max_no_improve: int,
+                            deadline: float | None, log_interval: float) -> Elite:  # fmt: skip
+    """Algorithm 1, RANDOMIZED_CONSTRUCTION [§3.3.1]: up to `max_it` (MaxItRG) randomised
+    schedules (time, iteration and no-improvement limits combine; iteration 0, the
+    deterministic Greedy, always runs), returning the elite set S* of at most `size` (σ)
+    sorted best first. With `postproc` every schedule is postprocessed before it is ranked
+    (heuristics/README.md). The iterations run in the kernel
+    `randomized_construction_iterations`, in chunks between time checks."""
     N, J = instance.nodes, instance.n_jobs
     st = State.new(instance)
     order = pressure_order(instance)
@@ -77,16 +79,18 @@ def build_elite(instance: Instance, D: tuple[Any, ...], proxy: int, rule: int, p
     e_cnt = np.zeros(1, dtype=np.int64)
     last_imp = np.zeros(1, dtype=np.int64)
     args = (e_vm, e_node, e_cfg, e_val, e_cnt)
-    it = K.rg_iterations(D, proxy, rule, postproc, order, swap_prob, candidates, rng, 0, 1, 0,
-                         last_imp, *st.arrays(), *args)  # fmt: skip
+    it = K.randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob,
+                                              candidates, rng, 0, 1, 0, last_imp, *st.arrays(),
+                                              *args)  # fmt: skip
     greedy = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy())
     next_log = time.perf_counter() + log_interval
     while it < max_it:
         if deadline is not None and time.perf_counter() >= deadline:
             break
         end = min(max_it, it + CHUNK)
-        nxt = K.rg_iterations(D, proxy, rule, postproc, order, swap_prob, candidates, rng, it,
-                              end, max_no_improve, last_imp, *st.arrays(), *args)  # fmt: skip
+        nxt = K.randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob,
+                                                   candidates, rng, it, end, max_no_improve,
+                                                   last_imp, *st.arrays(), *args)  # fmt: skip
         if nxt < end:
             it = nxt
             break
@@ -113,7 +117,7 @@ def rg_options(max_it_rg: Any, elite_size: Any, swap_prob: Any, candidates: Any,
     }
 
 
-def finish(instance: Instance, D: tuple[Any, ...], proxy: int,
+def finish(instance: Instance, D: K.KernelData, proxy: int,
            options: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
            postprocess: bool) -> tuple[State, int]:  # fmt: skip
     """Postprocess each candidate (if asked) and keep the best by proxy score (first on ties)."""
@@ -181,8 +185,8 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)
     start = time.perf_counter()
     D = kernel_data(instance)
-    elite = build_elite(instance, D, code, rule, postprocess, seed=seed,
-                        deadline=None if limit is None else start + limit, **opts)  # fmt: skip
+    elite = randomized_construction(instance, D, code, rule, postprocess, seed=seed,
+                                    deadline=None if limit is None else start + limit, **opts)  # fmt: skip
     st = State.new(instance)
     st.load(D, *elite.greedy)
     steps = {"greedy": step_values(D, code, st)}

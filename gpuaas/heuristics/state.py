@@ -24,8 +24,8 @@ DEFAULT_OPEN_RULE = "largest"
 
 
 def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None,
-                values: np.ndarray | None = None) -> tuple[Any, ...]:  # fmt: skip
-    """The instance tuple D the kernels read (writable contiguous copies, one numba type).
+                values: np.ndarray | None = None) -> K.KernelData:  # fmt: skip
+    """The `KernelData` D the kernels read (writable contiguous copies, one numba type).
 
     It carries the incumbent the constructions keep (`gpuaas.heuristics.incumbent`: nothing
     under the paper's zero reconfiguration costs; `values`: the plan values, when the caller has
@@ -38,23 +38,23 @@ def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None,
     pref = np.full(instance.n_jobs, -1, dtype=np.int64) if pref_cfg is None else pref_cfg
     f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
     i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()
-    return (
-        f(instance.times).reshape(instance.n_jobs, cat.n_configs),
-        f(instance.rel_due),
-        f(instance.weight),
-        f(instance.max_time),
-        i(cat.cfg_vm),
-        i(cat.cfg_gpus),
-        i(cat.cfg_offset),
-        i(cat.gpus),
-        f(cat.cost),
-        i(cat.gpu_model_id),
-        float(instance.H),
-        float(instance.mu),
-        float(instance.rho),
-        i(pin_node),
-        i(pin_cfg),
-        i(pref),
+    return K.KernelData(
+        times=f(instance.times).reshape(instance.n_jobs, cat.n_configs),
+        rel_due=f(instance.rel_due),
+        weight=f(instance.weight),
+        max_time=f(instance.max_time),
+        cfg_vm=i(cat.cfg_vm),
+        cfg_gpus=i(cat.cfg_gpus),
+        cfg_offset=i(cat.cfg_offset),
+        vm_gpus=i(cat.gpus),
+        vm_cost=f(cat.cost),
+        vm_model=i(cat.gpu_model_id),
+        H=float(instance.H),
+        mu=float(instance.mu),
+        rho=float(instance.rho),
+        pin_node=i(pin_node),
+        pin_cfg=i(pin_cfg),
+        pref_cfg=i(pref),
     )
 
 
@@ -87,7 +87,7 @@ class State:
         return (self.node_vm, self.node_used, self.node_cnt, self.node_jobs, self.job_node,
                 self.job_cfg)  # fmt: skip
 
-    def load(self, D: tuple[Any, ...], node_vm: np.ndarray, job_node: np.ndarray,
+    def load(self, D: K.KernelData, node_vm: np.ndarray, job_node: np.ndarray,
              job_cfg: np.ndarray) -> None:  # fmt: skip
         """Overwrite with the solution given by its three arrays."""
         K.load_state(D, node_vm, job_node, job_cfg, *self.arrays())
