@@ -58,6 +58,9 @@ class Method:
         it the instance unchanged; module docstring).
     forwards_options : str or None
         Another method whose options this one also takes and passes on (hierarchical -> milp).
+    compare : bool
+        `gpuaas compare` simulates it unless told otherwise (the paper's methods that take
+        seconds per simulation; MILP, DP(WCT) and DP(FastWCT) are opt-in).
     """
 
     name: str
@@ -69,6 +72,7 @@ class Method:
     seed_independent: bool = False
     uses_all_nodes: bool = False
     forwards_options: str | None = None
+    compare: bool = False
 
     @property
     def order(self) -> int:
@@ -82,10 +86,10 @@ _B = "gpuaas.baselines."
 #: The registry, in the paper's order (proposed methods, exact method, then the baselines [§4.2]).
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("path-relinking", _H + "path_relinking", "path_relinking",
-           "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing", "Path Relinking"),
+           "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing", "Path Relinking", compare=True),
     Method("randomized-greedy", _H + "randomized_greedy", "randomized_greedy",
-           "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing", "Randomized Greedy"),
-    Method("greedy", _H + "greedy", "greedy", "Algorithm 1 without randomness + postprocessing", "Greedy"),
+           "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing", "Randomized Greedy", compare=True),
+    Method("greedy", _H + "greedy", "greedy", "Algorithm 1 without randomness + postprocessing", "Greedy", compare=True),
     Method("incremental", _H + "incremental", "incremental",
            "Per-job bound plans, incumbent kept unless moving pays (the default)", "Incremental"),
     # exact method [§3.1]
@@ -93,19 +97,19 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit", "MILP"),
     Method("hierarchical", _B + "hierarchical", "hierarchical",
            "Controllers of 5 nodes, each solving P1 by MILP at 5 % gap", "Hierarchical",
-           uses_all_nodes=True, forwards_options="milp"),
+           uses_all_nodes=True, forwards_options="milp", compare=True),
     # baselines [§4.2]: one job per node, started jobs keep their resources
-    Method("edf", _B + "edf", "edf", "Earliest Deadline First", "EDF", seed_independent=True),
-    Method("fifo", _B + "fifo", "fifo", "First In First Out (submission order)", "FIFO", seed_independent=True),
-    Method("ps", _B + "ps", "ps", "Priority Scheduling by tardiness weight", "PS", seed_independent=True),
+    Method("edf", _B + "edf", "edf", "Earliest Deadline First", "EDF", seed_independent=True, compare=True),
+    Method("fifo", _B + "fifo", "fifo", "First In First Out (submission order)", "FIFO", seed_independent=True, compare=True),
+    Method("ps", _B + "ps", "ps", "Priority Scheduling by tardiness weight", "PS", seed_independent=True, compare=True),
     Method("dp-wct", _B + "dp", "dp_wct", "DP baseline, F1 = F2 = F_WCT, every 15 min", "DP(WCT)",
            tick=DP_TICK, seed_independent=True),
     Method("dp-fastwct", _B + "dp", "dp_fastwct", "DP baseline, fastest config, F2 = F_WCT", "DP(FastWCT)",
            tick=DP_TICK, seed_independent=True),
     Method("dp-fastb", _B + "dp", "dp_fastb", "DP baseline, fastest config, F2 = F_B", "DP(FastB)",
-           tick=DP_TICK, seed_independent=True),
+           tick=DP_TICK, seed_independent=True, compare=True),
     Method("dp-adjwct", _B + "dp", "dp_adjwct", "DP baseline, F1 = adjusted tardiness, F2 = F_WCT",
-           "DP(AdjWCT)", tick=DP_TICK, seed_independent=True),
+           "DP(AdjWCT)", tick=DP_TICK, seed_independent=True, compare=True),
 )}  # fmt: skip
 
 DEFAULT_METHOD = "incremental"
