@@ -50,7 +50,8 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
     if not readable_header(header):
         missing = [c for c in COLUMNS if c not in header and c not in ADDED_COLUMNS]
         raise InputError(str(path), None, "not a results file of this gpuaas version (columns differ"
-                         + (f", missing {', '.join(missing)}" if missing else "") + "); write to a new file")  # fmt: skip
+                         + (f", missing {', '.join(missing)}" if missing else "") + "); files of the retired compare / "
+                         "reproduce_paper formats: scripts/convert_results.py")  # fmt: skip
     rows = []
     for i, rec in enumerate(reader, start=2):
         if len(rec) != len(header):
