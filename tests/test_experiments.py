@@ -97,7 +97,7 @@ def test_exclude_and_tick(trace) -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"traces": ["t.json"]}, "spec.yaml: nodes: a spec simulates either generated traces or given `traces`, not both"),
+    ({"traces": ["t.json"]}, "spec.yaml: nodes: a spec simulates either generated traces or given traces, not both"),
     ({"exclude": [{"colour": "red"}]}, "spec.yaml: exclude[0].colour: not a cell parameter; expected one of "
                                        "trace, arrivals, nodes, trace_seed, method, seed, node_multiplier, noise, "
                                        "overhead, startup"),
@@ -162,3 +162,16 @@ def test_timing_columns_are_the_only_ones_that_differ_between_runs(trace) -> Non
     b = compare(trace, ["greedy"], [3])
     assert comparable(a) == comparable(b)
     assert set(TIMING_COLUMNS) <= set(COLUMNS)
+
+
+def test_instances_readme_lists_the_new_cases_with_their_messages() -> None:
+    """The `spec-*` and `results-old-format` rows of instances/README.md hold the messages tested above."""
+    text = (ROOT / "instances" / "README.md").read_text()
+    for name, message in (
+        ("spec-both-traces", "nodes: a spec simulates either generated traces or given traces, not both"),
+        ("spec-traces-same-name", "traces: two trace files have the same name (it keys the cells)"),
+        ("spec-exclude", "exclude[0].colour: not a cell parameter; expected one of trace, arrivals, nodes, "
+                         "trace_seed, method, seed, node_multiplier, noise, overhead, startup"),
+        ("results-old-format", "files of the retired compare / reproduce_paper formats: scripts/convert_results.py"),
+    ):  # fmt: skip
+        assert f"`{name}`" in text and message in text, name

@@ -282,7 +282,7 @@ def _load_traces(data: dict[str, Any], source: str | None, loaded: dict[str, Any
         return {}
     both = [f for f in _GENERATED if f in data]
     if both:
-        raise InputError(source, both[0], "a spec simulates either generated traces or given `traces`, not both")
+        raise InputError(source, both[0], "a spec simulates either generated traces or given traces, not both")
     names = _str_list(data["traces"], source, "traces")
     stems = [Path(n).stem for n in names]
     if len(set(stems)) != len(stems):
