@@ -87,7 +87,7 @@ def _ok(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _title(scen: str, rows: list[dict[str, Any]]) -> str:
     """A column's title: "<pattern> arrivals" for generated traces, else the trace's name."""
-    return f"{scen} arrivals" if any(r.get("arrivals") == scen for r in rows) else scen
+    return f"{scen} arrivals" if any(r.get("arrivals") == scen for r in rows) else Path(scen).name
 
 
 def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "edf") -> Path:

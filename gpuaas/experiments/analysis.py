@@ -103,10 +103,13 @@ def pct(c_algo: float, c_ref: float) -> float:
 
 def pct_reductions(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
                    by: Callable[[dict[str, Any]], Any] = scenario) -> dict[tuple[Any, str], list[float]]:  # fmt: skip
-    """Eq. (3) per (by(row), run): one value per simulation, paired with the reference's
-    simulation (multiplier 1) of the same trace and seed, or with every seed of the reference
-    for a method simulated with another seed (seed independent). The reference's own runs are
-    included (0 for itself). Empty when no reference simulation shares a trace."""
+    """Eq. (3) per (by(row), run): one value per simulation and reference seed it is paired
+    with: the reference's simulation (multiplier 1) of the same trace and conditions with the
+    same seed; every seed of the reference for a seed-independent method (simulated once per
+    trace: its cost is the one of every seed) or a seed the reference lacks. The reference's
+    own runs are included (0 for itself). Empty when no reference simulation shares a trace."""
+    from gpuaas.methods import METHODS
+
     ok = [r for r in rows if r.get("status") == "ok" and r.get("total_cost") is not None]
     ref: dict[tuple[Any, ...], dict[int, float]] = defaultdict(dict)
     for r in ok:
@@ -117,7 +120,8 @@ def pct_reductions(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
         by_seed = ref.get(trace_of(r), {})
         if not by_seed or r["total_cost"] <= 0:
             continue
-        c_refs = [by_seed[r["seed"]]] if r["seed"] in by_seed else list(by_seed.values())
+        once = r["method"] in METHODS and METHODS[r["method"]].seed_independent
+        c_refs = [by_seed[r["seed"]]] if r["seed"] in by_seed and not once else list(by_seed.values())
         out[(by(r), row_run(r))].extend(pct(r["total_cost"], c) for c in c_refs)
     return dict(out)
 
