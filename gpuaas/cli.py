@@ -13,6 +13,7 @@ import numpy as np
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
+from gpuaas.experiments.analysis import BASELINE, REFERENCE
 from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
@@ -329,8 +330,8 @@ def bound(trace_file: str, nodes: int | None, slot: float | None, time_limit: fl
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("--methods", default=None,
-              help="Comma-separated methods to simulate [default: those whose record in "
-                   "gpuaas.methods says `compare`: " + ",".join(m for m in METHODS if METHODS[m].compare) + "].")  # fmt: skip
+              help="Comma-separated methods to simulate [default: "
+                   + ",".join(m for m in METHODS if METHODS[m].compare) + "].")  # fmt: skip
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
 @click.option("--node-multiplier", "multipliers", default="", metavar="M=K,...",
               help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.")  # fmt: skip
@@ -568,7 +569,7 @@ _plot_output = click.option("-o", "--output", type=click.Path(dir_okay=False),
 @plot.command("costs")
 @_results_arg
 @_plot_output
-@click.option("--reference", default="edf", show_default=True, help="Method the cost ratio divides by.")
+@click.option("--reference", default=BASELINE, show_default=True, help="Method the cost ratio divides by.")
 def plot_costs_cmd(results: str, output: str | None, reference: str) -> None:
     """Mean total cost by method and scenario, with the ratio to EDF (paper Fig. 3)."""
     from gpuaas.experiments.store import read_results
@@ -580,7 +581,7 @@ def plot_costs_cmd(results: str, output: str | None, reference: str) -> None:
 @plot.command("pct")
 @_results_arg
 @_plot_output
-@click.option("--reference", default="path-relinking", show_default=True, help="The method compared with.")
+@click.option("--reference", default=REFERENCE, show_default=True, help="The method compared with.")
 def plot_pct_cmd(results: str, output: str | None, reference: str) -> None:
     """Percentage cost reduction of path relinking over each method, min/mean/max (Fig. 4)."""
     from gpuaas.experiments.store import read_results

@@ -20,6 +20,7 @@ from typing import Any
 
 from gpuaas.errors import InputError, brief
 from gpuaas.experiments.analysis import (
+    BASELINE,
     REFERENCE,
     bound_table,
     cost_table,
@@ -90,7 +91,7 @@ def _title(scen: str, rows: list[dict[str, Any]]) -> str:
     return f"{scen} arrivals" if any(r.get("arrivals") == scen for r in rows) else Path(scen).name
 
 
-def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "edf") -> Path:
+def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = BASELINE) -> Path:
     """Mean total cost by method and scenario, with the ratio to `reference` (paper Fig. 3)
     and the distance to the lower bound.
 
