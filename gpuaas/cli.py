@@ -13,6 +13,7 @@ import numpy as np
 
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
+from gpuaas.experiments.analysis import BASELINE, REFERENCE
 from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
@@ -326,14 +327,11 @@ def bound(trace_file: str, nodes: int | None, slot: float | None, time_limit: fl
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
-COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwct,dp-fastb,"
-                   "hierarchical")
-
-
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
-@click.option("--methods", default=COMPARE_METHODS, show_default=True,
-              help="Comma-separated methods to simulate.")  # fmt: skip
+@click.option("--methods", default=None,
+              help="Comma-separated methods to simulate [default: "
+                   + ",".join(m for m in METHODS if METHODS[m].compare) + "].")  # fmt: skip
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
 @click.option("--node-multiplier", "multipliers", default="", metavar="M=K,...",
               help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.")  # fmt: skip
@@ -344,45 +342,48 @@ COMPARE_METHODS = ("path-relinking,randomized-greedy,greedy,edf,fifo,ps,dp-adjwc
 @click.option("--workers", type=WORKERS, default=1, show_default=True,
               help="Simulations run in this many processes.")  # fmt: skip
 @reconfiguration_options
-@click.option("--json", "as_json", is_flag=True, help="Print the rows (one per method and seed) as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the rows to this file (CSV if it ends in .csv or with --csv, else JSON).")  # fmt: skip
+              help="Write the rows to this file (CSV if it ends in .csv or with --csv, else JSON); "
+                   "`gpuaas plot` reads the CSV.")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: float | None,
+def compare(trace_file: str, methods: str | None, seeds: str, multipliers: str, tick: float | None,
             settings: tuple[str, ...], workers: int, overhead: float | None, startup: float | None,
             paper_costs: bool, as_json: bool, as_csv: bool, output: str | None, quiet: bool) -> None:  # fmt: skip
     """Simulate several methods on TRACE_FILE and compare their total costs (paper §4.3-§4.5).
 
-    The table gives the mean over seeds of the total, VM and tardiness costs, the ratio to
-    EDF's mean cost, the ratio to the lower bound of any schedule on the same number of nodes
-    (gpuaas bound) and Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by
-    seed, min / mean / max.
+    A campaign over one trace: the rows are campaign rows (docs/experiments.md), one per
+    simulation (a seed-independent method is simulated once). The table gives per method the
+    mean over its runs of the total, VM and tardiness costs, the ratio to EDF's mean cost, the
+    ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound) and
+    Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean /
+    max.
     """
-    from gpuaas import compare as cmp
+    from gpuaas.experiments import analysis
+    from gpuaas.experiments import compare as cmp
+    from gpuaas.experiments.rows import to_csv
 
     if as_json and as_csv:
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
-    names = [m.strip() for m in methods.split(",") if m.strip()]
+    names = cmp.default_methods() if methods is None else [m.strip() for m in methods.split(",") if m.strip()]
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
     options = cmp.parse_settings(settings, names)
     trace = load_instance(trace_file)
-    total = len(names) * len(seed_list)
 
     def progress(row: dict[str, Any]) -> None:
         if not quiet:
-            click.echo(f"  {cmp.label(row['method'], row['multiplier'])} seed {row['seed']}: "
+            click.echo(f"  {analysis.row_run(row)} seed {row['seed']}: "
                        f"{row['total_cost']:.2f} $ ({row['wall_seconds'] or 0:.1f} s)", err=True)  # fmt: skip
 
     if not quiet:
-        click.echo(f"compare: {len(names)} method(s) x {len(seed_list)} seed(s) = {total} rows "
-                   f"on {trace_file}", err=True)  # fmt: skip
-    rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options,
+        click.echo(f"compare: {len(names)} method(s) x {len(seed_list)} seed(s) on {trace_file}", err=True)
+    rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options, name=trace_file,
                        workers=workers, on_row=progress, **reconfiguration(overhead, startup, paper_costs))  # fmt: skip
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
-    text = cmp.to_csv(rows, cmp.ROW_FIELDS) if csv_out else to_json(rows)
+    text = to_csv(rows) if csv_out else to_json(rows)
     if output is not None:
         write_atomic(output, text)
     if as_json or as_csv:
@@ -391,7 +392,7 @@ def compare(trace_file: str, methods: str, seeds: str, multipliers: str, tick: f
     else:
         click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
                    "total cost over the lowest any schedule on the same nodes could reach")  # fmt: skip
-        click.echo(cmp.format_table(cmp.summarize(rows)))
+        click.echo(analysis.format_table(analysis.summarize(rows)))
 
 
 @cli.command()
@@ -523,7 +524,9 @@ def campaign(spec_file: str, output: str | None, scheduler: str | None, backend:
     Cells already in the results file are skipped (an interrupted campaign resumes); a failing
     cell is recorded with its error. Exits 1 when the file holds failed cells.
     """
-    from gpuaas.campaign import DASK_HINT, dask_available, load_spec, run_campaign
+    from gpuaas.experiments.campaign import run_campaign
+    from gpuaas.experiments.runners import DASK_HINT, dask_available
+    from gpuaas.experiments.spec import load_spec
 
     spec = load_spec(spec_file)
     output = output or f"{Path(spec_file).stem}.csv"
@@ -566,10 +569,10 @@ _plot_output = click.option("-o", "--output", type=click.Path(dir_okay=False),
 @plot.command("costs")
 @_results_arg
 @_plot_output
-@click.option("--reference", default="edf", show_default=True, help="Method the cost ratio divides by.")
+@click.option("--reference", default=BASELINE, show_default=True, help="Method the cost ratio divides by.")
 def plot_costs_cmd(results: str, output: str | None, reference: str) -> None:
     """Mean total cost by method and scenario, with the ratio to EDF (paper Fig. 3)."""
-    from gpuaas.campaign import read_results
+    from gpuaas.experiments.store import read_results
     from gpuaas.plots import plot_costs
 
     click.echo(plot_costs(read_results(results), _plot_out(output, results, "costs"), reference))
@@ -578,10 +581,10 @@ def plot_costs_cmd(results: str, output: str | None, reference: str) -> None:
 @plot.command("pct")
 @_results_arg
 @_plot_output
-@click.option("--reference", default="path-relinking", show_default=True, help="The method compared with.")
+@click.option("--reference", default=REFERENCE, show_default=True, help="The method compared with.")
 def plot_pct_cmd(results: str, output: str | None, reference: str) -> None:
     """Percentage cost reduction of path relinking over each method, min/mean/max (Fig. 4)."""
-    from gpuaas.campaign import read_results
+    from gpuaas.experiments.store import read_results
     from gpuaas.plots import plot_pct
 
     click.echo(plot_pct(read_results(results), _plot_out(output, results, "pct"), reference))
@@ -594,7 +597,7 @@ def plot_pct_cmd(results: str, output: str | None, reference: str) -> None:
               help="Wall-clock time, or process CPU time (steadier on a shared machine).")  # fmt: skip
 def plot_solver_time_cmd(results: str, output: str | None, clock: str) -> None:
     """Mean solver time per rescheduling event against N, per method (Fig. 5)."""
-    from gpuaas.campaign import read_results
+    from gpuaas.experiments.store import read_results
     from gpuaas.plots import plot_solver_time
 
     click.echo(plot_solver_time(read_results(results), _plot_out(output, results, "solver-time"), clock))

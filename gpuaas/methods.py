@@ -2,14 +2,16 @@
 
 Every method is `fn(instance, *, seed=0, time_limit=None, **options) -> Solution` and sets
 `stats["seconds"]` (its own time, excluding start-up and numba compilation) and `stats["seed"]`.
-Entries name the module and function so that importing gpuaas does not import every solver.
+Each method has one record (`Method`): where its function lives, its tick, whether it depends
+on the seed, its label and (by its position) its order in tables and plots; nothing else in
+the package keeps a list of methods.
 
 **At most min(N, J) nodes.** Every open node hosts a job, so a solution never opens more than
 J nodes: `solve` gives a method an instance with N' = min(N, J) node slots (the nodes running
 jobs now, renumbered in order, and the lowest free ones) and numbers the result back, so the
 work of every method grows with min(N, J), not with N (two jobs on N = 10^6 nodes take
 milliseconds). A method whose result depends on N itself (hierarchical: N / 5 controllers)
-sets ``USES_ALL_NODES = True`` in its module and gets the instance unchanged.
+says so in its record (`Method.uses_all_nodes`) and gets the instance unchanged.
 """
 
 from __future__ import annotations
@@ -27,38 +29,103 @@ from gpuaas.instance import Instance
 from gpuaas.limits import check_seed
 from gpuaas.solution import Solution
 
-#: name -> (module, function, one-line description)
-METHODS: dict[str, tuple[str, str, str]] = {
-    "greedy": ("gpuaas.heuristics.greedy", "greedy", "Algorithm 1 without randomness + postprocessing"),
-    "randomized-greedy": ("gpuaas.heuristics.randomized_greedy", "randomized_greedy",
-                          "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing"),
-    "path-relinking": ("gpuaas.heuristics.path_relinking", "path_relinking",
-                       "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing"),
-    "incremental": ("gpuaas.heuristics.incremental", "incremental",
-                    "Per-job bound plans, incumbent kept unless moving pays (the default)"),
-    # baselines [§4.2]: one job per node, started jobs keep their resources
-    "fifo": ("gpuaas.baselines.fifo", "fifo", "First In First Out (submission order)"),
-    "edf": ("gpuaas.baselines.edf", "edf", "Earliest Deadline First"),
-    "ps": ("gpuaas.baselines.ps", "ps", "Priority Scheduling by tardiness weight"),
-    "dp-wct": ("gpuaas.baselines.dp", "dp_wct", "DP baseline, F1 = F2 = F_WCT, every 15 min"),
-    "dp-fastwct": ("gpuaas.baselines.dp", "dp_fastwct", "DP baseline, fastest config, F2 = F_WCT"),
-    "dp-fastb": ("gpuaas.baselines.dp", "dp_fastb", "DP baseline, fastest config, F2 = F_B"),
-    "dp-adjwct": ("gpuaas.baselines.dp", "dp_adjwct", "DP baseline, F1 = adjusted tardiness, F2 = F_WCT"),
-    "hierarchical": ("gpuaas.baselines.hierarchical", "hierarchical",
-                     "Controllers of 5 nodes, each solving P1 by MILP at 5 % gap"),
+#: The DP baselines' Δt: invoked every 15 min as well as at events, the paper's best value [§4.2.1, §4.2.2].
+DP_TICK = 900.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """Everything the package knows about one method, in one record.
+
+    Attributes
+    ----------
+    name : str
+        The registry key (`--method`, campaign specs, result rows).
+    module, function : str
+        Where the solver function lives (imported on first use, so that importing gpuaas does
+        not import every solver).
+    description : str
+        One line for listings.
+    label : str
+        The method's name in plots and reports (the paper's).
+    tick : float or None
+        Its own periodic rescheduling interval (s), passed to the simulator unless the user
+        gives one; None: the simulator's (the trace's H).
+    seed_independent : bool
+        The result does not depend on the seed: experiments simulate it once per trace.
+    uses_all_nodes : bool
+        The result depends on N itself, not only on the nodes jobs can use (`solve` then gives
+        it the instance unchanged; module docstring).
+    forwards_options : str or None
+        Another method whose options this one also takes and passes on (hierarchical -> milp).
+    compare : bool
+        `gpuaas compare` simulates it unless told otherwise (the paper's methods that take
+        seconds per simulation; MILP, DP(WCT) and DP(FastWCT) are opt-in).
+    """
+
+    name: str
+    module: str
+    function: str
+    description: str
+    label: str
+    tick: float | None = None
+    seed_independent: bool = False
+    uses_all_nodes: bool = False
+    forwards_options: str | None = None
+    compare: bool = False
+
+    @property
+    def order(self) -> int:
+        """The method's rank in tables and plots (the paper's: proposed methods first, then the
+        baselines): its position in the registry."""
+        return list(METHODS).index(self.name)
+
+
+_H = "gpuaas.heuristics."
+_B = "gpuaas.baselines."
+#: The registry, in the paper's order (proposed methods, exact method, then the baselines [§4.2]).
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("path-relinking", _H + "path_relinking", "path_relinking",
+           "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing", "Path Relinking", compare=True),
+    Method("randomized-greedy", _H + "randomized_greedy", "randomized_greedy",
+           "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing", "Randomized Greedy", compare=True),
+    Method("greedy", _H + "greedy", "greedy", "Algorithm 1 without randomness + postprocessing", "Greedy", compare=True),
+    Method("incremental", _H + "incremental", "incremental",
+           "Per-job bound plans, incumbent kept unless moving pays (the default)", "Incremental"),
     # exact method [§3.1]
-    "milp": ("gpuaas.milp", "milp", "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit"),
-}
+    Method("milp", "gpuaas.milp", "milp",
+           "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit", "MILP"),
+    Method("hierarchical", _B + "hierarchical", "hierarchical",
+           "Controllers of 5 nodes, each solving P1 by MILP at 5 % gap", "Hierarchical",
+           uses_all_nodes=True, forwards_options="milp", compare=True),
+    # baselines [§4.2]: one job per node, started jobs keep their resources
+    Method("edf", _B + "edf", "edf", "Earliest Deadline First", "EDF", seed_independent=True, compare=True),
+    Method("fifo", _B + "fifo", "fifo", "First In First Out (submission order)", "FIFO", seed_independent=True, compare=True),
+    Method("ps", _B + "ps", "ps", "Priority Scheduling by tardiness weight", "PS", seed_independent=True, compare=True),
+    Method("dp-wct", _B + "dp", "dp_wct", "DP baseline, F1 = F2 = F_WCT, every 15 min", "DP(WCT)",
+           tick=DP_TICK, seed_independent=True),
+    Method("dp-fastwct", _B + "dp", "dp_fastwct", "DP baseline, fastest config, F2 = F_WCT", "DP(FastWCT)",
+           tick=DP_TICK, seed_independent=True),
+    Method("dp-fastb", _B + "dp", "dp_fastb", "DP baseline, fastest config, F2 = F_B", "DP(FastB)",
+           tick=DP_TICK, seed_independent=True, compare=True),
+    Method("dp-adjwct", _B + "dp", "dp_adjwct", "DP baseline, F1 = adjusted tardiness, F2 = F_WCT",
+           "DP(AdjWCT)", tick=DP_TICK, seed_independent=True, compare=True),
+)}  # fmt: skip
 
 DEFAULT_METHOD = "incremental"
 
 
-def get_method(name: str) -> Callable[..., Solution]:
-    """The solver function registered under `name`."""
+def method(name: str) -> Method:
+    """The registry record of `name` (InputError naming the available methods)."""
     if name not in METHODS:
         raise InputError(None, "method", f"unknown method {name!r}; available: {', '.join(METHODS)}")
-    module, func, _ = METHODS[name]
-    return getattr(importlib.import_module(module), func)  # type: ignore[no-any-return]
+    return METHODS[name]
+
+
+def get_method(name: str) -> Callable[..., Solution]:
+    """The solver function registered under `name`."""
+    m = method(name)
+    return getattr(importlib.import_module(m.module), m.function)  # type: ignore[no-any-return]
 
 
 def solve(instance: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
@@ -66,8 +133,7 @@ def solve(instance: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
     """Solve one rescheduling point with the named method (on min(N, J) nodes: module docstring)."""
     fn = get_method(method)
     check_seed(seed)
-    uses_all = getattr(importlib.import_module(METHODS[method][0]), "USES_ALL_NODES", False)
-    if uses_all or instance.nodes <= max(instance.n_jobs, 1):
+    if METHODS[method].uses_all_nodes or instance.nodes <= max(instance.n_jobs, 1):
         return fn(instance, seed=seed, time_limit=time_limit, **options)
     keep = kept_nodes(instance)
     cur = instance.current_node
@@ -106,15 +172,15 @@ def _on_nodes(sol: Solution, small: Instance, keep: np.ndarray) -> Solution:
 
 def method_options(name: str) -> list[str]:
     """The keyword options method `name` accepts besides seed and time_limit (from its
-    signature; a method whose module sets ``FORWARDS_OPTIONS = "other"`` also takes the other
-    method's options, e.g. hierarchical passes them to milp)."""
+    signature; a method whose record names `forwards_options` also takes that method's options,
+    e.g. hierarchical passes them to milp, except its module's ``NOT_FORWARDED``)."""
     fn = get_method(name)
     params = inspect.signature(fn).parameters.values()
     names = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS
              and not p.name.startswith("_")]  # fmt: skip
-    module = importlib.import_module(METHODS[name][0])
-    other = getattr(module, "FORWARDS_OPTIONS", None)
+    other = METHODS[name].forwards_options
     if other is not None:
+        module = importlib.import_module(METHODS[name].module)
         skip = set(names) | set(getattr(module, "NOT_FORWARDED", ()))
         names += [n for n in method_options(other) if n not in skip]
     return names
@@ -133,17 +199,14 @@ _NOT_OPTIONS = {"instance", "seed", "time_limit"}
 
 
 def default_tick(name: str) -> float | None:
-    """The periodic rescheduling interval (s) a method declares (module attribute TICK), or None.
+    """The periodic rescheduling interval (s) method `name` declares (its record's `tick`), or None.
 
-    The DP baselines are invoked every 15 min as well as at events [§4.2.1]; `compare` passes
-    this as the simulator's `tick` unless the user gives one.
+    The DP baselines are invoked every 15 min as well as at events [§4.2.1]; the simulator
+    uses this tick unless the user gives one.
     """
-    get_method(name)  # the unknown-method error
-    tick = getattr(importlib.import_module(METHODS[name][0]), "TICK", None)
-    return None if tick is None else float(tick)
+    return method(name).tick
 
 
 def seed_independent(name: str) -> bool:
-    """True when a method declares (SEED_INDEPENDENT) that its result does not depend on the seed."""
-    get_method(name)
-    return bool(getattr(importlib.import_module(METHODS[name][0]), "SEED_INDEPENDENT", False))
+    """True when method `name`'s result does not depend on the seed (its record says so)."""
+    return method(name).seed_independent

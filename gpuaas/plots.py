@@ -1,8 +1,10 @@
 """The plots people read campaign results from (matplotlib, Agg backend; the `plot` extra).
 
-From a campaign results file: total cost by method and scenario with the ratio to EDF (the
-paper's Fig. 3), percentage cost reduction of path relinking over each method, min/mean/max
-(Fig. 4, eq. 3), and solver time per event against N (Fig. 5). From one simulation's event log
+From result rows (`gpuaas.experiments.rows`: a campaign's or a comparison's file), with the
+numbers of `gpuaas.experiments.analysis`: total cost by method and scenario with the ratio to
+EDF (the paper's Fig. 3), percentage cost reduction of path relinking over each method,
+min/mean/max (Fig. 4, eq. 3), and solver time per event against N (Fig. 5). Methods appear in
+the paper's order with their registry labels. From one simulation's event log
 (DESIGN.md §11) and its trace: a Gantt chart of nodes (VM type per interval) and jobs (GPUs per
 job, due dates marked), and the cumulative cost over time. Every function writes PNG or SVG,
 chosen by the output file's extension, through a temporary file (no partial output).
@@ -17,10 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from gpuaas.errors import InputError, brief
+from gpuaas.experiments.analysis import (
+    BASELINE,
+    REFERENCE,
+    bound_table,
+    cost_table,
+    label,
+    order,
+    pct_reductions,
+    row_run,
+    scenario,
+    solver_time_per_event,
+)
 from gpuaas.files import check_output, open_output
 
 FORMATS = (".png", ".svg", ".pdf")
-_PR = "path-relinking"
 # the paper's Fig. 4 colours: min orange, mean blue, max green
 _MIN, _MEAN, _MAX = "tab:orange", "tab:blue", "tab:green"
 
@@ -54,35 +67,6 @@ def _save(fig: Any, out: Path) -> None:
         plt.close(fig)
 
 
-def label(row: dict[str, Any]) -> str:
-    """A method's name in the plots: with its node multiplier when it is not 1 (e.g. "edf x2")."""
-    m = row.get("node_multiplier") or 1
-    return row["method"] if m == 1 else f"{row['method']} x{m}"
-
-
-def _ok(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ok = [r for r in rows if r.get("status") == "ok" and r.get("total_cost") is not None]
-    if not ok:
-        raise InputError(None, None, "the results hold no successful simulation to plot")
-    return ok
-
-
-#: the order methods appear in (the paper's: proposed methods first, then the baselines)
-METHOD_ORDER = ("path-relinking", "randomized-greedy", "greedy", "milp", "hierarchical", "edf",
-                "fifo", "ps", "dp-wct", "dp-fastwct", "dp-fastb", "dp-adjwct")  # fmt: skip
-
-
-def _order(labels: set[str]) -> list[str]:
-    """Labels in METHOD_ORDER (others after them by name), each method's multipliers ascending."""
-
-    def key(lab: str) -> tuple[int, str, int]:
-        method, _, mult = lab.partition(" x")
-        rank = METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER)
-        return rank, method, int(mult or 1)
-
-    return sorted(labels, key=key)
-
-
 def _colors(labels: list[str]) -> dict[str, Any]:
     """A distinct colour per label; never grey, which the Gantt chart uses for waiting."""
     plt = _pyplot()
@@ -95,25 +79,19 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
 
 
-def cost_table(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
-    """Mean total cost per (arrivals, N, method label) over seeds, successful cells only."""
-    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
-    for r in _ok(rows):
-        acc[(r["arrivals"], r["nodes"], label(r))].append(r["total_cost"])
-    return {k: _mean(v) for k, v in acc.items()}
+def _ok(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("total_cost") is not None]
+    if not ok:
+        raise InputError(None, None, "the results hold no successful simulation to plot")
+    return ok
 
 
-def bound_table(rows: list[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
-    """Mean of total cost / bound per (arrivals, N, method label) over the successful cells that
-    have a bound (results files older than `gpuaas bound` have none: empty table)."""
-    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
-    for r in _ok(rows):
-        if r.get("cost_over_bound") is not None:
-            acc[(r["arrivals"], r["nodes"], label(r))].append(r["cost_over_bound"])
-    return {k: _mean(v) for k, v in acc.items()}
+def _title(scen: str, rows: list[dict[str, Any]]) -> str:
+    """A column's title: "<pattern> arrivals" for generated traces, else the trace's name."""
+    return f"{scen} arrivals" if any(r.get("arrivals") == scen for r in rows) else Path(scen).name
 
 
-def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "edf") -> Path:
+def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = BASELINE) -> Path:
     """Mean total cost by method and scenario, with the ratio to `reference` (paper Fig. 3)
     and the distance to the lower bound.
 
@@ -128,7 +106,7 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
     table = cost_table(rows)
     over_bound = bound_table(rows)
     arrivals = sorted({k[0] for k in table})
-    labels = _order({k[2] for k in table})
+    labels = order(k[2] for k in table)
     colors = _colors(labels)
     has_ref = any(k[2] == reference for k in table)
     ratios = [3] + [2] * (has_ref + bool(over_bound))
@@ -142,10 +120,10 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
         for i, lab in enumerate(labels):
             xs = [x + (i - (len(labels) - 1) / 2) * width for x in range(len(ns))]
             ys = [table.get((arr, n, lab), math.nan) for n in ns]
-            ax.bar(xs, ys, width, color=colors[lab], label=lab)
+            ax.bar(xs, ys, width, color=colors[lab], label=label(lab))
         ax.set_xticks(range(len(ns)), [str(n) for n in ns])
         ax.set_xlabel("nodes N")
-        ax.set_title(f"{arr} arrivals")
+        ax.set_title(_title(arr, rows))
         ax.grid(axis="y", which="both", alpha=0.3)
         if col == 0:
             ax.set_ylabel("mean total cost ($)")
@@ -155,19 +133,19 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
                 pts = [(str(n), table[(arr, n, lab)] / table[(arr, n, reference)]) for n in ns
                        if (arr, n, lab) in table and table.get((arr, n, reference), 0) > 0]  # fmt: skip
                 if pts:
-                    ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=lab)
+                    ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=label(lab))
             ax2.axhline(1.0, color="black", lw=0.8, ls="--")
             ax2.set_ylim(bottom=0)
             ax2.set_xlabel("nodes N")
             ax2.grid(alpha=0.3)
             if col == 0:
-                ax2.set_ylabel(f"cost / cost of {reference}")
+                ax2.set_ylabel(f"cost / cost of {label(reference)}")
         if over_bound:
             ax3 = axes[-1][col]
             for lab in labels:
                 pts = [(str(n), over_bound[(arr, n, lab)]) for n in ns if (arr, n, lab) in over_bound]
                 if pts:
-                    ax3.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=lab)
+                    ax3.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=label(lab))
             ax3.axhline(1.0, color="black", lw=0.8, ls="--")
             ax3.set_ylim(bottom=min(0.9, *(v for k, v in over_bound.items() if k[0] == arr)))
             ax3.set_xlabel("nodes N")
@@ -184,36 +162,13 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = "ed
     return out
 
 
-def pct_reductions(rows: list[dict[str, Any]], reference: str = _PR) -> dict[tuple[str, str], list[float]]:
-    """pct = (C_algo - C_ref) / C_algo * 100 (eq. 3) per (arrivals, method label), one value per
-    simulation paired with the reference's simulation of the same trace and seed."""
-    ok = _ok(rows)
-    trace = lambda r: (r["arrivals"], r["nodes"], r["jobs"], r["trace_seed"], r["noise"])
-    is_ref = lambda r: r["method"] == reference and r["node_multiplier"] == 1
-    ref: dict[tuple[Any, ...], dict[int, float]] = defaultdict(dict)
-    for r in ok:
-        if is_ref(r):
-            ref[trace(r)][r["seed"]] = r["total_cost"]
-    if not ref:
-        raise InputError(None, None, f"the results hold no successful {reference} simulation to compare with")
-    out: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for r in ok:
-        by_seed = ref.get(trace(r), {})
-        if is_ref(r) or not by_seed or r["total_cost"] <= 0:
-            continue
-        # the reference run with the same seed; a seed-independent method, simulated once per
-        # trace, is compared with every seed of the reference
-        c_refs = [by_seed[r["seed"]]] if r["seed"] in by_seed else list(by_seed.values())
-        for c_ref in c_refs:
-            out[(r["arrivals"], label(r))].append((r["total_cost"] - c_ref) / r["total_cost"] * 100.0)
-    return dict(out)
-
-
-def plot_pct(rows: list[dict[str, Any]], out: str | Path, reference: str = _PR) -> Path:
+def plot_pct(rows: list[dict[str, Any]], out: str | Path, reference: str = REFERENCE) -> Path:
     """Percentage cost reduction of `reference` over every other method: min, mean, max (Fig. 4)."""
     out = _check_output(out)
     plt = _pyplot()
-    pct = pct_reductions(rows, reference)
+    if not any(r["method"] == reference for r in _ok(rows)):
+        raise InputError(None, None, f"the results hold no successful {reference} simulation to compare with")
+    pct = {k: v for k, v in pct_reductions(rows, reference).items() if k[1] != reference}
     if not pct:
         raise InputError(None, None, f"no other method shares a trace and seed with {reference}")
     arrivals = sorted({k[0] for k in pct})
@@ -221,37 +176,23 @@ def plot_pct(rows: list[dict[str, Any]], out: str | Path, reference: str = _PR) 
                              figsize=(max(6.0, 4.8 * len(arrivals)), 4.8))  # fmt: skip
     for col, arr in enumerate(arrivals):
         ax = axes[0][col]
-        labels = _order({k[1] for k in pct if k[0] == arr})
+        labels = order(k[1] for k in pct if k[0] == arr)
         xs = range(len(labels))
         for off, (name, fn, color) in zip((-0.27, 0.0, 0.27), (("min", min, _MIN), ("mean", _mean, _MEAN),
                                                                ("max", max, _MAX))):  # fmt: skip
             ax.bar([x + off for x in xs], [fn(pct[(arr, lab)]) for lab in labels], 0.27,
                    color=color, label=name)  # fmt: skip
         ax.axhline(0.0, color="black", lw=0.8)
-        ax.set_xticks(list(xs), labels, rotation=35, ha="right")
-        ax.set_title(f"{arr} arrivals")
+        ax.set_xticks(list(xs), [label(lab) for lab in labels], rotation=35, ha="right")
+        ax.set_title(_title(arr, rows))
         ax.grid(axis="y", alpha=0.3)
         if col == 0:
-            ax.set_ylabel(f"cost reduction of {reference} (%)")
+            ax.set_ylabel(f"cost reduction of {label(reference)} (%)")
     axes[0][0].legend(title="over simulations")
-    fig.suptitle(f"Percentage cost reduction of {reference}: (C_method - C_{reference}) / C_method")
+    fig.suptitle(f"Percentage cost reduction of {label(reference)}: (C_method - C_ref) / C_method (eq. 3)")
     fig.tight_layout()
     _save(fig, out)
     return out
-
-
-def solver_time_per_event(row: dict[str, Any], clock: str = "wall") -> float | None:
-    """A row's mean solver time per rescheduling event: wall clock, or process CPU time.
-
-    CPU time (solver_cpu_seconds / solver_calls) is the better measure on a shared machine,
-    where wall time also counts waiting for a core.
-    """
-    if clock == "wall":
-        return row.get("solver_seconds_mean")
-    if clock != "cpu":
-        raise InputError(None, "clock", f"unknown clock {clock!r}; expected wall or cpu")
-    cpu, calls = row.get("solver_cpu_seconds"), row.get("solver_calls")
-    return None if cpu is None or not calls else cpu / calls
 
 
 def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "wall") -> Path:
@@ -262,11 +203,11 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
     for r in _ok(rows):
         t = solver_time_per_event(r, clock)
         if t is not None:
-            acc[(r["arrivals"], label(r), r["nodes"])].append(t)
+            acc[(scenario(r), row_run(r), r["nodes"])].append(t)
     if not acc:
         raise InputError(None, None, f"the results hold no {clock} solver times")
     arrivals = sorted({k[0] for k in acc})
-    labels = _order({k[1] for k in acc})
+    labels = order(k[1] for k in acc)
     colors = _colors(labels)
     fig, axes = plt.subplots(1, len(arrivals), squeeze=False, sharey=True,
                              figsize=(max(6.0, 4.8 * len(arrivals)), 4.5))  # fmt: skip
@@ -276,11 +217,11 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
             ns = sorted(k[2] for k in acc if k[0] == arr and k[1] == lab)
             if ns:
                 ys = [max(_mean(acc[(arr, lab, n)]), 1e-6) for n in ns]
-                ax.plot(ns, ys, "o-", color=colors[lab], label=lab)
+                ax.plot(ns, ys, "o-", color=colors[lab], label=label(lab))
         ax.set_yscale("log")
         ax.set_xticks(sorted({k[2] for k in acc if k[0] == arr}))
         ax.set_xlabel("nodes N")
-        ax.set_title(f"{arr} arrivals")
+        ax.set_title(_title(arr, rows))
         ax.grid(which="both", alpha=0.3)
         if col == 0:
             ax.set_ylabel(f"mean solver {'CPU ' if clock == 'cpu' else ''}time per event (s, log scale)")

@@ -18,7 +18,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from gpuaas.campaign import read_results
+from gpuaas.experiments.analysis import ok_rows, row_run
+from gpuaas.experiments.store import read_results
 from gpuaas.methods import DEFAULT_METHOD
 
 PAPER_HEURISTICS = ("greedy", "randomized-greedy", "path-relinking")
@@ -27,11 +28,6 @@ PAPER_HEURISTICS = ("greedy", "randomized-greedy", "path-relinking")
 def moves(row: dict) -> float:
     """Migrations + preemptions per job."""
     return (row["migrations"] + row["preemptions"]) / max(1, row["jobs_completed"])
-
-
-def label(row: dict) -> str:
-    m = int(row["node_multiplier"] or 1)
-    return row["method"] if m == 1 else f"{row['method']} x{m}"
 
 
 def main() -> None:
@@ -45,11 +41,11 @@ def main() -> None:
     if args.before:
         for n, _seed, ov, m, cost in csv.reader(open(args.before)):
             before[(int(n), "high", float(ov))][m].append(float(cost))
-    rows = [r for r in read_results(args.results) if r["status"] == "ok"]
+    rows = ok_rows(read_results(args.results))
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        cells[(r["nodes"], r["arrivals"], r["overhead"])][label(r)].append(r)
-    methods = sorted({label(r) for r in rows}, key=lambda m: (m != DEFAULT_METHOD, " x" in m, m))
+        cells[(r["nodes"], r["arrivals"], r["overhead"])][row_run(r)].append(r)
+    methods = sorted({row_run(r) for r in rows}, key=lambda m: (m != DEFAULT_METHOD, " x" in m, m))
     out = [f"# Quality: total cost / lower bound, and moves per job ({args.results})", "",
            "Each cell: mean cost / bound over the traces [min-max], then moves (migrations + "
            "preemptions) per job. `xK`: run with K x N nodes (its bound is for K x N nodes).", ""]

@@ -493,25 +493,25 @@ def test_simulate_reports_cost_over_bound(tmp_path):
 
 
 def test_compare_adds_the_bound_of_each_rows_node_count_computed_once(monkeypatch):
-    from gpuaas import compare as cmp
     from gpuaas import simulator
+    from gpuaas.experiments import analysis
+    from gpuaas.experiments.compare import compare
 
     trace = load_instance(SMALL)
     calls = []
     real = simulator.trace_bound
     monkeypatch.setattr(simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw))
-    rows = cmp.compare(trace, ["greedy", "edf", "fifo"], [1, 2], multipliers={"edf": 2})
+    rows = compare(trace, ["greedy", "edf", "fifo"], [1, 2], multipliers={"edf": 2})
     assert sorted(calls) == [3, 6]  # once per node count, not per method or seed
     by_nodes = {n: bound(trace, nodes=n).bound for n in (3, 6)}
     for r in rows:
-        assert r["bound"] == pytest.approx(by_nodes[r["nodes"]])
+        assert r["bound"] == pytest.approx(by_nodes[r["sim_nodes"]])
         assert r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"]) and r["cost_over_bound"] >= 1
-    summary = cmp.summarize(rows)
+    summary = analysis.summarize(rows)
     assert all(s["cost_over_bound"] == pytest.approx(s["total_cost"] / s["bound"]) for s in summary)
-    table = cmp.format_table(summary)
+    table = analysis.format_table(summary)
     assert "/bound" in table.splitlines()[0]
     assert f"{summary[0]['cost_over_bound']:.3f}" in table.splitlines()[2]
-    assert cmp.ROW_FIELDS[-2:] == ("bound", "cost_over_bound")
 
 
 def test_cli_compare_prints_cost_over_bound(tmp_path):
@@ -522,7 +522,8 @@ def test_cli_compare_prints_cost_over_bound(tmp_path):
 
 
 def test_campaign_rows_carry_the_bound_computed_once_per_trace_and_nodes(monkeypatch):
-    from gpuaas import campaign, simulator
+    from gpuaas import simulator
+    from gpuaas.experiments import cell as campaign
 
     calls = []
     real = simulator.trace_bound
@@ -543,12 +544,13 @@ def test_campaign_rows_carry_the_bound_computed_once_per_trace_and_nodes(monkeyp
 def test_results_written_before_the_bound_columns_still_read_plot_and_resume(tmp_path):
     """The committed small campaign (no bound columns) reads with bound None and plots; a
     resumed campaign upgrades such a file to the current columns before appending."""
-    from gpuaas import campaign
+    from gpuaas.experiments import store as campaign
+    from gpuaas.experiments.rows import COLUMNS
 
     old = ROOT / "scripts" / "results" / "campaign-small.csv"
     rows = campaign.read_results(old)
     assert rows and all(r["bound"] is None and r["cost_over_bound"] is None for r in rows)
-    assert list(rows[0]) == campaign.COLUMNS
+    assert list(rows[0]) == COLUMNS
     plots = pytest.importorskip("gpuaas.plots")
     pytest.importorskip("matplotlib")
     assert plots.plot_costs(rows, tmp_path / "old.png").exists()
@@ -560,13 +562,14 @@ def test_results_written_before_the_bound_columns_still_read_plot_and_resume(tmp
     store.close()
     again = campaign.read_results(legacy)
     assert [r["cell"] for r in again][-1] == "new" and again[-1]["bound"] == 1.0
-    assert legacy.read_text().splitlines()[0].split(",") == campaign.COLUMNS
+    assert legacy.read_text().splitlines()[0].split(",") == COLUMNS
 
 
 def test_plot_costs_has_a_cost_over_bound_panel(tmp_path):
     plots = pytest.importorskip("gpuaas.plots")
     pytest.importorskip("matplotlib")
-    from gpuaas.campaign import COLUMNS
+    from gpuaas.experiments import analysis
+    from gpuaas.experiments.rows import COLUMNS
 
     rows = []
     for method, cost in (("path-relinking", 120.0), ("edf", 200.0)):
@@ -576,8 +579,8 @@ def test_plot_costs_has_a_cost_over_bound_panel(tmp_path):
                      trace_seed=1, seed=1, node_multiplier=1, noise=0.0, status="ok",
                      total_cost=cost * n, bound=100.0 * n, cost_over_bound=cost / 100.0)  # fmt: skip
             rows.append(r)
-    assert plots.bound_table(rows) == {("high", 10, "path-relinking"): 1.2, ("high", 20, "path-relinking"): 1.2,
+    assert analysis.bound_table(rows) == {("high", 10, "path-relinking"): 1.2, ("high", 20, "path-relinking"): 1.2,
                                        ("high", 10, "edf"): 2.0, ("high", 20, "edf"): 2.0}  # fmt: skip
     out = plots.plot_costs(rows, tmp_path / "c.png")
     assert out.read_bytes().startswith(b"\x89PNG")
-    assert plots.bound_table([dict(r, cost_over_bound=None) for r in rows]) == {}
+    assert analysis.bound_table([dict(r, cost_over_bound=None) for r in rows]) == {}

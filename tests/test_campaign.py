@@ -18,18 +18,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from gpuaas import campaign
-from gpuaas.campaign import (
-    COLUMNS,
-    TIMING_COLUMNS,
-    Cell,
-    ResultStore,
-    comparable,
-    expand,
-    parse_spec,
-    read_results,
-    run_campaign,
-)
+from gpuaas.experiments import campaign, runners, store
+from gpuaas.experiments import cell as cell_mod
+from gpuaas.experiments import spec as specs
+from gpuaas.experiments.campaign import run_campaign
+from gpuaas.experiments.cell import Cell
+from gpuaas.experiments.rows import COLUMNS, TIMING_COLUMNS, comparable
+from gpuaas.experiments.spec import expand, parse_spec
+from gpuaas.experiments.store import ResultStore, read_results
+from gpuaas.generator import ARRIVALS
 from gpuaas.cli import cli
 from gpuaas.errors import InputError
 
@@ -181,7 +178,7 @@ def test_rows_are_the_simulator_results(tmp_path: Path) -> None:
              and r["arrivals"] == "high" and r["trace_seed"] == 2)  # fmt: skip
     cell = Cell("high", 2, 6, 2, "edf", 2, 2)
     assert r["cell"] == cell.key and r["sim_nodes"] == 4
-    direct = simulate(campaign.make_trace(cell), "edf", seed=2, nodes=4).to_dict()
+    direct = simulate(cell_mod.make_trace(cell), "edf", seed=2, nodes=4).to_dict()
     for k in ("total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions"):
         assert r[k] == direct[k], k
     assert r["jobs_completed"] == 6
@@ -212,7 +209,7 @@ def test_interrupted_campaign_resumes_with_the_missing_cells_only(tmp_path: Path
     """Ctrl-C after 5 cells keeps their rows; the re-run runs the other 7 and equals a clean run."""
     spec = parse_spec(SPEC)
     grid = {c.key for c in expand(spec)}
-    real = campaign.run_cell
+    real = runners.run_cell
     calls: list[str] = []
 
     def interrupted(cell: Cell) -> dict[str, Any]:
@@ -224,7 +221,7 @@ def test_interrupted_campaign_resumes_with_the_missing_cells_only(tmp_path: Path
         return real(cell)
 
     out = tmp_path / "r.csv"
-    monkeypatch.setattr(campaign, "run_cell", interrupted)
+    monkeypatch.setattr(runners, "run_cell", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_campaign(spec, out, backend="serial", progress=False)
     assert [r["cell"] for r in read_results(out)] == calls
@@ -236,11 +233,11 @@ def test_interrupted_campaign_resumes_with_the_missing_cells_only(tmp_path: Path
         return real(cell)
 
     calls.clear()
-    monkeypatch.setattr(campaign, "run_cell", counted)
+    monkeypatch.setattr(runners, "run_cell", counted)
     report = run_campaign(spec, out, backend="serial", progress=False)
     assert (report.skipped, report.ran) == (5, 7)
     assert set(calls).isdisjoint(first) and len(calls) == 7
-    monkeypatch.setattr(campaign, "run_cell", real)
+    monkeypatch.setattr(runners, "run_cell", real)
     clean = run_campaign(spec, tmp_path / "clean.csv", backend="serial", progress=False)
     assert comparable(read_results(out)) == comparable(clean.rows)
     # a third run has nothing left to do
@@ -254,7 +251,7 @@ def test_retry_failed_reruns_only_failed_cells(tmp_path: Path) -> None:
     rows = read_results(out)
     broken = [dict(r, status="failed", error="RuntimeError: lost", total_cost=None) if i % 4 == 0 else r
               for i, r in enumerate(rows)]  # fmt: skip
-    campaign._write_csv_atomic(out, broken)
+    store.write_csv(out, broken)
     report = run_campaign(parse_spec(SPEC), out, backend="serial", progress=False, retry_failed=True)
     assert (report.ran, report.skipped) == (3, 9)
     assert comparable(report.rows) == comparable(rows)
@@ -274,7 +271,7 @@ def test_progress_line_counts_and_eta(tmp_path: Path) -> None:
 
 def test_without_dask_cli_runs_local_processes_and_says_how(tmp_path: Path, monkeypatch) -> None:
     """With dask missing, `campaign` runs in local processes and prints the pip command for Dask."""
-    monkeypatch.setattr(campaign, "dask_available", lambda: False)
+    monkeypatch.setattr(runners, "dask_available", lambda: False)
     spec = write_spec(tmp_path / "s.yaml", dict(SPEC, arrivals=["low"], seeds=[3], methods=["greedy"],
                                                        node_multipliers=[1]))
     out = tmp_path / "r.csv"
@@ -283,7 +280,7 @@ def test_without_dask_cli_runs_local_processes_and_says_how(tmp_path: Path, monk
     assert "pip install 'gpuaas[dask]'" in res.output and "on processes with 2 worker(s)" in res.output
     assert [r["status"] for r in read_results(out)] == ["ok"]
     with pytest.raises(InputError, match=r"dask is not installed; .*gpuaas\[dask\]"):
-        campaign.make_runner(["greedy"], "dask", scheduler="tcp://127.0.0.1:1")
+        runners.make_runner(["greedy"], "dask", scheduler="tcp://127.0.0.1:1")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,7 +413,7 @@ def test_parquet_results_stream_through_a_journal_and_resume(tmp_path: Path, mon
     pytest.importorskip("pyarrow")
     spec = parse_spec(dict(SPEC, arrivals=["low"], methods=["greedy"], node_multipliers=[1]))
     out = tmp_path / "r.parquet"
-    real = campaign.run_cell
+    real = runners.run_cell
     grid = {c.key for c in expand(spec)}
 
     def one_then_stop(cell: Cell) -> dict[str, Any]:
@@ -424,11 +421,11 @@ def test_parquet_results_stream_through_a_journal_and_resume(tmp_path: Path, mon
             raise KeyboardInterrupt
         return real(cell)
 
-    monkeypatch.setattr(campaign, "run_cell", one_then_stop)
+    monkeypatch.setattr(runners, "run_cell", one_then_stop)
     with pytest.raises(KeyboardInterrupt):
         run_campaign(spec, out, backend="serial", progress=False)
     assert not out.exists() and len(ResultStore(out).load()) == 1  # the journal holds the row
-    monkeypatch.setattr(campaign, "run_cell", real)
+    monkeypatch.setattr(runners, "run_cell", real)
     report = run_campaign(spec, out, backend="serial", progress=False)
     assert (report.skipped, report.ran) == (1, 1)
     assert not (tmp_path / "r.parquet.partial.csv").exists()
@@ -440,7 +437,7 @@ def test_parquet_results_stream_through_a_journal_and_resume(tmp_path: Path, mon
 
 def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatch) -> None:
     """Asking for Parquet without pyarrow is a clear error naming the extra to install."""
-    monkeypatch.setattr(campaign, "_have_pyarrow", lambda: False)
+    monkeypatch.setattr(store, "_have_pyarrow", lambda: False)
     with pytest.raises(InputError, match=r"pyarrow \(pip install 'gpuaas\[parquet\]'\)"):
         ResultStore(tmp_path / "r.parquet")
 
@@ -449,11 +446,11 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatc
 def test_bundled_campaign_specs_load(name: str) -> None:
     """scripts/campaigns/{small,paper}.yaml are valid specs over registered methods."""
     path = Path(__file__).parent.parent / "scripts" / "campaigns" / f"{name}.yaml"
-    spec = campaign.load_spec(path)
+    spec = specs.load_spec(path)
     cells = expand(spec)
     assert spec.name == name and len({c.key for c in cells}) == len(cells) > 0
     if name == "paper":
-        assert spec.nodes == tuple(range(10, 101, 10)) and set(spec.arrivals) == set(campaign.ARRIVALS)
+        assert spec.nodes == tuple(range(10, 101, 10)) and set(spec.arrivals) == set(ARRIVALS)
         assert len(spec.solver_seeds or ()) == 10
 
 
@@ -467,10 +464,10 @@ def test_warm_up_leaves_nothing_to_compile_for_cells() -> None:
                 if isinstance(v, CPUDispatcher)}  # fmt: skip
 
     methods = ["greedy", "edf"]
-    info = campaign.warm_up(methods)
+    info = cell_mod.warm_up(methods)
     assert info["errors"] == {} and info["worker"].endswith(f":{os.getpid()}")
     before = signatures()
     assert sum(before.values()) > 0  # the kernels are loaded
     for m in methods:
-        assert campaign.run_cell(Cell("high", 3, 30, 4, m, 4))["status"] == "ok"
+        assert cell_mod.run_cell(Cell("high", 3, 30, 4, m, 4))["status"] == "ok"
     assert signatures() == before

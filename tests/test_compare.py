@@ -1,4 +1,5 @@
-"""`gpuaas.compare` and `gpuaas compare`: parsing, the summary arithmetic (eq. 3), simulations."""
+"""`gpuaas.experiments.compare` and `gpuaas compare`: parsing, the summary arithmetic (eq. 3),
+simulations, and the rows `gpuaas plot` reads."""
 
 from __future__ import annotations
 
@@ -9,17 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaas.cli import cli
-from gpuaas.compare import (
-    ROW_FIELDS,
-    compare,
-    format_table,
-    parse_multipliers,
-    parse_seeds,
-    parse_settings,
-    summarize,
-    to_csv,
-)
 from gpuaas.errors import InputError
+from gpuaas.experiments.analysis import format_table, summarize
+from gpuaas.experiments.compare import compare, default_methods, parse_multipliers, parse_seeds, parse_settings
+from gpuaas.experiments.rows import COLUMNS, TIMING_COLUMNS
+from gpuaas.experiments.store import read_results
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
 from gpuaas.simulator import simulate
@@ -57,9 +52,10 @@ def test_parse_multipliers_and_settings():
 
 
 def row(method: str, seed: int, total: float, multiplier: int = 1) -> dict:
-    """A comparison row with VM cost = 60 % of the total."""
-    return {"method": method, "seed": seed, "total_cost": total, "vm_cost": 0.6 * total,
-            "tardiness_cost": 0.4 * total, "multiplier": multiplier, "nodes": 10 * multiplier}  # fmt: skip
+    """A comparison row (one trace) with VM cost = 60 % of the total."""
+    return {"method": method, "seed": seed, "total_cost": total, "vm_cost": 0.6 * total, "status": "ok",
+            "tardiness_cost": 0.4 * total, "node_multiplier": multiplier, "nodes": 10,
+            "sim_nodes": 10 * multiplier, "trace": "t.json"}  # fmt: skip
 
 
 def test_summary_arithmetic():
@@ -69,17 +65,19 @@ def test_summary_arithmetic():
     X (200-80)/200 = 60 %, (100-90)/100 = 10 % -> 10 / 35 / 60; PR against itself 0."""
     rows = [row("path-relinking", 1, 80), row("path-relinking", 2, 90), row("edf", 1, 100),
             row("edf", 2, 100), row("x", 1, 200), row("x", 2, 100), row("edf", 1, 50, 2)]  # fmt: skip
-    s = {r["label"]: r for r in summarize(rows)}
+    s = {r["run"]: r for r in summarize(rows)}
     assert s["path-relinking"]["total_cost"] == 85 and s["path-relinking"]["pct_mean"] == 0
     assert s["edf"]["ratio_to_baseline"] == 1.0
     assert (s["edf"]["pct_min"], s["edf"]["pct_mean"], s["edf"]["pct_max"]) == pytest.approx((10, 15, 20))
     assert s["x"]["ratio_to_baseline"] == pytest.approx(1.5)
     assert (s["x"]["pct_min"], s["x"]["pct_mean"], s["x"]["pct_max"]) == pytest.approx((10, 35, 60))
     assert s["x"]["vm_cost"] == pytest.approx(90) and s["x"]["tardiness_cost"] == pytest.approx(60)
-    # EDF with 2N nodes is its own line: (50 - 80) / 50 = -60 % (PR is worse than that run)
-    assert s["edf (2N)"]["pct_mean"] == pytest.approx(-60) and s["edf (2N)"]["nodes"] == 20
+    # EDF with 2N nodes is its own line, simulated once (seed independent) and paired with both
+    # PR seeds: (50 - 80) / 50 = -60 %, (50 - 90) / 50 = -80 % (PR is worse than that run)
+    assert (s["edf x2"]["pct_min"], s["edf x2"]["pct_mean"]) == pytest.approx((-80, -70))
+    assert s["edf x2"]["nodes"] == 20 and s["edf x2"]["runs"] == 1
     table = format_table(summarize(rows))
-    assert "edf (2N)" in table and "35.0" in table
+    assert "edf x2" in table and "35.0" in table
 
 
 def test_summary_without_reference_or_baseline():
@@ -92,41 +90,61 @@ def test_summary_without_reference_or_baseline():
 def test_compare_rows_match_single_simulations(trace):
     """Each row is the simulation of that method with that seed (and multiplier, and tick)."""
     rows = compare(trace, ["greedy", "edf", "dp-fastb"], [1, 2], multipliers={"edf": 2})
-    assert [(r["method"], r["seed"]) for r in rows] == [
-        ("greedy", 1), ("greedy", 2), ("edf", 1), ("edf", 2), ("dp-fastb", 1), ("dp-fastb", 2)]
+    # EDF and DP are seed independent: simulated once, with the first seed
+    assert [(r["method"], r["seed"]) for r in rows] == [("greedy", 1), ("greedy", 2), ("edf", 1), ("dp-fastb", 1)]
     for r in rows:
-        assert set(ROW_FIELDS) <= set(r)
+        assert list(r) == COLUMNS and r["status"] == "ok" and r["trace"] == "trace"
         assert r["total_cost"] == pytest.approx(r["vm_cost"] + r["tardiness_cost"])
     edf = simulate(trace, "edf", seed=2, nodes=8).to_dict()
-    assert rows[3]["total_cost"] == pytest.approx(edf["total_cost"]) and rows[3]["nodes"] == 8
-    # EDF is seed independent: simulated once, its row repeated for seed 2
-    assert rows[3]["seed_independent"] and not rows[0]["seed_independent"]
-    # the DP baselines run with their own 15-min tick
-    assert rows[4]["tick"] == 900.0 and rows[0]["tick"] is None
+    assert rows[2]["total_cost"] == pytest.approx(edf["total_cost"])
+    assert (rows[2]["nodes"], rows[2]["node_multiplier"], rows[2]["sim_nodes"]) == (4, 2, 8)
+    greedy = simulate(trace, "greedy", seed=2).to_dict()
+    assert rows[1]["total_cost"] == pytest.approx(greedy["total_cost"]) and rows[1]["sim_nodes"] == 4
+    # the DP baselines run with their own 15-min tick, the others with the trace's H
+    assert rows[3]["tick"] == 900.0 and rows[0]["tick"] == greedy["tick"] != 900.0
     dp = simulate(trace, "dp-fastb", seed=1, tick=900.0).to_dict()
-    assert rows[4]["total_cost"] == pytest.approx(dp["total_cost"])
+    assert rows[3]["total_cost"] == pytest.approx(dp["total_cost"])
+    # a tick for every method replaces the methods' own
+    (fast,) = compare(trace, ["dp-fastb"], [1], tick=1800.0)
+    assert fast["tick"] == 1800.0 and fast["cell"].endswith("-tick1800")
+    assert fast["total_cost"] == pytest.approx(simulate(trace, "dp-fastb", seed=1, tick=1800.0).total_cost)
 
 
 def test_compare_in_processes_gives_the_same_rows(trace):
     """Two worker processes produce the same rows as one process (timing columns aside)."""
     a = compare(trace, ["fifo", "ps"], [1])
     b = compare(trace, ["fifo", "ps"], [1], workers=2)
-    strip = [{k: v for k, v in r.items() if k not in ("wall_seconds", "solver_seconds_mean")}
-             for r in a]  # fmt: skip
-    assert strip == [{k: v for k, v in r.items() if k not in ("wall_seconds", "solver_seconds_mean")}
-                     for r in b]  # fmt: skip
+    strip = [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in a]
+    assert strip == [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in b]
 
 
 def test_compare_rejects_bad_requests(trace):
-    """Unknown or repeated methods, no seeds, no workers: InputError."""
+    """Unknown or repeated methods, no seeds, no workers, a bad option: InputError."""
     for methods, seeds, workers, match in ((["nope"], [1], 1, "unknown"), (["edf", "edf"], [1], 1, "twice"),
                                            (["edf"], [], 1, "seed"), (["edf"], [1], 0, "workers")):  # fmt: skip
         with pytest.raises(InputError, match=match):
             compare(trace, methods, seeds, workers=workers)
+    with pytest.raises(InputError, match="options.greedy: unknown option"):
+        compare(trace, ["greedy"], [1], options={"greedy": {"nope": 1}})
+
+
+def test_a_failing_simulation_stops_the_comparison(trace):
+    """Unlike a campaign, compare raises the simulation's error (the CLI: one line, exit 2/3)."""
+    for workers in (1, 2):
+        with pytest.raises(InputError, match="proxy"):
+            compare(trace, ["greedy", "edf"], [1], options={"greedy": {"proxy": "no_such_proxy"}}, workers=workers)
+
+
+def test_default_methods_come_from_the_registry():
+    """The methods compared by default are those whose record says so, in the registry's order."""
+    from gpuaas.methods import METHODS
+
+    assert default_methods() == [m for m in METHODS if METHODS[m].compare]
+    assert "path-relinking" in default_methods() and "milp" not in default_methods()
 
 
 def test_cli_compare_table_json_and_csv(trace, tmp_path):
-    """`gpuaas compare` prints the table; --json the rows of DESIGN.md §11; -o x.csv writes CSV."""
+    """`gpuaas compare` prints the table; --json the rows; -o x.csv writes the results CSV."""
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(trace.to_dict()))
     runner = CliRunner()
@@ -137,12 +155,30 @@ def test_cli_compare_table_json_and_csv(trace, tmp_path):
                               "--node-multiplier", "fifo=2"])  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
-    assert [(r["method"], r["seed"], r["nodes"]) for r in rows] == [("edf", 1, 4), ("fifo", 1, 8)]
-    assert {"method", "seed", "total_cost", "vm_cost", "tardiness_cost"} <= set(rows[0])
+    assert [(r["method"], r["seed"], r["sim_nodes"]) for r in rows] == [("edf", 1, 4), ("fifo", 1, 8)]
+    assert list(rows[0]) == COLUMNS
     out = tmp_path / "rows.csv"
     res = runner.invoke(cli, ["compare", str(path), "--methods", "edf", "-o", str(out), "-q"])
-    assert res.exit_code == 0 and out.read_text().startswith(",".join(ROW_FIELDS))
-    assert to_csv(rows, ROW_FIELDS).splitlines()[1].startswith("edf,1,")
+    assert res.exit_code == 0 and out.read_text().startswith(",".join(COLUMNS) + "\n")
+    (back,) = read_results(out)
+    assert back["method"] == "edf" and back["trace"] == str(path) and back["total_cost"] == rows[0]["total_cost"]
+
+
+def test_cli_compare_csv_is_what_plot_reads(trace, tmp_path):
+    """`gpuaas compare TRACE -o rows.csv` then `gpuaas plot costs|pct rows.csv`: one row schema."""
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace.to_dict()))
+    out = tmp_path / "rows.csv"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["compare", str(path), "--methods", "path-relinking,greedy,edf", "--seeds", "1-2",
+                              "--node-multiplier", "edf=2", "-o", str(out), "-q"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    for kind in ("costs", "pct", "solver-time"):
+        png = tmp_path / f"{kind}.png"
+        res = runner.invoke(cli, ["plot", kind, str(out), "-o", str(png)])
+        assert res.exit_code == 0, res.output
+        assert png.read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize(("args", "match"), [

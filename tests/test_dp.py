@@ -8,7 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from gpuaas.baselines.dp import TICK, choose_configs, dp_select
+from gpuaas.baselines.dp import choose_configs, dp_select
+from gpuaas.methods import DP_TICK as TICK
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.methods import default_tick, seed_independent, solve

@@ -21,7 +21,7 @@ from gpuaas.cli import COMPILE_NOTICE, cli
 from gpuaas.errors import InputError, StateError
 from gpuaas.generator import generate_snapshot
 from gpuaas.instance import Instance
-from gpuaas.methods import METHODS, solve
+from gpuaas.methods import METHODS, Method, solve
 from gpuaas.validator import validate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,7 +161,7 @@ def test_restart_overhead_that_loses_everything_stops(tmp_path, monkeypatch):
     from gpuaas.errors import SolverError
     from gpuaas.simulator import simulate
 
-    monkeypatch.setitem(METHODS, "test-thrash", (__name__, "ignore_move_costs", "test only"))
+    monkeypatch.setitem(METHODS, "test-thrash", Method("test-thrash", __name__, "ignore_move_costs", "test only", "test"))
     t0 = time.perf_counter()
     with pytest.raises(SolverError) as err:
         simulate(Instance.from_dict(json.loads(Path(TRACE).read_text())), "test-thrash", overhead=1e9,

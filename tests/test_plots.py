@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpuaas.campaign import COLUMNS, _write_csv_atomic
+from gpuaas.experiments import analysis
+from gpuaas.experiments.rows import COLUMNS
+from gpuaas.experiments.store import write_csv
 from gpuaas.cli import cli
 from gpuaas.errors import InputError
 
@@ -71,15 +73,20 @@ ROWS = [
 
 def test_pct_reductions_are_eq3_paired_by_trace_and_seed() -> None:
     """pct = (C_algo - C_PR) / C_algo * 100, per simulation paired with PR on the same trace/seed."""
-    pct = plots.pct_reductions(ROWS)
+    pct = analysis.pct_reductions(ROWS)
     # greedy seed 1: (100 - 60) / 100 = 40 %; seed 2: (100 - 80) / 100 = 20 %
     assert sorted(pct[("exponential", "greedy")]) == pytest.approx([20.0, 40.0])
-    # edf has seed 1 only, and PR has seed 1 too: the same-seed pair only, (200 - 60) / 200
-    assert pct[("exponential", "edf")] == pytest.approx([70.0])
-    # edf x2 is its own label; (160 - 60) / 160
-    assert pct[("exponential", "edf x2")] == pytest.approx([62.5])
+    # edf is seed independent (simulated once, seed 1): paired with both PR seeds,
+    # (200 - 60) / 200 and (200 - 80) / 200, as if its run were repeated for seed 2
+    assert pct[("exponential", "edf")] == pytest.approx([70.0, 60.0])
+    # edf x2 is its own run; (160 - 60) / 160 and (160 - 80) / 160
+    assert pct[("exponential", "edf x2")] == pytest.approx([62.5, 50.0])
     assert pct[("high", "edf")] == pytest.approx([50.0])
+    # a seeded method pairs with the same seed only: greedy seed 1 with PR seed 1
+    one = analysis.pct_reductions([r for r in ROWS if r["method"] != "greedy" or r["seed"] == 1])
+    assert one[("exponential", "greedy")] == pytest.approx([40.0])
     assert ("high", "greedy") not in pct  # a failed cell has no cost to compare
+    assert pct[("exponential", "path-relinking")] == [0.0, 0.0]  # the reference against itself
 
 
 def test_pct_seed_independent_method_pairs_with_every_reference_seed() -> None:
@@ -87,31 +94,41 @@ def test_pct_seed_independent_method_pairs_with_every_reference_seed() -> None:
     rows = [r for r in ROWS if r["arrivals"] == "exponential"]
     rows = [dict(r, seed=7) if r["method"] == "edf" else r for r in rows]
     # edf (seed 7) vs PR seeds 1 and 2: (200 - 60) / 200 = 70 %, (200 - 80) / 200 = 60 %
-    assert sorted(plots.pct_reductions(rows)[("exponential", "edf")]) == pytest.approx([60.0, 70.0])
+    assert sorted(analysis.pct_reductions(rows)[("exponential", "edf")]) == pytest.approx([60.0, 70.0])
 
 
-def test_pct_without_reference_is_a_clear_error() -> None:
+def test_pct_without_reference_is_a_clear_error(tmp_path: Path) -> None:
     """Asking for the pct plot with no path-relinking rows names the missing method."""
+    assert analysis.pct_reductions([r for r in ROWS if r["method"] != "path-relinking"]) == {}
     with pytest.raises(InputError, match="no successful path-relinking"):
-        plots.pct_reductions([r for r in ROWS if r["method"] != "path-relinking"])
+        plots.plot_pct([r for r in ROWS if r["method"] != "path-relinking"], tmp_path / "p.png")
 
 
 def test_cost_table_averages_successful_cells() -> None:
     """The Fig. 3 table is the mean total cost per arrivals, N and method label."""
-    t = plots.cost_table(ROWS)
+    t = analysis.cost_table(ROWS)
     assert t[("exponential", 10, "path-relinking")] == pytest.approx(70.0)
     assert t[("exponential", 10, "edf x2")] == pytest.approx(160.0)
     assert ("high", 20, "greedy") not in t
 
 
+def test_runs_are_named_labelled_and_ordered_by_the_method_registry() -> None:
+    """One name for a run everywhere ("edf x2"), the registry's label in plots, the paper's order."""
+    assert analysis.run_name("edf", 2) == analysis.row_run(ROWS[5]) == "edf x2"
+    assert analysis.label("edf x2") == "EDF x2" and analysis.label("path-relinking") == "Path Relinking"
+    assert analysis.label("someone-else") == "someone-else"
+    assert analysis.order(["edf x2", "zz", "edf", "greedy", "path-relinking", "dp-adjwct"]) == [
+        "path-relinking", "greedy", "edf", "edf x2", "dp-adjwct", "zz"]
+
+
 def test_solver_time_per_event_wall_or_cpu() -> None:
     """Wall time is the simulator's mean; CPU time is solver CPU seconds over solver calls."""
     r = dict(ROWS[0], solver_cpu_seconds=3.0, solver_calls=12)
-    assert plots.solver_time_per_event(r) == 0.5
-    assert plots.solver_time_per_event(r, "cpu") == 0.25
-    assert plots.solver_time_per_event(dict(r, solver_calls=0), "cpu") is None
+    assert analysis.solver_time_per_event(r) == 0.5
+    assert analysis.solver_time_per_event(r, "cpu") == 0.25
+    assert analysis.solver_time_per_event(dict(r, solver_calls=0), "cpu") is None
     with pytest.raises(InputError, match="unknown clock"):
-        plots.solver_time_per_event(r, "sundial")
+        analysis.solver_time_per_event(r, "sundial")
 
 
 def test_cost_over_time_from_the_log_alone(sim: tuple[Path, Path]) -> None:
@@ -131,7 +148,7 @@ def test_cost_over_time_from_the_log_alone(sim: tuple[Path, Path]) -> None:
 def test_result_plots_write_png_via_cli(tmp_path: Path, kind: str) -> None:
     """`gpuaas plot costs|pct|solver-time results.csv -o fig.png` writes a PNG."""
     results = tmp_path / "results.csv"
-    _write_csv_atomic(results, ROWS)
+    write_csv(results, ROWS)
     out = tmp_path / f"{kind}.png"
     res = CliRunner().invoke(cli, ["plot", kind, str(results), "-o", str(out)])
     assert res.exit_code == 0, res.output
@@ -141,7 +158,7 @@ def test_result_plots_write_png_via_cli(tmp_path: Path, kind: str) -> None:
 def test_default_output_is_beside_the_input(tmp_path: Path) -> None:
     """Without -o the image goes beside the results file as <name>-<plot>.png."""
     results = tmp_path / "results.csv"
-    _write_csv_atomic(results, ROWS)
+    write_csv(results, ROWS)
     res = CliRunner().invoke(cli, ["plot", "costs", str(results)])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "results-costs.png").read_bytes()[:8] == PNG

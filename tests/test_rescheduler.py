@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gpuaas.errors import InputError, SolverError, StateError
-from gpuaas.methods import METHODS
+from gpuaas.methods import METHODS, Method
 from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max
 from gpuaas.solution import Solution
 
@@ -53,8 +53,8 @@ def overfull(instance, *, seed=0, time_limit=None, **options):
 
 @pytest.fixture(autouse=True)
 def _methods(monkeypatch):
-    monkeypatch.setitem(METHODS, "test-scripted", (__name__, "scripted", "test only"))
-    monkeypatch.setitem(METHODS, "test-overfull", (__name__, "overfull", "test only"))
+    monkeypatch.setitem(METHODS, "test-scripted", Method("test-scripted", __name__, "scripted", "test only", "test"))
+    monkeypatch.setitem(METHODS, "test-overfull", Method("test-overfull", __name__, "overfull", "test only", "test"))
     SCRIPT.clear()
 
 

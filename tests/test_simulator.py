@@ -17,7 +17,7 @@ from gpuaas.cli import cli
 from gpuaas.errors import InputError, SolverError
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
-from gpuaas.methods import METHODS
+from gpuaas.methods import METHODS, Method
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS, Rescheduler
 from gpuaas.simulator import Simulator, simulate
 from gpuaas.solution import Solution
@@ -34,7 +34,7 @@ def postpone_all(instance, *, seed=0, time_limit=None, **options):
 
 @pytest.fixture(autouse=True)
 def _methods(monkeypatch):
-    monkeypatch.setitem(METHODS, "test-postpone", (__name__, "postpone_all", "test only"))
+    monkeypatch.setitem(METHODS, "test-postpone", Method("test-postpone", __name__, "postpone_all", "test only", "test"))
 
 
 def trace_of(jobs, nodes=2, H=3600.0):
@@ -202,7 +202,7 @@ def migrate_all(instance, *, seed=0, time_limit=None, **options):
 def test_restarts_that_lose_all_work_stop_the_run(tmp_path, monkeypatch):
     """A method migrating every job at every event with a restart overhead of 1e9 s never
     finishes a job: the run stops after MAX_IDLE_EVENTS events without progress (exit 3)."""
-    monkeypatch.setitem(METHODS, "test-migrate", (__name__, "migrate_all", "test only"))
+    monkeypatch.setitem(METHODS, "test-migrate", Method("test-migrate", __name__, "migrate_all", "test only", "test"))
     jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [10000.0], "B": [9000.0, None]}}]
     with pytest.raises(SolverError, match=r"no job got closer to its end in 100 events in a row "
                                           r"\(\d+ migrations, 0 preemptions, each losing 1e\+09 s of work\); it cannot end"):

@@ -3,7 +3,7 @@
 Each job gets one configuration by a proxy F1 and, with it, an execution cost and a
 postponement cost by a proxy F2; a DP over (jobs in FIFO order) x (nodes used) then decides
 which jobs run, one job per node, at most N nodes. The methods are invoked every Δt = 15 min as
-well as at events (module attribute `TICK`, read by `gpuaas.methods.default_tick`), and re-decide
+well as at events (their records' `tick` in `gpuaas.methods`, `DP_TICK`), and re-decide
 every job each time (running jobs may be migrated or preempted, as in [9]).
 `formulations/DP.md` writes the proxies and the recurrence out and states the choices the
 paper leaves open (the horizon of τ_j, the weighting of τ̂_j, the constant B).
@@ -19,13 +19,10 @@ import numpy as np
 from gpuaas.baselines.dispatch import reject_options, submission_order
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.methods import DP_TICK
 from gpuaas.objective import reconfiguration_terms
 from gpuaas.solution import Solution
 
-#: Δt: the DP methods' own periodic rescheduling interval, s (the paper's best value) [§4.2.2].
-TICK = 900.0
-#: The results do not depend on the seed.
-SEED_INDEPENDENT = True
 #: Default B ($), the cost of postponing a job in F_B (DP(FastB)); see formulations/DP.md.
 DEFAULT_B = 1.0e6
 
@@ -110,7 +107,7 @@ def dp_select(run_cost: np.ndarray, wait_cost: np.ndarray, nodes: int) -> tuple[
 def _dp(instance: Instance, method: str, f1: str, f2: str, seed: int,
         options: dict[str, Any]) -> Solution:  # fmt: skip
     """Configurations by F1, costs by F2 ("wct": worst-case tardiness, "b": constant B), DP, nodes."""
-    dt = float(options.pop("dt", TICK))
+    dt = float(options.pop("dt", DP_TICK))
     B = float(options.pop("B", DEFAULT_B)) if f2 == "b" else 0.0
     reject_options(method, options)
     if not dt > 0:
@@ -173,7 +170,7 @@ _PARAMS = """
     time_limit : float, optional
         Ignored (the DP takes O(J N) operations).
     dt : float
-        Δt (s) of the proxies, default 900 (also the simulator tick, `TICK`).
+        Δt (s) of the proxies, default 900 (also the simulator tick, `gpuaas.methods.DP_TICK`).
     B : float
         DP(FastB) only: the cost ($) of postponing a job in F_B, default 1e6.
 

@@ -33,10 +33,8 @@ from gpuaas.instance import Instance
 from gpuaas.milp.method import milp, p1n_warm_start
 from gpuaas.solution import Solution
 
-#: The controllers depend on N itself, not only on the nodes jobs can use (gpuaas.methods).
-USES_ALL_NODES = True
-#: Options hierarchical passes on to every controller's milp call, except those it sets itself.
-FORWARDS_OPTIONS = "milp"
+#: The milp options hierarchical does not pass on to its controllers (it sets them itself); its
+#: record in `gpuaas.methods` says that it uses all N nodes and forwards milp's other options.
 NOT_FORWARDED = ("threads", "warm_start")
 #: Nodes per local controller [§4.2.2].
 CONTROLLER_NODES = 5

@@ -10,9 +10,6 @@ from gpuaas.baselines.dispatch import list_schedule, reject_options
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
-#: The result does not depend on the seed (compare runs it once and reuses it for every seed).
-SEED_INDEPENDENT = True
-
 
 def ps(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
        **options: Any) -> Solution:  # fmt: skip

@@ -1,0 +1,220 @@
+"""Analysis of result rows (`gpuaas.experiments.rows`): names, groups, ratios, eq. 3, cost / bound.
+
+The one place that computes what tables, plots and reports show:
+
+- a *run* is a method with its node multiplier, named ``edf`` or ``edf x2`` (`run_name`) and
+  labelled in plots and reports by the method's record (`label`: ``EDF x2``), in the paper's
+  order (`order`);
+- a *scenario* is what a plot column or report section shows: the arrival pattern of a
+  generated trace, or the name of a given trace (`scenario`);
+- the percentage cost reduction of a reference method (eq. 3, Fig. 4),
+  pct = (C_algo − C_ref) / C_algo · 100, pairs each simulation with the reference's simulation
+  of the same trace and settings and the same seed; a method simulated once (seed independent)
+  is paired with every seed of the reference (`pct_reductions`);
+- the mean cost, its ratio to a baseline method's mean (Fig. 3) and the mean cost / bound per
+  run (`summarize`, `cost_table`, `bound_table`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from gpuaas.errors import InputError
+
+#: The method whose cost reduction eq. (3) measures (Path Relinking, the paper's proposal).
+REFERENCE = "path-relinking"
+#: The method costs are divided by (the best first-principle method, §4.3).
+BASELINE = "edf"
+
+
+def run_name(method: str, multiplier: int | None = 1) -> str:
+    """A method with its node multiplier, as tables name it: "edf", "edf x2"."""
+    m = int(multiplier or 1)
+    return method if m == 1 else f"{method} x{m}"
+
+
+def row_run(row: dict[str, Any]) -> str:
+    """The run name of a results row."""
+    return run_name(row["method"], row.get("node_multiplier"))
+
+
+def split_run(run: str) -> tuple[str, int]:
+    """(method, multiplier) of a run name."""
+    method, _, mult = run.partition(" x")
+    return method, int(mult or 1)
+
+
+def label(run: str) -> str:
+    """A run's label in plots and reports: the method's record label, e.g. "EDF x2" (a method
+    the registry does not know keeps its name)."""
+    from gpuaas.methods import METHODS
+
+    method, mult = split_run(run)
+    name = METHODS[method].label if method in METHODS else method
+    return name if mult == 1 else f"{name} x{mult}"
+
+
+def order(runs: Iterable[str]) -> list[str]:
+    """Run names in the paper's order (the registry's; unknown methods after them by name),
+    each method's multipliers ascending."""
+    from gpuaas.methods import METHODS
+
+    def key(run: str) -> tuple[int, str, int]:
+        method, mult = split_run(run)
+        return (METHODS[method].order if method in METHODS else len(METHODS)), method, mult
+
+    return sorted(set(runs), key=key)
+
+
+def scenario(row: dict[str, Any]) -> str:
+    """The row's scenario: its arrival pattern (generated trace) or its trace's name."""
+    return row.get("arrivals") or row.get("trace") or "trace"
+
+
+def trace_of(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a row's simulation shares with the rows it is compared with: the trace and the
+    simulated conditions (noise and reconfiguration costs), not the method, seed or nodes used."""
+    return tuple(row.get(k) for k in ("trace", "arrivals", "nodes", "jobs", "trace_seed", "catalog",
+                                      "noise", "overhead", "startup"))  # fmt: skip
+
+
+def ok_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The successful rows (status "ok" with a total cost); InputError if there is none."""
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("total_cost") is not None]
+    if not ok:
+        raise InputError(None, None, "the results hold no successful simulation")
+    return ok
+
+
+def mean(values: Iterable[float]) -> float:
+    """Arithmetic mean (math.fsum)."""
+    vals = list(values)
+    return math.fsum(vals) / len(vals)
+
+
+def pct(c_algo: float, c_ref: float) -> float:
+    """Eq. (3): the percentage cost reduction of the reference over a method,
+    (C_algo − C_ref) / C_algo · 100."""
+    return (c_algo - c_ref) / c_algo * 100.0
+
+
+def pct_reductions(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
+                   by: Callable[[dict[str, Any]], Any] = scenario) -> dict[tuple[Any, str], list[float]]:  # fmt: skip
+    """Eq. (3) per (by(row), run): one value per simulation and reference seed it is paired
+    with: the reference's simulation (multiplier 1) of the same trace and conditions with the
+    same seed; every seed of the reference for a seed-independent method (simulated once per
+    trace: its cost is the one of every seed) or a seed the reference lacks. The reference's
+    own runs are included (0 for itself). Empty when no reference simulation shares a trace."""
+    from gpuaas.methods import METHODS
+
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("total_cost") is not None]
+    ref: dict[tuple[Any, ...], dict[int, float]] = defaultdict(dict)
+    for r in ok:
+        if r["method"] == reference and int(r.get("node_multiplier") or 1) == 1:
+            ref[trace_of(r)][r["seed"]] = r["total_cost"]
+    out: dict[tuple[Any, str], list[float]] = defaultdict(list)
+    for r in ok:
+        by_seed = ref.get(trace_of(r), {})
+        if not by_seed or r["total_cost"] <= 0:
+            continue
+        once = r["method"] in METHODS and METHODS[r["method"]].seed_independent
+        c_refs = [by_seed[r["seed"]]] if r["seed"] in by_seed and not once else list(by_seed.values())
+        out[(by(r), row_run(r))].extend(pct(r["total_cost"], c) for c in c_refs)
+    return dict(out)
+
+
+def summarize(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
+              baseline: str = BASELINE) -> list[dict[str, Any]]:  # fmt: skip
+    """Per run of the successful rows (one trace, or the traces of one scenario): mean costs,
+    the ratio of its mean total to the baseline's (Fig. 3) and eq. (3) min / mean / max.
+
+    Returns
+    -------
+    list[dict]
+        In the order the runs first appear in `rows`, one dict per run with keys run, method, multiplier, nodes
+        (simulated), runs (simulations), total_cost, vm_cost, tardiness_cost,
+        ratio_to_baseline, pct_min, pct_mean, pct_max, bound and cost_over_bound (mean of
+        total / bound over the rows that have a bound); None where the reference, the baseline
+        or the bound is absent.
+    """
+    ok = ok_rows(rows)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in ok:
+        groups[row_run(r)].append(r)
+    pcts = {run: v for (_, run), v in pct_reductions(ok, reference, by=lambda r: None).items()}
+    base = groups.get(baseline)
+    base_mean = mean(r["total_cost"] for r in base) if base else None
+    out = []
+    for run, rs in groups.items():
+        method, mult = split_run(run)
+        total = mean(r["total_cost"] for r in rs)
+        p = pcts.get(run)
+        bounds = [r for r in rs if r.get("bound")]
+        out.append({
+            "run": run, "method": method, "multiplier": mult, "nodes": rs[0].get("sim_nodes"),
+            "runs": len(rs), "total_cost": total,
+            "vm_cost": mean(r["vm_cost"] for r in rs),
+            "tardiness_cost": mean(r["tardiness_cost"] for r in rs),
+            "ratio_to_baseline": total / base_mean if base_mean else None,
+            "pct_min": min(p) if p else None,
+            "pct_mean": mean(p) if p else None,
+            "pct_max": max(p) if p else None,
+            "bound": mean(r["bound"] for r in bounds) if bounds else None,
+            "cost_over_bound": mean(r["total_cost"] / r["bound"] for r in bounds) if bounds else None,
+        })  # fmt: skip
+    return out
+
+
+def format_table(summary: Sequence[dict[str, Any]], reference: str = REFERENCE,
+                 baseline: str = BASELINE) -> str:  # fmt: skip
+    """The human-readable comparison table (costs in $, pct in %)."""
+
+    def num(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
+    head = (f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
+            f"{'/' + baseline:>8}{'/bound':>8}   pct vs {reference} % (min / mean / max)")  # fmt: skip
+    lines = [head, "-" * len(head)]
+    for s in summary:
+        p = ("-" if s["pct_mean"] is None else
+             f"{s['pct_min']:6.1f} / {s['pct_mean']:6.1f} / {s['pct_max']:6.1f}")  # fmt: skip
+        lines.append(f"{s['run']:<22}{s['nodes']:>6}{s['runs']:>6}{s['total_cost']:>12.2f}"
+                     f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
+                     f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
+                     f"   {p}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def cost_table(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
+    """Mean total cost per (scenario, N, run) over the successful cells (Fig. 3)."""
+    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for r in ok_rows(rows):
+        acc[(scenario(r), r["nodes"], row_run(r))].append(r["total_cost"])
+    return {k: mean(v) for k, v in acc.items()}
+
+
+def bound_table(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, int, str], float]:
+    """Mean of total cost / bound per (scenario, N, run) over the successful cells that have a
+    bound (results files older than `gpuaas bound` have none: empty table)."""
+    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for r in ok_rows(rows):
+        if r.get("cost_over_bound") is not None:
+            acc[(scenario(r), r["nodes"], row_run(r))].append(r["cost_over_bound"])
+    return {k: mean(v) for k, v in acc.items()}
+
+
+def solver_time_per_event(row: dict[str, Any], clock: str = "wall") -> float | None:
+    """A row's mean solver time per rescheduling event: wall clock, or process CPU time.
+
+    CPU time (solver_cpu_seconds / solver_calls) is the better measure on a shared machine,
+    where wall time also counts waiting for a core.
+    """
+    if clock == "wall":
+        return row.get("solver_seconds_mean")
+    if clock != "cpu":
+        raise InputError(None, "clock", f"unknown clock {clock!r}; expected wall or cpu")
+    cpu, calls = row.get("solver_cpu_seconds"), row.get("solver_calls")
+    return None if cpu is None or not calls else cpu / calls

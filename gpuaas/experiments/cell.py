@@ -1,0 +1,258 @@
+"""A cell: one simulation of an experiment, and the results row it becomes (`rows.COLUMNS`).
+
+A cell names a trace (generated from its parameters, or a given one carried along), a method,
+its seed and options, a node multiplier, noise and reconfiguration costs. `run_cell` simulates
+it (`gpuaas.simulate`, with the lower bound of the trace on the simulated node count) and
+flattens the result into one row; a cell that raises becomes a "failed" row, so that a campaign
+goes on. Rows never depend on the process that ran them: only `rows.TIMING_COLUMNS` differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+
+_RESULT_KEYS = {"method", "seed", "nodes", "total_cost", "vm_cost", "tardiness_cost", "jobs",
+                "events", "migrations", "preemptions", "solver_seconds", "wall_seconds",
+                "cpu_seconds", "solver_cpu_seconds", "makespan", "noise", "overhead", "startup", "tick", "predicted",
+                "cost_deviation", "moves_per_job", "lost_work_cost", "startup_cost", "bound", "cost_over_bound",
+                "bound_detail"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One simulation: a trace, a method, a seed, a node count and reconfiguration costs.
+
+    A generated trace is named by (arrivals, nodes, jobs, trace_seed, catalog); a given trace by
+    its file name `trace`, its Instance travelling with the cell in `instance` (so that remote
+    workers need no file).
+    """
+
+    arrivals: str | None
+    nodes: int  # N of the trace
+    jobs: int  # J of the trace
+    trace_seed: int | None
+    method: str
+    seed: int  # the solver's seed
+    node_multiplier: int = 1  # the simulation runs with node_multiplier * nodes nodes
+    noise: float = 0.0
+    overhead: float = DEFAULT_OVERHEAD  # seconds of work lost per migration or preemption
+    startup: float = DEFAULT_STARTUP  # seconds a VM opened or resized is billed before it works
+    options: str = "{}"  # solver options, canonical JSON
+    catalog: str = "azure-2021"
+    trace: str | None = None  # a given trace's file name
+    tick: float | None = None  # rescheduling interval; None: the method's own, else H
+    instance: Any = field(default=None, compare=False, repr=False)  # a given trace
+    # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
+    bound: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        """A readable identifier, unique within a campaign (the results file's `cell` column)."""
+        if self.trace is not None:
+            k = f"{Path(self.trace).stem}-{self.method}-s{self.seed}-x{self.node_multiplier}"
+        else:
+            k = (f"{self.arrivals}-N{self.nodes}-J{self.jobs}-t{self.trace_seed}-{self.method}"
+                 f"-s{self.seed}-x{self.node_multiplier}")  # fmt: skip
+        if self.noise:
+            k += f"-noise{self.noise:g}"
+        if self.overhead:
+            k += f"-ovh{self.overhead:g}"
+        if self.startup:
+            k += f"-up{self.startup:g}"
+        if self.tick is not None:
+            k += f"-tick{self.tick:g}"
+        if self.options != "{}":
+            k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
+        if self.catalog != "azure-2021" and self.trace is None:
+            k += f"-{self.catalog}"
+        return k
+
+    def params(self) -> dict[str, Any]:
+        """The cell's parameter columns."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["cell"] = self.key
+        d["sim_nodes"] = self.nodes * self.node_multiplier
+        return {c: d[c] for c in PARAM_COLUMNS}
+
+
+def make_trace(cell: Cell) -> Any:
+    """The cell's trace as an Instance: the given one, or the generated one (seeded: the same
+    on every machine)."""
+    from gpuaas.generator import generate_trace
+    from gpuaas.instance import Instance
+
+    if cell.instance is not None:
+        return cell.instance
+    data = generate_trace(cell.nodes, jobs=cell.jobs, arrivals=cell.arrivals, seed=cell.trace_seed,
+                          catalog=cell.catalog)  # fmt: skip
+    return Instance.from_dict(data, f"generated trace {cell.key}")
+
+
+def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
+    """Flatten a simulation result (SimulationResult.to_dict()) into the cell's results row."""
+    jobs = result.get("jobs") or []
+    jct = [j["jct"] for j in jobs if j.get("jct") is not None]
+    wait = [j["waiting"] for j in jobs if j.get("waiting") is not None]
+    solver = result.get("solver_seconds") or {}
+    predicted = result.get("predicted") or {}
+    # any other scalar is kept as JSON; one named for seconds is a measurement, not a result
+    other = {k: v for k, v in result.items()
+             if k not in _RESULT_KEYS and isinstance(v, int | float | str | bool)}  # fmt: skip
+    extra = {k: v for k, v in other.items() if "seconds" not in k}
+    timing = {k: v for k, v in other.items() if "seconds" in k}
+    row = cell.params()
+    row.update({
+        "status": "ok",
+        "total_cost": float(result["total_cost"]),
+        "vm_cost": float(result["vm_cost"]),
+        "tardiness_cost": float(result["tardiness_cost"]),
+        "events": int(result["events"]),
+        "migrations": int(result["migrations"]),
+        "preemptions": int(result["preemptions"]),
+        "moves_per_job": result.get("moves_per_job"),
+        "lost_work_cost": result.get("lost_work_cost"),
+        "startup_cost": result.get("startup_cost"),
+        "jobs_completed": sum(1 for j in jobs if j.get("completion") is not None),
+        "late_jobs": sum(1 for j in jobs if (j.get("tardiness_cost") or 0.0) > 0.0),
+        "mean_jct": sum(jct) / len(jct) if jct else None,
+        "max_jct": max(jct) if jct else None,
+        "mean_waiting": sum(wait) / len(wait) if wait else None,
+        "max_waiting": max(wait) if wait else None,
+        "makespan": result.get("makespan"),
+        "solver_calls": solver.get("calls"),
+        "tick": result.get("tick"),
+        "predicted_total_cost": predicted.get("total_cost"),
+        "predicted_vm_cost": predicted.get("vm_cost"),
+        "predicted_tardiness_cost": predicted.get("tardiness_cost"),
+        "cost_deviation": result.get("cost_deviation"),
+        "bound": result.get("bound"),
+        "cost_over_bound": result.get("cost_over_bound"),
+        "error": None,
+        "extra": json.dumps(extra, sort_keys=True) if extra else None,
+        "solver_seconds_mean": solver.get("mean"),
+        "solver_seconds_p95": solver.get("p95"),
+        "solver_seconds_max": solver.get("max"),
+        "solver_seconds_total": solver.get("total"),
+        "wall_seconds": result.get("wall_seconds"),
+        "cpu_seconds": result.get("cpu_seconds"),
+        "solver_cpu_seconds": result.get("solver_cpu_seconds"),
+        "timing_extra": json.dumps(timing, sort_keys=True) if timing else None,
+    })  # fmt: skip
+    return {c: row.get(c) for c in COLUMNS}  # every column, in the schema's order
+
+
+def failed_row(cell: Cell, error: str, seconds: float | None = None) -> dict[str, Any]:
+    """The row of a cell whose simulation raised: its parameters, status "failed" and the error."""
+    row: dict[str, Any] = dict.fromkeys(COLUMNS)
+    row.update(cell.params())
+    row.update(status="failed", error=error, cell_seconds=seconds, worker=_worker_name())
+    return row
+
+
+def _worker_name() -> str:
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def simulate_cell(cell: Cell) -> dict[str, Any]:
+    """Simulate the cell and return its results row; errors propagate (`gpuaas compare`)."""
+    from gpuaas.simulator import simulate
+
+    t0 = time.perf_counter()
+    trace = make_trace(cell)
+    # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
+    result = simulate(trace, cell.method, seed=cell.seed, nodes=cell.nodes * cell.node_multiplier,
+                      noise=cell.noise, overhead=cell.overhead, startup=cell.startup, tick=cell.tick,
+                      bound=cell.bound if cell.bound is not None else cell_bound(cell, trace),
+                      **json.loads(cell.options))  # fmt: skip
+    row = result_row(cell, result.to_dict())
+    row["cell_seconds"] = time.perf_counter() - t0
+    row["worker"] = _worker_name()
+    return row
+
+
+def run_cell(cell: Cell) -> dict[str, Any]:
+    """Generate the cell's trace, simulate it and return its results row; never raises.
+
+    An exception inside the simulation becomes a row with status "failed" and the error, so a
+    failing cell is recorded and the campaign goes on.
+    """
+    t0 = time.perf_counter()
+    try:
+        return simulate_cell(cell)
+    except Exception as exc:  # noqa: BLE001 - a failing cell is data, not a crash
+        return failed_row(cell, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+
+
+_bounds: dict[tuple[Any, ...], Any] = {}  # this process's bounds by (trace, simulated nodes)
+
+
+def cell_bound(cell: Cell, trace: Any) -> Any:
+    """`gpuaas.bound` of the cell's generated trace on its simulated node count, computed once
+    per process for all the methods and seeds that share them (a given trace's bound comes with
+    its cells: `with_bounds`)."""
+    from gpuaas.simulator import trace_bound
+
+    if cell.instance is not None:
+        return trace_bound(trace, cell.nodes * cell.node_multiplier)
+    key = (cell.arrivals, cell.nodes, cell.jobs, cell.trace_seed, cell.catalog, cell.nodes * cell.node_multiplier)
+    if key not in _bounds:
+        if len(_bounds) >= 64:
+            _bounds.clear()
+        _bounds[key] = trace_bound(trace, key[-1])
+    return _bounds[key]
+
+
+def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
+    """The cells, those over a given trace with its bound on their node count attached,
+    computed here once per (trace, node count) instead of once per cell in the workers."""
+    from gpuaas.simulator import trace_bound
+
+    done: dict[tuple[str, int], Any] = {}
+    out = []
+    for c in cells:
+        if c.instance is not None and c.bound is None:
+            key = (str(c.trace), c.nodes * c.node_multiplier)
+            if key not in done:
+                done[key] = trace_bound(c.instance, key[1])
+            c = replace(c, bound=done[key])
+        out.append(c)
+    return out
+
+
+def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> dict[str, Any]:
+    """Load (or compile once) every numba kernel a campaign uses, before the first cell runs.
+
+    Runs a tiny simulation per method so that cells measure solving, not compilation. With
+    `numba_cache_dir` it first points numba at that directory (it must be set before gpuaas's
+    kernels are imported, i.e. in a fresh worker). Returns what the worker uses, for the log.
+    """
+    if numba_cache_dir:
+        os.environ["NUMBA_CACHE_DIR"] = str(numba_cache_dir)
+        if "numba" in sys.modules:
+            from numba.core import config
+
+            config.reload_config()
+    t0 = time.perf_counter()
+    errors = {}
+    for method in methods:
+        cell = Cell("exponential", 1, 3, 0, method, 0, bound=False)  # kernels only, no bound LP
+        row = run_cell(cell)
+        if row["status"] != "ok":
+            errors[method] = row["error"]
+    from numba.core import config
+
+    return {"worker": _worker_name(), "seconds": time.perf_counter() - t0,
+            "numba_cache_dir": config.CACHE_DIR or "(next to the sources)", "errors": errors}  # fmt: skip

@@ -1,0 +1,149 @@
+"""The row schema: one row per simulation, the same for every command that writes results.
+
+`gpuaas campaign` and `gpuaas compare` write these rows (CSV or Parquet, columns in this
+order); `gpuaas plot`, `gpuaas.experiments.analysis` and the report scripts read them. This
+table is the schema's only description (`docs/experiments.md` explains the pipeline around it).
+
+Parameters of the cell (what was simulated):
+
+============================  ====  ===========================================================
+column                        type  meaning
+============================  ====  ===========================================================
+cell                          str   the cell's key, unique in a results file (what resume matches)
+trace                         str   the trace file of a cell over a given trace (`gpuaas compare`,
+                                    a spec's ``traces``); empty for a generated trace
+arrivals                      str   arrival pattern of a generated trace (§4.1); empty otherwise
+nodes                         int   N of the trace
+jobs                          int   J of the trace
+trace_seed                    int   seed of a generated trace; empty otherwise
+method                        str   registered method name (`gpuaas.methods`)
+seed                          int   the method's seed (one per seed-independent method and trace)
+node_multiplier               int   m: the simulation had m x N nodes (§4.5)
+sim_nodes                     int   m x N
+noise                         float mean absolute relative error of actual durations
+overhead                      float seconds of work lost per migration or preemption
+startup                       float seconds a VM opened or resized is billed before it works
+options                       str   the method's options, canonical JSON
+catalog                       str   VM catalog name
+============================  ====  ===========================================================
+
+What the simulation measured (`gpuaas.simulate`; costs in $, times in s):
+
+============================  ====  ===========================================================
+status                        str   "ok", or "failed" (then `error` says why; metrics empty)
+total_cost                    float VM + tardiness cost after every job completed
+vm_cost, tardiness_cost       float its two parts
+events                        int   rescheduling events
+migrations, preemptions       int   jobs moved between nodes / stopped while running
+moves_per_job                 float (migrations + preemptions) / jobs
+lost_work_cost                float VM cost of the work lost to moves (overhead)
+startup_cost                  float VM cost of start-up time billed before VMs work
+jobs_completed, late_jobs     int   jobs that completed / completed after their due date
+mean_jct, max_jct             float job completion time (completion - release)
+mean_waiting, max_waiting     float time from release to first start
+makespan                      float completion of the last job
+solver_calls                  int   calls of the method
+tick                          float periodic rescheduling interval used
+predicted_total_cost,         float with noise: the costs of the predicted durations
+predicted_vm_cost,
+predicted_tardiness_cost
+cost_deviation                float with noise: relative difference actual / predicted
+error                         str   the exception of a failed cell
+extra                         str   any other scalar of the simulation result, JSON
+bound                         float `gpuaas.bound` of the trace on sim_nodes nodes
+cost_over_bound               float total_cost / bound (1: no schedule costs less)
+============================  ====  ===========================================================
+
+Wall-clock measurements (`TIMING_COLUMNS`: they differ between two runs of the same cell):
+
+============================  ====  ===========================================================
+solver_seconds_mean, _p95,    float the method's time per call, and in total
+_max, _total
+wall_seconds, cpu_seconds     float the whole simulation's wall and process CPU time
+solver_cpu_seconds            float the method's process CPU time in total
+cell_seconds                  float the cell, trace generation and bound included
+worker                        str   host:pid of the process that ran the cell
+timing_extra                  str   any other timing of the simulation result, JSON
+============================  ====  ===========================================================
+
+Files written before a column existed (`ADDED_COLUMNS`) are still read, with that column
+empty, and are rewritten with every column when a campaign resumes them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+#: the cell's parameters, in grid order
+PARAM_COLUMNS = [
+    "cell", "trace", "arrivals", "nodes", "jobs", "trace_seed", "method", "seed", "node_multiplier",
+    "sim_nodes", "noise", "overhead", "startup", "options", "catalog",
+]  # fmt: skip
+#: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
+METRIC_COLUMNS = [
+    "status", "total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions",
+    "moves_per_job", "lost_work_cost", "startup_cost",
+    "jobs_completed", "late_jobs", "mean_jct", "max_jct", "mean_waiting", "max_waiting",
+    "makespan", "solver_calls", "tick", "predicted_total_cost", "predicted_vm_cost",
+    "predicted_tardiness_cost", "cost_deviation", "error", "extra", "bound", "cost_over_bound",
+]  # fmt: skip
+#: wall-clock measurements: they differ from run to run and between backends
+TIMING_COLUMNS = [
+    "solver_seconds_mean", "solver_seconds_p95", "solver_seconds_max", "solver_seconds_total",
+    "wall_seconds", "cpu_seconds", "solver_cpu_seconds", "cell_seconds", "worker", "timing_extra",
+]  # fmt: skip
+COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS + TIMING_COLUMNS
+#: columns added since the first results files; files without them are still read (values None)
+ADDED_COLUMNS = ["trace", "startup", "moves_per_job", "lost_work_cost", "startup_cost", "bound",
+                 "cost_over_bound"]  # fmt: skip
+
+INT_COLUMNS = {"nodes", "jobs", "trace_seed", "seed", "node_multiplier", "sim_nodes", "events",
+               "migrations", "preemptions", "jobs_completed", "late_jobs", "solver_calls"}  # fmt: skip
+STR_COLUMNS = {"cell", "trace", "arrivals", "method", "options", "catalog", "status", "error", "extra",
+               "worker", "timing_extra"}  # fmt: skip
+
+
+def readable_header(header: list[str]) -> bool:
+    """Whether a file with these columns is a results file of this or an earlier version: the
+    current columns in order, some of `ADDED_COLUMNS` possibly missing."""
+    return header == [c for c in COLUMNS if c in header] and set(COLUMNS) - set(header) <= set(ADDED_COLUMNS)
+
+
+def format_value(value: Any) -> str:
+    """A value as CSV text: "" for None, floats by repr (exact round trip)."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(float(value))  # numpy floats are floats whose repr names the type
+    return str(value)
+
+
+def parse_value(column: str, text: str) -> Any:
+    """A CSV field back as the column's type (None for "")."""
+    if text == "":
+        return None
+    if column in STR_COLUMNS:
+        return text
+    if column in INT_COLUMNS:
+        return int(text)
+    return float(text)
+
+
+def csv_line(row: dict[str, Any]) -> str:
+    """One row as a CSV line in `COLUMNS` order (missing columns empty)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow([format_value(row.get(c)) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    """Rows as CSV text, header first."""
+    return csv_line(dict(zip(COLUMNS, COLUMNS))) + "".join(csv_line(r) for r in rows)
+
+
+def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without their timing columns, sorted by cell: equal for equal campaigns on any backend."""
+    out = [{c: r[c] for c in COLUMNS if c not in TIMING_COLUMNS} for r in rows]
+    return sorted(out, key=lambda r: r["cell"])

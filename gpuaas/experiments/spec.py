@@ -1,0 +1,353 @@
+"""A campaign spec: the grid of simulations, checked field by field, and its expansion into cells.
+
+A spec (YAML, or built by `gpuaas compare`) simulates either generated traces (``nodes``,
+``arrivals``, ``seeds``, ``jobs_per_node``, ``catalog``: one trace per arrival pattern, N and
+seed, built by `gpuaas.generator.generate_trace` on any machine) or given trace files
+(``traces``), with every method, solver seed, node multiplier, noise level, restart overhead
+and VM start-up of the spec; ``exclude`` drops cells matching a pattern. `expand` turns it into
+independent `Cell`s (`gpuaas.experiments.cell`). The fields: scripts/campaigns/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuaas.errors import InputError
+from gpuaas.experiments.cell import Cell
+from gpuaas.files import read_yaml
+from gpuaas.generator import ARRIVALS
+from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULATIONS
+from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+
+_SPEC_FIELDS = {
+    "name", "catalog", "nodes", "arrivals", "jobs_per_node", "seeds", "solver_seeds", "traces",
+    "methods", "node_multipliers", "options", "noise", "overhead", "startup", "tick", "exclude",
+}  # fmt: skip
+#: the fields of a generated-trace grid (a spec of given `traces` has none of them)
+_GENERATED = ("nodes", "arrivals", "seeds", "jobs_per_node", "catalog")
+#: cell parameters an `exclude` pattern may name
+_EXCLUDE_KEYS = ("trace", "arrivals", "nodes", "trace_seed", "method", "seed", "node_multiplier",
+                 "noise", "overhead", "startup")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """A parsed, checked campaign spec: the grid that `expand` turns into cells.
+
+    Attributes
+    ----------
+    name : str
+        Campaign name (defaults to the spec file's stem).
+    nodes : tuple of int
+        Node counts N of the generated traces (empty with `traces`).
+    arrivals : tuple of str
+        Arrival patterns ("exponential", "high", "low", "mixed") of the generated traces.
+    jobs_per_node : float
+        Job-count factor: each generated trace has J = round(jobs_per_node * N) jobs (paper: 10).
+    seeds : tuple of int
+        Trace seeds: one generated trace per seed and scenario.
+    solver_seeds : tuple of int or None
+        Solver seeds simulated on every trace; None means the trace's own seed (a given trace:
+        seed 1).
+    methods : tuple of str
+        Registered method names.
+    node_multipliers : dict
+        Method -> multipliers m (the method is simulated with m * N nodes); default (1,).
+    options : dict
+        Method -> solver options passed to `simulate` (canonical JSON per cell).
+    noise : tuple of float
+        Prediction-error levels (mean absolute relative error of actual durations).
+    overhead, startup : tuple of float
+        Reconfiguration costs simulated (seconds of work lost per migration or preemption;
+        seconds a VM opened or resized is billed before it works): grid axes, default the
+        package's defaults; 0 and 0 is the paper's setting.
+    catalog : str
+        Catalog name of the generated traces.
+    traces : dict
+        Given traces: name (the file as the spec writes it) -> Instance.
+    tick : float or None
+        Rescheduling interval of every simulation; None: each method's own, else the trace's H.
+    exclude : tuple of dict
+        Cells matching every (parameter, value) of one of these patterns are left out.
+    """
+
+    name: str
+    nodes: tuple[int, ...]
+    arrivals: tuple[str, ...]
+    jobs_per_node: float
+    seeds: tuple[int, ...]
+    solver_seeds: tuple[int, ...] | None
+    methods: tuple[str, ...]
+    node_multipliers: dict[str, tuple[int, ...]]
+    options: dict[str, dict[str, Any]]
+    noise: tuple[float, ...] = (0.0,)
+    overhead: tuple[float, ...] = (DEFAULT_OVERHEAD,)
+    startup: tuple[float, ...] = (DEFAULT_STARTUP,)
+    catalog: str = "azure-2021"
+    traces: dict[str, Any] = field(default_factory=dict)
+    tick: float | None = None
+    exclude: tuple[dict[str, Any], ...] = ()
+
+
+def _int_list(value: Any, source: str | None, field: str, minimum: int,
+              maximum: int) -> tuple[int, ...]:  # fmt: skip
+    """Parse 3, [1, 2, 5], "1-10" or "1,3,5-7" into a tuple of distinct ints in [minimum,
+    maximum] (at most MAX_SIMULATIONS of them)."""
+    items: list[Any]
+    if isinstance(value, bool):
+        raise InputError(source, field, f"expected integers, got {value!r}")
+    if isinstance(value, int):
+        items = [value]
+    elif isinstance(value, str):
+        items = []
+        for part in value.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            try:
+                a, b = int(lo), int(hi) if sep else int(lo)
+            except ValueError:
+                raise InputError(source, field, f"cannot read range {part.strip()!r}") from None
+            if b < a:
+                raise InputError(source, field, f"empty range {part.strip()!r}")
+            if b > maximum or len(items) + b - a + 1 > MAX_SIMULATIONS:
+                raise InputError(source, field, f"range {part.strip()!r} goes beyond {maximum} or "
+                                 f"lists more than {MAX_SIMULATIONS} values (gpuaas.limits)")  # fmt: skip
+            items.extend(range(a, b + 1))
+    elif isinstance(value, list):
+        items = value
+    else:
+        raise InputError(source, field, f"expected an integer, a list or a range like '1-10', got {value!r}")
+    out: list[int] = []
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(source, field, f"expected integers, got {v!r}")
+        if v < minimum:
+            raise InputError(source, field, f"{v} is below the minimum {minimum}")
+        if v > maximum:
+            raise InputError(source, field, f"{v} is above the maximum {maximum} (gpuaas.limits)")
+        if v in out:
+            raise InputError(source, field, f"{v} is listed twice")
+        out.append(v)
+    if not out:
+        raise InputError(source, field, "is empty")
+    return tuple(out)
+
+
+def _str_list(value: Any, source: str | None, field: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(v, str) for v in items):
+        raise InputError(source, field, f"expected a non-empty list of names, got {value!r}")
+    if len(set(items)) != len(items):
+        raise InputError(source, field, "a name is listed twice")
+    return tuple(items)
+
+
+def _number_list(value: Any, source: str | None, field: str, what: str, high: float,
+                 high_open: bool = False) -> tuple[float, ...]:  # fmt: skip
+    """A number in [0, high] ([0, high) with `high_open`) or a list of them, as floats."""
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= high \
+                or (high_open and v == high):
+            raise InputError(source, field, f"expected non-negative {what}, got {v!r}")
+    return tuple(float(v) for v in values)
+
+
+def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | None = None) -> CampaignSpec:
+    """Check a campaign spec (the parsed YAML mapping) and return it as a `CampaignSpec`.
+
+    Parameters
+    ----------
+    data : dict
+        The spec: ``methods`` (required) and either ``nodes``, ``arrivals``, ``seeds``
+        (required), ``jobs_per_node`` (10) and ``catalog``, or ``traces`` (trace files,
+        relative to the spec file's directory); ``solver_seeds``, ``node_multipliers`` (a list
+        for every method or a mapping method -> list), ``options`` (method -> solver options),
+        ``noise`` (list), ``overhead`` and ``startup`` (s, a number or a list), ``tick`` (s),
+        ``exclude`` (list of mappings parameter -> value), ``name``.
+    source : str, optional
+        File name used in error messages (and the directory trace files are relative to).
+    traces : dict, optional
+        Name -> Instance for the names of ``traces`` already loaded (`gpuaas compare`).
+
+    Raises
+    ------
+    InputError
+        Naming the field and the problem (unknown field, unknown method or arrival pattern,
+        bad range, unreadable trace, ...).
+    """
+    from gpuaas.catalog import load_catalog
+    from gpuaas.methods import METHODS, check_options
+
+    if not isinstance(data, dict):
+        raise InputError(source, None, "a campaign spec must be a YAML mapping")
+    unknown = sorted(set(data) - _SPEC_FIELDS)
+    if unknown:
+        raise InputError(source, unknown[0], f"unknown field; expected one of {', '.join(sorted(_SPEC_FIELDS))}")
+    given = _load_traces(data, source, traces or {})
+    for req in ("methods",) if given else ("nodes", "arrivals", "seeds", "methods"):
+        if req not in data:
+            raise InputError(source, req, "missing required field")
+    if given:
+        nodes = (max(t.nodes for t in given.values()),)  # for the multiplier limit below
+        arrivals: tuple[str, ...] = ()
+        seeds: tuple[int, ...] = ()
+        jpn = 0.0
+    else:
+        nodes = _int_list(data["nodes"], source, "nodes", 1, MAX_NODES)
+        arrivals = _str_list(data["arrivals"], source, "arrivals")
+        for a in arrivals:
+            if a not in ARRIVALS:
+                raise InputError(source, "arrivals", f"unknown arrival pattern {a!r}; expected one of {', '.join(ARRIVALS)}")
+        jpn = data.get("jobs_per_node", 10)
+        if isinstance(jpn, bool) or not isinstance(jpn, int | float) or not math.isfinite(jpn) or jpn <= 0:
+            raise InputError(source, "jobs_per_node", f"expected a positive number, got {jpn!r}")
+        if jpn * max(nodes) > MAX_JOBS:
+            raise InputError(source, "jobs_per_node", f"{jpn:g} x {max(nodes)} nodes is more than "
+                             f"{MAX_JOBS} jobs (gpuaas.limits)")  # fmt: skip
+        seeds = _int_list(data["seeds"], source, "seeds", 0, MAX_SEED)
+    methods = _str_list(data["methods"], source, "methods")
+    for m in methods:
+        if m not in METHODS:
+            raise InputError(source, "methods", f"unknown method {m!r}; available: {', '.join(METHODS)}")
+    solver_seeds = None
+    if data.get("solver_seeds") is not None:
+        solver_seeds = _int_list(data["solver_seeds"], source, "solver_seeds", 0, MAX_SEED)
+    mult_raw = data.get("node_multipliers", [1])
+    multipliers: dict[str, tuple[int, ...]] = {}
+    if isinstance(mult_raw, dict):
+        for m, v in mult_raw.items():
+            if m not in methods:
+                raise InputError(source, f"node_multipliers.{m}", "not one of the spec's methods")
+            multipliers[m] = _int_list(v, source, f"node_multipliers.{m}", 1, MAX_NODES // max(nodes))
+    else:
+        every = _int_list(mult_raw, source, "node_multipliers", 1, MAX_NODES // max(nodes))
+        multipliers = {m: every for m in methods}
+    options_raw = data.get("options") or {}
+    if not isinstance(options_raw, dict):
+        raise InputError(source, "options", "expected a mapping method -> solver options")
+    options: dict[str, dict[str, Any]] = {}
+    for m, o in options_raw.items():
+        if m not in methods:
+            raise InputError(source, f"options.{m}", "not one of the spec's methods")
+        if not isinstance(o, dict):
+            raise InputError(source, f"options.{m}", f"expected a mapping of solver options, got {o!r}")
+        try:
+            json.dumps(o)
+        except TypeError as exc:
+            raise InputError(source, f"options.{m}", f"not JSON-serialisable: {exc}") from None
+        try:
+            check_options(m, o)
+        except InputError as exc:
+            raise InputError(source, f"options.{m}", exc.problem) from None
+        options[m] = o
+    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", "numbers in [0, 0.5)", 0.5, True)
+    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", "numbers of seconds",
+                            MAX_SECONDS)  # fmt: skip
+    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds",
+                           MAX_SECONDS)  # fmt: skip
+    tick = data.get("tick")
+    if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int | float)
+                             or not 0 < tick <= MAX_SECONDS):  # fmt: skip
+        raise InputError(source, "tick", f"expected a positive number of seconds, got {tick!r}")
+    catalog = data.get("catalog", "azure-2021")
+    if not isinstance(catalog, str):
+        raise InputError(source, "catalog", "a campaign names a bundled catalog or a catalog YAML file")
+    if not given:
+        load_catalog(catalog, source)
+    exclude = _exclude(data.get("exclude", []), source)
+    per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
+    cells = (len(given) or len(arrivals) * len(nodes) * len(seeds)) * len(noise_list) * per_trace
+    if cells > MAX_SIMULATIONS:
+        raise InputError(source, None, f"the grid has {cells} simulations; at most {MAX_SIMULATIONS} (gpuaas.limits)")
+    name = data.get("name") or (Path(source).stem if source else "campaign")
+    return CampaignSpec(
+        name=str(name), nodes=() if given else nodes, arrivals=arrivals, jobs_per_node=float(jpn),
+        seeds=seeds, solver_seeds=solver_seeds, methods=methods,
+        node_multipliers={m: multipliers.get(m, (1,)) for m in methods}, options=options,
+        noise=noise_list or (0.0,), overhead=overhead or (DEFAULT_OVERHEAD,),
+        startup=startup or (DEFAULT_STARTUP,), catalog=catalog, traces=given,
+        tick=None if tick is None else float(tick), exclude=exclude,
+    )  # fmt: skip
+
+
+def _load_traces(data: dict[str, Any], source: str | None, loaded: dict[str, Any]) -> dict[str, Any]:
+    """The spec's given traces, name -> Instance (files relative to the spec's directory)."""
+    from gpuaas.instance import load_instance
+
+    if "traces" not in data:
+        return {}
+    both = [f for f in _GENERATED if f in data]
+    if both:
+        raise InputError(source, both[0], "a spec simulates either generated traces or given traces, not both")
+    names = _str_list(data["traces"], source, "traces")
+    stems = [Path(n).stem for n in names]
+    if len(set(stems)) != len(stems):
+        raise InputError(source, "traces", "two trace files have the same name (it keys the cells)")
+    here = Path(source).parent if source else Path()
+    return {n: loaded[n] if n in loaded else load_instance(here / n) for n in names}
+
+
+def _exclude(value: Any, source: str | None) -> tuple[dict[str, Any], ...]:
+    """The `exclude` patterns: a list of mappings cell parameter -> value."""
+    if not isinstance(value, list):
+        raise InputError(source, "exclude", f"expected a list of mappings parameter -> value, got {value!r}")
+    out = []
+    for i, pat in enumerate(value):
+        if not isinstance(pat, dict) or not pat:
+            raise InputError(source, f"exclude[{i}]", f"expected a mapping parameter -> value, got {pat!r}")
+        for k, v in pat.items():
+            if k not in _EXCLUDE_KEYS:
+                raise InputError(source, f"exclude[{i}].{k}", f"not a cell parameter; expected one of {', '.join(_EXCLUDE_KEYS)}")
+            if isinstance(v, bool) or not isinstance(v, int | float | str):
+                raise InputError(source, f"exclude[{i}].{k}", f"expected a number or a name, got {v!r}")
+        out.append(dict(pat))
+    return tuple(out)
+
+
+def load_spec(path: str | Path) -> CampaignSpec:
+    """Read and check a campaign spec YAML file (errors name the file and the field)."""
+    return parse_spec(read_yaml(path), str(path))
+
+
+def expand(spec: CampaignSpec) -> list[Cell]:
+    """The spec's grid as a list of independent cells, in a fixed (grid) order.
+
+    A method that is seed independent (`gpuaas.methods.Method.seed_independent`) is simulated
+    once per trace, with the first seed.
+    """
+    from gpuaas.methods import METHODS
+
+    traces: list[dict[str, Any]] = []
+    for name, inst in spec.traces.items():
+        traces.append({"trace": name, "instance": inst, "arrivals": None, "nodes": inst.nodes,
+                       "jobs": inst.n_jobs, "trace_seed": None, "catalog": inst.catalog.name})  # fmt: skip
+    for arrivals in spec.arrivals:
+        for n in spec.nodes:
+            for trace_seed in spec.seeds:
+                traces.append({"arrivals": arrivals, "nodes": n, "jobs": max(1, round(spec.jobs_per_node * n)),
+                               "trace_seed": trace_seed, "catalog": spec.catalog})  # fmt: skip
+    cells = []
+    for t in traces:
+        for method in spec.methods:
+            opts = json.dumps(spec.options.get(method, {}), sort_keys=True)
+            seeds = spec.solver_seeds or (1 if t["trace_seed"] is None else t["trace_seed"],)
+            if METHODS[method].seed_independent:
+                seeds = seeds[:1]  # the same result for every seed: simulate it once
+            for mult in spec.node_multipliers[method]:
+                for seed in seeds:
+                    for noise in spec.noise:
+                        for ovh in spec.overhead:
+                            for up in spec.startup:
+                                cell = Cell(method=method, seed=seed, node_multiplier=mult, noise=noise,
+                                            overhead=ovh, startup=up, options=opts, tick=spec.tick, **t)  # fmt: skip
+                                if not any(_matches(cell, pat) for pat in spec.exclude):
+                                    cells.append(cell)
+    return cells
+
+
+def _matches(cell: Cell, pattern: dict[str, Any]) -> bool:
+    return all(getattr(cell, k) == v for k, v in pattern.items())
