@@ -1,6 +1,6 @@
 """The bridge between an Instance / Solution and the heuristic kernels' arrays.
 
-Shared by Greedy, Randomized Greedy and Path Relinking: the kernel data tuple, the search
+Shared by Greedy, Randomized Greedy and Path Relinking: the `KernelData` the kernels read, the search
 state arrays and their per-step values, option checking, the warm-up that keeps numba
 compilation out of ``stats["seconds"]``, and the conversion of a state back into a Solution.
 """
@@ -118,7 +118,7 @@ def natural(proxy: int, score: float) -> float:
     return float(-score if proxy == K.PROXY_FBAR else score) + 0.0  # + 0.0: no "-0.0"
 
 
-def step_values(D: tuple[Any, ...], proxy: int, st: State) -> dict[str, float]:
+def step_values(D: K.KernelData, proxy: int, st: State) -> dict[str, float]:
     """f_OBJ and the proxy's own value of the current state (for the per-step statistics)."""
     f = K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg)
     p = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
