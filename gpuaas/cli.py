@@ -143,7 +143,7 @@ def cli(verbose: int) -> None:
               show_default=True, help="Solution method.")  # fmt: skip
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same solution).")
 @click.option("--time-limit", type=SECONDS, default=None, help="Stop the solver after this many seconds.")
-@click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (DESIGN.md §11).")
+@click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (format: docs/design.md §10).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
 @click.option("--preset", type=click.Path(dir_okay=False),
               help="YAML file of method options (e.g. heuristics/path_relinking.yaml).")  # fmt: skip
@@ -281,7 +281,7 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 @click.option("--log", "log_file", type=click.Path(dir_okay=False),
               help="Write the event log (JSON lines, one per interval between events).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (DESIGN.md §11).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (format: docs/design.md §10).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON result to this file.")
 def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
              overhead: float | None, startup: float | None, paper_costs: bool, tick: float | None, time_limit: float | None, log_file: str | None,

@@ -1,6 +1,6 @@
 """Seeded generator of job traces (paper §4.1) and of single rescheduling-point snapshots.
 
-Both return a dict in the instance format of DESIGN.md §11 with explicit ``times`` (whole-job
+Both return a dict in the instance format of docs/design.md §10 with explicit ``times`` (whole-job
 seconds per VM type and GPU count, rounded to 0.1 s), so any tool reads them without the
 performance model; each job also keeps the ``workload`` it was timed from (``times`` wins).
 
@@ -290,7 +290,7 @@ def _mixed_rates(rng: np.random.Generator, n: int, high: float, low: float) -> n
 def _instance_dict(cat: Catalog, spec: Any, nodes: int, time: float, workloads: list[dict[str, Any]],
                    work: np.ndarray, release: np.ndarray, due: np.ndarray, weight: np.ndarray,
                    progress: np.ndarray | None) -> dict[str, Any]:  # fmt: skip
-    """The instance-format dict (DESIGN.md §11) of generated jobs."""
+    """The instance-format dict (docs/design.md §10) of generated jobs."""
     last = float(max(release.max(initial=0.0), due.max(initial=0.0)))
     if last > MAX_SECONDS:
         raise InputError(None, "jobs", f"the jobs would span {last:.3g} s, more than the {MAX_SECONDS:g} s "

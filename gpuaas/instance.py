@@ -1,6 +1,6 @@
 """Instance: the problem at one rescheduling point (P1), or a whole trace, as numpy arrays.
 
-The JSON format (DESIGN.md §11, schema `instances/instance.schema.json`) is parsed and
+The JSON format (docs/design.md §10, schema `instances/instance.schema.json`) is parsed and
 checked here; every error names the file, the field and the problem. Arrays are read-only:
 a change makes a new Instance (`dataclasses.replace`, `subset`, `released`).
 """
@@ -119,7 +119,7 @@ class Instance:
 
     # -- JSON -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The instance in the file format of DESIGN.md §11 (explicit `times`)."""
+        """The instance in the file format of docs/design.md §10 (explicit `times`)."""
         cat = self.catalog
         jobs = []
         for j, jid in enumerate(self.job_ids):

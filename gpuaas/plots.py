@@ -5,7 +5,7 @@ numbers of `gpuaas.experiments.analysis`: total cost by method and scenario with
 EDF (the paper's Fig. 3), percentage cost reduction of path relinking over each method,
 min/mean/max (Fig. 4, eq. 3), and solver time per event against N (Fig. 5). Methods appear in
 the paper's order with their registry labels. From one simulation's event log
-(DESIGN.md §11) and its trace: a Gantt chart of nodes (VM type per interval) and jobs (GPUs per
+(docs/design.md §10) and its trace: a Gantt chart of nodes (VM type per interval) and jobs (GPUs per
 job, due dates marked), and the cumulative cost over time. Every function writes PNG or SVG,
 chosen by the output file's extension, through a temporary file (no partial output).
 """
@@ -238,7 +238,7 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
 
 
 def read_event_log(path: str | Path, trace: Any = None, trace_name: str | None = None) -> list[dict[str, Any]]:
-    """The intervals of an event log (JSON lines, DESIGN.md §11), checked field by field; with
+    """The intervals of an event log (JSON lines, docs/design.md §10), checked field by field; with
     `trace` (an Instance or a file), also that its jobs and VM types are the trace's (a log of
     another simulation is an InputError naming `trace_name`)."""
     source = str(path)

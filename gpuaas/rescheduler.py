@@ -1,4 +1,4 @@
-"""Online rescheduling [§2.1, DESIGN.md §7]: the state of a running system, driven by events.
+"""Online rescheduling [§2.1, docs/design.md §6]: the state of a running system, driven by events.
 
 Orchestration code tells a `Rescheduler` what happens — a job is submitted, a job completes, the
 clock ticks — and gets back a `Plan`: the VMs to open, resize or close and the jobs to start,
@@ -206,7 +206,7 @@ class Rescheduler:
     seed : int
         Base seed; event k solves with a seed derived from (seed, k), so runs are reproducible.
     H, mu, rho : float
-        Parameters of P1 (DESIGN.md §4).
+        Parameters of P1 (formulations/P1.md).
     overhead : float
         Seconds of work lost per migration or preemption (restart from an older checkpoint).
     startup : float

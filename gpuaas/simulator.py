@@ -1,6 +1,6 @@
 """Simulator: replay a trace through the `Rescheduler` and account for every second and dollar.
 
-The simulator is a loop around the same `Rescheduler` orchestration code uses (DESIGN.md §7):
+The simulator is a loop around the same `Rescheduler` orchestration code uses (docs/design.md §6):
 
 - **Events.** A submission at each job's release; a completion when a running job's *actual*
   remaining time reaches 0; a tick `tick` seconds (default: the method's own interval, else
@@ -63,7 +63,7 @@ MAX_IDLE_EVENTS = 100
 
 @dataclass
 class SimulationResult:
-    """Costs, per-job metrics and counters of one simulation (`to_dict` is DESIGN.md §11's format).
+    """Costs, per-job metrics and counters of one simulation (`to_dict` is the result format of docs/design.md §10).
 
     `jobs` holds, per job: id, release, start (first), completion, due, tardiness_cost,
     jct (completion - release), waiting (jct minus time running: queued time, including after
@@ -122,7 +122,7 @@ class SimulationResult:
                 "total": float(s.sum()), "calls": int(s.size)}  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able result (DESIGN.md §11 keys plus seed, nodes, solver_seconds, wall_seconds)."""
+        """JSON-able result (docs/design.md §10 keys plus seed, nodes, solver_seconds, wall_seconds)."""
         out: dict[str, Any] = {
             "method": self.method, "seed": self.seed, "nodes": self.nodes,
             "total_cost": self.total_cost, "vm_cost": self.vm_cost,

@@ -59,7 +59,7 @@ class Solution:
                         self.job_cfg.copy(), self.method, dict(self.stats))  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
-        """The solution file format of DESIGN.md §11."""
+        """The solution file format of docs/design.md §10."""
         cat = self.instance.catalog
         jobs = []
         for j, jid in enumerate(self.instance.job_ids):

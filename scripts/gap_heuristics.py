@@ -5,7 +5,7 @@
                                      [--open-rules largest,config]
 
 Small generated snapshots (N ~ U{1..max-nodes}, J ~ U{1..max-jobs}, seed k) are solved to
-optimality by the P1 MILP with P1n off (the problem the heuristics solve, DESIGN.md §4) and
+optimality by the P1 MILP with P1n off (the problem the heuristics solve, formulations/P1.md) and
 by each heuristic with the paper's parameters under each node-opening rule; the gap is
 (f_heur − f_opt) / f_opt. Prints the mean and worst gap per rule and method and how often each
 finds the optimum.

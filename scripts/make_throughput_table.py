@@ -1,7 +1,7 @@
 """Write gpuaas/throughput_tables/performance-model.csv from the performance model.
 
 Every figure of the bundled table is derived here from gpuaas.performance (modelled, not
-measured); tests/test_throughputs.py checks that the committed file equals this output.
+measured); tests/test_importers.py checks that the committed file equals this output.
 
     python scripts/make_throughput_table.py
 """

@@ -71,7 +71,7 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     solver : str
         "highs" (highspy, default), "cbc" or any PuLP solver name (model passed as MPS).
     literal : bool
-        Use the paper's literal P1h/P1i (for comparison only; see DESIGN.md §4).
+        Use the paper's literal P1h/P1i (for comparison only; see formulations/P1.md).
     write_lp, write_mps : str, optional
         Also write the model to this LP / MPS file.
     solver_log : bool

@@ -1,4 +1,4 @@
-"""P1 as arrays (paper §3.1, DESIGN.md §4 and §6): its variables, its rows and the map between
+"""P1 as arrays (paper §3.1, formulations/P1.md): its variables, its rows and the map between
 its columns and a Solution.
 
 `build_model` calls one `define_*` function per variable family and one `constrain_P1*`
@@ -335,7 +335,7 @@ def constrain_P1g(b: _Builder, m: dict[str, np.ndarray]) -> None:
 
 
 def constrain_P1h(b: _Builder, m: dict[str, np.ndarray], literal: bool = False) -> None:
-    """P1h (corrected, DESIGN.md §4): τ_j ≥ Σ_{n,v,g} (t_jvg − d_j)·x_jnvg  ∀j.
+    """P1h (corrected, formulations/P1.md): τ_j ≥ Σ_{n,v,g} (t_jvg − d_j)·x_jnvg  ∀j.
 
     A postponed job gets τ_j = 0 whatever d_j. The paper's literal text
     Σ t_jvg·x_jnvg ≤ d_j + τ_j (`literal=True`) charges a postponed late job (d_j < 0) ω_j·|d_j|.
@@ -354,7 +354,7 @@ def constrain_P1h(b: _Builder, m: dict[str, np.ndarray], literal: bool = False) 
 
 
 def constrain_P1i(b: _Builder, m: dict[str, np.ndarray], literal: bool = False) -> None:
-    """P1i (corrected, DESIGN.md §4): τ̂_j ≥ (H + M_j − d_j)·(1 − Σ_n z_jn)  ∀j, written
+    """P1i (corrected, formulations/P1.md): τ̂_j ≥ (H + M_j − d_j)·(1 − Σ_n z_jn)  ∀j, written
     (H + M_j − d_j)·Σ_n z_jn + τ̂_j ≥ H + M_j − d_j.
 
     A job that runs gets τ̂_j = 0 whatever d_j. The literal text (H + M_j)(1 − Σ z) ≤ d_j + τ̂_j
@@ -372,7 +372,7 @@ def constrain_P1i(b: _Builder, m: dict[str, np.ndarray], literal: bool = False) 
 
 
 def constrain_P1j(b: _Builder, m: dict[str, np.ndarray]) -> None:
-    """P1j linearised with α (DESIGN.md §4): p_jn ≥ Σ_{v,g} t_jvg·c_v·x_jnvg − M̂_j·(1 − α_jn)
+    """P1j linearised with α (formulations/P1.md): p_jn ≥ Σ_{v,g} t_jvg·c_v·x_jnvg − M̂_j·(1 − α_jn)
     ∀j, n, with M̂_j = max_{v,g} t_jvg·c_v; written p_jn − Σ t·c·x − M̂_j·α_jn ≥ −M̂_j.
 
     p_jn is the deployment cost π_jn when α_jn = 1 and 0 otherwise, so Σ p = Σ π·α of P1a.
@@ -466,11 +466,11 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
     p1n : bool
         Add P1n (exactly min(N, J) open nodes), as in the paper.
     literal : bool
-        Use the paper's literal P1h/P1i instead of the corrected rows of DESIGN.md §4 (only to
+        Use the paper's literal P1h/P1i instead of the corrected rows of formulations/P1.md (only to
         show the difference; the literal rows penalise running jobs that are already late).
     linearisation : {"product", "bigm"}
         How π·α is linearised: "product" (default) adds β = α·x with rows P1jx/P1ja, a much
-        tighter LP bound; "bigm" is DESIGN.md §4's p ≥ Σ t·c·x − M̂(1 − α). On a quiet 2-core
+        tighter LP bound; "bigm" is formulations/P1.md's p ≥ Σ t·c·x − M̂(1 − α). On a quiet 2-core
         machine at a 5 % gap, product solves N = 10, J = 100 in a third of big-M's time
         (formulations/P1.md), hence the default.
     """
