@@ -14,6 +14,6 @@ gpuaas plot solver-time "$csv" --clock cpu -o "$out/campaign-small-solver-time.p
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gpuaas generate --nodes 10 --arrivals high --seed 1 -o "$tmp/trace.json"
-gpuaas simulate "$tmp/trace.json" --method path-relinking --seed 1 --log "$tmp/events.jsonl" -q
+gpuaas simulate "$tmp/trace.json" --method path-relinking --seed 1 --paper-costs --log "$tmp/events.jsonl" -q
 gpuaas plot gantt "$tmp/events.jsonl" --trace "$tmp/trace.json" -o "$out/campaign-small-gantt.png"
 gpuaas plot cost-over-time "$tmp/events.jsonl" --trace "$tmp/trace.json" -o "$out/campaign-small-cost-over-time.png"
