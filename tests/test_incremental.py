@@ -109,13 +109,13 @@ def test_kept_jobs_stay_exactly(seed, overhead, startup):
     heuristic; with no reconfiguration cost nothing is kept."""
     inst = with_incumbent(random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1),
                           overhead, startup)  # fmt: skip
-    pin_node, pin_cfg = keep_incumbent(inst)
-    kept = pin_node >= 0
-    if overhead == 0 and startup == 0:
-        assert not kept.any()
-    assert (pin_node[kept] == inst.current_node[kept]).all()
     for method, opts in (("incremental", {"rivals": 5}), ("greedy", {}),
                          ("randomized-greedy", {"max_it_rg": 5})):  # fmt: skip
+        pin_node, pin_cfg = keep_incumbent(inst, grow=method == "incremental")
+        kept = pin_node >= 0
+        if overhead == 0 and startup == 0:
+            assert not kept.any()
+        assert (pin_node[kept] == inst.current_node[kept]).all()
         sol = solve(inst, method, seed=seed, **opts)
         assert validate(sol).ok
         assert (sol.job_node[kept] == pin_node[kept]).all() and (sol.job_cfg[kept] == pin_cfg[kept]).all()
@@ -150,8 +150,9 @@ def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
     case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
                                due=inst.release + 100 * inst.times.min(axis=1),
                                current_node=np.array([0, 1, -1]), current_cfg=np.array([one, eight, -1]))  # fmt: skip
-    pin_node, _ = keep_incumbent(case)
+    pin_node, _ = keep_incumbent(case, grow=True)
     assert (pin_node[0] == -1) == freed
+    assert keep_incumbent(case)[0][0] == 0  # the paper's heuristics do not grow nodes
 
 
 def generate_trace_instance() -> Instance:

@@ -7,7 +7,8 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
 
 1. **Running jobs stay** where they are unless moving pays (`gpuaas.heuristics.incumbent`:
    the best alternative's plan value plus the move's cost must beat staying), or unless
-   waiting jobs need their GPUs or their node slot.
+   waiting jobs need their GPUs or their node slot (the node-growth rule, this method's only:
+   with it Path Relinking moved each job 13 times instead of 3.5 at N = 20).
 2. **Each waiting or moved job** takes the configuration of least *plan value*: the per-job LP
    of the lower bound on its remaining work (the cheapest configuration meeting the due date,
    else the cheapest mix of a fast configuration now and a slower one later ending exactly at
@@ -84,7 +85,7 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     values = plan_values(instance)
-    D = kernel_data(instance, preferred_configs(instance, values), values)
+    D = kernel_data(instance, preferred_configs(instance, values), values, grow=True)
     elite = randomized_construction(instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed,
                                     max_it=iterations, size=1, swap_prob=SWAP_PROB, candidates=1,
                                     max_no_improve=0, log_interval=5.0,

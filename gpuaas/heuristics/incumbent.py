@@ -46,7 +46,7 @@ def queue_price(instance: Instance) -> float:
         return 0.0
     cat = instance.catalog
     capacity = max(1, instance.nodes * int(cat.gpus.max()))
-    values = _plan_values(instance, share_price(instance))[waiting]
+    values = _plan_values(instance, share_price(instance), np.flatnonzero(waiting))
     runnable = np.isfinite(values).any(axis=1)
     asked = cat.cfg_gpus[np.argmin(values[runnable], axis=1)].sum()
     if asked + cat.cfg_gpus[instance.current_cfg[~waiting]].sum() <= capacity:
@@ -60,11 +60,11 @@ def plan_values(instance: Instance) -> np.ndarray:
     return _plan_values(instance, share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
 
 
-def _plan_values(instance: Instance, p: np.ndarray) -> np.ndarray:
-    """`plan_values` with GPU-share prices p (C,)."""
-    t = instance.times
-    d = instance.rel_due[:, None]
-    w = instance.weight[:, None]
+def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """`plan_values` of the jobs `rows` with GPU-share prices p (C,)."""
+    t = instance.times[rows]
+    d = instance.rel_due[rows][:, None]
+    w = instance.weight[rows][:, None]
     finite = np.isfinite(t)
     with np.errstate(invalid="ignore", over="ignore"):
         value = np.where(finite, t * p + w * np.maximum(0.0, t - d), np.inf)
@@ -120,15 +120,16 @@ def move_costs(instance: Instance) -> np.ndarray:
     return out
 
 
-def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
 
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
-    that cheap, (2) jobs wait and it holds more GPUs than its plan asks for, or (3) jobs wait,
-    all N nodes are open and its node's VM is smaller than its GPU model's largest, or (4) its
-    node has idle GPUs and it has slack for two moves (docs/reconfiguration.md).
+    that cheap, (2) jobs wait and it holds more GPUs than its plan asks for, or (3, with `grow`:
+    the default method's rule) jobs wait, all N nodes are open and its node's VM is smaller than
+    its GPU model's largest, or (4) its node has idle GPUs and it has slack for two moves
+    (docs/reconfiguration.md).
     """
     J = instance.n_jobs
     pin_node = np.full(J, -1, dtype=np.int64)
@@ -154,7 +155,7 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None) -> tupl
         keep &= ~(cheap & (pref >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(pref, 0)]))
         # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU job
         # holds one of the N node slots for its whole life while jobs queue
-        if np.unique(instance.current_node[run]).size >= instance.nodes:
+        if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
             largest = np.zeros(int(cat.gpu_model_id.max()) + 1, dtype=np.int64)
             np.maximum.at(largest, cat.gpu_model_id, cat.gpus)
             keep &= ~(cheap & (cat.gpus[vm] < largest[cat.gpu_model_id[vm]]))
