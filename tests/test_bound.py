@@ -542,12 +542,22 @@ def test_campaign_rows_carry_the_bound_computed_once_per_trace_and_nodes(monkeyp
 
 
 def test_results_written_before_the_bound_columns_still_read_plot_and_resume(tmp_path):
-    """The committed small campaign (no bound columns) reads with bound None and plots; a
-    resumed campaign upgrades such a file to the current columns before appending."""
-    from gpuaas.experiments import store as campaign
-    from gpuaas.experiments.rows import COLUMNS
+    """The committed small campaign with the columns added since its first run dropped (as it
+    was written then) reads with bound None and plots; a resumed campaign upgrades such a file
+    to the current columns before appending."""
+    import csv
 
-    old = ROOT / "scripts" / "results" / "campaign-small.csv"
+    from gpuaas.experiments import store as campaign
+    from gpuaas.experiments.rows import ADDED_COLUMNS, COLUMNS
+
+    old = tmp_path / "campaign-small-first-run.csv"
+    with open(ROOT / "scripts" / "results" / "campaign-small.csv", newline="") as src, \
+         open(old, "w", newline="") as dst:  # fmt: skip
+        reader = csv.DictReader(src)
+        keep = [c for c in reader.fieldnames if c not in ADDED_COLUMNS]
+        writer = csv.DictWriter(dst, keep, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(reader)
     rows = campaign.read_results(old)
     assert rows and all(r["bound"] is None and r["cost_over_bound"] is None for r in rows)
     assert list(rows[0]) == COLUMNS
