@@ -19,3 +19,10 @@ for seed in (1, 2, 3):
 PY
 done
 python scripts/quality_report.py scripts/results/quality.csv --before scripts/results/quality-before-high.csv -o scripts/results/quality.md
+# the default method before the queue price (commit 4ebc880), N = 20 and 50, for the before/after
+# table of quality.md (its N = 10 rows are that commit's quality.csv)
+git worktree add /tmp/b4 4ebc880
+sed -e 's/^nodes: \[10, 20, 50\]/nodes: [20, 50]/' -e 's/^methods: .*/methods: [incremental]/' \
+    -e '/^node_multipliers:/,/^  dp-adjwct/d' scripts/campaigns/quality.yaml > /tmp/q-before.yaml
+(cd /tmp/b4 && PYTHONPATH=/tmp/b4 python -m gpuaas campaign /tmp/q-before.yaml \
+    -o "$OLDPWD/scripts/results/quality-default-4ebc880.csv" --backend processes --workers 2)
