@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import incremental
-from gpuaas.heuristics.incumbent import keep_incumbent, move_costs, plan_values, preferred_configs, queue_price
+from gpuaas.heuristics.incumbent import (keep_incumbent, move_costs, plan_values, preferred_configs, queue_price,
+                                         queued)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -153,6 +154,22 @@ def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
     pin_node, _ = keep_incumbent(case, grow=True)
     assert (pin_node[0] == -1) == freed
     assert keep_incumbent(case)[0][0] == 0  # the paper's heuristics do not grow nodes
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_waiting_jobs_that_free_capacity_takes_disturb_nobody(nodes):
+    """A job holding 2 GPUs (a whole 2-GPU VM) where its plan asks for 1 gives one back only when
+    the waiting jobs cannot go elsewhere: with a second node not yet open they can, and it stays."""
+    inst = Instance.from_dict(generate_trace(2, 3, seed=1))
+    cat = inst.catalog
+    two = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 2) & (cat.cfg_gpus == 2))[0])
+    case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
+                               due=inst.release + 100 * inst.times.min(axis=1),
+                               current_node=np.array([0, -1, -1]), current_cfg=np.array([two, -1, -1]))  # fmt: skip
+    pref = preferred_configs(case)
+    assert cat.cfg_gpus[pref[0]] == 1
+    assert queued(case, pref) == (nodes == 1)
+    assert (keep_incumbent(case)[0][0] == -1) == (nodes == 1)
 
 
 def generate_trace_instance() -> Instance:

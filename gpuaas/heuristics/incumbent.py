@@ -54,6 +54,45 @@ def queue_price(instance: Instance) -> float:
     return float(instance.weight[waiting].sum()) / capacity
 
 
+def _largest_gpus(instance: Instance) -> np.ndarray:
+    """(GPU models,) the GPUs of each GPU model's largest VM type."""
+    cat = instance.catalog
+    largest = np.zeros(int(cat.gpu_model_id.max()) + 1, dtype=np.int64)
+    np.maximum.at(largest, cat.gpu_model_id, cat.gpus)
+    return largest
+
+
+def queued(instance: Instance, pref: np.ndarray) -> bool:
+    """Whether jobs wait that free capacity cannot take, given each job's preferred
+    configuration `pref` (J,): placed largest first and best fit, some waiting job's fits
+    neither the idle GPUs of an open node of its GPU model nor a node not yet open (its model's
+    largest VM). Only then may running jobs be disturbed for waiting ones (keep rules 2 and 3):
+    a job that free capacity takes moves nobody."""
+    waiting = np.flatnonzero((instance.current_cfg < 0) & (pref >= 0))
+    if not waiting.size:
+        return False
+    cat = instance.catalog
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    cur = instance.current_cfg[run]
+    open_vm = np.full(instance.nodes, -1, dtype=np.int64)
+    open_vm[instance.current_node[run]] = cat.cfg_vm[cur]
+    idle = np.where(open_vm >= 0, cat.gpus[open_vm], 0).astype(np.int64)
+    np.subtract.at(idle, instance.current_node[run], cat.cfg_gpus[cur])
+    model = np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1)
+    largest = _largest_gpus(instance)
+    want = pref[waiting]
+    for c in want[np.argsort(-cat.cfg_gpus[want], kind="stable")]:
+        g, m = cat.cfg_gpus[c], cat.gpu_model_id[cat.cfg_vm[c]]
+        fits = np.flatnonzero(((model == m) & (idle >= g)) | ((model < 0) & (largest[m] >= g)))
+        if not fits.size:
+            return True
+        n = fits[np.argmin(np.where(model[fits] >= 0, idle[fits], np.iinfo(np.int64).max))]
+        if model[n] < 0:
+            model[n], idle[n] = m, largest[m]
+        idle[n] -= g
+    return False
+
+
 def plan_values(instance: Instance) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
     GPU time is priced at the VM's share plus `queue_price`."""
@@ -149,16 +188,15 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     cheap = move.min(axis=1) <= HYSTERESIS * np.abs(stay)
     cat = instance.catalog
     vm = cat.cfg_vm[cur]
-    if (instance.current_cfg < 0).any():
-        # jobs wait: a running job holding more GPUs than its plan asks for gives them back
-        pref = preferred_configs(instance, values)[run]
-        keep &= ~(cheap & (pref >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(pref, 0)]))
+    pref = preferred_configs(instance, values) if (instance.current_cfg < 0).any() else None
+    if pref is not None and queued(instance, pref):
+        # jobs queue: a running job holding more GPUs than its plan asks for gives them back
+        mine = pref[run]
+        keep &= ~(cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)]))
         # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU job
         # holds one of the N node slots for its whole life while jobs queue
         if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
-            largest = np.zeros(int(cat.gpu_model_id.max()) + 1, dtype=np.int64)
-            np.maximum.at(largest, cat.gpu_model_id, cat.gpus)
-            keep &= ~(cheap & (cat.gpus[vm] < largest[cat.gpu_model_id[vm]]))
+            keep &= ~(cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]]))
     # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
     # move (remaining time on the current configuration + 2 moves <= due date) are free
     used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
