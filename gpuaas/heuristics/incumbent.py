@@ -165,8 +165,8 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
-    that cheap, (2) jobs wait and it holds more GPUs than its plan asks for, or (3, with `grow`:
-    the default method's rule) jobs wait, all N nodes are open and its node's VM is smaller than
+    that cheap, (2) jobs queue (`queued`) and it holds more GPUs than its plan asks for, or (3,
+    with `grow`: the default method's rule) jobs queue, all N nodes are open and its node's VM is smaller than
     its GPU model's largest, or (4) its node has idle GPUs and it has slack for two moves
     (docs/reconfiguration.md).
     """
