@@ -100,9 +100,14 @@ def reconfiguration_cost(instance: Instance, node_vm: np.ndarray, job_node: np.n
     if instance.overhead <= 0 and instance.startup <= 0:
         return 0.0
     kappa, sigma = reconfiguration_terms(instance)
-    moved = (np.asarray(job_node) != instance.current_node) | (np.asarray(job_cfg) != instance.current_cfg)
     is_open = np.flatnonzero(np.asarray(node_vm) >= 0)
-    return float(kappa[moved].sum() + sigma[is_open, np.asarray(node_vm)[is_open]].sum())
+    return float(kappa[moved(instance, job_node, job_cfg)].sum() + sigma[is_open, np.asarray(node_vm)[is_open]].sum())
+
+
+def moved(instance: Instance, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
+    """(J,) bool: jobs whose node or configuration differs from the incumbent's: the running
+    jobs a solution migrates or preempts, and the waiting jobs it starts (whose kappa is 0)."""
+    return (np.asarray(job_node) != instance.current_node) | (np.asarray(job_cfg) != instance.current_cfg)
 
 
 def proxy(instance: Instance, job_cfg: np.ndarray) -> float:

@@ -159,7 +159,8 @@ def move_costs(instance: Instance) -> np.ndarray:
     return out
 
 
-def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: bool = False,
+                   move_weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
 
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
@@ -168,7 +169,7 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     that cheap, (2) jobs queue (`queued`) and it holds more GPUs than its plan asks for, or (3,
     with `grow`: the default method's rule) jobs queue, all N nodes are open and its node's VM is smaller than
     its GPU model's largest, or (4) its node has idle GPUs and it has slack for two moves
-    (docs/reconfiguration.md).
+    (docs/reconfiguration.md). `move_weight` multiplies every move's cost in these rules.
     """
     J = instance.n_jobs
     pin_node = np.full(J, -1, dtype=np.int64)
@@ -181,7 +182,7 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     values = plan_values(instance) if values is None else values
     cur = instance.current_cfg[run]
     stay = values[run, cur]
-    move = move_costs(instance)[run]
+    move = move_weight * move_costs(instance)[run]
     alternative = (values[run] + move).min(axis=1)
     keep = ~(alternative < stay - HYSTERESIS * np.abs(stay) - 1e-9)
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan

@@ -23,18 +23,19 @@ OPEN_RULES = {"largest": K.OPEN_LARGEST, "config": K.OPEN_CONFIG}
 DEFAULT_OPEN_RULE = "largest"
 
 
-def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None,
-                values: np.ndarray | None = None, grow: bool = False) -> K.KernelData:  # fmt: skip
+def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None, values: np.ndarray | None = None,
+                grow: bool = False, move_weight: float = 1.0) -> K.KernelData:  # fmt: skip
     """The `KernelData` D the kernels read (writable contiguous copies, one numba type).
 
     It carries the incumbent the constructions keep (`gpuaas.heuristics.incumbent`: nothing
     under the paper's zero reconfiguration costs; `values`: the plan values, when the caller has
-    them; `grow`: the default method's node-growth rule) and optional preferred configurations.
+    them; `grow`: the default method's node-growth rule; `move_weight`: its weight on the cost
+    of a move) and optional preferred configurations.
     """
     from gpuaas.heuristics.incumbent import keep_incumbent
 
     cat = instance.catalog
-    pin_node, pin_cfg = keep_incumbent(instance, values, grow)
+    pin_node, pin_cfg = keep_incumbent(instance, values, grow, move_weight)
     pref = np.full(instance.n_jobs, -1, dtype=np.int64) if pref_cfg is None else pref_cfg
     f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
     i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()
