@@ -137,6 +137,25 @@ def cli(verbose: int) -> None:
                             format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)  # fmt: skip
 
 
+PRESET_HELP = "YAML file of method options (e.g. heuristics/path_relinking.yaml)."
+
+
+def _with_preset(ctx: click.Context, preset: str | None, method: str,
+                 time_limit: float | None) -> tuple[str, dict[str, Any], float | None]:  # fmt: skip
+    """(method, options, time limit) with those of the `--preset` file, if any; the file's
+    method applies unless `--method` was given."""
+    if preset is None:
+        return method, {}, time_limit
+    from gpuaas.heuristics.presets import load_preset, preset_options
+
+    data = load_preset(preset)
+    if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
+        method = data.get("method", method)
+    if time_limit is None and data.get("time_limit") is not None:
+        time_limit = data["time_limit"]
+    return method, preset_options(data, method, preset), time_limit
+
+
 @cli.command()
 @click.argument("instance_file", type=click.Path(dir_okay=False))
 @click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
@@ -145,8 +164,7 @@ def cli(verbose: int) -> None:
 @click.option("--time-limit", type=SECONDS, default=None, help="Stop the solver after this many seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (format: docs/design.md §10).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
-@click.option("--preset", type=click.Path(dir_okay=False),
-              help="YAML file of method options (e.g. heuristics/path_relinking.yaml).")  # fmt: skip
+@click.option("--preset", type=click.Path(dir_okay=False), help=PRESET_HELP)
 @click.option("--gap", type=FloatRange(0, 1e9), default=None,
               help="milp: stop at this relative MIP gap (e.g. 0.05).")  # fmt: skip
 @click.option("--threads", type=click.IntRange(1, 256), default=None, help="milp: solver threads.")
@@ -179,16 +197,7 @@ def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_l
     if (milp_options or warm_method) and method != "milp":
         raise InputError(None, "options", "--gap, --threads, --warm-start, --solver, --write-lp, "
                          "--write-mps and --p1n apply to --method milp only")  # fmt: skip
-    options: dict[str, Any] = {}
-    if preset is not None:
-        from gpuaas.heuristics.presets import load_preset, preset_options
-
-        data = load_preset(preset)
-        if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
-            method = data.get("method", method)
-        options = preset_options(data, method, preset)
-        if time_limit is None and data.get("time_limit") is not None:
-            time_limit = data["time_limit"]
+    method, options, time_limit = _with_preset(ctx, preset, method, time_limit)
     instance = load_instance(instance_file).released()
     options.update(milp_options)
     if warm_method is not None:
@@ -278,14 +287,17 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 @click.option("--tick", type=SECONDS, default=None,
               help="Rescheduling interval when nothing happens (default: the method's, else H).")  # fmt: skip
 @click.option("--time-limit", type=SECONDS, default=None, help="Time limit of the method at each event (s).")
+@click.option("--preset", type=click.Path(dir_okay=False), help=PRESET_HELP)
 @click.option("--log", "log_file", type=click.Path(dir_okay=False),
               help="Write the event log (JSON lines, one per interval between events).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (format: docs/design.md §10).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON result to this file.")
-def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
-             overhead: float | None, startup: float | None, paper_costs: bool, tick: float | None, time_limit: float | None, log_file: str | None,
-             quiet: bool, as_json: bool, output: str | None) -> None:  # fmt: skip
+@click.pass_context
+def simulate(ctx: click.Context, trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
+             overhead: float | None, startup: float | None, paper_costs: bool, tick: float | None,
+             time_limit: float | None, preset: str | None, log_file: str | None, quiet: bool, as_json: bool,
+             output: str | None) -> None:  # fmt: skip
     """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics.
 
     Exit codes: 0 done, 2 bad input (e.g. a tick needing more than 1000 events per job),
@@ -295,8 +307,10 @@ def simulate(trace_file: str, method: str, seed: int, nodes: int | None, noise: 
 
     check_output(output)
     check_output(log_file)
+    method, options, time_limit = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
-    options: dict[str, Any] = {} if time_limit is None else {"time_limit": time_limit}
+    if time_limit is not None:
+        options["time_limit"] = time_limit
     result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise,
                             **reconfiguration(overhead, startup, paper_costs), log=log_file, tick=tick, progress=not quiet and sys.stderr.isatty(),
                             **options)  # fmt: skip

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
-from gpuaas.heuristics.incremental import incremental
+from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
 from gpuaas.heuristics.incumbent import (keep_incumbent, move_costs, plan_values, preferred_configs, queue_price,
                                          queued)
 from gpuaas.instance import Instance
@@ -112,7 +112,8 @@ def test_kept_jobs_stay_exactly(seed, overhead, startup):
                           overhead, startup)  # fmt: skip
     for method, opts in (("incremental", {"rivals": 5}), ("greedy", {}),
                          ("randomized-greedy", {"max_it_rg": 5})):  # fmt: skip
-        pin_node, pin_cfg = keep_incumbent(inst, grow=method == "incremental")
+        ours = method == "incremental"
+        pin_node, pin_cfg = keep_incumbent(inst, grow=ours, move_weight=MOVE_WEIGHT if ours else 1.0)
         kept = pin_node >= 0
         if overhead == 0 and startup == 0:
             assert not kept.any()
@@ -176,10 +177,22 @@ def generate_trace_instance() -> Instance:
     return Instance.from_dict(generate_trace(2, 3, seed=1)).released()
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), overhead=st.sampled_from([60.0, 600.0, 7200.0]),
+       weights=st.tuples(st.floats(1.0, 100.0), st.floats(1.0, 100.0)).map(sorted))  # fmt: skip
+def test_a_heavier_move_weight_keeps_every_job_a_lighter_one_keeps(seed, overhead, weights):
+    """Pricing moves higher only ever keeps more running jobs in place, under every rule."""
+    inst = with_incumbent(random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead)
+    light, heavy = (keep_incumbent(inst, grow=True, move_weight=w)[0] >= 0 for w in weights)
+    assert not (light & ~heavy).any()
+
+
 def test_options_are_checked():
     inst = random_instance(1, nodes=2, jobs=5)
     with pytest.raises(InputError, match="rivals"):
         incremental(inst, rivals=-1)
+    with pytest.raises(InputError, match="move_weight"):
+        incremental(inst, move_weight=0.5)
     with pytest.raises(InputError, match="unknown option"):
         incremental(inst, rivalz=3)
 

@@ -6,7 +6,8 @@ cannot meet its due date the fastest configuration. This method changes both and
 rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
 
 1. **Running jobs stay** where they are unless moving pays (`gpuaas.heuristics.incumbent`:
-   the best alternative's plan value plus the move's cost must beat staying), or unless
+   the best alternative's plan value plus `move_weight` times the move's cost must beat
+   staying), or unless
    waiting jobs need their GPUs or their node slot (the node-growth rule, this method's only:
    with it Path Relinking moved each job 13 times instead of 3.5 at N = 20).
 2. **Each waiting or moved job** takes the configuration of least *plan value*: the per-job LP
