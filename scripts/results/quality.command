@@ -1,6 +1,9 @@
 # The whole spec (N = 10, 20, 50); it resumes a partial file. This file was run in three steps
 # (nodes: [10], then [10, 20], then the spec), the same cells.
 gpuaas campaign scripts/campaigns/quality.yaml -o scripts/results/quality.csv --backend processes --workers 2
+# After a change to the methods that see the incumbent, their 600 s rows were deleted from the
+# file and the same command resumed it (issue 11, third round: greedy, randomized-greedy,
+# path-relinking and incremental after `queued`; incremental again after `move_weight`).
 # the paper's heuristics as they were at the issue's commit (2227bd9), high arrivals, for the
 # bar (N = 10, 20, 50)
 git worktree add /tmp/before 2227bd9
