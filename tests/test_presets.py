@@ -77,3 +77,22 @@ def test_preset_for_another_method(instance_file, tmp_path):
     res = CliRunner().invoke(cli, ["solve", str(instance_file), "-m", "randomized-greedy",
                                    "--preset", str(ROOT / "heuristics" / "greedy.yaml")])  # fmt: skip
     assert res.exit_code == 2 and "preset is for" in res.output
+
+
+def test_simulate_with_preset(tmp_path):
+    """`gpuaas simulate --preset` passes the options to the method at every event: a heavier
+    `move_weight` moves jobs less often; a bad value exits 2 and writes nothing."""
+    trace = ROOT / "instances" / "trace-small.json"
+    moves = []
+    for weight in (1, 16):
+        preset = tmp_path / f"w{weight}.yaml"
+        preset.write_text(f"method: incremental\nmove_weight: {weight}\n")
+        res = CliRunner().invoke(cli, ["simulate", str(trace), "--preset", str(preset), "-q", "--json"])
+        assert res.exit_code == 0, res.output
+        moves.append(json.loads(res.output)["moves_per_job"])
+    assert moves[1] < moves[0]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("move_weight: 0.5\n")
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, ["simulate", str(trace), "--preset", str(bad), "-q", "-o", str(out)])
+    assert res.exit_code == 2 and "move_weight" in res.output and not out.exists()
