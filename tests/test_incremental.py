@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
-from gpuaas.heuristics.incumbent import (keep_incumbent, move_costs, plan_values, preferred_configs, queue_price,
-                                         queued)
+from gpuaas.heuristics.incumbent import (keep_incumbent, move_costs, plan_values, pointless_moves, preferred_configs,
+                                         queue_price, queued)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -137,6 +137,25 @@ def test_a_job_moves_when_moving_pays():
     assert keep_incumbent(cheap)[0][j] == -1
     assert keep_incumbent(dear)[0][j] == 0
     assert (move_costs(dear)[j][np.isfinite(inst.times[j])] > move_costs(cheap)[j][np.isfinite(inst.times[j])]).all()
+
+
+def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
+    """The late job rule 1 frees (its 8-GPU configuration saves hours of tardiness) moved to its
+    own configuration on another node, or left waiting, gains nothing: pointless. Moved to the
+    configuration that freed it, it is not; a job kept in place never is."""
+    inst = generate_trace_instance()
+    j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
+    case = dataclasses.replace(inst, due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
+                               current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
+                               current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)), overhead=600.0)  # fmt: skip
+    values = plan_values(case)
+    assert keep_incumbent(case, values)[0][j] == -1
+    best = int(np.argmin(values[j] + move_costs(case)[j]))
+    waiting = np.full(inst.n_jobs, -1)
+    for node, cfg, pointless in ((1, c1, True), (-1, -1, True), (1, best, False), (0, c1, False)):
+        job_node, job_cfg = waiting.copy(), waiting.copy()
+        job_node[j], job_cfg[j] = node, cfg
+        assert pointless_moves(case, values, job_node, job_cfg)[j] == pointless
 
 
 @pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])

@@ -167,44 +167,68 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
     that cheap, (2) jobs queue (`queued`) and it holds more GPUs than its plan asks for, or (3,
-    with `grow`: the default method's rule) jobs queue, all N nodes are open and its node's VM is smaller than
-    its GPU model's largest, or (4) its node has idle GPUs and it has slack for two moves
-    (docs/reconfiguration.md). `move_weight` multiplies every move's cost in these rules.
+    with `grow`: the default method's rule) jobs queue, all N nodes are open and its node's VM
+    is smaller than its GPU model's largest, or (4) its node has idle GPUs and it has slack for
+    two moves (docs/reconfiguration.md). `move_weight` multiplies every move's cost in these rules.
     """
     J = instance.n_jobs
     pin_node = np.full(J, -1, dtype=np.int64)
     pin_cfg = np.full(J, -1, dtype=np.int64)
     if instance.overhead <= 0 and instance.startup <= 0:
         return pin_node, pin_cfg
+    run, own, others, _, _ = _freed(instance, plan_values(instance) if values is None else values, grow, move_weight)
+    keep = run[~(own | others)]
+    pin_node[keep] = instance.current_node[keep]
+    pin_cfg[keep] = instance.current_cfg[keep]
+    return pin_node, pin_cfg
+
+
+def pointless_moves(instance: Instance, values: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray,
+                    grow: bool = False, move_weight: float = 1.0) -> np.ndarray:  # fmt: skip
+    """(J,) bool: running jobs a solution moves that rule 1 alone freed (for their own sake) and
+    whose new place does not deliver it: its configuration's plan value plus the move's cost does
+    not beat staying by `HYSTERESIS`, or the job waits. Under load such a job typically loses its
+    GPUs to more pressing jobs and lands on its own configuration on another node."""
+    out = np.zeros(instance.n_jobs, dtype=bool)
+    if instance.overhead <= 0 and instance.startup <= 0:
+        return out
+    run, own, others, stay, move = _freed(instance, values, grow, move_weight)
+    new = job_cfg[run]
+    moved = (job_node[run] != instance.current_node[run]) | (new != instance.current_cfg[run])
+    k = np.maximum(new, 0)
+    delivered = (new >= 0) & (values[run, k] + move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9)
+    out[run] = own & ~others & moved & ~delivered
+    return out
+
+
+def _freed(instance: Instance, values: np.ndarray, grow: bool,
+           move_weight: float) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """The running jobs `run` and, for each, whether rule 1 frees it (`own`) and whether rules
+    2-4 do (`others`), with its plan value staying (`stay`) and its weighted move costs (`move`,
+    per configuration); see `keep_incumbent`."""
     run = np.flatnonzero(instance.current_cfg >= 0)
-    if not run.size:
-        return pin_node, pin_cfg
-    values = plan_values(instance) if values is None else values
     cur = instance.current_cfg[run]
     stay = values[run, cur]
     move = move_weight * move_costs(instance)[run]
-    alternative = (values[run] + move).min(axis=1)
-    keep = ~(alternative < stay - HYSTERESIS * np.abs(stay) - 1e-9)
+    own = (values[run] + move).min(axis=1) < stay - HYSTERESIS * np.abs(stay) - 1e-9 if run.size else np.zeros(0, bool)
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
-    cheap = move.min(axis=1) <= HYSTERESIS * np.abs(stay)
+    cheap = move.min(axis=1) <= HYSTERESIS * np.abs(stay) if run.size else np.zeros(0, bool)
+    others = np.zeros(run.size, dtype=bool)
     cat = instance.catalog
     vm = cat.cfg_vm[cur]
     pref = preferred_configs(instance, values) if (instance.current_cfg < 0).any() else None
-    if pref is not None and queued(instance, pref):
+    if run.size and pref is not None and queued(instance, pref):
         # jobs queue: a running job holding more GPUs than its plan asks for gives them back
         mine = pref[run]
-        keep &= ~(cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)]))
+        others |= cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
         # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU job
         # holds one of the N node slots for its whole life while jobs queue
         if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
-            keep &= ~(cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]]))
+            others |= cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]])
     # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
     # move (remaining time on the current configuration + 2 moves <= due date) are free
     used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
     idle = cat.gpus[vm] > used[instance.current_node[run]]
     slack = instance.rel_due[run] - instance.times[run, cur]
-    keep &= ~(cheap & idle & (slack > 2.0 * (instance.overhead + instance.startup)))
-    keep = run[keep]
-    pin_node[keep] = instance.current_node[keep]
-    pin_cfg[keep] = instance.current_cfg[keep]
-    return pin_node, pin_cfg
+    others |= cheap & idle & (slack > 2.0 * (instance.overhead + instance.startup))
+    return run, own, others, stay, move
