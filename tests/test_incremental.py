@@ -141,8 +141,8 @@ def test_a_job_moves_when_moving_pays():
 
 def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     """The late job rule 1 frees (its 8-GPU configuration saves hours of tardiness) moved to its
-    own configuration on another node, or left waiting, gains nothing: pointless. Moved to the
-    configuration that freed it, it is not; a job kept in place never is."""
+    own configuration on another node gains nothing: pointless. Moved to the configuration that
+    freed it, it is not; nor is a job kept in place, or left waiting (preempted for others)."""
     inst = generate_trace_instance()
     j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
     case = dataclasses.replace(inst, due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
@@ -152,7 +152,7 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     assert keep_incumbent(case, values)[0][j] == -1
     best = int(np.argmin(values[j] + move_costs(case)[j]))
     waiting = np.full(inst.n_jobs, -1)
-    for node, cfg, pointless in ((1, c1, True), (-1, -1, True), (1, best, False), (0, c1, False)):
+    for node, cfg, pointless in ((1, c1, True), (-1, -1, False), (1, best, False), (0, c1, False)):
         job_node, job_cfg = waiting.copy(), waiting.copy()
         job_node[j], job_cfg[j] = node, cfg
         assert pointless_moves(case, values, job_node, job_cfg)[j] == pointless
