@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from gpuaas.errors import InputError
 from gpuaas.heuristics import kernels as K
 from gpuaas.heuristics.greedy import greedy
 from gpuaas.heuristics.postprocessing import postprocess
-from gpuaas.heuristics.state import kernel_data, pressure_order, rng_state
+from gpuaas.heuristics.state import State, kernel_data, pressure_order, rng_state
 from gpuaas.methods import solve
 from gpuaas.solution import Solution
 from gpuaas.validator import validate
@@ -140,6 +142,25 @@ def test_postprocessing_gives_idle_gpus_to_best_speedup():
     assert _placement(sol, 1) == (0, "NC24", 3)  # speed-up 1000/600 beats 1000/900
     assert sol.objective < raw.objective and validate(sol).ok
     assert sol.stats["postprocess_changes"] == 1
+
+
+@pytest.mark.parametrize(("overhead", "gpus"), [(0.0, 3), (1e5, 1)])
+def test_postprocessing_moves_a_running_job_only_when_it_pays_its_kappa(overhead, gpus):
+    """The idle GPUs of the speed-up test go to job 1 when moving is free; when job 1 runs there
+    and a restart would cost it P1's κ (a long overhead), it keeps its configuration, even
+    though no keep rule pins it."""
+    rows = [{("NC24", 1): 1000.0, ("NC24", 3): 900.0},
+            {("NC24", 1): 1000.0, ("NC24", 3): 600.0}]
+    nc24 = CATALOG.vm_index("NC24")
+    one = CATALOG.config(nc24, 1)
+    inst = dataclasses.replace(tiny_instance(rows, [1100.0, 1200.0], nodes=1), overhead=overhead,
+                               current_node=np.array([-1, 0]), current_cfg=np.array([-1, one]))  # fmt: skip
+    free = np.full(2, -1, dtype=np.int64)
+    D = kernel_data(inst)._replace(pin_node=free, pin_cfg=free)
+    st = State.new(inst)
+    st.load(D, np.array([nc24]), np.array([0, 0]), np.array([one, one]))
+    K.postprocess(D, K.PROXY_FOBJ, *st.arrays())
+    assert CATALOG.cfg_gpus[st.job_cfg[1]] == gpus
 
 
 def test_postprocessing_keeps_only_improving_changes():

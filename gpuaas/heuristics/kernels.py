@@ -58,6 +58,12 @@ class KernelData(NamedTuple):
     pin_node: np.ndarray  # (J,) int64
     pin_cfg: np.ndarray  # (J,) int64
     pref_cfg: np.ndarray  # (J,) int64
+    # P1's reconfiguration term kappa_j (x the caller's move weight) of a running job moved off
+    # its current node cur_node[j] or configuration cur_cfg[j]; postprocessing counts it in the
+    # node's f_OBJ. All 0 (and -1) in the paper's setting.
+    kappa: np.ndarray  # (J,) float64
+    cur_node: np.ndarray  # (J,) int64
+    cur_cfg: np.ndarray  # (J,) int64
 
 
 # -- random numbers -------------------------------------------------------------------------
@@ -457,6 +463,8 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
         used += g
         first = min(first, t)
         total += job_term(D, proxy, i, c)
+        if proxy == PROXY_FOBJ and (n != D.cur_node[i] or c != D.cur_cfg[i]):
+            total += D.kappa[i]
     if used > D.vm_gpus[v_new]:
         return np.inf
     if proxy == PROXY_FOBJ:
@@ -490,8 +498,9 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     node's jobs with the same GPU counts (the one improving the score most). (2) Give the
     idle GPUs left to the job with the highest speed-up t_jvg / t_jv(g+idle) (the next one if
     that change does not improve). A change is kept only if it strictly improves f_OBJ and
-    does not worsen the method's proxy, so postprocessing never worsens either. Returns the
-    number of changes made.
+    does not worsen the method's proxy, so postprocessing never worsens either. f_OBJ here
+    includes P1's κ of a running job the change moves off its current node or configuration
+    (`KernelData.kappa`; 0 in the paper's setting). Returns the number of changes made.
     """
     times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
     vm_gpus, vm_model = D.vm_gpus, D.vm_model

@@ -30,9 +30,10 @@ def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None, values: 
     It carries the incumbent the constructions keep (`gpuaas.heuristics.incumbent`: nothing
     under the paper's zero reconfiguration costs; `values`: the plan values, when the caller has
     them; `grow`: the default method's node-growth rule; `move_weight`: its weight on the cost
-    of a move) and optional preferred configurations.
+    of a move, also on P1's κ that postprocessing counts) and optional preferred configurations.
     """
     from gpuaas.heuristics.incumbent import keep_incumbent
+    from gpuaas.objective import reconfiguration_terms
 
     cat = instance.catalog
     pin_node, pin_cfg = keep_incumbent(instance, values, grow, move_weight)
@@ -56,6 +57,9 @@ def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None, values: 
         pin_node=i(pin_node),
         pin_cfg=i(pin_cfg),
         pref_cfg=i(pref),
+        kappa=f(move_weight * reconfiguration_terms(instance)[0]),
+        cur_node=i(instance.current_node),
+        cur_cfg=i(instance.current_cfg),
     )
 
 
