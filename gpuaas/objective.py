@@ -101,7 +101,8 @@ def reconfiguration_cost(instance: Instance, node_vm: np.ndarray, job_node: np.n
         return 0.0
     kappa, sigma = reconfiguration_terms(instance)
     is_open = np.flatnonzero(np.asarray(node_vm) >= 0)
-    return float(kappa[moved(instance, job_node, job_cfg)].sum() + sigma[is_open, np.asarray(node_vm)[is_open]].sum())
+    startups = sigma[is_open, np.asarray(node_vm)[is_open]]
+    return float(kappa[moved(instance, job_node, job_cfg)].sum() + startups.sum())
 
 
 def moved(instance: Instance, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:

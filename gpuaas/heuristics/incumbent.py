@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuaas.instance import Instance
+from gpuaas.objective import moved
 from gpuaas.per_job import share_price
 
 #: a running job moves for its own sake only when that saves more than this share of its plan
@@ -176,7 +177,8 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     pin_cfg = np.full(J, -1, dtype=np.int64)
     if instance.overhead <= 0 and instance.startup <= 0:
         return pin_node, pin_cfg
-    run, own, others, _, _ = _freed(instance, plan_values(instance) if values is None else values, grow, move_weight)
+    values = plan_values(instance) if values is None else values
+    run, own, others, _, _ = _freed(instance, values, grow, move_weight)
     keep = run[~(own | others)]
     pin_node[keep] = instance.current_node[keep]
     pin_cfg[keep] = instance.current_cfg[keep]
@@ -196,10 +198,9 @@ def pointless_moves(instance: Instance, values: np.ndarray, job_node: np.ndarray
         return out
     run, own, others, stay, move = _freed(instance, values, grow, move_weight)
     new = job_cfg[run]
-    moved = (job_node[run] != instance.current_node[run]) | (new != instance.current_cfg[run])
     k = np.maximum(new, 0)
-    delivered = (new >= 0) & (values[run, k] + move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9)
-    out[run] = own & ~others & moved & (new >= 0) & ~delivered
+    delivered = values[run, k] + move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9
+    out[run] = own & ~others & moved(instance, job_node, job_cfg)[run] & (new >= 0) & ~delivered
     return out
 
 
@@ -212,9 +213,10 @@ def _freed(instance: Instance, values: np.ndarray, grow: bool,
     cur = instance.current_cfg[run]
     stay = values[run, cur]
     move = move_weight * move_costs(instance)[run]
-    own = (values[run] + move).min(axis=1) < stay - HYSTERESIS * np.abs(stay) - 1e-9 if run.size else np.zeros(0, bool)
+    best = (values[run] + move).min(axis=1, initial=np.inf)
+    own = best < stay - HYSTERESIS * np.abs(stay) - 1e-9
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
-    cheap = move.min(axis=1) <= HYSTERESIS * np.abs(stay) if run.size else np.zeros(0, bool)
+    cheap = move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)
     others = np.zeros(run.size, dtype=bool)
     cat = instance.catalog
     vm = cat.cfg_vm[cur]

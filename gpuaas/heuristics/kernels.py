@@ -60,7 +60,7 @@ class KernelData(NamedTuple):
     pref_cfg: np.ndarray  # (J,) int64
     # P1's reconfiguration term kappa_j (x the caller's move weight) of a running job moved off
     # its current node cur_node[j] or configuration cur_cfg[j]; postprocessing counts it in the
-    # node's f_OBJ. All 0 (and -1) in the paper's setting.
+    # node's f_OBJ. kappa is 0 in the paper's setting.
     kappa: np.ndarray  # (J,) float64
     cur_node: np.ndarray  # (J,) int64
     cur_cfg: np.ndarray  # (J,) int64
