@@ -247,14 +247,18 @@ def _labels_pref(prefix: str, **axes: np.ndarray) -> _Labels:
 # -- constraint families -------------------------------------------------------------------
 
 
+def _one_per_open_node(b: _Builder, family: str, n: np.ndarray, cols: np.ndarray, w: np.ndarray) -> None:
+    """Rows Σ cols[n] = w_n ∀n (entries: node n[i] sums column cols[i]): an open node has
+    exactly one of them, a closed one none."""
+    N = len(w)
+    b.rows(family, [f"n{i}" for i in range(N)], 0.0, 0.0, np.concatenate([n, np.arange(N)]),
+           np.concatenate([cols, w]), np.concatenate([np.ones(len(n)), -np.ones(N)]))  # fmt: skip
+
+
 def constrain_P1b(b: _Builder, m: dict[str, np.ndarray]) -> None:
     """P1b: Σ_v y_nv = w_n  ∀n — an open node has exactly one VM type, a closed one none."""
-    N, V = m["y"].shape
-    n, v = _grid(N, V)
-    r = np.concatenate([n, np.arange(N)])
-    c = np.concatenate([m["y"][n, v], m["w"]])
-    val = np.concatenate([np.ones(N * V), -np.ones(N)])
-    b.rows("P1b", [f"n{i}" for i in range(N)], 0.0, 0.0, r, c, val)
+    n, v = _grid(*m["y"].shape)
+    _one_per_open_node(b, "P1b", n, m["y"][n, v], m["w"])
 
 
 def _x_entries(m: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -422,12 +426,8 @@ def constrain_P1j_product(b: _Builder, m: dict[str, np.ndarray]) -> None:
 
 def constrain_P1k(b: _Builder, m: dict[str, np.ndarray]) -> None:
     """P1k: Σ_j α_jn = w_n  ∀n — an open node is charged for exactly one job (so it hosts one)."""
-    J, N = m["z"].shape
-    jj, nn = _grid(J, N)
-    rows = np.concatenate([nn, np.arange(N)])
-    cols = np.concatenate([m["alpha"][jj, nn], m["w"]])
-    vals = np.concatenate([np.ones(J * N), -np.ones(N)])
-    b.rows("P1k", [f"n{i}" for i in range(N)], 0.0, 0.0, rows, cols, vals)
+    jj, nn = _grid(*m["z"].shape)
+    _one_per_open_node(b, "P1k", nn, m["alpha"][jj, nn], m["w"])
 
 
 def constrain_P1l(b: _Builder, m: dict[str, np.ndarray]) -> None:
