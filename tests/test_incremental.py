@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
-from gpuaas.heuristics.incumbent import (keep_incumbent, move_costs, plan_values, pointless_moves, preferred_configs,
-                                         queue_price, queued)
+from gpuaas.heuristics.incumbent import (incumbent_rules, keep_incumbent, move_costs, plan_values,
+                                         pointless_moves, preferred_configs, queue_price, queued)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -155,7 +155,7 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     for node, cfg, pointless in ((1, c1, True), (-1, -1, False), (1, best, False), (0, c1, False)):
         job_node, job_cfg = waiting.copy(), waiting.copy()
         job_node[j], job_cfg[j] = node, cfg
-        assert pointless_moves(case, values, job_node, job_cfg)[j] == pointless
+        assert pointless_moves(case, incumbent_rules(case, values), job_node, job_cfg)[j] == pointless
 
 
 @pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])

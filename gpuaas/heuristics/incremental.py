@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.incumbent import plan_values, pointless_moves, preferred_configs
+from gpuaas.heuristics.incumbent import incumbent_rules, kept, plan_values, pointless_moves, preferred_configs
 from gpuaas.heuristics.randomized_greedy import randomized_construction, randomized_greedy
 from gpuaas.heuristics.state import check_float, check_int, check_time_limit, kernel_data, reject_unknown, warm_up
 from gpuaas.instance import Instance
@@ -105,9 +105,11 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
     values = plan_values(instance)
-    D = kernel_data(instance, preferred_configs(instance, values), values, grow=True, move_weight=move_weight)
+    pref = preferred_configs(instance, values)
+    rules = incumbent_rules(instance, values, grow=True, move_weight=move_weight, pref=pref)
+    D = kernel_data(instance, pref, kept(instance, rules), move_weight)
     best, done = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
-    back = pointless_moves(instance, values, best.job_node, best.job_cfg, grow=True, move_weight=move_weight)
+    back = pointless_moves(instance, rules, best.job_node, best.job_cfg)
     if back.any():
         # put back the jobs that moved for their own sake without gaining, and re-plan the rest
         D = D._replace(pin_node=np.where(back, instance.current_node, D.pin_node),

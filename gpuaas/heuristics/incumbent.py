@@ -21,6 +21,8 @@ load jobs take GPU-efficient configurations and stay where they are.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from gpuaas.instance import Instance
@@ -160,6 +162,54 @@ def move_costs(instance: Instance) -> np.ndarray:
     return out
 
 
+class Rules(NamedTuple):
+    """The keep rules evaluated once at a rescheduling point (`incumbent_rules`)."""
+
+    values: np.ndarray  # (J, C) the plan values they used
+    run: np.ndarray  # the running jobs (empty when moves are free)
+    own: np.ndarray  # per running job: rule 1 frees it (for its own sake)
+    others: np.ndarray  # per running job: rules 2-4 free it (for waiting jobs, re-packing)
+    stay: np.ndarray  # per running job: plan value of its current configuration
+    move: np.ndarray  # (running jobs, C) move costs x `move_weight`
+
+
+def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: bool = False,
+                    move_weight: float = 1.0, pref: np.ndarray | None = None) -> Rules:  # fmt: skip
+    """The keep rules for every running job (`keep_incumbent` states them): with no
+    reconfiguration cost (the paper's setting) they see no running job. `pref`: the jobs'
+    preferred configurations, when the caller has them."""
+    values = plan_values(instance) if values is None else values
+    costs_on = instance.overhead > 0 or instance.startup > 0
+    run = np.flatnonzero(instance.current_cfg >= 0) if costs_on else np.zeros(0, dtype=np.int64)
+    cur = instance.current_cfg[run]
+    stay = values[run, cur]
+    move = move_weight * move_costs(instance)[run]
+    best = (values[run] + move).min(axis=1, initial=np.inf)
+    own = best < stay - HYSTERESIS * np.abs(stay) - 1e-9
+    # rules 2-4 free a job for the common good, only where its move is cheap against its plan
+    cheap = move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)
+    others = np.zeros(run.size, dtype=bool)
+    cat = instance.catalog
+    vm = cat.cfg_vm[cur]
+    if run.size and (instance.current_cfg < 0).any():
+        pref = preferred_configs(instance, values) if pref is None else pref
+        if queued(instance, pref):
+            # jobs queue: a running job holding more GPUs than its plan asks for gives them back
+            mine = pref[run]
+            others |= cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
+            # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU
+            # job holds one of the N node slots for its whole life while jobs queue
+            if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
+                others |= cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]])
+    # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
+    # move (remaining time on the current configuration + 2 moves <= due date) are free
+    used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
+    idle = cat.gpus[vm] > used[instance.current_node[run]]
+    slack = instance.rel_due[run] - instance.times[run, cur]
+    others |= cheap & idle & (slack > 2.0 * (instance.overhead + instance.startup))
+    return Rules(values, run, own, others, stay, move)
+
+
 def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: bool = False,
                    move_weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
@@ -172,67 +222,30 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     is smaller than its GPU model's largest, or (4) its node has idle GPUs and it has slack for
     two moves (docs/reconfiguration.md). `move_weight` multiplies every move's cost in these rules.
     """
-    J = instance.n_jobs
-    pin_node = np.full(J, -1, dtype=np.int64)
-    pin_cfg = np.full(J, -1, dtype=np.int64)
-    if instance.overhead <= 0 and instance.startup <= 0:
-        return pin_node, pin_cfg
-    values = plan_values(instance) if values is None else values
-    run, own, others, _, _ = _freed(instance, values, grow, move_weight)
-    keep = run[~(own | others)]
+    return kept(instance, incumbent_rules(instance, values, grow, move_weight))
+
+
+def kept(instance: Instance, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """(pin_node, pin_cfg) of the running jobs no rule frees (-1: free to be re-planned)."""
+    pin_node = np.full(instance.n_jobs, -1, dtype=np.int64)
+    pin_cfg = np.full(instance.n_jobs, -1, dtype=np.int64)
+    keep = rules.run[~(rules.own | rules.others)]
     pin_node[keep] = instance.current_node[keep]
     pin_cfg[keep] = instance.current_cfg[keep]
     return pin_node, pin_cfg
 
 
-def pointless_moves(instance: Instance, values: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray,
-                    grow: bool = False, move_weight: float = 1.0) -> np.ndarray:  # fmt: skip
+def pointless_moves(instance: Instance, rules: Rules, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
     """(J,) bool: running jobs a solution moves that rule 1 alone freed (for their own sake) and
     whose new place does not deliver it: its configuration's plan value plus the move's cost does
     not beat staying by `HYSTERESIS`. Under load such a job typically loses its GPUs to more
     pressing jobs and lands on its own configuration on another node. A job the solution leaves
     waiting is not counted: that preemption gives its GPUs to more pressing jobs (putting it
     back cost 22 % on `instances/trace-small.json`)."""
-    out = np.zeros(instance.n_jobs, dtype=bool)
-    if instance.overhead <= 0 and instance.startup <= 0:
-        return out
-    run, own, others, stay, move = _freed(instance, values, grow, move_weight)
+    run, stay = rules.run, rules.stay
     new = job_cfg[run]
     k = np.maximum(new, 0)
-    delivered = values[run, k] + move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9
-    out[run] = own & ~others & moved(instance, job_node, job_cfg)[run] & (new >= 0) & ~delivered
+    delivered = rules.values[run, k] + rules.move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9
+    out = np.zeros(instance.n_jobs, dtype=bool)
+    out[run] = rules.own & ~rules.others & moved(instance, job_node, job_cfg)[run] & (new >= 0) & ~delivered
     return out
-
-
-def _freed(instance: Instance, values: np.ndarray, grow: bool,
-           move_weight: float) -> tuple[np.ndarray, ...]:  # fmt: skip
-    """The running jobs `run` and, for each, whether rule 1 frees it (`own`) and whether rules
-    2-4 do (`others`), with its plan value staying (`stay`) and its weighted move costs (`move`,
-    per configuration); see `keep_incumbent`."""
-    run = np.flatnonzero(instance.current_cfg >= 0)
-    cur = instance.current_cfg[run]
-    stay = values[run, cur]
-    move = move_weight * move_costs(instance)[run]
-    best = (values[run] + move).min(axis=1, initial=np.inf)
-    own = best < stay - HYSTERESIS * np.abs(stay) - 1e-9
-    # rules 2-4 free a job for the common good, only where its move is cheap against its plan
-    cheap = move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)
-    others = np.zeros(run.size, dtype=bool)
-    cat = instance.catalog
-    vm = cat.cfg_vm[cur]
-    pref = preferred_configs(instance, values) if (instance.current_cfg < 0).any() else None
-    if run.size and pref is not None and queued(instance, pref):
-        # jobs queue: a running job holding more GPUs than its plan asks for gives them back
-        mine = pref[run]
-        others |= cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
-        # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU job
-        # holds one of the N node slots for its whole life while jobs queue
-        if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
-            others |= cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]])
-    # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
-    # move (remaining time on the current configuration + 2 moves <= due date) are free
-    used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
-    idle = cat.gpus[vm] > used[instance.current_node[run]]
-    slack = instance.rel_due[run] - instance.times[run, cur]
-    others |= cheap & idle & (slack > 2.0 * (instance.overhead + instance.startup))
-    return run, own, others, stay, move

@@ -23,20 +23,20 @@ OPEN_RULES = {"largest": K.OPEN_LARGEST, "config": K.OPEN_CONFIG}
 DEFAULT_OPEN_RULE = "largest"
 
 
-def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None, values: np.ndarray | None = None,
-                grow: bool = False, move_weight: float = 1.0) -> K.KernelData:  # fmt: skip
+def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None,
+                pins: tuple[np.ndarray, np.ndarray] | None = None, move_weight: float = 1.0) -> K.KernelData:  # fmt: skip
     """The `KernelData` D the kernels read (writable contiguous copies, one numba type).
 
-    It carries the incumbent the constructions keep (`gpuaas.heuristics.incumbent`: nothing
-    under the paper's zero reconfiguration costs; `values`: the plan values, when the caller has
-    them; `grow`: the default method's node-growth rule; `move_weight`: its weight on the cost
-    of a move, also on P1's κ that postprocessing counts) and optional preferred configurations.
+    It carries the incumbent the constructions keep (`pins`, by default `keep_incumbent`'s:
+    nothing under the paper's zero reconfiguration costs), P1's κ that postprocessing counts
+    (x `move_weight`, the default method's weight on a move) and optional preferred
+    configurations.
     """
     from gpuaas.heuristics.incumbent import keep_incumbent
     from gpuaas.objective import reconfiguration_terms
 
     cat = instance.catalog
-    pin_node, pin_cfg = keep_incumbent(instance, values, grow, move_weight)
+    pin_node, pin_cfg = keep_incumbent(instance) if pins is None else pins
     pref = np.full(instance.n_jobs, -1, dtype=np.int64) if pref_cfg is None else pref_cfg
     f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
     i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()
