@@ -141,8 +141,9 @@ def test_a_job_moves_when_moving_pays():
 
 def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     """The late job rule 1 frees (its 8-GPU configuration saves hours of tardiness) moved to its
-    own configuration on another node gains nothing: pointless. Moved to the configuration that
-    freed it, it is not; nor is a job kept in place, or left waiting (preempted for others)."""
+    own configuration on another node, or left in place, gains nothing: pointless (put back, or
+    kept, when the others are re-planned). Moved to the configuration that freed it, it is not;
+    nor is a job left waiting (preempted for others)."""
     inst = generate_trace_instance()
     j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
     case = dataclasses.replace(inst, due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
@@ -152,7 +153,7 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     assert keep_incumbent(case, values)[0][j] == -1
     best = int(np.argmin(values[j] + move_costs(case)[j]))
     waiting = np.full(inst.n_jobs, -1)
-    for node, cfg, pointless in ((1, c1, True), (-1, -1, False), (1, best, False), (0, c1, False)):
+    for node, cfg, pointless in ((1, c1, True), (-1, -1, False), (1, best, False), (0, c1, True)):
         job_node, job_cfg = waiting.copy(), waiting.copy()
         job_node[j], job_cfg[j] = node, cfg
         assert pointless_moves(case, incumbent_rules(case, values), job_node, job_cfg)[j] == pointless
@@ -174,6 +175,25 @@ def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
     pin_node, _ = keep_incumbent(case, grow=True)
     assert (pin_node[0] == -1) == freed
     assert keep_incumbent(case)[0][0] == 0  # the paper's heuristics do not grow nodes
+
+
+def test_making_room_frees_only_the_cheapest_node_that_seats_the_queue():
+    """Three jobs alone on 1-GPU VMs fill N = 3 nodes and a 1-GPU job waits: emptying one node
+    (re-packed on its GPU model's 8-GPU VM) seats both, so only one job is freed (the cheapest
+    to move; here they cost the same), not all three (10-20 moves per arrival at N = 20 before `make_room`)."""
+    inst = Instance.from_dict(generate_trace(3, 4, seed=1))
+    cat = inst.catalog
+    model = cat.gpu_model_id[cat.cfg_vm]
+    one = [int(c) for c in np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))][:1] * 3
+    case = dataclasses.replace(inst, overhead=60.0, startup=0.0, time=0.0, release=np.zeros(4),
+                               work=inst.work[[0, 0, 0, 0]] * np.array([[1.0], [2.0], [3.0], [1.0]]),
+                               due=np.full(4, 1e9), weight=np.ones(4),
+                               current_node=np.array([0, 1, 2, -1]), current_cfg=np.array(one + [-1]))  # fmt: skip
+    pref = preferred_configs(case)
+    assert cat.cfg_gpus[pref[3]] == 1 and queued(case, pref)
+    rules = incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref)
+    assert not rules.own.any()
+    assert rules.others.tolist() == [True, False, False]  # equal move costs: the first node
 
 
 @pytest.mark.parametrize("nodes", [1, 2])

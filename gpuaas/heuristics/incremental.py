@@ -9,7 +9,7 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
    the best alternative's plan value plus `move_weight` times the move's cost must beat
    staying), or unless waiting jobs that free capacity cannot take need their GPUs or their
    node slot (the node-growth rule, this method's only: with it Path Relinking moved each job
-   13 times instead of 3.5 at N = 20).
+   13 times instead of 3.5 at N = 20); `make_room` then frees only as many as seat the queue.
 2. **Each waiting or moved job** takes the configuration of least *plan value*: the per-job LP
    of the lower bound on its remaining work (the cheapest configuration meeting the due date,
    else the cheapest mix of a fast configuration now and a slower one later ending exactly at
@@ -30,8 +30,8 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
    their κ in that comparison.
 5. **Put back.** A job freed for its own sake (rule 1) that the chosen solution moves without
    the gain that freed it (under load it loses its GPUs to more pressing jobs and lands on its
-   own configuration on another node) is kept in place, and the others are placed again
-   (`pointless_moves`; one more construction). Six traces at N = 10 and 20, 600 s restart:
+   own configuration on another node) is kept in place, with those that stayed without gaining,
+   and the others are placed again (`pointless_moves`; one more construction). Six traces at N = 10 and 20, 600 s restart:
    the same cost within noise under exponential and low arrivals, 5 % less under high; 13-37 %
    fewer moves (docs/reconfiguration.md).
 
@@ -110,14 +110,16 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     D = kernel_data(instance, pref, kept(instance, rules), move_weight)
     best, done = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
     back = pointless_moves(instance, rules, best.job_node, best.job_cfg)
-    if back.any():
-        # put back the jobs that moved for their own sake without gaining, and re-plan the rest
+    put = back & moved(instance, best.job_node, best.job_cfg)
+    if put.any():
+        # put back the jobs that moved for their own sake without gaining, keep those that
+        # stayed without gaining, and re-plan the rest
         D = D._replace(pin_node=np.where(back, instance.current_node, D.pin_node),
                        pin_cfg=np.where(back, instance.current_cfg, D.pin_cfg))  # fmt: skip
         best, more = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
         done += more
     best.stats = {"seconds": time.perf_counter() - start, "seed": seed, "kept": int((D.pin_node >= 0).sum()),
-                  "put_back": int(back.sum()), "iterations": done}  # fmt: skip
+                  "put_back": int(put.sum()), "iterations": done}  # fmt: skip
     return best
 
 

@@ -65,35 +65,97 @@ def _largest_gpus(instance: Instance) -> np.ndarray:
     return largest
 
 
-def queued(instance: Instance, pref: np.ndarray) -> bool:
-    """Whether jobs wait that free capacity cannot take, given each job's preferred
-    configuration `pref` (J,): placed largest first and best fit, some waiting job's fits
-    neither the idle GPUs of an open node of its GPU model nor a node not yet open (its model's
-    largest VM). Only then may running jobs be disturbed for waiting ones (keep rules 2 and 3):
-    a job that free capacity takes moves nobody."""
-    waiting = np.flatnonzero((instance.current_cfg < 0) & (pref >= 0))
-    if not waiting.size:
-        return False
+def _open_nodes(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(GPU model, idle GPUs) per node as the running jobs leave them; model -1: not open."""
     cat = instance.catalog
     run = np.flatnonzero(instance.current_cfg >= 0)
-    cur = instance.current_cfg[run]
+    node, cur = instance.current_node[run], instance.current_cfg[run]
     open_vm = np.full(instance.nodes, -1, dtype=np.int64)
-    open_vm[instance.current_node[run]] = cat.cfg_vm[cur]
+    open_vm[node] = cat.cfg_vm[cur]
     idle = np.where(open_vm >= 0, cat.gpus[open_vm], 0).astype(np.int64)
-    np.subtract.at(idle, instance.current_node[run], cat.cfg_gpus[cur])
-    model = np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1)
+    np.subtract.at(idle, node, cat.cfg_gpus[cur])
+    return np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1), idle
+
+
+def _unplaced(instance: Instance, configs: np.ndarray, model: np.ndarray, idle: np.ndarray,
+              first: bool = False) -> int:  # fmt: skip
+    """GPUs of `configs` that fit nowhere when placed largest first and best fit into the idle
+    GPUs of open nodes of their GPU model (`model`, `idle` per node) or into a node not yet open
+    (model -1: its model's largest VM). `first`: stop at the first that does not fit."""
+    cat = instance.catalog
+    model, idle = model.copy(), idle.copy()
     largest = _largest_gpus(instance)
-    want = pref[waiting]
-    for c in want[np.argsort(-cat.cfg_gpus[want], kind="stable")]:
+    left = 0
+    for c in configs[np.argsort(-cat.cfg_gpus[configs], kind="stable")]:
         g, m = cat.cfg_gpus[c], cat.gpu_model_id[cat.cfg_vm[c]]
         fits = np.flatnonzero(((model == m) & (idle >= g)) | ((model < 0) & (largest[m] >= g)))
         if not fits.size:
-            return True
+            left += int(g)
+            if first:
+                break
+            continue
         n = fits[np.argmin(np.where(model[fits] >= 0, idle[fits], np.iinfo(np.int64).max))]
         if model[n] < 0:
             model[n], idle[n] = m, largest[m]
         idle[n] -= g
-    return False
+    return left
+
+
+def queued(instance: Instance, pref: np.ndarray) -> bool:
+    """Whether jobs wait that free capacity cannot take, given each job's preferred
+    configuration `pref` (J,): placed largest first and best fit, some waiting job's fits
+    neither the idle GPUs of an open node of its GPU model nor a node not yet open (its model's
+    largest VM). Only then may running jobs be disturbed for waiting ones (`make_room`): a job
+    that free capacity takes moves nobody."""
+    waiting = (instance.current_cfg < 0) & (pref >= 0)
+    return bool(waiting.any()) and _unplaced(instance, pref[waiting], *_open_nodes(instance), first=True) > 0
+
+
+def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.ndarray,
+              small: np.ndarray, cost: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Running jobs (mask over `run`) to free so that queued jobs fit: only as many as it takes.
+
+    Two kinds of unit can make room: a job holding more GPUs than its plan asks for (`shrink`:
+    it gives back the difference on its node) and a node whose jobs are all `small` (on a VM
+    below its GPU model's largest; freed, the node can be re-packed and grown). Units are taken
+    cheapest first (`cost`: each job's weighted move cost; a node's is the sum of its jobs'),
+    and the shortest prefix (by bisection) that leaves as few waiting GPUs unplaced as taking
+    them all is freed. Freeing every such job instead moved 10-20 jobs to seat one arriving job
+    (docs/reconfiguration.md, "Making room").
+    """
+    cat = instance.catalog
+    cur, node = instance.current_cfg[run], instance.current_node[run]
+    waiting = pref[(instance.current_cfg < 0) & (pref >= 0)]
+    model, idle = _open_nodes(instance)
+    job_cost = cost[np.arange(run.size), cur]
+    units = [(job_cost[k], 0, k) for k in np.flatnonzero(shrink)]
+    whole = np.bincount(node, weights=(~small).astype(np.float64), minlength=instance.nodes) == 0
+    node_cost = np.bincount(node, weights=job_cost, minlength=instance.nodes)
+    units += [(node_cost[n], 1, n) for n in np.flatnonzero(whole & (model >= 0))]
+    units.sort()
+    back = cat.cfg_gpus[cur] - cat.cfg_gpus[np.maximum(pref[run], 0)]
+
+    def take(m: int) -> tuple[int, np.ndarray]:
+        jobs = np.zeros(run.size, dtype=bool)
+        emptied = np.zeros(instance.nodes, dtype=bool)
+        for _, kind, i in units[:m]:
+            (emptied if kind else jobs)[i] = True
+        shrunk = jobs & ~emptied[node]
+        m_idle = idle.copy()
+        np.add.at(m_idle, node[shrunk], back[shrunk])
+        m_idle[emptied] = 0
+        configs = np.concatenate([cur[emptied[node]], waiting])
+        return _unplaced(instance, configs, np.where(emptied, -1, model), m_idle), jobs | emptied[node]
+
+    target = take(len(units))[0]
+    lo, hi = 0, len(units)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if take(mid)[0] <= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return take(lo)[1]
 
 
 def plan_values(instance: Instance) -> np.ndarray:
@@ -194,13 +256,15 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
         if queued(instance, pref):
-            # jobs queue: a running job holding more GPUs than its plan asks for gives them back
+            # jobs queue: a running job holding more GPUs than its plan asks for may give them
+            # back, and, with every node open, a node on a small VM may be grown (otherwise one
+            # 1-GPU job holds one of the N node slots for its whole life while jobs queue)
             mine = pref[run]
-            others |= cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
-            # ... and with every node open, a node on a small VM is grown: otherwise one 1-GPU
-            # job holds one of the N node slots for its whole life while jobs queue
+            shrink = cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
+            small = np.zeros(run.size, dtype=bool)
             if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
-                others |= cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]])
+                small = cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]])
+            others |= make_room(instance, pref, run, shrink, small, move)
     # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
     # move (remaining time on the current configuration + 2 moves <= due date) are free
     used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
@@ -217,10 +281,11 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
-    that cheap, (2) jobs queue (`queued`) and it holds more GPUs than its plan asks for, or (3,
-    with `grow`: the default method's rule) jobs queue, all N nodes are open and its node's VM
-    is smaller than its GPU model's largest, or (4) its node has idle GPUs and it has slack for
-    two moves (docs/reconfiguration.md). `move_weight` multiplies every move's cost in these rules.
+    that cheap, jobs queue (`queued`) and `make_room` picks it to seat them: (2) it holds more
+    GPUs than its plan asks for, or (3, with `grow`: the default method's rule) all N nodes are
+    open and its node's VM is smaller than its GPU model's largest; or (4) its node has idle
+    GPUs and it has slack for two moves (docs/reconfiguration.md). `move_weight` multiplies
+    every move's cost in these rules.
     """
     return kept(instance, incumbent_rules(instance, values, grow, move_weight))
 
@@ -236,16 +301,18 @@ def kept(instance: Instance, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pointless_moves(instance: Instance, rules: Rules, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
-    """(J,) bool: running jobs a solution moves that rule 1 alone freed (for their own sake) and
-    whose new place does not deliver it: its configuration's plan value plus the move's cost does
-    not beat staying by `HYSTERESIS`. Under load such a job typically loses its GPUs to more
-    pressing jobs and lands on its own configuration on another node. A job the solution leaves
-    waiting is not counted: that preemption gives its GPUs to more pressing jobs (putting it
-    back cost 22 % on `instances/trace-small.json`)."""
+    """(J,) bool: running jobs that rule 1 alone freed (for their own sake) and whose place in
+    the solution does not deliver it (they stayed, or moved to a configuration whose plan value
+    plus the move's cost does not beat staying by `HYSTERESIS`). Under load such a job
+    typically loses its GPUs to more pressing jobs and lands on its own configuration on
+    another node. Those that stayed are counted too, so that a re-plan around the others keeps
+    them (without them a job ping-ponged between a K80 and an M60 node at every event). A job
+    the solution leaves waiting is not counted: that preemption gives its GPUs to more pressing
+    jobs (putting it back cost 22 % on `instances/trace-small.json`)."""
     run, stay = rules.run, rules.stay
     new = job_cfg[run]
     k = np.maximum(new, 0)
     delivered = rules.values[run, k] + rules.move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9
     out = np.zeros(instance.n_jobs, dtype=bool)
-    out[run] = rules.own & ~rules.others & moved(instance, job_node, job_cfg)[run] & (new >= 0) & ~delivered
+    out[run] = rules.own & ~rules.others & (new >= 0) & ~delivered
     return out
