@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
-from gpuaas.heuristics.incumbent import (incumbent_rules, keep_incumbent, move_costs, plan_values,
-                                         pointless_moves, preferred_configs, queue_price, queued)
+from gpuaas.heuristics.incumbent import (incumbent_rules, keep_incumbent, make_room, move_costs,
+                                         plan_values, pointless_moves, preferred_configs, queue_price,
+                                         queued)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -180,11 +181,12 @@ def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
 def test_making_room_frees_only_the_cheapest_node_that_seats_the_queue():
     """Three jobs alone on 1-GPU VMs fill N = 3 nodes and a 1-GPU job waits: emptying one node
     (re-packed on its GPU model's 8-GPU VM) seats both, so only one job is freed (the cheapest
-    to move; here they cost the same), not all three (10-20 moves per arrival at N = 20 before `make_room`)."""
+    to move; here they cost the same), not all three (10-20 moves per arrival at N = 20 before
+    `make_room`)."""
     inst = Instance.from_dict(generate_trace(3, 4, seed=1))
     cat = inst.catalog
     model = cat.gpu_model_id[cat.cfg_vm]
-    one = [int(c) for c in np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))][:1] * 3
+    one = [int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))[0])] * 3
     case = dataclasses.replace(inst, overhead=60.0, startup=0.0, time=0.0, release=np.zeros(4),
                                work=inst.work[[0, 0, 0, 0]] * np.array([[1.0], [2.0], [3.0], [1.0]]),
                                due=np.full(4, 1e9), weight=np.ones(4),
@@ -224,6 +226,32 @@ def test_a_heavier_move_weight_keeps_every_job_a_lighter_one_keeps(seed, overhea
     inst = with_incumbent(random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead)
     light, heavy = (keep_incumbent(inst, grow=True, move_weight=w)[0] >= 0 for w in weights)
     assert not (light & ~heavy).any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_making_room_frees_only_its_units(seed):
+    """`make_room` frees a job only as a unit: one that can shrink, or every job of a node whose
+    jobs are all on small VMs; with no unit it frees nothing."""
+    inst = with_incumbent(random_instance(seed, nodes=int(seed % 6) + 1, jobs=int(seed % 50) + 2))
+    run = np.flatnonzero(inst.current_cfg >= 0)
+    if not run.size:
+        return
+    cat = inst.catalog
+    rng = np.random.default_rng(seed)
+    pref = preferred_configs(inst)
+    cur, node = inst.current_cfg[run], inst.current_node[run]
+    surplus = (pref[run] >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(pref[run], 0)])
+    shrink = surplus & (rng.random(run.size) < 0.7)
+    small = rng.random(run.size) < 0.5
+    cost = move_costs(inst)[run]
+    freed = make_room(inst, pref, run, shrink, small, cost)
+    whole = np.array([small[node == n].all() for n in node])
+    assert not (freed & ~shrink & ~whole).any()
+    for n in np.unique(node[freed & ~shrink]):
+        assert freed[node == n].all()
+    none = np.zeros(run.size, dtype=bool)
+    assert not make_room(inst, pref, run, none, none, cost).any()
 
 
 def test_options_are_checked():

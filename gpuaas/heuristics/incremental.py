@@ -31,9 +31,9 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
 5. **Put back.** A job freed for its own sake (rule 1) that the chosen solution moves without
    the gain that freed it (under load it loses its GPUs to more pressing jobs and lands on its
    own configuration on another node) is kept in place, with those that stayed without gaining,
-   and the others are placed again (`pointless_moves`; one more construction). Six traces at N = 10 and 20, 600 s restart:
-   the same cost within noise under exponential and low arrivals, 5 % less under high; 13-37 %
-   fewer moves (docs/reconfiguration.md).
+   and the others are placed again (`pointless_moves`; one more construction). Six traces at
+   N = 10 and 20, 600 s restart: the same cost within noise under exponential and low
+   arrivals, 5 % less under high; 13-37 % fewer moves (docs/reconfiguration.md).
 
 Under the paper's zero reconfiguration costs nothing is kept and only rule 2 differs from Greedy.
 """

@@ -108,7 +108,9 @@ def queued(instance: Instance, pref: np.ndarray) -> bool:
     largest VM). Only then may running jobs be disturbed for waiting ones (`make_room`): a job
     that free capacity takes moves nobody."""
     waiting = (instance.current_cfg < 0) & (pref >= 0)
-    return bool(waiting.any()) and _unplaced(instance, pref[waiting], *_open_nodes(instance), first=True) > 0
+    if not waiting.any():
+        return False
+    return _unplaced(instance, pref[waiting], *_open_nodes(instance), first=True) > 0
 
 
 def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.ndarray,
@@ -145,7 +147,8 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
         np.add.at(m_idle, node[shrunk], back[shrunk])
         m_idle[emptied] = 0
         configs = np.concatenate([cur[emptied[node]], waiting])
-        return _unplaced(instance, configs, np.where(emptied, -1, model), m_idle), jobs | emptied[node]
+        left = _unplaced(instance, configs, np.where(emptied, -1, model), m_idle)
+        return left, jobs | emptied[node]
 
     target = take(len(units))[0]
     lo, hi = 0, len(units)
