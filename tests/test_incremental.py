@@ -178,24 +178,28 @@ def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
     assert keep_incumbent(case)[0][0] == 0  # the paper's heuristics do not grow nodes
 
 
-def test_making_room_frees_only_the_cheapest_node_that_seats_the_queue():
-    """Three jobs alone on 1-GPU VMs fill N = 3 nodes and a 1-GPU job waits: emptying one node
-    (re-packed on its GPU model's 8-GPU VM) seats both, so only one job is freed (the cheapest
-    to move; here they cost the same), not all three (10-20 moves per arrival at N = 20 before
-    `make_room`)."""
+@pytest.mark.parametrize("waiting", [1, 30])
+def test_making_room_frees_the_fewest_nodes_that_seat_the_queue(waiting):
+    """Three jobs alone on 1-GPU VMs fill N = 3 nodes. With one 1-GPU job waiting, emptying one
+    node (re-packed on its GPU model's 8-GPU VM) seats both, so only one job is freed (the
+    cheapest to move; here they cost the same), not all three (10-20 moves per arrival at
+    N = 20 before `make_room`). With 30 waiting, three 8-GPU nodes cannot seat them all:
+    capacity is short and all three are freed."""
+    J = 3 + waiting
     inst = Instance.from_dict(generate_trace(3, 4, seed=1))
     cat = inst.catalog
     model = cat.gpu_model_id[cat.cfg_vm]
     one = [int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))[0])] * 3
-    case = dataclasses.replace(inst, overhead=60.0, startup=0.0, time=0.0, release=np.zeros(4),
-                               work=inst.work[[0, 0, 0, 0]] * np.array([[1.0], [2.0], [3.0], [1.0]]),
-                               due=np.full(4, 1e9), weight=np.ones(4),
-                               current_node=np.array([0, 1, 2, -1]), current_cfg=np.array(one + [-1]))  # fmt: skip
+    case = dataclasses.replace(inst, overhead=60.0, startup=0.0, time=0.0, release=np.zeros(J),
+                               job_ids=tuple(f"j{k}" for k in range(J)), progress=np.zeros(J),
+                               work=inst.work[[0] * J] * np.array([1.0, 2.0, 3.0] + [1.0] * waiting)[:, None],
+                               due=np.full(J, 1e9), weight=np.ones(J),
+                               current_node=np.array([0, 1, 2] + [-1] * waiting),
+                               current_cfg=np.array(one + [-1] * waiting))  # fmt: skip
     pref = preferred_configs(case)
-    assert cat.cfg_gpus[pref[3]] == 1 and queued(case, pref)
-    rules = incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref)
-    assert not rules.own.any()
-    assert rules.others.tolist() == [True, False, False]  # equal move costs: the first node
+    assert (cat.cfg_gpus[pref[3:]] == 1).all() and queued(case, pref)
+    others = incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others
+    assert others.tolist() == ([True, False, False] if waiting == 1 else [True] * 3)
 
 
 @pytest.mark.parametrize("nodes", [1, 2])

@@ -121,9 +121,11 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
     it gives back the difference on its node) and a node whose jobs are all `small` (on a VM
     below its GPU model's largest; freed, the node can be re-packed and grown). Units are taken
     cheapest first (`cost`: each job's weighted move cost; a node's is the sum of its jobs'),
-    and the shortest prefix (by bisection) that leaves as few waiting GPUs unplaced as taking
-    them all is freed. Freeing every such job instead moved 10-20 jobs to seat one arriving job
-    (docs/reconfiguration.md, "Making room").
+    and the shortest prefix (by bisection) that seats every waiting job is freed. Freeing every
+    unit instead moved 10-20 jobs to seat one arriving job (docs/reconfiguration.md, "Making
+    room"). When even every unit cannot seat them all, capacity is short and every unit is
+    freed: each GPU given back then serves the queue (a shortest prefix there cost 16 % on
+    `instances/trace-small.json`).
     """
     cat = instance.catalog
     cur, node = instance.current_cfg[run], instance.current_node[run]
@@ -150,11 +152,13 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
         left = _unplaced(instance, configs, np.where(emptied, -1, model), m_idle)
         return left, jobs | emptied[node]
 
-    target = take(len(units))[0]
+    target, every = take(len(units))
+    if target > 0:
+        return every
     lo, hi = 0, len(units)
     while lo < hi:
         mid = (lo + hi) // 2
-        if take(mid)[0] <= target:
+        if take(mid)[0] == 0:
             hi = mid
         else:
             lo = mid + 1
