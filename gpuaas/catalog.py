@@ -111,6 +111,9 @@ class Catalog:
         for key in INFO_FIELDS:
             if key in data:
                 info[key] = _info_field(data[key], source, f"{where}.{key}", key == "date")
+        name = data.get("name", "inline")
+        if isinstance(name, bool) or not isinstance(name, (str, int, float)):
+            raise InputError(source, f"{where}.name", f"must be a string, got {brief(name)}")
         vms = data.get("vm_types")
         if not isinstance(vms, list) or not vms:
             raise InputError(source, f"{where}.vm_types", "must be a non-empty list")
@@ -146,7 +149,7 @@ class Catalog:
             spots.append(_price(vm["spot_per_hour"], source, f"{at}.spot_per_hour")
                          if "spot_per_hour" in vm else math.nan)  # fmt: skip
         return cls(
-            name=str(data.get("name", "inline")),
+            name=str(name),
             vm_names=tuple(names),
             gpu_models=tuple(models),
             gpus=np.array(gpus),
@@ -173,7 +176,7 @@ def _info_field(value: Any, source: str | None, where: str, is_date: bool) -> st
     if is_date and isinstance(value, datetime.date):  # YAML reads 2026-01-21 as a date
         value = value.isoformat()
     if not isinstance(value, str) or not value.strip():
-        raise InputError(source, where, f"must be a non-empty string, got {value!r}")
+        raise InputError(source, where, f"must be a non-empty string, got {brief(value)}")
     if is_date:
         try:
             datetime.date.fromisoformat(value)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpuaas.catalog import bundled_catalogs, load_catalog
+from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 
 
@@ -139,8 +139,21 @@ def test_catalogs_command_lists_every_catalog():
 CATALOG_CASES = [
     ("catalog-date", ("date", "23/11/2026"), "catalog.date: must be a date YYYY-MM-DD, got '23/11/2026'"),
     ("catalog-provider", ("provider", 3), "catalog.provider: must be a non-empty string, got 3"),
+    ("catalog-name", ("name", [1]), "catalog.name: must be a string, got [1]"),
     ("catalog-spot", ("spot_per_hour", -1), "catalog.vm_types[0].spot_per_hour: must be a finite number > 0, got -1"),
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["name", "provider"])
+def test_a_catalog_field_nested_thousands_deep_is_an_input_error(key):
+    """A deeply nested value (100 000 lists) is reported, not a RecursionError while printing it
+    (found by tests/test_fuzz.py's restored states)."""
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    spec = {key: deep, "vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.0}]}
+    with pytest.raises(InputError, match=f"catalog.{key}: must be a .*string, got <nested too deeply>"):
+        Catalog.from_dict(spec, "x.json")
 
 
 @pytest.mark.parametrize("case", CATALOG_CASES, ids=[c[0] for c in CATALOG_CASES])
