@@ -258,12 +258,25 @@ def test_making_room_frees_only_its_units(seed):
     assert not make_room(inst, pref, run, none, none, cost).any()
 
 
+@pytest.mark.parametrize("nodes, jobs, queue", [(1, 40, True), (10, 2, False)])
+def test_more_constructions_only_while_jobs_queue(nodes, jobs, queue):
+    """`queued_iterations` constructions are made while jobs queue for capacity, `iterations`
+    (one by default) otherwise; each solution passes the validator."""
+    inst = random_instance(3, nodes=nodes, jobs=jobs)
+    assert queued(inst, preferred_configs(inst)) == queue
+    sol = incremental(inst, queued_iterations=7)
+    assert validate(sol).ok
+    assert sol.stats["iterations"] == (7 if queue else 1)
+
+
 def test_options_are_checked():
     inst = random_instance(1, nodes=2, jobs=5)
     with pytest.raises(InputError, match="rivals"):
         incremental(inst, rivals=-1)
     with pytest.raises(InputError, match="move_weight"):
         incremental(inst, move_weight=0.5)
+    with pytest.raises(InputError, match="queued_iterations"):
+        incremental(inst, queued_iterations=0)
     with pytest.raises(InputError, match="unknown option"):
         incremental(inst, rivalz=3)
 
