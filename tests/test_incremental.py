@@ -260,13 +260,15 @@ def test_making_room_frees_only_its_units(seed):
 
 @pytest.mark.parametrize("nodes, jobs, queue", [(1, 40, True), (10, 2, False)])
 def test_more_constructions_only_while_jobs_queue(nodes, jobs, queue):
-    """`queued_iterations` constructions are made while jobs queue for capacity, `iterations`
-    (one by default) otherwise; each solution passes the validator."""
+    """`queued_iterations` constructions are made while jobs queue for capacity and moves are
+    free, `iterations` (one by default) otherwise; each solution passes the validator."""
     inst = random_instance(3, nodes=nodes, jobs=jobs)
     assert queued(inst, preferred_configs(inst)) == queue
     sol = incremental(inst, queued_iterations=7)
     assert validate(sol).ok
     assert sol.stats["iterations"] == (7 if queue else 1)
+    costly = incremental(dataclasses.replace(inst, overhead=600.0), queued_iterations=7, rivals=0)
+    assert validate(costly).ok and costly.stats["iterations"] == 1
 
 
 def test_options_are_checked():
