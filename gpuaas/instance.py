@@ -97,6 +97,12 @@ class Instance:
     def n_configs(self) -> int:
         return self.catalog.n_configs
 
+    @property
+    def moves_cost(self) -> bool:
+        """Whether moving a running job costs anything (`overhead` or `startup` > 0); in the
+        paper's setting (0 and 0) it does not, and methods need not see the incumbent."""
+        return self.overhead > 0 or self.startup > 0
+
     # -- derived instances ------------------------------------------------------------------
     def subset(self, jobs: Any) -> Instance:
         """The instance restricted to the jobs at the given indices (in that order)."""

@@ -97,7 +97,7 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
 def reconfiguration_cost(instance: Instance, node_vm: np.ndarray, job_node: np.ndarray,
                          job_cfg: np.ndarray) -> float:  # fmt: skip
     """Sum of kappa_j over moved running jobs and sigma_nv over open nodes n of type v."""
-    if instance.overhead <= 0 and instance.startup <= 0:
+    if not instance.moves_cost:
         return 0.0
     kappa, sigma = reconfiguration_terms(instance)
     is_open = np.flatnonzero(np.asarray(node_vm) >= 0)

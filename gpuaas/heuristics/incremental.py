@@ -124,8 +124,7 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     values = plan_values(instance)
     pref = preferred_configs(instance, values)
     rules = incumbent_rules(instance, values, grow=True, move_weight=move_weight, pref=pref)
-    costs_on = instance.overhead > 0 or instance.startup > 0
-    if queued_iterations > iterations and not costs_on and queued(instance, pref):
+    if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):
         iterations = queued_iterations
     D = kernel_data(instance, pref, kept(instance, rules), move_weight)
     best, done = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
@@ -152,7 +151,7 @@ def _construct(instance: Instance, D: K.KernelData, seed: int, iterations: int, 
                                     max_it=iterations, size=1, swap_prob=SWAP_PROB, candidates=1,
                                     max_no_improve=0, log_interval=5.0, deadline=deadline)  # fmt: skip
     best = Solution(instance, elite.vm[0], elite.node[0], elite.cfg[0], "incremental")
-    if rivals and (instance.overhead > 0 or instance.startup > 0):
+    if rivals and instance.moves_cost:
         D2 = D._replace(pref_cfg=np.full(instance.n_jobs, -1, dtype=np.int64))
         rival = randomized_construction(instance, D2, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed,
                                         max_it=rivals, size=1, swap_prob=SWAP_PROB, candidates=3,

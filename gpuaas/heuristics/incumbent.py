@@ -215,7 +215,7 @@ def move_costs(instance: Instance) -> np.ndarray:
     J, C = instance.n_jobs, cat.n_configs
     out = np.zeros((J, C))
     run = np.flatnonzero(instance.current_cfg >= 0)
-    if not run.size or (instance.overhead <= 0 and instance.startup <= 0):
+    if not run.size or not instance.moves_cost:
         return out
     t = instance.times[run]
     t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
@@ -248,8 +248,7 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     reconfiguration cost (the paper's setting) they see no running job. `pref`: the jobs'
     preferred configurations, when the caller has them."""
     values = plan_values(instance) if values is None else values
-    costs_on = instance.overhead > 0 or instance.startup > 0
-    run = np.flatnonzero(instance.current_cfg >= 0) if costs_on else np.zeros(0, dtype=np.int64)
+    run = np.flatnonzero(instance.current_cfg >= 0) if instance.moves_cost else np.zeros(0, dtype=np.int64)
     cur = instance.current_cfg[run]
     stay = values[run, cur]
     move = move_weight * move_costs(instance)[run]
