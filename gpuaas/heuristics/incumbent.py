@@ -231,6 +231,11 @@ def move_costs(instance: Instance) -> np.ndarray:
     return out
 
 
+def _beats(value: np.ndarray, stay: np.ndarray) -> np.ndarray:
+    """Whether a plan value (move included) beats staying by more than `HYSTERESIS` (rule 1)."""
+    return value < stay - HYSTERESIS * np.abs(stay) - 1e-9
+
+
 class Rules(NamedTuple):
     """The keep rules evaluated once at a rescheduling point (`incumbent_rules`)."""
 
@@ -253,7 +258,7 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     stay = values[run, cur]
     move = move_weight * move_costs(instance)[run]
     best = (values[run] + move).min(axis=1, initial=np.inf)
-    own = best < stay - HYSTERESIS * np.abs(stay) - 1e-9
+    own = _beats(best, stay)
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
     cheap = move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)
     others = np.zeros(run.size, dtype=bool)
@@ -273,8 +278,7 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
             others |= make_room(instance, pref, run, shrink, small, move)
     # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
     # move (remaining time on the current configuration + 2 moves <= due date) are free
-    used = np.bincount(instance.current_node[run], weights=cat.cfg_gpus[cur], minlength=instance.nodes)
-    idle = cat.gpus[vm] > used[instance.current_node[run]]
+    idle = _open_nodes(instance)[1][instance.current_node[run]] > 0
     slack = instance.rel_due[run] - instance.times[run, cur]
     others |= cheap & idle & (slack > 2.0 * (instance.overhead + instance.startup))
     return Rules(values, run, own, others, stay, move)
@@ -318,7 +322,7 @@ def pointless_moves(instance: Instance, rules: Rules, job_node: np.ndarray, job_
     run, stay = rules.run, rules.stay
     new = job_cfg[run]
     k = np.maximum(new, 0)
-    delivered = rules.values[run, k] + rules.move[np.arange(run.size), k] < stay - HYSTERESIS * np.abs(stay) - 1e-9
+    delivered = _beats(rules.values[run, k] + rules.move[np.arange(run.size), k], stay)
     out = np.zeros(instance.n_jobs, dtype=bool)
     out[run] = rules.own & ~rules.others & (new >= 0) & ~delivered
     return out
