@@ -16,8 +16,8 @@ from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
 from gpuaas.heuristics.incumbent import (incumbent_rules, keep_incumbent, make_room, move_costs,
-                                         plan_values, pointless_moves, preferred_configs, queue_price,
-                                         queued)
+                                         patient, plan_values, pointless_moves, preferred_configs,
+                                         queue_price, queued)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -163,54 +163,88 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
 @pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])
 def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
     """A job alone on a 1-GPU VM is freed (so its node can take the GPU model's 8-GPU VM) when
-    a job waits and all N nodes are open; with a node to spare it stays."""
+    a job waits (due too soon to wait for a completion) and all N nodes are open; with a node to
+    spare it stays."""
     inst = Instance.from_dict(generate_trace(2, 3, seed=1))
     cat = inst.catalog
     one = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (cat.cfg_gpus == 1))[0])
     model = cat.gpu_model_id[cat.cfg_vm[one]]
     eight = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 8) & (cat.gpu_model_id[cat.cfg_vm] == model)
                                & (cat.cfg_gpus == 8))[0])  # fmt: skip
+    fastest = inst.times.min(axis=1)
     case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
-                               due=inst.release + 100 * inst.times.min(axis=1),
+                               due=np.where(np.arange(3) < 2, 100 * fastest, 2 * fastest),
                                current_node=np.array([0, 1, -1]), current_cfg=np.array([one, eight, -1]))  # fmt: skip
     pin_node, _ = keep_incumbent(case, grow=True)
     assert (pin_node[0] == -1) == freed
     assert keep_incumbent(case)[0][0] == 0  # the paper's heuristics do not grow nodes
 
 
-@pytest.mark.parametrize("waiting", [1, 30])
-def test_making_room_frees_the_fewest_nodes_that_seat_the_queue(waiting):
-    """Three jobs alone on 1-GPU VMs fill N = 3 nodes. With one 1-GPU job waiting, emptying one
-    node (re-packed on its GPU model's 8-GPU VM) seats both, so only one job is freed (the
-    cheapest to move; here they cost the same), not all three (10-20 moves per arrival at
-    N = 20 before `make_room`). With 30 waiting, three 8-GPU nodes cannot seat them all:
-    capacity is short and all three are freed."""
+def three_full_nodes(waiting: int, slack: float = 0.0) -> tuple[Instance, np.ndarray]:
+    """N = 3 nodes, each a 1-GPU VM running one job (remaining times t, 2t, 3t, due dates far
+    off) and `waiting` 1-GPU jobs of time t released now, due after t + `slack` x t; with the
+    jobs' preferred configurations (`preferred_configs`)."""
     J = 3 + waiting
     inst = Instance.from_dict(generate_trace(3, 4, seed=1))
     cat = inst.catalog
     model = cat.gpu_model_id[cat.cfg_vm]
-    one = [int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))[0])] * 3
+    one = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))[0])
+    t = inst.work[0, one]
     case = dataclasses.replace(inst, overhead=60.0, startup=0.0, time=0.0, release=np.zeros(J),
                                job_ids=tuple(f"j{k}" for k in range(J)), progress=np.zeros(J),
                                work=inst.work[[0] * J] * np.array([1.0, 2.0, 3.0] + [1.0] * waiting)[:, None],
-                               due=np.full(J, 1e9), weight=np.ones(J),
+                               due=np.array([1e9] * 3 + [(1.0 + slack) * t] * waiting), weight=np.ones(J),
                                current_node=np.array([0, 1, 2] + [-1] * waiting),
-                               current_cfg=np.array(one + [-1] * waiting))  # fmt: skip
+                               current_cfg=np.array([one] * 3 + [-1] * waiting))  # fmt: skip
     pref = preferred_configs(case)
     assert (cat.cfg_gpus[pref[3:]] == 1).all() and queued(case, pref)
+    return case, pref
+
+
+@pytest.mark.parametrize("waiting", [1, 30])
+def test_making_room_frees_the_fewest_nodes_that_seat_the_queue(waiting):
+    """Three jobs alone on 1-GPU VMs fill N = 3 nodes. With one 1-GPU job waiting (that cannot
+    wait), emptying one node (re-packed on its GPU model's 8-GPU VM) seats both, so only one job
+    is freed (the cheapest to move; here they cost the same), not all three (10-20 moves per
+    arrival at N = 20 before `make_room`). With 30 waiting, three 8-GPU nodes cannot seat them
+    all: capacity is short and all three are freed."""
+    case, pref = three_full_nodes(waiting)
+    assert not patient(case, pref).any()
     others = incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others
     assert others.tolist() == ([True, False, False] if waiting == 1 else [True] * 3)
+
+
+@pytest.mark.parametrize("slack, freed", [(0.0, True), (0.99, True), (1.0, False), (5.0, False)])
+def test_a_job_that_a_completion_seats_in_time_waits_for_it(slack, freed):
+    """A waiting job that still meets its due date when it starts at the first completion
+    (time t, slack >= t) waits for it, and no running job moves for it; with less slack room is
+    made now."""
+    case, pref = three_full_nodes(1, slack)
+    assert patient(case, pref)[3] == (not freed)
+    assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.any() == freed
+
+
+def test_two_waiting_jobs_do_not_count_on_the_same_completion():
+    """Two jobs that could wait for the first completion (t) but not for the second (2t): the
+    one of least slack counts on it, the other cannot wait, so room is made for it alone."""
+    case, pref = three_full_nodes(2, 1.5)
+    case = dataclasses.replace(case, due=case.due * np.array([1, 1, 1, 1.0, 1.1]))
+    assert patient(case, pref)[3:].tolist() == [True, False]
+    assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.tolist() == \
+        [True, False, False]
 
 
 @pytest.mark.parametrize("nodes", [1, 2])
 def test_waiting_jobs_that_free_capacity_takes_disturb_nobody(nodes):
     """A job holding 2 GPUs (a whole 2-GPU VM) where its plan asks for 1 gives one back only when
-    the waiting jobs cannot go elsewhere: with a second node not yet open they can, and it stays."""
+    the waiting jobs (due too soon to wait for it) cannot go elsewhere: with a second node not
+    yet open they can, and it stays."""
     inst = Instance.from_dict(generate_trace(2, 3, seed=1))
     cat = inst.catalog
     two = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 2) & (cat.cfg_gpus == 2))[0])
+    fastest = inst.times.min(axis=1)
     case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
-                               due=inst.release + 100 * inst.times.min(axis=1),
+                               due=np.where(np.arange(3) == 0, 100 * fastest, 2 * fastest),
                                current_node=np.array([0, -1, -1]), current_cfg=np.array([two, -1, -1]))  # fmt: skip
     pref = preferred_configs(case)
     assert cat.cfg_gpus[pref[0]] == 1
@@ -256,6 +290,28 @@ def test_making_room_frees_only_its_units(seed):
         assert freed[node == n].all()
     none = np.zeros(run.size, dtype=bool)
     assert not make_room(inst, pref, run, none, none, cost).any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_only_a_waiting_job_on_time_on_its_plan_can_wait(seed):
+    """`patient` picks only waiting jobs whose preferred configuration still meets their due
+    date from now; with no more waiting jobs than nodes, pushing every due date back by the
+    longest running job's remaining time makes each of those patient (every node empties by
+    then, one for each)."""
+    inst = with_incumbent(random_instance(seed, nodes=int(seed % 6) + 1, jobs=int(seed % 50) + 2))
+    pref = preferred_configs(inst)
+    wait = patient(inst, pref)
+    waiting = (inst.current_cfg < 0) & (pref >= 0)
+    assert not (wait & ~waiting).any()
+    on_time = np.zeros(inst.n_jobs, dtype=bool)
+    on_time[waiting] = inst.times[waiting, pref[waiting]] <= inst.rel_due[waiting]
+    assert not (wait & ~on_time).any()
+    run = inst.current_cfg >= 0
+    longest = inst.times[run, inst.current_cfg[run]].max(initial=0.0)
+    later = dataclasses.replace(inst, due=inst.due + longest)
+    if waiting.sum() <= inst.nodes:
+        assert not (on_time & ~patient(later, pref)).any()
 
 
 @pytest.mark.parametrize("nodes, jobs, queue", [(1, 40, True), (10, 2, False)])

@@ -113,6 +113,58 @@ def queued(instance: Instance, pref: np.ndarray) -> bool:
     return _unplaced(instance, pref[waiting], *_open_nodes(instance), first=True) > 0
 
 
+def patient(instance: Instance, pref: np.ndarray) -> np.ndarray:
+    """(J,) waiting jobs that can wait for room instead of having it made now: the running jobs'
+    completions free room for the job's preferred configuration `pref` on a node of its GPU
+    model, or empty a node, in time for it to still meet its due date on that configuration.
+
+    Waiting jobs count on completions in order of least slack (due date - remaining time on
+    `pref`), each claiming its GPUs on the node it counts on (or the whole node it waits to see
+    emptied), so that two jobs do not count on the same GPUs. The completion times are the
+    running jobs' remaining times on their configurations.
+    """
+    cat = instance.catalog
+    out = np.zeros(instance.n_jobs, dtype=bool)
+    waiting = np.flatnonzero((instance.current_cfg < 0) & (pref >= 0))
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    model, idle = _open_nodes(instance)
+    node, cur = instance.current_node[run], instance.current_cfg[run]
+    left = instance.times[run, cur]
+    # per node: column 0 is now (its idle GPUs), column k its k-th completion and the GPUs free then
+    o = np.lexsort((left, node))
+    col = 1 + np.arange(run.size) - np.searchsorted(node[o], node[o])
+    width = 1 + (int(col.max()) if run.size else 0)
+    when = np.full((instance.nodes, width), np.inf)
+    when[:, 0] = 0.0
+    when[node[o], col] = left[o]
+    freed = np.zeros((instance.nodes, width), dtype=np.int64)
+    freed[:, 0] = idle
+    freed[node[o], col] = cat.cfg_gpus[cur[o]]
+    freed = np.cumsum(freed, axis=1)
+    empty = np.zeros(instance.nodes)
+    np.maximum.at(empty, node, left)
+    claimed = np.zeros(instance.nodes, dtype=np.int64)
+    taken = np.zeros(instance.nodes, dtype=bool)
+    slack = instance.rel_due[waiting] - instance.times[waiting, pref[waiting]]
+    for j in waiting[np.argsort(slack, kind="stable")]:
+        c = pref[j]
+        g, m = cat.cfg_gpus[c], cat.gpu_model_id[cat.cfg_vm[c]]
+        fits = ((model == m) & ~taken)[:, None] & (freed >= (g + claimed)[:, None])
+        share = np.where(fits, when, np.inf).min(axis=1)
+        alone = np.where(~taken & (claimed == 0), empty, np.inf)
+        n, e = int(np.argmin(share)), int(np.argmin(alone))
+        if min(share[n], alone[e]) == np.inf:
+            continue
+        if share[n] <= alone[e]:
+            claimed[n] += g
+            start = share[n]
+        else:
+            taken[e] = True
+            start = alone[e]
+        out[j] = instance.times[j, c] + start <= instance.rel_due[j]
+    return out
+
+
 def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.ndarray,
               small: np.ndarray, cost: np.ndarray) -> np.ndarray:  # fmt: skip
     """Running jobs (mask over `run`) to free so that queued jobs fit: only as many as it takes.
@@ -266,7 +318,9 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
-        if queued(instance, pref):
+        # jobs that completions will seat in time wait for them
+        hurry = np.where(patient(instance, pref), -1, pref) if queued(instance, pref) else pref
+        if queued(instance, hurry):
             # jobs queue: a running job holding more GPUs than its plan asks for may give them
             # back, and, with every node open, a node on a small VM may be grown (otherwise one
             # 1-GPU job holds one of the N node slots for its whole life while jobs queue)
@@ -275,7 +329,7 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
             small = np.zeros(run.size, dtype=bool)
             if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
                 small = cheap & (cat.gpus[vm] < _largest_gpus(instance)[cat.gpu_model_id[vm]])
-            others |= make_room(instance, pref, run, shrink, small, move)
+            others |= make_room(instance, hurry, run, shrink, small, move)
     # a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare for a
     # move (remaining time on the current configuration + 2 moves <= due date) are free
     idle = _open_nodes(instance)[1][instance.current_node[run]] > 0
@@ -291,7 +345,8 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
-    that cheap, jobs queue (`queued`) and `make_room` picks it to seat them: (2) it holds more
+    that cheap, jobs queue (`queued`) that no completion seats in time (`patient`) and
+    `make_room` picks it to seat them: (2) it holds more
     GPUs than its plan asks for, or (3, with `grow`: the default method's rule) all N nodes are
     open and its node's VM is smaller than its GPU model's largest; or (4) its node has idle
     GPUs and it has slack for two moves (docs/reconfiguration.md). `move_weight` multiplies
