@@ -209,7 +209,7 @@ def test_making_room_frees_the_fewest_nodes_that_seat_the_queue(waiting):
     arrival at N = 20 before `make_room`). With 30 waiting, three 8-GPU nodes cannot seat them
     all: capacity is short and all three are freed."""
     case, pref = three_full_nodes(waiting)
-    assert not patient(case, pref).any()
+    assert not patient(case, pref, plan_values(case)).any()
     others = incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others
     assert others.tolist() == ([True, False, False] if waiting == 1 else [True] * 3)
 
@@ -220,7 +220,7 @@ def test_a_job_that_a_completion_seats_in_time_waits_for_it(slack, freed):
     (time t, slack >= t) waits for it, and no running job moves for it; with less slack room is
     made now."""
     case, pref = three_full_nodes(1, slack)
-    assert patient(case, pref)[3] == (not freed)
+    assert patient(case, pref, plan_values(case))[3] == (not freed)
     assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.any() == freed
 
 
@@ -229,7 +229,7 @@ def test_two_waiting_jobs_do_not_count_on_the_same_completion():
     one of least slack counts on it, the other cannot wait, so room is made for it alone."""
     case, pref = three_full_nodes(2, 1.5)
     case = dataclasses.replace(case, due=case.due * np.array([1, 1, 1, 1.0, 1.1]))
-    assert patient(case, pref)[3:].tolist() == [True, False]
+    assert patient(case, pref, plan_values(case))[3:].tolist() == [True, False]
     assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.tolist() == \
         [True, False, False]
 
@@ -296,22 +296,20 @@ def test_making_room_frees_only_its_units(seed):
 @given(seed=st.integers(0, 10_000))
 def test_only_a_waiting_job_on_time_on_its_plan_can_wait(seed):
     """`patient` picks only waiting jobs whose preferred configuration still meets their due
-    date from now; with no more waiting jobs than nodes, pushing every due date back by the
-    longest running job's remaining time makes each of those patient (every node empties by
-    then, one for each)."""
+    date from now (waiting costs a late job tardiness); with due dates so far off that waiting
+    costs nothing and no more waiting jobs than nodes, every waiting job is patient (each has a
+    node to see emptied)."""
     inst = with_incumbent(random_instance(seed, nodes=int(seed % 6) + 1, jobs=int(seed % 50) + 2))
     pref = preferred_configs(inst)
-    wait = patient(inst, pref)
+    wait = patient(inst, pref, plan_values(inst))
     waiting = (inst.current_cfg < 0) & (pref >= 0)
     assert not (wait & ~waiting).any()
     on_time = np.zeros(inst.n_jobs, dtype=bool)
     on_time[waiting] = inst.times[waiting, pref[waiting]] <= inst.rel_due[waiting]
     assert not (wait & ~on_time).any()
-    run = inst.current_cfg >= 0
-    longest = inst.times[run, inst.current_cfg[run]].max(initial=0.0)
-    later = dataclasses.replace(inst, due=inst.due + longest)
+    far = dataclasses.replace(inst, due=inst.due + 1e9)
     if waiting.sum() <= inst.nodes:
-        assert not (on_time & ~patient(later, pref)).any()
+        assert patient(far, pref, plan_values(far))[waiting].all()
 
 
 @pytest.mark.parametrize("nodes, jobs, queue", [(1, 40, True), (10, 2, False)])

@@ -113,10 +113,11 @@ def queued(instance: Instance, pref: np.ndarray) -> bool:
     return _unplaced(instance, pref[waiting], *_open_nodes(instance), first=True) > 0
 
 
-def patient(instance: Instance, pref: np.ndarray) -> np.ndarray:
+def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndarray:
     """(J,) waiting jobs that can wait for room instead of having it made now: the running jobs'
     completions free room for the job's preferred configuration `pref` on a node of its GPU
-    model, or empty a node, in time for it to still meet its due date on that configuration.
+    model, or empty a node, soon enough that starting then costs the job nothing: its least
+    plan value then (`values`, (J, C), are now's) is no higher.
 
     Waiting jobs count on completions in order of least slack (due date - remaining time on
     `pref`), each claiming its GPUs on the node it counts on (or the whole node it waits to see
@@ -146,6 +147,7 @@ def patient(instance: Instance, pref: np.ndarray) -> np.ndarray:
     claimed = np.zeros(instance.nodes, dtype=np.int64)
     taken = np.zeros(instance.nodes, dtype=bool)
     slack = instance.rel_due[waiting] - instance.times[waiting, pref[waiting]]
+    start = np.full(instance.n_jobs, np.inf)
     for j in waiting[np.argsort(slack, kind="stable")]:
         c = pref[j]
         g, m = cat.cfg_gpus[c], cat.gpu_model_id[cat.cfg_vm[c]]
@@ -157,11 +159,15 @@ def patient(instance: Instance, pref: np.ndarray) -> np.ndarray:
             continue
         if share[n] <= alone[e]:
             claimed[n] += g
-            start = share[n]
+            start[j] = share[n]
         else:
             taken[e] = True
-            start = alone[e]
-        out[j] = instance.times[j, c] + start <= instance.rel_due[j]
+            start[j] = alone[e]
+    can = np.flatnonzero(np.isfinite(start))
+    if can.size:
+        now = values[can].min(axis=1)
+        later = _plan_values(instance, prices(instance), can, delay=start[can]).min(axis=1)
+        out[can] = later <= now + 1e-9 * np.abs(now)
     return out
 
 
@@ -217,16 +223,24 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
     return take(lo)[1]
 
 
+def prices(instance: Instance) -> np.ndarray:
+    """(C,) $ per second of each configuration in plan values: its GPU share of the VM's price
+    plus `queue_price` per GPU."""
+    return share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus
+
+
 def plan_values(instance: Instance) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
-    GPU time is priced at the VM's share plus `queue_price`."""
-    return _plan_values(instance, share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
+    GPU time is priced at `prices`."""
+    return _plan_values(instance, prices(instance))
 
 
-def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-    """`plan_values` of the jobs `rows` with GPU-share prices p (C,)."""
+def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = slice(None),
+                 delay: np.ndarray | float = 0.0) -> np.ndarray:  # fmt: skip
+    """`plan_values` of the jobs `rows` with GPU-share prices p (C,), starting `delay` seconds
+    from now (nothing is paid while they wait)."""
     t = instance.times[rows]
-    d = instance.rel_due[rows][:, None]
+    d = (instance.rel_due[rows] - delay)[:, None]
     w = instance.weight[rows][:, None]
     finite = np.isfinite(t)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -319,7 +333,7 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
         # jobs that completions will seat in time wait for them
-        hurry = np.where(patient(instance, pref), -1, pref) if queued(instance, pref) else pref
+        hurry = np.where(patient(instance, pref, values), -1, pref) if queued(instance, pref) else pref
         if queued(instance, hurry):
             # jobs queue: a running job holding more GPUs than its plan asks for may give them
             # back, and, with every node open, a node on a small VM may be grown (otherwise one
