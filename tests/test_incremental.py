@@ -296,8 +296,9 @@ def test_making_room_frees_only_its_units(seed):
 @given(seed=st.integers(0, 10_000))
 def test_only_a_waiting_job_on_time_on_its_plan_can_wait(seed):
     """`patient` picks only waiting jobs whose preferred configuration still meets their due
-    date from now (waiting costs a late job tardiness); with due dates so far off that waiting
-    costs nothing and no more waiting jobs than nodes, every waiting job is patient (each has a
+    date from now (waiting costs a late job tardiness) and none while the plans ask for more
+    GPUs than the nodes hold; with due dates so far off that waiting costs nothing, no more
+    waiting jobs than nodes and room for the plans, every waiting job is patient (each has a
     node to see emptied)."""
     inst = with_incumbent(random_instance(seed, nodes=int(seed % 6) + 1, jobs=int(seed % 50) + 2))
     pref = preferred_configs(inst)
@@ -307,8 +308,9 @@ def test_only_a_waiting_job_on_time_on_its_plan_can_wait(seed):
     on_time = np.zeros(inst.n_jobs, dtype=bool)
     on_time[waiting] = inst.times[waiting, pref[waiting]] <= inst.rel_due[waiting]
     assert not (wait & ~on_time).any()
+    assert not (wait.any() and queue_price(inst) > 0)
     far = dataclasses.replace(inst, due=inst.due + 1e9)
-    if waiting.sum() <= inst.nodes:
+    if waiting.sum() <= inst.nodes and queue_price(far) == 0:
         assert patient(far, pref, plan_values(far))[waiting].all()
 
 

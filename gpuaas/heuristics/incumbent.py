@@ -122,10 +122,15 @@ def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndar
     Waiting jobs count on completions in order of least slack (due date - remaining time on
     `pref`), each claiming its GPUs on the node it counts on (or the whole node it waits to see
     emptied), so that two jobs do not count on the same GPUs. The completion times are the
-    running jobs' remaining times on their configurations.
+    running jobs' remaining times on their configurations. No job waits while the plans ask for
+    more GPUs than the N nodes hold (`queue_price` > 0): every GPU freed then serves the queue,
+    as in `make_room` (waiting there cost 1-3 % under high arrivals, docs/reconfiguration.md).
     """
     cat = instance.catalog
     out = np.zeros(instance.n_jobs, dtype=bool)
+    lam = queue_price(instance)
+    if lam > 0:
+        return out
     waiting = np.flatnonzero((instance.current_cfg < 0) & (pref >= 0))
     run = np.flatnonzero(instance.current_cfg >= 0)
     model, idle = _open_nodes(instance)
@@ -166,7 +171,7 @@ def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndar
     can = np.flatnonzero(np.isfinite(start))
     if can.size:
         now = values[can].min(axis=1)
-        later = _plan_values(instance, prices(instance), can, delay=start[can]).min(axis=1)
+        later = _plan_values(instance, share_price(instance), can, delay=start[can]).min(axis=1)
         out[can] = later <= now + 1e-9 * np.abs(now)
     return out
 
@@ -223,16 +228,10 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
     return take(lo)[1]
 
 
-def prices(instance: Instance) -> np.ndarray:
-    """(C,) $ per second of each configuration in plan values: its GPU share of the VM's price
-    plus `queue_price` per GPU."""
-    return share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus
-
-
 def plan_values(instance: Instance) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
-    GPU time is priced at `prices`."""
-    return _plan_values(instance, prices(instance))
+    GPU time is priced at the VM's share plus `queue_price`."""
+    return _plan_values(instance, share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
 
 
 def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = slice(None),
