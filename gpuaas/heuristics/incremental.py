@@ -7,9 +7,10 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
 
 1. **Running jobs stay** where they are unless moving pays (`gpuaas.heuristics.incumbent`:
    the best alternative's plan value plus `move_weight` times the move's cost must beat
-   staying), or unless waiting jobs that neither free capacity nor the next completions can
-   take in time need their GPUs or their node slot (the node-growth rule, this method's only: with it Path Relinking moved each job
-   13 times instead of 3.5 at N = 20); `make_room` then frees only as many as seat the queue.
+   staying), or unless waiting jobs that free capacity cannot take, and that cannot wait for a
+   running job's completion at no cost to them (`patient`), need their GPUs or their node slot
+   (the node-growth rule, this method's only: with it Path Relinking moved each job 13 times
+   instead of 3.5 at N = 20); `make_room` then frees only as many as seat the queue.
 2. **Each waiting or moved job** takes the configuration of least *plan value*: the per-job LP
    of the lower bound on its remaining work (the cheapest configuration meeting the due date,
    else the cheapest mix of a fast configuration now and a slower one later ending exactly at

@@ -128,8 +128,7 @@ def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndar
     """
     cat = instance.catalog
     out = np.zeros(instance.n_jobs, dtype=bool)
-    lam = queue_price(instance)
-    if lam > 0:
+    if queue_price(instance) > 0:
         return out
     waiting = np.flatnonzero((instance.current_cfg < 0) & (pref >= 0))
     run = np.flatnonzero(instance.current_cfg >= 0)
@@ -331,7 +330,7 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
-        # jobs that completions will seat in time wait for them
+        # jobs that a completion seats at no cost to them wait for it
         hurry = np.where(patient(instance, pref, values), -1, pref) if queued(instance, pref) else pref
         if queued(instance, hurry):
             # jobs queue: a running job holding more GPUs than its plan asks for may give them
@@ -358,12 +357,11 @@ def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: b
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
-    that cheap, jobs queue (`queued`) that no completion seats in time (`patient`) and
-    `make_room` picks it to seat them: (2) it holds more
-    GPUs than its plan asks for, or (3, with `grow`: the default method's rule) all N nodes are
-    open and its node's VM is smaller than its GPU model's largest; or (4) its node has idle
-    GPUs and it has slack for two moves (docs/reconfiguration.md). `move_weight` multiplies
-    every move's cost in these rules.
+    that cheap, jobs queue (`queued`) that cannot wait for a completion (`patient`) and
+    `make_room` picks it to seat them: (2) it holds more GPUs than its plan asks for, or (3,
+    with `grow`: the default method's rule) all N nodes are open and its node's VM is smaller
+    than its GPU model's largest; or (4) its node has idle GPUs and it has slack for two moves
+    (docs/reconfiguration.md). `move_weight` multiplies every move's cost in these rules.
     """
     return kept(instance, incumbent_rules(instance, values, grow, move_weight))
 
