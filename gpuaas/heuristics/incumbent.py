@@ -124,7 +124,8 @@ def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndar
     emptied), so that two jobs do not count on the same GPUs. The completion times are the
     running jobs' remaining times on their configurations. No job waits while the plans ask for
     more GPUs than the N nodes hold (`queue_price` > 0): every GPU freed then serves the queue,
-    as in `make_room` (waiting there cost 1-3 % under high arrivals, docs/reconfiguration.md).
+    as in `make_room` (waiting there cost 2.5 % at N = 10 under high arrivals,
+    docs/reconfiguration.md).
     """
     cat = instance.catalog
     out = np.zeros(instance.n_jobs, dtype=bool)
