@@ -331,9 +331,12 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
-        # jobs that a completion seats at no cost to them wait for it
-        hurry = np.where(patient(instance, pref, values), -1, pref) if queued(instance, pref) else pref
-        if queued(instance, hurry):
+        queue = queued(instance, pref)
+        if queue:
+            # jobs that a completion seats at no cost to them wait for it
+            hurry = np.where(patient(instance, pref, values), -1, pref)
+            queue = queued(instance, hurry)
+        if queue:
             # jobs queue: a running job holding more GPUs than its plan asks for may give them
             # back, and, with every node open, a node on a small VM may be grown (otherwise one
             # 1-GPU job holds one of the N node slots for its whole life while jobs queue)
