@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -141,19 +143,34 @@ PRESET_HELP = "YAML file of method options (e.g. heuristics/path_relinking.yaml)
 
 
 def _with_preset(ctx: click.Context, preset: str | None, method: str,
-                 time_limit: float | None) -> tuple[str, dict[str, Any], float | None]:  # fmt: skip
-    """(method, options, time limit) with those of the `--preset` file, if any; the file's
-    method applies unless `--method` was given."""
+                 time_limit: float | None) -> tuple[str, dict[str, Any], float | None, set[str]]:  # fmt: skip
+    """(method, options, time limit, the names of those taken from the `--preset` file) with
+    the file's, if any; the file's method applies unless `--method` was given."""
     if preset is None:
-        return method, {}, time_limit
+        return method, {}, time_limit, set()
     from gpuaas.heuristics.presets import load_preset, preset_options
 
     data = load_preset(preset)
     if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
         method = data.get("method", method)
+    options = preset_options(data, method, preset)
+    taken = set(options)
     if time_limit is None and data.get("time_limit") is not None:
         time_limit = data["time_limit"]
-    return method, preset_options(data, method, preset), time_limit
+        taken.add("time_limit")
+    return method, options, time_limit, taken
+
+
+@contextlib.contextmanager
+def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
+    """Name the preset file in an error about an option value it set (the methods check their
+    options when called, without knowing where the values came from)."""
+    try:
+        yield
+    except InputError as e:
+        if preset is not None and e.source is None and e.field in taken:
+            raise InputError(preset, e.field, e.problem) from None
+        raise
 
 
 @cli.command()
@@ -197,12 +214,13 @@ def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_l
     if (milp_options or warm_method) and method != "milp":
         raise InputError(None, "options", "--gap, --threads, --warm-start, --solver, --write-lp, "
                          "--write-mps and --p1n apply to --method milp only")  # fmt: skip
-    method, options, time_limit = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
     instance = load_instance(instance_file).released()
     options.update(milp_options)
     if warm_method is not None:
         options["warm_start"] = None if warm_method == "none" else warm_method
-    solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
+    with _blame(preset, taken - set(milp_options) - {"warm_start"}):
+        solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
     data = solution.to_dict()
     emit(data, as_json, _human_solution(data), output)
 
@@ -307,13 +325,14 @@ def simulate(ctx: click.Context, trace_file: str, method: str, seed: int, nodes:
 
     check_output(output)
     check_output(log_file)
-    method, options, time_limit = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
     if time_limit is not None:
         options["time_limit"] = time_limit
-    result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise,
-                            **reconfiguration(overhead, startup, paper_costs), log=log_file, tick=tick, progress=not quiet and sys.stderr.isatty(),
-                            **options)  # fmt: skip
+    with _blame(preset, taken):
+        result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise,
+                                **reconfiguration(overhead, startup, paper_costs), log=log_file, tick=tick,
+                                progress=not quiet and sys.stderr.isatty(), **options)  # fmt: skip
     emit(result.to_dict(), as_json, result.summary(), output)
 
 

@@ -56,10 +56,12 @@ def test_bundled_preset_runs(instance_file):
     ("- 1\n- 2\n", "must be a mapping"),
     ("method: nope\n", "unknown method"),
     ("a: [1\n", "not valid YAML"),
-    ("max_it_rg: -3\n", "max_it_rg"),
+    ("max_it_rg: -3\n", "bad.yaml: max_it_rg: must be"),
+    ("time_limit: -3\n", "bad.yaml: time_limit: must be"),
 ])  # fmt: skip
 def test_bad_presets_are_one_line_errors(instance_file, tmp_path, text, message):
-    """A bad preset exits 2 with one line naming the problem and writes no output file."""
+    """A bad preset exits 2 with one line naming the file and the problem (a bad value too,
+    which the method finds when called) and writes no output file."""
     preset = tmp_path / "bad.yaml"
     preset.write_text(text)
     out = tmp_path / "sol.json"
@@ -95,4 +97,4 @@ def test_simulate_with_preset(tmp_path):
     bad.write_text("move_weight: 0.5\n")
     out = tmp_path / "r.json"
     res = CliRunner().invoke(cli, ["simulate", str(trace), "--preset", str(bad), "-q", "-o", str(out)])
-    assert res.exit_code == 2 and "move_weight" in res.output and not out.exists()
+    assert res.exit_code == 2 and f"{bad}: move_weight: must be" in res.output and not out.exists()
