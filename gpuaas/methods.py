@@ -196,6 +196,24 @@ def check_options(name: str, options: Mapping[str, Any], *, time_limit: bool = T
 
 
 _NOT_OPTIONS = {"instance", "seed", "time_limit"}
+#: options whose value is a file the method writes: `check_option_values` leaves them out
+_WRITES = ("write_lp", "write_mps")
+
+
+def check_option_values(name: str, options: Mapping[str, Any]) -> None:
+    """InputError for an option value method `name` refuses, found before any real run: the
+    methods check their options when called, so `name` solves a one-job instance with them
+    (less the options that write files). Other failures are left to the real runs."""
+    from gpuaas.errors import GpuaasError
+    from gpuaas.generator import generate_snapshot
+
+    tiny = Instance.from_dict(generate_snapshot(1, 1))
+    try:
+        solve(tiny, name, **{k: v for k, v in options.items() if k not in _WRITES})
+    except InputError:
+        raise
+    except GpuaasError:
+        pass
 
 
 def default_tick(name: str) -> float | None:

@@ -28,7 +28,7 @@ from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.experiments.store import ResultStore, read_results
 from gpuaas.generator import ARRIVALS
 from gpuaas.cli import cli
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, SolverError
 
 #: a small grid: 2 arrival patterns x 2 trace seeds x (greedy + edf at 1x and 2x nodes) = 12 cells
 SPEC: dict[str, Any] = {
@@ -185,22 +185,43 @@ def test_rows_are_the_simulator_results(tmp_path: Path) -> None:
     assert r["total_cost"] == pytest.approx(r["vm_cost"] + r["tardiness_cost"], rel=1e-12)
 
 
-def test_failing_cell_is_recorded_and_others_finish(tmp_path: Path) -> None:
-    """A cell whose solver rejects an option's value is a 'failed' row with the error; the rest run.
-    (An unknown option name is refused with the spec, before any cell runs.)"""
-    bad = {"greedy": {"proxy": "no_such_proxy"}}
-    spec = parse_spec(dict(SPEC, options=bad))
+@pytest.mark.parametrize(("options", "field"), [
+    ({"greedy": {"proxy": "no_such_proxy"}}, "options.greedy.proxy"),
+    ({"greedy": {"colour": 1}}, "options.greedy"),
+])  # fmt: skip
+def test_bad_option_is_refused_with_the_spec(tmp_path: Path, options: dict, field: str) -> None:
+    """An option name or value the method refuses is an error naming the spec file and the
+    option, before any cell runs: exit 2, no results file."""
+    path = write_spec(tmp_path / "s.yaml", dict(SPEC, options=options))
+    with pytest.raises(InputError) as err:
+        specs.load_spec(path)
+    assert err.value.source == str(path) and err.value.field == field
+    out = tmp_path / "r.csv"
+    res = CliRunner().invoke(cli, ["campaign", "--backend", "serial", "-q", "-o", str(out), str(path)])
+    assert res.exit_code == 2 and f"{path}: {field}" in res.output and not out.exists()
+
+
+def test_failing_cell_is_recorded_and_others_finish(tmp_path: Path, monkeypatch) -> None:
+    """A cell whose solver fails (here: Greedy finds no solution) is a 'failed' row with the
+    error; the rest run."""
+    import gpuaas.heuristics.greedy
+
+    def no_solution(*args: Any, **kwargs: Any) -> None:
+        raise SolverError("no solution within the time limit")
+
+    monkeypatch.setattr(gpuaas.heuristics.greedy, "greedy", no_solution)
+    spec = parse_spec(SPEC)
     out = tmp_path / "r.csv"
     res = CliRunner().invoke(cli, ["campaign", "--backend", "serial", "-q", "-o", str(out),
-                                   str(write_spec(tmp_path / "s.yaml", dict(SPEC, options=bad)))])  # fmt: skip
+                                   str(write_spec(tmp_path / "s.yaml", SPEC))])  # fmt: skip
     assert res.exit_code == 1, res.output
     failed = sum(c.method == "greedy" for c in expand(spec))
-    assert f"{failed} failed cell(s)" in res.output
+    assert failed and f"{failed} failed cell(s)" in res.output
     rows = read_results(out)
     assert len(rows) == len(expand(spec)) == 12
     for r in rows:
         if r["method"] == "greedy":
-            assert r["status"] == "failed" and "no_such_proxy" in r["error"] and r["total_cost"] is None
+            assert r["status"] == "failed" and "no solution" in r["error"] and r["total_cost"] is None
         else:
             assert r["status"] == "ok" and r["error"] is None and r["total_cost"] > 0
 

@@ -180,7 +180,7 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
         bad range, unreadable trace, ...).
     """
     from gpuaas.catalog import load_catalog
-    from gpuaas.methods import METHODS, check_options
+    from gpuaas.methods import METHODS, check_option_values, check_options
 
     if not isinstance(data, dict):
         raise InputError(source, None, "a campaign spec must be a YAML mapping")
@@ -241,8 +241,10 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
             raise InputError(source, f"options.{m}", f"not JSON-serialisable: {exc}") from None
         try:
             check_options(m, o)
+            check_option_values(m, o)
         except InputError as exc:
-            raise InputError(source, f"options.{m}", exc.problem) from None
+            field = f"options.{m}" if exc.field in (None, "options") else f"options.{m}.{exc.field}"
+            raise InputError(source, field, exc.problem) from None
         options[m] = o
     noise_list = _number_list(data.get("noise", [0.0]), source, "noise", "numbers in [0, 0.5)", 0.5, True)
     overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", "numbers of seconds",
