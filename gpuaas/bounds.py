@@ -45,7 +45,8 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
-from gpuaas.milp.highs import new_highs
+from gpuaas.milp.highs import load_lp, new_highs
+from gpuaas.milp.model import SparseLP
 from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan, share_price
 
 #: the automatic slot is the smallest multiple of this (s) ...
@@ -193,7 +194,7 @@ def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
 
 
 @dataclass(eq=False)
-class CapacityLP:
+class CapacityLP(SparseLP):
     """The capacity LP as arrays: columns x_jck (then T_j), rows as CSR, and the slot grid.
 
     Row families, in order: completion (J, = 1), per-job tardiness (J, >= -ω_j·D_j),
@@ -216,14 +217,6 @@ class CapacityLP:
     indices: np.ndarray
     data: np.ndarray
     n_jobs: int
-
-    @property
-    def n_cols(self) -> int:
-        return len(self.col_cost)
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.row_lower)
 
 
 def non_dominated(times: np.ndarray, *others: np.ndarray) -> np.ndarray:
@@ -376,10 +369,7 @@ def _ranges(lo: np.ndarray, hi: int) -> tuple[np.ndarray, np.ndarray]:
 def to_highs(lp: CapacityLP) -> highspy.Highs:
     """A highspy.Highs holding `lp`, output off."""
     h = new_highs()
-    h.addVars(lp.n_cols, lp.col_lower, lp.col_upper)
-    h.changeColsCost(lp.n_cols, np.arange(lp.n_cols, dtype=np.int32), lp.col_cost)
-    h.addRows(lp.n_rows, lp.row_lower, lp.row_upper, len(lp.data), lp.indptr[:-1].astype(np.int32),
-              lp.indices, lp.data)  # fmt: skip
+    load_lp(h, lp)
     return h
 
 

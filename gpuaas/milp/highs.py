@@ -23,7 +23,7 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.files import write_atomic
-from gpuaas.milp.model import INF, P1Model
+from gpuaas.milp.model import INF, P1Model, SparseLP
 
 
 _scheduler_threads: dict[int, int] = {}  # Python thread id -> HiGHS thread count it initialised
@@ -74,18 +74,23 @@ def new_highs() -> highspy.Highs:
     return h
 
 
+def load_lp(h: highspy.Highs, lp: SparseLP) -> None:
+    """Add the columns (bounds, costs) and the CSR rows of `lp` to `h`."""
+    h.addVars(lp.n_cols, lp.col_lower, lp.col_upper)
+    if lp.n_cols:
+        h.changeColsCost(lp.n_cols, np.arange(lp.n_cols, dtype=np.int32), lp.col_cost)
+    h.addRows(lp.n_rows, lp.row_lower, lp.row_upper, len(lp.data),
+              np.asarray(lp.indptr[:-1], dtype=np.int32), lp.indices, lp.data)  # fmt: skip
+
+
 def to_highs(model: P1Model, names: bool = True) -> highspy.Highs:
     """A highspy.Highs holding `model` (columns, CSR rows, integrality and, if `names`, the
     names), output off."""
     h = new_highs()
-    nc, nr = model.n_cols, model.n_rows
-    h.addVars(nc, model.col_lower, model.col_upper)
-    if nc:
-        h.changeColsCost(nc, np.arange(nc, dtype=np.int32), model.col_cost)
-        ints = np.flatnonzero(model.col_integer).astype(np.int32)
+    load_lp(h, model)
+    ints = np.flatnonzero(model.col_integer).astype(np.int32)
+    if ints.size:
         h.changeColsIntegrality(len(ints), ints, np.full(len(ints), 1, dtype=np.uint8))
-    h.addRows(nr, model.row_lower, model.row_upper, len(model.data), model.indptr[:-1],
-              model.indices, model.data)  # fmt: skip
     if model.offset:
         h.changeObjectiveOffset(model.offset)
     if names:

@@ -27,8 +27,25 @@ from gpuaas.solution import Solution
 INF = math.inf
 
 
+class SparseLP:
+    """What a (MI)LP held as arrays has, which a HiGHS backend loads (`gpuaas.milp.highs.load_lp`):
+    columns ``col_lower``, ``col_upper``, ``col_cost`` and rows ``row_lower``, ``row_upper`` as
+    one CSR matrix ``indptr``, ``indices``, ``data``. P1 and the bound's capacity LP are both."""
+
+    col_cost: np.ndarray
+    row_lower: np.ndarray
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.col_cost)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_lower)
+
+
 @dataclass(eq=False)
-class P1Model:
+class P1Model(SparseLP):
     """P1 as arrays: columns (bounds, cost, integrality, names), rows as one CSR matrix, and the
     column indices of every variable family (-1 where a variable does not exist)."""
 
@@ -69,14 +86,6 @@ class P1Model:
     def row_names(self) -> list[str]:
         """Row names (`P1c_j3_n1_v2` ...), built on first use."""
         return [f"{fam}_{lab}" if lab else fam for fam, labels in self.row_parts for lab in _names(labels)]
-
-    @property
-    def n_cols(self) -> int:
-        return len(self.col_cost)
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.row_lower)
 
     def row(self, name: str) -> dict[int, float]:
         """Coefficients {column: value} of the row called `name` (for tests and diagnostics)."""
