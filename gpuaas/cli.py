@@ -6,8 +6,8 @@ import contextlib
 import logging
 import os
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import click
