@@ -294,8 +294,10 @@ class Rescheduler:
                complete: Iterable[str] = (), progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
         """One rescheduling point with any number of simultaneous submissions and completions.
 
-        Checks everything first (an error leaves the state unchanged), then advances the
-        clock, finishes the completed jobs, adds the submitted ones, solves and applies.
+        Checks everything first, then advances the clock, finishes the completed jobs, adds the
+        submitted ones, solves and applies. An error leaves the state as it was, including one
+        raised by the method (e.g. a MILP that found no solution in its time limit): the same
+        event can be fed again, to this method or, after `restore`, to another.
         """
         at = _number(at, None, "at", minimum=0.0, maximum=HORIZON)
         if self.time is not None and at < self.time:
@@ -304,14 +306,19 @@ class Rescheduler:
         new = self._parse_submissions(submit, at)
         done = self._check_completions(complete)
         reports = self._check_progress(progress, set(done))
-        self._advance(at, set(done))
-        for jid, p in reports.items():
-            self._jobs[jid].progress = self._jobs[jid].reported = p
-        for jid in done:
-            self._finish(jid, at)
-        for job in new:
-            self._jobs[job.id] = job
-        plan = self._reschedule(at)
+        saved = self._savepoint()
+        try:
+            self._advance(at, set(done))
+            for jid, p in reports.items():
+                self._jobs[jid].progress = self._jobs[jid].reported = p
+            for jid in done:
+                self._finish(jid, at)
+            for job in new:
+                self._jobs[job.id] = job
+            plan = self._reschedule(at)
+        except BaseException:
+            self._rollback(saved)
+            raise
         plan.submitted = [j.id for j in new]
         plan.completed = done
         log.debug("t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
@@ -394,6 +401,24 @@ class Rescheduler:
         return out
 
     # -- state changes ----------------------------------------------------------------------
+    def _savepoint(self) -> tuple[Any, ...]:
+        """What an event changes, copied so that `_rollback` can undo it: O(J + N) plain values."""
+        jobs = dict(self._jobs)
+        fields = [tuple(getattr(j, f) for f in _JOB_STATE) for j in jobs.values()]
+        totals = tuple(getattr(self, k) for k in _TOTALS)
+        return jobs, fields, totals, self._node_vm.copy(), self._node_ready.copy(), len(self._completed)
+
+    def _rollback(self, saved: tuple[Any, ...]) -> None:
+        jobs, fields, totals, self._node_vm, self._node_ready, completed = saved
+        for job, values in zip(jobs.values(), fields):
+            for f, v in zip(_JOB_STATE, values):
+                setattr(job, f, v)
+        self._jobs = jobs
+        for k, v in zip(_TOTALS, totals):
+            setattr(self, k, v)
+        for jid in list(self._completed)[completed:]:
+            del self._completed[jid]
+
     def _advance(self, at: float, completing: set[str]) -> None:
         """Charge open VMs and progress running jobs from the last event to `at`."""
         if self.time is None:
@@ -604,6 +629,10 @@ class Rescheduler:
         return r
 
 
+#: what an event changes in a `_Job` and in the Rescheduler (`Rescheduler._savepoint`)
+_JOB_STATE = ("progress", "node", "cfg", "start", "running", "migrations", "preemptions", "lost", "reported")
+_TOTALS = ("time", "events", "vm_cost", "tardiness_cost", "migrations", "preemptions", "lost_work_cost",
+           "startup_cost")  # fmt: skip
 _STATE_FIELDS = ("catalog", "nodes", "method", "seed", "params", "overhead", "startup",
                  "solver_options", "time", "events", "node_vm", "node_ready", "jobs", "completed",
                  "vm_cost", "tardiness_cost", "migrations", "preemptions", "lost_work_cost",

@@ -244,6 +244,45 @@ def test_errors_are_clear_and_leave_state_unchanged():
     assert json.dumps(r.state()) == before
 
 
+@pytest.mark.parametrize("where", ["method", "apply"])
+def test_failed_event_leaves_state_unchanged_and_can_be_fed_again(monkeypatch, where):
+    """An event whose method fails (or that fails while the plan is applied, after some jobs
+    moved) leaves the state as it was: the same event fed again gives what a twin that never
+    failed gives."""
+    SCRIPT.update(j1=("B", 2), j2=("A", 1), j3=("A", 1))
+    twins = [Rescheduler(CATALOG, 3, "test-scripted", overhead=30.0, startup=20.0) for _ in range(2)]
+    for r in twins:
+        r.submit([job("j1", due=400.0), job("j2")], at=0.0)
+        r.tick(300.0, progress={"j2": 0.25})
+    a, b = twins
+    before = json.dumps(a.state())
+    SCRIPT.update(j1=("A", 1), j2=None, j3=("B", 1))  # j1 migrates, j2 is preempted, j3 starts
+
+    def fail(*args, **kwargs):
+        raise SolverError("no solution within the time limit")
+
+    with monkeypatch.context() as m:
+        if where == "method":
+            m.setattr("gpuaas.rescheduler.solve", fail)
+        else:  # the first restart's lost work is charged, then the second one fails
+            real, calls = Rescheduler._lose_work, []
+
+            def lose_once(self, j):
+                calls.append(j.id)
+                return real(self, j) if len(calls) == 1 else fail()
+
+            m.setattr(Rescheduler, "_lose_work", lose_once)
+        with pytest.raises(SolverError):
+            a.update(600.0, submit=[job("j3")], progress={"j1": 0.5})
+        assert where == "method" or calls == ["j1", "j2"]
+    assert json.dumps(a.state()) == before
+    timing = ("solver_seconds", "solver_cpu_seconds")
+    plans = [{k: v for k, v in r.update(600.0, submit=[job("j3")], progress={"j1": 0.5}).to_dict().items()
+              if k not in timing} for r in (a, b)]  # fmt: skip
+    assert plans[0] == plans[1] and plans[0]["migrate"] and plans[0]["preempt"]
+    assert a.state() == b.state()
+
+
 def test_duplicate_completion_is_ignored_with_a_warning():
     """Completing a job twice warns and changes nothing."""
     SCRIPT.update(j1=("A", 1))
@@ -260,8 +299,10 @@ def test_invalid_solver_solution_raises():
     """A solver whose Solution breaks capacity is reported, not applied."""
     r = Rescheduler(CATALOG, 2, "test-overfull")
     r.submit(job("j1"), at=0.0)
+    before = r.state()
     with pytest.raises(SolverError, match="more GPUs"):
         r.submit(job("j2"), at=1.0)
+    assert r.state() == before
 
 
 def test_state_restore_continues_exactly():
