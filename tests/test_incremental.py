@@ -12,11 +12,12 @@ from heuristic_cases import random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
-from gpuaas.heuristics.incumbent import (incumbent_rules, keep_incumbent, make_room, move_costs,
-                                         patient, plan_values, pointless_moves, preferred_configs,
+from gpuaas.heuristics.incumbent import (fill_price, incumbent_rules, keep_incumbent, make_room,
+                                         move_costs, patient, plan_values, pointless_moves, preferred_configs,
                                          queue_price, queued)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
@@ -54,12 +55,35 @@ def test_default_method_is_incremental():
 @pytest.mark.parametrize("seed", range(12))
 def test_plan_value_minimum_is_the_per_job_lp(seed):
     """The least plan value of each job equals its per-job LP (the bound's, with GPU time priced
-    at the VM share plus the queue price) solved by HiGHS; some of these instances queue."""
+    at the fill price plus the queue price) solved by HiGHS; some of these instances queue."""
     inst = random_instance(seed, nodes=3, jobs=15)
-    values, p = plan_values(inst), share_price(inst) + queue_price(inst) * inst.catalog.cfg_gpus
+    values, p = plan_values(inst), fill_price(inst) + queue_price(inst) * inst.catalog.cfg_gpus
     for j in range(inst.n_jobs):
         want = per_job_lp(inst.times[j], p, float(inst.rel_due[j]), float(inst.weight[j]))
         assert values[j].min() == pytest.approx(want, rel=1e-7, abs=1e-7)
+
+
+@pytest.mark.parametrize("jobs", [1, 8])
+def test_fill_price_charges_the_gpus_no_plan_fills(jobs):
+    """H100s come only in an 8-GPU VM (16 $/h, 2 $ per GPU-hour), T4s in a 1-GPU VM (1 $/h); a
+    job runs 1 h on one H100 or 3 h on a T4, its due date far. At the VM share the H100 costs it
+    2 $ and the T4 3 $; alone on the 8-GPU VM it pays 16 $. One job: the H100 is priced at the
+    whole VM and the job plans the T4. Eight such jobs fill the VM: the share, and the H100."""
+    cat = Catalog.from_dict({"vm_types": [{"name": "t4", "gpu": "T4", "gpus": 1, "cost_per_hour": 1.0},
+                                          {"name": "h100", "gpu": "H100", "gpus": 8, "cost_per_hour": 16.0}]})  # fmt: skip
+    h100 = cat.cfg_vm == 1
+    one_hour = np.where(h100, 3600.0 / cat.cfg_gpus**0.8, 3 * 3600.0)
+    inst = Instance(catalog=cat, nodes=8, job_ids=tuple(f"j{i}" for i in range(jobs)), release=np.zeros(jobs),
+                    due=np.full(jobs, 1e6), weight=np.full(jobs, 0.01), work=np.tile(one_hour, (jobs, 1)))  # fmt: skip
+    price, share = fill_price(inst), share_price(inst)
+    one = np.flatnonzero(h100 & (cat.cfg_gpus == 1))[0]
+    assert price[~h100] == pytest.approx(share[~h100])
+    if jobs == 1:
+        assert price[one] == pytest.approx(16.0 / 3600) and price[one] == pytest.approx(8 * share[one])
+        assert (preferred_configs(inst) == np.flatnonzero(~h100)[0]).all()
+    else:
+        assert price == pytest.approx(share)
+        assert (preferred_configs(inst) == one).all()
 
 
 def test_preferred_configuration_meets_the_due_date_when_one_can():

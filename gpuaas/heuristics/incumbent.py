@@ -2,17 +2,20 @@
 
 At a rescheduling point the running jobs (`Instance.current_node` / `current_cfg`) have a
 place. Moving one costs (`Instance.overhead`, `Instance.startup`): the `overhead` seconds of
-work it loses, redone at the new configuration's GPU-share price; when the job is late anyway,
+work it loses, redone at the new configuration's price (`fill_price`); when the job is late anyway,
 its tardiness over those seconds; and, on a node whose VM is new or resized, `startup` seconds
 of that VM billed idle (and of tardiness when late). A running job is kept in place unless the
 per-job plan value of its best alternative beats staying by more than that cost.
 
 The *plan value* of a configuration c for job j is the per-job LP of the lower bound
-(`formulations/BOUND.md`) on the job's remaining work with c used first: c alone, GPU-share
-price x time + tardiness, or, when c meets the due date, c followed by a slower, cheaper
-configuration so that the mix ends exactly at the due date, plus the cost of that switch (the
-slower configuration's lost work and a new VM's start-up; nothing in the paper's setting). The configuration a job should
-run on now is the one of least plan value (`preferred_configs`).
+(`formulations/BOUND.md`) on the job's remaining work with c used first: c alone, price x time
++ tardiness, or, when c meets the due date, c followed by a slower, cheaper configuration so
+that the mix ends exactly at the due date, plus the cost of that switch (the slower
+configuration's lost work and a new VM's start-up; nothing in the paper's setting). The
+configuration a job should run on now is the one of least plan value (`preferred_configs`).
+Where the bound prices GPU time at the VM's share, plan values price it at the share the jobs
+can fill (`fill_price`): a GPU model sold only in VMs larger than its demand costs its jobs the
+whole VM.
 
 While jobs wait, GPU time has a price beyond the VM's: every GPU-second a job takes, or loses to
 a restart, delays the queue (`queue_price`). Plan values and move costs add it, so that under
@@ -21,9 +24,11 @@ load jobs take GPU-efficient configurations and stay where they are.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from gpuaas.instance import Instance
 from gpuaas.objective import moved
@@ -33,6 +38,10 @@ from gpuaas.per_job import share_price
 #: value on the current configuration (besides the move's cost): without it, jobs whose
 #: configurations cost about the same (K80 vs M60 VMs) ping-pong between them at every event
 HYSTERESIS = 0.05
+
+#: at most this many rounds of `fill_price`'s fixed point (plans -> demand -> prices -> plans);
+#: 3 and 6 rounds measured the same on four catalogs (docs/reconfiguration.md)
+FILL_ROUNDS = 3
 
 
 def queue_price(instance: Instance) -> float:
@@ -55,6 +64,32 @@ def queue_price(instance: Instance) -> float:
     if asked + cat.cfg_gpus[instance.current_cfg[~waiting]].sum() <= capacity:
         return 0.0
     return float(instance.weight[waiting].sum()) / capacity
+
+
+@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity; the rules ask 2-3 times
+def fill_price(instance: Instance) -> np.ndarray:
+    """(C,) $/s: configuration c = (v, g)'s price when the VMs of its GPU model m are shared
+    only by the GPUs the jobs' plans ask of m, D_m: price_v x g / min(G_v, max(g, D_m)).
+
+    Where the plans fill m's VMs (D_m >= G_v) this is the VM share the bound uses
+    (`share_price`); where m comes only in VMs larger than its demand (an 8-GPU H100 VM that one
+    1-GPU job wants) the job pays for the GPUs no one else will use. D_m sums the GPUs of each
+    job's least plan value: first at share prices, then at the prices that demand gives, until
+    the demand repeats (at most `FILL_ROUNDS` rounds).
+    """
+    cat = instance.catalog
+    model = cat.gpu_model_id[cat.cfg_vm]
+    price, demand = share_price(instance), None
+    for _ in range(FILL_ROUNDS):
+        values = _plan_values(instance, price)
+        pref = np.argmin(values[np.isfinite(values).any(axis=1)], axis=1)
+        last, demand = demand, np.bincount(model[pref], weights=cat.cfg_gpus[pref], minlength=int(model.max()) + 1)
+        if last is not None and np.array_equal(demand, last):
+            break
+        filled = np.minimum(cat.gpus[cat.cfg_vm], np.maximum(cat.cfg_gpus, demand[model]))
+        price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+    price.flags.writeable = False
+    return price
 
 
 def _largest_gpus(instance: Instance) -> np.ndarray:
@@ -171,7 +206,7 @@ def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndar
     can = np.flatnonzero(np.isfinite(start))
     if can.size:
         now = values[can].min(axis=1)
-        later = _plan_values(instance, share_price(instance), can, delay=start[can]).min(axis=1)
+        later = _plan_values(instance, fill_price(instance), can, delay=start[can]).min(axis=1)
         out[can] = later <= now + 1e-9 * np.abs(now)
     return out
 
@@ -230,32 +265,43 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
 
 def plan_values(instance: Instance) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
-    GPU time is priced at the VM's share plus `queue_price`."""
-    return _plan_values(instance, share_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
+    GPU time is priced at `fill_price` plus `queue_price`."""
+    return _plan_values(instance, fill_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
 
 
 def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = slice(None),
                  delay: np.ndarray | float = 0.0) -> np.ndarray:  # fmt: skip
-    """`plan_values` of the jobs `rows` with GPU-share prices p (C,), starting `delay` seconds
+    """`plan_values` of the jobs `rows` with prices p (C,, $/s), starting `delay` seconds
     from now (nothing is paid while they wait)."""
-    t = instance.times[rows]
-    d = (instance.rel_due[rows] - delay)[:, None]
-    w = instance.weight[rows][:, None]
-    finite = np.isfinite(t)
-    with np.errstate(invalid="ignore", over="ignore"):
-        value = np.where(finite, t * p + w * np.maximum(0.0, t - d), np.inf)
-    if not t.size:
-        return value
-    # c (fast, meets d) now, then a (slow, late alone) so that f_c t_c + f_a t_a = d
-    tc, ta, dd = t[:, :, None], t[:, None, :], d[:, :, None]
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        fa = (dd - tc) / (ta - tc)
-        ok = finite[:, :, None] & finite[:, None, :] & (tc < dd) & (ta > dd)
-        mix = np.where(ok, (1.0 - fa) * tc * p[None, :, None] + fa * ta * p[None, None, :], np.inf)
-    # the switch to the slower configuration is a move: its lost work and a new VM's start-up
     cat = instance.catalog
+    d = np.broadcast_to(instance.rel_due[rows] - delay, instance.weight[rows].shape)
+    # the switch to the slower configuration is a move: its lost work and a new VM's start-up
     switch = instance.overhead * p + instance.startup * cat.cost[cat.cfg_vm]
-    return np.minimum(value, (mix + switch[None, None, :]).min(axis=2))
+    return _plan_value_kernel(np.ascontiguousarray(instance.times[rows]), np.ascontiguousarray(d, dtype=np.float64),
+                              np.ascontiguousarray(instance.weight[rows]), np.ascontiguousarray(p, dtype=np.float64),
+                              np.ascontiguousarray(switch, dtype=np.float64))  # fmt: skip
+
+
+@njit(cache=True)
+def _plan_value_kernel(t, d, w, p, switch):  # pragma: no cover - compiled
+    """(J, C): c alone (price x time + tardiness), or c (fast, meets d_j) now and then a slower
+    a (late alone) so that f_c t_c + f_a t_a = d_j, plus the switch's cost; the cheaper."""
+    J, C = t.shape
+    out = np.full((J, C), np.inf)
+    for j in range(J):
+        for c in range(C):
+            tc = t[j, c]
+            if not np.isfinite(tc):
+                continue
+            v = tc * p[c] + w[j] * max(0.0, tc - d[j])
+            if tc < d[j]:
+                for a in range(C):
+                    ta = t[j, a]
+                    if np.isfinite(ta) and ta > d[j]:
+                        fa = (d[j] - tc) / (ta - tc)
+                        v = min(v, (1.0 - fa) * tc * p[c] + fa * ta * p[a] + switch[a])
+            out[j, c] = v
+    return out
 
 
 def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> np.ndarray:
@@ -274,7 +320,7 @@ def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> n
 
 def move_costs(instance: Instance) -> np.ndarray:
     """(J, C) cost of moving each running job from its configuration to c on a new VM (0 for
-    waiting jobs): lost work at c's share price, VM start-up, tardiness of both when late, and
+    waiting jobs): lost work at c's `fill_price`, VM start-up, tardiness of both when late, and
     the GPU time both take from the queue (`queue_price`)."""
     cat = instance.catalog
     J, C = instance.n_jobs, cat.n_configs
@@ -289,7 +335,7 @@ def move_costs(instance: Instance) -> np.ndarray:
     ov, up = instance.overhead, instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
         redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
-        lost = redo * share_price(instance)[None, :]
+        lost = redo * fill_price(instance)[None, :]
         vm = up * cat.cost[cat.cfg_vm][None, :]
         queue = queue_price(instance) * (redo + up) * cat.cfg_gpus[None, :]
         out[run] = np.where(np.isfinite(t), lost + vm + queue + np.where(late, w * (ov + up), 0.0), np.inf)
