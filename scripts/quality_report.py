@@ -5,7 +5,8 @@ For every (N, arrivals, restart overhead) it gives each method's cost / bound ov
 dearer than the best other method with the same N nodes, and at most 1.10 x the bound (under
 high arrivals: 1.10 x the bound or half the best of greedy / randomized greedy / path relinking,
 whichever is larger; `--before` gives those costs, measured on the issue's commit), and at most
-1 move per job at a 600 s restart. Means are over the traces of a cell.
+1 move per job at a 600 s restart. Means are over the traces of a cell; a file with several
+catalogs gets a catalog column.
 
     python scripts/quality_report.py scripts/results/quality.csv -o scripts/results/quality.md
 """
@@ -44,17 +45,20 @@ def main() -> None:
     rows = ok_rows(read_results(args.results))
     cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        cells[(r["nodes"], r["arrivals"], r["overhead"])][row_run(r)].append(r)
+        cells[(r["catalog"], r["nodes"], r["arrivals"], r["overhead"])][row_run(r)].append(r)
+    catalogs = len({k[0] for k in cells}) > 1  # a catalog column
     methods = sorted({row_run(r) for r in rows}, key=lambda m: (m != DEFAULT_METHOD, " x" in m, m))
     out = [f"# Quality: total cost / lower bound, and moves per job ({args.results})", "",
            "Each cell: mean cost / bound over the traces [min-max], then moves (migrations + "
            "preemptions) per job. `xK`: run with K x N nodes (its bound is for K x N nodes).", ""]
-    out.append("| N | arrivals | restart s | " + " | ".join(methods) + " | default meets the bar |")
-    out.append("|---|---|---|" + "---|" * (len(methods) + 1))
+    out.append("| " + "catalog | " * catalogs + "N | arrivals | restart s | " + " | ".join(methods)
+               + " | default meets the bar |")  # fmt: skip
+    out.append("|---|---|---|" + "---|" * (len(methods) + 1 + catalogs))
     verdicts = []
-    for key in sorted(cells, key=lambda k: (k[0], ["exponential", "low", "high"].index(k[1]) if k[1] in
-                                           ("exponential", "low", "high") else 9, k[2])):  # fmt: skip
+    for key in sorted(cells, key=lambda k: (k[0], k[1], ["exponential", "low", "high"].index(k[2]) if k[2] in
+                                           ("exponential", "low", "high") else 9, k[3])):  # fmt: skip
         by = cells[key]
+        catalog, key = key[0], key[1:]
         ratio = {m: [r["cost_over_bound"] for r in rs] for m, rs in by.items()}
         move = {m: statistics.mean(moves(r) for r in rs) for m, rs in by.items()}
         parts = []
@@ -81,7 +85,8 @@ def main() -> None:
             names = ["<= best other", "<= bar", "<= 1 move/job"]
             verdict = ", ".join(("yes " if ok else "NO ") + n for ok, n in zip(checks, names))
             verdicts.append(all(checks))
-        out.append(f"| {key[0]} | {key[1]} | {key[2]:g} | " + " | ".join(parts) + f" | {verdict} |")
+        out.append("| " + f"{catalog} | " * catalogs + f"{key[0]} | {key[1]} | {key[2]:g} | " + " | ".join(parts)
+                   + f" | {verdict} |")  # fmt: skip
     out += ["", f"The default method meets every bar in {sum(verdicts)} of {len(verdicts)} cells.", ""]
     text = "\n".join(out)
     if args.output:

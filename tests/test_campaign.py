@@ -22,7 +22,7 @@ from gpuaas.experiments import campaign, runners, store
 from gpuaas.experiments import cell as cell_mod
 from gpuaas.experiments import spec as specs
 from gpuaas.experiments.campaign import run_campaign
-from gpuaas.experiments.cell import Cell
+from gpuaas.experiments.cell import Cell, make_trace
 from gpuaas.experiments.rows import COLUMNS, TIMING_COLUMNS, comparable
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.experiments.store import ResultStore, read_results
@@ -66,6 +66,20 @@ def test_grid_expands_every_combination_once() -> None:
     assert {c.jobs for c in cells if c.nodes == 3} == {9}  # J = jobs_per_node x N
 
 
+def test_catalogs_are_a_grid_axis() -> None:
+    """A list of catalogs multiplies the traces; each generated trace uses its cell's catalog
+    and the catalog keys the cell (the bundled default keeps its old keys); `exclude` matches it."""
+    spec = parse_spec(dict(SPEC, catalog=["azure-2021", "aws-us-east-1"],
+                           exclude=[{"catalog": "aws-us-east-1", "method": "edf"}]))  # fmt: skip
+    cells = expand(spec)
+    assert len(cells) == 12 + 4  # aws: greedy only
+    assert len({c.key for c in cells}) == len(cells)
+    aws = [c for c in cells if c.catalog == "aws-us-east-1"]
+    assert {c.method for c in aws} == {"greedy"} and all(c.key.endswith("-aws-us-east-1") for c in aws)
+    assert {c.key for c in cells if c.catalog == "azure-2021"} == {c.key for c in expand(parse_spec(SPEC))}
+    assert make_trace(aws[0]).catalog.name == "aws-us-east-1"
+
+
 def test_without_solver_seeds_each_trace_uses_its_own_seed() -> None:
     """With `seeds` only, the solver seed is the trace seed (one simulation per trace and method)."""
     cells = expand(parse_spec(SPEC))
@@ -97,6 +111,8 @@ def test_seed_ranges_and_options_are_canonical() -> None:
     ({"seeds": [2**32]}, "seeds", "above the maximum 4294967295"),
     ({"options": {"greedy": {"colour": 1}}}, "options.greedy", "unknown option(s) colour for greedy"),
     ({"catalog": "azure-1999"}, None, "azure-1999"),
+    ({"catalog": ["azure-2021", "azure-2021"]}, "catalog", "listed twice"),
+    ({"catalog": [3]}, "catalog", "list of names"),
 ])  # fmt: skip
 def test_bad_spec_names_file_field_and_problem(change: dict, field: str | None, problem: str) -> None:
     """Every malformed spec field gives an InputError naming the file, the field and the problem."""

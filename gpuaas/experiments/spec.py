@@ -30,7 +30,7 @@ _SPEC_FIELDS = {
 #: the fields of a generated-trace grid (a spec of given `traces` has none of them)
 _GENERATED = ("nodes", "arrivals", "seeds", "jobs_per_node", "catalog")
 #: cell parameters an `exclude` pattern may name
-_EXCLUDE_KEYS = ("trace", "arrivals", "nodes", "trace_seed", "method", "seed", "node_multiplier",
+_EXCLUDE_KEYS = ("trace", "catalog", "arrivals", "nodes", "trace_seed", "method", "seed", "node_multiplier",
                  "noise", "overhead", "startup")  # fmt: skip
 
 
@@ -65,8 +65,8 @@ class CampaignSpec:
         Reconfiguration costs simulated (seconds of work lost per migration or preemption;
         seconds a VM opened or resized is billed before it works): grid axes, default the
         package's defaults; 0 and 0 is the paper's setting.
-    catalog : str
-        Catalog name of the generated traces.
+    catalog : tuple of str
+        Catalogs (bundled names or YAML files) of the generated traces: a grid axis.
     traces : dict
         Given traces: name (the file as the spec writes it) -> Instance.
     tick : float or None
@@ -87,7 +87,7 @@ class CampaignSpec:
     noise: tuple[float, ...] = (0.0,)
     overhead: tuple[float, ...] = (DEFAULT_OVERHEAD,)
     startup: tuple[float, ...] = (DEFAULT_STARTUP,)
-    catalog: str = "azure-2021"
+    catalog: tuple[str, ...] = ("azure-2021",)
     traces: dict[str, Any] = field(default_factory=dict)
     tick: float | None = None
     exclude: tuple[dict[str, Any], ...] = ()
@@ -255,14 +255,13 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
     if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int | float)
                              or not 0 < tick <= MAX_SECONDS):  # fmt: skip
         raise InputError(source, "tick", f"expected a positive number of seconds, got {tick!r}")
-    catalog = data.get("catalog", "azure-2021")
-    if not isinstance(catalog, str):
-        raise InputError(source, "catalog", "a campaign names a bundled catalog or a catalog YAML file")
+    catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
     if not given:
-        load_catalog(catalog, source)
+        for name in catalog:
+            load_catalog(name, source)
     exclude = _exclude(data.get("exclude", []), source)
     per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
-    cells = (len(given) or len(arrivals) * len(nodes) * len(seeds)) * len(noise_list) * per_trace
+    cells = (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds)) * len(noise_list) * per_trace
     if cells > MAX_SIMULATIONS:
         raise InputError(source, None, f"the grid has {cells} simulations; at most {MAX_SIMULATIONS} (gpuaas.limits)")
     name = data.get("name") or (Path(source).stem if source else "campaign")
@@ -327,11 +326,12 @@ def expand(spec: CampaignSpec) -> list[Cell]:
     for name, inst in spec.traces.items():
         traces.append({"trace": name, "instance": inst, "arrivals": None, "nodes": inst.nodes,
                        "jobs": inst.n_jobs, "trace_seed": None, "catalog": inst.catalog.name})  # fmt: skip
-    for arrivals in spec.arrivals:
-        for n in spec.nodes:
-            for trace_seed in spec.seeds:
-                traces.append({"arrivals": arrivals, "nodes": n, "jobs": max(1, round(spec.jobs_per_node * n)),
-                               "trace_seed": trace_seed, "catalog": spec.catalog})  # fmt: skip
+    for catalog in spec.catalog:
+        for arrivals in spec.arrivals:
+            for n in spec.nodes:
+                for trace_seed in spec.seeds:
+                    traces.append({"arrivals": arrivals, "nodes": n, "jobs": max(1, round(spec.jobs_per_node * n)),
+                                   "trace_seed": trace_seed, "catalog": catalog})  # fmt: skip
     cells = []
     for t in traces:
         for method in spec.methods:
