@@ -4,7 +4,9 @@ gpuaas campaign scripts/campaigns/quality.yaml -o scripts/results/quality.csv --
 # After a change to the methods that see the incumbent, their 600 s rows were deleted from the
 # file and the same command resumed it (issue 11, third round: greedy, randomized-greedy,
 # path-relinking and incremental after `queued`; incremental again after `move_weight`; the four
-# again in the fourth round, after `make_room`, which the paper's heuristics share for rule 2).
+# again in the fourth round, after `make_room`, which the paper's heuristics share for rule 2;
+# in the sixth, after `fill_price`, the four's 600 s rows and incremental's restart-0 rows, since
+# the default's plans use it with moves free too).
 # the paper's heuristics as they were at the issue's commit (2227bd9), high arrivals, for the
 # bar (N = 10, 20, 50)
 git worktree add /tmp/before 2227bd9
