@@ -73,8 +73,9 @@ def test_fill_price_charges_the_gpus_no_plan_fills(jobs):
                                           {"name": "h100", "gpu": "H100", "gpus": 8, "cost_per_hour": 16.0}]})  # fmt: skip
     h100 = cat.cfg_vm == 1
     one_hour = np.where(h100, 3600.0 / cat.cfg_gpus**0.8, 3 * 3600.0)
-    inst = Instance(catalog=cat, nodes=8, job_ids=tuple(f"j{i}" for i in range(jobs)), release=np.zeros(jobs),
-                    due=np.full(jobs, 1e6), weight=np.full(jobs, 0.01), work=np.tile(one_hour, (jobs, 1)))  # fmt: skip
+    inst = Instance(catalog=cat, nodes=8, job_ids=tuple(f"j{i}" for i in range(jobs)),
+                    release=np.zeros(jobs), due=np.full(jobs, 1e6), weight=np.full(jobs, 0.01),
+                    work=np.tile(one_hour, (jobs, 1)))  # fmt: skip
     price, share = fill_price(inst), share_price(inst)
     one = np.flatnonzero(h100 & (cat.cfg_gpus == 1))[0]
     assert price[~h100] == pytest.approx(share[~h100])

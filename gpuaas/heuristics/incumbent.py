@@ -31,7 +31,6 @@ import numpy as np
 from numba import njit
 
 from gpuaas.instance import Instance
-from gpuaas.objective import moved
 from gpuaas.per_job import share_price
 
 #: a running job moves for its own sake only when that saves more than this share of its plan
@@ -83,9 +82,10 @@ def fill_price(instance: Instance) -> np.ndarray:
     for _ in range(FILL_ROUNDS):
         values = _plan_values(instance, price)
         pref = np.argmin(values[np.isfinite(values).any(axis=1)], axis=1)
-        last, demand = demand, np.bincount(model[pref], weights=cat.cfg_gpus[pref], minlength=int(model.max()) + 1)
-        if last is not None and np.array_equal(demand, last):
+        asked = np.bincount(model[pref], weights=cat.cfg_gpus[pref], minlength=int(model.max()) + 1)
+        if demand is not None and np.array_equal(asked, demand):
             break
+        demand = asked
         filled = np.minimum(cat.gpus[cat.cfg_vm], np.maximum(cat.cfg_gpus, demand[model]))
         price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
     price.flags.writeable = False
