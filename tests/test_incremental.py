@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
-from gpuaas.generator import generate_trace
+from gpuaas.generator import generate_snapshot, generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
 from gpuaas.heuristics.incumbent import (fill_price, incumbent_rules, keep_incumbent, make_room,
                                          move_costs, patient, plan_values, pointless_moves, preferred_configs,
@@ -85,6 +85,22 @@ def test_fill_price_charges_the_gpus_no_plan_fills(jobs):
     else:
         assert price == pytest.approx(share)
         assert (preferred_configs(inst) == one).all()
+
+
+@pytest.mark.parametrize("catalog", ["azure-2021", "azure-eastus", "aws-us-east-1", "gcp-us-central1"])
+@pytest.mark.parametrize("seed", range(3))
+def test_fill_price_lies_between_the_share_and_the_whole_vm(catalog, seed):
+    """On every bundled catalog the fill price of a configuration is at least its VM share and
+    at most its whole VM's price, and the default method's solutions at such prices, with and
+    without an incumbent, pass the validator."""
+    inst = Instance.from_dict(generate_snapshot(4, 12 + 6 * seed, seed=seed, catalog=catalog))
+    cat = inst.catalog
+    price, share = fill_price(inst), share_price(inst)
+    assert (price >= share * (1 - 1e-12)).all()
+    assert (price <= cat.cost[cat.cfg_vm] * (1 + 1e-12)).all()
+    for case in (inst, with_incumbent(inst)):
+        rep = validate(incremental(case, seed=seed))
+        assert rep.ok, rep.errors
 
 
 def test_preferred_configuration_meets_the_due_date_when_one_can():
