@@ -99,8 +99,8 @@ def test_exclude_and_tick(trace) -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"traces": ["t.json"]}, "spec.yaml: nodes: a spec simulates either generated traces or given traces, not both"),
     ({"exclude": [{"colour": "red"}]}, "spec.yaml: exclude[0].colour: not a cell parameter; expected one of "
-                                       "trace, arrivals, nodes, trace_seed, method, seed, node_multiplier, noise, "
-                                       "overhead, startup"),
+                                       "trace, catalog, arrivals, nodes, trace_seed, method, seed, node_multiplier, "
+                                       "noise, overhead, startup"),
     ({"exclude": {"method": "edf"}}, "spec.yaml: exclude: expected a list of mappings parameter -> value, got "
                                      "{'method': 'edf'}"),
     ({"tick": 0}, "spec.yaml: tick: expected a positive number of seconds, got 0"),
@@ -170,8 +170,8 @@ def test_instances_readme_lists_the_new_cases_with_their_messages() -> None:
     for name, message in (
         ("spec-both-traces", "nodes: a spec simulates either generated traces or given traces, not both"),
         ("spec-traces-same-name", "traces: two trace files have the same name (it keys the cells)"),
-        ("spec-exclude", "exclude[0].colour: not a cell parameter; expected one of trace, arrivals, nodes, "
-                         "trace_seed, method, seed, node_multiplier, noise, overhead, startup"),
+        ("spec-exclude", "exclude[0].colour: not a cell parameter; expected one of trace, catalog, arrivals, "
+                         "nodes, trace_seed, method, seed, node_multiplier, noise, overhead, startup"),
         ("results-old-format", "files of the retired compare / reproduce_paper formats: scripts/convert_results.py"),
     ):  # fmt: skip
         assert f"`{name}`" in text and message in text, name
