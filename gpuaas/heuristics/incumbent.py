@@ -274,12 +274,11 @@ def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = s
     """`plan_values` of the jobs `rows` with prices p (C,, $/s), starting `delay` seconds
     from now (nothing is paid while they wait)."""
     cat = instance.catalog
-    d = np.broadcast_to(instance.rel_due[rows] - delay, instance.weight[rows].shape)
+    d = np.asarray(instance.rel_due[rows] - delay, dtype=np.float64)  # (rows,): delay is a scalar or per row
     # the switch to the slower configuration is a move: its lost work and a new VM's start-up
     switch = instance.overhead * p + instance.startup * cat.cost[cat.cfg_vm]
-    return _plan_value_kernel(np.ascontiguousarray(instance.times[rows]), np.ascontiguousarray(d, dtype=np.float64),
-                              np.ascontiguousarray(instance.weight[rows]), np.ascontiguousarray(p, dtype=np.float64),
-                              np.ascontiguousarray(switch, dtype=np.float64))  # fmt: skip
+    return _plan_value_kernel(np.ascontiguousarray(instance.times[rows]), d, np.ascontiguousarray(instance.weight[rows]),
+                              np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(switch, dtype=np.float64))  # fmt: skip
 
 
 @njit(cache=True)
