@@ -25,7 +25,9 @@ def _numba_cache_dir() -> None:
         return
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     for root in (base, tempfile.gettempdir()):
-        path = os.path.join(root, f"gpuaas-numba-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
+        path = os.path.join(
+            root, f"gpuaas-numba-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+        )
         try:
             os.makedirs(path, exist_ok=True)
         except OSError:

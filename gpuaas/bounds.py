@@ -89,33 +89,48 @@ class Bound:
         return {
             "bound": self.bound,
             "bounds": {"per_job": self.per_job, "capacity": self.capacity},
-            "binding": self.binding, "status": self.status, "seconds": self.seconds,
-            "slot": self.slot, "nodes": self.nodes, "columns": self.columns, "rows": self.rows,
-        }  # fmt: skip
+            "binding": self.binding,
+            "status": self.status,
+            "seconds": self.seconds,
+            "slot": self.slot,
+            "nodes": self.nodes,
+            "columns": self.columns,
+            "rows": self.rows,
+        }
 
     def summary(self) -> str:
         """A few human-readable lines."""
         if self.status == "fits":
-            cap = "= per-job (the per-job plans never need more than N nodes at once: LP not needed)"
+            cap = (
+                "= per-job (the per-job plans never need more than N nodes at once: LP not needed)"
+            )
         else:
             gap = 100.0 * (self.capacity - self.per_job) / self.per_job if self.per_job > 0 else 0.0
-            cap = (f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}, "
-                   f"{self.columns} columns, {self.rows} rows, slot {_duration(self.slot or 0.0)})")
-        return "\n".join([
-            f"bound         {self.bound:.4f} $  (no schedule on {self.nodes} nodes costs less; "
-            f"the {self.binding.replace('_', '-')} bound binds)",
-            f"per-job       {self.per_job:.4f} $  (each job alone, cheapest mix of configurations)",
-            f"capacity      {cap}",
-            f"seconds       {self.seconds:.2f}",
-        ])  # fmt: skip
+            cap = (
+                f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}, "
+                f"{self.columns} columns, {self.rows} rows, slot {_duration(self.slot or 0.0)})"
+            )
+        return "\n".join(
+            [
+                f"bound         {self.bound:.4f} $  (no schedule on {self.nodes} nodes costs less; "
+                f"the {self.binding.replace('_', '-')} bound binds)",
+                f"per-job       {self.per_job:.4f} $  (each job alone, cheapest mix of configurations)",
+                f"capacity      {cap}",
+                f"seconds       {self.seconds:.2f}",
+            ]
+        )
 
 
 def _duration(seconds: float) -> str:
     return f"{seconds / 3600:g} h" if seconds % 3600 == 0 else f"{seconds:g} s"
 
 
-def bound(trace: Instance, nodes: int | None = None, slot: float | None = None,
-          time_limit: float | None = None) -> Bound:  # fmt: skip
+def bound(
+    trace: Instance,
+    nodes: int | None = None,
+    slot: float | None = None,
+    time_limit: float | None = None,
+) -> Bound:
     """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
 
     Parameters
@@ -143,8 +158,12 @@ def bound(trace: Instance, nodes: int | None = None, slot: float | None = None,
     if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
         raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
     for name, value in (("slot", slot), ("time_limit", time_limit)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or value <= 0):  # fmt: skip
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value <= 0
+        ):
             raise InputError(None, name, f"must be a finite number of seconds > 0, got {value!r}")
     if slot is not None and trace.n_jobs:
         check_slot(trace, int(nodes), float(slot))
@@ -153,11 +172,21 @@ def bound(trace: Instance, nodes: int | None = None, slot: float | None = None,
     if trace.n_jobs == 0 or peak_nodes(trace, plan) <= nodes:
         return Bound(per_job, per_job, per_job, "fits", _time.perf_counter() - t0, None, int(nodes))
     lp = capacity_lp(trace, int(nodes), slot)
-    capacity, status = solve_capacity(lp, DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
+    capacity, status = solve_capacity(
+        lp, DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+    )
     capacity = per_job if capacity is None else max(capacity, per_job)
-    return Bound(bound=max(per_job, capacity), per_job=per_job, capacity=capacity, status=status,
-                 seconds=_time.perf_counter() - t0, slot=lp.slot, nodes=int(nodes),
-                 columns=lp.n_cols, rows=lp.n_rows)  # fmt: skip
+    return Bound(
+        bound=max(per_job, capacity),
+        per_job=per_job,
+        capacity=capacity,
+        status=status,
+        seconds=_time.perf_counter() - t0,
+        slot=lp.slot,
+        nodes=int(nodes),
+        columns=lp.n_cols,
+        rows=lp.n_rows,
+    )
 
 
 def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
@@ -202,7 +231,9 @@ class CapacityLP(SparseLP):
     """
 
     slot: float
-    start: float  # s_0: start of slot 0; slot k is [s_0 + k·slot, s_0 + (k+1)·slot), slot K open-ended
+    start: (
+        float  # s_0: start of slot 0; slot k is [s_0 + k·slot, s_0 + (k+1)·slot), slot K open-ended
+    )
     n_slots: int  # K regular slots
     n_x: int
     col_job: np.ndarray  # (n_x,) job of each x column
@@ -247,15 +278,18 @@ def _horizon(instance: Instance, nodes: int, keep: np.ndarray, node_seconds: np.
     return float(latest.max() + load)
 
 
-def count_columns(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float) -> int:
+def count_columns(
+    first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float
+) -> int:
     """x-columns of the capacity LP with this slot: Σ_j n_cfg_j·(slots from r_j's to the last)."""
     K = max(1, math.ceil((end - start) / slot - 1e-9))
     kr = np.minimum(np.floor((first - start) / slot), K)
     return int((n_cfg * (K - kr + 1)).sum())
 
 
-def auto_slot(first: np.ndarray, n_cfg: np.ndarray, start: float, end: float,
-              max_columns: int = MAX_COLUMNS) -> float:  # fmt: skip
+def auto_slot(
+    first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, max_columns: int = MAX_COLUMNS
+) -> float:
     """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns
     (or one regular slot over the whole horizon, when even that has more)."""
     columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
@@ -288,8 +322,12 @@ def check_slot(instance: Instance, nodes: int, slot: float) -> None:
     _, _, _, n_cfg, start, end = _grid(instance, nodes)
     n = count_columns(effective_release(instance), n_cfg, start, end, slot)
     if n > LIMIT_COLUMNS:
-        raise InputError(None, "slot", f"{slot:g} s makes a capacity LP of {n} columns (at most "
-                         f"{LIMIT_COLUMNS}); use a longer slot")  # fmt: skip
+        raise InputError(
+            None,
+            "slot",
+            f"{slot:g} s makes a capacity LP of {n} columns (at most "
+            f"{LIMIT_COLUMNS}); use a longer slot",
+        )
 
 
 def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> CapacityLP:
@@ -334,29 +372,53 @@ def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> Ca
 
     rows = [cj, J + cj, 2 * J + cj[has_late], 3 * J + ck[regular], trow[has_t]]
     cols = [ids, ids, ids[has_late], ids[regular], ids[has_t]]
-    vals = [np.ones(n_x), -w[cj] * tt, -w[cj[has_late]] * late[has_late],
-            node_sec[cj[regular], cc[regular]], tt[has_t]]
+    vals = [
+        np.ones(n_x),
+        -w[cj] * tt,
+        -w[cj[has_late]] * late[has_late],
+        node_sec[cj[regular], cc[regular]],
+        tt[has_t],
+    ]
     T_cols = n_x + np.arange(J)
     rows += [J + np.arange(J), 2 * J + np.arange(J)]
     cols += [T_cols, T_cols]
     vals += [np.ones(J), np.ones(J)]
     n_rows = 3 * J + K + int(need.sum())
-    row_lower = np.concatenate([np.ones(J), -w * (d - r), np.zeros(J), np.full(K, -np.inf),
-                                np.full(int(need.sum()), -np.inf)])  # fmt: skip
-    row_upper = np.concatenate([np.ones(J), np.full(2 * J, np.inf), np.full(K, nodes * L),
-                                cap_len[need]])  # fmt: skip
+    row_lower = np.concatenate(
+        [
+            np.ones(J),
+            -w * (d - r),
+            np.zeros(J),
+            np.full(K, -np.inf),
+            np.full(int(need.sum()), -np.inf),
+        ]
+    )
+    row_upper = np.concatenate(
+        [np.ones(J), np.full(2 * J, np.inf), np.full(K, nodes * L), cap_len[need]]
+    )
     R = np.concatenate(rows)
     Cc = np.concatenate(cols)
     V = np.concatenate(vals)
     order = np.lexsort((Cc, R))
     indptr = np.concatenate(([0], np.cumsum(np.bincount(R, minlength=n_rows)))).astype(np.int64)
     return CapacityLP(
-        slot=L, start=start, n_slots=K, n_x=n_x, col_job=cj, col_cfg=cc, col_slot=ck,
-        col_lower=np.zeros(n_x + J), col_upper=np.concatenate([np.ones(n_x), np.full(J, np.inf)]),
+        slot=L,
+        start=start,
+        n_slots=K,
+        n_x=n_x,
+        col_job=cj,
+        col_cfg=cc,
+        col_slot=ck,
+        col_lower=np.zeros(n_x + J),
+        col_upper=np.concatenate([np.ones(n_x), np.full(J, np.inf)]),
         col_cost=np.concatenate([cost[cj, cc], np.ones(J)]),
-        row_lower=row_lower, row_upper=row_upper, indptr=indptr,
-        indices=Cc[order].astype(np.int32), data=V[order].astype(np.float64), n_jobs=J,
-    )  # fmt: skip
+        row_lower=row_lower,
+        row_upper=row_upper,
+        indptr=indptr,
+        indices=Cc[order].astype(np.int32),
+        data=V[order].astype(np.float64),
+        n_jobs=J,
+    )
 
 
 def _ranges(lo: np.ndarray, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -378,12 +440,17 @@ def solve_capacity(lp: CapacityLP, time_limit: float) -> tuple[float | None, str
     h = to_highs(lp)
     h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if h.run() == highspy.HighsStatus.kError:
-        raise SolverError(f"HiGHS failed on the capacity LP: {h.modelStatusToString(h.getModelStatus())}")
+        raise SolverError(
+            f"HiGHS failed on the capacity LP: {h.modelStatusToString(h.getModelStatus())}"
+        )
     ms = h.getModelStatus()
     if ms == highspy.HighsModelStatus.kOptimal:
         status = "optimal"
-    elif ms in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kIterationLimit,
-                highspy.HighsModelStatus.kInterrupt):  # fmt: skip
+    elif ms in (
+        highspy.HighsModelStatus.kTimeLimit,
+        highspy.HighsModelStatus.kIterationLimit,
+        highspy.HighsModelStatus.kInterrupt,
+    ):
         status = "time_limit"
     else:  # the LP is feasible by construction (everything may go to the last slot)
         raise SolverError(f"HiGHS: capacity LP {h.modelStatusToString(ms)}")
@@ -410,17 +477,19 @@ def dual_bound(lp: CapacityLP, y: np.ndarray) -> float:
     y[(y > 0) & ~np.isfinite(lp.row_lower)] = 0.0
     y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
     J = lp.n_jobs
-    t1, t2 = y[J:2 * J], y[2 * J:3 * J]  # views: >= rows, so y >= 0 there already
+    t1, t2 = y[J : 2 * J], y[2 * J : 3 * J]  # views: >= rows, so y >= 0 there already
     s = t1 + t2
     over = s > 1.0
     t1[over] /= s[over]
     t2[over] /= s[over]
     row_of = np.repeat(np.arange(lp.n_rows), np.diff(lp.indptr))
-    reduced = lp.col_cost - np.bincount(lp.indices, weights=lp.data * y[row_of], minlength=lp.n_cols)
-    row_part = np.where(y > 0, y * np.where(y > 0, lp.row_lower, 0.0),
-                        y * np.where(y < 0, lp.row_upper, 0.0))  # fmt: skip
+    reduced = lp.col_cost - np.bincount(
+        lp.indices, weights=lp.data * y[row_of], minlength=lp.n_cols
+    )
+    row_part = np.where(
+        y > 0, y * np.where(y > 0, lp.row_lower, 0.0), y * np.where(y < 0, lp.row_upper, 0.0)
+    )
     reduced[(reduced < 0) & ~np.isfinite(lp.col_upper)] = 0.0  # rounding only, after the repair
     neg = reduced < 0
-    col_part = np.where(neg, reduced * np.where(neg, lp.col_upper, 0.0),
-                        reduced * lp.col_lower)  # fmt: skip
+    col_part = np.where(neg, reduced * np.where(neg, lp.col_upper, 0.0), reduced * lp.col_lower)
     return float(math.fsum(row_part) + math.fsum(col_part))

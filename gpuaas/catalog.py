@@ -59,7 +59,10 @@ class Catalog:
             ("gpus", gpus),
             ("cost_per_hour", price),
             ("cost", _frozen(price / SECONDS_PER_HOUR)),
-            ("gpu_model_id", _frozen(np.array([models.index(m) for m in self.gpu_models], dtype=np.int64))),
+            (
+                "gpu_model_id",
+                _frozen(np.array([models.index(m) for m in self.gpu_models], dtype=np.int64)),
+            ),
             ("cfg_vm", _frozen(cfg_vm)),
             ("cfg_gpus", _frozen(cfg_gpus)),
             ("cfg_offset", _frozen(offset)),
@@ -86,8 +89,9 @@ class Catalog:
 
     def to_dict(self) -> dict[str, Any]:
         vms = []
-        for n, m, g, c, s in zip(self.vm_names, self.gpu_models, self.gpus, self.cost_per_hour,
-                                 self.spot_per_hour):  # fmt: skip
+        for n, m, g, c, s in zip(
+            self.vm_names, self.gpu_models, self.gpus, self.cost_per_hour, self.spot_per_hour
+        ):
             vm = {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
             if math.isfinite(s):
                 vm["spot_per_hour"] = float(s)
@@ -136,18 +140,28 @@ class Catalog:
                 raise InputError(source, f"{at}.gpu", "must be a non-empty string")
             g = vm["gpus"]
             if isinstance(g, bool) or not isinstance(g, int) or g < 1:
-                raise InputError(source, f"{at}.gpus", f"must be a positive integer, got {brief(g)}")
+                raise InputError(
+                    source, f"{at}.gpus", f"must be a positive integer, got {brief(g)}"
+                )
             if g > MAX_GPUS:
-                raise InputError(source, f"{at}.gpus", f"must be <= {MAX_GPUS} (gpuaas.limits), got {g!r}")
+                raise InputError(
+                    source, f"{at}.gpus", f"must be <= {MAX_GPUS} (gpuaas.limits), got {g!r}"
+                )
             if sum(gpus) + g > MAX_CONFIGS:
-                raise InputError(source, f"{where}.vm_types", f"more than {MAX_CONFIGS} configurations "
-                                 "(the sum of gpus; gpuaas.limits)")  # fmt: skip
+                raise InputError(
+                    source,
+                    f"{where}.vm_types",
+                    f"more than {MAX_CONFIGS} configurations (the sum of gpus; gpuaas.limits)",
+                )
             names.append(vm["name"])
             models.append(vm["gpu"])
             gpus.append(g)
             prices.append(_price(vm["cost_per_hour"], source, f"{at}.cost_per_hour"))
-            spots.append(_price(vm["spot_per_hour"], source, f"{at}.spot_per_hour")
-                         if "spot_per_hour" in vm else math.nan)  # fmt: skip
+            spots.append(
+                _price(vm["spot_per_hour"], source, f"{at}.spot_per_hour")
+                if "spot_per_hour" in vm
+                else math.nan
+            )
         return cls(
             name=str(name),
             vm_names=tuple(names),
@@ -183,6 +197,8 @@ def _info_field(value: Any, source: str | None, where: str, is_date: bool) -> st
         except ValueError:
             raise InputError(source, where, f"must be a date YYYY-MM-DD, got {value!r}") from None
     return value
+
+
 def bundled_catalogs() -> list[str]:
     """Names of the catalogs shipped with gpuaas."""
     files = resources.files("gpuaas") / "catalogs"

@@ -62,8 +62,14 @@ class Group(click.Group):
     (2 bad input, 3 no result), and an OSError that escaped (e.g. writing to a full standard
     output) into the same one line."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """click's main, except that in standalone mode (the console script, click's test
         runner) every usage or input error is one line on stderr, exit 2 (3: no result), and
         standard output that cannot be written (full disk, closed pipe) too."""
@@ -135,15 +141,19 @@ def cli(verbose: int) -> None:
     wait, minimising VM rental plus due-date tardiness cost (Filippini et al., IEEE TSC 2023).
     """
     if verbose:
-        logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO,
-                            format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)  # fmt: skip
+        logging.basicConfig(
+            level=logging.DEBUG if verbose > 1 else logging.INFO,
+            format="%(asctime)s %(name)s %(message)s",
+            stream=sys.stderr,
+        )
 
 
 PRESET_HELP = "YAML file of method options (e.g. heuristics/path_relinking.yaml)."
 
 
-def _with_preset(ctx: click.Context, preset: str | None, method: str,
-                 time_limit: float | None) -> tuple[str, dict[str, Any], float | None, set[str]]:  # fmt: skip
+def _with_preset(
+    ctx: click.Context, preset: str | None, method: str, time_limit: float | None
+) -> tuple[str, dict[str, Any], float | None, set[str]]:
     """(method, options, time limit, the names of those taken from the `--preset` file) with
     the file's, if any; the file's method applies unless `--method` was given."""
     if preset is None:
@@ -175,45 +185,112 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
 
 @cli.command()
 @click.argument("instance_file", type=click.Path(dir_okay=False))
-@click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
-              show_default=True, help="Solution method.")  # fmt: skip
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same solution).")
-@click.option("--time-limit", type=SECONDS, default=None, help="Stop the solver after this many seconds.")
-@click.option("--json", "as_json", is_flag=True, help="Print the solution as JSON (format: docs/design.md §10).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file.")
+@click.option(
+    "-m",
+    "--method",
+    type=click.Choice(list(METHODS)),
+    default=DEFAULT_METHOD,
+    show_default=True,
+    help="Solution method.",
+)
+@click.option(
+    "--seed",
+    type=SEED,
+    default=1,
+    show_default=True,
+    help="Random seed (same seed, same solution).",
+)
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Stop the solver after this many seconds."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the solution as JSON (format: docs/design.md §10).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON solution to this file."
+)
 @click.option("--preset", type=click.Path(dir_okay=False), help=PRESET_HELP)
-@click.option("--gap", type=FloatRange(0, 1e9), default=None,
-              help="milp: stop at this relative MIP gap (e.g. 0.05).")  # fmt: skip
+@click.option(
+    "--gap",
+    type=FloatRange(0, 1e9),
+    default=None,
+    help="milp: stop at this relative MIP gap (e.g. 0.05).",
+)
 @click.option("--threads", type=click.IntRange(1, 256), default=None, help="milp: solver threads.")
-@click.option("--warm-start", "warm_method", type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
-              default=None, help="milp: solve with this method first (within the time limit) and "
-              "start from its solution [default: greedy; none: no warm start].")  # fmt: skip
-@click.option("--solver", default=None,
-              help="milp: 'highs' (default), 'cbc' or another PuLP solver name.")  # fmt: skip
-@click.option("--write-lp", type=click.Path(dir_okay=False), default=None,
-              help="milp: also write the model to this LP file.")  # fmt: skip
-@click.option("--write-mps", type=click.Path(dir_okay=False), default=None,
-              help="milp: also write the model to this MPS file.")  # fmt: skip
-@click.option("--p1n/--no-p1n", default=None,
-              help="milp: require exactly min(N, J) open nodes (P1n; default on).")  # fmt: skip
+@click.option(
+    "--warm-start",
+    "warm_method",
+    type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
+    default=None,
+    help="milp: solve with this method first (within the time limit) and "
+    "start from its solution [default: greedy; none: no warm start].",
+)
+@click.option(
+    "--solver", default=None, help="milp: 'highs' (default), 'cbc' or another PuLP solver name."
+)
+@click.option(
+    "--write-lp",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="milp: also write the model to this LP file.",
+)
+@click.option(
+    "--write-mps",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="milp: also write the model to this MPS file.",
+)
+@click.option(
+    "--p1n/--no-p1n",
+    default=None,
+    help="milp: require exactly min(N, J) open nodes (P1n; default on).",
+)
 @click.pass_context
-def solve(ctx: click.Context, instance_file: str, method: str, seed: int, time_limit: float | None,
-          as_json: bool, output: str | None, preset: str | None, gap: float | None,
-          threads: int | None, warm_method: str | None, solver: str | None, write_lp: str | None,
-          write_mps: str | None, p1n: bool | None) -> None:  # fmt: skip
+def solve(
+    ctx: click.Context,
+    instance_file: str,
+    method: str,
+    seed: int,
+    time_limit: float | None,
+    as_json: bool,
+    output: str | None,
+    preset: str | None,
+    gap: float | None,
+    threads: int | None,
+    warm_method: str | None,
+    solver: str | None,
+    write_lp: str | None,
+    write_mps: str | None,
+    p1n: bool | None,
+) -> None:
     """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time).
 
     With --method milp the output adds the solver's status, best bound and gap. Exit codes:
     0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
     check_output(output)
-    milp_options = {k: v for k, v in (("gap", gap), ("threads", threads), ("solver", solver),
-                                      ("write_lp", check_output(write_lp)),
-                                      ("write_mps", check_output(write_mps)), ("p1n", p1n))
-                    if v is not None}  # fmt: skip
+    milp_options = {
+        k: v
+        for k, v in (
+            ("gap", gap),
+            ("threads", threads),
+            ("solver", solver),
+            ("write_lp", check_output(write_lp)),
+            ("write_mps", check_output(write_mps)),
+            ("p1n", p1n),
+        )
+        if v is not None
+    }
     if (milp_options or warm_method) and method != "milp":
-        raise InputError(None, "options", "--gap, --threads, --warm-start, --solver, --write-lp, "
-                         "--write-mps and --p1n apply to --method milp only")  # fmt: skip
+        raise InputError(
+            None,
+            "options",
+            "--gap, --threads, --warm-start, --solver, --write-lp, "
+            "--write-mps and --p1n apply to --method milp only",
+        )
     method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
     instance = load_instance(instance_file).released()
     options.update(milp_options)
@@ -264,13 +341,28 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     data = read_json(solution_file)
     report = check_file(instance, data, solution_file, p1n=p1n)
     claimed = data.get("objective")
-    number = not isinstance(claimed, bool) and isinstance(claimed, (int, float)) and math.isfinite(claimed)
+    number = (
+        not isinstance(claimed, bool)
+        and isinstance(claimed, (int, float))
+        and math.isfinite(claimed)
+    )
     if as_json:
-        click.echo(to_json({"valid": report.ok, "errors": report.errors, "objective": report.objective,
-                            "claimed_objective": claimed if number else None}), nl=False)  # fmt: skip
+        click.echo(
+            to_json(
+                {
+                    "valid": report.ok,
+                    "errors": report.errors,
+                    "objective": report.objective,
+                    "claimed_objective": claimed if number else None,
+                }
+            ),
+            nl=False,
+        )
     else:
-        click.echo(f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
-                   + (f"  (file says {claimed:.6g})" if number else ""))  # fmt: skip
+        click.echo(
+            f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
+            + (f"  (file says {claimed:.6g})" if number else "")
+        )
         for e in report.errors:
             click.echo(f"  {e}")
     sys.exit(0 if report.ok else 1)
@@ -278,44 +370,98 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
 
 def reconfiguration_options(f: Any) -> Any:
     """--overhead, --startup and --paper-costs: the reconfiguration costs of a simulation."""
-    f = click.option("--paper-costs", is_flag=True,
-                     help="The paper's setting: no restart overhead, no VM start-up (0 and 0).")(f)  # fmt: skip
-    f = click.option("--startup", type=SECONDS_OR_ZERO, default=None,
-                     help=f"Seconds a VM opened or resized is billed before it runs jobs [default: {DEFAULT_STARTUP:g}].")(f)  # fmt: skip
-    return click.option("--overhead", type=SECONDS_OR_ZERO, default=None,
-                        help=f"Seconds of work a job loses per migration or preemption [default: {DEFAULT_OVERHEAD:g}].")(f)  # fmt: skip
+    f = click.option(
+        "--paper-costs",
+        is_flag=True,
+        help="The paper's setting: no restart overhead, no VM start-up (0 and 0).",
+    )(f)
+    f = click.option(
+        "--startup",
+        type=SECONDS_OR_ZERO,
+        default=None,
+        help=f"Seconds a VM opened or resized is billed before it runs jobs [default: {DEFAULT_STARTUP:g}].",
+    )(f)
+    return click.option(
+        "--overhead",
+        type=SECONDS_OR_ZERO,
+        default=None,
+        help=f"Seconds of work a job loses per migration or preemption [default: {DEFAULT_OVERHEAD:g}].",
+    )(f)
 
 
 def reconfiguration(overhead: float | None, startup: float | None, paper: bool) -> dict[str, float]:
     """The overhead and start-up to simulate: explicit values, else the paper's or the defaults."""
     base = PAPER_COSTS if paper else {"overhead": DEFAULT_OVERHEAD, "startup": DEFAULT_STARTUP}
-    return {"overhead": base["overhead"] if overhead is None else overhead,
-            "startup": base["startup"] if startup is None else startup}  # fmt: skip
+    return {
+        "overhead": base["overhead"] if overhead is None else overhead,
+        "startup": base["startup"] if startup is None else startup,
+    }
 
 
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
-@click.option("-m", "--method", type=click.Choice(list(METHODS)), default=DEFAULT_METHOD,
-              show_default=True, help="Solution method called at every event.")  # fmt: skip
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of the method and the noise.")
+@click.option(
+    "-m",
+    "--method",
+    type=click.Choice(list(METHODS)),
+    default=DEFAULT_METHOD,
+    show_default=True,
+    help="Solution method called at every event.",
+)
+@click.option(
+    "--seed", type=SEED, default=1, show_default=True, help="Seed of the method and the noise."
+)
 @click.option("--nodes", type=NODES, default=None, help="Override the trace's N.")
-@click.option("--noise", type=FloatRange(0, 0.5, max_open=True), default=0.0, show_default=True,
-              help="Mean absolute relative error of predicted durations (paper: 0.11).")  # fmt: skip
+@click.option(
+    "--noise",
+    type=FloatRange(0, 0.5, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Mean absolute relative error of predicted durations (paper: 0.11).",
+)
 @reconfiguration_options
-@click.option("--tick", type=SECONDS, default=None,
-              help="Rescheduling interval when nothing happens (default: the method's, else H).")  # fmt: skip
-@click.option("--time-limit", type=SECONDS, default=None, help="Time limit of the method at each event (s).")
+@click.option(
+    "--tick",
+    type=SECONDS,
+    default=None,
+    help="Rescheduling interval when nothing happens (default: the method's, else H).",
+)
+@click.option(
+    "--time-limit", type=SECONDS, default=None, help="Time limit of the method at each event (s)."
+)
 @click.option("--preset", type=click.Path(dir_okay=False), help=PRESET_HELP)
-@click.option("--log", "log_file", type=click.Path(dir_okay=False),
-              help="Write the event log (JSON lines, one per interval between events).")  # fmt: skip
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False),
+    help="Write the event log (JSON lines, one per interval between events).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (format: docs/design.md §10).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON result to this file.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the result as JSON (format: docs/design.md §10)."
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON result to this file."
+)
 @click.pass_context
-def simulate(ctx: click.Context, trace_file: str, method: str, seed: int, nodes: int | None, noise: float,
-             overhead: float | None, startup: float | None, paper_costs: bool, tick: float | None,
-             time_limit: float | None, preset: str | None, log_file: str | None, quiet: bool, as_json: bool,
-             output: str | None) -> None:  # fmt: skip
+def simulate(
+    ctx: click.Context,
+    trace_file: str,
+    method: str,
+    seed: int,
+    nodes: int | None,
+    noise: float,
+    overhead: float | None,
+    startup: float | None,
+    paper_costs: bool,
+    tick: float | None,
+    time_limit: float | None,
+    preset: str | None,
+    log_file: str | None,
+    quiet: bool,
+    as_json: bool,
+    output: str | None,
+) -> None:
     """Replay the jobs of TRACE_FILE through the online rescheduler; report costs and metrics.
 
     Exit codes: 0 done, 2 bad input (e.g. a tick needing more than 1000 events per job),
@@ -330,24 +476,49 @@ def simulate(ctx: click.Context, trace_file: str, method: str, seed: int, nodes:
     if time_limit is not None:
         options["time_limit"] = time_limit
     with _blame(preset, taken):
-        result = run_simulation(trace, method, seed=seed, nodes=nodes, noise=noise,
-                                **reconfiguration(overhead, startup, paper_costs), log=log_file, tick=tick,
-                                progress=not quiet and sys.stderr.isatty(), **options)  # fmt: skip
+        result = run_simulation(
+            trace,
+            method,
+            seed=seed,
+            nodes=nodes,
+            noise=noise,
+            **reconfiguration(overhead, startup, paper_costs),
+            log=log_file,
+            tick=tick,
+            progress=not quiet and sys.stderr.isatty(),
+            **options,
+        )
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Override the trace's N.")
-@click.option("--slot", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Slot length of the capacity LP in seconds [default: the smallest multiple of "
-                   "1 h giving at most 50 000 columns].")  # fmt: skip
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds for the capacity LP [default: 120]; then a valid dual bound is reported.")  # fmt: skip
+@click.option(
+    "--slot",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Slot length of the capacity LP in seconds [default: the smallest multiple of "
+    "1 h giving at most 50 000 columns].",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds for the capacity LP [default: 120]; then a valid dual bound is reported.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the bounds as JSON.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON bounds to this file.")
-def bound(trace_file: str, nodes: int | None, slot: float | None, time_limit: float | None,
-          as_json: bool, output: str | None) -> None:  # fmt: skip
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON bounds to this file."
+)
+def bound(
+    trace_file: str,
+    nodes: int | None,
+    slot: float | None,
+    time_limit: float | None,
+    as_json: bool,
+    output: str | None,
+) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
 
     The best of the per-job bound (each job alone, cheapest mix of configurations) and the
@@ -362,28 +533,70 @@ def bound(trace_file: str, nodes: int | None, slot: float | None, time_limit: fl
 
 @cli.command()
 @click.argument("trace_file", type=click.Path(dir_okay=False))
-@click.option("--methods", default=None,
-              help="Comma-separated methods to simulate [default: "
-                   + ",".join(m for m in METHODS if METHODS[m].compare) + "].")  # fmt: skip
+@click.option(
+    "--methods",
+    default=None,
+    help="Comma-separated methods to simulate [default: "
+    + ",".join(m for m in METHODS if METHODS[m].compare)
+    + "].",
+)
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
-@click.option("--node-multiplier", "multipliers", default="", metavar="M=K,...",
-              help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.")  # fmt: skip
-@click.option("--tick", type=SECONDS, default=None,
-              help="Rescheduling interval for every method (default: each method's own, else H).")  # fmt: skip
-@click.option("--set", "settings", multiple=True, metavar="M.OPTION=VALUE",
-              help="A solver option of method M (repeatable), e.g. hierarchical.controller_time_limit=1.")  # fmt: skip
-@click.option("--workers", type=WORKERS, default=1, show_default=True,
-              help="Simulations run in this many processes.")  # fmt: skip
+@click.option(
+    "--node-multiplier",
+    "multipliers",
+    default="",
+    metavar="M=K,...",
+    help="Simulate method M with K x N nodes (paper §4.5), e.g. edf=2,dp-fastb=4.",
+)
+@click.option(
+    "--tick",
+    type=SECONDS,
+    default=None,
+    help="Rescheduling interval for every method (default: each method's own, else H).",
+)
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="M.OPTION=VALUE",
+    help="A solver option of method M (repeatable), e.g. hierarchical.controller_time_limit=1.",
+)
+@click.option(
+    "--workers",
+    type=WORKERS,
+    default=1,
+    show_default=True,
+    help="Simulations run in this many processes.",
+)
 @reconfiguration_options
-@click.option("--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
+)
 @click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the rows to this file (CSV if it ends in .csv or with --csv, else JSON); "
-                   "`gpuaas plot` reads the CSV.")  # fmt: skip
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the rows to this file (CSV if it ends in .csv or with --csv, else JSON); "
+    "`gpuaas plot` reads the CSV.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def compare(trace_file: str, methods: str | None, seeds: str, multipliers: str, tick: float | None,
-            settings: tuple[str, ...], workers: int, overhead: float | None, startup: float | None,
-            paper_costs: bool, as_json: bool, as_csv: bool, output: str | None, quiet: bool) -> None:  # fmt: skip
+def compare(
+    trace_file: str,
+    methods: str | None,
+    seeds: str,
+    multipliers: str,
+    tick: float | None,
+    settings: tuple[str, ...],
+    workers: int,
+    overhead: float | None,
+    startup: float | None,
+    paper_costs: bool,
+    as_json: bool,
+    as_csv: bool,
+    output: str | None,
+    quiet: bool,
+) -> None:
     """Simulate several methods on TRACE_FILE and compare their total costs (paper §4.3-§4.5).
 
     A campaign over one trace: the rows are campaign rows (docs/experiments.md), one per
@@ -400,7 +613,11 @@ def compare(trace_file: str, methods: str | None, seeds: str, multipliers: str, 
     if as_json and as_csv:
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
-    names = cmp.default_methods() if methods is None else [m.strip() for m in methods.split(",") if m.strip()]
+    names = (
+        cmp.default_methods()
+        if methods is None
+        else [m.strip() for m in methods.split(",") if m.strip()]
+    )
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
     options = cmp.parse_settings(settings, names)
@@ -408,13 +625,28 @@ def compare(trace_file: str, methods: str | None, seeds: str, multipliers: str, 
 
     def progress(row: dict[str, Any]) -> None:
         if not quiet:
-            click.echo(f"  {analysis.row_run(row)} seed {row['seed']}: "
-                       f"{row['total_cost']:.2f} $ ({row['wall_seconds'] or 0:.1f} s)", err=True)  # fmt: skip
+            click.echo(
+                f"  {analysis.row_run(row)} seed {row['seed']}: "
+                f"{row['total_cost']:.2f} $ ({row['wall_seconds'] or 0:.1f} s)",
+                err=True,
+            )
 
     if not quiet:
-        click.echo(f"compare: {len(names)} method(s) x {len(seed_list)} seed(s) on {trace_file}", err=True)
-    rows = cmp.compare(trace, names, seed_list, multipliers=mult, tick=tick, options=options, name=trace_file,
-                       workers=workers, on_row=progress, **reconfiguration(overhead, startup, paper_costs))  # fmt: skip
+        click.echo(
+            f"compare: {len(names)} method(s) x {len(seed_list)} seed(s) on {trace_file}", err=True
+        )
+    rows = cmp.compare(
+        trace,
+        names,
+        seed_list,
+        multipliers=mult,
+        tick=tick,
+        options=options,
+        name=trace_file,
+        workers=workers,
+        on_row=progress,
+        **reconfiguration(overhead, startup, paper_costs),
+    )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
     text = to_csv(rows) if csv_out else to_json(rows)
     if output is not None:
@@ -423,28 +655,65 @@ def compare(trace_file: str, methods: str | None, seeds: str, multipliers: str, 
         if output is None:
             click.echo(text, nl=False)
     else:
-        click.echo(f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
-                   "total cost over the lowest any schedule on the same nodes could reach")  # fmt: skip
+        click.echo(
+            f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
+            "total cost over the lowest any schedule on the same nodes could reach"
+        )
         click.echo(analysis.format_table(analysis.summarize(rows)))
 
 
 @cli.command()
 @click.option("--nodes", type=NODES, required=True, help="Number of nodes N.")
-@click.option("--jobs", type=JOBS, default=None,
-              help="Number of jobs J [default: 10 x nodes; 4.5 x nodes with --snapshot].")  # fmt: skip
-@click.option("--arrivals", type=str, default=None,
-              help="Inter-arrival pattern: exponential (default), high, low or mixed (paper §4.1).")  # fmt: skip
-@click.option("--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same output).")
-@click.option("--catalog", default="azure-2021", show_default=True,
-              help="Bundled catalog name or YAML file of VM types.")  # fmt: skip
-@click.option("--snapshot", is_flag=True,
-              help="One rescheduling point: J concurrent jobs released by --time, some running.")  # fmt: skip
-@click.option("--time", "at", type=SECONDS_OR_ZERO, default=None,
-              help="Time T_c of a --snapshot in seconds [default: 1e6].")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the instance JSON to stdout (when no -o).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the instance JSON to this file.")
-def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, catalog: str,
-             snapshot: bool, at: float | None, as_json: bool, output: str | None) -> None:  # fmt: skip
+@click.option(
+    "--jobs",
+    type=JOBS,
+    default=None,
+    help="Number of jobs J [default: 10 x nodes; 4.5 x nodes with --snapshot].",
+)
+@click.option(
+    "--arrivals",
+    type=str,
+    default=None,
+    help="Inter-arrival pattern: exponential (default), high, low or mixed (paper §4.1).",
+)
+@click.option(
+    "--seed", type=SEED, default=1, show_default=True, help="Random seed (same seed, same output)."
+)
+@click.option(
+    "--catalog",
+    default="azure-2021",
+    show_default=True,
+    help="Bundled catalog name or YAML file of VM types.",
+)
+@click.option(
+    "--snapshot",
+    is_flag=True,
+    help="One rescheduling point: J concurrent jobs released by --time, some running.",
+)
+@click.option(
+    "--time",
+    "at",
+    type=SECONDS_OR_ZERO,
+    default=None,
+    help="Time T_c of a --snapshot in seconds [default: 1e6].",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the instance JSON to stdout (when no -o)."
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the instance JSON to this file."
+)
+def generate(
+    nodes: int,
+    jobs: int | None,
+    arrivals: str | None,
+    seed: int,
+    catalog: str,
+    snapshot: bool,
+    at: float | None,
+    as_json: bool,
+    output: str | None,
+) -> None:
     """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
 
@@ -452,22 +721,29 @@ def generate(nodes: int, jobs: int | None, arrivals: str | None, seed: int, cata
     if snapshot:
         if arrivals is not None:
             raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
-        data = generate_snapshot(nodes, jobs, seed, time=SNAPSHOT_TIME if at is None else at,
-                                 catalog=catalog)  # fmt: skip
+        data = generate_snapshot(
+            nodes, jobs, seed, time=SNAPSHOT_TIME if at is None else at, catalog=catalog
+        )
     else:
         if at is not None:
             raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
-        data = generate_trace(nodes, jobs, seed, arrivals=arrivals or "exponential", catalog=catalog)
+        data = generate_trace(
+            nodes, jobs, seed, arrivals=arrivals or "exponential", catalog=catalog
+        )
     rel = [j["release"] for j in data["jobs"]]
     kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
-    human = (f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
-             f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
-             + (f"; written to {output}" if output else "; use -o FILE or --json for the instance"))  # fmt: skip
+    human = (
+        f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
+        f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
+        + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
+    )
     emit(data, as_json, human, output)
 
 
 @cli.command("catalogs")
-@click.option("--json", "as_json", is_flag=True, help="Print the catalogs (with their VM types) as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the catalogs (with their VM types) as JSON."
+)
 def catalogs_cmd(as_json: bool) -> None:
     """List the bundled VM catalogs: provider, region, date of the prices, VM types, GPUs."""
     from gpuaas.catalog import bundled_catalogs, load_catalog
@@ -479,39 +755,97 @@ def catalogs_cmd(as_json: bool) -> None:
     rows = [("name", "provider", "region", "date", "VMs", "GPUs", "spot")]
     for c in cats:
         spot = int(np.isfinite(c.spot_per_hour).sum())
-        rows.append((c.name, c.info.get("provider", "-"), c.info.get("region", "-"),
-                     c.info.get("date", "-"), str(c.n_vms), ",".join(dict.fromkeys(c.gpu_models)),
-                     f"{spot}/{c.n_vms}"))  # fmt: skip
+        rows.append(
+            (
+                c.name,
+                c.info.get("provider", "-"),
+                c.info.get("region", "-"),
+                c.info.get("date", "-"),
+                str(c.n_vms),
+                ",".join(dict.fromkeys(c.gpu_models)),
+                f"{spot}/{c.n_vms}",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
-    click.echo("spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
-               "sources: gpuaas catalogs --json")  # fmt: skip
+    click.echo(
+        "spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
+        "sources: gpuaas catalogs --json"
+    )
 
 
 @cli.command("import")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(IMPORT_FORMATS))
 @click.argument("src", type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="The trace file to write (instance JSON, what `gpuaas simulate` reads).")  # fmt: skip
-@click.option("--throughputs", metavar="FILE",
-              help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled name.")  # fmt: skip
-@click.option("--catalog", default="azure-2021", show_default=True,
-              help="Bundled catalog name or YAML file of VM types to time the jobs on.")  # fmt: skip
-@click.option("--nodes", type=int, default=None, help="N [default: ceil(J / 10), as the paper's traces].")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the drawn due dates and weights.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="The trace file to write (instance JSON, what `gpuaas simulate` reads).",
+)
+@click.option(
+    "--throughputs",
+    metavar="FILE",
+    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled name.",
+)
+@click.option(
+    "--catalog",
+    default="azure-2021",
+    show_default=True,
+    help="Bundled catalog name or YAML file of VM types to time the jobs on.",
+)
+@click.option(
+    "--nodes", type=int, default=None, help="N [default: ceil(J / 10), as the paper's traces]."
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Seed of the drawn due dates and weights.",
+)
 @click.option("--limit", type=int, default=None, help="Keep the first K jobs (by submit time).")
-@click.option("--window", metavar="START:END", default=None,
-              help="Keep jobs submitted in [START, END) seconds of the trace's clock.")  # fmt: skip
-@click.option("--gpu-counts", type=click.Choice(["any", "requested"]), default="any", show_default=True,
-              help="Model jobs may run on any GPU count the table has, or only on the requested one.")  # fmt: skip
-@click.option("--scaling", type=click.Choice(["none", "linear"]), default="none", show_default=True,
-              help="linear: a GPU count missing from the table scales the largest smaller one (g / g0).")  # fmt: skip
+@click.option(
+    "--window",
+    metavar="START:END",
+    default=None,
+    help="Keep jobs submitted in [START, END) seconds of the trace's clock.",
+)
+@click.option(
+    "--gpu-counts",
+    type=click.Choice(["any", "requested"]),
+    default="any",
+    show_default=True,
+    help="Model jobs may run on any GPU count the table has, or only on the requested one.",
+)
+@click.option(
+    "--scaling",
+    type=click.Choice(["none", "linear"]),
+    default="none",
+    show_default=True,
+    help="linear: a GPU count missing from the table scales the largest smaller one (g / g0).",
+)
 @click.option("--any-gpu", is_flag=True, help="Duration jobs run equally fast on every GPU model.")
-@click.option("--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run.")
-def import_trace(fmt: str, src: str, output: str, throughputs: str | None, catalog: str,
-                 nodes: int | None, seed: int, limit: int | None, window: str | None,
-                 gpu_counts: str, scaling: str, any_gpu: bool, skip_unrunnable: bool) -> None:  # fmt: skip
+@click.option(
+    "--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run."
+)
+def import_trace(
+    fmt: str,
+    src: str,
+    output: str,
+    throughputs: str | None,
+    catalog: str,
+    nodes: int | None,
+    seed: int,
+    limit: int | None,
+    window: str | None,
+    gpu_counts: str,
+    scaling: str,
+    any_gpu: bool,
+    skip_unrunnable: bool,
+) -> None:
     """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv) into a gpuaas trace.
 
     Formats, what is mapped, assumed and dropped: instances/README.md. Missing due dates and
@@ -524,34 +858,71 @@ def import_trace(fmt: str, src: str, output: str, throughputs: str | None, catal
     span = parse_window(window)
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
-        raise InputError(None, "--throughputs", "the gavel format needs a throughput table "
-                         "(e.g. Gavel's simulation_throughputs.json)")  # fmt: skip
+        raise InputError(
+            None,
+            "--throughputs",
+            "the gavel format needs a throughput table (e.g. Gavel's simulation_throughputs.json)",
+        )
     jobs, report = read_trace(fmt, src)
-    data, report = build_trace(jobs, src, catalog=catalog, throughputs=table, nodes=nodes, seed=seed,
-                               limit=limit, window=span, gpu_counts=gpu_counts, scaling=scaling,
-                               any_gpu=any_gpu, skip_unrunnable=skip_unrunnable, report=report)  # fmt: skip
+    data, report = build_trace(
+        jobs,
+        src,
+        catalog=catalog,
+        throughputs=table,
+        nodes=nodes,
+        seed=seed,
+        limit=limit,
+        window=span,
+        gpu_counts=gpu_counts,
+        scaling=scaling,
+        any_gpu=any_gpu,
+        skip_unrunnable=skip_unrunnable,
+        report=report,
+    )
     write_atomic(output, to_json(data, indent=1))
     last = max(j["release"] for j in data["jobs"]) / 3600.0
-    click.echo(f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
-               f"written to {output}")  # fmt: skip
+    click.echo(
+        f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
+        f"written to {output}"
+    )
 
 
 @cli.command()
 @click.argument("spec_file", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Results file, .csv or .parquet (default: SPEC's name with .csv, here).")  # fmt: skip
-@click.option("--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster (tcp://host:port).")
-@click.option("--backend", type=click.Choice(["auto", "dask", "processes", "serial"]), default="auto",
-              show_default=True,
-              help="auto: a Dask LocalCluster if dask is installed, else local processes.")  # fmt: skip
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Results file, .csv or .parquet (default: SPEC's name with .csv, here).",
+)
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="Run on an existing Dask cluster (tcp://host:port)."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["auto", "dask", "processes", "serial"]),
+    default="auto",
+    show_default=True,
+    help="auto: a Dask LocalCluster if dask is installed, else local processes.",
+)
 @click.option("--workers", type=WORKERS, help="Worker processes (default: one per core).")
 @click.option("--retry-failed", is_flag=True, help="Run again the cells recorded as failed.")
-@click.option("--numba-cache-dir", type=click.Path(file_okay=False), help="NUMBA_CACHE_DIR for the workers.")
+@click.option(
+    "--numba-cache-dir", type=click.Path(file_okay=False), help="NUMBA_CACHE_DIR for the workers."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress line.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def campaign(spec_file: str, output: str | None, scheduler: str | None, backend: str,
-             workers: int | None, retry_failed: bool, numba_cache_dir: str | None, quiet: bool,
-             as_json: bool) -> None:  # fmt: skip
+def campaign(
+    spec_file: str,
+    output: str | None,
+    scheduler: str | None,
+    backend: str,
+    workers: int | None,
+    retry_failed: bool,
+    numba_cache_dir: str | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Run the simulations of the campaign SPEC_FILE (YAML grid) into one results file.
 
     Cells already in the results file are skipped (an interrupted campaign resumes); a failing
@@ -565,23 +936,45 @@ def campaign(spec_file: str, output: str | None, scheduler: str | None, backend:
     output = output or f"{Path(spec_file).stem}.csv"
     check_output(output)
     if scheduler is None and backend == "auto" and not dask_available():
-        click.echo(f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True)
-    report = run_campaign(spec, output, backend=backend, scheduler=scheduler, workers=workers,
-                          retry_failed=retry_failed, progress=not quiet,
-                          numba_cache_dir=numba_cache_dir)  # fmt: skip
+        click.echo(
+            f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True
+        )
+    report = run_campaign(
+        spec,
+        output,
+        backend=backend,
+        scheduler=scheduler,
+        workers=workers,
+        retry_failed=retry_failed,
+        progress=not quiet,
+        numba_cache_dir=numba_cache_dir,
+    )
     failed = sum(r["status"] != "ok" for r in report.rows)
-    summary = {"spec": spec_file, "results": output, "cells": report.cells, "skipped": report.skipped,
-               "ran": report.ran, "failed_now": report.failed, "failed_in_file": failed,
-               "backend": report.backend, "workers": report.workers, "seconds": report.seconds}  # fmt: skip
+    summary = {
+        "spec": spec_file,
+        "results": output,
+        "cells": report.cells,
+        "skipped": report.skipped,
+        "ran": report.ran,
+        "failed_now": report.failed,
+        "failed_in_file": failed,
+        "backend": report.backend,
+        "workers": report.workers,
+        "seconds": report.seconds,
+    }
     if as_json:
         click.echo(to_json(summary), nl=False)
     else:
-        click.echo(f"campaign {spec.name}: {report.cells} cells, {report.skipped} already in {output}, "
-                   f"ran {report.ran} ({report.failed} failed) on {report.backend} with "
-                   f"{report.workers} worker(s) in {report.seconds:.1f} s")  # fmt: skip
+        click.echo(
+            f"campaign {spec.name}: {report.cells} cells, {report.skipped} already in {output}, "
+            f"ran {report.ran} ({report.failed} failed) on {report.backend} with "
+            f"{report.workers} worker(s) in {report.seconds:.1f} s"
+        )
         if failed:
-            click.echo(f"{failed} failed cell(s) in {output} (see its 'error' column; --retry-failed"
-                       " runs them again)")  # fmt: skip
+            click.echo(
+                f"{failed} failed cell(s) in {output} (see its 'error' column; --retry-failed"
+                " runs them again)"
+            )
     sys.exit(1 if failed else 0)
 
 
@@ -595,14 +988,20 @@ def _plot_out(output: str | None, source: str, kind: str) -> str:
 
 
 _results_arg = click.argument("results", type=click.Path(dir_okay=False))
-_plot_output = click.option("-o", "--output", type=click.Path(dir_okay=False),
-                            help="Image file (default: beside the input, <name>-<plot>.png).")  # fmt: skip
+_plot_output = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Image file (default: beside the input, <name>-<plot>.png).",
+)
 
 
 @plot.command("costs")
 @_results_arg
 @_plot_output
-@click.option("--reference", default=BASELINE, show_default=True, help="Method the cost ratio divides by.")
+@click.option(
+    "--reference", default=BASELINE, show_default=True, help="Method the cost ratio divides by."
+)
 def plot_costs_cmd(results: str, output: str | None, reference: str) -> None:
     """Mean total cost by method and scenario, with the ratio to EDF (paper Fig. 3)."""
     from gpuaas.experiments.store import read_results
@@ -626,19 +1025,30 @@ def plot_pct_cmd(results: str, output: str | None, reference: str) -> None:
 @plot.command("solver-time")
 @_results_arg
 @_plot_output
-@click.option("--clock", type=click.Choice(["wall", "cpu"]), default="wall", show_default=True,
-              help="Wall-clock time, or process CPU time (steadier on a shared machine).")  # fmt: skip
+@click.option(
+    "--clock",
+    type=click.Choice(["wall", "cpu"]),
+    default="wall",
+    show_default=True,
+    help="Wall-clock time, or process CPU time (steadier on a shared machine).",
+)
 def plot_solver_time_cmd(results: str, output: str | None, clock: str) -> None:
     """Mean solver time per rescheduling event against N, per method (Fig. 5)."""
     from gpuaas.experiments.store import read_results
     from gpuaas.plots import plot_solver_time
 
-    click.echo(plot_solver_time(read_results(results), _plot_out(output, results, "solver-time"), clock))
+    click.echo(
+        plot_solver_time(read_results(results), _plot_out(output, results, "solver-time"), clock)
+    )
 
 
 _events_arg = click.argument("events", type=click.Path(dir_okay=False))
-_trace_opt = click.option("--trace", required=True, type=click.Path(dir_okay=False),
-                          help="The simulated trace (catalog, due dates, weights).")  # fmt: skip
+_trace_opt = click.option(
+    "--trace",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The simulated trace (catalog, due dates, weights).",
+)
 
 
 @plot.command("gantt")

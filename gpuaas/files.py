@@ -50,7 +50,9 @@ def _read_text(path: str | Path, kind: str) -> str:
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise InputError(source, None, f"not UTF-8 text (byte {exc.start}); {kind} files are UTF-8") from None
+        raise InputError(
+            source, None, f"not UTF-8 text (byte {exc.start}); {kind} files are UTF-8"
+        ) from None
 
 
 def read_json(path: str | Path) -> Any:
@@ -59,7 +61,9 @@ def read_json(path: str | Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(str(path), None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise InputError(
+            str(path), None, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except RecursionError:
         raise InputError(str(path), None, "not valid JSON: nested too deeply") from None
 
@@ -74,7 +78,6 @@ def read_yaml(path: str | Path) -> Any:
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "syntax error"
         raise InputError(str(path), None, f"not valid YAML: {problem}{where}") from None
-
 
     except RecursionError:
         raise InputError(str(path), None, "not valid YAML: nested too deeply") from None
@@ -106,9 +109,18 @@ def _kind(path: Path) -> tuple[Path, str]:
         return target, "file"
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
         return target, "stream"
-    what = ("a directory" if stat.S_ISDIR(mode) else "a block device" if stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")  # fmt: skip
-    raise InputError(source, None, f"is {what}; write to a regular file, a FIFO or a character device")
+    what = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    raise InputError(
+        source, None, f"is {what}; write to a regular file, a FIFO or a character device"
+    )
 
 
 def check_output(path: str | Path | None, *, stream_ok: bool = True) -> str | None:
@@ -187,8 +199,11 @@ def to_json(data: Any, indent: int | None = 2) -> str:
     try:
         text = json.dumps(data, indent=indent, allow_nan=False)
     except ValueError:
-        raise InputError(None, _non_finite(data, "output") or "output",
-                         "is not a finite number; JSON cannot hold NaN or Infinity") from None  # fmt: skip
+        raise InputError(
+            None,
+            _non_finite(data, "output") or "output",
+            "is not a finite number; JSON cannot hold NaN or Infinity",
+        ) from None
     return text + "\n" if indent is not None else text
 
 

@@ -109,13 +109,24 @@ def arrival_rates(nodes: int, catalog: Catalog, mean_min_time: float) -> dict[st
     k_max = nodes * int(catalog.gpus.max())
     eps = PEAK_PER_HOUR / 3600.0 / (REFERENCE_GPUS * lam)
     high = eps * k_max * lam
-    return {"lambda": lam, "k_max": float(k_max), "eps": eps, "high": high, "low": high / 4.0,
-            "exponential": nodes / EXPONENTIAL_MEAN_S}  # fmt: skip
+    return {
+        "lambda": lam,
+        "k_max": float(k_max),
+        "eps": eps,
+        "high": high,
+        "low": high / 4.0,
+        "exponential": nodes / EXPONENTIAL_MEAN_S,
+    }
 
 
-def generate_trace(nodes: int, jobs: int | None = None, seed: int = 0, *,
-                   arrivals: str = "exponential",
-                   catalog: str | dict[str, Any] | Catalog = "azure-2021") -> dict[str, Any]:  # fmt: skip
+def generate_trace(
+    nodes: int,
+    jobs: int | None = None,
+    seed: int = 0,
+    *,
+    arrivals: str = "exponential",
+    catalog: str | dict[str, Any] | Catalog = "azure-2021",
+) -> dict[str, Any]:
     """A job trace as §4.1 describes, in the instance format (time 0, default H, mu, rho).
 
     Parameters
@@ -140,7 +151,9 @@ def generate_trace(nodes: int, jobs: int | None = None, seed: int = 0, *,
     """
     nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 10)
     if arrivals not in ARRIVALS:
-        raise InputError(None, "arrivals", f"unknown pattern {arrivals!r}; choose from {', '.join(ARRIVALS)}")
+        raise InputError(
+            None, "arrivals", f"unknown pattern {arrivals!r}; choose from {', '.join(ARRIVALS)}"
+        )
     cat = _catalog(catalog)
     rng = _rngs(seed)
     workloads, work = _draw_jobs(rng["jobs"], jobs, cat)
@@ -152,9 +165,14 @@ def generate_trace(nodes: int, jobs: int | None = None, seed: int = 0, *,
     return _instance_dict(cat, catalog, nodes, 0.0, workloads, work, release, due, weight, None)
 
 
-def generate_snapshot(nodes: int, jobs: int | None = None, seed: int = 0, *,
-                      time: float = SNAPSHOT_TIME,
-                      catalog: str | dict[str, Any] | Catalog = "azure-2021") -> dict[str, Any]:  # fmt: skip
+def generate_snapshot(
+    nodes: int,
+    jobs: int | None = None,
+    seed: int = 0,
+    *,
+    time: float = SNAPSHOT_TIME,
+    catalog: str | dict[str, Any] | Catalog = "azure-2021",
+) -> dict[str, Any]:
     """One rescheduling point with `jobs` concurrent jobs, all released by `time`.
 
     For solver tests and benchmarks (e.g. N = 100, J = 450, the paper's largest concurrency,
@@ -183,7 +201,9 @@ def generate_snapshot(nodes: int, jobs: int | None = None, seed: int = 0, *,
     """
     nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 4.5)
     if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 <= time <= MAX_SECONDS:
-        raise InputError(None, "time", f"must be a number of seconds in [0, {MAX_SECONDS:g}], got {time!r}")
+        raise InputError(
+            None, "time", f"must be a number of seconds in [0, {MAX_SECONDS:g}], got {time!r}"
+        )
     cat = _catalog(catalog)
     rng = _rngs(seed)
     workloads, work = _draw_jobs(rng["jobs"], jobs, cat)
@@ -191,16 +211,30 @@ def generate_snapshot(nodes: int, jobs: int | None = None, seed: int = 0, *,
     state = rng["snapshot"]
     age = np.minimum(state.uniform(0.0, 2.0, size=jobs) * min_t, float(time))
     ran = state.random(jobs) < 0.5
-    progress = np.where(ran, state.uniform(0.0, 1.0, size=jobs) * np.minimum(0.95, age / min_t), 0.0)
+    progress = np.where(
+        ran, state.uniform(0.0, 1.0, size=jobs) * np.minimum(0.95, age / min_t), 0.0
+    )
     release = float(time) - age
     order = np.argsort(release, kind="stable")
     due = release + rng["due"].uniform(*DUE_FACTOR, size=jobs) * min_t
     weight = rng["weights"].uniform(*WEIGHT_RANGE, size=jobs)
-    return _instance_dict(cat, catalog, nodes, float(time), [workloads[i] for i in order], work[order],
-                          release[order], due[order], weight[order], progress[order])  # fmt: skip
+    return _instance_dict(
+        cat,
+        catalog,
+        nodes,
+        float(time),
+        [workloads[i] for i in order],
+        work[order],
+        release[order],
+        due[order],
+        weight[order],
+        progress[order],
+    )
 
 
-def generate_instance(nodes: int, jobs: int | None = None, seed: int = 0, **options: Any) -> Instance:
+def generate_instance(
+    nodes: int, jobs: int | None = None, seed: int = 0, **options: Any
+) -> Instance:
     """`generate_snapshot` loaded as an Instance (what solver tests and benchmarks take).
 
     Parameters
@@ -222,8 +256,12 @@ def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int
     n = check_nodes(nodes)
     default_jobs = math.ceil(per_node * n)
     if jobs is None and default_jobs > MAX_JOBS:
-        raise InputError(None, "jobs", f"the default ({default_jobs} for {n} nodes) is more than "
-                         f"{MAX_JOBS} (gpuaas.limits); give --jobs")  # fmt: skip
+        raise InputError(
+            None,
+            "jobs",
+            f"the default ({default_jobs} for {n} nodes) is more than "
+            f"{MAX_JOBS} (gpuaas.limits); give --jobs",
+        )
     j = default_jobs if jobs is None else check_jobs(jobs)
     return n, j, check_seed(seed)
 
@@ -231,8 +269,12 @@ def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int
 def _catalog(spec: str | dict[str, Any] | Catalog) -> Catalog:
     cat = spec if isinstance(spec, Catalog) else load_catalog(spec)
     if not any(m.upper() in GPUS for m in cat.gpu_models):
-        raise InputError(None, "catalog", f"catalog {cat.name!r} has no GPU model the performance "
-                         f"model knows ({', '.join(GPUS)})")  # fmt: skip
+        raise InputError(
+            None,
+            "catalog",
+            f"catalog {cat.name!r} has no GPU model the performance "
+            f"model knows ({', '.join(GPUS)})",
+        )
     return cat
 
 
@@ -241,7 +283,9 @@ def _rngs(seed: int) -> dict[str, np.random.Generator]:
     return {name: np.random.default_rng(s) for name, s in zip(_STREAMS, children)}
 
 
-def _draw_jobs(rng: np.random.Generator, n: int, cat: Catalog) -> tuple[list[dict[str, Any]], np.ndarray]:
+def _draw_jobs(
+    rng: np.random.Generator, n: int, cat: Catalog
+) -> tuple[list[dict[str, Any]], np.ndarray]:
     """Workloads of n jobs and their whole-job times (n, C), rounded to 0.1 s."""
     lo, hi = (math.log(h * 3600.0) for h in DURATION_HOURS)
     workloads, rows = [], []
@@ -249,24 +293,32 @@ def _draw_jobs(rng: np.random.Generator, n: int, cat: Catalog) -> tuple[list[dic
         app, fw = TABLE3_JOBS[rng.integers(len(TABLE3_JOBS))]
         batch = int(rng.choice(BATCH_SIZES[app]))
         target = math.exp(rng.uniform(lo, hi))
-        epoch_of = {f: job_time(app, _REFERENCE_GPU, 1, framework=fw, epochs=1, batch_size=batch,
-                                files=f) for f in DATASET_FILES[app]}  # fmt: skip
+        epoch_of = {
+            f: job_time(app, _REFERENCE_GPU, 1, framework=fw, epochs=1, batch_size=batch, files=f)
+            for f in DATASET_FILES[app]
+        }
         fits = [f for f, e in epoch_of.items() if EPOCHS[0] <= target / e <= EPOCHS[1]]
         files = int(rng.choice(fits)) if fits else max(epoch_of)
         epoch = epoch_of[files]
         low = math.ceil(DURATION_HOURS[0] * 3600.0 / epoch)
         high = math.floor(DURATION_HOURS[1] * 3600.0 / epoch)
         epochs = max(low, min(round(target / epoch), high))
-        wl = {"application": app, "framework": fw, "epochs": epochs,
-              "batch_size": batch, "files": files}  # fmt: skip
+        wl = {
+            "application": app,
+            "framework": fw,
+            "epochs": epochs,
+            "batch_size": batch,
+            "files": files,
+        }
         workloads.append(wl)
         rows.append(workload_times(wl, cat))
     work = np.round(np.array(rows).reshape(n, cat.n_configs), 1)
     return workloads, work
 
 
-def _gaps(rng: np.random.Generator, pattern: str, nodes: int, cat: Catalog, mean_min_time: float,
-          n: int) -> np.ndarray:  # fmt: skip
+def _gaps(
+    rng: np.random.Generator, pattern: str, nodes: int, cat: Catalog, mean_min_time: float, n: int
+) -> np.ndarray:
     """n inter-arrival gaps (s) of the pattern."""
     if pattern == "exponential":
         return rng.exponential(EXPONENTIAL_MEAN_S / nodes, size=n)
@@ -287,14 +339,27 @@ def _mixed_rates(rng: np.random.Generator, n: int, high: float, low: float) -> n
     return rate
 
 
-def _instance_dict(cat: Catalog, spec: Any, nodes: int, time: float, workloads: list[dict[str, Any]],
-                   work: np.ndarray, release: np.ndarray, due: np.ndarray, weight: np.ndarray,
-                   progress: np.ndarray | None) -> dict[str, Any]:  # fmt: skip
+def _instance_dict(
+    cat: Catalog,
+    spec: Any,
+    nodes: int,
+    time: float,
+    workloads: list[dict[str, Any]],
+    work: np.ndarray,
+    release: np.ndarray,
+    due: np.ndarray,
+    weight: np.ndarray,
+    progress: np.ndarray | None,
+) -> dict[str, Any]:
     """The instance-format dict (docs/design.md §10) of generated jobs."""
     last = float(max(release.max(initial=0.0), due.max(initial=0.0)))
     if last > MAX_SECONDS:
-        raise InputError(None, "jobs", f"the jobs would span {last:.3g} s, more than the {MAX_SECONDS:g} s "
-                         "limit of instance files (gpuaas.limits); use fewer jobs or more nodes")  # fmt: skip
+        raise InputError(
+            None,
+            "jobs",
+            f"the jobs would span {last:.3g} s, more than the {MAX_SECONDS:g} s "
+            "limit of instance files (gpuaas.limits); use fewer jobs or more nodes",
+        )
     jobs = []
     for j, wl in enumerate(workloads):
         times = {}
@@ -302,8 +367,14 @@ def _instance_dict(cat: Catalog, spec: Any, nodes: int, time: float, workloads: 
             row = work[j, cat.cfg_offset[v] : cat.cfg_offset[v] + cat.gpus[v]]
             if np.isfinite(row).all():
                 times[name] = [float(t) for t in row]
-        job: dict[str, Any] = {"id": f"j{j}", "release": float(release[j]), "due": float(due[j]),
-                               "weight": float(weight[j]), "times": times, "workload": wl}  # fmt: skip
+        job: dict[str, Any] = {
+            "id": f"j{j}",
+            "release": float(release[j]),
+            "due": float(due[j]),
+            "weight": float(weight[j]),
+            "times": times,
+            "workload": wl,
+        }
         if progress is not None and progress[j] > 0:
             job["progress"] = float(progress[j])
         jobs.append(job)

@@ -19,7 +19,15 @@ import numpy as np
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
-from gpuaas.limits import MAX_JOB_CONFIGS, MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_WEIGHT, check_nodes, is_finite
+from gpuaas.limits import (
+    MAX_JOB_CONFIGS,
+    MAX_JOBS,
+    MAX_NODES,
+    MAX_SECONDS,
+    MAX_WEIGHT,
+    check_nodes,
+    is_finite,
+)
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
@@ -145,8 +153,11 @@ class Instance:
                 job["progress"] = float(self.progress[j])
             c = int(self.current_cfg[j])
             if c >= 0:
-                job["placement"] = {"node": int(self.current_node[j]), "vm": cat.vm_names[cat.cfg_vm[c]],
-                                    "gpus": int(cat.cfg_gpus[c])}  # fmt: skip
+                job["placement"] = {
+                    "node": int(self.current_node[j]),
+                    "vm": cat.vm_names[cat.cfg_vm[c]],
+                    "gpus": int(cat.cfg_gpus[c]),
+                }
             jobs.append(job)
         return {
             "catalog": cat.to_dict() if cat.name == "inline" else cat.name,
@@ -173,23 +184,42 @@ class Instance:
         time = _number(data.get("time", 0.0), source, "time", minimum=0.0, maximum=MAX_SECONDS)
         params = data.get("params", {})
         if not isinstance(params, dict):
-            raise InputError(source, "params", f"must be an object with {', '.join(DEFAULT_PARAMS)}")
+            raise InputError(
+                source, "params", f"must be an object with {', '.join(DEFAULT_PARAMS)}"
+            )
         bad = set(params) - set(DEFAULT_PARAMS)
         if bad:
-            raise InputError(source, "params", f"unknown field(s) {sorted(bad)}; allowed: {', '.join(DEFAULT_PARAMS)}")
-        p = {k: _number(params.get(k, d), source, f"params.{k}", minimum=0.0,
-                        maximum=MAX_WEIGHT if k in ("mu", "rho") else MAX_SECONDS)
-             for k, d in DEFAULT_PARAMS.items()}  # fmt: skip
+            raise InputError(
+                source,
+                "params",
+                f"unknown field(s) {sorted(bad)}; allowed: {', '.join(DEFAULT_PARAMS)}",
+            )
+        p = {
+            k: _number(
+                params.get(k, d),
+                source,
+                f"params.{k}",
+                minimum=0.0,
+                maximum=MAX_WEIGHT if k in ("mu", "rho") else MAX_SECONDS,
+            )
+            for k, d in DEFAULT_PARAMS.items()
+        }
         if p["H"] <= 0:
             raise InputError(source, "params.H", "must be > 0")
         jobs = data["jobs"]
         if not isinstance(jobs, list):
             raise InputError(source, "jobs", "must be a list")
         if len(jobs) > MAX_JOBS:
-            raise InputError(source, "jobs", f"{len(jobs)} jobs; at most {MAX_JOBS} (gpuaas.limits)")
+            raise InputError(
+                source, "jobs", f"{len(jobs)} jobs; at most {MAX_JOBS} (gpuaas.limits)"
+            )
         if len(jobs) * catalog.n_configs > MAX_JOB_CONFIGS:
-            raise InputError(source, "jobs", f"{len(jobs)} jobs x {catalog.n_configs} configurations; "
-                             f"at most {MAX_JOB_CONFIGS} pairs (gpuaas.limits)")  # fmt: skip
+            raise InputError(
+                source,
+                "jobs",
+                f"{len(jobs)} jobs x {catalog.n_configs} configurations; "
+                f"at most {MAX_JOB_CONFIGS} pairs (gpuaas.limits)",
+            )
         parsed = []
         seen: set[str] = set()
         for j, job in enumerate(jobs):
@@ -230,8 +260,9 @@ class JobSpec:
     cfg: int = -1
 
 
-def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
-              release: float = 0.0) -> JobSpec:  # fmt: skip
+def parse_job(
+    job: Any, catalog: Catalog, source: str | None, where: str, release: float = 0.0
+) -> JobSpec:
     """Check one job object of the instance format (`release` is its default release time)."""
     if not isinstance(job, Mapping):
         raise InputError(source, where, "must be an object")
@@ -263,15 +294,20 @@ def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
     if given == "workload" and (work[np.isfinite(work)] > MAX_SECONDS).any():
         c = int(np.flatnonzero(np.isfinite(work) & (work > MAX_SECONDS))[0])
         vm, g = catalog.vm_names[catalog.cfg_vm[c]], int(catalog.cfg_gpus[c])
-        raise InputError(source, f"{at}.workload", f"the performance model gives {work[c]:.3g} s on "
-                         f"{vm} with {g} GPU(s), more than {MAX_SECONDS:g} s")  # fmt: skip
+        raise InputError(
+            source,
+            f"{at}.workload",
+            f"the performance model gives {work[c]:.3g} s on "
+            f"{vm} with {g} GPU(s), more than {MAX_SECONDS:g} s",
+        )
     node, cfg = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
     return JobSpec(
         id=jid,
         node=node,
         cfg=cfg,
-        release=_number(job.get("release", release), source, f"{at}.release", minimum=0.0,
-                        maximum=MAX_SECONDS),
+        release=_number(
+            job.get("release", release), source, f"{at}.release", minimum=0.0, maximum=MAX_SECONDS
+        ),
         due=_number(job["due"], source, f"{at}.due", minimum=-MAX_SECONDS, maximum=MAX_SECONDS),
         weight=_number(job["weight"], source, f"{at}.weight", minimum=0.0, maximum=MAX_WEIGHT),
         work=np.asarray(work, dtype=np.float64),
@@ -279,7 +315,9 @@ def parse_job(job: Any, catalog: Catalog, source: str | None, where: str,
     )
 
 
-def _check_placements(jobs: list[JobSpec], catalog: Catalog, nodes: int, source: str | None) -> None:
+def _check_placements(
+    jobs: list[JobSpec], catalog: Catalog, nodes: int, source: str | None
+) -> None:
     """Running jobs must fit their nodes: node < N, one VM type per node, GPUs within it."""
     node_vm: dict[int, int] = {}
     used: dict[int, int] = {}
@@ -291,30 +329,46 @@ def _check_placements(jobs: list[JobSpec], catalog: Catalog, nodes: int, source:
             raise InputError(source, f"{where}.node", f"must be < nodes ({nodes}), got {spec.node}")
         v = int(catalog.cfg_vm[spec.cfg])
         if node_vm.setdefault(spec.node, v) != v:
-            raise InputError(source, f"{where}.vm", f"node {spec.node} already runs a job on "
-                             f"{catalog.vm_names[node_vm[spec.node]]}")  # fmt: skip
+            raise InputError(
+                source,
+                f"{where}.vm",
+                f"node {spec.node} already runs a job on {catalog.vm_names[node_vm[spec.node]]}",
+            )
         used[spec.node] = used.get(spec.node, 0) + int(catalog.cfg_gpus[spec.cfg])
         if used[spec.node] > catalog.gpus[v]:
-            raise InputError(source, f"{where}.gpus", f"node {spec.node} ({catalog.vm_names[v]}) "
-                             f"has only {int(catalog.gpus[v])} GPUs")  # fmt: skip
+            raise InputError(
+                source,
+                f"{where}.gpus",
+                f"node {spec.node} ({catalog.vm_names[v]}) has only {int(catalog.gpus[v])} GPUs",
+            )
 
 
-def placement_config(node: Any, vm: Any, g: Any, catalog: Catalog, nodes: int, source: str | None,
-                     where: str) -> tuple[int, int]:  # fmt: skip
+def placement_config(
+    node: Any, vm: Any, g: Any, catalog: Catalog, nodes: int, source: str | None, where: str
+) -> tuple[int, int]:
     """(node, configuration) of a job placed on `node` with VM type `vm` and `g` GPUs, checked:
     the one reading of a placement for instance and solution files."""
     if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < nodes:
-        raise InputError(source, f"{where}.node", f"must be null or an integer in 0..{nodes - 1}, got {brief(node)}")
+        raise InputError(
+            source,
+            f"{where}.node",
+            f"must be null or an integer in 0..{nodes - 1}, got {brief(node)}",
+        )
     if vm not in catalog.vm_names:
         raise InputError(source, f"{where}.vm", f"unknown VM type {brief(vm)}")
     v = catalog.vm_index(vm)
     if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= catalog.gpus[v]:
-        raise InputError(source, f"{where}.gpus", f"must be an integer in 1..{int(catalog.gpus[v])} for {vm}, got {brief(g)}")
+        raise InputError(
+            source,
+            f"{where}.gpus",
+            f"must be an integer in 1..{int(catalog.gpus[v])} for {vm}, got {brief(g)}",
+        )
     return node, catalog.config(v, g)
 
 
-def _placement(pl: Any, catalog: Catalog, work: np.ndarray, source: str | None,
-               where: str) -> tuple[int, int]:  # fmt: skip
+def _placement(
+    pl: Any, catalog: Catalog, work: np.ndarray, source: str | None, where: str
+) -> tuple[int, int]:
     """(node, configuration) of a running job's `{"node", "vm", "gpus"}`; (-1, -1) when absent."""
     if pl is None:
         return -1, -1
@@ -327,8 +381,13 @@ def _placement(pl: Any, catalog: Catalog, work: np.ndarray, source: str | None,
     return node, c
 
 
-def _number(value: Any, source: str | None, where: str, minimum: float | None = None,
-            maximum: float | None = None) -> float:  # fmt: skip
+def _number(
+    value: Any,
+    source: str | None,
+    where: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> float:
     """A finite number in [minimum, maximum] (the limits of gpuaas.limits), or an InputError."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InputError(source, where, f"must be a number, got {brief(value)}")
@@ -341,7 +400,9 @@ def _number(value: Any, source: str | None, where: str, minimum: float | None = 
     if minimum is not None and x < minimum:
         raise InputError(source, where, f"must be >= {minimum:g}, got {brief(value)}")
     if maximum is not None and x > maximum:
-        raise InputError(source, where, f"must be <= {maximum:g} (gpuaas.limits), got {brief(value)}")
+        raise InputError(
+            source, where, f"must be <= {maximum:g} (gpuaas.limits), got {brief(value)}"
+        )
     return x
 
 
@@ -352,20 +413,30 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
     row = np.full(catalog.n_configs, np.inf)
     for vm, ts in times.items():
         if vm not in catalog.vm_names:
-            raise InputError(source, f"{where}.{vm}", f"unknown VM type for catalog {catalog.name!r}")
+            raise InputError(
+                source, f"{where}.{vm}", f"unknown VM type for catalog {catalog.name!r}"
+            )
         v = catalog.vm_index(vm)
         G = int(catalog.gpus[v])
         if not isinstance(ts, list) or len(ts) != G:
             got = f"{len(ts)} entries" if isinstance(ts, list) else repr(ts)
-            raise InputError(source, f"{where}.{vm}", f"must be a list of {G} times (one per GPU count 1..{G}), got {got}")
+            raise InputError(
+                source,
+                f"{where}.{vm}",
+                f"must be a list of {G} times (one per GPU count 1..{G}), got {got}",
+            )
         for g, t in enumerate(ts, start=1):
             if t is None:
                 continue
             at = f"{where}.{vm}[{g - 1}]"
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not is_finite(t) or t <= 0:
-                raise InputError(source, at, f"must be a finite time > 0 s (or null), got {brief(t)}")
+                raise InputError(
+                    source, at, f"must be a finite time > 0 s (or null), got {brief(t)}"
+                )
             if t > MAX_SECONDS:
-                raise InputError(source, at, f"must be <= {MAX_SECONDS:g} s (gpuaas.limits), got {brief(t)}")
+                raise InputError(
+                    source, at, f"must be <= {MAX_SECONDS:g} s (gpuaas.limits), got {brief(t)}"
+                )
             row[catalog.config(v, g)] = float(t)
     return row
 

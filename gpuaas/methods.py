@@ -84,33 +84,126 @@ class Method:
 _H = "gpuaas.heuristics."
 _B = "gpuaas.baselines."
 #: The registry, in the paper's order (proposed methods, exact method, then the baselines [§4.2]).
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("path-relinking", _H + "path_relinking", "path_relinking",
-           "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing", "Path Relinking", compare=True),
-    Method("randomized-greedy", _H + "randomized_greedy", "randomized_greedy",
-           "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing", "Randomized Greedy", compare=True),
-    Method("greedy", _H + "greedy", "greedy", "Algorithm 1 without randomness + postprocessing", "Greedy", compare=True),
-    Method("incremental", _H + "incremental", "incremental",
-           "Per-job bound plans, incumbent kept unless moving pays (the default)", "Incremental"),
-    # exact method [§3.1]
-    Method("milp", "gpuaas.milp", "milp",
-           "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit", "MILP"),
-    Method("hierarchical", _B + "hierarchical", "hierarchical",
-           "Controllers of 5 nodes, each solving P1 by MILP at 5 % gap", "Hierarchical",
-           uses_all_nodes=True, forwards_options="milp", compare=True),
-    # baselines [§4.2]: one job per node, started jobs keep their resources
-    Method("edf", _B + "edf", "edf", "Earliest Deadline First", "EDF", seed_independent=True, compare=True),
-    Method("fifo", _B + "fifo", "fifo", "First In First Out (submission order)", "FIFO", seed_independent=True, compare=True),
-    Method("ps", _B + "ps", "ps", "Priority Scheduling by tardiness weight", "PS", seed_independent=True, compare=True),
-    Method("dp-wct", _B + "dp", "dp_wct", "DP baseline, F1 = F2 = F_WCT, every 15 min", "DP(WCT)",
-           tick=DP_TICK, seed_independent=True),
-    Method("dp-fastwct", _B + "dp", "dp_fastwct", "DP baseline, fastest config, F2 = F_WCT", "DP(FastWCT)",
-           tick=DP_TICK, seed_independent=True),
-    Method("dp-fastb", _B + "dp", "dp_fastb", "DP baseline, fastest config, F2 = F_B", "DP(FastB)",
-           tick=DP_TICK, seed_independent=True, compare=True),
-    Method("dp-adjwct", _B + "dp", "dp_adjwct", "DP baseline, F1 = adjusted tardiness, F2 = F_WCT",
-           "DP(AdjWCT)", tick=DP_TICK, seed_independent=True, compare=True),
-)}  # fmt: skip
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "path-relinking",
+            _H + "path_relinking",
+            "path_relinking",
+            "Randomized Greedy + Path Relinking (Algorithm 2) + postprocessing",
+            "Path Relinking",
+            compare=True,
+        ),
+        Method(
+            "randomized-greedy",
+            _H + "randomized_greedy",
+            "randomized_greedy",
+            "Algorithm 1, MaxItRG = 1000, elite set of 10 + postprocessing",
+            "Randomized Greedy",
+            compare=True,
+        ),
+        Method(
+            "greedy",
+            _H + "greedy",
+            "greedy",
+            "Algorithm 1 without randomness + postprocessing",
+            "Greedy",
+            compare=True,
+        ),
+        Method(
+            "incremental",
+            _H + "incremental",
+            "incremental",
+            "Per-job bound plans, incumbent kept unless moving pays (the default)",
+            "Incremental",
+        ),
+        # exact method [§3.1]
+        Method(
+            "milp",
+            "gpuaas.milp",
+            "milp",
+            "P1 MILP solved by HiGHS (or CBC ... via PuLP), optional gap and time limit",
+            "MILP",
+        ),
+        Method(
+            "hierarchical",
+            _B + "hierarchical",
+            "hierarchical",
+            "Controllers of 5 nodes, each solving P1 by MILP at 5 % gap",
+            "Hierarchical",
+            uses_all_nodes=True,
+            forwards_options="milp",
+            compare=True,
+        ),
+        # baselines [§4.2]: one job per node, started jobs keep their resources
+        Method(
+            "edf",
+            _B + "edf",
+            "edf",
+            "Earliest Deadline First",
+            "EDF",
+            seed_independent=True,
+            compare=True,
+        ),
+        Method(
+            "fifo",
+            _B + "fifo",
+            "fifo",
+            "First In First Out (submission order)",
+            "FIFO",
+            seed_independent=True,
+            compare=True,
+        ),
+        Method(
+            "ps",
+            _B + "ps",
+            "ps",
+            "Priority Scheduling by tardiness weight",
+            "PS",
+            seed_independent=True,
+            compare=True,
+        ),
+        Method(
+            "dp-wct",
+            _B + "dp",
+            "dp_wct",
+            "DP baseline, F1 = F2 = F_WCT, every 15 min",
+            "DP(WCT)",
+            tick=DP_TICK,
+            seed_independent=True,
+        ),
+        Method(
+            "dp-fastwct",
+            _B + "dp",
+            "dp_fastwct",
+            "DP baseline, fastest config, F2 = F_WCT",
+            "DP(FastWCT)",
+            tick=DP_TICK,
+            seed_independent=True,
+        ),
+        Method(
+            "dp-fastb",
+            _B + "dp",
+            "dp_fastb",
+            "DP baseline, fastest config, F2 = F_B",
+            "DP(FastB)",
+            tick=DP_TICK,
+            seed_independent=True,
+            compare=True,
+        ),
+        Method(
+            "dp-adjwct",
+            _B + "dp",
+            "dp_adjwct",
+            "DP baseline, F1 = adjusted tardiness, F2 = F_WCT",
+            "DP(AdjWCT)",
+            tick=DP_TICK,
+            seed_independent=True,
+            compare=True,
+        ),
+    )
+}
 
 DEFAULT_METHOD = "incremental"
 
@@ -118,7 +211,9 @@ DEFAULT_METHOD = "incremental"
 def method(name: str) -> Method:
     """The registry record of `name` (InputError naming the available methods)."""
     if name not in METHODS:
-        raise InputError(None, "method", f"unknown method {name!r}; available: {', '.join(METHODS)}")
+        raise InputError(
+            None, "method", f"unknown method {name!r}; available: {', '.join(METHODS)}"
+        )
     return METHODS[name]
 
 
@@ -128,8 +223,14 @@ def get_method(name: str) -> Callable[..., Solution]:
     return getattr(importlib.import_module(m.module), m.function)  # type: ignore[no-any-return]
 
 
-def solve(instance: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
-          time_limit: float | None = None, **options: Any) -> Solution:  # fmt: skip
+def solve(
+    instance: Instance,
+    method: str = DEFAULT_METHOD,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    **options: Any,
+) -> Solution:
     """Solve one rescheduling point with the named method (on min(N, J) nodes: module docstring)."""
     fn = get_method(method)
     check_seed(seed)
@@ -137,9 +238,12 @@ def solve(instance: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
         return fn(instance, seed=seed, time_limit=time_limit, **options)
     keep = kept_nodes(instance)
     cur = instance.current_node
-    small = dataclasses.replace(instance, nodes=len(keep),
-                                current_node=np.where(cur >= 0, np.searchsorted(keep, cur), -1))  # fmt: skip
-    options = {k: _on_nodes(v, small, keep) if isinstance(v, Solution) else v for k, v in options.items()}
+    small = dataclasses.replace(
+        instance, nodes=len(keep), current_node=np.where(cur >= 0, np.searchsorted(keep, cur), -1)
+    )
+    options = {
+        k: _on_nodes(v, small, keep) if isinstance(v, Solution) else v for k, v in options.items()
+    }
     sol = fn(small, seed=seed, time_limit=time_limit, **options)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     node_vm[keep] = sol.node_vm
@@ -176,8 +280,11 @@ def method_options(name: str) -> list[str]:
     e.g. hierarchical passes them to milp, except its module's ``NOT_FORWARDED``)."""
     fn = get_method(name)
     params = inspect.signature(fn).parameters.values()
-    names = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS
-             and not p.name.startswith("_")]  # fmt: skip
+    names = [
+        p.name
+        for p in params
+        if p.kind is p.KEYWORD_ONLY and p.name not in _NOT_OPTIONS and not p.name.startswith("_")
+    ]
     other = METHODS[name].forwards_options
     if other is not None:
         module = importlib.import_module(METHODS[name].module)
@@ -191,8 +298,12 @@ def check_options(name: str, options: Mapping[str, Any], *, time_limit: bool = T
     allowed = method_options(name) + (["time_limit"] if time_limit else [])
     unknown = sorted(str(k) for k in options if k not in allowed)
     if unknown:
-        raise InputError(None, "options", f"unknown option(s) {', '.join(unknown)} for {name}; "
-                         f"allowed: {', '.join(allowed) or 'none'}")  # fmt: skip
+        raise InputError(
+            None,
+            "options",
+            f"unknown option(s) {', '.join(unknown)} for {name}; "
+            f"allowed: {', '.join(allowed) or 'none'}",
+        )
 
 
 _NOT_OPTIONS = {"instance", "seed", "time_limit"}

@@ -19,8 +19,21 @@ if TYPE_CHECKING:
 
 
 @njit(cache=True)
-def f_obj_kernel(times, rel_due, weight, max_time, cfg_gpus, vm_gpus, vm_cost, H, mu, rho,
-                 node_vm, job_node, job_cfg):  # fmt: skip
+def f_obj_kernel(
+    times,
+    rel_due,
+    weight,
+    max_time,
+    cfg_gpus,
+    vm_gpus,
+    vm_cost,
+    H,
+    mu,
+    rho,
+    node_vm,
+    job_node,
+    job_cfg,
+):
     """P1a: tardiness of run jobs + rho * worst-case tardiness of postponed ones
     + mu * idle GPUs of open nodes + each open node's price x its first-ending job's time."""
     N = node_vm.shape[0]
@@ -58,14 +71,28 @@ def proxy_kernel(times, rel_due, weight, max_time, cfg_vm, vm_cost, job_cfg):
     return total
 
 
-def f_obj(instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray) -> float:
+def f_obj(
+    instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
+) -> float:
     """f_OBJ (P1a, plus the reconfiguration terms of P1's extension) of the three solution arrays."""
     cat = instance.catalog
     return float(
-        f_obj_kernel(instance.times, instance.rel_due, instance.weight, instance.max_time,
-                     cat.cfg_gpus, cat.gpus, cat.cost, instance.H, instance.mu, instance.rho,
-                     node_vm, job_node, job_cfg)
-    ) + reconfiguration_cost(instance, node_vm, job_node, job_cfg)  # fmt: skip
+        f_obj_kernel(
+            instance.times,
+            instance.rel_due,
+            instance.weight,
+            instance.max_time,
+            cat.cfg_gpus,
+            cat.gpus,
+            cat.cost,
+            instance.H,
+            instance.mu,
+            instance.rho,
+            node_vm,
+            job_node,
+            job_cfg,
+        )
+    ) + reconfiguration_cost(instance, node_vm, job_node, job_cfg)
 
 
 def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -94,8 +121,9 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     return kappa, sigma
 
 
-def reconfiguration_cost(instance: Instance, node_vm: np.ndarray, job_node: np.ndarray,
-                         job_cfg: np.ndarray) -> float:  # fmt: skip
+def reconfiguration_cost(
+    instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
+) -> float:
     """Sum of kappa_j over moved running jobs and sigma_nv over open nodes n of type v."""
     if not instance.moves_cost:
         return 0.0
@@ -108,16 +136,25 @@ def reconfiguration_cost(instance: Instance, node_vm: np.ndarray, job_node: np.n
 def moved(instance: Instance, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
     """(J,) bool: jobs whose node or configuration differs from the incumbent's: the running
     jobs a solution migrates or preempts, and the waiting jobs it starts (whose kappa is 0)."""
-    return (np.asarray(job_node) != instance.current_node) | (np.asarray(job_cfg) != instance.current_cfg)
+    return (np.asarray(job_node) != instance.current_node) | (
+        np.asarray(job_cfg) != instance.current_cfg
+    )
 
 
 def proxy(instance: Instance, job_cfg: np.ndarray) -> float:
     """f̄_OBJ (eq. 1) of the configurations chosen for the jobs."""
     cat = instance.catalog
     return float(
-        proxy_kernel(instance.times, instance.rel_due, instance.weight, instance.max_time,
-                     cat.cfg_vm, cat.cost, job_cfg)
-    )  # fmt: skip
+        proxy_kernel(
+            instance.times,
+            instance.rel_due,
+            instance.weight,
+            instance.max_time,
+            cat.cfg_vm,
+            cat.cost,
+            job_cfg,
+        )
+    )
 
 
 def evaluate(solution: Solution) -> float:

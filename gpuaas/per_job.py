@@ -92,7 +92,9 @@ def per_job_plan(instance: Instance) -> PerJobPlan:
     price = np.ascontiguousarray(share_price(instance), dtype=np.float64)
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
     vm, tard, cfg, frac, dur = _cheapest_mix(times, price, share, slack, weight)
-    return PerJobPlan(cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur)
+    return PerJobPlan(
+        cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
+    )
 
 
 @njit(cache=True)

@@ -99,9 +99,15 @@ class Gpu:
 
 
 APPLICATIONS: dict[str, Application] = {
-    "alexnet": Application(4.3, 61.1e6, 0.55, 0.02, 110.0, ("pytorch", "tensorflow"), 12, 256, 130_000),
-    "resnet50": Application(24.6, 25.6e6, 0.30, 0.03, 110.0, ("pytorch", "tensorflow"), 3, 64, 130_000),
-    "vgg19": Application(117.6, 143.7e6, 0.65, 0.05, 110.0, ("pytorch", "tensorflow"), 1, 32, 130_000),
+    "alexnet": Application(
+        4.3, 61.1e6, 0.55, 0.02, 110.0, ("pytorch", "tensorflow"), 12, 256, 130_000
+    ),
+    "resnet50": Application(
+        24.6, 25.6e6, 0.30, 0.03, 110.0, ("pytorch", "tensorflow"), 3, 64, 130_000
+    ),
+    "vgg19": Application(
+        117.6, 143.7e6, 0.65, 0.05, 110.0, ("pytorch", "tensorflow"), 1, 32, 130_000
+    ),
     "deepspeech": Application(170.0, 47.0e6, 0.20, 0.05, 240.0, ("tensorflow",), 158, 4, 64),
 }
 
@@ -134,9 +140,16 @@ TABLE3_JOBS: tuple[tuple[str, str], ...] = (
 _WORKLOAD_FIELDS = ("application", "framework", "epochs", "batch_size", "files")
 
 
-def job_time(application: str, gpu: str, gpus: int, *, framework: str | None = None,
-             epochs: int | None = None, batch_size: int | None = None,
-             files: int | None = None) -> float:  # fmt: skip
+def job_time(
+    application: str,
+    gpu: str,
+    gpus: int,
+    *,
+    framework: str | None = None,
+    epochs: int | None = None,
+    batch_size: int | None = None,
+    files: int | None = None,
+) -> float:
     """Seconds to train a whole job on `gpus` GPUs of model `gpu` (inf if the model is unknown).
 
     Parameters
@@ -156,8 +169,12 @@ def job_time(application: str, gpu: str, gpus: int, *, framework: str | None = N
         Whole-job time in seconds, non-increasing in `gpus`, never below t(1) / gpus.
     """
     wl: dict[str, Any] = {"application": application}
-    for k, v in (("framework", framework), ("epochs", epochs), ("batch_size", batch_size),
-                 ("files", files)):  # fmt: skip
+    for k, v in (
+        ("framework", framework),
+        ("epochs", epochs),
+        ("batch_size", batch_size),
+        ("files", files),
+    ):
         if v is not None:
             wl[k] = v
     app, fw, ep, b, f = _parse(wl, None, "workload")
@@ -169,8 +186,9 @@ def job_time(application: str, gpu: str, gpus: int, *, framework: str | None = N
     return float(_times(APPLICATIONS[app], fw, ep, b, f, spec, gpus)[-1])
 
 
-def workload_times(workload: Any, catalog: Catalog, source: str | None = None,
-                   where: str = "workload") -> np.ndarray:  # fmt: skip
+def workload_times(
+    workload: Any, catalog: Catalog, source: str | None = None, where: str = "workload"
+) -> np.ndarray:
     """Whole-job seconds per configuration (C,) of `catalog` for a workload object.
 
     Parameters
@@ -205,8 +223,9 @@ def workload_times(workload: Any, catalog: Catalog, source: str | None = None,
     return out
 
 
-def _times(app: Application, framework: str, epochs: int, batch: int, files: int, gpu: Gpu,
-           max_gpus: int) -> np.ndarray:  # fmt: skip
+def _times(
+    app: Application, framework: str, epochs: int, batch: int, files: int, gpu: Gpu, max_gpus: int
+) -> np.ndarray:
     """t(g) for g = 1..max_gpus (running minimum: extra GPUs that would slow the job stay idle)."""
     g = np.minimum(np.arange(1, max_gpus + 1, dtype=np.float64), batch)
     compute = batch * app.gflop / (gpu.peak_gflops * app.efficiency) * FRAMEWORK_FACTOR[framework]
@@ -220,29 +239,47 @@ def _times(app: Application, framework: str, epochs: int, batch: int, files: int
 def _parse(workload: Any, source: str | None, where: str) -> tuple[str, str, int, int, int]:
     """Check a workload object and fill in its defaults."""
     if not isinstance(workload, dict):
-        raise InputError(source, where, "must be an object with 'application' (and optional "
-                         "'framework', 'epochs', 'batch_size', 'files')")  # fmt: skip
+        raise InputError(
+            source,
+            where,
+            "must be an object with 'application' (and optional "
+            "'framework', 'epochs', 'batch_size', 'files')",
+        )
     extra = sorted(set(workload) - set(_WORKLOAD_FIELDS))
     if extra:
-        raise InputError(source, where, f"unknown field(s) {extra}; allowed: {', '.join(_WORKLOAD_FIELDS)}")
+        raise InputError(
+            source, where, f"unknown field(s) {extra}; allowed: {', '.join(_WORKLOAD_FIELDS)}"
+        )
     if "application" not in workload:
         raise InputError(source, f"{where}.application", "missing required field")
     name = workload["application"]
     if not isinstance(name, str) or name not in APPLICATIONS:
-        raise InputError(source, f"{where}.application",
-                         f"unknown application {name!r}; known: {', '.join(APPLICATIONS)}")  # fmt: skip
+        raise InputError(
+            source,
+            f"{where}.application",
+            f"unknown application {name!r}; known: {', '.join(APPLICATIONS)}",
+        )
     app = APPLICATIONS[name]
     fw = workload.get("framework", app.frameworks[0])
     if not isinstance(fw, str) or fw not in app.frameworks:
-        raise InputError(source, f"{where}.framework",
-                         f"{fw!r} is not modelled for {name}; known: {', '.join(app.frameworks)}")  # fmt: skip
+        raise InputError(
+            source,
+            f"{where}.framework",
+            f"{fw!r} is not modelled for {name}; known: {', '.join(app.frameworks)}",
+        )
     ints = []
     for key in ("epochs", "batch_size", "files"):
         val = workload.get(key, getattr(app, key))
         if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-            raise InputError(source, f"{where}.{key}", f"must be a positive integer, got {brief(val)}")
+            raise InputError(
+                source, f"{where}.{key}", f"must be a positive integer, got {brief(val)}"
+            )
         if val > MAX_COUNT:
-            raise InputError(source, f"{where}.{key}", f"must be <= {MAX_COUNT} (gpuaas.limits), got {brief(val)}")
+            raise InputError(
+                source,
+                f"{where}.{key}",
+                f"must be <= {MAX_COUNT} (gpuaas.limits), got {brief(val)}",
+            )
         ints.append(val)
     return name, fw, ints[0], ints[1], ints[2]
 
@@ -262,5 +299,8 @@ def throughput_rows(max_gpus: int = 8) -> list[tuple[str, str, int, float]]:
             steps = math.ceil(app.files / app.batch_size)
             for gpu, spec in GPUS.items():
                 t = _times(app, fw, 1, app.batch_size, app.files, spec, max_gpus)
-                rows.extend((f"{name}/{fw}", gpu, g, steps / float(t[g - 1])) for g in range(1, max_gpus + 1))
+                rows.extend(
+                    (f"{name}/{fw}", gpu, g, steps / float(t[g - 1]))
+                    for g in range(1, max_gpus + 1)
+                )
     return rows

@@ -52,7 +52,9 @@ def _pyplot() -> Any:
 def _check_output(out: str | Path) -> Path:
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
-        raise InputError(str(out), None, f"unknown image format {out.suffix!r}; use one of {', '.join(FORMATS)}")
+        raise InputError(
+            str(out), None, f"unknown image format {out.suffix!r}; use one of {', '.join(FORMATS)}"
+        )
     check_output(out)
     return out
 
@@ -71,7 +73,9 @@ def _colors(labels: list[str]) -> dict[str, Any]:
     """A distinct colour per label; never grey, which the Gantt chart uses for waiting."""
     plt = _pyplot()
     t10, t20 = plt.get_cmap("tab10"), plt.get_cmap("tab20")
-    palette = [t10(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [t20(i) for i in (1, 3, 5, 7, 9, 11, 17, 19)]
+    palette = [t10(i) for i in (0, 1, 2, 3, 4, 5, 6, 8, 9)] + [
+        t20(i) for i in (1, 3, 5, 7, 9, 11, 17, 19)
+    ]
     return {lab: palette[i % len(palette)] for i, lab in enumerate(labels)}
 
 
@@ -110,9 +114,13 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = BAS
     colors = _colors(labels)
     has_ref = any(k[2] == reference for k in table)
     ratios = [3] + [2] * (has_ref + bool(over_bound))
-    fig, axes = plt.subplots(len(ratios), len(arrivals), squeeze=False,
-                             figsize=(max(6.0, 4.8 * len(arrivals)), 1.5 * sum(ratios)),
-                             gridspec_kw={"height_ratios": ratios})  # fmt: skip
+    fig, axes = plt.subplots(
+        len(ratios),
+        len(arrivals),
+        squeeze=False,
+        figsize=(max(6.0, 4.8 * len(arrivals)), 1.5 * sum(ratios)),
+        gridspec_kw={"height_ratios": ratios},
+    )
     width = 0.8 / len(labels)
     for col, arr in enumerate(arrivals):
         ns = sorted({k[1] for k in table if k[0] == arr})
@@ -130,10 +138,19 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = BAS
         if has_ref:
             ax2 = axes[1][col]
             for lab in labels:
-                pts = [(str(n), table[(arr, n, lab)] / table[(arr, n, reference)]) for n in ns
-                       if (arr, n, lab) in table and table.get((arr, n, reference), 0) > 0]  # fmt: skip
+                pts = [
+                    (str(n), table[(arr, n, lab)] / table[(arr, n, reference)])
+                    for n in ns
+                    if (arr, n, lab) in table and table.get((arr, n, reference), 0) > 0
+                ]
                 if pts:
-                    ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=label(lab))
+                    ax2.plot(
+                        [p[0] for p in pts],
+                        [p[1] for p in pts],
+                        "o-",
+                        color=colors[lab],
+                        label=label(lab),
+                    )
             ax2.axhline(1.0, color="black", lw=0.8, ls="--")
             ax2.set_ylim(bottom=0)
             ax2.set_xlabel("nodes N")
@@ -143,18 +160,28 @@ def plot_costs(rows: list[dict[str, Any]], out: str | Path, reference: str = BAS
         if over_bound:
             ax3 = axes[-1][col]
             for lab in labels:
-                pts = [(str(n), over_bound[(arr, n, lab)]) for n in ns if (arr, n, lab) in over_bound]
+                pts = [
+                    (str(n), over_bound[(arr, n, lab)]) for n in ns if (arr, n, lab) in over_bound
+                ]
                 if pts:
-                    ax3.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[lab], label=label(lab))
+                    ax3.plot(
+                        [p[0] for p in pts],
+                        [p[1] for p in pts],
+                        "o-",
+                        color=colors[lab],
+                        label=label(lab),
+                    )
             ax3.axhline(1.0, color="black", lw=0.8, ls="--")
             ax3.set_ylim(bottom=min(0.9, *(v for k, v in over_bound.items() if k[0] == arr)))
             ax3.set_xlabel("nodes N")
             ax3.grid(alpha=0.3)
             if col == 0:
                 ax3.set_ylabel("cost / lower bound")
-    fig.suptitle("Total cost (VM + tardiness) after all jobs complete"
-                 + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)")
-                 + ("; distance to the lower bound" if over_bound else ""))  # fmt: skip
+    fig.suptitle(
+        "Total cost (VM + tardiness) after all jobs complete"
+        + (f"; ratio to {reference}" if has_ref else f" ({reference} not in the results)")
+        + ("; distance to the lower bound" if over_bound else "")
+    )
     fig.tight_layout()
     handles, names = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), title="method")
@@ -167,21 +194,30 @@ def plot_pct(rows: list[dict[str, Any]], out: str | Path, reference: str = REFER
     out = _check_output(out)
     plt = _pyplot()
     if not any(r["method"] == reference for r in _ok(rows)):
-        raise InputError(None, None, f"the results hold no successful {reference} simulation to compare with")
+        raise InputError(
+            None, None, f"the results hold no successful {reference} simulation to compare with"
+        )
     pct = {k: v for k, v in pct_reductions(rows, reference).items() if k[1] != reference}
     if not pct:
         raise InputError(None, None, f"no other method shares a trace and seed with {reference}")
     arrivals = sorted({k[0] for k in pct})
-    fig, axes = plt.subplots(1, len(arrivals), squeeze=False, sharey=True,
-                             figsize=(max(6.0, 4.8 * len(arrivals)), 4.8))  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(arrivals), squeeze=False, sharey=True, figsize=(max(6.0, 4.8 * len(arrivals)), 4.8)
+    )
     for col, arr in enumerate(arrivals):
         ax = axes[0][col]
         labels = order(k[1] for k in pct if k[0] == arr)
         xs = range(len(labels))
-        for off, (name, fn, color) in zip((-0.27, 0.0, 0.27), (("min", min, _MIN), ("mean", _mean, _MEAN),
-                                                               ("max", max, _MAX))):  # fmt: skip
-            ax.bar([x + off for x in xs], [fn(pct[(arr, lab)]) for lab in labels], 0.27,
-                   color=color, label=name)  # fmt: skip
+        for off, (name, fn, color) in zip(
+            (-0.27, 0.0, 0.27), (("min", min, _MIN), ("mean", _mean, _MEAN), ("max", max, _MAX))
+        ):
+            ax.bar(
+                [x + off for x in xs],
+                [fn(pct[(arr, lab)]) for lab in labels],
+                0.27,
+                color=color,
+                label=name,
+            )
         ax.axhline(0.0, color="black", lw=0.8)
         ax.set_xticks(list(xs), [label(lab) for lab in labels], rotation=35, ha="right")
         ax.set_title(_title(arr, rows))
@@ -189,7 +225,9 @@ def plot_pct(rows: list[dict[str, Any]], out: str | Path, reference: str = REFER
         if col == 0:
             ax.set_ylabel(f"cost reduction of {label(reference)} (%)")
     axes[0][0].legend(title="over simulations")
-    fig.suptitle(f"Percentage cost reduction of {label(reference)}: (C_method - C_ref) / C_method (eq. 3)")
+    fig.suptitle(
+        f"Percentage cost reduction of {label(reference)}: (C_method - C_ref) / C_method (eq. 3)"
+    )
     fig.tight_layout()
     _save(fig, out)
     return out
@@ -209,8 +247,9 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
     arrivals = sorted({k[0] for k in acc})
     labels = order(k[1] for k in acc)
     colors = _colors(labels)
-    fig, axes = plt.subplots(1, len(arrivals), squeeze=False, sharey=True,
-                             figsize=(max(6.0, 4.8 * len(arrivals)), 4.5))  # fmt: skip
+    fig, axes = plt.subplots(
+        1, len(arrivals), squeeze=False, sharey=True, figsize=(max(6.0, 4.8 * len(arrivals)), 4.5)
+    )
     for col, arr in enumerate(arrivals):
         ax = axes[0][col]
         for lab in labels:
@@ -224,8 +263,12 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
         ax.set_title(_title(arr, rows))
         ax.grid(which="both", alpha=0.3)
         if col == 0:
-            ax.set_ylabel(f"mean solver {'CPU ' if clock == 'cpu' else ''}time per event (s, log scale)")
-    fig.suptitle("Solver time per rescheduling event" + (" (process CPU time)" if clock == "cpu" else ""))
+            ax.set_ylabel(
+                f"mean solver {'CPU ' if clock == 'cpu' else ''}time per event (s, log scale)"
+            )
+    fig.suptitle(
+        "Solver time per rescheduling event" + (" (process CPU time)" if clock == "cpu" else "")
+    )
     fig.tight_layout()
     handles, names = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), title="method")
@@ -237,7 +280,9 @@ def plot_solver_time(rows: list[dict[str, Any]], out: str | Path, clock: str = "
 # one simulation: event log + trace
 
 
-def read_event_log(path: str | Path, trace: Any = None, trace_name: str | None = None) -> list[dict[str, Any]]:
+def read_event_log(
+    path: str | Path, trace: Any = None, trace_name: str | None = None
+) -> list[dict[str, Any]]:
     """The intervals of an event log (JSON lines, docs/design.md §10), checked field by field; with
     `trace` (an Instance or a file), also that its jobs and VM types are the trace's (a log of
     another simulation is an InputError naming `trace_name`)."""
@@ -250,7 +295,9 @@ def read_event_log(path: str | Path, trace: Any = None, trace_name: str | None =
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        raise InputError(source, None, f"not UTF-8 text (byte {exc.start}); JSON files are UTF-8") from None
+        raise InputError(
+            source, None, f"not UTF-8 text (byte {exc.start}); JSON files are UTF-8"
+        ) from None
     out = []
     for i, line in enumerate(lines, start=1):
         if not line.strip():
@@ -290,12 +337,22 @@ def _check_interval(rec: Any, inst: Any, at: InputError, trace_name: Any) -> Non
     if not isinstance(rec["nodes"], list) or not isinstance(rec["jobs"], list):
         fail("nodes and jobs must be lists")
     for nd in rec["nodes"]:
-        if not isinstance(nd, dict) or not integer(nd.get("node")) or not isinstance(nd.get("vm"), str):
-            fail(f"a node must be {{\"node\": integer, \"vm\": name}}, got {brief(nd)}")
+        if (
+            not isinstance(nd, dict)
+            or not integer(nd.get("node"))
+            or not isinstance(nd.get("vm"), str)
+        ):
+            fail(f'a node must be {{"node": integer, "vm": name}}, got {brief(nd)}')
     for jb in rec["jobs"]:
-        if not isinstance(jb, dict) or not isinstance(jb.get("id"), str) or not integer(jb.get("node")) \
-                or not isinstance(jb.get("vm"), str) or not integer(jb.get("gpus")) or jb["gpus"] < 1:
-            fail(f"a job must be {{\"id\", \"node\", \"vm\", \"gpus\"}}, got {brief(jb)}")
+        if (
+            not isinstance(jb, dict)
+            or not isinstance(jb.get("id"), str)
+            or not integer(jb.get("node"))
+            or not isinstance(jb.get("vm"), str)
+            or not integer(jb.get("gpus"))
+            or jb["gpus"] < 1
+        ):
+            fail(f'a job must be {{"id", "node", "vm", "gpus"}}, got {brief(jb)}')
     if inst is None:
         return
     cat = inst.catalog
@@ -350,13 +407,23 @@ def cost_over_time(intervals: list[dict[str, Any]], trace: Any) -> dict[str, lis
     vm, tard = [0.0], [0.0]
     for rec in sorted(intervals, key=lambda r: r["start"]):
         try:
-            vm.append(vm[-1] + sum(price[n["vm"]] for n in rec["nodes"]) * (rec["end"] - rec["start"]))
+            vm.append(
+                vm[-1] + sum(price[n["vm"]] for n in rec["nodes"]) * (rec["end"] - rec["start"])
+            )
         except KeyError as exc:
-            raise InputError(None, None, f"VM type {exc.args[0]!r} of the event log is not in the trace's catalog") from None
+            raise InputError(
+                None,
+                None,
+                f"VM type {exc.args[0]!r} of the event log is not in the trace's catalog",
+            ) from None
         tard.append(tard[-1] + tard_at.pop(rec["end"], 0.0))
         t.append(rec["end"])
-    return {"time": t, "vm_cost": vm, "tardiness_cost": tard,
-            "total_cost": [a + b for a, b in zip(vm, tard)]}  # fmt: skip
+    return {
+        "time": t,
+        "vm_cost": vm,
+        "tardiness_cost": tard,
+        "total_cost": [a + b for a, b in zip(vm, tard)],
+    }
 
 
 def plot_cost_over_time(events: str | Path, trace: Any, out: str | Path) -> Path:
@@ -376,8 +443,10 @@ def plot_cost_over_time(events: str | Path, trace: Any, out: str | Path) -> Path
     ax.plot(hours, tard, color="tab:red", label="tardiness (charged at completion)")
     ax.set_xlabel("time (h)")
     ax.set_ylabel("cumulative cost ($)")
-    ax.set_title(f"Cumulative cost: total ${c['total_cost'][-1]:,.2f} "
-                 f"(VM ${c['vm_cost'][-1]:,.2f} + tardiness ${c['tardiness_cost'][-1]:,.2f})")  # fmt: skip
+    ax.set_title(
+        f"Cumulative cost: total ${c['total_cost'][-1]:,.2f} "
+        f"(VM ${c['vm_cost'][-1]:,.2f} + tardiness ${c['tardiness_cost'][-1]:,.2f})"
+    )
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -385,7 +454,9 @@ def plot_cost_over_time(events: str | Path, trace: Any, out: str | Path) -> Path
     return out
 
 
-def _segments(intervals: list[dict[str, Any]], items: str, key: str, value: str) -> dict[Any, list[list[Any]]]:
+def _segments(
+    intervals: list[dict[str, Any]], items: str, key: str, value: str
+) -> dict[Any, list[list[Any]]]:
     """Per node (or job): [start, end, value] runs, consecutive intervals with the same value merged."""
     runs: dict[Any, list[list[Any]]] = defaultdict(list)
     for rec in sorted(intervals, key=lambda r: r["start"]):
@@ -416,7 +487,9 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
     nodes = _segments(intervals, "nodes", "node", "vm")
     jobs = _segments(intervals, "jobs", "id", "gpus")
     done = completions(intervals)
-    vms = [v for v in inst.catalog.vm_names if any(s[2] == v for seg in nodes.values() for s in seg)]
+    vms = [
+        v for v in inst.catalog.vm_names if any(s[2] == v for seg in nodes.values() for s in seg)
+    ]
     vm_color = _colors(vms)
     max_g = max([s[2] for seg in jobs.values() for s in seg] + [1])
     gcmap = plt.get_cmap("viridis")
@@ -424,17 +497,34 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
     order = sorted(range(inst.n_jobs), key=lambda j: (inst.release[j], inst.job_ids[j]))
     n_rows = len(nodes)
     fig_h = min(3.0 + 0.28 * n_rows + 0.08 * inst.n_jobs, 30.0)
-    fig, (axn, axj) = plt.subplots(2, 1, sharex=True, figsize=(11, fig_h),
-                                   gridspec_kw={"height_ratios": [max(1, n_rows), max(2, inst.n_jobs / 2.5)]})  # fmt: skip
+    fig, (axn, axj) = plt.subplots(
+        2,
+        1,
+        sharex=True,
+        figsize=(11, fig_h),
+        gridspec_kw={"height_ratios": [max(1, n_rows), max(2, inst.n_jobs / 2.5)]},
+    )
     for row, node in enumerate(sorted(nodes)):
         for s, e, vm in nodes[node]:
-            axn.barh(row, (e - s) * h, left=s * h, height=0.8, color=vm_color[vm], edgecolor="white", lw=0.3)
+            axn.barh(
+                row,
+                (e - s) * h,
+                left=s * h,
+                height=0.8,
+                color=vm_color[vm],
+                edgecolor="white",
+                lw=0.3,
+            )
     axn.set_yticks(range(n_rows), [f"node {n}" for n in sorted(nodes)])
     axn.set_ylim(n_rows - 0.5, -0.5)  # first node on top
     axn.set_ylabel("nodes")
     axn.set_title("Nodes: VM type rented per interval")
-    axn.legend(handles=[Patch(color=vm_color[v], label=v) for v in vms], title="VM type",
-               loc="upper left", bbox_to_anchor=(1.01, 1.0))  # fmt: skip
+    axn.legend(
+        handles=[Patch(color=vm_color[v], label=v) for v in vms],
+        title="VM type",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+    )
     for row, j in enumerate(order):
         jid = inst.job_ids[j]
         seg = jobs.get(jid, [])
@@ -452,7 +542,9 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
     else:
         axj.set_yticks([])
     axj.set_xlabel("time (h)")
-    axj.set_title("Jobs: GPUs assigned while running; | due date (red: completed late); grey: waiting")
+    axj.set_title(
+        "Jobs: GPUs assigned while running; | due date (red: completed late); grey: waiting"
+    )
     handles = [Patch(color=g_color[g], label=str(g)) for g in range(1, max_g + 1)]
     axj.legend(handles=handles, title="GPUs", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for ax in (axn, axj):

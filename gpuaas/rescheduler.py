@@ -151,9 +151,13 @@ class Plan:
     open: list[dict[str, Any]] = field(default_factory=list)  # {"node", "vm"}
     resize: list[dict[str, Any]] = field(default_factory=list)  # {"node", "from", "to"}
     close: list[dict[str, Any]] = field(default_factory=list)  # {"node", "vm"}
-    start: list[dict[str, Any]] = field(default_factory=list)  # {"id", "node", "vm", "gpus", "progress"}
+    start: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"id", "node", "vm", "gpus", "progress"}
     migrate: list[dict[str, Any]] = field(default_factory=list)  # {"id", "from", "to", "lost_work"}
-    preempt: list[dict[str, Any]] = field(default_factory=list)  # {"id", "node", "vm", "gpus", "lost_work"}
+    preempt: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"id", "node", "vm", "gpus", "lost_work"}
     nodes: list[dict[str, Any]] = field(default_factory=list)
     jobs: list[dict[str, Any]] = field(default_factory=list)
     objective: float = 0.0  # f_OBJ (P1a) of the solver's solution at this point
@@ -165,29 +169,48 @@ class Plan:
     @property
     def changes(self) -> int:
         """Number of actions (VM and job changes) in the plan."""
-        return sum(map(len, (self.open, self.resize, self.close, self.start, self.migrate, self.preempt)))
+        return sum(
+            map(len, (self.open, self.resize, self.close, self.start, self.migrate, self.preempt))
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dictionary of the plan."""
         return {
-            "time": self.time, "submitted": list(self.submitted), "completed": list(self.completed),
-            "open": self.open, "resize": self.resize, "close": self.close, "start": self.start,
-            "migrate": self.migrate, "preempt": self.preempt, "nodes": self.nodes, "jobs": self.jobs,
-            "objective": self.objective, "method": self.method,
-            "solver_seconds": self.solver_seconds, "solver_cpu_seconds": self.solver_cpu_seconds,
+            "time": self.time,
+            "submitted": list(self.submitted),
+            "completed": list(self.completed),
+            "open": self.open,
+            "resize": self.resize,
+            "close": self.close,
+            "start": self.start,
+            "migrate": self.migrate,
+            "preempt": self.preempt,
+            "nodes": self.nodes,
+            "jobs": self.jobs,
+            "objective": self.objective,
+            "method": self.method,
+            "solver_seconds": self.solver_seconds,
+            "solver_cpu_seconds": self.solver_cpu_seconds,
             "next_tick": self.next_tick,
-        }  # fmt: skip
+        }
 
     def __str__(self) -> str:
         running = sum(j["node"] is not None for j in self.jobs)
         waiting = len(self.jobs) - running
-        lines = [f"t={self.time:g}: {len(self.nodes)} node(s) open, {running} job(s) running, {waiting} waiting"]
+        lines = [
+            f"t={self.time:g}: {len(self.nodes)} node(s) open, {running} job(s) running, {waiting} waiting"
+        ]
         lines += [f"  open    node {a['node']} {a['vm']}" for a in self.open]
         lines += [f"  resize  node {a['node']} {a['from']} -> {a['to']}" for a in self.resize]
         lines += [f"  close   node {a['node']} {a['vm']}" for a in self.close]
-        lines += [f"  start   {a['id']} on node {a['node']} {a['vm']} x{a['gpus']}" for a in self.start]
-        lines += [f"  migrate {a['id']} node {a['from']['node']} {a['from']['vm']} x{a['from']['gpus']}"
-                  f" -> node {a['to']['node']} {a['to']['vm']} x{a['to']['gpus']}" for a in self.migrate]  # fmt: skip
+        lines += [
+            f"  start   {a['id']} on node {a['node']} {a['vm']} x{a['gpus']}" for a in self.start
+        ]
+        lines += [
+            f"  migrate {a['id']} node {a['from']['node']} {a['from']['vm']} x{a['from']['gpus']}"
+            f" -> node {a['to']['node']} {a['to']['vm']} x{a['to']['gpus']}"
+            for a in self.migrate
+        ]
         lines += [f"  preempt {a['id']} from node {a['node']}" for a in self.preempt]
         return "\n".join(lines)
 
@@ -223,11 +246,20 @@ class Rescheduler:
     `NodeStatus` per open node) and `completions()` (a record per completed job).
     """
 
-    def __init__(self, catalog: Catalog | str | dict[str, Any], nodes: int,
-                 method: str = DEFAULT_METHOD, *, seed: int = 0, H: float = DEFAULT_PARAMS["H"],
-                 mu: float = DEFAULT_PARAMS["mu"], rho: float = DEFAULT_PARAMS["rho"],
-                 overhead: float = DEFAULT_OVERHEAD, startup: float = DEFAULT_STARTUP,
-                 **solver_options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        catalog: Catalog | str | dict[str, Any],
+        nodes: int,
+        method: str = DEFAULT_METHOD,
+        *,
+        seed: int = 0,
+        H: float = DEFAULT_PARAMS["H"],
+        mu: float = DEFAULT_PARAMS["mu"],
+        rho: float = DEFAULT_PARAMS["rho"],
+        overhead: float = DEFAULT_OVERHEAD,
+        startup: float = DEFAULT_STARTUP,
+        **solver_options: Any,
+    ) -> None:
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
         self.nodes = check_nodes(nodes)
         if not isinstance(method, str):
@@ -262,8 +294,13 @@ class Rescheduler:
         self.startup_cost = 0.0  # $: VMs billed while starting up
 
     # -- events -----------------------------------------------------------------------------
-    def submit(self, job: Mapping[str, Any] | JobSpec | Iterable[Mapping[str, Any] | JobSpec],
-               at: float, *, progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
+    def submit(
+        self,
+        job: Mapping[str, Any] | JobSpec | Iterable[Mapping[str, Any] | JobSpec],
+        at: float,
+        *,
+        progress: Mapping[str, float] | None = None,
+    ) -> Plan:
         """A job (dict in the instance job format, `release` defaulting to `at`, or a checked
         `gpuaas.instance.JobSpec`) or a list of jobs is submitted at time `at`."""
         if isinstance(job, (Mapping, JobSpec)):
@@ -271,11 +308,14 @@ class Rescheduler:
         elif isinstance(job, (list, tuple)):
             jobs = list(job)
         else:
-            raise InputError(None, "job", f"must be a job object (a mapping) or a list of them, got {brief(job)}")
+            raise InputError(
+                None, "job", f"must be a job object (a mapping) or a list of them, got {brief(job)}"
+            )
         return self.update(at, submit=jobs, progress=progress)
 
-    def complete(self, job_id: str | Iterable[str], at: float, *,
-                 progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
+    def complete(
+        self, job_id: str | Iterable[str], at: float, *, progress: Mapping[str, float] | None = None
+    ) -> Plan:
         """Job `job_id` (or each of a list of ids) completed at `at`. A job already completed
         is ignored with a warning."""
         if isinstance(job_id, str):
@@ -283,15 +323,25 @@ class Rescheduler:
         elif isinstance(job_id, (list, tuple)):
             ids = list(job_id)
         else:
-            raise InputError(None, "job_id", f"must be a job id (a string) or a list of them, got {brief(job_id)}")
+            raise InputError(
+                None,
+                "job_id",
+                f"must be a job id (a string) or a list of them, got {brief(job_id)}",
+            )
         return self.update(at, complete=ids, progress=progress)
 
     def tick(self, at: float, *, progress: Mapping[str, float] | None = None) -> Plan:
         """Periodic rescheduling at `at` (H after the last event when nothing else happens)."""
         return self.update(at, progress=progress)
 
-    def update(self, at: float, *, submit: Iterable[Mapping[str, Any] | JobSpec] = (),
-               complete: Iterable[str] = (), progress: Mapping[str, float] | None = None) -> Plan:  # fmt: skip
+    def update(
+        self,
+        at: float,
+        *,
+        submit: Iterable[Mapping[str, Any] | JobSpec] = (),
+        complete: Iterable[str] = (),
+        progress: Mapping[str, float] | None = None,
+    ) -> Plan:
         """One rescheduling point with any number of simultaneous submissions and completions.
 
         Checks everything first, then advances the clock, finishes the completed jobs, adds the
@@ -301,8 +351,10 @@ class Rescheduler:
         """
         at = _number(at, None, "at", minimum=0.0, maximum=HORIZON)
         if self.time is not None and at < self.time:
-            raise StateError(f"event at t={at:g} is before the previous event at t={self.time:g}; "
-                             "events must come in time order")  # fmt: skip
+            raise StateError(
+                f"event at t={at:g} is before the previous event at t={self.time:g}; "
+                "events must come in time order"
+            )
         new = self._parse_submissions(submit, at)
         done = self._check_completions(complete)
         reports = self._check_progress(progress, set(done))
@@ -321,9 +373,16 @@ class Rescheduler:
             raise
         plan.submitted = [j.id for j in new]
         plan.completed = done
-        log.debug("t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
-                  at, self.events, len(new), len(done), len(self._jobs), plan.changes,
-                  plan.solver_seconds)  # fmt: skip
+        log.debug(
+            "t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
+            at,
+            self.events,
+            len(new),
+            len(done),
+            len(self._jobs),
+            plan.changes,
+            plan.solver_seconds,
+        )
         return plan
 
     # -- reading the state ------------------------------------------------------------------
@@ -331,15 +390,22 @@ class Rescheduler:
         """The submitted jobs not completed yet, in submission order."""
         ready = self._node_ready.tolist()
         vm, gpus = self._cfg_vm, self._cfg_gpus
-        return [JobStatus(j.id, j.progress, j.node, j.cfg, vm[j.cfg], gpus[j.cfg], ready[j.node], j.start)
-                if j.cfg >= 0 else JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start)
-                for j in self._jobs.values()]  # fmt: skip
+        return [
+            JobStatus(
+                j.id, j.progress, j.node, j.cfg, vm[j.cfg], gpus[j.cfg], ready[j.node], j.start
+            )
+            if j.cfg >= 0
+            else JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start)
+            for j in self._jobs.values()
+        ]
 
     def open_nodes(self) -> list[NodeStatus]:
         """The open physical nodes, in node order."""
         names = self.catalog.vm_names
-        return [NodeStatus(p, names[self._node_vm[p]], float(self._node_ready[p]))
-                for p in np.flatnonzero(self._node_vm >= 0).tolist()]  # fmt: skip
+        return [
+            NodeStatus(p, names[self._node_vm[p]], float(self._node_ready[p]))
+            for p in np.flatnonzero(self._node_vm >= 0).tolist()
+        ]
 
     def completions(self) -> Mapping[str, Mapping[str, Any]]:
         """Completed job id -> its record, in completion order (a read-only view): release,
@@ -349,7 +415,9 @@ class Rescheduler:
         return MappingProxyType(self._completed)
 
     # -- checks -----------------------------------------------------------------------------
-    def _parse_submissions(self, jobs: Iterable[Mapping[str, Any] | JobSpec], at: float) -> list[_Job]:
+    def _parse_submissions(
+        self, jobs: Iterable[Mapping[str, Any] | JobSpec], at: float
+    ) -> list[_Job]:
         out: list[_Job] = []
         seen: set[str] = set()
         for i, job in enumerate(jobs):
@@ -359,7 +427,11 @@ class Rescheduler:
             seen.add(parsed.id)
             out.append(parsed)
         if len(self._jobs) + len(out) > MAX_JOBS:
-            raise InputError(None, "job", f"{len(self._jobs) + len(out)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)")
+            raise InputError(
+                None,
+                "job",
+                f"{len(self._jobs) + len(out)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)",
+            )
         return out
 
     def _check_completions(self, ids: Iterable[str]) -> list[str]:
@@ -377,11 +449,17 @@ class Rescheduler:
                 done.append(jid)
         return done
 
-    def _check_progress(self, progress: Mapping[str, float] | None, done: set[str]) -> dict[str, float]:
+    def _check_progress(
+        self, progress: Mapping[str, float] | None, done: set[str]
+    ) -> dict[str, float]:
         if progress is None:
             return {}
         if not isinstance(progress, Mapping):
-            raise InputError(None, "progress", f"must be a mapping job id -> fraction done, got {brief(progress)}")
+            raise InputError(
+                None,
+                "progress",
+                f"must be a mapping job id -> fraction done, got {brief(progress)}",
+            )
         out = {}
         for jid, p in progress.items():
             if not isinstance(jid, str) or jid not in self._jobs:
@@ -390,13 +468,20 @@ class Rescheduler:
                 continue
             p = _number(p, None, f"progress[{jid!r}]", minimum=0.0)
             if p >= 1.0:
-                raise InputError(None, f"progress[{jid!r}]",
-                                 f"must be < 1 for an unfinished job (complete it instead), got {p!r}")  # fmt: skip
+                raise InputError(
+                    None,
+                    f"progress[{jid!r}]",
+                    f"must be < 1 for an unfinished job (complete it instead), got {p!r}",
+                )
             floor = self._jobs[jid].reported
             if floor is not None and p < floor - PROGRESS_TOL:
-                raise InputError(None, f"progress[{jid!r}]", f"{p!r} is below the {floor!r} reported "
-                                 "before; progress only goes back when the job is migrated or "
-                                 "preempted with a restart overhead")  # fmt: skip
+                raise InputError(
+                    None,
+                    f"progress[{jid!r}]",
+                    f"{p!r} is below the {floor!r} reported "
+                    "before; progress only goes back when the job is migrated or "
+                    "preempted with a restart overhead",
+                )
             out[jid] = p
         return out
 
@@ -406,7 +491,14 @@ class Rescheduler:
         jobs = dict(self._jobs)
         fields = [tuple(getattr(j, f) for f in _JOB_STATE) for j in jobs.values()]
         totals = tuple(getattr(self, k) for k in _TOTALS)
-        return jobs, fields, totals, self._node_vm.copy(), self._node_ready.copy(), len(self._completed)
+        return (
+            jobs,
+            fields,
+            totals,
+            self._node_vm.copy(),
+            self._node_ready.copy(),
+            len(self._completed),
+        )
 
     def _rollback(self, saved: tuple[Any, ...]) -> None:
         jobs, fields, totals, self._node_vm, self._node_ready, completed = saved
@@ -445,26 +537,48 @@ class Rescheduler:
         self.tardiness_cost += tard
         start = job.start if job.start is not None else at
         self._completed[jid] = {
-            "id": jid, "release": job.release, "start": start, "completion": at, "due": job.due,
-            "weight": job.weight, "tardiness_cost": tard, "jct": at - job.release,
-            "waiting": at - job.release - job.running, "running": job.running,
-            "migrations": job.migrations, "preemptions": job.preemptions, "lost_work": job.lost,
-        }  # fmt: skip
+            "id": jid,
+            "release": job.release,
+            "start": start,
+            "completion": at,
+            "due": job.due,
+            "weight": job.weight,
+            "tardiness_cost": tard,
+            "jct": at - job.release,
+            "waiting": at - job.release - job.running,
+            "running": job.running,
+            "migrations": job.migrations,
+            "preemptions": job.preemptions,
+            "lost_work": job.lost,
+        }
 
     def instance(self, at: float | None = None) -> Instance:
         """The P1 instance of all unfinished jobs at time `at` (default: the clock)."""
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
-        scalars = np.array([(j.release, j.due, j.weight, j.progress, j.node, j.cfg) for j in jobs],
-                           dtype=np.float64).reshape(len(jobs), 6)  # fmt: skip
+        scalars = np.array(
+            [(j.release, j.due, j.weight, j.progress, j.node, j.cfg) for j in jobs],
+            dtype=np.float64,
+        ).reshape(len(jobs), 6)
         return Instance(
-            catalog=self.catalog, nodes=self.nodes, job_ids=tuple(j.id for j in jobs),
-            release=scalars[:, 0], due=scalars[:, 1], weight=scalars[:, 2],
+            catalog=self.catalog,
+            nodes=self.nodes,
+            job_ids=tuple(j.id for j in jobs),
+            release=scalars[:, 0],
+            due=scalars[:, 1],
+            weight=scalars[:, 2],
             work=np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C)),
-            progress=scalars[:, 3], time=at, H=self.H, mu=self.mu, rho=self.rho,
-            overhead=self.overhead, startup=self.startup, current_node=scalars[:, 4].astype(np.int64), current_cfg=scalars[:, 5].astype(np.int64),
-        )  # fmt: skip
+            progress=scalars[:, 3],
+            time=at,
+            H=self.H,
+            mu=self.mu,
+            rho=self.rho,
+            overhead=self.overhead,
+            startup=self.startup,
+            current_node=scalars[:, 4].astype(np.int64),
+            current_cfg=scalars[:, 5].astype(np.int64),
+        )
 
     def _reschedule(self, at: float) -> Plan:
         inst = self.instance(at)
@@ -528,16 +642,33 @@ class Rescheduler:
                 if c < 0:
                     job.preemptions += 1
                     self.preemptions += 1
-                    plan.preempt.append({"id": job.id, **where(job.node, job.cfg), "lost_work": lost})
+                    plan.preempt.append(
+                        {"id": job.id, **where(job.node, job.cfg), "lost_work": lost}
+                    )
                 else:
                     job.migrations += 1
                     self.migrations += 1
-                    plan.migrate.append({"id": job.id, "from": where(job.node, job.cfg),
-                                         "to": where(n, c), "lost_work": lost})  # fmt: skip
+                    plan.migrate.append(
+                        {
+                            "id": job.id,
+                            "from": where(job.node, job.cfg),
+                            "to": where(n, c),
+                            "lost_work": lost,
+                        }
+                    )
             job.node, job.cfg = n, c
-        plan.nodes = [{"node": p, "vm": names[self._node_vm[p]]} for p in np.flatnonzero(self._node_vm >= 0).tolist()]
-        plan.jobs = [({"id": j.id, **where(j.node, j.cfg)} if j.cfg >= 0 else
-                      {"id": j.id, "node": None, "vm": None, "gpus": None}) for j in jobs]  # fmt: skip
+        plan.nodes = [
+            {"node": p, "vm": names[self._node_vm[p]]}
+            for p in np.flatnonzero(self._node_vm >= 0).tolist()
+        ]
+        plan.jobs = [
+            (
+                {"id": j.id, **where(j.node, j.cfg)}
+                if j.cfg >= 0
+                else {"id": j.id, "node": None, "vm": None, "gpus": None}
+            )
+            for j in jobs
+        ]
         return plan
 
     def _lose_work(self, job: _Job) -> float:
@@ -563,28 +694,52 @@ class Rescheduler:
         def place(j: _Job) -> dict[str, Any] | None:
             if j.cfg < 0:
                 return None
-            return {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])}
+            return {
+                "node": j.node,
+                "vm": names[cat.cfg_vm[j.cfg]],
+                "gpus": int(cat.cfg_gpus[j.cfg]),
+            }
 
         state = {
             "version": STATE_VERSION,
             "catalog": self.catalog.to_dict(),
-            "nodes": self.nodes, "method": self.method, "seed": self.seed,
+            "nodes": self.nodes,
+            "method": self.method,
+            "seed": self.seed,
             "params": {"H": self.H, "mu": self.mu, "rho": self.rho},
-            "overhead": self.overhead, "startup": self.startup, "solver_options": self.solver_options,
+            "overhead": self.overhead,
+            "startup": self.startup,
+            "solver_options": self.solver_options,
             "node_ready": self._node_ready.tolist(),
-            "time": self.time, "events": self.events,
+            "time": self.time,
+            "events": self.events,
             "node_vm": [names[v] if v >= 0 else None for v in self._node_vm],
-            "jobs": [{"id": j.id, "release": j.release, "due": j.due, "weight": j.weight,
-                      "work": [float(w) if math.isfinite(w) else None for w in j.work],
-                      "progress": j.progress, "placement": place(j), "start": j.start,
-                      "running": j.running, "migrations": j.migrations,
-                      "preemptions": j.preemptions, "lost": j.lost, "reported": j.reported}
-                     for j in self._jobs.values()],
+            "jobs": [
+                {
+                    "id": j.id,
+                    "release": j.release,
+                    "due": j.due,
+                    "weight": j.weight,
+                    "work": [float(w) if math.isfinite(w) else None for w in j.work],
+                    "progress": j.progress,
+                    "placement": place(j),
+                    "start": j.start,
+                    "running": j.running,
+                    "migrations": j.migrations,
+                    "preemptions": j.preemptions,
+                    "lost": j.lost,
+                    "reported": j.reported,
+                }
+                for j in self._jobs.values()
+            ],
             "completed": list(self._completed.values()),
-            "vm_cost": self.vm_cost, "tardiness_cost": self.tardiness_cost,
-            "migrations": self.migrations, "preemptions": self.preemptions,
-            "lost_work_cost": self.lost_work_cost, "startup_cost": self.startup_cost,
-        }  # fmt: skip
+            "vm_cost": self.vm_cost,
+            "tardiness_cost": self.tardiness_cost,
+            "migrations": self.migrations,
+            "preemptions": self.preemptions,
+            "lost_work_cost": self.lost_work_cost,
+            "startup_cost": self.startup_cost,
+        }
         try:
             json.dumps(state, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -599,21 +754,40 @@ class Rescheduler:
         check_state(state)
         try:
             p = state["params"]
-            r = cls(state["catalog"], state["nodes"], state["method"], seed=state["seed"],
-                    H=p["H"], mu=p["mu"], rho=p["rho"], overhead=state["overhead"], startup=state["startup"],
-                    **state["solver_options"])  # fmt: skip
+            r = cls(
+                state["catalog"],
+                state["nodes"],
+                state["method"],
+                seed=state["seed"],
+                H=p["H"],
+                mu=p["mu"],
+                rho=p["rho"],
+                overhead=state["overhead"],
+                startup=state["startup"],
+                **state["solver_options"],
+            )
             cat = r.catalog
             r.time = state["time"]
             r.events = int(state["events"])
-            r._node_vm = np.array([-1 if v is None else cat.vm_index(v) for v in state["node_vm"]],
-                                 dtype=np.int64)  # fmt: skip
+            r._node_vm = np.array(
+                [-1 if v is None else cat.vm_index(v) for v in state["node_vm"]], dtype=np.int64
+            )
             for d in state["jobs"]:
                 pl = d["placement"]
-                job = _Job(id=d["id"], release=d["release"], due=d["due"], weight=d["weight"],
-                           work=np.array([math.inf if w is None else w for w in d["work"]]),
-                           progress=d["progress"], start=d["start"], running=d["running"],
-                           migrations=d["migrations"], preemptions=d["preemptions"], lost=d["lost"],
-                           reported=d.get("reported"))  # fmt: skip
+                job = _Job(
+                    id=d["id"],
+                    release=d["release"],
+                    due=d["due"],
+                    weight=d["weight"],
+                    work=np.array([math.inf if w is None else w for w in d["work"]]),
+                    progress=d["progress"],
+                    start=d["start"],
+                    running=d["running"],
+                    migrations=d["migrations"],
+                    preemptions=d["preemptions"],
+                    lost=d["lost"],
+                    reported=d.get("reported"),
+                )
                 if pl is not None:
                     job.node, job.cfg = pl["node"], cat.config(cat.vm_index(pl["vm"]), pl["gpus"])
                 r._jobs[job.id] = job
@@ -630,15 +804,61 @@ class Rescheduler:
 
 
 #: what an event changes in a `_Job` and in the Rescheduler (`Rescheduler._savepoint`)
-_JOB_STATE = ("progress", "node", "cfg", "start", "running", "migrations", "preemptions", "lost", "reported")
-_TOTALS = ("time", "events", "vm_cost", "tardiness_cost", "migrations", "preemptions", "lost_work_cost",
-           "startup_cost")  # fmt: skip
-_STATE_FIELDS = ("catalog", "nodes", "method", "seed", "params", "overhead", "startup",
-                 "solver_options", "time", "events", "node_vm", "node_ready", "jobs", "completed",
-                 "vm_cost", "tardiness_cost", "migrations", "preemptions", "lost_work_cost",
-                 "startup_cost")  # fmt: skip
-_COMPLETED_NUMBERS = ("release", "start", "completion", "due", "weight", "tardiness_cost", "jct",
-                      "waiting", "running", "lost_work")  # fmt: skip
+_JOB_STATE = (
+    "progress",
+    "node",
+    "cfg",
+    "start",
+    "running",
+    "migrations",
+    "preemptions",
+    "lost",
+    "reported",
+)
+_TOTALS = (
+    "time",
+    "events",
+    "vm_cost",
+    "tardiness_cost",
+    "migrations",
+    "preemptions",
+    "lost_work_cost",
+    "startup_cost",
+)
+_STATE_FIELDS = (
+    "catalog",
+    "nodes",
+    "method",
+    "seed",
+    "params",
+    "overhead",
+    "startup",
+    "solver_options",
+    "time",
+    "events",
+    "node_vm",
+    "node_ready",
+    "jobs",
+    "completed",
+    "vm_cost",
+    "tardiness_cost",
+    "migrations",
+    "preemptions",
+    "lost_work_cost",
+    "startup_cost",
+)
+_COMPLETED_NUMBERS = (
+    "release",
+    "start",
+    "completion",
+    "due",
+    "weight",
+    "tardiness_cost",
+    "jct",
+    "waiting",
+    "running",
+    "lost_work",
+)
 
 
 def check_state(state: Mapping[str, Any]) -> None:
@@ -659,7 +879,12 @@ def _check_state(state: Mapping[str, Any]) -> None:
         raise InputError(None, where, problem)
 
     def integer(where: str, value: Any, low: int = 0, high: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < low
+            or (high is not None and value > high)
+        ):
             bounds = f">= {low}" if high is None else f"in {low}..{high}"
             fail(where, f"must be an integer {bounds}, got {brief(value)}")
         return int(value)
@@ -690,7 +915,13 @@ def _check_state(state: Mapping[str, Any]) -> None:
     for k in ("H", "mu", "rho"):
         if k not in params:
             fail(f"params.{k}", "missing required field")
-        _number(params[k], None, f"params.{k}", minimum=0.0, maximum=MAX_SECONDS if k == "H" else MAX_WEIGHT)
+        _number(
+            params[k],
+            None,
+            f"params.{k}",
+            minimum=0.0,
+            maximum=MAX_SECONDS if k == "H" else MAX_WEIGHT,
+        )
     if params["H"] <= 0:
         fail("params.H", "must be > 0")
     for k in ("overhead", "startup"):
@@ -743,8 +974,20 @@ def _check_state(state: Mapping[str, Any]) -> None:
     for i, d in enumerate(jobs):
         at = f"jobs[{i}]"
         d = mapping(at, d)
-        for k in ("id", "release", "due", "weight", "work", "progress", "placement", "start",
-                  "running", "migrations", "preemptions", "lost"):  # fmt: skip
+        for k in (
+            "id",
+            "release",
+            "due",
+            "weight",
+            "work",
+            "progress",
+            "placement",
+            "start",
+            "running",
+            "migrations",
+            "preemptions",
+            "lost",
+        ):
             if k not in d:
                 fail(f"{at}.{k}", "missing required field")
         jid = d["id"]
@@ -756,7 +999,10 @@ def _check_state(state: Mapping[str, Any]) -> None:
         _number(d["weight"], None, f"{at}.weight", minimum=0.0, maximum=MAX_WEIGHT)
         work = listing(f"{at}.work", d["work"])
         if len(work) != cat.n_configs:
-            fail(f"{at}.work", f"must have one entry per configuration ({cat.n_configs}), got {len(work)}")
+            fail(
+                f"{at}.work",
+                f"must have one entry per configuration ({cat.n_configs}), got {len(work)}",
+            )
         for c, w in enumerate(work):
             if w is not None:
                 _number(w, None, f"{at}.work[{c}]", minimum=TIME_TOL, maximum=MAX_SECONDS)
@@ -791,7 +1037,10 @@ def _check_state(state: Mapping[str, Any]) -> None:
             fail(f"{at}.placement", f"the job cannot run on {vm} with {g} GPU(s)")
         used[n] += g
         if used[n] > int(cat.gpus[v]):
-            fail(f"{at}.placement", f"node {n} ({vm}) would hold {used[n]} GPUs, more than {int(cat.gpus[v])}")
+            fail(
+                f"{at}.placement",
+                f"node {n} ({vm}) would hold {used[n]} GPUs, more than {int(cat.gpus[v])}",
+            )
 
 
 def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> _Job:
@@ -801,15 +1050,28 @@ def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> 
     if isinstance(job, JobSpec):
         spec = job
         if len(spec.work) != catalog.n_configs:
-            raise InputError(None, f"{where} ({spec.id}).work", f"has {len(spec.work)} entries, "
-                             f"the catalog {catalog.n_configs} configurations")  # fmt: skip
+            raise InputError(
+                None,
+                f"{where} ({spec.id}).work",
+                f"has {len(spec.work)} entries, the catalog {catalog.n_configs} configurations",
+            )
     else:
         spec = parse_job(job, catalog, None, where, release=at)
     if spec.release > at + TIME_TOL:
-        raise InputError(None, f"{where} ({spec.id}).release",
-                         f"{spec.release:g} is after the submission time {at:g}")  # fmt: skip
-    return _Job(id=spec.id, release=min(spec.release, at), due=spec.due, weight=spec.weight,
-                work=spec.work, progress=spec.progress, reported=spec.progress)  # fmt: skip
+        raise InputError(
+            None,
+            f"{where} ({spec.id}).release",
+            f"{spec.release:g} is after the submission time {at:g}",
+        )
+    return _Job(
+        id=spec.id,
+        release=min(spec.release, at),
+        due=spec.due,
+        weight=spec.weight,
+        work=spec.work,
+        progress=spec.progress,
+        reported=spec.progress,
+    )
 
 
 def check_solution(sol: Solution) -> None:
@@ -825,7 +1087,9 @@ def check_solution(sol: Solution) -> None:
     run = np.flatnonzero(jc >= 0)
     if (nv[jn[run]] != cat.cfg_vm[jc[run]]).any():
         j = run[np.flatnonzero(nv[jn[run]] != cat.cfg_vm[jc[run]])[0]]
-        raise SolverError(f"{name}: job {inst.job_ids[j]} has a configuration of another VM type than its node")
+        raise SolverError(
+            f"{name}: job {inst.job_ids[j]} has a configuration of another VM type than its node"
+        )
     if not np.isfinite(inst.times[run, jc[run]]).all():
         raise SolverError(f"{name}: a job was given a configuration it cannot run on")
     used = np.bincount(jn[run], weights=cat.cfg_gpus[jc[run]], minlength=N)
@@ -837,8 +1101,14 @@ def check_solution(sol: Solution) -> None:
         raise SolverError(f"{name}: an open node hosts no job")
 
 
-def match_nodes(old_vm: np.ndarray, new_vm: np.ndarray, cur_node: np.ndarray,
-                cur_cfg: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:  # fmt: skip
+def match_nodes(
+    old_vm: np.ndarray,
+    new_vm: np.ndarray,
+    cur_node: np.ndarray,
+    cur_cfg: np.ndarray,
+    job_node: np.ndarray,
+    job_cfg: np.ndarray,
+) -> np.ndarray:
     """The physical node `perm[s]` of each solver node s (the matching step, module docstring).
 
     A node closed both before and after has weight only on s == p, so every optimal assignment
@@ -852,9 +1122,14 @@ def match_nodes(old_vm: np.ndarray, new_vm: np.ndarray, cur_node: np.ndarray,
     return perm
 
 
-def match_weights(old_vm: np.ndarray, new_vm: np.ndarray, cur_node: np.ndarray,
-                  cur_cfg: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def match_weights(
+    old_vm: np.ndarray,
+    new_vm: np.ndarray,
+    cur_node: np.ndarray,
+    cur_cfg: np.ndarray,
+    job_node: np.ndarray,
+    job_cfg: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """The nodes `act` open before or after, and the weight w[s, p] of solver node act[s] on
     physical node act[p]. Lexicographic, each level weighing more than all lower ones together:
     jobs kept in place (same physical node and configuration), VM type kept, an open node

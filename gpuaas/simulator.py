@@ -118,26 +118,47 @@ class SimulationResult:
         s = np.asarray(self.solver_seconds, dtype=np.float64)
         if not s.size:
             return {"mean": 0.0, "p95": 0.0, "max": 0.0, "total": 0.0, "calls": 0}
-        return {"mean": float(s.mean()), "p95": float(np.percentile(s, 95)), "max": float(s.max()),
-                "total": float(s.sum()), "calls": int(s.size)}  # fmt: skip
+        return {
+            "mean": float(s.mean()),
+            "p95": float(np.percentile(s, 95)),
+            "max": float(s.max()),
+            "total": float(s.sum()),
+            "calls": int(s.size),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able result (docs/design.md §10 keys plus seed, nodes, solver_seconds, wall_seconds)."""
         out: dict[str, Any] = {
-            "method": self.method, "seed": self.seed, "nodes": self.nodes,
-            "total_cost": self.total_cost, "vm_cost": self.vm_cost,
-            "tardiness_cost": self.tardiness_cost, "events": self.events,
-            "migrations": self.migrations, "preemptions": self.preemptions,
-            "moves_per_job": self.moves_per_job, "lost_work_cost": self.lost_work_cost,
-            "startup_cost": self.startup_cost, "makespan": self.makespan, "solver_seconds": self.solver_stats(),
-            "wall_seconds": self.wall_seconds, "cpu_seconds": self.cpu_seconds,
-            "solver_cpu_seconds": self.solver_cpu_seconds, "noise": self.noise, "overhead": self.overhead, "startup": self.startup,
-            "tick": self.tick, "jobs": self.jobs,
-        }  # fmt: skip
+            "method": self.method,
+            "seed": self.seed,
+            "nodes": self.nodes,
+            "total_cost": self.total_cost,
+            "vm_cost": self.vm_cost,
+            "tardiness_cost": self.tardiness_cost,
+            "events": self.events,
+            "migrations": self.migrations,
+            "preemptions": self.preemptions,
+            "moves_per_job": self.moves_per_job,
+            "lost_work_cost": self.lost_work_cost,
+            "startup_cost": self.startup_cost,
+            "makespan": self.makespan,
+            "solver_seconds": self.solver_stats(),
+            "wall_seconds": self.wall_seconds,
+            "cpu_seconds": self.cpu_seconds,
+            "solver_cpu_seconds": self.solver_cpu_seconds,
+            "noise": self.noise,
+            "overhead": self.overhead,
+            "startup": self.startup,
+            "tick": self.tick,
+            "jobs": self.jobs,
+        }
         if self.predicted is not None:
             out["predicted"] = self.predicted
-            out["cost_deviation"] = (self.total_cost - self.predicted["total_cost"]) / self.predicted[
-                "total_cost"] if self.predicted["total_cost"] else 0.0  # fmt: skip
+            out["cost_deviation"] = (
+                (self.total_cost - self.predicted["total_cost"]) / self.predicted["total_cost"]
+                if self.predicted["total_cost"]
+                else 0.0
+            )
         if self.bound is not None:
             b = self.bound.to_dict()
             out["bound"] = b.pop("bound")
@@ -154,25 +175,38 @@ class SimulationResult:
         lines = [
             f"method        {self.method} (seed {self.seed}, {self.nodes} nodes)",
             f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
-            (f"jobs          {len(self.jobs)} completed, {late} late, mean JCT "
-             f"{(sum(jct) / len(jct) if jct else 0.0) / 3600:.2f} h, makespan {self.makespan / 3600:.2f} h"),
-            (f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
-             f"{self.moves_per_job:.2f} moves per job)"),
-            (f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
-             f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"),
-            (f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
-             f"max {s['max'] * 1e3:.2f} ms, total {s['total']:.2f} s of {self.wall_seconds:.2f} s wall"),
+            (
+                f"jobs          {len(self.jobs)} completed, {late} late, mean JCT "
+                f"{(sum(jct) / len(jct) if jct else 0.0) / 3600:.2f} h, makespan {self.makespan / 3600:.2f} h"
+            ),
+            (
+                f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
+                f"{self.moves_per_job:.2f} moves per job)"
+            ),
+            (
+                f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
+                f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"
+            ),
+            (
+                f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
+                f"max {s['max'] * 1e3:.2f} ms, total {s['total']:.2f} s of {self.wall_seconds:.2f} s wall"
+            ),
         ]
         if self.bound is not None:
             ratio = self.cost_over_bound
-            lines.append(f"bound         {self.bound.bound:.4f} $  cost / bound = "
-                         + ("-" if ratio is None else f"{ratio:.4f}")
-                         + f" ({self.bound.binding.replace('_', '-')} bound"
-                         + ("; for predicted times" if self.noise > 0 else "") + ")")  # fmt: skip
+            lines.append(
+                f"bound         {self.bound.bound:.4f} $  cost / bound = "
+                + ("-" if ratio is None else f"{ratio:.4f}")
+                + f" ({self.bound.binding.replace('_', '-')} bound"
+                + ("; for predicted times" if self.noise > 0 else "")
+                + ")"
+            )
         if self.predicted is not None:
             dev = self.to_dict()["cost_deviation"]
-            lines.append(f"predicted     {self.predicted['total_cost']:.4f} $ (noise {self.noise:g}): "
-                         f"actual deviates by {100 * dev:+.2f} %")  # fmt: skip
+            lines.append(
+                f"predicted     {self.predicted['total_cost']:.4f} $ (noise {self.noise:g}): "
+                f"actual deviates by {100 * dev:+.2f} %"
+            )
         return "\n".join(lines)
 
 
@@ -185,14 +219,25 @@ class Simulator:
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
     """
 
-    def __init__(self, trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
-                 nodes: int | None = None, noise: float = 0.0, overhead: float = DEFAULT_OVERHEAD,
-                 startup: float = DEFAULT_STARTUP, tick: float | None = None,
-                 **solver_options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        trace: Instance,
+        method: str = DEFAULT_METHOD,
+        *,
+        seed: int = 0,
+        nodes: int | None = None,
+        noise: float = 0.0,
+        overhead: float = DEFAULT_OVERHEAD,
+        startup: float = DEFAULT_STARTUP,
+        tick: float | None = None,
+        **solver_options: Any,
+    ) -> None:
         if not isinstance(trace, Instance):
             raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
         if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and 0.0 <= noise < 0.5):
-            raise InputError(None, "noise", f"must be a mean relative error in [0, 0.5), got {noise!r}")
+            raise InputError(
+                None, "noise", f"must be a mean relative error in [0, 0.5), got {noise!r}"
+            )
         if not isinstance(method, str):
             raise InputError(None, "method", f"must be a method name, got {method!r}")
         source = "tick"
@@ -200,21 +245,40 @@ class Simulator:
             tick = default_tick(method)
         if tick is None:
             tick, source = trace.H, "tick (the trace's params.H)"
-        if isinstance(tick, bool) or not isinstance(tick, (int, float)) or not 0 < tick <= MAX_SECONDS:
-            raise InputError(None, "tick", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {tick!r}")
+        if (
+            isinstance(tick, bool)
+            or not isinstance(tick, (int, float))
+            or not 0 < tick <= MAX_SECONDS
+        ):
+            raise InputError(
+                None, "tick", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {tick!r}"
+            )
         tick = float(tick)
         self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1)
         need = min_events(trace, tick, noise)
         if need > self.max_events:
-            raise InputError(None, source, f"{tick:g} s needs at least {need:.3g} rescheduling events "
-                             f"for this trace, more than {EVENTS_PER_JOB} per job (gpuaas.limits); "
-                             f"use at least {tick * need / self.max_events:.3g} s")  # fmt: skip
+            raise InputError(
+                None,
+                source,
+                f"{tick:g} s needs at least {need:.3g} rescheduling events "
+                f"for this trace, more than {EVENTS_PER_JOB} per job (gpuaas.limits); "
+                f"use at least {tick * need / self.max_events:.3g} s",
+            )
         self.trace = trace
         self.noise = float(noise)
         self.tick = tick
-        self.rescheduler = Rescheduler(trace.catalog, trace.nodes if nodes is None else nodes,
-                                       method, seed=seed, H=trace.H, mu=trace.mu, rho=trace.rho,
-                                       overhead=overhead, startup=startup, **solver_options)  # fmt: skip
+        self.rescheduler = Rescheduler(
+            trace.catalog,
+            trace.nodes if nodes is None else nodes,
+            method,
+            seed=seed,
+            H=trace.H,
+            mu=trace.mu,
+            rho=trace.rho,
+            overhead=overhead,
+            startup=startup,
+            **solver_options,
+        )
         J = trace.n_jobs
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.order = np.lexsort((np.arange(J), trace.release))  # submission order
@@ -246,7 +310,9 @@ class Simulator:
                 if job.cfg >= 0:
                     j = self.index[job.id]
                     begin = max(self.clock, job.ready)
-                    t = min(t, begin + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]))
+                    t = min(
+                        t, begin + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j])
+                    )
         return t
 
     def step(self) -> Plan | None:
@@ -273,15 +339,25 @@ class Simulator:
         tr = self.trace
         while self.next_sub < tr.n_jobs and tr.release[self.order[self.next_sub]] <= t:
             j = int(self.order[self.next_sub])
-            submit.append(JobSpec(id=tr.job_ids[j], release=float(tr.release[j]), due=float(tr.due[j]),
-                                  weight=float(tr.weight[j]), work=tr.work[j],
-                                  progress=float(tr.progress[j])))  # fmt: skip
+            submit.append(
+                JobSpec(
+                    id=tr.job_ids[j],
+                    release=float(tr.release[j]),
+                    due=float(tr.due[j]),
+                    weight=float(tr.weight[j]),
+                    work=tr.work[j],
+                    progress=float(tr.progress[j]),
+                )
+            )
             self.next_sub += 1
         reports = None
         if self.noise > 0:
             finished = set(done)
-            reports = {job.id: float(self.actual_progress[self.index[job.id]]) for job in jobs
-                       if job.id not in finished}  # fmt: skip
+            reports = {
+                job.id: float(self.actual_progress[self.index[job.id]])
+                for job in jobs
+                if job.id not in finished
+            }
         plan = r.update(t, submit=submit, complete=done, progress=reports)
         self.clock = t
         if plan.jobs:
@@ -297,8 +373,9 @@ class Simulator:
         r = self.rescheduler
         if not plan.jobs and self.next_sub >= self.trace.n_jobs:
             return  # finished
-        done = len(r.completions()) + sum(float(self.actual_progress[self.index[j["id"]]])
-                                          for j in plan.jobs)  # fmt: skip
+        done = len(r.completions()) + sum(
+            float(self.actual_progress[self.index[j["id"]]]) for j in plan.jobs
+        )
         if changed or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
@@ -309,16 +386,19 @@ class Simulator:
             if all(j["node"] is None for j in plan.jobs):
                 stop = f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} events in a row"
             else:
-                stop = (f"no job got closer to its end in {MAX_IDLE_EVENTS} events in a row "
-                        f"({r.migrations} migrations, {r.preemptions} preemptions, each losing "
-                        f"{r.overhead:g} s of work)")  # fmt: skip
+                stop = (
+                    f"no job got closer to its end in {MAX_IDLE_EVENTS} events in a row "
+                    f"({r.migrations} migrations, {r.preemptions} preemptions, each losing "
+                    f"{r.overhead:g} s of work)"
+                )
         elif r.events > self.max_events:
             stop = f"more than {EVENTS_PER_JOB} rescheduling events per job (gpuaas.limits)"
         elif t > HORIZON:
             stop = f"the clock passed {HORIZON:.3g} s, where doubles no longer resolve 1e-6 s (gpuaas.limits)"
         if stop is not None:
-            raise SolverError(f"simulation stopped at t={t:g} s after {r.events} events: {stop}; "
-                              "it cannot end")  # fmt: skip
+            raise SolverError(
+                f"simulation stopped at t={t:g} s after {r.events} events: {stop}; it cannot end"
+            )
 
     def _apply_overhead(self, plan: Plan) -> None:
         """Restart overhead on actual progress: the rescheduler's rule (`lost_work`) applied to
@@ -338,10 +418,13 @@ class Simulator:
         if self.log_lines is None:
             return
         rec = {
-            "start": start, "end": end,
+            "start": start,
+            "end": end,
             "nodes": [n._asdict() for n in self.rescheduler.open_nodes()],
-            "jobs": [{"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus} for j in jobs if j.cfg >= 0],
-        }  # fmt: skip
+            "jobs": [
+                {"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus} for j in jobs if j.cfg >= 0
+            ],
+        }
         self.log_lines.write(to_json(rec, indent=None) + "\n")
 
     def run(self, progress: bool = False) -> SimulationResult:
@@ -350,10 +433,16 @@ class Simulator:
         bar = _ProgressBar(self.trace.n_jobs) if progress else None
         while self.step() is not None:
             if bar is not None:
-                bar.update(len(self.rescheduler.completions()), self.rescheduler.events, self.clock or 0.0)
+                bar.update(
+                    len(self.rescheduler.completions()), self.rescheduler.events, self.clock or 0.0
+                )
         if bar is not None:
-            bar.update(len(self.rescheduler.completions()), self.rescheduler.events, self.clock or 0.0,
-                       force=True)  # fmt: skip
+            bar.update(
+                len(self.rescheduler.completions()),
+                self.rescheduler.events,
+                self.clock or 0.0,
+                force=True,
+            )
             bar.close()
         result = self.result(_time.perf_counter() - t0)
         result.cpu_seconds = _time.process_time() - c0
@@ -369,14 +458,26 @@ class Simulator:
                 d["actual_factor"] = float(self.factor[self.index[d["id"]]])
                 d["lost_work"] = float(self.actual_lost[self.index[d["id"]]])
         return SimulationResult(
-            method=r.method, seed=r.seed, nodes=r.nodes, total_cost=r.vm_cost + r.tardiness_cost,
-            vm_cost=r.vm_cost, tardiness_cost=r.tardiness_cost, jobs=jobs, events=r.events,
-            migrations=r.migrations, preemptions=r.preemptions,
-            solver_seconds=list(self.solver_seconds), wall_seconds=wall_seconds,
+            method=r.method,
+            seed=r.seed,
+            nodes=r.nodes,
+            total_cost=r.vm_cost + r.tardiness_cost,
+            vm_cost=r.vm_cost,
+            tardiness_cost=r.tardiness_cost,
+            jobs=jobs,
+            events=r.events,
+            migrations=r.migrations,
+            preemptions=r.preemptions,
+            solver_seconds=list(self.solver_seconds),
+            wall_seconds=wall_seconds,
             solver_cpu_seconds=self.solver_cpu_seconds,
-            noise=self.noise, overhead=r.overhead, startup=r.startup,
-            lost_work_cost=r.lost_work_cost, startup_cost=r.startup_cost, tick=self.tick,
-        )  # fmt: skip
+            noise=self.noise,
+            overhead=r.overhead,
+            startup=r.startup,
+            lost_work_cost=r.lost_work_cost,
+            startup_cost=r.startup_cost,
+            tick=self.tick,
+        )
 
 
 def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
@@ -412,8 +513,10 @@ class _ProgressBar:
         self.last = now
         width = 30
         fill = int(width * done / self.total)
-        sys.stderr.write(f"\rsimulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
-                         f"{events} events, t = {clock / 3600:.1f} h ")  # fmt: skip
+        sys.stderr.write(
+            f"\rsimulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
+            f"{events} events, t = {clock / 3600:.1f} h "
+        )
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -421,11 +524,21 @@ class _ProgressBar:
         sys.stderr.flush()
 
 
-def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
-             nodes: int | None = None, noise: float = 0.0, overhead: float = DEFAULT_OVERHEAD,
-             startup: float = DEFAULT_STARTUP, log: str | Path | None = None, progress: bool = False,
-             tick: float | None = None, bound: bool | Bound = True,
-             **solver_options: Any) -> SimulationResult:  # fmt: skip
+def simulate(
+    trace: Instance,
+    method: str = DEFAULT_METHOD,
+    *,
+    seed: int = 0,
+    nodes: int | None = None,
+    noise: float = 0.0,
+    overhead: float = DEFAULT_OVERHEAD,
+    startup: float = DEFAULT_STARTUP,
+    log: str | Path | None = None,
+    progress: bool = False,
+    tick: float | None = None,
+    bound: bool | Bound = True,
+    **solver_options: Any,
+) -> SimulationResult:
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
 
     Parameters
@@ -461,17 +574,38 @@ def simulate(trace: Instance, method: str = DEFAULT_METHOD, *, seed: int = 0,
     -------
     SimulationResult
     """
-    sim = Simulator(trace, method, seed=seed, nodes=nodes, noise=noise, overhead=overhead,
-                    startup=startup, tick=tick, **solver_options)  # fmt: skip
+    sim = Simulator(
+        trace,
+        method,
+        seed=seed,
+        nodes=nodes,
+        noise=noise,
+        overhead=overhead,
+        startup=startup,
+        tick=tick,
+        **solver_options,
+    )
     if log is None:
         result = sim.run(progress)
     else:
         result = _run_logged(sim, Path(log), progress)
     if noise > 0:
-        exact = Simulator(trace, method, seed=seed, nodes=nodes, noise=0.0, overhead=overhead,
-                          startup=startup, tick=tick, **solver_options).run()  # fmt: skip
-        result.predicted = {"total_cost": exact.total_cost, "vm_cost": exact.vm_cost,
-                            "tardiness_cost": exact.tardiness_cost}  # fmt: skip
+        exact = Simulator(
+            trace,
+            method,
+            seed=seed,
+            nodes=nodes,
+            noise=0.0,
+            overhead=overhead,
+            startup=startup,
+            tick=tick,
+            **solver_options,
+        ).run()
+        result.predicted = {
+            "total_cost": exact.total_cost,
+            "vm_cost": exact.vm_cost,
+            "tardiness_cost": exact.tardiness_cost,
+        }
     if bound is True:
         result.bound = trace_bound(trace, result.nodes)
     elif bound is not False:

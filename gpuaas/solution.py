@@ -37,8 +37,13 @@ class Solution:
     @classmethod
     def empty(cls, instance: Instance, method: str = "") -> Solution:
         """All nodes closed, all jobs postponed."""
-        return cls(instance, np.full(instance.nodes, -1), np.full(instance.n_jobs, -1),
-                   np.full(instance.n_jobs, -1), method)  # fmt: skip
+        return cls(
+            instance,
+            np.full(instance.nodes, -1),
+            np.full(instance.n_jobs, -1),
+            np.full(instance.n_jobs, -1),
+            method,
+        )
 
     @property
     def objective(self) -> float:
@@ -55,8 +60,14 @@ class Solution:
         return np.flatnonzero(self.node_vm >= 0)
 
     def copy(self) -> Solution:
-        return Solution(self.instance, self.node_vm.copy(), self.job_node.copy(),
-                        self.job_cfg.copy(), self.method, dict(self.stats))  # fmt: skip
+        return Solution(
+            self.instance,
+            self.node_vm.copy(),
+            self.job_node.copy(),
+            self.job_cfg.copy(),
+            self.method,
+            dict(self.stats),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The solution file format of docs/design.md §10."""
@@ -67,12 +78,20 @@ class Solution:
             if c < 0:
                 jobs.append({"id": jid, "node": None, "vm": None, "gpus": None})
             else:
-                jobs.append({"id": jid, "node": int(self.job_node[j]),
-                             "vm": cat.vm_names[cat.cfg_vm[c]], "gpus": int(cat.cfg_gpus[c])})  # fmt: skip
+                jobs.append(
+                    {
+                        "id": jid,
+                        "node": int(self.job_node[j]),
+                        "vm": cat.vm_names[cat.cfg_vm[c]],
+                        "gpus": int(cat.cfg_gpus[c]),
+                    }
+                )
         return {
             "method": self.method,
             "objective": self.objective,
-            "nodes": [{"node": int(n), "vm": cat.vm_names[self.node_vm[n]]} for n in self.open_nodes],
+            "nodes": [
+                {"node": int(n), "vm": cat.vm_names[self.node_vm[n]]} for n in self.open_nodes
+            ],
             "jobs": jobs,
             "stats": _plain(self.stats),
         }
@@ -98,7 +117,9 @@ class Solution:
                 raise InputError(source, at, "must be an object with 'node' and 'vm'")
             n = nd["node"]
             if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < N:
-                raise InputError(source, f"{at}.node", f"must be an integer in 0..{N - 1}, got {brief(n)}")
+                raise InputError(
+                    source, f"{at}.node", f"must be an integer in 0..{N - 1}, got {brief(n)}"
+                )
             if nd["vm"] not in cat.vm_names:
                 raise InputError(source, f"{at}.vm", f"unknown VM type {brief(nd['vm'])}")
             if node_vm[n] >= 0:
@@ -122,8 +143,14 @@ class Solution:
                 continue
             job_node[j], job_cfg[j] = placement_config(n, vm, g, cat, N, source, at)
         stats = data.get("stats", {})
-        return cls(instance, node_vm, job_node, job_cfg, str(data.get("method", "")),
-                   stats if isinstance(stats, dict) else {})  # fmt: skip
+        return cls(
+            instance,
+            node_vm,
+            job_node,
+            job_cfg,
+            str(data.get("method", "")),
+            stats if isinstance(stats, dict) else {},
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -65,8 +65,15 @@ class ThroughputTable:
     def models(self) -> set[str]:
         return {m for m, _, _ in self.rates}
 
-    def job_times(self, model: str, steps: float, catalog: Catalog, *,
-                  gpus: set[int] | None = None, scaling: str = "none") -> np.ndarray:  # fmt: skip
+    def job_times(
+        self,
+        model: str,
+        steps: float,
+        catalog: Catalog,
+        *,
+        gpus: set[int] | None = None,
+        scaling: str = "none",
+    ) -> np.ndarray:
         """Whole-job seconds per configuration (C,) of `catalog`; inf where not available.
 
         Parameters
@@ -117,19 +124,29 @@ def read_throughputs(path: str | Path) -> ThroughputTable:
 
 def parse_throughputs(text: str, source: str) -> ThroughputTable:
     """Parse the CSV text of a throughput table; errors name `source`, the line and the field."""
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
-             if line.strip() and not line.lstrip().startswith("#")]  # fmt: skip
+    lines = [
+        (n, line)
+        for n, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not lines:
-        raise InputError(source, None, f"empty throughput table; expected a header {','.join(COLUMNS)}")
+        raise InputError(
+            source, None, f"empty throughput table; expected a header {','.join(COLUMNS)}"
+        )
     header_no, header = lines[0]
     names = [h.strip() for h in next(csv.reader([header]))]
     missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise InputError(source, f"line {header_no}", f"missing column(s) {', '.join(missing)}; "
-                         f"the header must name {','.join(COLUMNS)}")  # fmt: skip
+        raise InputError(
+            source,
+            f"line {header_no}",
+            f"missing column(s) {', '.join(missing)}; the header must name {','.join(COLUMNS)}",
+        )
     col = {c: names.index(c) for c in COLUMNS}
     rates: dict[tuple[str, str, int], float] = {}
-    for n, row in zip((n for n, _ in lines[1:]), csv.reader(io.StringIO("\n".join(l for _, l in lines[1:])))):
+    for n, row in zip(
+        (n for n, _ in lines[1:]), csv.reader(io.StringIO("\n".join(text for _, text in lines[1:])))
+    ):
         at = f"line {n}"
         if len(row) != len(names):
             raise InputError(source, at, f"has {len(row)} field(s), the header has {len(names)}")
@@ -139,7 +156,9 @@ def parse_throughputs(text: str, source: str) -> ThroughputTable:
         if not gpu:
             raise InputError(source, f"{at}: gpu", "must be a non-empty GPU model")
         g = parse_int(row[col["gpus"]], source, f"{at}: gpus", minimum=1)
-        rate = parse_float(row[col["steps_per_second"]], source, f"{at}: steps_per_second", positive=True)
+        rate = parse_float(
+            row[col["steps_per_second"]], source, f"{at}: steps_per_second", positive=True
+        )
         key = (model, gpu.upper(), g)
         if key in rates:
             raise InputError(source, at, f"({model}, {key[1]}, {g}) given twice")
@@ -152,8 +171,12 @@ def parse_throughputs(text: str, source: str) -> ThroughputTable:
 def _from_gavel(data: Any, source: str) -> ThroughputTable:
     """Gavel's `{worker: {"(job type, scale factor)": {"null": steps/s}}}` JSON."""
     if not isinstance(data, dict) or not any(w in data for w in GAVEL_WORKERS):
-        raise InputError(source, None, "not a Gavel throughput file: expected top-level worker "
-                         f"types {', '.join(GAVEL_WORKERS)}")  # fmt: skip
+        raise InputError(
+            source,
+            None,
+            "not a Gavel throughput file: expected top-level worker "
+            f"types {', '.join(GAVEL_WORKERS)}",
+        )
     rates: dict[tuple[str, str, int], float] = {}
     for worker in GAVEL_WORKERS:
         table = data.get(worker, {})
@@ -163,13 +186,30 @@ def _from_gavel(data: Any, source: str) -> ThroughputTable:
             try:
                 job_type, scale = ast.literal_eval(key)
             except (ValueError, SyntaxError, TypeError):
-                raise InputError(source, f"{worker}.{key}", "key must be \"('job type', scale factor)\"") from None
+                raise InputError(
+                    source, f"{worker}.{key}", "key must be \"('job type', scale factor)\""
+                ) from None
             rate = entry.get("null") if isinstance(entry, dict) else None
-            if (not isinstance(job_type, str) or isinstance(scale, bool) or not isinstance(scale, int)
-                    or scale < 1):  # fmt: skip
-                raise InputError(source, f"{worker}.{key}", "key must be \"('job type', scale factor)\"")
-            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
-                raise InputError(source, f"{worker}.{key}.null", f"must be a throughput >= 0 steps/s, got {rate!r}")
+            if (
+                not isinstance(job_type, str)
+                or isinstance(scale, bool)
+                or not isinstance(scale, int)
+                or scale < 1
+            ):
+                raise InputError(
+                    source, f"{worker}.{key}", "key must be \"('job type', scale factor)\""
+                )
+            if (
+                isinstance(rate, bool)
+                or not isinstance(rate, (int, float))
+                or not math.isfinite(rate)
+                or rate < 0
+            ):
+                raise InputError(
+                    source,
+                    f"{worker}.{key}.null",
+                    f"must be a throughput >= 0 steps/s, got {rate!r}",
+                )
             if rate == 0:  # Gavel's mark for "does not run" (e.g. out of GPU memory)
                 continue
             rates[(job_type, worker.upper(), scale)] = float(rate)
@@ -187,11 +227,17 @@ def bundled_throughputs() -> list[str]:
 def load_throughputs(spec: str | Path) -> ThroughputTable:
     """A bundled table by name, or a CSV / Gavel JSON file."""
     if isinstance(spec, str) and spec in bundled_throughputs():
-        text = (resources.files("gpuaas") / "throughput_tables" / f"{spec}.csv").read_text(encoding="utf-8")
+        text = (resources.files("gpuaas") / "throughput_tables" / f"{spec}.csv").read_text(
+            encoding="utf-8"
+        )
         return parse_throughputs(text, f"throughputs {spec}")
     if not str(spec).endswith((".csv", ".json")):
-        raise InputError(str(spec), None, "unknown throughput table: give a .csv or Gavel .json file, "
-                         f"or a bundled name ({', '.join(bundled_throughputs())})")  # fmt: skip
+        raise InputError(
+            str(spec),
+            None,
+            "unknown throughput table: give a .csv or Gavel .json file, "
+            f"or a bundled name ({', '.join(bundled_throughputs())})",
+        )
     return read_throughputs(spec)
 
 
@@ -209,8 +255,9 @@ def parse_int(text: str, source: str, where: str, minimum: int | None = None) ->
     return int(value)
 
 
-def parse_float(text: str, source: str, where: str, *, minimum: float | None = None,
-                positive: bool = False) -> float:  # fmt: skip
+def parse_float(
+    text: str, source: str, where: str, *, minimum: float | None = None, positive: bool = False
+) -> float:
     """A finite number field of a text file; one-line error otherwise."""
     raw = text.strip()
     try:

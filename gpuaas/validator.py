@@ -61,7 +61,9 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
         jid = inst.job_ids[j]
         n, c = job_node[j], job_cfg[j]
         d = float(inst.due[j]) - inst.time
-        remaining = [float(inst.work[j][k]) * (1.0 - float(inst.progress[j])) for k in range(len(cfg_list))]
+        remaining = [
+            float(inst.work[j][k]) * (1.0 - float(inst.progress[j])) for k in range(len(cfg_list))
+        ]
         runnable = [t for t in remaining if math.isfinite(t)]
         if n == -1 and c == -1:
             worst = inst.H + max(runnable) - d
@@ -109,8 +111,15 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     return rep
 
 
-def _reconfiguration(inst: Any, node_vm: list[int], job_node: list[int], job_cfg: list[int],
-                     cfg_list: list[tuple[int, int]], gpus_of_vm: list[int], price: list[float]) -> float:  # fmt: skip
+def _reconfiguration(
+    inst: Any,
+    node_vm: list[int],
+    job_node: list[int],
+    job_cfg: list[int],
+    cfg_list: list[tuple[int, int]],
+    gpus_of_vm: list[int],
+    price: list[float],
+) -> float:
     """The reconfiguration terms of P1's extension, recomputed plainly: each running job moved
     off its node or configuration loses `overhead` s at its configuration's GPU-share price (and
     its weight x overhead when it is late on every configuration); each open node whose VM type
@@ -135,7 +144,9 @@ def _reconfiguration(inst: Any, node_vm: list[int], job_node: list[int], job_cfg
     return total
 
 
-def check_file(instance: Instance, data: Any, source: str | None = None, p1n: bool = False) -> ValidationReport:
+def check_file(
+    instance: Instance, data: Any, source: str | None = None, p1n: bool = False
+) -> ValidationReport:
     """`gpuaas check`: a solution file (the parsed JSON) against `instance`.
 
     Structure errors (unknown job ids, malformed entries) are InputErrors from
@@ -158,6 +169,10 @@ def check_file(instance: Instance, data: Any, source: str | None = None, p1n: bo
             rep.errors.append(f"objective: the file says {brief(claimed)}, not a number")
         elif not math.isfinite(claimed):
             rep.errors.append(f"objective: the file says {claimed!r}, not a finite number")
-        elif not math.isclose(claimed, rep.objective, rel_tol=OBJECTIVE_RTOL, abs_tol=OBJECTIVE_RTOL):
-            rep.errors.append(f"objective: the file says {claimed:.10g}, recomputed {rep.objective:.10g}")
+        elif not math.isclose(
+            claimed, rep.objective, rel_tol=OBJECTIVE_RTOL, abs_tol=OBJECTIVE_RTOL
+        ):
+            rep.errors.append(
+                f"objective: the file says {claimed:.10g}, recomputed {rep.objective:.10g}"
+            )
     return rep

@@ -54,8 +54,9 @@ ROWS = [
 
 def online(nodes: int, jobs: int, traces: int) -> None:
     """Total simulated cost of greedy / path-relinking under each open rule, and EDF."""
-    runs = [("edf", {})] + [(m, {"open_rule": r}) for m in ("greedy", "path-relinking")
-                            for r in OPEN_RULES]  # fmt: skip
+    runs = [("edf", {})] + [
+        (m, {"open_rule": r}) for m in ("greedy", "path-relinking") for r in OPEN_RULES
+    ]
     names = [m if not o else f"{m} ({o['open_rule']})" for m, o in runs]
     print(f"N = {nodes}, J = {jobs}, total cost ($) of the simulation, seed 1\n")
     print("| arrivals | trace | " + " | ".join(names) + " |")
@@ -67,9 +68,13 @@ def online(nodes: int, jobs: int, traces: int) -> None:
             trace = Instance.from_dict(generate_trace(nodes, jobs, seed=t + 1, arrivals=arrivals))
             for k, (method, opts) in enumerate(runs):
                 costs[t, k] = simulate(trace, method, seed=1, **opts).total_cost
-            print(f"| {arrivals} | {t + 1} | " + " | ".join(f"{c:,.0f}" for c in costs[t]) + " |",
-                  flush=True)  # fmt: skip
-        print(f"| {arrivals} | mean | " + " | ".join(f"{c:,.0f}" for c in costs.mean(axis=0)) + " |")
+            print(
+                f"| {arrivals} | {t + 1} | " + " | ".join(f"{c:,.0f}" for c in costs[t]) + " |",
+                flush=True,
+            )
+        print(
+            f"| {arrivals} | mean | " + " | ".join(f"{c:,.0f}" for c in costs.mean(axis=0)) + " |"
+        )
     print(f"\n{time.perf_counter() - t0:.0f} s")
 
 
@@ -111,13 +116,17 @@ def main() -> None:
         ]
         for (row, _), v in zip(ROWS, vals):
             gains[row].append(v)
-    print(f"{args.instances} instances (seeds {args.seed0}..{args.seed0 + args.instances - 1}), "
-          f"{invalid} invalid solutions, {time.perf_counter() - t0:.0f} s\n")
+    print(
+        f"{args.instances} instances (seeds {args.seed0}..{args.seed0 + args.instances - 1}), "
+        f"{invalid} invalid solutions, {time.perf_counter() - t0:.0f} s\n"
+    )
     print("| step | proxy | mean improvement | improved on | worst change |")
     print("|---|---|---:|---:|---:|")
     for row, proxy in ROWS:
         v = np.array(gains[row])
-        print(f"| {row} | {proxy} | {v.mean():.3f} % | {(v > 1e-9).sum()}/{len(v)} | {v.min():.3g} % |")
+        print(
+            f"| {row} | {proxy} | {v.mean():.3f} % | {(v > 1e-9).sum()}/{len(v)} | {v.min():.3g} % |"
+        )
 
 
 if __name__ == "__main__":

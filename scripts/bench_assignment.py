@@ -51,8 +51,9 @@ def matching_matrix(nodes: int, seed: int, method: str, kind: str) -> np.ndarray
         node_vm = np.empty_like(node_vm)
         node_vm[shuffle] = sol.node_vm
         job_node = np.where(job_node >= 0, shuffle[np.maximum(job_node, 0)], -1)
-    _act, w = match_weights(old_vm, node_vm, inst.current_node, inst.current_cfg, job_node,
-                            sol.job_cfg)  # fmt: skip
+    _act, w = match_weights(
+        old_vm, node_vm, inst.current_node, inst.current_cfg, job_node, sol.job_cfg
+    )
     if kind == "random":
         w = rng.random(w.shape)
     return w
@@ -80,9 +81,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     args = ap.parse_args()
     assign_max(np.eye(3))  # compile / load the numba kernel
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}; median (best) of {args.repeat} calls\n")  # fmt: skip
-    print("| N | seed | weights | matrix n | hand-written ms | scipy ms | same assignment | same weight |")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}; median (best) of {args.repeat} calls\n"
+    )
+    print(
+        "| N | seed | weights | matrix n | hand-written ms | scipy ms | same assignment | same weight |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for nodes, kind, seed in itertools.product(args.nodes, KINDS, args.seeds):
         w = matching_matrix(nodes, seed, args.method, kind)
@@ -90,9 +95,12 @@ def main() -> None:
         b, tb = timed(scipy_assign_max, w, args.repeat)
         rows = np.arange(len(w))
         same_w = w[rows, a].sum() == w[rows, b].sum()
-        print(f"| {nodes} | {seed} | {kind} | {len(w)} | {statistics.median(ta) * 1e3:.3f} ({min(ta) * 1e3:.3f}) "
-              f"| {statistics.median(tb) * 1e3:.3f} ({min(tb) * 1e3:.3f}) "
-              f"| {np.array_equal(a, b)} | {same_w} |", flush=True)  # fmt: skip
+        print(
+            f"| {nodes} | {seed} | {kind} | {len(w)} | {statistics.median(ta) * 1e3:.3f} ({min(ta) * 1e3:.3f}) "
+            f"| {statistics.median(tb) * 1e3:.3f} ({min(tb) * 1e3:.3f}) "
+            f"| {np.array_equal(a, b)} | {same_w} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,13 @@ def main() -> None:
     ap.add_argument("--arrivals", nargs="+", default=["exponential", "high", "low"])
     ap.add_argument("--seed", type=int, default=1, help="trace seed")
     ap.add_argument("--slots", nargs="+", default=["auto"], help="auto, seconds, or cols=K")
-    ap.add_argument("--node-factors", nargs="+", type=float, default=[1.0],
-                    help="bound on round(f x N) nodes too (capacity binds as nodes get scarce)")
+    ap.add_argument(
+        "--node-factors",
+        nargs="+",
+        type=float,
+        default=[1.0],
+        help="bound on round(f x N) nodes too (capacity binds as nodes get scarce)",
+    )
     ap.add_argument("--time-limit", type=float, default=bounds.DEFAULT_TIME_LIMIT)
     ap.add_argument("--no-bundled", action="store_true", help="skip instances/trace-small.json")
     ap.add_argument("--simulate", metavar="METHOD", help="also simulate and print cost / bound")
@@ -70,12 +75,18 @@ def main() -> None:
 
     warm = Instance.from_dict(generate_trace(2, 6, seed=0, arrivals="high"))
     bounds.bound(warm, nodes=1)  # compile / load the per-job kernel
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f} (shared machine: timings are under load)\n")  # fmt: skip
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} (shared machine: timings are under load)\n"
+    )
     sim_head = f" {args.simulate} cost / bound |" if args.simulate else ""
-    print("| trace | N | J | per-job $ | per-job s | capacity $ | gain % | binds | LP status | slot "
-          f"| columns | rows | bound s |{sim_head}")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.simulate else ""))
+    print(
+        "| trace | N | J | per-job $ | per-job s | capacity $ | gain % | binds | LP status | slot "
+        f"| columns | rows | bound s |{sim_head}"
+    )
+    print(
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.simulate else "")
+    )
     rows = []
     for name, trace in traces(args.nodes, args.arrivals, args.seed, not args.no_bundled):
         t0 = time.perf_counter()
@@ -83,21 +94,38 @@ def main() -> None:
         per_job_s = time.perf_counter() - t0
         for factor, setting in [(f, s) for f in args.node_factors for s in args.slots]:
             nodes = max(1, round(factor * trace.nodes))
-            sim = simulate(trace, args.simulate, seed=1, nodes=nodes, bound=False) if args.simulate else None
+            sim = (
+                simulate(trace, args.simulate, seed=1, nodes=nodes, bound=False)
+                if args.simulate
+                else None
+            )
             b = run(trace, nodes, setting, args.time_limit)
             assert abs(b.per_job - per_job) <= 1e-9 * per_job
             gain = 100 * (b.capacity - b.per_job) / b.per_job if b.per_job else 0.0
-            slot = "-" if b.slot is None else (f"{b.slot / 3600:g} h" if b.slot % 3600 == 0 else f"{b.slot:g} s")
-            row = {"trace": name, "nodes": nodes, "jobs": trace.n_jobs, "setting": setting,
-                   "per_job_seconds": per_job_s, **b.to_dict()}  # fmt: skip
+            slot = (
+                "-"
+                if b.slot is None
+                else (f"{b.slot / 3600:g} h" if b.slot % 3600 == 0 else f"{b.slot:g} s")
+            )
+            row = {
+                "trace": name,
+                "nodes": nodes,
+                "jobs": trace.n_jobs,
+                "setting": setting,
+                "per_job_seconds": per_job_s,
+                **b.to_dict(),
+            }
             extra = ""
             if sim is not None:
                 row["simulated_cost"] = sim.total_cost
                 extra = f" {sim.total_cost / b.bound:.3f} |"
             rows.append(row)
-            print(f"| {name} | {nodes} | {trace.n_jobs} | {b.per_job:.1f} | {per_job_s:.3f} "
-                  f"| {b.capacity:.1f} | {gain:+.2f} | {b.binding.replace('_', '-')} | {b.status} "
-                  f"| {slot} | {b.columns} | {b.rows} | {b.seconds:.2f} |{extra}", flush=True)  # fmt: skip
+            print(
+                f"| {name} | {nodes} | {trace.n_jobs} | {b.per_job:.1f} | {per_job_s:.3f} "
+                f"| {b.capacity:.1f} | {gain:+.2f} | {b.binding.replace('_', '-')} | {b.status} "
+                f"| {slot} | {b.columns} | {b.rows} | {b.seconds:.2f} |{extra}",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=2)

@@ -20,7 +20,11 @@ from gpuaas.heuristics.path_relinking import path_relinking
 from gpuaas.heuristics.randomized_greedy import randomized_greedy
 from gpuaas.heuristics.state import OPEN_RULES, warm_up
 
-METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relinking": path_relinking}
+METHODS = {
+    "greedy": greedy,
+    "randomized-greedy": randomized_greedy,
+    "path-relinking": path_relinking,
+}
 
 
 def main() -> None:
@@ -32,8 +36,10 @@ def main() -> None:
     args = ap.parse_args()
     for fn in METHODS.values():
         warm_up(fn)
-    print(f"{'N':>4} {'J':>4} {'open_rule':>9} "
-          + " ".join(f"{m + ' s':>20} {'f_OBJ':>12}" for m in METHODS))  # fmt: skip
+    print(
+        f"{'N':>4} {'J':>4} {'open_rule':>9} "
+        + " ".join(f"{m + ' s':>20} {'f_OBJ':>12}" for m in METHODS)
+    )
     for pair in args.sizes.split(","):
         n, j = (int(x) for x in pair.split(":"))
         inst = generate_instance(n, j, seed=args.seed)

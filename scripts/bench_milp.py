@@ -28,12 +28,16 @@ def main() -> None:
     ap.add_argument("--gap", type=float, default=0.05)
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--linearisation", default="product", help="product, bigm, or both as a comma list")
+    ap.add_argument(
+        "--linearisation", default="product", help="product, bigm, or both as a comma list"
+    )
     ap.add_argument("--json", dest="json_out", help="also write every run as JSON to this file")
     args = ap.parse_args()
     runs = []
-    print(f"gap {args.gap:g}, time limit {args.time_limit:g} s, threads {args.threads}, "
-          f"{args.seeds} seeds, {time.strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
+    print(
+        f"gap {args.gap:g}, time limit {args.time_limit:g} s, threads {args.threads}, "
+        f"{args.seeds} seeds, {time.strftime('%Y-%m-%d %H:%M')}"
+    )
     print("| N | J | linearisation | median s | max s | status | median gap | median nodes |")
     print("|---|---|---|---|---|---|---|---|")
     for size in args.sizes.split(","):
@@ -42,19 +46,45 @@ def main() -> None:
             rows = []
             for seed in range(args.seeds):
                 inst = generate_instance(n, j, seed)
-                sol = milp(inst, seed=seed, gap=args.gap, time_limit=args.time_limit,
-                           threads=args.threads, linearisation=lin)  # fmt: skip
+                sol = milp(
+                    inst,
+                    seed=seed,
+                    gap=args.gap,
+                    time_limit=args.time_limit,
+                    threads=args.threads,
+                    linearisation=lin,
+                )
                 st = sol.stats
                 rows.append(st)
-                runs.append({"nodes": n, "jobs": j, "seed": seed, "linearisation": lin,
-                             **{k: st[k] for k in ("status", "seconds", "objective", "bound", "gap",
-                                                   "solver_nodes", "rows", "columns")}})  # fmt: skip
+                runs.append(
+                    {
+                        "nodes": n,
+                        "jobs": j,
+                        "seed": seed,
+                        "linearisation": lin,
+                        **{
+                            k: st[k]
+                            for k in (
+                                "status",
+                                "seconds",
+                                "objective",
+                                "bound",
+                                "gap",
+                                "solver_nodes",
+                                "rows",
+                                "columns",
+                            )
+                        },
+                    }
+                )
             secs = [r["seconds"] for r in rows]
             gaps = [r["gap"] for r in rows if r["gap"] is not None]
             status = ", ".join(f"{k} {v}" for k, v in Counter(r["status"] for r in rows).items())
-            print(f"| {n} | {j} | {lin} | {statistics.median(secs):.2f} | {max(secs):.2f} | {status} "
-                  f"| {statistics.median(gaps):.4f} | {statistics.median(r['solver_nodes'] for r in rows):g} |",
-                  flush=True)  # fmt: skip
+            print(
+                f"| {n} | {j} | {lin} | {statistics.median(secs):.2f} | {max(secs):.2f} | {status} "
+                f"| {statistics.median(gaps):.4f} | {statistics.median(r['solver_nodes'] for r in rows):g} |",
+                flush=True,
+            )
     if args.json_out:
         with open(args.json_out, "w") as fh:
             json.dump(runs, fh, indent=1)

@@ -35,8 +35,10 @@ def main() -> None:
     args = ap.parse_args()
     limits = [float(x) for x in args.limits.split(",")]
     seeds = [int(x) for x in args.seeds.split(",")]
-    print(f"N = {args.nodes}, J = {args.jobs}, gpuaas {gpuaas.__version__}, {time.strftime('%Y-%m-%d %H:%M')}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")  # fmt: skip
+    print(
+        f"N = {args.nodes}, J = {args.jobs}, gpuaas {gpuaas.__version__}, {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start"
+    )
     print("| limit s | seed | solve s | / limit | command s | status | objective | greedy | gap |")
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,14 +56,32 @@ def main() -> None:
                 cmd = ""
                 if args.cli:
                     t1 = time.perf_counter()
-                    subprocess.run([sys.executable, "-m", "gpuaas", "solve", path, "--method", "milp",
-                                    "--time-limit", str(limit), "--seed", str(seed), "--json"],
-                                   check=True, capture_output=True)  # fmt: skip
+                    subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "gpuaas",
+                            "solve",
+                            path,
+                            "--method",
+                            "milp",
+                            "--time-limit",
+                            str(limit),
+                            "--seed",
+                            str(seed),
+                            "--json",
+                        ],
+                        check=True,
+                        capture_output=True,
+                    )
                     cmd = f"{time.perf_counter() - t1:.2f}"
                 st = sol.stats
                 gap = "" if st.get("gap") is None else f"{st['gap']:.3f}"
-                print(f"| {limit:g} | {seed} | {wall:.2f} | {wall / limit:.2f} | {cmd} | {st['status']} | "
-                      f"{sol.objective:.6g} | {greedy:.6g} | {gap} |", flush=True)  # fmt: skip
+                print(
+                    f"| {limit:g} | {seed} | {wall:.2f} | {wall / limit:.2f} | {cmd} | {st['status']} | "
+                    f"{sol.objective:.6g} | {greedy:.6g} | {gap} |",
+                    flush=True,
+                )
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -36,10 +36,14 @@ def main() -> None:
     for m in args.methods:
         simulate(warm, m)
     rows = []
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f} (shared machine: timings are under load)\n")  # fmt: skip
-    print("| N | J | method | seed | events | wall s | solver s (share) | CPU s | solver CPU s (share) "
-          "| rest CPU ms/event | total cost |")  # fmt: skip
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f} (shared machine: timings are under load)\n"
+    )
+    print(
+        "| N | J | method | seed | events | wall s | solver s (share) | CPU s | solver CPU s (share) "
+        "| rest CPU ms/event | total cost |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
         n, j = (int(x) for x in size.split("x"))
@@ -50,16 +54,30 @@ def main() -> None:
                 cpu, solver_cpu = res.cpu_seconds, res.solver_cpu_seconds
                 solver = res.solver_stats()["total"]
                 rest = (cpu - solver_cpu) / max(res.events, 1) * 1e3  # rescheduler + simulator
-                row = {"nodes": n, "jobs": j, "method": m, "seed": seed, "events": res.events,
-                       "wall_seconds": res.wall_seconds, "cpu_seconds": cpu, "solver_seconds": solver,
-                       "solver_cpu_seconds": solver_cpu, "solver_cpu_share": solver_cpu / cpu,
-                       "solver_share": solver / res.wall_seconds, "rest_cpu_ms_per_event": rest,
-                       "total_cost": res.total_cost, "solver": res.solver_stats()}  # fmt: skip
+                row = {
+                    "nodes": n,
+                    "jobs": j,
+                    "method": m,
+                    "seed": seed,
+                    "events": res.events,
+                    "wall_seconds": res.wall_seconds,
+                    "cpu_seconds": cpu,
+                    "solver_seconds": solver,
+                    "solver_cpu_seconds": solver_cpu,
+                    "solver_cpu_share": solver_cpu / cpu,
+                    "solver_share": solver / res.wall_seconds,
+                    "rest_cpu_ms_per_event": rest,
+                    "total_cost": res.total_cost,
+                    "solver": res.solver_stats(),
+                }
                 rows.append(row)
-                print(f"| {n} | {j} | {m} | {seed} | {res.events} | {res.wall_seconds:.2f} "
-                      f"| {solver:.2f} ({100 * row['solver_share']:.0f} %) | {cpu:.2f} "
-                      f"| {solver_cpu:.2f} ({100 * row['solver_cpu_share']:.0f} %) | {rest:.2f} "
-                      f"| {res.total_cost:.1f} |", flush=True)  # fmt: skip
+                print(
+                    f"| {n} | {j} | {m} | {seed} | {res.events} | {res.wall_seconds:.2f} "
+                    f"| {solver:.2f} ({100 * row['solver_share']:.0f} %) | {cpu:.2f} "
+                    f"| {solver_cpu:.2f} ({100 * row['solver_cpu_share']:.0f} %) | {rest:.2f} "
+                    f"| {res.total_cost:.1f} |",
+                    flush=True,
+                )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=2)

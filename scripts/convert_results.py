@@ -32,11 +32,42 @@ from gpuaas.experiments.cell import Cell
 from gpuaas.experiments.rows import COLUMNS
 from gpuaas.experiments.store import write_csv
 
-COMPARE = ["method", "seed", "total_cost", "vm_cost", "tardiness_cost", "multiplier", "nodes", "tick"]
-REPRODUCTION = ["nodes_base", "arrivals", "trace_seed", "jobs", "method", "multiplier", "seed", "nodes"]
-METRICS = ("total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions", "moves_per_job",
-           "lost_work_cost", "startup_cost", "solver_seconds_mean", "wall_seconds", "tick", "bound",
-           "cost_over_bound")  # fmt: skip
+COMPARE = [
+    "method",
+    "seed",
+    "total_cost",
+    "vm_cost",
+    "tardiness_cost",
+    "multiplier",
+    "nodes",
+    "tick",
+]
+REPRODUCTION = [
+    "nodes_base",
+    "arrivals",
+    "trace_seed",
+    "jobs",
+    "method",
+    "multiplier",
+    "seed",
+    "nodes",
+]
+METRICS = (
+    "total_cost",
+    "vm_cost",
+    "tardiness_cost",
+    "events",
+    "migrations",
+    "preemptions",
+    "moves_per_job",
+    "lost_work_cost",
+    "startup_cost",
+    "solver_seconds_mean",
+    "wall_seconds",
+    "tick",
+    "bound",
+    "cost_over_bound",
+)
 _INTS = {"events", "migrations", "preemptions"}
 
 
@@ -66,20 +97,50 @@ def convert_compare(rows: list[dict[str, str]], args: argparse.Namespace) -> lis
         overhead = float(r["overhead"]) if r.get("overhead") not in (None, "") else args.overhead
         startup = float(r["startup"]) if r.get("startup") not in (None, "") else args.startup
         if overhead is None or startup is None:
-            raise InputError(args.file, "overhead", "the file has no overhead / startup column: give --overhead and --startup")
-        cell = Cell(None, int(r["nodes"]) // mult, args.jobs, None, r["method"], int(r["seed"]), mult,
-                    0.0, overhead, startup, "{}", args.catalog, trace=args.trace)  # fmt: skip
+            raise InputError(
+                args.file,
+                "overhead",
+                "the file has no overhead / startup column: give --overhead and --startup",
+            )
+        cell = Cell(
+            None,
+            int(r["nodes"]) // mult,
+            args.jobs,
+            None,
+            r["method"],
+            int(r["seed"]),
+            mult,
+            0.0,
+            overhead,
+            startup,
+            "{}",
+            args.catalog,
+            trace=args.trace,
+        )
         out.append(_row(cell, r))
     return out
 
 
-def convert_reproduction(rows: list[dict[str, str]], args: argparse.Namespace) -> list[dict[str, Any]]:
+def convert_reproduction(
+    rows: list[dict[str, str]], args: argparse.Namespace
+) -> list[dict[str, Any]]:
     """Old reproduce_paper rows -> the rows of scripts/campaigns/reproduction.yaml's cells."""
     out = []
     for r in rows:
         options = ast.literal_eval(r["options"]) if r.get("options") else {}
-        cell = Cell(r["arrivals"], int(r["nodes_base"]), int(r["jobs"]), int(r["trace_seed"]), r["method"],
-                    int(r["seed"]), int(r["multiplier"]), 0.0, 0.0, 0.0, json.dumps(options, sort_keys=True))  # fmt: skip
+        cell = Cell(
+            r["arrivals"],
+            int(r["nodes_base"]),
+            int(r["jobs"]),
+            int(r["trace_seed"]),
+            r["method"],
+            int(r["seed"]),
+            int(r["multiplier"]),
+            0.0,
+            0.0,
+            0.0,
+            json.dumps(options, sort_keys=True),
+        )
         out.append(_row(cell, r))
     return out
 
@@ -91,18 +152,26 @@ def main() -> None:
     ap.add_argument("--trace", help="compare: the compared trace's file name")
     ap.add_argument("--jobs", type=int, help="compare: the trace's number of jobs")
     ap.add_argument("--catalog", default="azure-2021", help="compare: the trace's catalog")
-    ap.add_argument("--overhead", type=float, help="compare: the restart overhead of a file without that column")
-    ap.add_argument("--startup", type=float, help="compare: the VM start-up of a file without that column")
+    ap.add_argument(
+        "--overhead", type=float, help="compare: the restart overhead of a file without that column"
+    )
+    ap.add_argument(
+        "--startup", type=float, help="compare: the VM start-up of a file without that column"
+    )
     args = ap.parse_args()
     with open(args.file, newline="") as fh:
         reader = csv.DictReader(fh)
         header, rows = reader.fieldnames or [], list(reader)
     need = COMPARE if args.kind == "compare" else REPRODUCTION
     if header == COLUMNS or not set(need) <= set(header):
-        raise SystemExit(f"{args.file}: not a file of the old {args.kind} rows (columns {', '.join(header[:5])} ...)")
+        raise SystemExit(
+            f"{args.file}: not a file of the old {args.kind} rows (columns {', '.join(header[:5])} ...)"
+        )
     if args.kind == "compare" and (args.trace is None or args.jobs is None):
         raise SystemExit("compare rows need --trace and --jobs")
-    new = convert_compare(rows, args) if args.kind == "compare" else convert_reproduction(rows, args)
+    new = (
+        convert_compare(rows, args) if args.kind == "compare" else convert_reproduction(rows, args)
+    )
     write_csv(args.file, new)
     print(f"{args.file}: {len(rows)} old rows -> {len(new)} result rows")
 

@@ -25,11 +25,20 @@ from gpuaas.heuristics.randomized_greedy import randomized_greedy
 from gpuaas.heuristics.state import OPEN_RULES, warm_up
 from gpuaas.milp import milp
 
-METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relinking": path_relinking}
+METHODS = {
+    "greedy": greedy,
+    "randomized-greedy": randomized_greedy,
+    "path-relinking": path_relinking,
+}
 
 
-def gaps(instances: int, max_nodes: int, max_jobs: int, seed0: int = 0,
-         rules: tuple[str, ...] = tuple(OPEN_RULES)) -> dict[tuple[str, str], np.ndarray]:  # fmt: skip
+def gaps(
+    instances: int,
+    max_nodes: int,
+    max_jobs: int,
+    seed0: int = 0,
+    rules: tuple[str, ...] = tuple(OPEN_RULES),
+) -> dict[tuple[str, str], np.ndarray]:
     """Relative gaps per (rule, method) over the instance set (also checks no heuristic beats
     the optimum)."""
     for fn in METHODS.values():
@@ -38,8 +47,9 @@ def gaps(instances: int, max_nodes: int, max_jobs: int, seed0: int = 0,
     for k in range(instances):
         seed = seed0 + k
         rng = np.random.default_rng(seed)
-        inst = generate_instance(int(rng.integers(1, max_nodes + 1)), int(rng.integers(1, max_jobs + 1)),
-                                 seed=seed)  # fmt: skip
+        inst = generate_instance(
+            int(rng.integers(1, max_nodes + 1)), int(rng.integers(1, max_jobs + 1)), seed=seed
+        )
         opt = milp(inst, p1n=False, gap=0.0, threads=1)
         if opt.stats["status"] != "optimal":
             raise RuntimeError(f"instance {seed}: MILP not optimal ({opt.stats['status']})")
@@ -63,13 +73,17 @@ def main() -> None:
     t0 = time.perf_counter()
     rules = tuple(args.open_rules.split(","))
     res = gaps(args.instances, args.max_nodes, args.max_jobs, args.seed0, rules)
-    print(f"{args.instances} instances, N <= {args.max_nodes}, J <= {args.max_jobs}, MILP with P1n off, "
-          f"{time.perf_counter() - t0:.0f} s\n")
+    print(
+        f"{args.instances} instances, N <= {args.max_nodes}, J <= {args.max_jobs}, MILP with P1n off, "
+        f"{time.perf_counter() - t0:.0f} s\n"
+    )
     print("| open_rule | method | mean gap | worst gap | optimal on |")
     print("|---|---|---:|---:|---:|")
     for (r, m), g in res.items():
-        print(f"| {r} | {m} | {100 * g.mean():.2f} % | {100 * g.max():.2f} % | "
-              f"{(g < 1e-7).sum()}/{len(g)} |")  # fmt: skip
+        print(
+            f"| {r} | {m} | {100 * g.mean():.2f} % | {100 * g.max():.2f} % | "
+            f"{(g < 1e-7).sum()}/{len(g)} |"
+        )
 
 
 if __name__ == "__main__":

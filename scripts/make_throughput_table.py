@@ -10,10 +10,17 @@ from pathlib import Path
 
 from gpuaas.performance import throughput_rows
 
-OUT = Path(__file__).resolve().parent.parent / "gpuaas" / "throughput_tables" / "performance-model.csv"
-HEADER = ("# Steps per second derived from gpuaas.performance (modelled, not measured): one step =\n"
-          "# one iteration of the Table 3 batch, including per-epoch data loading. Regenerate with\n"
-          "# python scripts/make_throughput_table.py\n")
+OUT = (
+    Path(__file__).resolve().parent.parent
+    / "gpuaas"
+    / "throughput_tables"
+    / "performance-model.csv"
+)
+HEADER = (
+    "# Steps per second derived from gpuaas.performance (modelled, not measured): one step =\n"
+    "# one iteration of the Table 3 batch, including per-epoch data loading. Regenerate with\n"
+    "# python scripts/make_throughput_table.py\n"
+)
 
 
 def render() -> str:

@@ -4,6 +4,7 @@ N = 10 traces, exponential / high / low arrivals, seeds 1-3, simulated in 2 proc
 one tab-separated row per simulation: arrivals, seed, method+options, total, VM and tardiness
 cost, migrations. Used for the proxy table in scripts/results/reproduction-notes.md.
 """
+
 from concurrent.futures import ProcessPoolExecutor
 
 from gpuaas.generator import generate_trace
@@ -16,12 +17,28 @@ def run(args: tuple) -> tuple:
     arr, seed, method, opts = args
     trace = Instance.from_dict(generate_trace(10, seed=seed, arrivals=arr))
     r = simulate(trace, method, seed=seed, **opts).to_dict()
-    return arr, seed, method + str(opts), r["total_cost"], r["vm_cost"], r["tardiness_cost"], r["migrations"]
+    return (
+        arr,
+        seed,
+        method + str(opts),
+        r["total_cost"],
+        r["vm_cost"],
+        r["tardiness_cost"],
+        r["migrations"],
+    )
 
 
-cells = [(a, s, m, o) for a in ("exponential", "high", "low") for s in (1, 2, 3)
-         for m, o in (("path-relinking", {}), ("path-relinking", {"proxy": "f_obj"}), ("randomized-greedy", {}),
-                      ("randomized-greedy", {"proxy": "f_bar"}))]
+cells = [
+    (a, s, m, o)
+    for a in ("exponential", "high", "low")
+    for s in (1, 2, 3)
+    for m, o in (
+        ("path-relinking", {}),
+        ("path-relinking", {"proxy": "f_obj"}),
+        ("randomized-greedy", {}),
+        ("randomized-greedy", {"proxy": "f_bar"}),
+    )
+]
 if __name__ == "__main__":
     with ProcessPoolExecutor(2) as ex:
         for row in ex.map(run, cells):

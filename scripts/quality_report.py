@@ -35,8 +35,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results")
     ap.add_argument("-o", "--output")
-    ap.add_argument("--before", help="CSV rows N, trace seed, restart s, method, total cost of the paper's "
-                    "heuristics at the issue's commit (high arrivals), for the high-arrival bar")  # fmt: skip
+    ap.add_argument(
+        "--before",
+        help="CSV rows N, trace seed, restart s, method, total cost of the paper's "
+        "heuristics at the issue's commit (high arrivals), for the high-arrival bar",
+    )
     args = ap.parse_args()
     before: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if args.before:
@@ -48,15 +51,33 @@ def main() -> None:
         cells[(r["catalog"], r["nodes"], r["arrivals"], r["overhead"])][row_run(r)].append(r)
     catalogs = len({k[0] for k in cells}) > 1  # a catalog column
     methods = sorted({row_run(r) for r in rows}, key=lambda m: (m != DEFAULT_METHOD, " x" in m, m))
-    out = [f"# Quality: total cost / lower bound, and moves per job ({args.results})", "",
-           "Each cell: mean cost / bound over the traces [min-max], then moves (migrations + "
-           "preemptions) per job. `xK`: run with K x N nodes (its bound is for K x N nodes).", ""]
-    out.append("| " + "catalog | " * catalogs + "N | arrivals | restart s | " + " | ".join(methods)
-               + " | default meets the bar |")  # fmt: skip
+    out = [
+        f"# Quality: total cost / lower bound, and moves per job ({args.results})",
+        "",
+        "Each cell: mean cost / bound over the traces [min-max], then moves (migrations + "
+        "preemptions) per job. `xK`: run with K x N nodes (its bound is for K x N nodes).",
+        "",
+    ]
+    out.append(
+        "| "
+        + "catalog | " * catalogs
+        + "N | arrivals | restart s | "
+        + " | ".join(methods)
+        + " | default meets the bar |"
+    )
     out.append("|---|---|---|" + "---|" * (len(methods) + 1 + catalogs))
     verdicts = []
-    for key in sorted(cells, key=lambda k: (k[0], k[1], ["exponential", "low", "high"].index(k[2]) if k[2] in
-                                           ("exponential", "low", "high") else 9, k[3])):  # fmt: skip
+    for key in sorted(
+        cells,
+        key=lambda k: (
+            k[0],
+            k[1],
+            ["exponential", "low", "high"].index(k[2])
+            if k[2] in ("exponential", "low", "high")
+            else 9,
+            k[3],
+        ),
+    ):
         by = cells[key]
         catalog, key = key[0], key[1:]
         ratio = {m: [r["cost_over_bound"] for r in rs] for m, rs in by.items()}
@@ -78,16 +99,27 @@ def main() -> None:
                 then = before.get((key[0], "high", float(key[2])), {})
                 paper = [statistics.mean(v) for m, v in then.items() if m in PAPER_HEURISTICS]
                 bar = max(bar, 0.5 * min(paper)) if paper else bar
-            checks = [cost[DEFAULT_METHOD] <= min(others) * (1 + 1e-9) if others else True,
-                      cost[DEFAULT_METHOD] <= bar]
+            checks = [
+                cost[DEFAULT_METHOD] <= min(others) * (1 + 1e-9) if others else True,
+                cost[DEFAULT_METHOD] <= bar,
+            ]
             if key[2] and key[2] >= 600:
                 checks.append(move[DEFAULT_METHOD] <= 1.0)
             names = ["<= best other", "<= bar", "<= 1 move/job"]
             verdict = ", ".join(("yes " if ok else "NO ") + n for ok, n in zip(checks, names))
             verdicts.append(all(checks))
-        out.append("| " + f"{catalog} | " * catalogs + f"{key[0]} | {key[1]} | {key[2]:g} | " + " | ".join(parts)
-                   + f" | {verdict} |")  # fmt: skip
-    out += ["", f"The default method meets every bar in {sum(verdicts)} of {len(verdicts)} cells.", ""]
+        out.append(
+            "| "
+            + f"{catalog} | " * catalogs
+            + f"{key[0]} | {key[1]} | {key[2]:g} | "
+            + " | ".join(parts)
+            + f" | {verdict} |"
+        )
+    out += [
+        "",
+        f"The default method meets every bar in {sum(verdicts)} of {len(verdicts)} cells.",
+        "",
+    ]
     text = "\n".join(out)
     if args.output:
         Path(args.output).write_text(text)

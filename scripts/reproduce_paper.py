@@ -37,12 +37,17 @@ RESULTS = HERE / "results"
 SPEC = HERE / "campaigns" / "reproduction.yaml"
 #: The paper's reported average cost reductions of Path Relinking (§4.3, Fig. 4), by group of
 #: methods compared (the best of the group by mean cost).
-PAPER = (("EDF", ("edf",), "23-97 %"), ("best DP", tuple(m for m in METHODS if m.startswith("dp-")), "43-95 %"),
-         ("Hierarchical", ("hierarchical",), "7-20 %"))  # fmt: skip
+PAPER = (
+    ("EDF", ("edf",), "23-97 %"),
+    ("best DP", tuple(m for m in METHODS if m.startswith("dp-")), "43-95 %"),
+    ("Hierarchical", ("hierarchical",), "7-20 %"),
+)
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--spec", type=Path, default=SPEC, help="The campaign spec.")
     ap.add_argument("--workers", type=int, default=2, help="Processes.")
     ap.add_argument("--backend", default="processes", help="As `gpuaas campaign --backend`.")
@@ -50,7 +55,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--md", type=Path, default=RESULTS / "reproduction.md")
     ap.add_argument("--report-only", action="store_true", help="Only rebuild the markdown.")
     args = ap.parse_args(list(argv) if argv is not None else None)
-    command = "python scripts/reproduce_paper.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python scripts/reproduce_paper.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
     made_by = args.csv.with_suffix(".command")  # the command that made the rows
     if not args.report_only:
         made_by.write_text(command.strip() + "\n")
@@ -68,51 +75,79 @@ def main(argv: Iterable[str] | None = None) -> int:
 
 
 def _stats(s: dict[str, Any]) -> str:
-    return "-" if s["pct_mean"] is None else f"{s['pct_min']:.1f} / {s['pct_mean']:.1f} / {s['pct_max']:.1f}"
+    return (
+        "-"
+        if s["pct_mean"] is None
+        else f"{s['pct_min']:.1f} / {s['pct_mean']:.1f} / {s['pct_max']:.1f}"
+    )
 
 
 def report(rows: list[dict[str, Any]], command: str, csv_name: str) -> str:
     """The markdown report: per-scenario tables and the comparison with the paper's ranges."""
     rows = analysis.ok_rows(rows)
     arrivals_order = ["exponential", "high", "low", "mixed"]
-    scen = sorted({(r["nodes"], r["arrivals"]) for r in rows}, key=lambda s: (s[0], arrivals_order.index(s[1])))
+    scen = sorted(
+        {(r["nodes"], r["arrivals"]) for r in rows},
+        key=lambda s: (s[0], arrivals_order.index(s[1])),
+    )
     hier = sorted({r["nodes"] for r in rows if r["method"] == "hierarchical"})
     limit = {r["options"] for r in rows if r["method"] == "hierarchical"}
     out = [
         "# Reproduction of the paper's comparison (§4.3 Figs. 3-4, §4.5)",
         "",
-        (f"Made by `{command}` with gpuaas on {platform.machine()} / Python "
-         f"{platform.python_version()}, {os.cpu_count()} cores shared with other jobs "
-         f"(timings are under that load), from the campaign `scripts/campaigns/reproduction.yaml`. "
-         f"Rows: `{csv_name}` (the campaign rows: one per trace x method x node multiplier, method "
-         "seed 1). Traces: `gpuaas.generator.generate_trace(N, 10 N, seed, arrivals)`, seeds 1-3. "
-         "Hierarchical: controllers of 5 nodes, MILP at 5 % gap, options "
-         f"{', '.join(sorted(limit)) or '-'} (warm start: Greedy repaired to meet P1n), run at "
-         f"N = {', '.join(map(str, hier)) or '-'} only."),
+        (
+            f"Made by `{command}` with gpuaas on {platform.machine()} / Python "
+            f"{platform.python_version()}, {os.cpu_count()} cores shared with other jobs "
+            f"(timings are under that load), from the campaign `scripts/campaigns/reproduction.yaml`. "
+            f"Rows: `{csv_name}` (the campaign rows: one per trace x method x node multiplier, method "
+            "seed 1). Traces: `gpuaas.generator.generate_trace(N, 10 N, seed, arrivals)`, seeds 1-3. "
+            "Hierarchical: controllers of 5 nodes, MILP at 5 % gap, options "
+            f"{', '.join(sorted(limit)) or '-'} (warm start: Greedy repaired to meet P1n), run at "
+            f"N = {', '.join(map(str, hier)) or '-'} only."
+        ),
         "",
-        ("pct = (C_algo − C_PR) / C_algo · 100 (eq. 3), paired by trace; min / mean / max over the "
-         "traces of a scenario. Ratio = mean cost / mean EDF cost (Fig. 3). `x2`: run with 2 N nodes."),
-    ]  # fmt: skip
+        (
+            "pct = (C_algo − C_PR) / C_algo · 100 (eq. 3), paired by trace; min / mean / max over the "
+            "traces of a scenario. Ratio = mean cost / mean EDF cost (Fig. 3). `x2`: run with 2 N nodes."
+        ),
+    ]
     summaries = {}
     for n, arr in scen:
         here = [r for r in rows if (r["nodes"], r["arrivals"]) == (n, arr)]
         traces = len({r["trace_seed"] for r in here})
         summary = {s["run"]: s for s in analysis.summarize(here)}
         summaries[(n, arr)] = (traces, summary)
-        out += ["", f"## N = {n}, {arr} arrivals ({traces} traces, J = {here[0]['jobs']})", "",
-                ("| method | nodes | mean total $ | mean VM $ | mean tardiness $ | ratio to EDF | "
-                 "pct vs PR % (min / mean / max) |"), "|---|---|---|---|---|---|---|"]  # fmt: skip
+        out += [
+            "",
+            f"## N = {n}, {arr} arrivals ({traces} traces, J = {here[0]['jobs']})",
+            "",
+            (
+                "| method | nodes | mean total $ | mean VM $ | mean tardiness $ | ratio to EDF | "
+                "pct vs PR % (min / mean / max) |"
+            ),
+            "|---|---|---|---|---|---|---|",
+        ]
         for run in analysis.order(summary):
             s = summary[run]
             ratio = "-" if s["ratio_to_baseline"] is None else f"{s['ratio_to_baseline']:.3f}"
-            out.append(f"| {run} | {s['nodes']} | {s['total_cost']:.0f} | {s['vm_cost']:.0f} | "
-                       f"{s['tardiness_cost']:.0f} | {ratio} | {_stats(s)} |")  # fmt: skip
-    out += ["", "## Against the paper's ranges (average pct of Path Relinking, §4.3)", "",
-            "| scenario | " + " | ".join(f"vs {name} (paper {rng})" for name, _, rng in PAPER)
-            + " | cheapest method (paper: PR everywhere) |", "|---|---|---|---|---|"]  # fmt: skip
+            out.append(
+                f"| {run} | {s['nodes']} | {s['total_cost']:.0f} | {s['vm_cost']:.0f} | "
+                f"{s['tardiness_cost']:.0f} | {ratio} | {_stats(s)} |"
+            )
+    out += [
+        "",
+        "## Against the paper's ranges (average pct of Path Relinking, §4.3)",
+        "",
+        "| scenario | "
+        + " | ".join(f"vs {name} (paper {rng})" for name, _, rng in PAPER)
+        + " | cheapest method (paper: PR everywhere) |",
+        "|---|---|---|---|---|",
+    ]
     for (n, arr), (traces, summary) in summaries.items():
         # runs on every trace of the scenario with N nodes (multiplier 1)
-        full = {run: s for run, s in summary.items() if s["multiplier"] == 1 and s["runs"] == traces}
+        full = {
+            run: s for run, s in summary.items() if s["multiplier"] == 1 and s["runs"] == traces
+        }
         cells = []
         for _, group, _ in PAPER:
             present = [m for m in group if m in full]
@@ -124,8 +159,13 @@ def report(rows: list[dict[str, Any]], command: str, csv_name: str) -> str:
         cheapest = min(full, key=lambda m: full[m]["total_cost"]) if full else "-"
         out.append(f"| N = {n}, {arr} | " + " | ".join(cells) + f" | {cheapest} |")
     secs = [r["wall_seconds"] for r in rows if r["wall_seconds"] is not None]
-    out += ["", (f"Total simulation wall time {sum(secs) / 60:.1f} min over {len(rows)} simulations "
-                 f"(sum over processes; {math.fsum(secs) / max(1, len(secs)):.1f} s mean).")]  # fmt: skip
+    out += [
+        "",
+        (
+            f"Total simulation wall time {sum(secs) / 60:.1f} min over {len(rows)} simulations "
+            f"(sum over processes; {math.fsum(secs) / max(1, len(secs)):.1f} s mean)."
+        ),
+    ]
     return "\n".join(out) + "\n"
 
 

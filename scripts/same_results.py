@@ -32,7 +32,11 @@ def differences(a: str, b: str) -> tuple[list[str], list[str]]:
     out = [f"cell {k} only in {a}" for k in rows_a.keys() - rows_b.keys()]
     out += [f"cell {k} only in {b}" for k in rows_b.keys() - rows_a.keys()]
     for k in sorted(rows_a.keys() & rows_b.keys()):
-        out += [f"{k} {c}: {rows_a[k][c]!r} != {rows_b[k][c]!r}" for c in shared if rows_a[k][c] != rows_b[k][c]]
+        out += [
+            f"{k} {c}: {rows_a[k][c]!r} != {rows_b[k][c]!r}"
+            for c in shared
+            if rows_a[k][c] != rows_b[k][c]
+        ]
     return shared, out
 
 
@@ -44,7 +48,10 @@ def main() -> int:
     for line in diff:
         print(line)
     n = len(read_results(sys.argv[1]))
-    print(f"{n} rows, {len(shared)} shared non-timing columns: " + ("identical" if not diff else f"{len(diff)} differences"))
+    print(
+        f"{n} rows, {len(shared)} shared non-timing columns: "
+        + ("identical" if not diff else f"{len(diff)} differences")
+    )
     return 1 if diff else 0
 
 

@@ -40,8 +40,10 @@ def brute_force(inst: Instance) -> BruteForce:
     gpus = [int(g) for g in cat.gpus]
     price = [float(p) / 3600.0 for p in cat.cost_per_hour]
     d = [float(inst.due[j]) - inst.time for j in range(J)]
-    t = [[float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
-         for j in range(J)]  # fmt: skip
+    t = [
+        [float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
+        for j in range(J)
+    ]
     offset = [int(o) for o in cat.cfg_offset]
     wait_cost = []
     for j in range(J):
@@ -75,8 +77,13 @@ def brute_force(inst: Instance) -> BruteForce:
     return BruteForce(best)
 
 
-def _best_placement(types: tuple[int, ...], options: list[list[tuple[int, int, int, float, float]]],
-                    gpus: list[int], price: list[float], mu: float) -> tuple[float, list[Any]]:  # fmt: skip
+def _best_placement(
+    types: tuple[int, ...],
+    options: list[list[tuple[int, int, int, float, float]]],
+    gpus: list[int],
+    price: list[float],
+    mu: float,
+) -> tuple[float, list[Any]]:
     """Cheapest choice of one option per job on nodes of the given VM types (depth first)."""
     k = len(types)
     used = [0] * k
@@ -127,8 +134,10 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
     price = [float(p) / 3600.0 for p in cat.cost_per_hour]
     offset = [int(o) for o in cat.cfg_offset]
     d = [float(inst.due[j]) - inst.time for j in range(J)]
-    t = [[float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
-         for j in range(J)]  # fmt: skip
+    t = [
+        [float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
+        for j in range(J)
+    ]
     cur = [(int(inst.current_node[j]), int(inst.current_cfg[j])) for j in range(J)]
     now_type = {n: int(cat.cfg_vm[c]) for n, c in cur if c >= 0}
     kappa = []
@@ -155,14 +164,28 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
                     c = offset[v] + g - 1
                     if math.isfinite(t[j][c]):
                         move = 0.0 if (n, c) == cur[j] else kappa[j]
-                        opts.append((k, c, g, t[j][c], float(inst.weight[j]) * max(0.0, t[j][c] - d[j]) + move))
+                        opts.append(
+                            (
+                                k,
+                                c,
+                                g,
+                                t[j][c],
+                                float(inst.weight[j]) * max(0.0, t[j][c] - d[j]) + move,
+                            )
+                        )
             options.append(opts)
-        total, choice = _best_placement(tuple(types[n] for n in opened), options, gpus, price, inst.mu)
+        total, choice = _best_placement(
+            tuple(types[n] for n in opened), options, gpus, price, inst.mu
+        )
         if inst.startup > 0:
-            total += sum(inst.startup * price[types[n]] for n in opened if now_type.get(n) != types[n])
+            total += sum(
+                inst.startup * price[types[n]] for n in opened if now_type.get(n) != types[n]
+            )
         if total < best[0]:
             best = (total, (types, opened, choice))
     types, opened, choice = best[1]
     job_node = np.array([opened[o[0]] if o[0] >= 0 else -1 for o in choice], dtype=np.int64)
     job_cfg = np.array([o[1] for o in choice], dtype=np.int64)
-    return best[0], Solution(inst, np.array(types, dtype=np.int64), job_node, job_cfg, "brute-force")
+    return best[0], Solution(
+        inst, np.array(types, dtype=np.int64), job_node, job_cfg, "brute-force"
+    )

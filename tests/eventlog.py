@@ -102,8 +102,9 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
     return rec
 
 
-def check_against(rec: Recomputed, result: dict[str, Any], trace: Any,
-                  rel: float = 1e-6, work_tol: float = 1e-9) -> list[str]:  # fmt: skip
+def check_against(
+    rec: Recomputed, result: dict[str, Any], trace: Any, rel: float = 1e-6, work_tol: float = 1e-9
+) -> list[str]:
     """Differences between the recomputation and a simulation result (`to_dict()`); [] if none.
 
     Each job's work must sum to 1 + its lost_work (restart overhead), times its actual_factor
@@ -123,7 +124,10 @@ def check_against(rec: Recomputed, result: dict[str, Any], trace: Any,
         got = rec.work.get(jid, 0.0)
         if abs(got - want) > work_tol * max(1.0, want):
             problems.append(f"job {jid}: work sums to {got!r}, expected {want!r}")
-        if jid in rec.completion and not math.isclose(rec.completion[jid], job["completion"],
-                                                      rel_tol=1e-12, abs_tol=1e-6):  # fmt: skip
-            problems.append(f"job {jid}: log ends at {rec.completion[jid]}, result {job['completion']}")
+        if jid in rec.completion and not math.isclose(
+            rec.completion[jid], job["completion"], rel_tol=1e-12, abs_tol=1e-6
+        ):
+            problems.append(
+                f"job {jid}: log ends at {rec.completion[jid]}, result {job['completion']}"
+            )
     return problems

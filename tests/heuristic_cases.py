@@ -26,7 +26,9 @@ def random_instance(seed: int, nodes: int | None = None, jobs: int | None = None
     alpha = rng.uniform(0.4, 0.95, J)
     is_m60 = np.array([cat.gpu_models[v] == "M60" for v in cat.cfg_vm])
     g = cat.cfg_gpus.astype(float)
-    work = base[:, None] * np.where(is_m60[None, :], m60[:, None], 1.0) / g[None, :] ** alpha[:, None]
+    work = (
+        base[:, None] * np.where(is_m60[None, :], m60[:, None], 1.0) / g[None, :] ** alpha[:, None]
+    )
     work *= rng.uniform(0.97, 1.03, work.shape)  # VM types of one GPU model differ slightly
     no_k80 = rng.random(J) < 0.1
     no_m60 = (rng.random(J) < 0.1) & ~no_k80
@@ -36,13 +38,25 @@ def random_instance(seed: int, nodes: int | None = None, jobs: int | None = None
     now = float(rng.uniform(0, 1e5))
     min_t = np.min(work, axis=1) * (1 - progress)
     due = now + min_t * rng.uniform(-0.5, 3.0, J)
-    return Instance(catalog=cat, nodes=N, job_ids=tuple(f"j{i}" for i in range(J)),
-                    release=np.zeros(J), due=due, weight=rng.uniform(0.003, 0.015, J),
-                    work=work, progress=progress, time=now)  # fmt: skip
+    return Instance(
+        catalog=cat,
+        nodes=N,
+        job_ids=tuple(f"j{i}" for i in range(J)),
+        release=np.zeros(J),
+        due=due,
+        weight=rng.uniform(0.003, 0.015, J),
+        work=work,
+        progress=progress,
+        time=now,
+    )
 
 
-def tiny_instance(work_rows: list[dict[tuple[str, int], float]], due: list[float], nodes: int,
-                  weight: float = 0.01) -> Instance:
+def tiny_instance(
+    work_rows: list[dict[tuple[str, int], float]],
+    due: list[float],
+    nodes: int,
+    weight: float = 0.01,
+) -> Instance:
     """A hand-made instance: per job {(vm, g): seconds}; absent configurations cannot run."""
     cat = CATALOG
     J = len(work_rows)
@@ -50,6 +64,12 @@ def tiny_instance(work_rows: list[dict[tuple[str, int], float]], due: list[float
     for j, row in enumerate(work_rows):
         for (vm, g), t in row.items():
             work[j, cat.config(cat.vm_index(vm), g)] = t
-    return Instance(catalog=cat, nodes=nodes, job_ids=tuple(f"j{i}" for i in range(J)),
-                    release=np.zeros(J), due=np.array(due, dtype=float),
-                    weight=np.full(J, weight), work=work)  # fmt: skip
+    return Instance(
+        catalog=cat,
+        nodes=nodes,
+        job_ids=tuple(f"j{i}" for i in range(J)),
+        release=np.zeros(J),
+        due=np.array(due, dtype=float),
+        weight=np.full(J, weight),
+        work=work,
+    )

@@ -39,8 +39,10 @@ def cheapest_one_node_schedule(trace: Instance) -> float:
     rel = [max(float(trace.release[j]), trace.time) for j in range(J)]
     due = [float(trace.due[j]) for j in range(J)]
     w = [float(trace.weight[j]) for j in range(J)]
-    rem = [[float(trace.work[j, c]) * (1.0 - float(trace.progress[j])) for c in range(cat.n_configs)]
-           for j in range(J)]  # fmt: skip
+    rem = [
+        [float(trace.work[j, c]) * (1.0 - float(trace.progress[j])) for c in range(cat.n_configs)]
+        for j in range(J)
+    ]
 
     def batch_options(block: list[int]):
         """(VM type, per-job durations) for every way to run `block` together on one VM."""

@@ -17,19 +17,32 @@ from gpuaas.validator import validate
 # Two VM types with the same GPU model: S (1 GPU, 3.6 $/h = 0.001 $/s), L (2 GPUs, 0.002 $/s),
 # and one with another model: X (1 GPU, 0.0005 $/s). Configurations: 0 = S/1, 1 = L/1, 2 = L/2,
 # 3 = X/1.
-CATALOG = {"vm_types": [
-    {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
-    {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
-    {"name": "X", "gpu": "B", "gpus": 1, "cost_per_hour": 1.8},
-]}  # fmt: skip
+CATALOG = {
+    "vm_types": [
+        {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
+        {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
+        {"name": "X", "gpu": "B", "gpus": 1, "cost_per_hour": 1.8},
+    ]
+}
 S1, L1, L2, X1 = 0, 1, 2, 3
 
 
-def job(jid: str, due: float, weight: float = 0.01, release: float = 0.0,
-        s: float = 100.0, l2: float = 60.0) -> dict:  # fmt: skip
+def job(
+    jid: str,
+    due: float,
+    weight: float = 0.01,
+    release: float = 0.0,
+    s: float = 100.0,
+    l2: float = 60.0,
+) -> dict:
     """A job running s seconds on 1 GPU of model A and l2 seconds on 2 (no model-B times)."""
-    return {"id": jid, "release": release, "due": due, "weight": weight,
-            "times": {"S": [s], "L": [s, l2]}}  # fmt: skip
+    return {
+        "id": jid,
+        "release": release,
+        "due": due,
+        "weight": weight,
+        "times": {"S": [s], "L": [s, l2]},
+    }
 
 
 def instance(jobs: list[dict], nodes: int, time: float = 0.0) -> Instance:
@@ -59,10 +72,19 @@ def test_config_rule_relative_due_date():
 
 def test_config_rule_smallest_vm_type_on_ties():
     """4 K80 GPUs run equally fast on NC24 and NC48*; the fastest rule takes NC24 (smaller)."""
-    k80 = {"NC6": [800.0], "NC12": [800.0, 500.0], "NC24": [800.0, 500.0, 400.0, 300.0],
-           "NC48*": [800.0, 500.0, 400.0, 300.0, 300.0, 300.0, 300.0, 300.0]}  # fmt: skip
-    inst = Instance.from_dict({"catalog": "azure-2021", "nodes": 1,
-                               "jobs": [{"id": "a", "due": 10.0, "weight": 0.01, "times": k80}]})  # fmt: skip
+    k80 = {
+        "NC6": [800.0],
+        "NC12": [800.0, 500.0],
+        "NC24": [800.0, 500.0, 400.0, 300.0],
+        "NC48*": [800.0, 500.0, 400.0, 300.0, 300.0, 300.0, 300.0, 300.0],
+    }
+    inst = Instance.from_dict(
+        {
+            "catalog": "azure-2021",
+            "nodes": 1,
+            "jobs": [{"id": "a", "due": 10.0, "weight": 0.01, "times": k80}],
+        }
+    )
     c = heuristic_config(inst, 0)
     cat = inst.catalog
     assert (cat.vm_names[cat.cfg_vm[c]], int(cat.cfg_gpus[c])) == ("NC24", 4)
@@ -70,8 +92,11 @@ def test_config_rule_smallest_vm_type_on_ties():
 
 def three_jobs() -> list[dict]:
     """a: released 0, due 500, weight 0.005; b: released 20, due 80, 0.01; c: released 10, due 300, 0.02."""
-    return [job("a", due=500, weight=0.005, release=0), job("b", due=80, weight=0.01, release=20),
-            job("c", due=300, weight=0.02, release=10)]  # fmt: skip
+    return [
+        job("a", due=500, weight=0.005, release=0),
+        job("b", due=80, weight=0.01, release=20),
+        job("c", due=300, weight=0.02, release=10),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -112,8 +137,9 @@ def test_edf_configurations_follow_the_rule():
 def test_running_jobs_keep_node_and_configuration(method):
     """A job running on node 1 with L/1 stays there with L/1, though the rule would now pick S/1."""
     inst = instance(three_jobs(), nodes=2, time=20.0)
-    inst = dataclasses.replace(inst, current_node=np.array([1, -1, -1]),
-                               current_cfg=np.array([L1, -1, -1]))  # fmt: skip
+    inst = dataclasses.replace(
+        inst, current_node=np.array([1, -1, -1]), current_cfg=np.array([L1, -1, -1])
+    )
     sol = solve(inst, method)
     assert (sol.job_node[0], sol.job_cfg[0], sol.node_vm[1]) == (1, L1, 1)
     # node 0 is the only free one: FIFO gives it to c (released 10 < 20), EDF to b (due 80),
@@ -127,8 +153,9 @@ def test_running_jobs_keep_node_and_configuration(method):
 def test_no_free_node_starts_nothing():
     """When every node hosts a running job, waiting jobs stay postponed (no preemption)."""
     inst = instance(three_jobs(), nodes=1, time=20.0)
-    inst = dataclasses.replace(inst, current_node=np.array([0, -1, -1]),
-                               current_cfg=np.array([S1, -1, -1]))  # fmt: skip
+    inst = dataclasses.replace(
+        inst, current_node=np.array([0, -1, -1]), current_cfg=np.array([S1, -1, -1])
+    )
     sol = solve(inst, "edf")  # b is more urgent than the running a, yet waits
     assert sol.job_node.tolist() == [0, -1, -1]
 
@@ -143,8 +170,9 @@ def test_job_without_runnable_fast_config_gets_its_only_model():
 def test_running_job_on_missing_node_is_a_clear_error():
     """A running job on node 3 of a 2-node instance cannot be kept: SolverError naming the job."""
     inst = instance(three_jobs(), nodes=2)
-    inst = dataclasses.replace(inst, current_node=np.array([3, -1, -1]),
-                               current_cfg=np.array([S1, -1, -1]))  # fmt: skip
+    inst = dataclasses.replace(
+        inst, current_node=np.array([3, -1, -1]), current_cfg=np.array([S1, -1, -1])
+    )
     with pytest.raises(SolverError, match="'a'"):
         solve(inst, "fifo")
 
@@ -186,15 +214,21 @@ def simulate_logged(trace: Instance, method: str, tmp_path, **kw) -> dict:
 #   VM: S 0..200 (0.2 $) + L 200..260 (0.12 $); tardiness 0.03 x 10 = 0.3 $; total 0.62 $.
 # - EDF takes c (due 250): d_c = 150 -> S/1, 100..200, on time; then b, d_b = 200 -> S/1,
 #   200..300, on time. VM: S 0..300 = 0.3 $; no tardiness; total 0.30 $.
-ONLINE = [job("a", due=1000, weight=0.01, release=0), job("b", due=400, weight=0.05, release=10),
-          job("c", due=250, weight=0.03, release=20)]  # fmt: skip
+ONLINE = [
+    job("a", due=1000, weight=0.01, release=0),
+    job("b", due=400, weight=0.05, release=10),
+    job("c", due=250, weight=0.03, release=20),
+]
 
 
-@pytest.mark.parametrize(("method", "vm", "tardiness", "completion"), [
-    ("fifo", 0.32, 0.30, {"a": 100, "b": 200, "c": 260}),
-    ("ps", 0.32, 0.30, {"a": 100, "b": 200, "c": 260}),
-    ("edf", 0.30, 0.0, {"a": 100, "b": 300, "c": 200}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "vm", "tardiness", "completion"),
+    [
+        ("fifo", 0.32, 0.30, {"a": 100, "b": 200, "c": 260}),
+        ("ps", 0.32, 0.30, {"a": 100, "b": 200, "c": 260}),
+        ("edf", 0.30, 0.0, {"a": 100, "b": 300, "c": 200}),
+    ],
+)
 def test_online_hand_worked_trace(method, vm, tardiness, completion, tmp_path):
     """The three first-principle methods on a one-node trace, costs worked out above."""
     res = simulate_logged(instance(ONLINE, nodes=1), method, tmp_path, **PAPER_COSTS)
@@ -205,17 +239,31 @@ def test_online_hand_worked_trace(method, vm, tardiness, completion, tmp_path):
     assert res["migrations"] == 0 and res["preemptions"] == 0
 
 
-@pytest.mark.parametrize("method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb",
-                                    "dp-adjwct", "hierarchical", "greedy", "randomized-greedy",
-                                    "path-relinking"])  # fmt: skip
+@pytest.mark.parametrize(
+    "method",
+    [
+        "fifo",
+        "edf",
+        "ps",
+        "dp-wct",
+        "dp-fastwct",
+        "dp-fastb",
+        "dp-adjwct",
+        "hierarchical",
+        "greedy",
+        "randomized-greedy",
+        "path-relinking",
+    ],
+)
 def test_every_baseline_passes_the_event_log_checks(method, tmp_path):
     """On a short generated trace (N = 10, J = 14, jobs 50x shorter than the paper's, so the
     hourly ticks are few) every compared method's log reproduces its costs, capacity and work."""
     from gpuaas.generator import generate_trace
 
     trace = Instance.from_dict(generate_trace(10, 14, seed=4, arrivals="high"))
-    trace = dataclasses.replace(trace, work=trace.work / 50,
-                                due=trace.release + (trace.due - trace.release) / 50)  # fmt: skip
+    trace = dataclasses.replace(
+        trace, work=trace.work / 50, due=trace.release + (trace.due - trace.release) / 50
+    )
     kw = {"controller_time_limit": 1.0} if method == "hierarchical" else {}
     res = simulate_logged(trace, method, tmp_path, **kw)
     assert len(res["jobs"]) == 14
@@ -223,8 +271,9 @@ def test_every_baseline_passes_the_event_log_checks(method, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arrivals", ["exponential", "high", "low", "mixed"])
-@pytest.mark.parametrize("method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb",
-                                    "dp-adjwct", "hierarchical"])  # fmt: skip
+@pytest.mark.parametrize(
+    "method", ["fifo", "edf", "ps", "dp-wct", "dp-fastwct", "dp-fastb", "dp-adjwct", "hierarchical"]
+)
 def test_event_log_checks_on_paper_like_traces(method, arrivals, tmp_path):
     """N = 10, J = 100 (the paper's J = 10 N; Hierarchical: J = 30, its MILPs are slow) for each
     arrival pattern, EDF and DP(AdjWCT) also with 2N nodes."""

@@ -39,15 +39,26 @@ from gpuaas.simulator import simulate
 
 #: methods whose simulated cost the bound must never exceed, with small options for speed
 METHOD_OPTIONS = {
-    "greedy": {}, "edf": {}, "fifo": {}, "dp-adjwct": {},
+    "greedy": {},
+    "edf": {},
+    "fifo": {},
+    "dp-adjwct": {},
     "randomized-greedy": {"max_it_rg": 5},
     "path-relinking": {"max_it_rg": 5, "elite_size": 3, "max_it_pr": 2},
-}  # fmt: skip
-SINGLE_GPU = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 0.9},
-                           {"name": "B", "gpu": "M60", "gpus": 1, "cost_per_hour": 2.0}]}  # fmt: skip
-MIXED = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.0},
-                      {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.8},
-                      {"name": "C", "gpu": "M60", "gpus": 4, "cost_per_hour": 5.0}]}  # fmt: skip
+}
+SINGLE_GPU = {
+    "vm_types": [
+        {"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 0.9},
+        {"name": "B", "gpu": "M60", "gpus": 1, "cost_per_hour": 2.0},
+    ]
+}
+MIXED = {
+    "vm_types": [
+        {"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.0},
+        {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.8},
+        {"name": "C", "gpu": "M60", "gpus": 4, "cost_per_hour": 5.0},
+    ]
+}
 TOL = 1e-7
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "instances" / "README.md"
@@ -62,22 +73,29 @@ def below(lower: float, upper: float) -> bool:
 # -- random instances ------------------------------------------------------------------------
 
 
-def random_instance(rng: np.random.Generator, catalog, n_jobs: int, nodes: int = 2,
-                    time: float = 0.0) -> Instance:  # fmt: skip
+def random_instance(
+    rng: np.random.Generator, catalog, n_jobs: int, nodes: int = 2, time: float = 0.0
+) -> Instance:
     """Jobs with random times (some configurations impossible), due dates (some already past),
     weights (some 0) and progress."""
     cat = load_catalog(catalog)
     work = rng.uniform(600.0, 50_000.0, size=(n_jobs, cat.n_configs))
     work[rng.random(work.shape) < 0.3] = np.inf
-    work[np.arange(n_jobs), rng.integers(0, cat.n_configs, n_jobs)] = rng.uniform(600.0, 50_000.0, n_jobs)
+    work[np.arange(n_jobs), rng.integers(0, cat.n_configs, n_jobs)] = rng.uniform(
+        600.0, 50_000.0, n_jobs
+    )
     release = rng.uniform(0.0, 20_000.0, n_jobs)
     return Instance(
-        catalog=cat, nodes=nodes, job_ids=tuple(f"j{i}" for i in range(n_jobs)), release=release,
+        catalog=cat,
+        nodes=nodes,
+        job_ids=tuple(f"j{i}" for i in range(n_jobs)),
+        release=release,
         due=release + rng.uniform(-20_000.0, 60_000.0, n_jobs),
         weight=np.where(rng.random(n_jobs) < 0.2, 0.0, rng.uniform(0.0, 0.02, n_jobs)),
-        work=work, progress=np.where(rng.random(n_jobs) < 0.5, 0.0, rng.uniform(0.0, 0.9, n_jobs)),
+        work=work,
+        progress=np.where(rng.random(n_jobs) < 0.5, 0.0, rng.uniform(0.0, 0.9, n_jobs)),
         time=time,
-    )  # fmt: skip
+    )
 
 
 def per_job_lp_highs(times: np.ndarray, price: np.ndarray, slack: float, weight: float) -> float:
@@ -123,24 +141,47 @@ def test_per_job_closed_form_equals_highs(catalog, time):
     assert plan.total == pytest.approx(plan.cost.sum())
     # a mix is only ever chosen to end exactly at the due date, with a job that would be late alone
     mixed = plan.cfg[:, 1] >= 0
-    assert np.allclose(plan.duration[mixed], slack[mixed]) and (plan.tardiness_cost[mixed] == 0).all()
+    assert (
+        np.allclose(plan.duration[mixed], slack[mixed]) and (plan.tardiness_cost[mixed] == 0).all()
+    )
 
 
 def test_per_job_plan_cheapest_on_time_then_fewest_nodes():
     """One job, hand-computed: the cheapest on-time configuration wins; among equal costs the
     one filling less of a node (NC48* with 1 GPU rather than NC6, both 0.56 $/GPU-hour)."""
-    inst = Instance.from_dict({"catalog": "azure-2021", "nodes": 1, "jobs": [
-        {"id": "a", "due": 40_000, "weight": 0.01, "times": {
-            "NC6": [36_000], "NC48*": [36_000, 20_000, 15_000, 12_000, 11_000, 10_000, 9_500, 9_000]}},
-        {"id": "b", "due": 30_000, "weight": 0.01, "times": {"NC6": [36_000], "NC12": [36_000, 20_000]}},
-    ]})  # fmt: skip
+    inst = Instance.from_dict(
+        {
+            "catalog": "azure-2021",
+            "nodes": 1,
+            "jobs": [
+                {
+                    "id": "a",
+                    "due": 40_000,
+                    "weight": 0.01,
+                    "times": {
+                        "NC6": [36_000],
+                        "NC48*": [36_000, 20_000, 15_000, 12_000, 11_000, 10_000, 9_500, 9_000],
+                    },
+                },
+                {
+                    "id": "b",
+                    "due": 30_000,
+                    "weight": 0.01,
+                    "times": {"NC6": [36_000], "NC12": [36_000, 20_000]},
+                },
+            ],
+        }
+    )
     plan = per_job_plan(inst)
     cat = inst.catalog
     assert plan.cfg[0].tolist() == [cat.config(cat.vm_index("NC48*"), 1), -1]
     assert plan.cost[0] == pytest.approx(36_000 * 4.48 / 8 / 3600)
     # b: NC6 alone is 6000 s late (0.01 $/s: 60 $); mixing 2-GPU NC12 with NC6 to end at
     # 30 000 s: f·20 000 + (1 − f)·36 000 = 30 000, f = 3/8, VM 3/8·20 000·1.13 + 5/8·36 000·0.56 ($/h)
-    assert plan.cfg[1].tolist() == [cat.config(cat.vm_index("NC12"), 2), cat.config(cat.vm_index("NC6"), 1)]
+    assert plan.cfg[1].tolist() == [
+        cat.config(cat.vm_index("NC12"), 2),
+        cat.config(cat.vm_index("NC6"), 1),
+    ]
     assert plan.fraction[1].tolist() == pytest.approx([0.375, 0.625])
     assert plan.cost[1] == pytest.approx((0.375 * 20_000 * 1.13 + 0.625 * 36_000 * 0.56) / 3600)
 
@@ -156,14 +197,20 @@ def dense_capacity_lp(inst: Instance, nodes: int, start: float, slot: float, K: 
     r = np.maximum(inst.release, inst.time)
     share = cat.cfg_gpus / cat.gpus[cat.cfg_vm]
     price = cat.cost[cat.cfg_vm] * share
-    cols = [(j, c, k) for j in range(J) for c in range(C) for k in range(K + 1)
-            if math.isfinite(inst.times[j, c]) and start + (k + 1) * slot > r[j] or
-            (k == K and math.isfinite(inst.times[j, c]))]  # fmt: skip
+    cols = [
+        (j, c, k)
+        for j in range(J)
+        for c in range(C)
+        for k in range(K + 1)
+        if math.isfinite(inst.times[j, c])
+        and start + (k + 1) * slot > r[j]
+        or (k == K and math.isfinite(inst.times[j, c]))
+    ]
     nx = len(cols)
     n = nx + J  # then T_j
     cost = np.zeros(n)
     A_eq, b_eq, A_ub, b_ub = [], [], [], []
-    for i, (j, c, k) in enumerate(cols):
+    for i, (j, c, _k) in enumerate(cols):
         cost[i] = inst.times[j, c] * price[c]
     cost[nx:] = 1.0
     for j in range(J):
@@ -173,7 +220,7 @@ def dense_capacity_lp(inst: Instance, nodes: int, start: float, slot: float, K: 
         b_eq.append(1.0)
         # ω Σ x t − T <= ω D
         row = np.zeros(n)
-        for i, (jj, c, k) in enumerate(cols):
+        for i, (jj, c, _k) in enumerate(cols):
             if jj == j:
                 row[i] = inst.weight[j] * inst.times[j, c]
         row[nx + j] = -1.0
@@ -181,7 +228,7 @@ def dense_capacity_lp(inst: Instance, nodes: int, start: float, slot: float, K: 
         b_ub.append(inst.weight[j] * (inst.due[j] - r[j]))
         # ω Σ x max(0, max(s_k, r_j) − due_j) − T <= 0
         row = np.zeros(n)
-        for i, (jj, c, k) in enumerate(cols):
+        for i, (jj, _c, k) in enumerate(cols):
             if jj == j:
                 row[i] = inst.weight[j] * max(0.0, max(start + k * slot, r[j]) - inst.due[j])
         row[nx + j] = -1.0
@@ -223,7 +270,9 @@ def test_capacity_lp_equals_an_independent_dense_build(seed):
     pruning of dominated configurations and of slack per-slot rows changes nothing."""
     rng = np.random.default_rng(seed)
     catalog = ["azure-2021", SINGLE_GPU, MIXED][seed % 3]
-    inst = random_instance(rng, catalog, int(rng.integers(1, 5)), nodes=1, time=[0.0, 9000.0][seed % 2])
+    inst = random_instance(
+        rng, catalog, int(rng.integers(1, 5)), nodes=1, time=[0.0, 9000.0][seed % 2]
+    )
     slot = float(rng.choice([1800.0, 3600.0, 7200.0]))
     lp = capacity_lp(inst, 1, slot)
     value, status = solve_capacity(lp, 60.0)
@@ -256,13 +305,21 @@ def traces(draw, max_jobs: int = 4, max_nodes: int = 2):
         for name, G in draw(st.lists(st.sampled_from(vms), min_size=1, max_size=3, unique=True)):
             base = draw(st.floats(1800.0, 40_000.0))
             # more GPUs: faster (sub-linear) or, sometimes, not possible
-            times[name] = [base / g ** draw(st.floats(0.3, 1.0)) if g == 1 or draw(st.booleans())
-                           else None for g in range(1, G + 1)]  # fmt: skip
+            times[name] = [
+                base / g ** draw(st.floats(0.3, 1.0)) if g == 1 or draw(st.booleans()) else None
+                for g in range(1, G + 1)
+            ]
         release = draw(st.floats(0.0, 30_000.0))
-        jobs.append({"id": f"j{i}", "release": release,
-                     "due": release + draw(st.floats(-10_000.0, 60_000.0)),
-                     "weight": draw(st.sampled_from([0.0, 0.001, 0.01, 0.05])),
-                     "progress": draw(st.sampled_from([0.0, 0.0, 0.3, 0.8])), "times": times})  # fmt: skip
+        jobs.append(
+            {
+                "id": f"j{i}",
+                "release": release,
+                "due": release + draw(st.floats(-10_000.0, 60_000.0)),
+                "weight": draw(st.sampled_from([0.0, 0.001, 0.01, 0.05])),
+                "progress": draw(st.sampled_from([0.0, 0.0, 0.3, 0.8])),
+                "times": times,
+            }
+        )
     nodes = draw(st.integers(1, max_nodes))
     return Instance.from_dict({"catalog": catalog, "nodes": nodes, "jobs": jobs})
 
@@ -302,8 +359,13 @@ def test_dp_baseline_never_starts_a_job_of_weight_zero():
     """Found by the property test above (a limitation of dp-adjwct, not of the bound): a job
     with ω = 0 is never started, so the simulation cannot finish. If this starts failing, the
     baseline was fixed: drop the exclusion in `check_against_methods`."""
-    trace = Instance.from_dict({"catalog": SINGLE_GPU, "nodes": 1, "jobs": [
-        {"id": "a", "due": 0, "weight": 0.0, "times": {"A": [1800]}}]})  # fmt: skip
+    trace = Instance.from_dict(
+        {
+            "catalog": SINGLE_GPU,
+            "nodes": 1,
+            "jobs": [{"id": "a", "due": 0, "weight": 0.0, "times": {"A": [1800]}}],
+        }
+    )
     with pytest.raises(SolverError, match="left every job waiting"):
         simulate(trace, "dp-adjwct", bound=False)
 
@@ -321,8 +383,15 @@ def test_bound_never_exceeds_brute_force_on_one_node(trace, slot):
 
 def test_single_job_single_configuration_bound_is_exact():
     """One job, one way to run it: the bound is that run's cost, which brute force finds too."""
-    trace = Instance.from_dict({"catalog": SINGLE_GPU, "nodes": 1, "jobs": [
-        {"id": "a", "release": 1000, "due": 8000, "weight": 0.01, "times": {"A": [10_000]}}]})  # fmt: skip
+    trace = Instance.from_dict(
+        {
+            "catalog": SINGLE_GPU,
+            "nodes": 1,
+            "jobs": [
+                {"id": "a", "release": 1000, "due": 8000, "weight": 0.01, "times": {"A": [10_000]}}
+            ],
+        }
+    )
     exact = 10_000 * 0.9 / 3600 + 0.01 * (11_000 - 8000)
     assert bound(trace).bound == pytest.approx(exact)
     assert cheapest_one_node_schedule(trace) == pytest.approx(exact)
@@ -335,8 +404,9 @@ def test_capacity_binds_when_one_node_must_serialise_jobs():
     whatever the order one of them is late by about its whole length; the per-job bound sees
     no tardiness, the capacity LP sees some, and both stay below the brute-force optimum."""
     job = {"release": 0, "due": 10_000, "weight": 0.01, "times": {"A": [10_000], "B": [None]}}
-    trace = Instance.from_dict({"catalog": SINGLE_GPU, "nodes": 1,
-                                "jobs": [dict(job, id="a"), dict(job, id="b")]})  # fmt: skip
+    trace = Instance.from_dict(
+        {"catalog": SINGLE_GPU, "nodes": 1, "jobs": [dict(job, id="a"), dict(job, id="b")]}
+    )
     best = cheapest_one_node_schedule(trace)
     assert best == pytest.approx(2 * 10_000 * 0.9 / 3600 + 0.01 * 10_000)
     result = bound(trace, slot=1000.0)
@@ -396,7 +466,9 @@ def test_time_limit_reports_a_valid_bound_never_a_primal_estimate():
     assert status == "time_limit"
     assert cut is None or cut <= full + 1e-9 * full
     result = bound(trace, nodes=1, slot=4 * 3600.0, time_limit=1e-3)
-    assert result.status == "time_limit" and per_job_plan(trace).total <= result.bound <= full + 1e-6
+    assert (
+        result.status == "time_limit" and per_job_plan(trace).total <= result.bound <= full + 1e-6
+    )
 
 
 # -- API and CLI ----------------------------------------------------------------------------
@@ -413,14 +485,17 @@ def test_bound_dict_and_no_jobs():
     assert gpuaas.bound is bound and isinstance(bound(empty), Bound)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"nodes": 0}, "nodes: must be a positive integer, got 0"),
-    ({"nodes": 1.5}, "nodes: must be a positive integer, got 1.5"),
-    ({"slot": 0.0}, "slot: must be a finite number of seconds > 0, got 0.0"),
-    ({"slot": math.inf}, "slot: must be a finite number of seconds > 0, got inf"),
-    ({"time_limit": -1}, "time_limit: must be a finite number of seconds > 0, got -1"),
-    ({"slot": 1.0}, "slot: 1 s makes a capacity LP of"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"nodes": 0}, "nodes: must be a positive integer, got 0"),
+        ({"nodes": 1.5}, "nodes: must be a positive integer, got 1.5"),
+        ({"slot": 0.0}, "slot: must be a finite number of seconds > 0, got 0.0"),
+        ({"slot": math.inf}, "slot: must be a finite number of seconds > 0, got inf"),
+        ({"time_limit": -1}, "time_limit: must be a finite number of seconds > 0, got -1"),
+        ({"slot": 1.0}, "slot: 1 s makes a capacity LP of"),
+    ],
+)
 def test_bad_arguments_are_input_errors(kwargs, message):
     trace = load_instance(SMALL)
     with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
@@ -430,10 +505,13 @@ def test_bad_arguments_are_input_errors(kwargs, message):
 def test_cli_human_and_json(tmp_path):
     res = CliRunner().invoke(cli, ["bound", SMALL, "--slot", "14400"])
     assert res.exit_code == 0, res.output
-    assert res.output.startswith("bound ") and "bound binds" in res.output and "slot 4 h" in res.output
+    assert (
+        res.output.startswith("bound ") and "bound binds" in res.output and "slot 4 h" in res.output
+    )
     out = tmp_path / "b.json"
-    res = CliRunner().invoke(cli, ["bound", SMALL, "--slot", "14400",
-                                   "--nodes", "1", "--json", "-o", str(out)])  # fmt: skip
+    res = CliRunner().invoke(
+        cli, ["bound", SMALL, "--slot", "14400", "--nodes", "1", "--json", "-o", str(out)]
+    )
     assert res.exit_code == 0 and res.output == ""
     d = json.loads(out.read_text())
     assert d["nodes"] == 1 and d["slot"] == 14400 and d["status"] == "optimal"
@@ -454,15 +532,26 @@ def test_cli_malformed_trace_same_errors_as_solve(tmp_path, monkeypatch, case):
 
 #: (option arguments, error line) of `gpuaas bound` on the valid BASE trace (instances/README.md)
 OPTION_CASES = [
-    (["--slot", "0"], "Invalid value for '--slot': 0.0 is not in the range x>0. (see 'gpuaas bound --help')"),
+    (
+        ["--slot", "0"],
+        "Invalid value for '--slot': 0.0 is not in the range x>0. (see 'gpuaas bound --help')",
+    ),
     (["--slot", "nan"], "slot: must be a finite number of seconds > 0, got nan"),
-    (["--slot", "0.001"], "slot: 0.001 s makes a capacity LP of 863212446 columns (at most 2000000); "
-                          "use a longer slot"),
-    (["--nodes", "0"], "Invalid value for '--nodes': 0 is not in the range x>=1. (see 'gpuaas bound --help')"),
-    (["--time-limit", "0"],
-     "Invalid value for '--time-limit': 0.0 is not in the range x>0. (see 'gpuaas bound --help')"),
+    (
+        ["--slot", "0.001"],
+        "slot: 0.001 s makes a capacity LP of 863212446 columns (at most 2000000); "
+        "use a longer slot",
+    ),
+    (
+        ["--nodes", "0"],
+        "Invalid value for '--nodes': 0 is not in the range x>=1. (see 'gpuaas bound --help')",
+    ),
+    (
+        ["--time-limit", "0"],
+        "Invalid value for '--time-limit': 0.0 is not in the range x>0. (see 'gpuaas bound --help')",
+    ),
     (["-o", "nodir/b.json"], "nodir/b.json: output directory 'nodir' does not exist"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("args, message", OPTION_CASES, ids=[" ".join(a) for a, _ in OPTION_CASES])
@@ -470,8 +559,9 @@ def test_cli_bad_options_one_line(tmp_path, monkeypatch, args, message):
     """Bad options of `gpuaas bound`: the one line of instances/README.md, exit 2, no output."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t.json").write_text(json.dumps(BASE))
-    res = subprocess.run([sys.executable, "-m", "gpuaas", "bound", "t.json", *args],
-                         capture_output=True, text=True)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "gpuaas", "bound", "t.json", *args], capture_output=True, text=True
+    )
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == f"gpuaas: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
@@ -482,11 +572,13 @@ def test_cli_bad_options_one_line(tmp_path, monkeypatch, args, message):
 def test_simulate_reports_cost_over_bound(tmp_path):
     res = CliRunner().invoke(cli, ["simulate", SMALL, "-m", "greedy", "-q", "--paper-costs"])
     assert res.exit_code == 0 and "cost / bound = 1.0" in res.output
-    res = CliRunner().invoke(cli, ["simulate", SMALL, "-m", "edf", "--json",
-                                   "--nodes", "6"])  # fmt: skip
+    res = CliRunner().invoke(cli, ["simulate", SMALL, "-m", "edf", "--json", "--nodes", "6"])
     d = json.loads(res.output)
     assert d["bound"] == d["bound_detail"]["bounds"]["per_job"] and d["bound_detail"]["nodes"] == 6
-    assert d["cost_over_bound"] == pytest.approx(d["total_cost"] / d["bound"]) and d["cost_over_bound"] > 1
+    assert (
+        d["cost_over_bound"] == pytest.approx(d["total_cost"] / d["bound"])
+        and d["cost_over_bound"] > 1
+    )
 
 
 # -- every place that reports a cost reports its distance to the bound --------------------------
@@ -500,13 +592,18 @@ def test_compare_adds_the_bound_of_each_rows_node_count_computed_once(monkeypatc
     trace = load_instance(SMALL)
     calls = []
     real = simulator.trace_bound
-    monkeypatch.setattr(simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw))
+    monkeypatch.setattr(
+        simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw)
+    )
     rows = compare(trace, ["greedy", "edf", "fifo"], [1, 2], multipliers={"edf": 2})
     assert sorted(calls) == [3, 6]  # once per node count, not per method or seed
     by_nodes = {n: bound(trace, nodes=n).bound for n in (3, 6)}
     for r in rows:
         assert r["bound"] == pytest.approx(by_nodes[r["sim_nodes"]])
-        assert r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"]) and r["cost_over_bound"] >= 1
+        assert (
+            r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"])
+            and r["cost_over_bound"] >= 1
+        )
     summary = analysis.summarize(rows)
     assert all(s["cost_over_bound"] == pytest.approx(s["total_cost"] / s["bound"]) for s in summary)
     table = analysis.format_table(summary)
@@ -527,17 +624,24 @@ def test_campaign_rows_carry_the_bound_computed_once_per_trace_and_nodes(monkeyp
 
     calls = []
     real = simulator.trace_bound
-    monkeypatch.setattr(simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw))
+    monkeypatch.setattr(
+        simulator, "trace_bound", lambda t, n=None, **kw: calls.append(n) or real(t, n, **kw)
+    )
     monkeypatch.setattr(campaign, "_bounds", {})
-    cells = [campaign.Cell("high", 2, 6, 1, m, 1, mult) for m, mult in
-             (("greedy", 1), ("edf", 1), ("edf", 2), ("fifo", 1))]  # fmt: skip
+    cells = [
+        campaign.Cell("high", 2, 6, 1, m, 1, mult)
+        for m, mult in (("greedy", 1), ("edf", 1), ("edf", 2), ("fifo", 1))
+    ]
     rows = [campaign.run_cell(c) for c in cells]
     assert all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
     assert sorted(calls) == [2, 4]
     trace = campaign.make_trace(cells[0])
     for r in rows:
         assert r["bound"] == pytest.approx(bound(trace, nodes=r["sim_nodes"]).bound)
-        assert r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"]) and r["cost_over_bound"] >= 1
+        assert (
+            r["cost_over_bound"] == pytest.approx(r["total_cost"] / r["bound"])
+            and r["cost_over_bound"] >= 1
+        )
         assert "bound" not in (r["extra"] or "")
 
 
@@ -551,8 +655,10 @@ def test_results_written_before_the_bound_columns_still_read_plot_and_resume(tmp
     from gpuaas.experiments.rows import ADDED_COLUMNS, COLUMNS
 
     old = tmp_path / "campaign-small-first-run.csv"
-    with open(ROOT / "scripts" / "results" / "campaign-small.csv", newline="") as src, \
-         open(old, "w", newline="") as dst:  # fmt: skip
+    with (
+        open(ROOT / "scripts" / "results" / "campaign-small.csv", newline="") as src,
+        open(old, "w", newline="") as dst,
+    ):
         reader = csv.DictReader(src)
         keep = [c for c in reader.fieldnames if c not in ADDED_COLUMNS]
         writer = csv.DictWriter(dst, keep, extrasaction="ignore")
@@ -585,12 +691,28 @@ def test_plot_costs_has_a_cost_over_bound_panel(tmp_path):
     for method, cost in (("path-relinking", 120.0), ("edf", 200.0)):
         for n in (10, 20):
             r = dict.fromkeys(COLUMNS)
-            r.update(cell=f"{method}-{n}", method=method, arrivals="high", nodes=n, jobs=10 * n,
-                     trace_seed=1, seed=1, node_multiplier=1, noise=0.0, status="ok",
-                     total_cost=cost * n, bound=100.0 * n, cost_over_bound=cost / 100.0)  # fmt: skip
+            r.update(
+                cell=f"{method}-{n}",
+                method=method,
+                arrivals="high",
+                nodes=n,
+                jobs=10 * n,
+                trace_seed=1,
+                seed=1,
+                node_multiplier=1,
+                noise=0.0,
+                status="ok",
+                total_cost=cost * n,
+                bound=100.0 * n,
+                cost_over_bound=cost / 100.0,
+            )
             rows.append(r)
-    assert analysis.bound_table(rows) == {("high", 10, "path-relinking"): 1.2, ("high", 20, "path-relinking"): 1.2,
-                                       ("high", 10, "edf"): 2.0, ("high", 20, "edf"): 2.0}  # fmt: skip
+    assert analysis.bound_table(rows) == {
+        ("high", 10, "path-relinking"): 1.2,
+        ("high", 20, "path-relinking"): 1.2,
+        ("high", 10, "edf"): 2.0,
+        ("high", 20, "edf"): 2.0,
+    }
     out = plots.plot_costs(rows, tmp_path / "c.png")
     assert out.read_bytes().startswith(b"\x89PNG")
     assert analysis.bound_table([dict(r, cost_over_bound=None) for r in rows]) == {}

@@ -18,6 +18,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from gpuaas.cli import cli
+from gpuaas.errors import InputError, SolverError
 from gpuaas.experiments import campaign, runners, store
 from gpuaas.experiments import cell as cell_mod
 from gpuaas.experiments import spec as specs
@@ -27,8 +29,6 @@ from gpuaas.experiments.rows import COLUMNS, TIMING_COLUMNS, comparable
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.experiments.store import ResultStore, read_results
 from gpuaas.generator import ARRIVALS
-from gpuaas.cli import cli
-from gpuaas.errors import InputError, SolverError
 
 #: a small grid: 2 arrival patterns x 2 trace seeds x (greedy + edf at 1x and 2x nodes) = 12 cells
 SPEC: dict[str, Any] = {
@@ -69,14 +69,23 @@ def test_grid_expands_every_combination_once() -> None:
 def test_catalogs_are_a_grid_axis() -> None:
     """A list of catalogs multiplies the traces; each generated trace uses its cell's catalog
     and the catalog keys the cell (the bundled default keeps its old keys); `exclude` matches it."""
-    spec = parse_spec(dict(SPEC, catalog=["azure-2021", "aws-us-east-1"],
-                           exclude=[{"catalog": "aws-us-east-1", "method": "edf"}]))  # fmt: skip
+    spec = parse_spec(
+        dict(
+            SPEC,
+            catalog=["azure-2021", "aws-us-east-1"],
+            exclude=[{"catalog": "aws-us-east-1", "method": "edf"}],
+        )
+    )
     cells = expand(spec)
     assert len(cells) == 12 + 4  # aws: greedy only
     assert len({c.key for c in cells}) == len(cells)
     aws = [c for c in cells if c.catalog == "aws-us-east-1"]
-    assert {c.method for c in aws} == {"greedy"} and all(c.key.endswith("-aws-us-east-1") for c in aws)
-    assert {c.key for c in cells if c.catalog == "azure-2021"} == {c.key for c in expand(parse_spec(SPEC))}
+    assert {c.method for c in aws} == {"greedy"} and all(
+        c.key.endswith("-aws-us-east-1") for c in aws
+    )
+    assert {c.key for c in cells if c.catalog == "azure-2021"} == {
+        c.key for c in expand(parse_spec(SPEC))
+    }
     assert make_trace(aws[0]).catalog.name == "aws-us-east-1"
 
 
@@ -89,32 +98,47 @@ def test_without_solver_seeds_each_trace_uses_its_own_seed() -> None:
 
 def test_seed_ranges_and_options_are_canonical() -> None:
     """'1-3,7' is 1, 2, 3, 7; solver options become canonical JSON and change the cell's key."""
-    spec = parse_spec(dict(SPEC, seeds="1-3,7", options={"greedy": {"proxy": "f_bar", "open_rule": "config"}}))
+    spec = parse_spec(
+        dict(SPEC, seeds="1-3,7", options={"greedy": {"proxy": "f_bar", "open_rule": "config"}})
+    )
     assert spec.seeds == (1, 2, 3, 7)
     cell = next(c for c in expand(spec) if c.method == "greedy")
     assert cell.options == '{"open_rule": "config", "proxy": "f_bar"}'
     assert cell.key != Cell(**{**cell.__dict__, "options": "{}"}).key
 
 
-@pytest.mark.parametrize(("change", "field", "problem"), [
-    ({"colour": 1}, "colour", "unknown field"),
-    ({"methods": ["greedy", "simplex"]}, "methods", "unknown method 'simplex'"),
-    ({"arrivals": ["bursty"]}, "arrivals", "unknown arrival pattern"),
-    ({"seeds": "5-2"}, "seeds", "empty range"),
-    ({"seeds": [1, 1]}, "seeds", "listed twice"),
-    ({"nodes": [0]}, "nodes", "below the minimum 1"),
-    ({"jobs_per_node": -1}, "jobs_per_node", "positive number"),
-    ({"node_multipliers": {"fifo": [2]}}, "node_multipliers.fifo", "not one of the spec's methods"),
-    ({"options": {"greedy": 3}}, "options.greedy", "mapping of solver options"),
-    ({"noise": [-0.1]}, "noise", "in [0, 0.5)"),
-    ({"seeds": "1-100000000"}, "seeds", "more than 100000 values"),
-    ({"seeds": [2**32]}, "seeds", "above the maximum 4294967295"),
-    ({"options": {"greedy": {"colour": 1}}}, "options.greedy", "unknown option(s) colour for greedy"),
-    ({"catalog": "azure-1999"}, None, "azure-1999"),
-    ({"catalog": ["azure-2021", "azure-2021"]}, "catalog", "listed twice"),
-    ({"catalog": [3]}, "catalog", "list of names"),
-])  # fmt: skip
-def test_bad_spec_names_file_field_and_problem(change: dict, field: str | None, problem: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "field", "problem"),
+    [
+        ({"colour": 1}, "colour", "unknown field"),
+        ({"methods": ["greedy", "simplex"]}, "methods", "unknown method 'simplex'"),
+        ({"arrivals": ["bursty"]}, "arrivals", "unknown arrival pattern"),
+        ({"seeds": "5-2"}, "seeds", "empty range"),
+        ({"seeds": [1, 1]}, "seeds", "listed twice"),
+        ({"nodes": [0]}, "nodes", "below the minimum 1"),
+        ({"jobs_per_node": -1}, "jobs_per_node", "positive number"),
+        (
+            {"node_multipliers": {"fifo": [2]}},
+            "node_multipliers.fifo",
+            "not one of the spec's methods",
+        ),
+        ({"options": {"greedy": 3}}, "options.greedy", "mapping of solver options"),
+        ({"noise": [-0.1]}, "noise", "in [0, 0.5)"),
+        ({"seeds": "1-100000000"}, "seeds", "more than 100000 values"),
+        ({"seeds": [2**32]}, "seeds", "above the maximum 4294967295"),
+        (
+            {"options": {"greedy": {"colour": 1}}},
+            "options.greedy",
+            "unknown option(s) colour for greedy",
+        ),
+        ({"catalog": "azure-1999"}, None, "azure-1999"),
+        ({"catalog": ["azure-2021", "azure-2021"]}, "catalog", "listed twice"),
+        ({"catalog": [3]}, "catalog", "list of names"),
+    ],
+)
+def test_bad_spec_names_file_field_and_problem(
+    change: dict, field: str | None, problem: str
+) -> None:
     """Every malformed spec field gives an InputError naming the file, the field and the problem."""
     with pytest.raises(InputError) as err:
         parse_spec(dict(SPEC, **change), "spec.yaml")
@@ -190,8 +214,14 @@ def test_rows_are_the_simulator_results(tmp_path: Path) -> None:
     assert (report.cells, report.ran, report.failed, report.skipped) == (12, 12, 0, 0)
     rows = read_results(tmp_path / "r.csv")
     assert [r["cell"] for r in rows] == [c.key for c in expand(parse_spec(SPEC))]  # grid order
-    r = next(r for r in rows if r["method"] == "edf" and r["node_multiplier"] == 2
-             and r["arrivals"] == "high" and r["trace_seed"] == 2)  # fmt: skip
+    r = next(
+        r
+        for r in rows
+        if r["method"] == "edf"
+        and r["node_multiplier"] == 2
+        and r["arrivals"] == "high"
+        and r["trace_seed"] == 2
+    )
     cell = Cell("high", 2, 6, 2, "edf", 2, 2)
     assert r["cell"] == cell.key and r["sim_nodes"] == 4
     direct = simulate(cell_mod.make_trace(cell), "edf", seed=2, nodes=4).to_dict()
@@ -201,10 +231,13 @@ def test_rows_are_the_simulator_results(tmp_path: Path) -> None:
     assert r["total_cost"] == pytest.approx(r["vm_cost"] + r["tardiness_cost"], rel=1e-12)
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({"greedy": {"proxy": "no_such_proxy"}}, "options.greedy.proxy"),
-    ({"greedy": {"colour": 1}}, "options.greedy"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"greedy": {"proxy": "no_such_proxy"}}, "options.greedy.proxy"),
+        ({"greedy": {"colour": 1}}, "options.greedy"),
+    ],
+)
 def test_bad_option_is_refused_with_the_spec(tmp_path: Path, options: dict, field: str) -> None:
     """An option name or value the method refuses is an error naming the spec file and the
     option, before any cell runs: exit 2, no results file."""
@@ -213,7 +246,9 @@ def test_bad_option_is_refused_with_the_spec(tmp_path: Path, options: dict, fiel
         specs.load_spec(path)
     assert err.value.source == str(path) and err.value.field == field
     out = tmp_path / "r.csv"
-    res = CliRunner().invoke(cli, ["campaign", "--backend", "serial", "-q", "-o", str(out), str(path)])
+    res = CliRunner().invoke(
+        cli, ["campaign", "--backend", "serial", "-q", "-o", str(out), str(path)]
+    )
     assert res.exit_code == 2 and f"{path}: {field}" in res.output and not out.exists()
 
 
@@ -228,8 +263,18 @@ def test_failing_cell_is_recorded_and_others_finish(tmp_path: Path, monkeypatch)
     monkeypatch.setattr(gpuaas.heuristics.greedy, "greedy", no_solution)
     spec = parse_spec(SPEC)
     out = tmp_path / "r.csv"
-    res = CliRunner().invoke(cli, ["campaign", "--backend", "serial", "-q", "-o", str(out),
-                                   str(write_spec(tmp_path / "s.yaml", SPEC))])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "campaign",
+            "--backend",
+            "serial",
+            "-q",
+            "-o",
+            str(out),
+            str(write_spec(tmp_path / "s.yaml", SPEC)),
+        ],
+    )
     assert res.exit_code == 1, res.output
     failed = sum(c.method == "greedy" for c in expand(spec))
     assert failed and f"{failed} failed cell(s)" in res.output
@@ -237,12 +282,16 @@ def test_failing_cell_is_recorded_and_others_finish(tmp_path: Path, monkeypatch)
     assert len(rows) == len(expand(spec)) == 12
     for r in rows:
         if r["method"] == "greedy":
-            assert r["status"] == "failed" and "no solution" in r["error"] and r["total_cost"] is None
+            assert (
+                r["status"] == "failed" and "no solution" in r["error"] and r["total_cost"] is None
+            )
         else:
             assert r["status"] == "ok" and r["error"] is None and r["total_cost"] > 0
 
 
-def test_interrupted_campaign_resumes_with_the_missing_cells_only(tmp_path: Path, monkeypatch) -> None:
+def test_interrupted_campaign_resumes_with_the_missing_cells_only(
+    tmp_path: Path, monkeypatch
+) -> None:
     """Ctrl-C after 5 cells keeps their rows; the re-run runs the other 7 and equals a clean run."""
     spec = parse_spec(SPEC)
     grid = {c.key for c in expand(spec)}
@@ -286,10 +335,14 @@ def test_retry_failed_reruns_only_failed_cells(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
     run_campaign(parse_spec(SPEC), out, backend="serial", progress=False)
     rows = read_results(out)
-    broken = [dict(r, status="failed", error="RuntimeError: lost", total_cost=None) if i % 4 == 0 else r
-              for i, r in enumerate(rows)]  # fmt: skip
+    broken = [
+        dict(r, status="failed", error="RuntimeError: lost", total_cost=None) if i % 4 == 0 else r
+        for i, r in enumerate(rows)
+    ]
     store.write_csv(out, broken)
-    report = run_campaign(parse_spec(SPEC), out, backend="serial", progress=False, retry_failed=True)
+    report = run_campaign(
+        parse_spec(SPEC), out, backend="serial", progress=False, retry_failed=True
+    )
     assert (report.ran, report.skipped) == (3, 9)
     assert comparable(report.rows) == comparable(rows)
 
@@ -309,12 +362,16 @@ def test_progress_line_counts_and_eta(tmp_path: Path) -> None:
 def test_without_dask_cli_runs_local_processes_and_says_how(tmp_path: Path, monkeypatch) -> None:
     """With dask missing, `campaign` runs in local processes and prints the pip command for Dask."""
     monkeypatch.setattr(runners, "dask_available", lambda: False)
-    spec = write_spec(tmp_path / "s.yaml", dict(SPEC, arrivals=["low"], seeds=[3], methods=["greedy"],
-                                                       node_multipliers=[1]))
+    spec = write_spec(
+        tmp_path / "s.yaml",
+        dict(SPEC, arrivals=["low"], seeds=[3], methods=["greedy"], node_multipliers=[1]),
+    )
     out = tmp_path / "r.csv"
     res = CliRunner().invoke(cli, ["campaign", str(spec), "-o", str(out), "--workers", "2", "-q"])
     assert res.exit_code == 0, res.output
-    assert "pip install 'gpuaas[dask]'" in res.output and "on processes with 2 worker(s)" in res.output
+    assert (
+        "pip install 'gpuaas[dask]'" in res.output and "on processes with 2 worker(s)" in res.output
+    )
     assert [r["status"] for r in read_results(out)] == ["ok"]
     with pytest.raises(InputError, match=r"dask is not installed; .*gpuaas\[dask\]"):
         runners.make_runner(["greedy"], "dask", scheduler="tcp://127.0.0.1:1")
@@ -336,7 +393,10 @@ def _wait_port(port: int, procs: list[subprocess.Popen], timeout: float) -> None
         for p in procs:
             if p.poll() is not None:
                 raise RuntimeError(f"{p.args} exited with {p.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", port), timeout=0.5),
+        ):
             return
         time.sleep(0.2)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
@@ -353,17 +413,50 @@ def dask_cluster(tmp_path: Path):
     procs: list[subprocess.Popen] = []
     logs = [open(tmp_path / f"dask{i}.log", "w") for i in range(3)]  # noqa: SIM115 - closed in teardown
     try:
-        procs.append(subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                              "--dashboard-address", "127.0.0.1:0"],
-                                      stdout=logs[0], stderr=subprocess.STDOUT, env=env,
-                                      start_new_session=True))  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                dask
+                + [
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--dashboard-address",
+                    "127.0.0.1:0",
+                ],
+                stdout=logs[0],
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        )
         _wait_port(port, procs, 60)
         for i in (1, 2):
-            procs.append(subprocess.Popen(
-                dask + ["worker", address, "--nthreads", "1",
-                 "--nworkers", "1", "--host", "127.0.0.1", "--no-dashboard", "--death-timeout", "60",
-                 "--local-directory", str(tmp_path / f"w{i}")],
-                stdout=logs[i], stderr=subprocess.STDOUT, env=env, start_new_session=True))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    dask
+                    + [
+                        "worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--nworkers",
+                        "1",
+                        "--host",
+                        "127.0.0.1",
+                        "--no-dashboard",
+                        "--death-timeout",
+                        "60",
+                        "--local-directory",
+                        str(tmp_path / f"w{i}"),
+                    ],
+                    stdout=logs[i],
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            )
         yield address
     finally:
         for p in reversed(procs):
@@ -379,7 +472,9 @@ def dask_cluster(tmp_path: Path):
             fh.close()
 
 
-def test_same_results_on_scheduler_localcluster_and_without_dask(tmp_path: Path, dask_cluster: str) -> None:
+def test_same_results_on_scheduler_localcluster_and_without_dask(
+    tmp_path: Path, dask_cluster: str
+) -> None:
     """An existing Dask cluster, a LocalCluster and local processes write the same rows and numbers."""
     spec = dict(SPEC, seeds=[1], methods=["greedy"], node_multipliers=[1], nodes=[2, 3])
     path = write_spec(tmp_path / "s.yaml", spec)  # 2 arrival patterns x N = 2, 3: 4 greedy cells
@@ -398,7 +493,9 @@ def test_same_results_on_scheduler_localcluster_and_without_dask(tmp_path: Path,
         # the file is in grid order whatever order the cells finished in
         assert [r["cell"] for r in rows[name]] == [c.key for c in expand(parse_spec(spec))]
     pids = {name: {r["worker"] for r in rs} for name, rs in rows.items()}
-    assert not any(w.endswith(f":{os.getpid()}") for ws in pids.values() for w in ws)  # ran elsewhere
+    assert not any(
+        w.endswith(f":{os.getpid()}") for ws in pids.values() for w in ws
+    )  # ran elsewhere
     strip = lambda rs: [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in rs]
     assert strip(rows["scheduler"]) == strip(rows["localcluster"]) == strip(rows["processes"])
     # and the files themselves agree line by line outside the timing columns
@@ -418,14 +515,18 @@ def test_ctrl_c_on_the_cli_then_rerun_completes_the_rest(tmp_path: Path) -> None
     out = tmp_path / "r.csv"
     args = ["campaign", str(spec), "-o", str(out), "--backend", "processes", "--workers", "2", "-q"]
     # a child of a background job inherits SIGINT ignored: restore Python's Ctrl-C handler first
-    code = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler);"
-            f" from gpuaas.cli import cli; cli({args!r}, prog_name='gpuaas')")
+    code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler);"
+        f" from gpuaas.cli import cli; cli({args!r}, prog_name='gpuaas')"
+    )
     cmd = [sys.executable, "-c", code]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
         while not (out.exists() and len(out.read_text().splitlines()) >= 4):
-            assert proc.poll() is None and time.monotonic() < deadline, "campaign ended before the interrupt"
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                "campaign ended before the interrupt"
+            )
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
@@ -437,8 +538,13 @@ def test_ctrl_c_on_the_cli_then_rerun_completes_the_rest(tmp_path: Path) -> None
     done = {r["cell"] for r in read_results(out)}
     total = len(expand(parse_spec(yaml.safe_load(spec.read_text()))))
     assert 3 <= len(done) < total
-    res = subprocess.run([sys.executable, "-m", "gpuaas", *args, "--json"], capture_output=True,
-                         text=True, timeout=300, check=False)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "gpuaas", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
     assert (summary["skipped"], summary["ran"]) == (len(done), total - len(done))
@@ -496,9 +602,13 @@ def test_warm_up_leaves_nothing_to_compile_for_cells() -> None:
     from numba.core.registry import CPUDispatcher
 
     def signatures() -> dict[str, int]:
-        return {f"{name}.{k}": len(v.signatures) for name, mod in list(sys.modules.items())
-                if name.startswith("gpuaas") for k, v in vars(mod).items()
-                if isinstance(v, CPUDispatcher)}  # fmt: skip
+        return {
+            f"{name}.{k}": len(v.signatures)
+            for name, mod in list(sys.modules.items())
+            if name.startswith("gpuaas")
+            for k, v in vars(mod).items()
+            if isinstance(v, CPUDispatcher)
+        }
 
     methods = ["greedy", "edf"]
     info = cell_mod.warm_up(methods)

@@ -35,11 +35,27 @@ def test_configuration_numbering_round_trips():
     [
         ("no-such-catalog", "unknown catalog 'no-such-catalog'"),
         ({"vm_types": []}, "catalog.vm_types: must be a non-empty list"),
-        ({"vm_types": [{"name": "A", "gpu": "K80", "gpus": 0, "cost_per_hour": 1}]}, "gpus: must be a positive integer"),
-        ({"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": -1}]}, "cost_per_hour: must be a finite number > 0"),
-        ({"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1}]}, "missing field(s) ['cost_per_hour']"),
-        ({"vm_types": [{"name": "A", "gpu": "K", "gpus": 1, "cost_per_hour": 1},
-                       {"name": "A", "gpu": "K", "gpus": 1, "cost_per_hour": 1}]}, "duplicate VM type 'A'"),
+        (
+            {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 0, "cost_per_hour": 1}]},
+            "gpus: must be a positive integer",
+        ),
+        (
+            {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": -1}]},
+            "cost_per_hour: must be a finite number > 0",
+        ),
+        (
+            {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1}]},
+            "missing field(s) ['cost_per_hour']",
+        ),
+        (
+            {
+                "vm_types": [
+                    {"name": "A", "gpu": "K", "gpus": 1, "cost_per_hour": 1},
+                    {"name": "A", "gpu": "K", "gpus": 1, "cost_per_hour": 1},
+                ]
+            },
+            "duplicate VM type 'A'",
+        ),
     ],
 )
 def test_bad_catalog_is_named(spec, message):
@@ -88,8 +104,11 @@ def test_bundled_catalog_names_provider_region_date_source(name):
 
 def Catalog_round_trip(cat):
     again = load_catalog(cat.to_dict())
-    return (again.vm_names == cat.vm_names and again.info == cat.info
-            and np.array_equal(again.spot_per_hour, cat.spot_per_hour, equal_nan=True))  # fmt: skip
+    return (
+        again.vm_names == cat.vm_names
+        and again.info == cat.info
+        and np.array_equal(again.spot_per_hour, cat.spot_per_hour, equal_nan=True)
+    )
 
 
 def test_gcp_prices_are_machine_plus_gpus_as_commented():
@@ -97,7 +116,12 @@ def test_gcp_prices_are_machine_plus_gpus_as_commented():
     import re
 
     cat = load_catalog("gcp-us-central1")
-    text = Path(__file__).resolve().parent.parent.joinpath("gpuaas", "catalogs", "gcp-us-central1.yaml").read_text()
+    text = (
+        Path(__file__)
+        .resolve()
+        .parent.parent.joinpath("gpuaas", "catalogs", "gcp-us-central1.yaml")
+        .read_text()
+    )
     rows = re.findall(r"name: ([\w-]+),.*#\s*([\d.]+) \+ ([\d.]+); spot ([\d.]+) \+ ([\d.]+)", text)
     assert [r[0] for r in rows] == list(cat.vm_names)
     for name, m, g, ms, gs in rows:
@@ -121,7 +145,9 @@ def test_generated_trace_simulates_on_each_catalog(name, tmp_path):
     log = tmp_path / "events.jsonl"
     result = simulate(trace, "greedy", log=log).to_dict()
     assert check_against(recompute(log, trace), result, trace) == []
-    used = {line["vm"] for rec in map(json.loads, log.read_text().splitlines()) for line in rec["nodes"]}
+    used = {
+        line["vm"] for rec in map(json.loads, log.read_text().splitlines()) for line in rec["nodes"]
+    }
     assert used and used <= set(trace.catalog.vm_names)
 
 
@@ -137,11 +163,19 @@ def test_catalogs_command_lists_every_catalog():
 
 #: Malformed provenance fields of an inline catalog: (case, change, message after "bad.json: ").
 CATALOG_CASES = [
-    ("catalog-date", ("date", "23/11/2026"), "catalog.date: must be a date YYYY-MM-DD, got '23/11/2026'"),
+    (
+        "catalog-date",
+        ("date", "23/11/2026"),
+        "catalog.date: must be a date YYYY-MM-DD, got '23/11/2026'",
+    ),
     ("catalog-provider", ("provider", 3), "catalog.provider: must be a non-empty string, got 3"),
     ("catalog-name", ("name", [1]), "catalog.name: must be a string, got [1]"),
-    ("catalog-spot", ("spot_per_hour", -1), "catalog.vm_types[0].spot_per_hour: must be a finite number > 0, got -1"),
-]  # fmt: skip
+    (
+        "catalog-spot",
+        ("spot_per_hour", -1),
+        "catalog.vm_types[0].spot_per_hour: must be a finite number > 0, got -1",
+    ),
+]
 
 
 @pytest.mark.parametrize("key", ["name", "provider"])
@@ -152,7 +186,9 @@ def test_a_catalog_field_nested_thousands_deep_is_an_input_error(key):
     for _ in range(100_000):
         deep = [deep]
     spec = {key: deep, "vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.0}]}
-    with pytest.raises(InputError, match=f"catalog.{key}: must be a .*string, got <nested too deeply>"):
+    with pytest.raises(
+        InputError, match=f"catalog.{key}: must be a .*string, got <nested too deeply>"
+    ):
         Catalog.from_dict(spec, "x.json")
 
 
@@ -162,7 +198,11 @@ def test_catalog_provenance_errors(tmp_path, monkeypatch, case):
     name, (key, value), message = case
     cat = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 1.0}]}
     (cat["vm_types"][0] if key == "spot_per_hour" else cat)[key] = value
-    inst = {"catalog": cat, "nodes": 1, "jobs": [{"id": "a", "due": 10, "weight": 0.1, "times": {"A": [5]}}]}
+    inst = {
+        "catalog": cat,
+        "nodes": 1,
+        "jobs": [{"id": "a", "due": 10, "weight": 0.1, "times": {"A": [5]}}],
+    }
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.json").write_text(json.dumps(inst))
     res = CliRunner().invoke(cli, ["solve", "bad.json", "-o", "out.json"])

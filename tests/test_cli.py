@@ -11,16 +11,29 @@ import gpuaas
 from gpuaas.cli import cli
 
 INSTANCE = {
-    "catalog": {"vm_types": [{"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
-                             {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2}]},
+    "catalog": {
+        "vm_types": [
+            {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
+            {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},
+        ]
+    },
     "nodes": 2,
-    "jobs": [{"id": "a", "due": 1000.0, "weight": 0.01, "times": {"S": [800.0], "L": [800.0, 500.0]}},
-             {"id": "b", "due": 100.0, "weight": 0.02, "times": {"L": [300.0, 200.0]}}],
-}  # fmt: skip
-GOOD = {"nodes": [{"node": 0, "vm": "L"}],
-        "jobs": [{"id": "a", "node": 0, "vm": "L", "gpus": 1}, {"id": "b", "node": 0, "vm": "L", "gpus": 1}]}  # fmt: skip
-BAD = {"nodes": [{"node": 0, "vm": "S"}],
-       "jobs": [{"id": "a", "node": 0, "vm": "L", "gpus": 2}, {"id": "b", "node": None}]}  # fmt: skip
+    "jobs": [
+        {"id": "a", "due": 1000.0, "weight": 0.01, "times": {"S": [800.0], "L": [800.0, 500.0]}},
+        {"id": "b", "due": 100.0, "weight": 0.02, "times": {"L": [300.0, 200.0]}},
+    ],
+}
+GOOD = {
+    "nodes": [{"node": 0, "vm": "L"}],
+    "jobs": [
+        {"id": "a", "node": 0, "vm": "L", "gpus": 1},
+        {"id": "b", "node": 0, "vm": "L", "gpus": 1},
+    ],
+}
+BAD = {
+    "nodes": [{"node": 0, "vm": "S"}],
+    "jobs": [{"id": "a", "node": 0, "vm": "L", "gpus": 2}, {"id": "b", "node": None}],
+}
 
 
 def files(tmp_path, solution):
@@ -61,8 +74,11 @@ def test_check_bad_solution_file_is_one_line_exit_2(tmp_path):
 
 def test_console_script_no_traceback(tmp_path):
     """The installed entry point reports a missing file in one line, exit 2, no traceback."""
-    res = subprocess.run([sys.executable, "-m", "gpuaas", "solve", str(tmp_path / "missing.json")],
-                         capture_output=True, text=True)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "gpuaas", "solve", str(tmp_path / "missing.json")],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1
     assert "missing.json: no such file" in res.stderr
@@ -92,4 +108,7 @@ def test_bundled_example_solution_passes_the_validator(tmp_path):
         chk = CliRunner().invoke(cli, ["check", example, str(sol), "--json"])
         report = json.loads(chk.output)
         assert chk.exit_code == 0 and report["valid"], report["errors"]
-        assert abs(report["objective"] - json.loads(res.output)["objective"]) <= 1e-9 * report["objective"]
+        assert (
+            abs(report["objective"] - json.loads(res.output)["objective"])
+            <= 1e-9 * report["objective"]
+        )

@@ -12,7 +12,13 @@ from click.testing import CliRunner
 from gpuaas.cli import cli
 from gpuaas.errors import InputError
 from gpuaas.experiments.analysis import format_table, summarize
-from gpuaas.experiments.compare import compare, default_methods, parse_multipliers, parse_seeds, parse_settings
+from gpuaas.experiments.compare import (
+    compare,
+    default_methods,
+    parse_multipliers,
+    parse_seeds,
+    parse_settings,
+)
 from gpuaas.experiments.rows import COLUMNS, TIMING_COLUMNS
 from gpuaas.experiments.store import read_results
 from gpuaas.generator import generate_trace
@@ -44,18 +50,27 @@ def test_parse_multipliers_and_settings():
     for bad in ("edf", "edf=0", "fifo=2", "edf=x"):
         with pytest.raises(InputError, match="node-multiplier"):
             parse_multipliers(bad, ["edf"])
-    assert parse_settings(["hierarchical.controller_time_limit=0.5", "hierarchical.p1n=false"],
-                          ["hierarchical"]) == {"hierarchical": {"controller_time_limit": 0.5,
-                                                                 "p1n": False}}  # fmt: skip
+    assert parse_settings(
+        ["hierarchical.controller_time_limit=0.5", "hierarchical.p1n=false"], ["hierarchical"]
+    ) == {"hierarchical": {"controller_time_limit": 0.5, "p1n": False}}
     with pytest.raises(InputError, match="among the compared"):
         parse_settings(["milp.gap=0.1"], ["edf"])
 
 
 def row(method: str, seed: int, total: float, multiplier: int = 1) -> dict:
     """A comparison row (one trace) with VM cost = 60 % of the total."""
-    return {"method": method, "seed": seed, "total_cost": total, "vm_cost": 0.6 * total, "status": "ok",
-            "tardiness_cost": 0.4 * total, "node_multiplier": multiplier, "nodes": 10,
-            "sim_nodes": 10 * multiplier, "trace": "t.json"}  # fmt: skip
+    return {
+        "method": method,
+        "seed": seed,
+        "total_cost": total,
+        "vm_cost": 0.6 * total,
+        "status": "ok",
+        "tardiness_cost": 0.4 * total,
+        "node_multiplier": multiplier,
+        "nodes": 10,
+        "sim_nodes": 10 * multiplier,
+        "trace": "t.json",
+    }
 
 
 def test_summary_arithmetic():
@@ -63,12 +78,21 @@ def test_summary_arithmetic():
     Means: PR 85, EDF 100, X 150; ratios to EDF 0.85, 1.0, 1.5.
     pct (eq. 3) paired by seed: EDF (100-80)/100 = 20 %, (100-90)/100 = 10 % -> 10 / 15 / 20;
     X (200-80)/200 = 60 %, (100-90)/100 = 10 % -> 10 / 35 / 60; PR against itself 0."""
-    rows = [row("path-relinking", 1, 80), row("path-relinking", 2, 90), row("edf", 1, 100),
-            row("edf", 2, 100), row("x", 1, 200), row("x", 2, 100), row("edf", 1, 50, 2)]  # fmt: skip
+    rows = [
+        row("path-relinking", 1, 80),
+        row("path-relinking", 2, 90),
+        row("edf", 1, 100),
+        row("edf", 2, 100),
+        row("x", 1, 200),
+        row("x", 2, 100),
+        row("edf", 1, 50, 2),
+    ]
     s = {r["run"]: r for r in summarize(rows)}
     assert s["path-relinking"]["total_cost"] == 85 and s["path-relinking"]["pct_mean"] == 0
     assert s["edf"]["ratio_to_baseline"] == 1.0
-    assert (s["edf"]["pct_min"], s["edf"]["pct_mean"], s["edf"]["pct_max"]) == pytest.approx((10, 15, 20))
+    assert (s["edf"]["pct_min"], s["edf"]["pct_mean"], s["edf"]["pct_max"]) == pytest.approx(
+        (10, 15, 20)
+    )
     assert s["x"]["ratio_to_baseline"] == pytest.approx(1.5)
     assert (s["x"]["pct_min"], s["x"]["pct_mean"], s["x"]["pct_max"]) == pytest.approx((10, 35, 60))
     assert s["x"]["vm_cost"] == pytest.approx(90) and s["x"]["tardiness_cost"] == pytest.approx(60)
@@ -91,7 +115,12 @@ def test_compare_rows_match_single_simulations(trace):
     """Each row is the simulation of that method with that seed (and multiplier, and tick)."""
     rows = compare(trace, ["greedy", "edf", "dp-fastb"], [1, 2], multipliers={"edf": 2})
     # EDF and DP are seed independent: simulated once, with the first seed
-    assert [(r["method"], r["seed"]) for r in rows] == [("greedy", 1), ("greedy", 2), ("edf", 1), ("dp-fastb", 1)]
+    assert [(r["method"], r["seed"]) for r in rows] == [
+        ("greedy", 1),
+        ("greedy", 2),
+        ("edf", 1),
+        ("dp-fastb", 1),
+    ]
     for r in rows:
         assert list(r) == COLUMNS and r["status"] == "ok" and r["trace"] == "trace"
         assert r["total_cost"] == pytest.approx(r["vm_cost"] + r["tardiness_cost"])
@@ -99,7 +128,9 @@ def test_compare_rows_match_single_simulations(trace):
     assert rows[2]["total_cost"] == pytest.approx(edf["total_cost"])
     assert (rows[2]["nodes"], rows[2]["node_multiplier"], rows[2]["sim_nodes"]) == (4, 2, 8)
     greedy = simulate(trace, "greedy", seed=2).to_dict()
-    assert rows[1]["total_cost"] == pytest.approx(greedy["total_cost"]) and rows[1]["sim_nodes"] == 4
+    assert (
+        rows[1]["total_cost"] == pytest.approx(greedy["total_cost"]) and rows[1]["sim_nodes"] == 4
+    )
     # the DP baselines run with their own 15-min tick, the others with the trace's H
     assert rows[3]["tick"] == 900.0 and rows[0]["tick"] == greedy["tick"] != 900.0
     dp = simulate(trace, "dp-fastb", seed=1, tick=900.0).to_dict()
@@ -107,7 +138,9 @@ def test_compare_rows_match_single_simulations(trace):
     # a tick for every method replaces the methods' own
     (fast,) = compare(trace, ["dp-fastb"], [1], tick=1800.0)
     assert fast["tick"] == 1800.0 and fast["cell"].endswith("-tick1800")
-    assert fast["total_cost"] == pytest.approx(simulate(trace, "dp-fastb", seed=1, tick=1800.0).total_cost)
+    assert fast["total_cost"] == pytest.approx(
+        simulate(trace, "dp-fastb", seed=1, tick=1800.0).total_cost
+    )
 
 
 def test_compare_in_processes_gives_the_same_rows(trace):
@@ -120,8 +153,12 @@ def test_compare_in_processes_gives_the_same_rows(trace):
 
 def test_compare_rejects_bad_requests(trace):
     """Unknown or repeated methods, no seeds, no workers, a bad option: InputError."""
-    for methods, seeds, workers, match in ((["nope"], [1], 1, "unknown"), (["edf", "edf"], [1], 1, "twice"),
-                                           (["edf"], [], 1, "seed"), (["edf"], [1], 0, "workers")):  # fmt: skip
+    for methods, seeds, workers, match in (
+        (["nope"], [1], 1, "unknown"),
+        (["edf", "edf"], [1], 1, "twice"),
+        (["edf"], [], 1, "seed"),
+        (["edf"], [1], 0, "workers"),
+    ):
         with pytest.raises(InputError, match=match):
             compare(trace, methods, seeds, workers=workers)
     with pytest.raises(InputError, match="options.greedy: unknown option"):
@@ -132,7 +169,13 @@ def test_a_failing_simulation_stops_the_comparison(trace):
     """Unlike a campaign, compare raises the simulation's error (the CLI: one line, exit 2/3)."""
     for workers in (1, 2):
         with pytest.raises(InputError, match="proxy"):
-            compare(trace, ["greedy", "edf"], [1], options={"greedy": {"proxy": "no_such_proxy"}}, workers=workers)
+            compare(
+                trace,
+                ["greedy", "edf"],
+                [1],
+                options={"greedy": {"proxy": "no_such_proxy"}},
+                workers=workers,
+            )
 
 
 def test_default_methods_come_from_the_registry():
@@ -148,20 +191,40 @@ def test_cli_compare_table_json_and_csv(trace, tmp_path):
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(trace.to_dict()))
     runner = CliRunner()
-    res = runner.invoke(cli, ["compare", str(path), "--methods", "greedy,edf", "--seeds", "1-2", "-q"])
+    res = runner.invoke(
+        cli, ["compare", str(path), "--methods", "greedy,edf", "--seeds", "1-2", "-q"]
+    )
     assert res.exit_code == 0, res.output
     assert "pct vs path-relinking" in res.output and "edf" in res.output
-    res = runner.invoke(cli, ["compare", str(path), "--methods", "edf,fifo", "--json", "-q",
-                              "--node-multiplier", "fifo=2"])  # fmt: skip
+    res = runner.invoke(
+        cli,
+        [
+            "compare",
+            str(path),
+            "--methods",
+            "edf,fifo",
+            "--json",
+            "-q",
+            "--node-multiplier",
+            "fifo=2",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
-    assert [(r["method"], r["seed"], r["sim_nodes"]) for r in rows] == [("edf", 1, 4), ("fifo", 1, 8)]
+    assert [(r["method"], r["seed"], r["sim_nodes"]) for r in rows] == [
+        ("edf", 1, 4),
+        ("fifo", 1, 8),
+    ]
     assert list(rows[0]) == COLUMNS
     out = tmp_path / "rows.csv"
     res = runner.invoke(cli, ["compare", str(path), "--methods", "edf", "-o", str(out), "-q"])
     assert res.exit_code == 0 and out.read_text().startswith(",".join(COLUMNS) + "\n")
     (back,) = read_results(out)
-    assert back["method"] == "edf" and back["trace"] == str(path) and back["total_cost"] == rows[0]["total_cost"]
+    assert (
+        back["method"] == "edf"
+        and back["trace"] == str(path)
+        and back["total_cost"] == rows[0]["total_cost"]
+    )
 
 
 def test_cli_compare_csv_is_what_plot_reads(trace, tmp_path):
@@ -171,8 +234,22 @@ def test_cli_compare_csv_is_what_plot_reads(trace, tmp_path):
     path.write_text(json.dumps(trace.to_dict()))
     out = tmp_path / "rows.csv"
     runner = CliRunner()
-    res = runner.invoke(cli, ["compare", str(path), "--methods", "path-relinking,greedy,edf", "--seeds", "1-2",
-                              "--node-multiplier", "edf=2", "-o", str(out), "-q"])  # fmt: skip
+    res = runner.invoke(
+        cli,
+        [
+            "compare",
+            str(path),
+            "--methods",
+            "path-relinking,greedy,edf",
+            "--seeds",
+            "1-2",
+            "--node-multiplier",
+            "edf=2",
+            "-o",
+            str(out),
+            "-q",
+        ],
+    )
     assert res.exit_code == 0, res.output
     for kind in ("costs", "pct", "solver-time"):
         png = tmp_path / f"{kind}.png"
@@ -181,12 +258,15 @@ def test_cli_compare_csv_is_what_plot_reads(trace, tmp_path):
         assert png.read_bytes().startswith(b"\x89PNG")
 
 
-@pytest.mark.parametrize(("args", "match"), [
-    (["--methods", "edf,nope"], "unknown method"),
-    (["--node-multiplier", "greedy=2", "--methods", "edf"], "not among the compared"),
-    (["--seeds", "5-1"], "empty range"),
-    (["--json", "--csv"], "choose one"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--methods", "edf,nope"], "unknown method"),
+        (["--node-multiplier", "greedy=2", "--methods", "edf"], "not among the compared"),
+        (["--seeds", "5-1"], "empty range"),
+        (["--json", "--csv"], "choose one"),
+    ],
+)
 def test_cli_compare_errors_are_one_line(trace, tmp_path, args, match):
     """Bad arguments: exit code 2, one line on stderr, no traceback, no output file."""
     path = tmp_path / "trace.json"

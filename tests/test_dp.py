@@ -9,27 +9,42 @@ import numpy as np
 import pytest
 
 from gpuaas.baselines.dp import choose_configs, dp_select
-from gpuaas.methods import DP_TICK as TICK
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.methods import DP_TICK as TICK
 from gpuaas.methods import default_tick, seed_independent, solve
 from gpuaas.rescheduler import PAPER_COSTS
 from gpuaas.validator import validate
 
 # S: 1 GPU of model A, 0.001 $/s (0.9 $ per Δt = 900 s); L: 2 GPUs of model A, 0.002 $/s
 # (1.8 $ per Δt). Configurations: 0 = S/1, 1 = L/1, 2 = L/2.
-CATALOG = {"vm_types": [
-    {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
-    {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
-]}  # fmt: skip
+CATALOG = {
+    "vm_types": [
+        {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
+        {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
+    ]
+}
 S1, L1, L2 = 0, 1, 2
 
 
 def instance(jobs: list[tuple[str, float, float, float]], nodes: int) -> Instance:
     """Jobs (id, release, due, weight), each 2000 s on 1 GPU and 1200 s on 2 GPUs, at T_c = 0."""
-    return Instance.from_dict({"catalog": CATALOG, "nodes": nodes, "jobs": [
-        {"id": i, "release": r, "due": d, "weight": w, "times": {"S": [2000.0], "L": [2000.0, 1200.0]}}
-        for i, r, d, w in jobs]})  # fmt: skip
+    return Instance.from_dict(
+        {
+            "catalog": CATALOG,
+            "nodes": nodes,
+            "jobs": [
+                {
+                    "id": i,
+                    "release": r,
+                    "due": d,
+                    "weight": w,
+                    "times": {"S": [2000.0], "L": [2000.0, 1200.0]},
+                }
+                for i, r, d, w in jobs
+            ],
+        }
+    )
 
 
 # a: far due date (d = 5000): tau_hat = max(0, 900 + 2000 - 5000) = 0, so waiting costs 0.
@@ -87,24 +102,29 @@ def test_dp_fastwct_and_adjwct():
 
 def test_running_job_keeps_its_node_index():
     """b runs on node 1 with S/1 and keeps S/1 under DP(WCT): it stays on node 1, c takes node 0."""
-    inst = dataclasses.replace(instance(JOBS, 2), current_node=np.array([-1, 1, -1]),
-                               current_cfg=np.array([-1, S1, -1]))  # fmt: skip
+    inst = dataclasses.replace(
+        instance(JOBS, 2), current_node=np.array([-1, 1, -1]), current_cfg=np.array([-1, S1, -1])
+    )
     sol = solve(inst, "dp-wct")
     assert sol.job_node.tolist() == [-1, 1, 0]
 
 
 def test_running_job_may_be_preempted():
     """DP re-decides running jobs: a running with a far due date is preempted (wait cost 0)."""
-    inst = dataclasses.replace(instance(JOBS, 2), current_node=np.array([0, -1, -1]),
-                               current_cfg=np.array([S1, -1, -1]))  # fmt: skip
+    inst = dataclasses.replace(
+        instance(JOBS, 2), current_node=np.array([0, -1, -1]), current_cfg=np.array([S1, -1, -1])
+    )
     assert "a" not in running(solve(inst, "dp-wct"))
 
 
 def brute_force(E: np.ndarray, P: np.ndarray, N: int) -> float:
     """min over subsets S with |S| <= N of sum_{S} E + sum_{not S} P."""
     K = len(E)
-    return min(sum(E[k] if k in S else P[k] for k in range(K))
-               for r in range(min(N, K) + 1) for S in map(set, itertools.combinations(range(K), r)))  # fmt: skip
+    return min(
+        sum(E[k] if k in S else P[k] for k in range(K))
+        for r in range(min(N, K) + 1)
+        for S in map(set, itertools.combinations(range(K), r))
+    )
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -138,12 +158,15 @@ def test_dp_declares_its_tick():
     assert default_tick("edf") is None
 
 
-@pytest.mark.parametrize(("method", "options", "match"), [
-    ("dp-wct", {"dt": 0.0}, "dt"),
-    ("dp-wct", {"B": 5.0}, "takes no options"),  # B belongs to DP(FastB) only
-    ("dp-fastb", {"B": -1.0}, "B"),
-    ("dp-adjwct", {"gap": 0.05}, "takes no options"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "options", "match"),
+    [
+        ("dp-wct", {"dt": 0.0}, "dt"),
+        ("dp-wct", {"B": 5.0}, "takes no options"),  # B belongs to DP(FastB) only
+        ("dp-fastb", {"B": -1.0}, "B"),
+        ("dp-adjwct", {"gap": 0.05}, "takes no options"),
+    ],
+)
 def test_bad_options_are_clear_errors(method, options, match):
     """Bad or foreign options raise InputError naming them."""
     with pytest.raises(InputError, match=match):

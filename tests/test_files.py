@@ -82,7 +82,10 @@ def test_directory_and_socket_are_refused(tmp_path):
     assert res.exit_code == 2 and "is a directory" in res.output
     with pytest.raises(InputError) as err:
         files.check_output(tmp_path)
-    assert str(err.value) == f"{tmp_path}: is a directory; write to a regular file, a FIFO or a character device"
+    assert (
+        str(err.value)
+        == f"{tmp_path}: is a directory; write to a regular file, a FIFO or a character device"
+    )
     import socket
 
     sock_path = Path(tempfile.mkdtemp()) / "s"  # short path: AF_UNIX limits its length
@@ -95,7 +98,10 @@ def test_directory_and_socket_are_refused(tmp_path):
 def test_missing_output_directory(tmp_path):
     res = CliRunner().invoke(cli, [*GEN, "-o", str(tmp_path / "no" / "x.json")])
     assert res.exit_code == 2
-    assert res.output == f"gpuaas: error: {tmp_path / 'no' / 'x.json'}: output directory {str(tmp_path / 'no')!r} does not exist\n"
+    assert (
+        res.output
+        == f"gpuaas: error: {tmp_path / 'no' / 'x.json'}: output directory {str(tmp_path / 'no')!r} does not exist\n"
+    )
 
 
 @contextlib.contextmanager
@@ -170,13 +176,19 @@ def test_full_standard_output_is_one_line(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_:
         main()
     assert exit_.value.code == 2
-    assert capsys.readouterr().err == "gpuaas: error: standard output: cannot write: No space left on device\n"
+    assert (
+        capsys.readouterr().err
+        == "gpuaas: error: standard output: cannot write: No space left on device\n"
+    )
 
 
 def test_closed_pipe_on_standard_output():
     """`gpuaas ... | head -c 0`: a one-line error and exit 2, no traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "gpuaas", *GEN, "--jobs", "2000", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuaas", *GEN, "--jobs", "2000", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 2

@@ -36,37 +36,108 @@ DEEP = "__DEEP__"  # replaced by 100 000 nested lists in the file text
 DEPTH = 100_000
 
 INSTANCE: dict[str, Any] = {
-    "catalog": "azure-2021", "nodes": 2, "time": 1000.0, "params": {"H": 3600, "mu": 1, "rho": 100},
+    "catalog": "azure-2021",
+    "nodes": 2,
+    "time": 1000.0,
+    "params": {"H": 3600, "mu": 1, "rho": 100},
     "jobs": [
-        {"id": "a", "release": 0.0, "due": 90000.0, "weight": 0.01, "progress": 0.2,
-         "times": {"NC6": [36000.0], "NC12": [36000.0, 20000.0]}},
-        {"id": "b", "due": 50000.0, "weight": 0.005, "workload": {"application": "resnet50", "epochs": 2}},
-        {"id": "c", "due": 500.0, "weight": 0.02, "times": {"NC24": [9000.0, 5000.0, 4000.0, 3500.0]}},
+        {
+            "id": "a",
+            "release": 0.0,
+            "due": 90000.0,
+            "weight": 0.01,
+            "progress": 0.2,
+            "times": {"NC6": [36000.0], "NC12": [36000.0, 20000.0]},
+        },
+        {
+            "id": "b",
+            "due": 50000.0,
+            "weight": 0.005,
+            "workload": {"application": "resnet50", "epochs": 2},
+        },
+        {
+            "id": "c",
+            "due": 500.0,
+            "weight": 0.02,
+            "times": {"NC24": [9000.0, 5000.0, 4000.0, 3500.0]},
+        },
     ],
-}  # fmt: skip
+}
 TRACE: dict[str, Any] = {
-    "catalog": {"vm_types": [{"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 0.9},
-                             {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.8}]},
-    "nodes": 2, "params": {"H": 3600},
-    "jobs": [{"id": f"j{i}", "release": 1800.0 * i, "due": 1800.0 * i + 7200, "weight": 0.01,
-              "times": {"S": [5400.0], "L": [5400.0, 3600.0]}} for i in range(4)],
-}  # fmt: skip
+    "catalog": {
+        "vm_types": [
+            {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 0.9},
+            {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.8},
+        ]
+    },
+    "nodes": 2,
+    "params": {"H": 3600},
+    "jobs": [
+        {
+            "id": f"j{i}",
+            "release": 1800.0 * i,
+            "due": 1800.0 * i + 7200,
+            "weight": 0.01,
+            "times": {"S": [5400.0], "L": [5400.0, 3600.0]},
+        }
+        for i in range(4)
+    ],
+}
 SOLUTION: dict[str, Any] = {
-    "method": "hand", "objective": None,
+    "method": "hand",
+    "objective": None,
     "nodes": [{"node": 0, "vm": "NC12"}, {"node": 1, "vm": "NC24"}],
-    "jobs": [{"id": "a", "node": 0, "vm": "NC12", "gpus": 2}, {"id": "b", "node": None},
-             {"id": "c", "node": 1, "vm": "NC24", "gpus": 4}],
+    "jobs": [
+        {"id": "a", "node": 0, "vm": "NC12", "gpus": 2},
+        {"id": "b", "node": None},
+        {"id": "c", "node": 1, "vm": "NC24", "gpus": 4},
+    ],
     "stats": {},
-}  # fmt: skip
-SPEC: dict[str, Any] = {"name": "fuzz", "nodes": [1], "arrivals": ["high"], "jobs_per_node": 2,
-                        "seeds": "1", "methods": ["greedy"]}  # fmt: skip
+}
+SPEC: dict[str, Any] = {
+    "name": "fuzz",
+    "nodes": [1],
+    "arrivals": ["high"],
+    "jobs_per_node": 2,
+    "seeds": "1",
+    "methods": ["greedy"],
+}
 
-EXTREMES = [None, True, False, "", "x", "a\nb", -1, 0, 1, 2**31, 2**63, 2**64, 10**12, 1e308, -1e308,
-            1e-308, 5e-324, float("nan"), float("inf"), float("-inf"), 1e15, -0.0, [], {}, [1, 2],
-            {"k": 1}, DEEP]  # fmt: skip
-values = st.one_of(st.sampled_from(EXTREMES), st.text(max_size=4),
-                   st.integers(min_value=-(2**70), max_value=2**70),
-                   st.floats(allow_nan=True, allow_infinity=True))  # fmt: skip
+EXTREMES = [
+    None,
+    True,
+    False,
+    "",
+    "x",
+    "a\nb",
+    -1,
+    0,
+    1,
+    2**31,
+    2**63,
+    2**64,
+    10**12,
+    1e308,
+    -1e308,
+    1e-308,
+    5e-324,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    1e15,
+    -0.0,
+    [],
+    {},
+    [1, 2],
+    {"k": 1},
+    DEEP,
+]
+values = st.one_of(
+    st.sampled_from(EXTREMES),
+    st.text(max_size=4),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
 
 
 def _paths(doc: Any, at: tuple = ()) -> list[tuple]:
@@ -85,7 +156,9 @@ def _mutate(data: Any, doc: Any, n: int) -> Any:
     doc = copy.deepcopy(doc)
     for _ in range(n):
         path = data.draw(st.sampled_from(_paths(doc)))
-        kind = data.draw(st.sampled_from(["delete", "replace", "replace", "duplicate", "stringify"]))
+        kind = data.draw(
+            st.sampled_from(["delete", "replace", "replace", "duplicate", "stringify"])
+        )
         if not path:
             if kind == "replace":
                 doc = data.draw(values)
@@ -122,7 +195,9 @@ def _cli(args: list[str]) -> tuple[int, str, str]:
     return res.exit_code, res.stdout, res.stderr
 
 
-def _check(args: list[str], where: Path, inputs: set[str], outputs: list[str], ok_codes=(0,)) -> int:
+def _check(
+    args: list[str], where: Path, inputs: set[str], outputs: list[str], ok_codes=(0,)
+) -> int:
     """Run and assert the promised answer; returns the exit code. After a failure no file is
     new in `where` (`inputs` only names the documents written for the case)."""
     before = {p.name for p in where.iterdir()}
@@ -156,9 +231,24 @@ def _instance_case(data: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         inputs = _files(where, inst_json=doc, sol_json=SOLUTION)
-        _check(["solve", str(where / "inst.json"), "-m", method, "--time-limit", "2",
-                "-o", str(where / "out.json")], where, inputs, ["out.json"])  # fmt: skip
-        _check(["check", str(where / "inst.json"), str(where / "sol.json")], where, inputs, [], (0, 1))
+        _check(
+            [
+                "solve",
+                str(where / "inst.json"),
+                "-m",
+                method,
+                "--time-limit",
+                "2",
+                "-o",
+                str(where / "out.json"),
+            ],
+            where,
+            inputs,
+            ["out.json"],
+        )
+        _check(
+            ["check", str(where / "inst.json"), str(where / "sol.json")], where, inputs, [], (0, 1)
+        )
 
 
 def _solution_case(data: Any) -> None:
@@ -167,7 +257,13 @@ def _solution_case(data: Any) -> None:
         where = Path(tmp)
         inputs = _files(where, inst_json=INSTANCE, sol_json=doc)
         for extra in ([], ["--json"], ["--p1n"]):
-            _check(["check", str(where / "inst.json"), str(where / "sol.json"), *extra], where, inputs, [], (0, 1))
+            _check(
+                ["check", str(where / "inst.json"), str(where / "sol.json"), *extra],
+                where,
+                inputs,
+                [],
+                (0, 1),
+            )
 
 
 def _trace_case(data: Any) -> None:
@@ -176,10 +272,38 @@ def _trace_case(data: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         inputs = _files(where, trace_json=doc)
-        _check(["simulate", str(where / "trace.json"), "-m", method, "-q", "-o", str(where / "out.json"),
-                "--log", str(where / "ev.jsonl")], where, inputs, ["out.json", "ev.jsonl"])  # fmt: skip
-        _check(["compare", str(where / "trace.json"), "--methods", "greedy,edf", "--seeds", "1", "-q",
-                "-o", str(where / "out.csv")], where, inputs, ["out.csv"])  # fmt: skip
+        _check(
+            [
+                "simulate",
+                str(where / "trace.json"),
+                "-m",
+                method,
+                "-q",
+                "-o",
+                str(where / "out.json"),
+                "--log",
+                str(where / "ev.jsonl"),
+            ],
+            where,
+            inputs,
+            ["out.json", "ev.jsonl"],
+        )
+        _check(
+            [
+                "compare",
+                str(where / "trace.json"),
+                "--methods",
+                "greedy,edf",
+                "--seeds",
+                "1",
+                "-q",
+                "-o",
+                str(where / "out.csv"),
+            ],
+            where,
+            inputs,
+            ["out.csv"],
+        )
 
 
 def _events_case(data: Any, events: list[dict[str, Any]]) -> None:
@@ -191,8 +315,20 @@ def _events_case(data: Any, events: list[dict[str, Any]]) -> None:
         text = "\n".join(_text(x) for x in lines) if isinstance(lines, list) else _text(lines)
         (where / "ev.jsonl").write_text(text + "\n")
         inputs = _files(where, trace_json=trace)
-        _check(["plot", kind, str(where / "ev.jsonl"), "--trace", str(where / "trace.json"),
-                "-o", str(where / "g.png")], where, inputs, ["g.png"])  # fmt: skip
+        _check(
+            [
+                "plot",
+                kind,
+                str(where / "ev.jsonl"),
+                "--trace",
+                str(where / "trace.json"),
+                "-o",
+                str(where / "g.png"),
+            ],
+            where,
+            inputs,
+            ["g.png"],
+        )
 
 
 def _spec_case(data: Any) -> None:
@@ -202,14 +338,45 @@ def _spec_case(data: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         inputs = _files(where, spec_yaml=doc)
-        code = _check(["campaign", str(where / "spec.yaml"), "-o", str(where / "r.csv"), "--backend",
-                       "serial", "-q"], where, inputs, ["r.csv"], (0, 1))  # fmt: skip
+        code = _check(
+            [
+                "campaign",
+                str(where / "spec.yaml"),
+                "-o",
+                str(where / "r.csv"),
+                "--backend",
+                "serial",
+                "-q",
+            ],
+            where,
+            inputs,
+            ["r.csv"],
+            (0, 1),
+        )
         if code == 1:  # failed cells are recorded in the results file, by design
             assert (where / "r.csv").exists()
 
 
-OPTION_VALUES = st.sampled_from(["-1", "0", "1", "2", "1e-3", "nan", "inf", "-inf", "1e308", "2e9",
-                                 str(2**32), str(2**64), "1000000", "10000000", "x", ""])  # fmt: skip
+OPTION_VALUES = st.sampled_from(
+    [
+        "-1",
+        "0",
+        "1",
+        "2",
+        "1e-3",
+        "nan",
+        "inf",
+        "-inf",
+        "1e308",
+        "2e9",
+        str(2**32),
+        str(2**64),
+        "1000000",
+        "10000000",
+        "x",
+        "",
+    ]
+)
 
 
 def _options_case(data: Any) -> None:
@@ -217,21 +384,51 @@ def _options_case(data: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         inputs = _files(where, trace_json=TRACE)
-        gen = ["generate", "--nodes", data.draw(OPTION_VALUES), "--jobs", data.draw(OPTION_VALUES),
-               "--seed", data.draw(OPTION_VALUES), "-o", str(where / "out.json")]  # fmt: skip
+        gen = [
+            "generate",
+            "--nodes",
+            data.draw(OPTION_VALUES),
+            "--jobs",
+            data.draw(OPTION_VALUES),
+            "--seed",
+            data.draw(OPTION_VALUES),
+            "-o",
+            str(where / "out.json"),
+        ]
         if data.draw(st.booleans()):
             gen += ["--snapshot", "--time", data.draw(OPTION_VALUES)]
         _check(gen, where, inputs, ["out.json"])
-        sim = ["simulate", str(where / "trace.json"), "-m", "greedy", "-q", "-o", str(where / "sim.json")]
-        for opt in data.draw(st.lists(st.sampled_from(["--tick", "--overhead", "--nodes", "--seed",
-                                                       "--noise", "--time-limit"]), max_size=3)):  # fmt: skip
+        sim = [
+            "simulate",
+            str(where / "trace.json"),
+            "-m",
+            "greedy",
+            "-q",
+            "-o",
+            str(where / "sim.json"),
+        ]
+        for opt in data.draw(
+            st.lists(
+                st.sampled_from(
+                    ["--tick", "--overhead", "--nodes", "--seed", "--noise", "--time-limit"]
+                ),
+                max_size=3,
+            )
+        ):
             sim += [opt, data.draw(OPTION_VALUES)]
         _check(sim, where, inputs, ["sim.json"])
 
 
 def _state() -> dict[str, Any]:
-    r = Rescheduler("azure-2021", nodes=3, method="greedy", seed=1, overhead=60.0, proxy="f_obj",
-                    open_rule="largest")  # options whose values the mutations can spoil
+    r = Rescheduler(
+        "azure-2021",
+        nodes=3,
+        method="greedy",
+        seed=1,
+        overhead=60.0,
+        proxy="f_obj",
+        open_rule="largest",
+    )  # options whose values the mutations can spoil
     r.submit(copy.deepcopy(INSTANCE["jobs"][0]), at=0.0)
     r.submit([copy.deepcopy(INSTANCE["jobs"][1]), copy.deepcopy(INSTANCE["jobs"][2])], at=600.0)
     r.tick(4200.0, progress={"a": 0.5})
@@ -280,7 +477,17 @@ def _replace(doc: Any, old: Any, new: Any) -> Any:
 def events(tmp_path_factory) -> list[dict[str, Any]]:
     where = tmp_path_factory.mktemp("events")
     (where / "trace.json").write_text(json.dumps(TRACE))
-    code, _, err = _cli(["simulate", str(where / "trace.json"), "-m", "greedy", "-q", "--log", str(where / "ev.jsonl")])
+    code, _, err = _cli(
+        [
+            "simulate",
+            str(where / "trace.json"),
+            "-m",
+            "greedy",
+            "-q",
+            "--log",
+            str(where / "ev.jsonl"),
+        ]
+    )
     assert code == 0, err
     return [json.loads(line) for line in (where / "ev.jsonl").read_text().splitlines()]
 
@@ -289,7 +496,12 @@ def test_base_documents_are_valid(tmp_path):
     """The unmutated documents pass: the mutations are what the commands reject."""
     inputs = _files(tmp_path, inst_json=INSTANCE, sol_json=SOLUTION, trace_json=TRACE)
     assert _check(["solve", str(tmp_path / "inst.json"), "-m", "greedy"], tmp_path, inputs, []) == 0
-    assert _check(["check", str(tmp_path / "inst.json"), str(tmp_path / "sol.json")], tmp_path, inputs, []) == 0
+    assert (
+        _check(
+            ["check", str(tmp_path / "inst.json"), str(tmp_path / "sol.json")], tmp_path, inputs, []
+        )
+        == 0
+    )
     assert _check(["simulate", str(tmp_path / "trace.json"), "-q"], tmp_path, inputs, []) == 0
     assert Rescheduler.restore(STATE).state() == STATE
 
@@ -341,8 +553,15 @@ def test_mutated_states_restore_or_raise(data):
 @given(data=st.data())
 def test_mutated_files_many(data, events):
     """The same, many more examples of every kind (-m slow)."""
-    case = data.draw(st.sampled_from(["instance", "solution", "trace", "events", "options", "state", "spec"]))
-    {"instance": _instance_case, "solution": _solution_case, "trace": _trace_case,
-     "events": lambda d: _events_case(d, events), "options": _options_case,
-     "state": _restore_case, "spec": _spec_case}[case](data)  # fmt: skip
-
+    case = data.draw(
+        st.sampled_from(["instance", "solution", "trace", "events", "options", "state", "spec"])
+    )
+    {
+        "instance": _instance_case,
+        "solution": _solution_case,
+        "trace": _trace_case,
+        "events": lambda d: _events_case(d, events),
+        "options": _options_case,
+        "state": _restore_case,
+        "spec": _spec_case,
+    }[case](data)

@@ -38,7 +38,9 @@ def test_same_seed_same_trace_other_seed_other_trace():
         a = generate_trace(3, seed=5, arrivals=arrivals)
         assert json.dumps(a) == json.dumps(generate_trace(3, seed=5, arrivals=arrivals))
         assert json.dumps(a) != json.dumps(generate_trace(3, seed=6, arrivals=arrivals))
-    assert json.dumps(generate_snapshot(4, 9, seed=2)) == json.dumps(generate_snapshot(4, 9, seed=2))
+    assert json.dumps(generate_snapshot(4, 9, seed=2)) == json.dumps(
+        generate_snapshot(4, 9, seed=2)
+    )
 
 
 def test_job_count_and_format():
@@ -70,7 +72,9 @@ def test_exponential_mean_interarrival():
         rel = np.array([j["release"] for j in generate_trace(n, 4000, seed=11)["jobs"]])
         gaps = np.diff(rel)
         assert gaps.mean() == pytest.approx(EXPONENTIAL_MEAN_S / n, rel=0.05)
-        assert np.std(gaps) == pytest.approx(EXPONENTIAL_MEAN_S / n, rel=0.08)  # exponential: sd = mean
+        assert np.std(gaps) == pytest.approx(
+            EXPONENTIAL_MEAN_S / n, rel=0.08
+        )  # exponential: sd = mean
 
 
 def test_poisson_rates_high_low_mixed():
@@ -85,7 +89,9 @@ def test_poisson_rates_high_low_mixed():
         if a != "mixed":
             assert means[a] == pytest.approx(1.0 / rates[a], rel=0.06)
     assert rates["high"] == pytest.approx(4 * rates["low"])
-    assert rates["k_max"] == n * 8 and rates["high"] == pytest.approx(rates["eps"] * n * 8 * rates["lambda"])
+    assert rates["k_max"] == n * 8 and rates["high"] == pytest.approx(
+        rates["eps"] * n * 8 * rates["lambda"]
+    )
     expected_mixed = (1 / rates["high"] + 1 / rates["low"]) / 2
     assert means["high"] < means["mixed"] < means["low"]
     assert means["mixed"] == pytest.approx(expected_mixed, rel=0.1)
@@ -104,8 +110,13 @@ def test_mixed_alternates_high_and_low_runs():
 
 def test_job_mix_does_not_depend_on_the_arrival_pattern():
     """One RNG stream per purpose: the same seed gives the same jobs under every pattern."""
-    jobs = [[(j["workload"], j["times"], j["weight"]) for j in generate_trace(3, seed=9, arrivals=a)["jobs"]]
-            for a in ARRIVALS]  # fmt: skip
+    jobs = [
+        [
+            (j["workload"], j["times"], j["weight"])
+            for j in generate_trace(3, seed=9, arrivals=a)["jobs"]
+        ]
+        for a in ARRIVALS
+    ]
     assert all(js == jobs[0] for js in jobs)
 
 
@@ -142,8 +153,12 @@ def test_snapshot_has_late_easy_and_running_jobs():
 
 def test_inline_catalog_is_written_inline():
     """A non-bundled catalog is embedded, and VM types with unknown GPUs are left out of `times`."""
-    spec = {"vm_types": [{"name": "K", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.0},
-                         {"name": "X", "gpu": "A10G", "gpus": 8, "cost_per_hour": 30.0}]}  # fmt: skip
+    spec = {
+        "vm_types": [
+            {"name": "K", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.0},
+            {"name": "X", "gpu": "A10G", "gpus": 8, "cost_per_hour": 30.0},
+        ]
+    }
     d = generate_trace(2, 5, seed=0, catalog=spec)
     assert d["catalog"]["vm_types"] == spec["vm_types"]
     assert all(set(j["times"]) == {"K"} for j in d["jobs"])
@@ -162,8 +177,15 @@ def test_inline_catalog_is_written_inline():
         (lambda: generate_trace(2, catalog="aws-2030"), "catalog"),
         (lambda: generate_snapshot(2, time=math.nan), "time"),
         (lambda: generate_snapshot(2, time=-1.0), "time"),
-        (lambda: generate_trace(2, catalog={"vm_types": [{"name": "T", "gpu": "A10G", "gpus": 1,
-                                                          "cost_per_hour": 0.5}]}), "catalog"),
+        (
+            lambda: generate_trace(
+                2,
+                catalog={
+                    "vm_types": [{"name": "T", "gpu": "A10G", "gpus": 1, "cost_per_hour": 0.5}]
+                },
+            ),
+            "catalog",
+        ),
     ],
 )
 def test_bad_arguments(call, field):
@@ -176,14 +198,17 @@ def test_bad_arguments(call, field):
 def test_cli_generate_writes_the_trace(tmp_path):
     """`gpuaas generate -o` writes exactly generate_trace's output; --json prints it."""
     out = tmp_path / "trace.json"
-    res = CliRunner().invoke(cli, ["generate", "--nodes", "2", "--arrivals", "mixed", "--seed", "3",
-                                   "-o", str(out)])  # fmt: skip
+    res = CliRunner().invoke(
+        cli, ["generate", "--nodes", "2", "--arrivals", "mixed", "--seed", "3", "-o", str(out)]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(out.read_text()) == generate_trace(2, seed=3, arrivals="mixed")
     umask = os.umask(0)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
-    res = CliRunner().invoke(cli, ["generate", "--nodes", "2", "--snapshot", "--jobs", "4", "--json"])
+    res = CliRunner().invoke(
+        cli, ["generate", "--nodes", "2", "--snapshot", "--jobs", "4", "--json"]
+    )
     assert res.exit_code == 0 and json.loads(res.output) == generate_snapshot(2, 4, seed=1)
 
 
@@ -191,7 +216,10 @@ def test_cli_generate_writes_the_trace(tmp_path):
     ("args", "message"),
     [
         (["--nodes", "0"], "Invalid value for '--nodes': 0 is not in the range 1<=x<=1000000."),
-        (["--nodes", "2", "--jobs", "-4"], "Invalid value for '--jobs': -4 is not in the range 1<=x<=100000."),
+        (
+            ["--nodes", "2", "--jobs", "-4"],
+            "Invalid value for '--jobs': -4 is not in the range 1<=x<=100000.",
+        ),
         (["--nodes", "2", "--arrivals", "bursty"], "arrivals: unknown pattern 'bursty'"),
         (["--nodes", "2", "--catalog", "nope"], "catalog: unknown catalog 'nope'"),
         (["--nodes", "2", "--snapshot", "--arrivals", "high"], "--arrivals: applies to traces"),

@@ -27,8 +27,15 @@ def _placement(sol, j):
 
 def test_cheapest_configuration_meeting_due_date():
     """Among on-time configurations Greedy takes the least t*c_v (NC24x4 beats NC12x2)."""
-    row = {("NC6", 1): 10000.0, ("NC12", 1): 10000.0, ("NC12", 2): 6000.0,
-           ("NC24", 1): 10000.0, ("NC24", 2): 6000.0, ("NC24", 3): 4000.0, ("NC24", 4): 3000.0}
+    row = {
+        ("NC6", 1): 10000.0,
+        ("NC12", 1): 10000.0,
+        ("NC12", 2): 6000.0,
+        ("NC24", 1): 10000.0,
+        ("NC24", 2): 6000.0,
+        ("NC24", 3): 4000.0,
+        ("NC24", 4): 3000.0,
+    }
     sol = greedy(tiny_instance([row], [8000.0], nodes=1))
     assert _placement(sol, 0) == (0, "NC24", 4)  # 3000*2.25 = 6750 < 6000*1.13 = 6780
 
@@ -62,9 +69,7 @@ def test_best_fit_and_opening_nodes():
 
 def test_suboptimal_assignment_then_queue():
     """With all nodes open, a job takes the best configuration that fits, else it waits."""
-    rows = [{("NC24", 3): 1000.0},
-            {("NC24", 1): 1000.0, ("NC24", 2): 800.0},
-            {("NC24", 1): 1000.0}]
+    rows = [{("NC24", 3): 1000.0}, {("NC24", 1): 1000.0, ("NC24", 2): 800.0}, {("NC24", 1): 1000.0}]
     inst = tiny_instance(rows, [1100.0, 5000.0, 9000.0], nodes=1)
     sol = greedy(inst, postprocess=False)
     assert _placement(sol, 0) == (0, "NC24", 3)
@@ -109,7 +114,9 @@ def test_open_rule_largest_joins_same_gpu_model_only():
     scratch = (np.empty(4), np.empty(4, dtype=np.int64))
 
     def fit(rule, used):
-        return K.best_fit_node(D, rule, vm, np.array(used), 0, nc6, 1, False, rng_state(0), *scratch)
+        return K.best_fit_node(
+            D, rule, vm, np.array(used), 0, nc6, 1, False, rng_state(0), *scratch
+        )
 
     assert fit(K.OPEN_LARGEST, [0, 0, 3, 6]) == 2  # NC24 left with 0 idle; NC12 cannot run it
     assert fit(K.OPEN_LARGEST, [0, 0, 4, 5]) == 3
@@ -131,8 +138,7 @@ def test_postprocessing_downsizes_to_best_smaller_vm():
 
 def test_postprocessing_gives_idle_gpus_to_best_speedup():
     """Idle GPUs go to the job on the node that gains most from them."""
-    rows = [{("NC24", 1): 1000.0, ("NC24", 3): 900.0},
-            {("NC24", 1): 1000.0, ("NC24", 3): 600.0}]
+    rows = [{("NC24", 1): 1000.0, ("NC24", 3): 900.0}, {("NC24", 1): 1000.0, ("NC24", 3): 600.0}]
     inst = tiny_instance(rows, [1100.0, 1200.0], nodes=1)
     nc24 = CATALOG.vm_index("NC24")
     one = CATALOG.config(nc24, 1)
@@ -149,12 +155,15 @@ def test_postprocessing_moves_a_running_job_only_when_it_pays_its_kappa(overhead
     """The idle GPUs of the speed-up test go to job 1 when moving is free; when job 1 runs there
     and a restart would cost it P1's κ (a long overhead), it keeps its configuration, even
     though no keep rule pins it."""
-    rows = [{("NC24", 1): 1000.0, ("NC24", 3): 900.0},
-            {("NC24", 1): 1000.0, ("NC24", 3): 600.0}]
+    rows = [{("NC24", 1): 1000.0, ("NC24", 3): 900.0}, {("NC24", 1): 1000.0, ("NC24", 3): 600.0}]
     nc24 = CATALOG.vm_index("NC24")
     one = CATALOG.config(nc24, 1)
-    inst = dataclasses.replace(tiny_instance(rows, [1100.0, 1200.0], nodes=1), overhead=overhead,
-                               current_node=np.array([-1, 0]), current_cfg=np.array([-1, one]))  # fmt: skip
+    inst = dataclasses.replace(
+        tiny_instance(rows, [1100.0, 1200.0], nodes=1),
+        overhead=overhead,
+        current_node=np.array([-1, 0]),
+        current_cfg=np.array([-1, one]),
+    )
     free = np.full(2, -1, dtype=np.int64)
     D = kernel_data(inst)._replace(pin_node=free, pin_cfg=free)
     st = State.new(inst)

@@ -27,9 +27,20 @@ from gpuaas.validator import validate
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "instances" / "README.md"
 TRACE = str(ROOT / "instances" / "trace-small.json")
-BASE = {"catalog": "azure-2021", "nodes": 2, "time": 0,
-        "jobs": [{"id": "a", "due": 90000, "weight": 0.01, "times": {"NC6": [36000], "NC12": [36000, 20000]}},
-                 {"id": "b", "due": 50000, "weight": 0.005, "workload": {"application": "resnet50"}}]}  # fmt: skip
+BASE = {
+    "catalog": "azure-2021",
+    "nodes": 2,
+    "time": 0,
+    "jobs": [
+        {
+            "id": "a",
+            "due": 90000,
+            "weight": 0.01,
+            "times": {"NC6": [36000], "NC12": [36000, 20000]},
+        },
+        {"id": "b", "due": 50000, "weight": 0.005, "workload": {"application": "resnet50"}},
+    ],
+}
 
 
 def _bad(where: Path, change) -> str:
@@ -51,19 +62,37 @@ def _one_line(res, code: int, message: str) -> None:
 
 #: (case, instance change, error after "gpuaas: error: ") for `gpuaas solve bad.json -o out.json`
 SOLVE_CASES = [
-    ("nodes-huge", lambda d: d.update(nodes=10**12),
-     "bad.json: nodes: must be <= 1000000 (gpuaas.limits), got 1000000000000"),
-    ("nodes-ten-million", lambda d: d.update(nodes=10**7),
-     "bad.json: nodes: must be <= 1000000 (gpuaas.limits), got 10000000"),
-    ("weight-huge", lambda d: d["jobs"][0].update(weight=1e308),
-     "bad.json: jobs[0] (a).weight: must be <= 1e+06 (gpuaas.limits), got 1e+308"),
-    ("weight-overflow", lambda d: d["jobs"][0].update(weight=1e10),
-     "bad.json: jobs[0] (a).weight: must be <= 1e+06 (gpuaas.limits), got 10000000000.0"),
-    ("time-huge", lambda d: d["jobs"][0]["times"].update(NC6=[1e308]),
-     "bad.json: jobs[0] (a).times.NC6[0]: must be <= 1e+09 s (gpuaas.limits), got 1e+308"),
-    ("release-huge", lambda d: d["jobs"][0].update(release=1e15),
-     "bad.json: jobs[0] (a).release: must be <= 1e+09 (gpuaas.limits), got 1000000000000000.0"),
-]  # fmt: skip
+    (
+        "nodes-huge",
+        lambda d: d.update(nodes=10**12),
+        "bad.json: nodes: must be <= 1000000 (gpuaas.limits), got 1000000000000",
+    ),
+    (
+        "nodes-ten-million",
+        lambda d: d.update(nodes=10**7),
+        "bad.json: nodes: must be <= 1000000 (gpuaas.limits), got 10000000",
+    ),
+    (
+        "weight-huge",
+        lambda d: d["jobs"][0].update(weight=1e308),
+        "bad.json: jobs[0] (a).weight: must be <= 1e+06 (gpuaas.limits), got 1e+308",
+    ),
+    (
+        "weight-overflow",
+        lambda d: d["jobs"][0].update(weight=1e10),
+        "bad.json: jobs[0] (a).weight: must be <= 1e+06 (gpuaas.limits), got 10000000000.0",
+    ),
+    (
+        "time-huge",
+        lambda d: d["jobs"][0]["times"].update(NC6=[1e308]),
+        "bad.json: jobs[0] (a).times.NC6[0]: must be <= 1e+09 s (gpuaas.limits), got 1e+308",
+    ),
+    (
+        "release-huge",
+        lambda d: d["jobs"][0].update(release=1e15),
+        "bad.json: jobs[0] (a).release: must be <= 1e+09 (gpuaas.limits), got 1000000000000000.0",
+    ),
+]
 
 
 @pytest.mark.parametrize("case", SOLVE_CASES, ids=[c[0] for c in SOLVE_CASES])
@@ -79,7 +108,11 @@ def test_numbers_beyond_the_limits(tmp_path, monkeypatch, case, method):
 def test_deep_nesting(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.json").write_text("[" * 100_000 + "]" * 100_000)
-    _one_line(_run(["solve", "bad.json", "-o", "out.json"]), 2, "bad.json: not valid JSON: nested too deeply")
+    _one_line(
+        _run(["solve", "bad.json", "-o", "out.json"]),
+        2,
+        "bad.json: not valid JSON: nested too deeply",
+    )
 
 
 def test_objective_at_the_limits_is_finite(tmp_path, monkeypatch):
@@ -119,9 +152,26 @@ def test_min_nodes_keeps_running_jobs_in_place():
     """The node reduction keeps a running job's node: EDF on N = 10^6 with a job running on
     node 999 999 leaves it there and starts the other on the lowest free node."""
     inst = Instance.from_dict(dict(copy.deepcopy(BASE), nodes=10**6))
-    inst = Instance(**{**{f: getattr(inst, f) for f in ("catalog", "nodes", "job_ids", "release", "due",
-                                                        "weight", "work", "progress", "time")},
-                       "current_node": np.array([999_999, -1]), "current_cfg": np.array([0, -1])})  # fmt: skip
+    inst = Instance(
+        **{
+            **{
+                f: getattr(inst, f)
+                for f in (
+                    "catalog",
+                    "nodes",
+                    "job_ids",
+                    "release",
+                    "due",
+                    "weight",
+                    "work",
+                    "progress",
+                    "time",
+                )
+            },
+            "current_node": np.array([999_999, -1]),
+            "current_cfg": np.array([0, -1]),
+        }
+    )
     sol = solve(inst, "edf")
     assert sol.job_node.tolist() == [999_999, 0] and sol.job_cfg[0] == 0
 
@@ -129,21 +179,43 @@ def test_min_nodes_keeps_running_jobs_in_place():
 def test_milp_no_solution_is_exit_3(tmp_path):
     path = tmp_path / "big.json"
     path.write_text(json.dumps(generate_snapshot(10, 100, 0)))
-    res = _run(["solve", str(path), "-m", "milp", "--time-limit", "0.001", "--warm-start", "none",
-                "-o", str(tmp_path / "out.json")])  # fmt: skip
-    _one_line(res, 3, "highs found no solution within the time limit of 0.001 s and there is no warm start")
+    res = _run(
+        [
+            "solve",
+            str(path),
+            "-m",
+            "milp",
+            "--time-limit",
+            "0.001",
+            "--warm-start",
+            "none",
+            "-o",
+            str(tmp_path / "out.json"),
+        ]
+    )
+    _one_line(
+        res,
+        3,
+        "highs found no solution within the time limit of 0.001 s and there is no warm start",
+    )
     assert not (tmp_path / "out.json").exists()
 
 
 def test_tiny_tick_and_H_are_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    msg = ("0.001 s needs at least 7.49e+08 rescheduling events for this trace, more than 1000 per "
-           "job (gpuaas.limits); use at least 25 s")  # fmt: skip
+    msg = (
+        "0.001 s needs at least 7.49e+08 rescheduling events for this trace, more than 1000 per "
+        "job (gpuaas.limits); use at least 25 s"
+    )
     _one_line(_run(["simulate", TRACE, "--tick", "0.001", "-q"]), 2, f"tick: {msg}")
     trace = json.loads(Path(TRACE).read_text())
     trace["params"] = {"H": 1e-3}
     (tmp_path / "h.json").write_text(json.dumps(trace))
-    _one_line(_run(["simulate", "h.json", "-q", "-o", "out.json"]), 2, f"tick (the trace's params.H): {msg}")
+    _one_line(
+        _run(["simulate", "h.json", "-q", "-o", "out.json"]),
+        2,
+        f"tick (the trace's params.H): {msg}",
+    )
     assert not (tmp_path / "out.json").exists()
 
 
@@ -161,15 +233,26 @@ def test_restart_overhead_that_loses_everything_stops(tmp_path, monkeypatch):
     from gpuaas.errors import SolverError
     from gpuaas.simulator import simulate
 
-    monkeypatch.setitem(METHODS, "test-thrash", Method("test-thrash", __name__, "ignore_move_costs", "test only", "test"))
+    monkeypatch.setitem(
+        METHODS,
+        "test-thrash",
+        Method("test-thrash", __name__, "ignore_move_costs", "test only", "test"),
+    )
     t0 = time.perf_counter()
     with pytest.raises(SolverError) as err:
-        simulate(Instance.from_dict(json.loads(Path(TRACE).read_text())), "test-thrash", overhead=1e9,
-                 log=tmp_path / "ev.jsonl")  # fmt: skip
+        simulate(
+            Instance.from_dict(json.loads(Path(TRACE).read_text())),
+            "test-thrash",
+            overhead=1e9,
+            log=tmp_path / "ev.jsonl",
+        )
     assert time.perf_counter() - t0 < 60 and SolverError.exit_code == 3
-    assert re.fullmatch(r"simulation stopped at t=[\d.e+]+ s after \d+ events: no job got "
-                        r"closer to its end in 100 events in a row \(\d+ migrations, \d+ preemptions, "
-                        r"each losing 1e\+09 s of work\); it cannot end", str(err.value)), str(err.value)
+    assert re.fullmatch(
+        r"simulation stopped at t=[\d.e+]+ s after \d+ events: no job got "
+        r"closer to its end in 100 events in a row \(\d+ migrations, \d+ preemptions, "
+        r"each losing 1e\+09 s of work\); it cannot end",
+        str(err.value),
+    ), str(err.value)
     assert list(tmp_path.iterdir()) == []
     res = _run(["simulate", TRACE, "--overhead", "1e9", "-m", "greedy", "-q", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["migrations"] == 0
@@ -177,14 +260,25 @@ def test_restart_overhead_that_loses_everything_stops(tmp_path, monkeypatch):
 
 def test_sizes_refused_up_front():
     t0 = time.perf_counter()
-    _one_line(_run(["compare", TRACE, "--seeds", "1-100000000"]), 2, "seeds: more than 100000 seeds (gpuaas.limits)")
+    _one_line(
+        _run(["compare", TRACE, "--seeds", "1-100000000"]),
+        2,
+        "seeds: more than 100000 seeds (gpuaas.limits)",
+    )
     res = _run(["generate", "--nodes", "2", "--jobs", "1000000"])
     assert res.exit_code == 2 and "1000000 is not in the range 1<=x<=100000" in res.output
     assert time.perf_counter() - t0 < 10
 
 
-@pytest.mark.parametrize("command", [["solve", TRACE], ["simulate", TRACE], ["generate", "--nodes", "2"],
-                                     ["compare", TRACE, "--seeds"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["solve", TRACE],
+        ["simulate", TRACE],
+        ["generate", "--nodes", "2"],
+        ["compare", TRACE, "--seeds"],
+    ],
+)
 @pytest.mark.parametrize("seed", ["-1", str(2**64)])
 def test_one_seed_range_everywhere(command, seed):
     """--seed (and compare's --seeds) take 0 .. 2**32 - 1 in every command."""
@@ -200,13 +294,18 @@ def test_restore_checks_every_field():
     r.submit({"id": "a", "due": 30000.0, "weight": 0.01, "times": {"NC6": [36000.0]}}, at=0.0)
     r.tick(3600.0, progress={"a": 0.5})
     state = json.loads(json.dumps(r.state()))
-    cases = [(("jobs", 0, "progress"), float("nan"), "jobs[0].progress: must be finite, got nan"),
-             (("jobs", 0, "progress"), -1, "jobs[0].progress: must be >= 0, got -1"),
-             (("jobs", 0, "progress"), 2, "jobs[0].progress: must be in [0, 1), got 2.0"),
-             (("time",), "late", "time: must be a number, got 'late'"),
-             (("time",), float("nan"), "time: must be finite, got nan"),
-             (("solver_options",), {"colour": 1},
-              "solver_options: unknown option(s) colour for greedy; allowed: proxy, postprocess, open_rule, time_limit")]  # fmt: skip
+    cases = [
+        (("jobs", 0, "progress"), float("nan"), "jobs[0].progress: must be finite, got nan"),
+        (("jobs", 0, "progress"), -1, "jobs[0].progress: must be >= 0, got -1"),
+        (("jobs", 0, "progress"), 2, "jobs[0].progress: must be in [0, 1), got 2.0"),
+        (("time",), "late", "time: must be a number, got 'late'"),
+        (("time",), float("nan"), "time: must be finite, got nan"),
+        (
+            ("solver_options",),
+            {"colour": 1},
+            "solver_options: unknown option(s) colour for greedy; allowed: proxy, postprocess, open_rule, time_limit",
+        ),
+    ]
     for path, value, message in cases:
         bad = copy.deepcopy(state)
         d = bad
@@ -223,14 +322,24 @@ def test_event_arguments_are_checked():
     r.submit({"id": "a", "due": 30000.0, "weight": 0.01, "times": {"NC6": [36000.0]}}, at=0.0)
     r.tick(3600.0, progress={"a": 0.5})
     for call, message in [
-        (lambda: r.submit(None, at=7200.0), "job: must be a job object (a mapping) or a list of them, got None"),
-        (lambda: r.complete(5, at=7200.0), "job_id: must be a job id (a string) or a list of them, got 5"),
-        (lambda: Rescheduler("azure-2021", 2, "greedy", colour=1),
-         "options: unknown option(s) colour for greedy; allowed: proxy, postprocess, open_rule, time_limit"),
-        (lambda: r.tick(7200.0, progress={"a": 0.3}),
-         "progress['a']: 0.3 is below the 0.5 reported before; progress only goes back when the job is "
-         "migrated or preempted with a restart overhead"),
-    ]:  # fmt: skip
+        (
+            lambda: r.submit(None, at=7200.0),
+            "job: must be a job object (a mapping) or a list of them, got None",
+        ),
+        (
+            lambda: r.complete(5, at=7200.0),
+            "job_id: must be a job id (a string) or a list of them, got 5",
+        ),
+        (
+            lambda: Rescheduler("azure-2021", 2, "greedy", colour=1),
+            "options: unknown option(s) colour for greedy; allowed: proxy, postprocess, open_rule, time_limit",
+        ),
+        (
+            lambda: r.tick(7200.0, progress={"a": 0.3}),
+            "progress['a']: 0.3 is below the 0.5 reported before; progress only goes back when the job is "
+            "migrated or preempted with a restart overhead",
+        ),
+    ]:
         with pytest.raises(InputError) as err:
             call()
         assert str(err.value) == message
@@ -247,18 +356,39 @@ def _check_files(tmp_path, change):
     return _run(["check", str(tmp_path / "i.json"), str(tmp_path / "s.json")])
 
 
-@pytest.mark.parametrize(("case", "change", "error"), [
-    ("check-duplicate", lambda s: s["jobs"].append(dict(s["jobs"][0])), "job a: listed 2 times"),
-    ("check-missing", lambda s: s["jobs"].pop(1), "job b: missing (every job is listed; node null when postponed)"),
-    ("check-objective", lambda s: s.update(objective=1.2e25), "objective: the file says 1.2e+25, recomputed "),
-    ("check-objective-text", lambda s: s.update(objective="cheap"), "objective: the file says 'cheap', not a number"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("case", "change", "error"),
+    [
+        (
+            "check-duplicate",
+            lambda s: s["jobs"].append(dict(s["jobs"][0])),
+            "job a: listed 2 times",
+        ),
+        (
+            "check-missing",
+            lambda s: s["jobs"].pop(1),
+            "job b: missing (every job is listed; node null when postponed)",
+        ),
+        (
+            "check-objective",
+            lambda s: s.update(objective=1.2e25),
+            "objective: the file says 1.2e+25, recomputed ",
+        ),
+        (
+            "check-objective-text",
+            lambda s: s.update(objective="cheap"),
+            "objective: the file says 'cheap', not a number",
+        ),
+    ],
+)
 def test_check_reports_listing_and_objective_errors(tmp_path, case, change, error):
     """check: a job listed twice or missing, a wrong or non-numeric objective: INVALID, exit 1."""
     res = _check_files(tmp_path, change)
     assert res.exit_code == 1, res.output
     lines = res.output.splitlines()
-    assert lines[0].startswith("INVALID") and any(line.strip().startswith(error) for line in lines[1:])
+    assert lines[0].startswith("INVALID") and any(
+        line.strip().startswith(error) for line in lines[1:]
+    )
 
 
 def test_gantt_of_another_trace(tmp_path):
@@ -272,8 +402,20 @@ def test_gantt_of_another_trace(tmp_path):
     res = _run(["simulate", TRACE, "-m", "greedy", "-q", "--log", str(tmp_path / "ev.jsonl")])
     assert res.exit_code == 0, res.output
     first = json.loads((tmp_path / "ev.jsonl").read_text().splitlines()[0])
-    res = _run(["plot", "gantt", str(tmp_path / "ev.jsonl"), "--trace", str(other), "-o", str(tmp_path / "g.png")])
-    _one_line(res, 2, f"{tmp_path / 'ev.jsonl'}: line 1: job {first['jobs'][0]['id']!r} is not in {other}")
+    res = _run(
+        [
+            "plot",
+            "gantt",
+            str(tmp_path / "ev.jsonl"),
+            "--trace",
+            str(other),
+            "-o",
+            str(tmp_path / "g.png"),
+        ]
+    )
+    _one_line(
+        res, 2, f"{tmp_path / 'ev.jsonl'}: line 1: job {first['jobs'][0]['id']!r} is not in {other}"
+    )
     assert not (tmp_path / "g.png").exists()
 
 
@@ -281,7 +423,15 @@ def test_compile_notice_only_without_a_cache(tmp_path):
     """A command whose kernels are not in numba's cache says so on stderr, once; the next
     run (cache filled) says nothing."""
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
-    args = [sys.executable, "-m", "gpuaas", "solve", str(ROOT / "instances" / "example.json"), "-m", "edf"]
+    args = [
+        sys.executable,
+        "-m",
+        "gpuaas",
+        "solve",
+        str(ROOT / "instances" / "example.json"),
+        "-m",
+        "edf",
+    ]
     import os
 
     env = {**os.environ, **env}
@@ -298,14 +448,41 @@ def test_readme_first_command_says_where():
 
 
 HARD_CASES = [c[0] for c in SOLVE_CASES] + [
-    "output-fifo", "output-symlink", "output-not-a-file", "output-read-only", "output-full-disk",
-    "stdout-full", "stdout-closed", "deep-nesting", "simulate-many-nodes", "milp-time-limit",
-    "milp-no-solution", "milp-gap", "milp-invalid-answer", "tick-tiny", "params-H-tiny",
-    "overhead-huge", "generate-many-jobs", "compare-many-seeds", "million-nodes", "restore-progress",
-    "restore-time", "restore-options", "submit-none", "complete-number", "unknown-option",
-    "progress-backwards", "check-duplicate", "check-missing", "check-objective", "check-objective-text",
-    "gantt-other-trace", "seed-range", "compile-notice", "first-command",
-]  # fmt: skip
+    "output-fifo",
+    "output-symlink",
+    "output-not-a-file",
+    "output-read-only",
+    "output-full-disk",
+    "stdout-full",
+    "stdout-closed",
+    "deep-nesting",
+    "simulate-many-nodes",
+    "milp-time-limit",
+    "milp-no-solution",
+    "milp-gap",
+    "milp-invalid-answer",
+    "tick-tiny",
+    "params-H-tiny",
+    "overhead-huge",
+    "generate-many-jobs",
+    "compare-many-seeds",
+    "million-nodes",
+    "restore-progress",
+    "restore-time",
+    "restore-options",
+    "submit-none",
+    "complete-number",
+    "unknown-option",
+    "progress-backwards",
+    "check-duplicate",
+    "check-missing",
+    "check-objective",
+    "check-objective-text",
+    "gantt-other-trace",
+    "seed-range",
+    "compile-notice",
+    "first-command",
+]
 
 
 def test_readme_lists_every_hard_case():
@@ -315,13 +492,19 @@ def test_readme_lists_every_hard_case():
         assert f"`{name}`" in text, name
     for _, _, message in SOLVE_CASES:
         assert message in text, message
-    for message in ("not valid JSON: nested too deeply", "seeds: more than 100000 seeds (gpuaas.limits)",
-                    "highs found no solution within the time limit of 0.001 s and there is no warm start",
-                    "no job got closer to its end in 100 events in a row", COMPILE_NOTICE,
-                    "job: must be a job object (a mapping) or a list of them, got None",
-                    "job_id: must be a job id (a string) or a list of them, got 5",
-                    "objective: the file says 'cheap', not a number", "job a: listed 2 times",
-                    "standard output: cannot write: No space left on device",
-                    "standard output: cannot write: Broken pipe", "cannot write: Permission denied",
-                    "is a directory; write to a regular file, a FIFO or a character device"):  # fmt: skip
+    for message in (
+        "not valid JSON: nested too deeply",
+        "seeds: more than 100000 seeds (gpuaas.limits)",
+        "highs found no solution within the time limit of 0.001 s and there is no warm start",
+        "no job got closer to its end in 100 events in a row",
+        COMPILE_NOTICE,
+        "job: must be a job object (a mapping) or a list of them, got None",
+        "job_id: must be a job id (a string) or a list of them, got 5",
+        "objective: the file says 'cheap', not a number",
+        "job a: listed 2 times",
+        "standard output: cannot write: No space left on device",
+        "standard output: cannot write: Broken pipe",
+        "cannot write: Permission denied",
+        "is a directory; write to a regular file, a FIFO or a character device",
+    ):
         assert message in text, message

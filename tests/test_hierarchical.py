@@ -14,19 +14,35 @@ from gpuaas.methods import solve
 from gpuaas.validator import validate
 
 # S: 1 GPU, 0.001 $/s; L: 2 GPUs of the same model, 0.002 $/s.
-CATALOG = {"vm_types": [
-    {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
-    {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
-]}  # fmt: skip
+CATALOG = {
+    "vm_types": [
+        {"name": "S", "gpu": "A", "gpus": 1, "cost_per_hour": 3.6},
+        {"name": "L", "gpu": "A", "gpus": 2, "cost_per_hour": 7.2},
+    ]
+}
 S1, L1, L2 = 0, 1, 2
 
 
 def instance(n_jobs: int, nodes: int, due: float = 1000.0, release=None) -> Instance:
     """n_jobs jobs of 100 s on 1 GPU (60 s on 2), due 1000 s, weight 0.01, released 0, 1, 2 ..."""
     release = range(n_jobs) if release is None else release
-    return Instance.from_dict({"catalog": CATALOG, "nodes": nodes, "time": float(n_jobs), "jobs": [
-        {"id": f"j{k}", "release": float(r), "due": due, "weight": 0.01,
-         "times": {"S": [100.0], "L": [100.0, 60.0]}} for k, r in enumerate(release)]})  # fmt: skip
+    return Instance.from_dict(
+        {
+            "catalog": CATALOG,
+            "nodes": nodes,
+            "time": float(n_jobs),
+            "jobs": [
+                {
+                    "id": f"j{k}",
+                    "release": float(r),
+                    "due": due,
+                    "weight": 0.01,
+                    "times": {"S": [100.0], "L": [100.0, 60.0]},
+                }
+                for k, r in enumerate(release)
+            ],
+        }
+    )
 
 
 def test_deal_is_round_robin_when_controllers_start_empty():
@@ -48,8 +64,11 @@ def test_smaller_last_controller_gets_jobs_in_proportion():
 def test_running_jobs_stay_with_their_nodes_controller():
     """j0 runs on node 7 (controller 1 of K = 2): it stays there; the waiting j1, j2, j3 then go to
     the controller with fewest jobs: j1 -> 0 (counts 0 vs 1), j2 -> 0 (1 vs 1, lowest), j3 -> 1."""
-    inst = dataclasses.replace(instance(4, 10), current_node=np.array([7, -1, -1, -1]),
-                               current_cfg=np.array([S1, -1, -1, -1]))  # fmt: skip
+    inst = dataclasses.replace(
+        instance(4, 10),
+        current_node=np.array([7, -1, -1, -1]),
+        current_cfg=np.array([S1, -1, -1, -1]),
+    )
     assert deal_jobs(inst, 2).tolist() == [1, 0, 0, 1]
 
 
@@ -75,10 +94,16 @@ def test_never_better_than_the_whole_problem(seed):
 
     rng = np.random.default_rng(seed)
     J = int(rng.integers(2, 6))
-    jobs = [{"id": f"j{k}", "release": float(k), "due": float(rng.uniform(20, 400)),
-             "weight": float(rng.uniform(0.003, 0.015)),
-             "times": {"S": [float(t1)], "L": [float(t1), float(t1 * rng.uniform(0.5, 0.9))]}}
-            for k, t1 in enumerate(rng.uniform(50, 300, J))]  # fmt: skip
+    jobs = [
+        {
+            "id": f"j{k}",
+            "release": float(k),
+            "due": float(rng.uniform(20, 400)),
+            "weight": float(rng.uniform(0.003, 0.015)),
+            "times": {"S": [float(t1)], "L": [float(t1), float(t1 * rng.uniform(0.5, 0.9))]},
+        }
+        for k, t1 in enumerate(rng.uniform(50, 300, J))
+    ]
     inst = Instance.from_dict({"catalog": CATALOG, "nodes": 3, "time": float(J), "jobs": jobs})
     hier = solve(inst, "hierarchical", controller_nodes=2, gap=0.0, workers=1, seed=seed)
     assert validate(hier).ok
@@ -95,11 +120,14 @@ def test_parallel_controllers_give_the_same_solution():
     assert b.stats["workers"] == 2 and validate(b).ok
 
 
-@pytest.mark.parametrize(("options", "match"), [
-    ({"controller_nodes": 0}, "controller_nodes"),
-    ({"controller_time_limit": 0.0}, "controller_time_limit"),
-    ({"threads": 2}, "threads"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"controller_nodes": 0}, "controller_nodes"),
+        ({"controller_time_limit": 0.0}, "controller_time_limit"),
+        ({"threads": 2}, "threads"),
+    ],
+)
 def test_bad_options_are_clear_errors(options, match):
     """Impossible options raise InputError naming the option."""
     with pytest.raises(InputError, match=match):

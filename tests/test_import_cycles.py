@@ -33,7 +33,8 @@ def module_files(root: Path = ROOT) -> dict[str, Path]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")  # fmt: skip
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -157,7 +158,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycles() -> None:
     found = cycles(import_graph(module_files()))
-    assert not found, "import cycles among gpuaas modules:\n" + "\n".join(" -> ".join(c) for c in found)
+    assert not found, "import cycles among gpuaas modules:\n" + "\n".join(
+        " -> ".join(c) for c in found
+    )
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -169,17 +172,20 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
     """A cycle made by each kind of import is found; a TYPE_CHECKING import is not an edge."""
-    _write(tmp_path, {
-        "gpuaas/__init__.py": "",
-        "gpuaas/a.py": "from gpuaas import b\n",                 # from package import submodule
-        "gpuaas/b.py": "def f():\n    from .c import x\n",      # relative, inside a function
-        "gpuaas/c.py": "import gpuaas.a\nx = 1\n",               # plain import
-        "gpuaas/p/__init__.py": "from gpuaas.p.q import y\n",    # a package's __init__
-        "gpuaas/p/q.py": "from . import helpers\ny = 2\n",
-        "gpuaas/p/helpers.py": "from gpuaas.p import y\n",       # a name of the __init__
-        "gpuaas/t.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gpuaas.u import z\n",
-        "gpuaas/u.py": "from gpuaas.t import TYPE_CHECKING\nz = 0\n",
-    })  # fmt: skip
+    _write(
+        tmp_path,
+        {
+            "gpuaas/__init__.py": "",
+            "gpuaas/a.py": "from gpuaas import b\n",  # from package import submodule
+            "gpuaas/b.py": "def f():\n    from .c import x\n",  # relative, inside a function
+            "gpuaas/c.py": "import gpuaas.a\nx = 1\n",  # plain import
+            "gpuaas/p/__init__.py": "from gpuaas.p.q import y\n",  # a package's __init__
+            "gpuaas/p/q.py": "from . import helpers\ny = 2\n",
+            "gpuaas/p/helpers.py": "from gpuaas.p import y\n",  # a name of the __init__
+            "gpuaas/t.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gpuaas.u import z\n",
+            "gpuaas/u.py": "from gpuaas.t import TYPE_CHECKING\nz = 0\n",
+        },
+    )
     graph = import_graph(module_files(tmp_path))
     assert graph["gpuaas.b"] == {"gpuaas.c"}
     assert graph["gpuaas.t"] == set()
@@ -189,10 +195,13 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("edges, expected", [
-    ({"a": {"b"}, "b": set()}, []),
-    ({"a": {"b"}, "b": {"a"}}, [["a", "b", "a"]]),
-    ({"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}, [["a", "b", "a"], ["a", "c", "a"]]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "edges, expected",
+    [
+        ({"a": {"b"}, "b": set()}, []),
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b", "a"]]),
+        ({"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}, [["a", "b", "a"], ["a", "c", "a"]]),
+    ],
+)
 def test_cycles_of_small_graphs(edges: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert cycles(edges) == expected

@@ -25,14 +25,16 @@ README = Path(__file__).resolve().parent.parent / "instances" / "README.md"
 
 #: A Gavel-style throughput JSON (figures made up for the test, in Gavel's layout).
 GAVEL_JSON = {
-    "k80": {"('ResNet-18 (batch size 32)', 1)": {"null": 2.0, "('x', 1)": [1, 1]},
-            "('ResNet-18 (batch size 32)', 2)": {"null": 3.0},
-            "('ResNet-18 (batch size 32)', 4)": {"null": 5.0},
-            "('LM (batch size 20)', 1)": {"null": 4.0},
-            "('LM (batch size 20)', 2)": {"null": 0.0}},
+    "k80": {
+        "('ResNet-18 (batch size 32)', 1)": {"null": 2.0, "('x', 1)": [1, 1]},
+        "('ResNet-18 (batch size 32)', 2)": {"null": 3.0},
+        "('ResNet-18 (batch size 32)', 4)": {"null": 5.0},
+        "('LM (batch size 20)', 1)": {"null": 4.0},
+        "('LM (batch size 20)', 2)": {"null": 0.0},
+    },
     "v100": {"('ResNet-18 (batch size 32)', 1)": {"null": 8.0}},
     "k80_unconsolidated": {"('ResNet-18 (batch size 32)', 1)": {"null": 99.0}},
-}  # fmt: skip
+}
 
 # Three jobs in the current 10-field layout; a job with an SLO of 2.
 GAVEL_10 = (
@@ -71,7 +73,9 @@ def test_gavel_maps_steps_scale_and_arrival(tmp_path):
     trace = write(tmp_path, "t.trace", GAVEL_10)
     table = load_throughputs(write(tmp_path, "thr.json", GAVEL_JSON))
     jobs, rep = read_trace("gavel", trace)
-    data, rep = build_trace(jobs, trace, catalog="azure-2021", throughputs=table, nodes=2, report=rep)
+    data, rep = build_trace(
+        jobs, trace, catalog="azure-2021", throughputs=table, nodes=2, report=rep
+    )
     Instance.from_dict(data, "out")
     j1, lm, j3 = data["jobs"]
     assert [j["id"] for j in data["jobs"]] == ["j1", "j2", "j3"]
@@ -90,7 +94,9 @@ def test_gavel_requested_gpu_counts_and_old_layout(tmp_path):
     trace = write(tmp_path, "old.trace", GAVEL_7)
     table = load_throughputs(write(tmp_path, "thr.json", GAVEL_JSON))
     jobs, rep = read_trace("gavel", trace)
-    assert [j.line for j in jobs] == [1, 3] and rep.dropped == {"scale factor 0 (Gavel skips them too)": 1}
+    assert [j.line for j in jobs] == [1, 3] and rep.dropped == {
+        "scale factor 0 (Gavel skips them too)": 1
+    }
     data, _ = build_trace(jobs, trace, throughputs=table, gpu_counts="requested", report=rep)
     assert data["jobs"][0]["times"]["NC24"] == [1800.0, None, None, None]
     assert data["jobs"][1]["release"] == 20.0 and data["nodes"] == 1  # ceil(2 / 10)
@@ -105,7 +111,9 @@ def test_gavel_json_keeps_only_consolidated_positive_rates(tmp_path):
 
 def test_seeded_draws_follow_the_paper_rules(tmp_path):
     """due - release in [1, 3] x fastest time, weight in [0.003, 0.015]; same seed, same file."""
-    rows = "id,submit,gpus,model,steps\n" + "".join(f"j{i},{i * 100},1,alexnet/pytorch,{1000 + i}\n" for i in range(40))
+    rows = "id,submit,gpus,model,steps\n" + "".join(
+        f"j{i},{i * 100},1,alexnet/pytorch,{1000 + i}\n" for i in range(40)
+    )
     src = write(tmp_path, "t.csv", rows)
     table = load_throughputs("performance-model")
     a, _ = build_trace(*_read("csv", src), throughputs=table, seed=7)
@@ -145,8 +153,11 @@ def test_csv_maps_every_column(tmp_path):
     assert a["times"]["NC6"] == [pytest.approx(2000 / rate)]
     assert b["times"]["NC6"] == [pytest.approx(1500 / table.rates[("vgg19/tensorflow", "K80", 1)])]
     assert b["due"] == 90000 - 100 and b["weight"] == 0.01  # given due date shifted with the trace
-    assert c["times"] == {"NC12": [None, 7200.0], "NC24": [None, 7200.0, None, None],
-                          "NC48*": [None, 7200.0] + [None] * 6}  # fmt: skip
+    assert c["times"] == {
+        "NC12": [None, 7200.0],
+        "NC24": [None, 7200.0, None, None],
+        "NC48*": [None, 7200.0] + [None] * 6,
+    }
     assert set(d["times"]) == {"NV24", "NV48*"} and d["weight"] == 0.004
 
 
@@ -154,18 +165,28 @@ def test_duration_jobs_on_any_gpu_and_unrunnable(tmp_path):
     """A duration measured on an unknown GPU is an error, or runs anywhere with --any-gpu."""
     src = write(tmp_path, "t.csv", "id,submit,gpus,duration,gpu\nx,0,2,100,P100\ny,5,16,100,K80\n")
     jobs, rep = read_trace("csv", src)
-    with pytest.raises(InputError, match=r"line 2: job 'x': no configuration of catalog 'azure-2021'"):
+    with pytest.raises(
+        InputError, match=r"line 2: job 'x': no configuration of catalog 'azure-2021'"
+    ):
         build_trace(jobs, src)
     data, rep = build_trace(jobs, src, any_gpu=True, skip_unrunnable=True, report=rep)
-    assert [j["id"] for j in data["jobs"]] == ["x"] and rep.dropped == {"not runnable on azure-2021": 1}
+    assert [j["id"] for j in data["jobs"]] == ["x"] and rep.dropped == {
+        "not runnable on azure-2021": 1
+    }
     assert set(data["jobs"][0]["times"]) == {"NC12", "NC24", "NV12", "NV24", "NC48*", "NV48*"}
 
 
 def test_window_and_limit(tmp_path):
-    src = write(tmp_path, "t.csv", "id,submit,gpus,duration,gpu\n" + "".join(f"j{i},{i * 10},1,50,K80\n" for i in range(10)))
+    src = write(
+        tmp_path,
+        "t.csv",
+        "id,submit,gpus,duration,gpu\n" + "".join(f"j{i},{i * 10},1,50,K80\n" for i in range(10)),
+    )
     jobs, rep = read_trace("csv", src)
     data, rep = build_trace(jobs, src, window=parse_window("25:75"), limit=3, report=rep)
-    assert [j["id"] for j in data["jobs"]] == ["j3", "j4", "j5"] and data["jobs"][0]["release"] == 0.0
+    assert [j["id"] for j in data["jobs"]] == ["j3", "j4", "j5"] and data["jobs"][0][
+        "release"
+    ] == 0.0
     assert rep.dropped == {"outside --window": 5, "past --limit": 2}
     assert parse_window(":100") == (0.0, 100.0) and parse_window("5:") == (5.0, math.inf)
 
@@ -192,7 +213,12 @@ def test_pai_job_and_task_tables(tmp_path):
     jobs, rep = read_trace("alibaba-pai-2020", str(tmp_path))
     assert rep.dropped == {"status Failed": 1, "status Running": 1, "without GPUs (CPU-only)": 1}
     by = {j.id: j for j in jobs}
-    assert (by["j1"].gpus, by["j1"].duration, by["j1"].gpu, by["j1"].submit) == (2, 3150.0, "V100", 1000.0)
+    assert (by["j1"].gpus, by["j1"].duration, by["j1"].gpu, by["j1"].submit) == (
+        2,
+        3150.0,
+        "V100",
+        1000.0,
+    )
     assert (by["j3"].gpus, by["j3"].duration, by["j3"].gpu) == (1, 7000.0, "T4")
     data, rep = build_trace(jobs, str(tmp_path), catalog="azure-eastus", report=rep)
     j1, j3 = data["jobs"]
@@ -205,48 +231,144 @@ def test_pai_job_and_task_tables(tmp_path):
 
 #: (case, format, file name, content, error after "gpuaas: error: ").
 BAD = [
-    ("gavel-fields", "gavel", "bad.trace", "ResNet-18 (batch size 32)\tcmd\t1\t2\n",
-     "bad.trace: line 1: has 4 tab-separated field(s); a Gavel trace line has 10 (or 9, or 7 in the 2019 layout)"),
-    ("gavel-negative-arrival", "gavel", "bad.trace", GAVEL_10.replace("\t600.5\n", "\t-600.5\n"),
-     "bad.trace: line 2: arrival_time: must be >= 0, got '-600.5'"),
-    ("gavel-steps", "gavel", "bad.trace", GAVEL_10.replace("\t3600\t", "\tmany\t"),
-     "bad.trace: line 1: total_steps: must be an integer, got 'many'"),
-    ("gavel-unknown-model", "gavel", "bad.trace", GAVEL_10.replace("LM (batch size 20)", "BERT"),
-     "bad.trace: line 2: model: unknown model 'BERT': not in throughput table thr.json"),
-    ("csv-missing-value", "csv", "bad.csv", "id,submit,gpus,duration,gpu\na,0,,10,K80\n",
-     "bad.csv: line 2: gpus: missing required value"),
-    ("csv-missing-column", "csv", "bad.csv", "id,gpus,duration\na,1,10\n",
-     "bad.csv: line 1: missing column(s) submit"),
-    ("csv-negative-submit", "csv", "bad.csv", "id,submit,gpus,duration,gpu\na,-5,1,10,K80\n",
-     "bad.csv: line 2: submit: must be >= 0, got '-5'"),
-    ("csv-negative-duration", "csv", "bad.csv", "id,submit,gpus,duration,gpu\na,5,1,-10,K80\n",
-     "bad.csv: line 2: duration: must be > 0, got '-10'"),
-    ("csv-unknown-column", "csv", "bad.csv", "id,submit,gpus,duration,wieght\na,0,1,10,1\n",
-     "bad.csv: line 1: unknown column(s) wieght; allowed: id, submit, gpus, model, steps, epochs, steps_per_epoch, duration, gpu, due, weight"),
-    ("csv-no-work", "csv", "bad.csv", "id,submit,gpus,gpu\na,0,1,K80\n",
-     "bad.csv: line 2: needs a model (with steps) or a duration"),
-    ("csv-duplicate-id", "csv", "bad.csv", "id,submit,gpus,duration,gpu\na,0,1,10,K80\na,5,1,10,K80\n",
-     "bad.csv: line 3: id: duplicate job id 'a' (first on line 2)"),
-    ("csv-unknown-model", "csv", "bad.csv", "id,submit,gpus,model,steps\na,0,1,bert,100\n",
-     "bad.csv: line 2: model: unknown model 'bert': not in throughput table thr.json"),
-    ("csv-short-row", "csv", "bad.csv", "id,submit,gpus,duration,gpu\na,0,1\n",
-     "bad.csv: line 2: has 3 field(s), the header has 5"),
-    ("pai-end-before-start", "alibaba-pai-2020", "pai",
-     ("j1,i1,u1,Terminated,1000.0,5000.0\n", "j1,w,1.0,Terminated,4000.0,3000.0,600.0,29.3,100.0,V100\n"),
-     "pai/pai_task_table.csv: line 1: end_time: is before start_time (3000.0 < 4000.0)"),
-    ("pai-missing-start", "alibaba-pai-2020", "pai",
-     ("j1,i1,u1,Terminated,,5000.0\n", "j1,w,1.0,Terminated,4000.0,4500.0,600.0,29.3,100.0,V100\n"),
-     "pai/pai_job_table.csv: line 1: start_time: missing required value"),
-    ("pai-fields", "alibaba-pai-2020", "pai", ("j1,i1,u1,Terminated\n", ""),
-     "pai/pai_job_table.csv: line 1: has 4 field(s); expected 6: job_name,inst_id,user,status,start_time,end_time"),
-    ("throughput-duplicate", "csv", "bad.csv", "id,submit,gpus,model,steps\na,0,1,m,100\n",
-     "thr.csv: line 3: (m, K80, 1) given twice"),
-    ("throughput-rate", "csv", "bad.csv", "id,submit,gpus,model,steps\na,0,1,m,100\n",
-     "thr.csv: line 2: steps_per_second: must be > 0, got '0'"),
-]  # fmt: skip
+    (
+        "gavel-fields",
+        "gavel",
+        "bad.trace",
+        "ResNet-18 (batch size 32)\tcmd\t1\t2\n",
+        "bad.trace: line 1: has 4 tab-separated field(s); a Gavel trace line has 10 (or 9, or 7 in the 2019 layout)",
+    ),
+    (
+        "gavel-negative-arrival",
+        "gavel",
+        "bad.trace",
+        GAVEL_10.replace("\t600.5\n", "\t-600.5\n"),
+        "bad.trace: line 2: arrival_time: must be >= 0, got '-600.5'",
+    ),
+    (
+        "gavel-steps",
+        "gavel",
+        "bad.trace",
+        GAVEL_10.replace("\t3600\t", "\tmany\t"),
+        "bad.trace: line 1: total_steps: must be an integer, got 'many'",
+    ),
+    (
+        "gavel-unknown-model",
+        "gavel",
+        "bad.trace",
+        GAVEL_10.replace("LM (batch size 20)", "BERT"),
+        "bad.trace: line 2: model: unknown model 'BERT': not in throughput table thr.json",
+    ),
+    (
+        "csv-missing-value",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,gpu\na,0,,10,K80\n",
+        "bad.csv: line 2: gpus: missing required value",
+    ),
+    (
+        "csv-missing-column",
+        "csv",
+        "bad.csv",
+        "id,gpus,duration\na,1,10\n",
+        "bad.csv: line 1: missing column(s) submit",
+    ),
+    (
+        "csv-negative-submit",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,gpu\na,-5,1,10,K80\n",
+        "bad.csv: line 2: submit: must be >= 0, got '-5'",
+    ),
+    (
+        "csv-negative-duration",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,gpu\na,5,1,-10,K80\n",
+        "bad.csv: line 2: duration: must be > 0, got '-10'",
+    ),
+    (
+        "csv-unknown-column",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,wieght\na,0,1,10,1\n",
+        "bad.csv: line 1: unknown column(s) wieght; allowed: id, submit, gpus, model, steps, epochs, steps_per_epoch, duration, gpu, due, weight",
+    ),
+    (
+        "csv-no-work",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,gpu\na,0,1,K80\n",
+        "bad.csv: line 2: needs a model (with steps) or a duration",
+    ),
+    (
+        "csv-duplicate-id",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,gpu\na,0,1,10,K80\na,5,1,10,K80\n",
+        "bad.csv: line 3: id: duplicate job id 'a' (first on line 2)",
+    ),
+    (
+        "csv-unknown-model",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,model,steps\na,0,1,bert,100\n",
+        "bad.csv: line 2: model: unknown model 'bert': not in throughput table thr.json",
+    ),
+    (
+        "csv-short-row",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,gpu\na,0,1\n",
+        "bad.csv: line 2: has 3 field(s), the header has 5",
+    ),
+    (
+        "pai-end-before-start",
+        "alibaba-pai-2020",
+        "pai",
+        (
+            "j1,i1,u1,Terminated,1000.0,5000.0\n",
+            "j1,w,1.0,Terminated,4000.0,3000.0,600.0,29.3,100.0,V100\n",
+        ),
+        "pai/pai_task_table.csv: line 1: end_time: is before start_time (3000.0 < 4000.0)",
+    ),
+    (
+        "pai-missing-start",
+        "alibaba-pai-2020",
+        "pai",
+        (
+            "j1,i1,u1,Terminated,,5000.0\n",
+            "j1,w,1.0,Terminated,4000.0,4500.0,600.0,29.3,100.0,V100\n",
+        ),
+        "pai/pai_job_table.csv: line 1: start_time: missing required value",
+    ),
+    (
+        "pai-fields",
+        "alibaba-pai-2020",
+        "pai",
+        ("j1,i1,u1,Terminated\n", ""),
+        "pai/pai_job_table.csv: line 1: has 4 field(s); expected 6: job_name,inst_id,user,status,start_time,end_time",
+    ),
+    (
+        "throughput-duplicate",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,model,steps\na,0,1,m,100\n",
+        "thr.csv: line 3: (m, K80, 1) given twice",
+    ),
+    (
+        "throughput-rate",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,model,steps\na,0,1,m,100\n",
+        "thr.csv: line 2: steps_per_second: must be > 0, got '0'",
+    ),
+]
 
-THR_CSV = {"throughput-duplicate": "model,gpu,gpus,steps_per_second\nm,K80,1,2\nm,k80,1,3\n",
-           "throughput-rate": "model,gpu,gpus,steps_per_second\nm,K80,1,0\n"}  # fmt: skip
+THR_CSV = {
+    "throughput-duplicate": "model,gpu,gpus,steps_per_second\nm,K80,1,2\nm,k80,1,3\n",
+    "throughput-rate": "model,gpu,gpus,steps_per_second\nm,K80,1,0\n",
+}
 
 
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
@@ -266,7 +388,11 @@ def test_malformed_rows_one_line_exit_2_no_output(tmp_path, monkeypatch, case):
     else:
         thr = write(tmp_path, "thr.csv", "model,gpu,gpus,steps_per_second\nm,K80,1,2\n")
     before = sorted(p.name for p in tmp_path.iterdir())
-    res = run(["import", fmt, fname, "--throughputs", Path(thr).name, "-o", "out.json"], tmp_path, monkeypatch)
+    res = run(
+        ["import", fmt, fname, "--throughputs", Path(thr).name, "-o", "out.json"],
+        tmp_path,
+        monkeypatch,
+    )
     assert res.exit_code == 2, res.output
     assert res.output == f"gpuaas: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == before
@@ -283,7 +409,10 @@ def test_readme_lists_every_import_error():
 def test_gavel_needs_a_throughput_table(tmp_path, monkeypatch):
     write(tmp_path, "t.trace", GAVEL_10)
     res = run(["import", "gavel", "t.trace", "-o", "out.json"], tmp_path, monkeypatch)
-    assert res.exit_code == 2 and "--throughputs: the gavel format needs a throughput table" in res.output
+    assert (
+        res.exit_code == 2
+        and "--throughputs: the gavel format needs a throughput table" in res.output
+    )
 
 
 # -- round trip: import -> simulate -> reconciled event log ------------------------------------
@@ -292,12 +421,20 @@ def test_gavel_needs_a_throughput_table(tmp_path, monkeypatch):
 @pytest.mark.parametrize("method", ["greedy", "edf"])
 def test_imported_traces_simulate_with_a_reconciled_event_log(tmp_path, monkeypatch, method):
     """The CLI's output is a normal trace: it loads, simulates, and the event log adds up."""
-    write(tmp_path, "t.trace", GAVEL_10 + GAVEL_10.replace("\t0\n", "\t5000\n").replace("\t1200\n", "\t9000\n"))
+    write(
+        tmp_path,
+        "t.trace",
+        GAVEL_10 + GAVEL_10.replace("\t0\n", "\t5000\n").replace("\t1200\n", "\t9000\n"),
+    )
     write(tmp_path, "thr.json", GAVEL_JSON)
     write(tmp_path, "t.csv", CSV)
     for fmt, src, thr in (("gavel", "t.trace", "thr.json"), ("csv", "t.csv", "performance-model")):
         out = f"{fmt}.json"
-        res = run(["import", fmt, src, "--throughputs", thr, "--nodes", "2", "-o", out], tmp_path, monkeypatch)
+        res = run(
+            ["import", fmt, src, "--throughputs", thr, "--nodes", "2", "-o", out],
+            tmp_path,
+            monkeypatch,
+        )
         assert res.exit_code == 0, res.output
         assert re.match(r"imported \d+ of \d+ jobs from ", res.output)
         trace = load_instance(tmp_path / out)
@@ -324,7 +461,9 @@ def test_bundled_throughput_table_is_the_performance_model():
     """Every figure of the bundled table is derived from gpuaas.performance (and stays so)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("mk", Path(__file__).resolve().parent.parent / "scripts" / "make_throughput_table.py")
+    spec = importlib.util.spec_from_file_location(
+        "mk", Path(__file__).resolve().parent.parent / "scripts" / "make_throughput_table.py"
+    )
     mk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mk)
     assert mk.OUT.read_text() == mk.render()
@@ -333,16 +472,34 @@ def test_bundled_throughput_table_is_the_performance_model():
     table = load_throughputs("performance-model")
     one_epoch = job_time("resnet50", "V100", 4, epochs=1)  # Table 3 batch and dataset
     steps = math.ceil(130_000 / 64)
-    assert steps / table.rates[("resnet50/pytorch", "V100", 4)] == pytest.approx(one_epoch, rel=1e-5)
+    assert steps / table.rates[("resnet50/pytorch", "V100", 4)] == pytest.approx(
+        one_epoch, rel=1e-5
+    )
 
 
 def test_readme_quick_start_sample_imports(tmp_path, monkeypatch):
     """The README's first import command works on the bundled hand-written sample."""
     sample = Path(__file__).resolve().parent.parent / "instances" / "trace-sample.csv"
-    res = run(["import", "csv", str(sample), "--throughputs", "performance-model", "--catalog",
-               "aws-us-east-1", "-o", "trace.json"], tmp_path, monkeypatch)  # fmt: skip
+    res = run(
+        [
+            "import",
+            "csv",
+            str(sample),
+            "--throughputs",
+            "performance-model",
+            "--catalog",
+            "aws-us-east-1",
+            "-o",
+            "trace.json",
+        ],
+        tmp_path,
+        monkeypatch,
+    )
     assert res.exit_code == 0, res.output
     trace = load_instance(tmp_path / "trace.json")
     assert trace.n_jobs == 6 and trace.catalog.name == "aws-us-east-1"
-    assert "quick start" not in res.output and "--catalog aws-us-east-1 -o trace.json" in README.parent.parent.joinpath("README.md").read_text()
-
+    assert (
+        "quick start" not in res.output
+        and "--catalog aws-us-east-1 -o trace.json"
+        in README.parent.parent.joinpath("README.md").read_text()
+    )

@@ -16,9 +16,19 @@ from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_snapshot, generate_trace
 from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
-from gpuaas.heuristics.incumbent import (fill_price, incumbent_rules, keep_incumbent, make_room,
-                                         move_costs, patient, plan_values, pointless_moves, preferred_configs,
-                                         queue_price, queued)
+from gpuaas.heuristics.incumbent import (
+    fill_price,
+    incumbent_rules,
+    keep_incumbent,
+    make_room,
+    move_costs,
+    patient,
+    plan_values,
+    pointless_moves,
+    preferred_configs,
+    queue_price,
+    queued,
+)
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
@@ -29,8 +39,9 @@ from gpuaas.validator import validate
 def with_incumbent(inst: Instance, overhead: float = 600.0, startup: float = 120.0) -> Instance:
     """`inst` with the jobs Greedy would run placed there (a feasible incumbent) and costs on."""
     sol = solve(inst, "greedy")
-    return dataclasses.replace(inst, current_node=sol.job_node, current_cfg=sol.job_cfg,
-                               overhead=overhead, startup=startup)  # fmt: skip
+    return dataclasses.replace(
+        inst, current_node=sol.job_node, current_cfg=sol.job_cfg, overhead=overhead, startup=startup
+    )
 
 
 def per_job_lp(t: np.ndarray, p: np.ndarray, d: float, w: float) -> float:
@@ -69,25 +80,41 @@ def test_fill_price_charges_the_gpus_no_plan_fills(jobs):
     job runs 1 h on one H100 or 3 h on a T4, its due date far. At the VM share the H100 costs it
     2 $ and the T4 3 $; alone on the 8-GPU VM it pays 16 $. One job: the H100 is priced at the
     whole VM and the job plans the T4. Eight such jobs fill the VM: the share, and the H100."""
-    cat = Catalog.from_dict({"vm_types": [{"name": "t4", "gpu": "T4", "gpus": 1, "cost_per_hour": 1.0},
-                                          {"name": "h100", "gpu": "H100", "gpus": 8, "cost_per_hour": 16.0}]})  # fmt: skip
+    cat = Catalog.from_dict(
+        {
+            "vm_types": [
+                {"name": "t4", "gpu": "T4", "gpus": 1, "cost_per_hour": 1.0},
+                {"name": "h100", "gpu": "H100", "gpus": 8, "cost_per_hour": 16.0},
+            ]
+        }
+    )
     h100 = cat.cfg_vm == 1
     one_hour = np.where(h100, 3600.0 / cat.cfg_gpus**0.8, 3 * 3600.0)
-    inst = Instance(catalog=cat, nodes=8, job_ids=tuple(f"j{i}" for i in range(jobs)),
-                    release=np.zeros(jobs), due=np.full(jobs, 1e6), weight=np.full(jobs, 0.01),
-                    work=np.tile(one_hour, (jobs, 1)))  # fmt: skip
+    inst = Instance(
+        catalog=cat,
+        nodes=8,
+        job_ids=tuple(f"j{i}" for i in range(jobs)),
+        release=np.zeros(jobs),
+        due=np.full(jobs, 1e6),
+        weight=np.full(jobs, 0.01),
+        work=np.tile(one_hour, (jobs, 1)),
+    )
     price, share = fill_price(inst), share_price(inst)
     one = np.flatnonzero(h100 & (cat.cfg_gpus == 1))[0]
     assert price[~h100] == pytest.approx(share[~h100])
     if jobs == 1:
-        assert price[one] == pytest.approx(16.0 / 3600) and price[one] == pytest.approx(8 * share[one])
+        assert price[one] == pytest.approx(16.0 / 3600) and price[one] == pytest.approx(
+            8 * share[one]
+        )
         assert (preferred_configs(inst) == np.flatnonzero(~h100)[0]).all()
     else:
         assert price == pytest.approx(share)
         assert (preferred_configs(inst) == one).all()
 
 
-@pytest.mark.parametrize("catalog", ["azure-2021", "azure-eastus", "aws-us-east-1", "gcp-us-central1"])
+@pytest.mark.parametrize(
+    "catalog", ["azure-2021", "azure-eastus", "aws-us-east-1", "gcp-us-central1"]
+)
 @pytest.mark.parametrize("seed", range(3))
 def test_fill_price_lies_between_the_share_and_the_whole_vm(catalog, seed):
     """On every bundled catalog the fill price of a configuration is at least its VM share and
@@ -145,24 +172,35 @@ def test_valid_with_and_without_incumbent(seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10_000), overhead=st.sampled_from([0.0, 60.0, 600.0, 7200.0]),
-       startup=st.sampled_from([0.0, 120.0]))  # fmt: skip
+@given(
+    seed=st.integers(0, 10_000),
+    overhead=st.sampled_from([0.0, 60.0, 600.0, 7200.0]),
+    startup=st.sampled_from([0.0, 120.0]),
+)
 def test_kept_jobs_stay_exactly(seed, overhead, startup):
     """Jobs `keep_incumbent` keeps have the same node and configuration in the solution of every
     heuristic; with no reconfiguration cost nothing is kept."""
-    inst = with_incumbent(random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1),
-                          overhead, startup)  # fmt: skip
-    for method, opts in (("incremental", {"rivals": 5}), ("greedy", {}),
-                         ("randomized-greedy", {"max_it_rg": 5})):  # fmt: skip
+    inst = with_incumbent(
+        random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead, startup
+    )
+    for method, opts in (
+        ("incremental", {"rivals": 5}),
+        ("greedy", {}),
+        ("randomized-greedy", {"max_it_rg": 5}),
+    ):
         ours = method == "incremental"
-        pin_node, pin_cfg = keep_incumbent(inst, grow=ours, move_weight=MOVE_WEIGHT if ours else 1.0)
+        pin_node, pin_cfg = keep_incumbent(
+            inst, grow=ours, move_weight=MOVE_WEIGHT if ours else 1.0
+        )
         kept = pin_node >= 0
         if overhead == 0 and startup == 0:
             assert not kept.any()
         assert (pin_node[kept] == inst.current_node[kept]).all()
         sol = solve(inst, method, seed=seed, **opts)
         assert validate(sol).ok
-        assert (sol.job_node[kept] == pin_node[kept]).all() and (sol.job_cfg[kept] == pin_cfg[kept]).all()
+        assert (sol.job_node[kept] == pin_node[kept]).all() and (
+            sol.job_cfg[kept] == pin_cfg[kept]
+        ).all()
 
 
 def test_a_job_moves_when_moving_pays():
@@ -171,14 +209,20 @@ def test_a_job_moves_when_moving_pays():
     inst = generate_trace_instance()
     j = 0
     c1 = int(np.flatnonzero(np.isfinite(inst.times[j]))[0])  # a 1-GPU configuration
-    base = dataclasses.replace(inst, due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
-                               current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
-                               current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)))  # fmt: skip
+    base = dataclasses.replace(
+        inst,
+        due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
+        current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
+        current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)),
+    )
     cheap = dataclasses.replace(base, overhead=600.0, startup=120.0)
     dear = dataclasses.replace(base, overhead=1e7, startup=0.0)
     assert keep_incumbent(cheap)[0][j] == -1
     assert keep_incumbent(dear)[0][j] == 0
-    assert (move_costs(dear)[j][np.isfinite(inst.times[j])] > move_costs(cheap)[j][np.isfinite(inst.times[j])]).all()
+    assert (
+        move_costs(dear)[j][np.isfinite(inst.times[j])]
+        > move_costs(cheap)[j][np.isfinite(inst.times[j])]
+    ).all()
 
 
 def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
@@ -188,9 +232,13 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     nor is a job left waiting (preempted for others)."""
     inst = generate_trace_instance()
     j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
-    case = dataclasses.replace(inst, due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
-                               current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
-                               current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)), overhead=600.0)  # fmt: skip
+    case = dataclasses.replace(
+        inst,
+        due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
+        current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
+        current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)),
+        overhead=600.0,
+    )
     values = plan_values(case)
     assert keep_incumbent(case, values)[0][j] == -1
     best = int(np.argmin(values[j] + move_costs(case)[j]))
@@ -198,7 +246,9 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
     for node, cfg, pointless in ((1, c1, True), (-1, -1, False), (1, best, False), (0, c1, True)):
         job_node, job_cfg = waiting.copy(), waiting.copy()
         job_node[j], job_cfg[j] = node, cfg
-        assert pointless_moves(case, incumbent_rules(case, values), job_node, job_cfg)[j] == pointless
+        assert (
+            pointless_moves(case, incumbent_rules(case, values), job_node, job_cfg)[j] == pointless
+        )
 
 
 @pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])
@@ -210,12 +260,23 @@ def test_a_small_vm_is_grown_when_jobs_queue_on_n_open_nodes(nodes, freed):
     cat = inst.catalog
     one = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (cat.cfg_gpus == 1))[0])
     model = cat.gpu_model_id[cat.cfg_vm[one]]
-    eight = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 8) & (cat.gpu_model_id[cat.cfg_vm] == model)
-                               & (cat.cfg_gpus == 8))[0])  # fmt: skip
+    eight = int(
+        np.flatnonzero(
+            (cat.gpus[cat.cfg_vm] == 8)
+            & (cat.gpu_model_id[cat.cfg_vm] == model)
+            & (cat.cfg_gpus == 8)
+        )[0]
+    )
     fastest = inst.times.min(axis=1)
-    case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
-                               due=np.where(np.arange(3) < 2, 100 * fastest, 2 * fastest),
-                               current_node=np.array([0, 1, -1]), current_cfg=np.array([one, eight, -1]))  # fmt: skip
+    case = dataclasses.replace(
+        inst,
+        nodes=nodes,
+        overhead=600.0,
+        startup=120.0,
+        due=np.where(np.arange(3) < 2, 100 * fastest, 2 * fastest),
+        current_node=np.array([0, 1, -1]),
+        current_cfg=np.array([one, eight, -1]),
+    )
     pin_node, _ = keep_incumbent(case, grow=True)
     assert (pin_node[0] == -1) == freed
     assert keep_incumbent(case)[0][0] == 0  # the paper's heuristics do not grow nodes
@@ -231,12 +292,20 @@ def three_full_nodes(waiting: int, slack: float = 0.0) -> tuple[Instance, np.nda
     model = cat.gpu_model_id[cat.cfg_vm]
     one = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 1) & (model == model[0]))[0])
     t = inst.work[0, one]
-    case = dataclasses.replace(inst, overhead=60.0, startup=0.0, time=0.0, release=np.zeros(J),
-                               job_ids=tuple(f"j{k}" for k in range(J)), progress=np.zeros(J),
-                               work=inst.work[[0] * J] * np.array([1.0, 2.0, 3.0] + [1.0] * waiting)[:, None],
-                               due=np.array([1e9] * 3 + [(1.0 + slack) * t] * waiting), weight=np.ones(J),
-                               current_node=np.array([0, 1, 2] + [-1] * waiting),
-                               current_cfg=np.array([one] * 3 + [-1] * waiting))  # fmt: skip
+    case = dataclasses.replace(
+        inst,
+        overhead=60.0,
+        startup=0.0,
+        time=0.0,
+        release=np.zeros(J),
+        job_ids=tuple(f"j{k}" for k in range(J)),
+        progress=np.zeros(J),
+        work=inst.work[[0] * J] * np.array([1.0, 2.0, 3.0] + [1.0] * waiting)[:, None],
+        due=np.array([1e9] * 3 + [(1.0 + slack) * t] * waiting),
+        weight=np.ones(J),
+        current_node=np.array([0, 1, 2] + [-1] * waiting),
+        current_cfg=np.array([one] * 3 + [-1] * waiting),
+    )
     pref = preferred_configs(case)
     assert (cat.cfg_gpus[pref[3:]] == 1).all() and queued(case, pref)
     return case, pref
@@ -262,7 +331,9 @@ def test_a_job_that_a_completion_seats_in_time_waits_for_it(slack, freed):
     made now."""
     case, pref = three_full_nodes(1, slack)
     assert patient(case, pref, plan_values(case))[3] == (not freed)
-    assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.any() == freed
+    assert (
+        incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.any() == freed
+    )
 
 
 def test_two_waiting_jobs_do_not_count_on_the_same_completion():
@@ -271,8 +342,11 @@ def test_two_waiting_jobs_do_not_count_on_the_same_completion():
     case, pref = three_full_nodes(2, 1.5)
     case = dataclasses.replace(case, due=case.due * np.array([1, 1, 1, 1.0, 1.1]))
     assert patient(case, pref, plan_values(case))[3:].tolist() == [True, False]
-    assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.tolist() == \
-        [True, False, False]
+    assert incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT, pref=pref).others.tolist() == [
+        True,
+        False,
+        False,
+    ]
 
 
 @pytest.mark.parametrize("nodes", [1, 2])
@@ -284,9 +358,15 @@ def test_waiting_jobs_that_free_capacity_takes_disturb_nobody(nodes):
     cat = inst.catalog
     two = int(np.flatnonzero((cat.gpus[cat.cfg_vm] == 2) & (cat.cfg_gpus == 2))[0])
     fastest = inst.times.min(axis=1)
-    case = dataclasses.replace(inst, nodes=nodes, overhead=600.0, startup=120.0,
-                               due=np.where(np.arange(3) == 0, 100 * fastest, 2 * fastest),
-                               current_node=np.array([0, -1, -1]), current_cfg=np.array([two, -1, -1]))  # fmt: skip
+    case = dataclasses.replace(
+        inst,
+        nodes=nodes,
+        overhead=600.0,
+        startup=120.0,
+        due=np.where(np.arange(3) == 0, 100 * fastest, 2 * fastest),
+        current_node=np.array([0, -1, -1]),
+        current_cfg=np.array([two, -1, -1]),
+    )
     pref = preferred_configs(case)
     assert cat.cfg_gpus[pref[0]] == 1
     assert queued(case, pref) == (nodes == 1)
@@ -298,11 +378,16 @@ def generate_trace_instance() -> Instance:
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10_000), overhead=st.sampled_from([60.0, 600.0, 7200.0]),
-       weights=st.tuples(st.floats(1.0, 100.0), st.floats(1.0, 100.0)).map(sorted))  # fmt: skip
+@given(
+    seed=st.integers(0, 10_000),
+    overhead=st.sampled_from([60.0, 600.0, 7200.0]),
+    weights=st.tuples(st.floats(1.0, 100.0), st.floats(1.0, 100.0)).map(sorted),
+)
 def test_a_heavier_move_weight_keeps_every_job_a_lighter_one_keeps(seed, overhead, weights):
     """Pricing moves higher only ever keeps more running jobs in place, under every rule."""
-    inst = with_incumbent(random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead)
+    inst = with_incumbent(
+        random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead
+    )
     light, heavy = (keep_incumbent(inst, grow=True, move_weight=w)[0] >= 0 for w in weights)
     assert not (light & ~heavy).any()
 

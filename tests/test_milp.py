@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 import math
+import time
 
 import highspy
 import numpy as np
@@ -34,9 +34,13 @@ def tiny_instance(seed: int) -> Instance:
     rng = np.random.default_rng(seed)
     V = int(rng.integers(2, 4))
     gpus = rng.integers(1, 4, size=V)
-    cat = Catalog("inline", tuple(f"V{v}" for v in range(V)),
-                  tuple("K80" if v % 2 else "M60" for v in range(V)), gpus,
-                  np.round(rng.uniform(0.3, 1.5, V) * gpus, 2))  # fmt: skip
+    cat = Catalog(
+        "inline",
+        tuple(f"V{v}" for v in range(V)),
+        tuple("K80" if v % 2 else "M60" for v in range(V)),
+        gpus,
+        np.round(rng.uniform(0.3, 1.5, V) * gpus, 2),
+    )
     N, J, C = int(rng.integers(1, 3)), int(rng.integers(1, 6)), cat.n_configs
     base = rng.uniform(0.5, 20, J) * 3600
     speed = rng.uniform(0.5, 2.0, V)
@@ -48,14 +52,25 @@ def tiny_instance(seed: int) -> Instance:
         work[j, C - 1] = base[j]
     tmin = work.min(axis=1)
     kind = rng.integers(0, 3, J)
-    due = np.select([kind == 0, kind == 1],
-                    [-rng.uniform(0, 3, J) * tmin, rng.uniform(0.5, 2, J) * tmin],
-                    rng.uniform(2, 10, J) * tmin + 30 * 3600)  # fmt: skip
+    due = np.select(
+        [kind == 0, kind == 1],
+        [-rng.uniform(0, 3, J) * tmin, rng.uniform(0.5, 2, J) * tmin],
+        rng.uniform(2, 10, J) * tmin + 30 * 3600,
+    )
     weight = rng.uniform(0.003, 0.015, J) * rng.choice([0.001, 1.0, 1.0], J)
-    return Instance(cat, N, tuple(f"j{i}" for i in range(J)), np.zeros(J), due, weight, work,
-                    progress=rng.choice([0.0, 0.5], J), H=3600.0,
-                    mu=float(rng.choice([0.0, 1.0, 5.0])),
-                    rho=float(rng.choice([0.0, 0.01, 1.0, 100.0])))  # fmt: skip
+    return Instance(
+        cat,
+        N,
+        tuple(f"j{i}" for i in range(J)),
+        np.zeros(J),
+        due,
+        weight,
+        work,
+        progress=rng.choice([0.0, 0.5], J),
+        H=3600.0,
+        mu=float(rng.choice([0.0, 1.0, 5.0])),
+        rho=float(rng.choice([0.0, 0.01, 1.0, 100.0])),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +115,12 @@ def test_milp_optimum_equals_brute_force(tiny_cases, p1n, linearisation):
         best, _ = bf.optimum(p1n, inst)
         sol = milp(inst, gap=0.0, p1n=p1n, linearisation=linearisation)
         rep = validate(sol, p1n=p1n)
-        if not (sol.stats["status"] == "optimal" and rep.ok and close(sol.objective, best)
-                and close(rep.objective, sol.objective)):  # fmt: skip
+        if not (
+            sol.stats["status"] == "optimal"
+            and rep.ok
+            and close(sol.objective, best)
+            and close(rep.objective, sol.objective)
+        ):
             bad.append((k, best, sol.objective, rep.errors))
     assert not bad
 
@@ -110,7 +129,6 @@ def with_incumbent(inst: Instance, seed: int) -> Instance:
     """`inst` with some jobs running (a feasible placement: each running job alone on its node
     with a random runnable configuration) and random restart overhead and VM start-up."""
     rng = np.random.default_rng(10_000 + seed)
-    cat = inst.catalog
     node = np.full(inst.n_jobs, -1)
     cfg = np.full(inst.n_jobs, -1)
     for n in range(inst.nodes):
@@ -118,9 +136,13 @@ def with_incumbent(inst: Instance, seed: int) -> Instance:
         ok = np.flatnonzero(np.isfinite(inst.times[j]))
         if node[j] < 0 and rng.random() < 0.8:
             node[j], cfg[j] = n, int(rng.choice(ok))
-    return dataclasses.replace(inst, current_node=node, current_cfg=cfg,
-                               overhead=float(rng.choice([0.0, 600.0, 7200.0, 36000.0])),
-                               startup=float(rng.choice([0.0, 120.0, 3600.0])))  # fmt: skip
+    return dataclasses.replace(
+        inst,
+        current_node=node,
+        current_cfg=cfg,
+        overhead=float(rng.choice([0.0, 600.0, 7200.0, 36000.0])),
+        startup=float(rng.choice([0.0, 120.0, 3600.0])),
+    )
 
 
 @pytest.mark.parametrize("linearisation", ["bigm", "product"])
@@ -135,8 +157,13 @@ def test_milp_with_reconfiguration_costs_equals_brute_force(linearisation):
         best, bf_sol = brute_force_incumbent(inst)
         sol = milp(inst, gap=0.0, p1n=False, linearisation=linearisation)
         rep = validate(sol)
-        if not (sol.stats["status"] == "optimal" and rep.ok and close(sol.objective, best)
-                and close(rep.objective, sol.objective) and close(validate(bf_sol).objective, best)):  # fmt: skip
+        if not (
+            sol.stats["status"] == "optimal"
+            and rep.ok
+            and close(sol.objective, best)
+            and close(rep.objective, sol.objective)
+            and close(validate(bf_sol).objective, best)
+        ):
             bad.append((k, best, sol.objective, rep.objective, rep.errors))
         run = inst.current_cfg >= 0
         same = (sol.job_node == inst.current_node) & (sol.job_cfg == inst.current_cfg)
@@ -155,8 +182,12 @@ def test_brute_force_optimum_is_feasible_in_the_model_with_its_cost(tiny_cases, 
             best, sol = bf.optimum(p1n, inst)
             model = build_model(inst, p1n=p1n, linearisation=linearisation)
             x = solution_columns(model, sol)
-            act = np.array([x[model.indices[a:b]] @ model.data[a:b]
-                            for a, b in zip(model.indptr[:-1], model.indptr[1:])])  # fmt: skip
+            act = np.array(
+                [
+                    x[model.indices[a:b]] @ model.data[a:b]
+                    for a, b in zip(model.indptr[:-1], model.indptr[1:])
+                ]
+            )
             assert np.all(act >= model.row_lower - 1e-6) and np.all(act <= model.row_upper + 1e-6)
             assert close(float(model.col_cost @ x), best)
             back = decode(model, x)
@@ -169,8 +200,18 @@ def test_brute_force_optimum_is_feasible_in_the_model_with_its_cost(tiny_cases, 
 def late_job_instance() -> Instance:
     """One job 10^6 s past its due date, one 1-GPU VM at $1000/h, N = 1, omega = 0.001."""
     cat = Catalog("inline", ("V",), ("K80",), np.array([1]), np.array([1000.0]))
-    return Instance(cat, 1, ("late",), np.zeros(1), np.array([-1.0e6]), np.array([0.001]),
-                    np.array([[3600.0]]), H=3600.0, mu=1.0, rho=100.0)  # fmt: skip
+    return Instance(
+        cat,
+        1,
+        ("late",),
+        np.zeros(1),
+        np.array([-1.0e6]),
+        np.array([0.001]),
+        np.array([[3600.0]]),
+        H=3600.0,
+        mu=1.0,
+        rho=100.0,
+    )
 
 
 def test_corrected_rows_run_a_late_job_the_literal_text_postpones():
@@ -195,7 +236,21 @@ def test_rows_are_named_by_family_and_index():
     """Every family P1b..P1n has rows named <family>_<indices>; P1n only with p1n=True."""
     inst = tiny_instance(3)
     model = build_model(inst, linearisation="bigm")
-    fams = ["P1b", "P1c", "P1d", "P1e", "P1f", "P1g", "P1h", "P1i", "P1j", "P1k", "P1l", "P1m", "P1n"]
+    fams = [
+        "P1b",
+        "P1c",
+        "P1d",
+        "P1e",
+        "P1f",
+        "P1g",
+        "P1h",
+        "P1i",
+        "P1j",
+        "P1k",
+        "P1l",
+        "P1m",
+        "P1n",
+    ]
     assert list(model.families) == fams
     product = build_model(inst)  # the default adds P1jx / P1ja for beta = alpha * x
     assert list(product.families) == fams[:8] + ["P1jx", "P1ja"] + fams[8:]
@@ -313,8 +368,10 @@ def test_time_limit_without_incumbent_raises_solver_error():
     inst = generate_instance(10, 100, 0)
     sol = milp(inst, time_limit=1e-3)
     assert sol.stats["status"] == "warm_start" and validate(sol, p1n=True).ok
-    assert sol.stats["fallback"] in ("no time left for the solver",
-                                    "highs: nothing better than the warm start within the time limit")
+    assert sol.stats["fallback"] in (
+        "no time left for the solver",
+        "highs: nothing better than the warm start within the time limit",
+    )
     with pytest.raises(SolverError, match="no solution within the time limit of 0.001 s"):
         milp(inst, time_limit=1e-3, warm_start=None)
 
@@ -327,7 +384,11 @@ def test_time_limit_is_a_hard_stop():
     t0 = time.perf_counter()
     sol = solve(inst, "milp", time_limit=1.0)
     assert time.perf_counter() - t0 <= 1.1
-    assert validate(sol, p1n=True).ok and sol.stats["status"] in ("warm_start", "time_limit", "optimal")
+    assert validate(sol, p1n=True).ok and sol.stats["status"] in (
+        "warm_start",
+        "time_limit",
+        "optimal",
+    )
 
 
 def test_an_infeasible_or_inconsistent_solver_answer_is_not_returned(monkeypatch):
@@ -360,9 +421,15 @@ def test_highs_returning_the_warm_start_as_optimal_is_caught():
     assert sol.stats["status"] == "optimal" and close(sol.objective, best)
 
 
-@pytest.mark.parametrize("kwargs, field", [({"gap": -0.1}, "gap"), ({"threads": 0}, "threads"),
-                                           ({"solver": "nosuch"}, "solver"),
-                                           ({"linearisation": "x"}, "linearisation")])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"gap": -0.1}, "gap"),
+        ({"threads": 0}, "threads"),
+        ({"solver": "nosuch"}, "solver"),
+        ({"linearisation": "x"}, "linearisation"),
+    ],
+)
 def test_bad_options_are_input_errors(kwargs, field):
     """Negative gap, zero threads and an unknown solver name are InputErrors naming the field."""
     with pytest.raises(InputError, match=field):
@@ -399,19 +466,47 @@ def test_cli_milp_json_has_status_bound_gap(snapshot_file, tmp_path):
     """`gpuaas solve --method milp --json` puts status, bound and gap under stats; --write-lp
     writes the model."""
     lp = tmp_path / "model.lp"
-    res = CliRunner().invoke(cli, ["solve", snapshot_file, "-m", "milp", "--gap", "0.05", "--json",
-                                   "--write-lp", str(lp), "--no-p1n"])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "solve",
+            snapshot_file,
+            "-m",
+            "milp",
+            "--gap",
+            "0.05",
+            "--json",
+            "--write-lp",
+            str(lp),
+            "--no-p1n",
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     st = data["stats"]
-    assert st["p1n"] is False and (st["status"], st["gap"] <= 1e-4) in (("optimal", True), ("gap_reached", False))
+    assert st["p1n"] is False and (st["status"], st["gap"] <= 1e-4) in (
+        ("optimal", True),
+        ("gap_reached", False),
+    )
     assert {"bound", "gap"} <= set(data["stats"]) and lp.read_text().startswith("\\")
 
 
 def test_cli_milp_human_output_and_warm_start(snapshot_file):
     """Human output shows status, bound and gap; --warm-start greedy is recorded."""
-    res = CliRunner().invoke(cli, ["solve", snapshot_file, "-m", "milp", "--warm-start", "greedy",
-                                   "--no-p1n", "--solver", "cbc"])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "solve",
+            snapshot_file,
+            "-m",
+            "milp",
+            "--warm-start",
+            "greedy",
+            "--no-p1n",
+            "--solver",
+            "cbc",
+        ],
+    )
     assert res.exit_code == 0, res.output
     for word in ("status", "bound", "gap", "objective"):
         assert word in res.output
@@ -429,7 +524,11 @@ def test_cli_milp_errors_are_one_line(snapshot_file, tmp_path):
     assert res.exit_code == 0, res.output
     st = json.loads(res.output)["stats"]
     assert st["status"] == "warm_start" and st["warm_start"] == "greedy" and "fallback" in st
-    res = runner.invoke(cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001", "--warm-start", "none"])
+    res = runner.invoke(
+        cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001", "--warm-start", "none"]
+    )
     assert res.exit_code == 3
-    assert res.output == ("gpuaas: error: highs found no solution within the time limit of 0.001 s "
-                          "and there is no warm start\n")  # fmt: skip
+    assert res.output == (
+        "gpuaas: error: highs found no solution within the time limit of 0.001 s "
+        "and there is no warm start\n"
+    )

@@ -54,7 +54,9 @@ def plain_proxy(sol):
             continue
         t = float(inst.work[j, c]) * (1 - float(inst.progress[j]))
         d = float(inst.due[j]) - inst.time
-        runnable = [float(x) * (1 - float(inst.progress[j])) for x in inst.work[j] if math.isfinite(x)]
+        runnable = [
+            float(x) * (1 - float(inst.progress[j])) for x in inst.work[j] if math.isfinite(x)
+        ]
         price = float(cat.cost_per_hour[cat.cfg_vm[c]]) / 3600.0
         total += max(runnable) / (t * price + float(inst.weight[j]) * max(0.0, t - d))
     return total
@@ -63,8 +65,9 @@ def plain_proxy(sol):
 def _cases(seeds, max_nodes=12, max_jobs=40):
     for seed in seeds:
         rng = np.random.default_rng(seed)
-        inst = random_instance(seed, nodes=int(rng.integers(1, max_nodes + 1)),
-                               jobs=int(rng.integers(1, max_jobs + 1)))  # fmt: skip
+        inst = random_instance(
+            seed, nodes=int(rng.integers(1, max_nodes + 1)), jobs=int(rng.integers(1, max_jobs + 1))
+        )
         yield inst, random_solution(inst, rng)
 
 
@@ -76,18 +79,25 @@ def test_kernels_agree_with_validator_on_1000_solutions():
         assert rep.ok, rep.errors
         D = kernel_data(inst)
         ref = rep.objective
-        assert f_obj(inst, sol.node_vm, sol.job_node, sol.job_cfg) == pytest.approx(ref, rel=1e-12, abs=1e-9)
-        assert K.full_score(D, K.PROXY_FOBJ, sol.node_vm, sol.job_node, sol.job_cfg) == pytest.approx(
-            ref, rel=1e-12, abs=1e-9)
+        assert f_obj(inst, sol.node_vm, sol.job_node, sol.job_cfg) == pytest.approx(
+            ref, rel=1e-12, abs=1e-9
+        )
+        assert K.full_score(
+            D, K.PROXY_FOBJ, sol.node_vm, sol.job_node, sol.job_cfg
+        ) == pytest.approx(ref, rel=1e-12, abs=1e-9)
         bar = plain_proxy(sol)
         assert proxy(inst, sol.job_cfg) == pytest.approx(bar, rel=1e-12, abs=1e-12)
-        assert -K.full_score(D, K.PROXY_FBAR, sol.node_vm, sol.job_node, sol.job_cfg) == pytest.approx(
-            bar, rel=1e-12, abs=1e-12)
+        assert -K.full_score(
+            D, K.PROXY_FBAR, sol.node_vm, sol.job_node, sol.job_cfg
+        ) == pytest.approx(bar, rel=1e-12, abs=1e-12)
         run = sol.job_cfg >= 0
         kinds["postponed"] += int((~run).any())
-        used = np.bincount(sol.job_node[run], weights=inst.catalog.cfg_gpus[sol.job_cfg[run]],
-                           minlength=inst.nodes)  # fmt: skip
-        kinds["idle"] += int(any(used[n] < inst.catalog.gpus[v] for n, v in enumerate(sol.node_vm) if v >= 0))
+        used = np.bincount(
+            sol.job_node[run], weights=inst.catalog.cfg_gpus[sol.job_cfg[run]], minlength=inst.nodes
+        )
+        kinds["idle"] += int(
+            any(used[n] < inst.catalog.gpus[v] for n, v in enumerate(sol.node_vm) if v >= 0)
+        )
         t = inst.times[np.flatnonzero(run), sol.job_cfg[run]]
         kinds["late"] += int((t > inst.rel_due[run]).any())
     assert min(kinds.values()) >= 200, kinds  # every cost term is exercised many times

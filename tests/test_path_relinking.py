@@ -33,8 +33,9 @@ def test_move_delta_equals_full_recomputation(proxy):
             runnable = np.flatnonzero(np.isfinite(inst.times[j]))
             c = -1 if rng.random() < 0.2 else int(rng.choice(runnable))
             n = -1 if c < 0 else int(rng.integers(inst.nodes))
-            if not K.move_feasible(D, st.node_vm, st.node_used, st.node_cnt, st.job_node,
-                                   st.job_cfg, j, n, c):  # fmt: skip
+            if not K.move_feasible(
+                D, st.node_vm, st.node_used, st.node_cnt, st.job_node, st.job_cfg, j, n, c
+            ):
                 continue
             before = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
             d = K.move_delta(D, proxy, *st.arrays(), j, n, c)
@@ -54,8 +55,9 @@ def test_relink_reaches_a_better_target():
     D = kernel_data(inst)
     st = State.new(inst)
     score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
-    _it, moves, score = K.path_relinking_towards(D, K.PROXY_FBAR, K.OPEN_CONFIG, g.job_cfg.copy(),
-                                                 100, score, *st.arrays())  # fmt: skip
+    _it, moves, score = K.path_relinking_towards(
+        D, K.PROXY_FBAR, K.OPEN_CONFIG, g.job_cfg.copy(), 100, score, *st.arrays()
+    )
     assert np.array_equal(st.job_cfg, g.job_cfg)
     assert moves == (g.job_cfg >= 0).sum()
     assert score == pytest.approx(-g.proxy)
@@ -70,8 +72,9 @@ def test_relink_stops_when_no_move_improves():
     st.load(D, g.node_vm, g.job_node, g.job_cfg)
     score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
     target = np.full(inst.n_jobs, -1, dtype=np.int64)
-    it, moves, after = K.path_relinking_towards(D, K.PROXY_FBAR, K.OPEN_CONFIG, target, 100, score,
-                                                *st.arrays())  # fmt: skip
+    it, moves, after = K.path_relinking_towards(
+        D, K.PROXY_FBAR, K.OPEN_CONFIG, target, 100, score, *st.arrays()
+    )
     assert (it, moves, after) == (1, 0, score)
     assert np.array_equal(st.job_cfg, g.job_cfg)
 
@@ -90,13 +93,16 @@ def test_two_level_step_accepts_a_worsening_first_move():
     first = K.move_delta(D, K.PROXY_FBAR, *st.arrays(), 0, 0, one)
     assert first > 0  # a alone on one GPU: worse in f̄ (b has no feasible move yet)
     score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
-    _it, moves, score = K.path_relinking_towards(D, K.PROXY_FBAR, K.OPEN_CONFIG,
-                                                 np.array([one, one]), 10, score,
-                                                 *st.arrays())  # fmt: skip
+    _it, moves, score = K.path_relinking_towards(
+        D, K.PROXY_FBAR, K.OPEN_CONFIG, np.array([one, one]), 10, score, *st.arrays()
+    )
     assert moves == 2 and list(st.job_cfg) == [one, one]
-    assert score == pytest.approx(K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg))
-    assert score < K.full_score(D, K.PROXY_FBAR, np.array([nc12]), np.array([0, -1]),
-                                np.array([two, -1]))  # fmt: skip
+    assert score == pytest.approx(
+        K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
+    )
+    assert score < K.full_score(
+        D, K.PROXY_FBAR, np.array([nc12]), np.array([0, -1]), np.array([two, -1])
+    )
 
 
 def test_relink_moves_a_job_onto_a_node_of_the_same_gpu_model():
@@ -113,14 +119,18 @@ def test_relink_moves_a_job_onto_a_node_of_the_same_gpu_model():
         st = State.new(inst)
         st.load(D, np.array([nc24]), np.array([0, -1]), np.array([target[0], -1]))
         score = K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
-        _it, moves, after = K.path_relinking_towards(D, K.PROXY_FBAR, rule, target, 5, score,
-                                                     *st.arrays())  # fmt: skip
+        _it, moves, after = K.path_relinking_towards(
+            D, K.PROXY_FBAR, rule, target, 5, score, *st.arrays()
+        )
         assert moves == moves_expected
-        assert after == pytest.approx(K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node,
-                                                   st.job_cfg))  # fmt: skip
+        assert after == pytest.approx(
+            K.full_score(D, K.PROXY_FBAR, st.node_vm, st.job_node, st.job_cfg)
+        )
     assert list(st.job_cfg) == [target[0], -1]  # config rule: unchanged
     st.load(D, np.array([nc24]), np.array([0, 0]), np.array([target[0], target[0]]))
-    relinked = K.path_relinking_towards(D, K.PROXY_FBAR, K.OPEN_LARGEST, target, 5, 0.0, *st.arrays())
+    relinked = K.path_relinking_towards(
+        D, K.PROXY_FBAR, K.OPEN_LARGEST, target, 5, 0.0, *st.arrays()
+    )
     assert relinked[1] == 0
     assert K.same_assignment(D, K.OPEN_LARGEST, target[0], target[1])  # footnote 2, by model
     assert not K.same_assignment(D, K.OPEN_CONFIG, target[0], target[1])
@@ -183,8 +193,9 @@ def _gaps_to_optimum(seeds, max_nodes, max_jobs):
 
     for seed in seeds:
         rng = np.random.default_rng(seed)
-        inst = generate_instance(int(rng.integers(1, max_nodes + 1)),
-                                 int(rng.integers(1, max_jobs + 1)), seed=seed)  # fmt: skip
+        inst = generate_instance(
+            int(rng.integers(1, max_nodes + 1)), int(rng.integers(1, max_jobs + 1)), seed=seed
+        )
         opt = milp(inst, p1n=False, gap=0.0, threads=1)
         assert opt.stats["status"] == "optimal"
         for fn in (greedy, randomized_greedy, path_relinking):
@@ -212,7 +223,9 @@ def test_kernel_data_has_one_numba_type():
     types = set()
     for inst in (generate_instance(3, seed=1), random_instance(2, nodes=1, jobs=1)):
         D = kernel_data(inst)
-        assert isinstance(D, K.KernelData) and D.pin_node is D[K.KernelData._fields.index("pin_node")]
+        assert (
+            isinstance(D, K.KernelData) and D.pin_node is D[K.KernelData._fields.index("pin_node")]
+        )
         for name, value in D._asdict().items():
             if isinstance(value, np.ndarray):
                 assert value.flags.c_contiguous and value.flags.writeable, name
@@ -236,9 +249,16 @@ def test_kernels_compiled_for_kernel_data_are_reused_by_the_next_process(tmp_pat
     example = Path(__file__).resolve().parents[1] / "instances" / "example.json"
     runs = []
     for _ in range(2):
-        out = [subprocess.run([sys.executable, "-m", "gpuaas", "solve", str(example), "-m", m],
-                              capture_output=True, text=True, env=env, check=False)
-               for m in ("path-relinking", "incremental")]  # fmt: skip
+        out = [
+            subprocess.run(
+                [sys.executable, "-m", "gpuaas", "solve", str(example), "-m", m],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
+            for m in ("path-relinking", "incremental")
+        ]
         assert all(o.returncode == 0 for o in out), [o.stderr for o in out]
         runs.append([o.stderr for o in out])
     assert runs[0][0] == COMPILE_NOTICE + "\n" and runs[1] == ["", ""]

@@ -15,8 +15,10 @@ CAT = load_catalog("azure-2021")
 
 
 def _by_vm(times):
-    return {name: times[CAT.cfg_offset[v] : CAT.cfg_offset[v] + CAT.gpus[v]]
-            for v, name in enumerate(CAT.vm_names)}  # fmt: skip
+    return {
+        name: times[CAT.cfg_offset[v] : CAT.cfg_offset[v] + CAT.gpus[v]]
+        for v, name in enumerate(CAT.vm_names)
+    }
 
 
 def test_times_per_configuration_and_same_gpu_same_speed():
@@ -37,8 +39,12 @@ def test_speedup_is_monotone_and_sublinear(app):
         for b in BATCH_SIZES[app]:
             for files in DATASET_FILES[app]:
                 for gpu in ("K80", "M60"):
-                    t = np.array([job_time(app, gpu, g, framework=fw, epochs=2, batch_size=b,
-                                           files=files) for g in range(1, 9)])  # fmt: skip
+                    t = np.array(
+                        [
+                            job_time(app, gpu, g, framework=fw, epochs=2, batch_size=b, files=files)
+                            for g in range(1, 9)
+                        ]
+                    )
                     assert (np.diff(t) < 0).all(), (app, fw, b, files, gpu)
                     speedup = t[0] / t
                     assert (speedup[1:] < np.arange(2, 9)).all()
@@ -70,8 +76,9 @@ def test_table3_defaults_and_one_gpu_durations():
     assert {a for a, _ in TABLE3_JOBS} == set(APPLICATIONS)
     app = APPLICATIONS["alexnet"]
     assert (app.epochs, app.batch_size, app.files) == (12, 256, 130_000)
-    assert job_time("alexnet", "K80", 1) == job_time("alexnet", "K80", 1, framework="pytorch",
-                                                       epochs=12, batch_size=256, files=130_000)  # fmt: skip
+    assert job_time("alexnet", "K80", 1) == job_time(
+        "alexnet", "K80", 1, framework="pytorch", epochs=12, batch_size=256, files=130_000
+    )
     # ResNet50 on full ImageNet: ~50 img/s on one K80, i.e. about 7 h per epoch.
     epoch = job_time("resnet50", "K80", 1, epochs=1, files=1_281_167)
     assert 5 * 3600 < epoch < 9 * 3600
@@ -79,8 +86,14 @@ def test_table3_defaults_and_one_gpu_durations():
 
 def test_unknown_gpu_model_cannot_run():
     """Configurations of a GPU model the model does not know get time inf."""
-    cat = load_catalog({"vm_types": [{"name": "A", "gpu": "A10G", "gpus": 2, "cost_per_hour": 3.0},
-                                     {"name": "B", "gpu": "k80", "gpus": 1, "cost_per_hour": 0.5}]})  # fmt: skip
+    cat = load_catalog(
+        {
+            "vm_types": [
+                {"name": "A", "gpu": "A10G", "gpus": 2, "cost_per_hour": 3.0},
+                {"name": "B", "gpu": "k80", "gpus": 1, "cost_per_hour": 0.5},
+            ]
+        }
+    )
     t = workload_times({"application": "alexnet"}, cat)
     assert np.isinf(t[:2]).all() and math.isfinite(t[2])
     assert job_time("alexnet", "A10G", 1) == math.inf

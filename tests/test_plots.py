@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gpuaas.cli import cli
+from gpuaas.errors import InputError
 from gpuaas.experiments import analysis
 from gpuaas.experiments.rows import COLUMNS
 from gpuaas.experiments.store import write_csv
-from gpuaas.cli import cli
-from gpuaas.errors import InputError
 
 plots = pytest.importorskip("gpuaas.plots")
 pytest.importorskip("matplotlib")
@@ -24,18 +24,45 @@ TRACE = {
     "catalog": {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 2, "cost_per_hour": 3.6}]},
     "nodes": 2,
     "jobs": [
-        {"id": "j0", "release": 0.0, "due": 5000.0, "weight": 0.01, "times": {"A": [10800.0, 7200.0]}},
-        {"id": "j1", "release": 1000.0, "due": 10000.0, "weight": 0.02, "times": {"A": [9000.0, 5400.0]}},
+        {
+            "id": "j0",
+            "release": 0.0,
+            "due": 5000.0,
+            "weight": 0.01,
+            "times": {"A": [10800.0, 7200.0]},
+        },
+        {
+            "id": "j1",
+            "release": 1000.0,
+            "due": 10000.0,
+            "weight": 0.02,
+            "times": {"A": [9000.0, 5400.0]},
+        },
     ],
 }
 LOG = [
-    {"start": 0.0, "end": 3600.0, "nodes": [{"node": 0, "vm": "A"}],
-     "jobs": [{"id": "j0", "node": 0, "vm": "A", "gpus": 2}]},
-    {"start": 3600.0, "end": 7200.0, "nodes": [{"node": 0, "vm": "A"}, {"node": 1, "vm": "A"}],
-     "jobs": [{"id": "j0", "node": 0, "vm": "A", "gpus": 2}, {"id": "j1", "node": 1, "vm": "A", "gpus": 1}]},
-    {"start": 7200.0, "end": 9000.0, "nodes": [{"node": 1, "vm": "A"}],
-     "jobs": [{"id": "j1", "node": 1, "vm": "A", "gpus": 2}]},
-]  # fmt: skip
+    {
+        "start": 0.0,
+        "end": 3600.0,
+        "nodes": [{"node": 0, "vm": "A"}],
+        "jobs": [{"id": "j0", "node": 0, "vm": "A", "gpus": 2}],
+    },
+    {
+        "start": 3600.0,
+        "end": 7200.0,
+        "nodes": [{"node": 0, "vm": "A"}, {"node": 1, "vm": "A"}],
+        "jobs": [
+            {"id": "j0", "node": 0, "vm": "A", "gpus": 2},
+            {"id": "j1", "node": 1, "vm": "A", "gpus": 1},
+        ],
+    },
+    {
+        "start": 7200.0,
+        "end": 9000.0,
+        "nodes": [{"node": 1, "vm": "A"}],
+        "jobs": [{"id": "j1", "node": 1, "vm": "A", "gpus": 2}],
+    },
+]
 
 
 @pytest.fixture
@@ -47,14 +74,33 @@ def sim(tmp_path: Path) -> tuple[Path, Path]:
     return events, trace
 
 
-def row(method: str, arrivals: str, nodes: int, trace_seed: int, seed: int, cost: float,
-        mult: int = 1, solver: float = 0.01, status: str = "ok") -> dict:  # fmt: skip
+def row(
+    method: str,
+    arrivals: str,
+    nodes: int,
+    trace_seed: int,
+    seed: int,
+    cost: float,
+    mult: int = 1,
+    solver: float = 0.01,
+    status: str = "ok",
+) -> dict:
     """A campaign results row with the columns the plots read."""
     r = dict.fromkeys(COLUMNS)
-    r.update(cell=f"{arrivals}-{nodes}-{trace_seed}-{method}-{seed}-{mult}", method=method,
-             arrivals=arrivals, nodes=nodes, jobs=10 * nodes, trace_seed=trace_seed, seed=seed,
-             node_multiplier=mult, noise=0.0, status=status,
-             total_cost=cost if status == "ok" else None, solver_seconds_mean=solver)  # fmt: skip
+    r.update(
+        cell=f"{arrivals}-{nodes}-{trace_seed}-{method}-{seed}-{mult}",
+        method=method,
+        arrivals=arrivals,
+        nodes=nodes,
+        jobs=10 * nodes,
+        trace_seed=trace_seed,
+        seed=seed,
+        node_multiplier=mult,
+        noise=0.0,
+        status=status,
+        total_cost=cost if status == "ok" else None,
+        solver_seconds_mean=solver,
+    )
     return r
 
 
@@ -94,7 +140,9 @@ def test_pct_seed_independent_method_pairs_with_every_reference_seed() -> None:
     rows = [r for r in ROWS if r["arrivals"] == "exponential"]
     rows = [dict(r, seed=7) if r["method"] == "edf" else r for r in rows]
     # edf (seed 7) vs PR seeds 1 and 2: (200 - 60) / 200 = 70 %, (200 - 80) / 200 = 60 %
-    assert sorted(analysis.pct_reductions(rows)[("exponential", "edf")]) == pytest.approx([60.0, 70.0])
+    assert sorted(analysis.pct_reductions(rows)[("exponential", "edf")]) == pytest.approx(
+        [60.0, 70.0]
+    )
 
 
 def test_pct_without_reference_is_a_clear_error(tmp_path: Path) -> None:
@@ -115,10 +163,19 @@ def test_cost_table_averages_successful_cells() -> None:
 def test_runs_are_named_labelled_and_ordered_by_the_method_registry() -> None:
     """One name for a run everywhere ("edf x2"), the registry's label in plots, the paper's order."""
     assert analysis.run_name("edf", 2) == analysis.row_run(ROWS[5]) == "edf x2"
-    assert analysis.label("edf x2") == "EDF x2" and analysis.label("path-relinking") == "Path Relinking"
+    assert (
+        analysis.label("edf x2") == "EDF x2"
+        and analysis.label("path-relinking") == "Path Relinking"
+    )
     assert analysis.label("someone-else") == "someone-else"
     assert analysis.order(["edf x2", "zz", "edf", "greedy", "path-relinking", "dp-adjwct"]) == [
-        "path-relinking", "greedy", "edf", "edf x2", "dp-adjwct", "zz"]
+        "path-relinking",
+        "greedy",
+        "edf",
+        "edf x2",
+        "dp-adjwct",
+        "zz",
+    ]
 
 
 def test_solver_time_per_event_wall_or_cpu() -> None:
@@ -170,7 +227,9 @@ def test_event_log_plots_write_png_and_svg(sim: tuple[Path, Path], kind: str) ->
     events, trace = sim
     for name in (f"{kind}.png", f"{kind}.svg"):
         out = events.parent / name
-        res = CliRunner().invoke(cli, ["plot", kind, str(events), "--trace", str(trace), "-o", str(out)])
+        res = CliRunner().invoke(
+            cli, ["plot", kind, str(events), "--trace", str(trace), "-o", str(out)]
+        )
         assert res.exit_code == 0, res.output
         head = out.read_bytes()[:200]
         assert head[:8] == PNG if name.endswith(".png") else b"<svg" in head or b"<?xml" in head
@@ -181,7 +240,9 @@ def test_bad_event_log_line_is_a_one_line_error(sim: tuple[Path, Path]) -> None:
     events, trace = sim
     events.write_text(json.dumps(LOG[0]) + "\n{not json\n")
     out = events.parent / "g.png"
-    res = CliRunner().invoke(cli, ["plot", "gantt", str(events), "--trace", str(trace), "-o", str(out)])
+    res = CliRunner().invoke(
+        cli, ["plot", "gantt", str(events), "--trace", str(trace), "-o", str(out)]
+    )
     assert res.exit_code == 2
     assert "line 2" in res.output and str(events) in res.output and "Traceback" not in res.output
     assert not out.exists()

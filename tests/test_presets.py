@@ -14,8 +14,11 @@ from gpuaas.generator import generate_snapshot
 from gpuaas.heuristics.presets import load_preset, preset_options
 
 ROOT = Path(__file__).resolve().parents[1]
-PRESETS = {"greedy": "greedy.yaml", "randomized-greedy": "randomized_greedy.yaml",
-           "path-relinking": "path_relinking.yaml"}  # fmt: skip
+PRESETS = {
+    "greedy": "greedy.yaml",
+    "randomized-greedy": "randomized_greedy.yaml",
+    "path-relinking": "path_relinking.yaml",
+}
 
 
 @pytest.mark.parametrize("method", list(PRESETS))
@@ -45,28 +48,50 @@ def test_solve_with_preset(instance_file, tmp_path):
 
 def test_bundled_preset_runs(instance_file):
     """The bundled path-relinking preset solves from the shell."""
-    res = CliRunner().invoke(cli, ["solve", str(instance_file), "--preset",
-                                   str(ROOT / "heuristics" / "path_relinking.yaml"), "--json"])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "solve",
+            str(instance_file),
+            "--preset",
+            str(ROOT / "heuristics" / "path_relinking.yaml"),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["method"] == "path-relinking"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("max_it_rg: 5\nmax_itrg: 3\n", "unknown option(s) max_itrg"),
-    ("- 1\n- 2\n", "must be a mapping"),
-    ("method: nope\n", "unknown method"),
-    ("a: [1\n", "not valid YAML"),
-    ("max_it_rg: -3\n", "bad.yaml: max_it_rg: must be"),
-    ("time_limit: -3\n", "bad.yaml: time_limit: must be"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("max_it_rg: 5\nmax_itrg: 3\n", "unknown option(s) max_itrg"),
+        ("- 1\n- 2\n", "must be a mapping"),
+        ("method: nope\n", "unknown method"),
+        ("a: [1\n", "not valid YAML"),
+        ("max_it_rg: -3\n", "bad.yaml: max_it_rg: must be"),
+        ("time_limit: -3\n", "bad.yaml: time_limit: must be"),
+    ],
+)
 def test_bad_presets_are_one_line_errors(instance_file, tmp_path, text, message):
     """A bad preset exits 2 with one line naming the file and the problem (a bad value too,
     which the method finds when called) and writes no output file."""
     preset = tmp_path / "bad.yaml"
     preset.write_text(text)
     out = tmp_path / "sol.json"
-    res = CliRunner().invoke(cli, ["solve", str(instance_file), "--method", "path-relinking",
-                                   "--preset", str(preset), "-o", str(out)])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "solve",
+            str(instance_file),
+            "--method",
+            "path-relinking",
+            "--preset",
+            str(preset),
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 2
     assert message in res.output and len(res.output.strip().splitlines()) == 1
     assert not out.exists()
@@ -76,8 +101,17 @@ def test_preset_for_another_method(instance_file, tmp_path):
     """A preset written for one method cannot silently configure another."""
     with pytest.raises(InputError, match="preset is for 'greedy'"):
         preset_options({"method": "greedy"}, "path-relinking")
-    res = CliRunner().invoke(cli, ["solve", str(instance_file), "-m", "randomized-greedy",
-                                   "--preset", str(ROOT / "heuristics" / "greedy.yaml")])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        [
+            "solve",
+            str(instance_file),
+            "-m",
+            "randomized-greedy",
+            "--preset",
+            str(ROOT / "heuristics" / "greedy.yaml"),
+        ],
+    )
     assert res.exit_code == 2 and "preset is for" in res.output
 
 
@@ -89,12 +123,16 @@ def test_simulate_with_preset(tmp_path):
     for weight in (1, 16):
         preset = tmp_path / f"w{weight}.yaml"
         preset.write_text(f"method: incremental\nmove_weight: {weight}\n")
-        res = CliRunner().invoke(cli, ["simulate", str(trace), "--preset", str(preset), "-q", "--json"])
+        res = CliRunner().invoke(
+            cli, ["simulate", str(trace), "--preset", str(preset), "-q", "--json"]
+        )
         assert res.exit_code == 0, res.output
         moves.append(json.loads(res.output)["moves_per_job"])
     assert moves[1] < moves[0]
     bad = tmp_path / "bad.yaml"
     bad.write_text("move_weight: 0.5\n")
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(cli, ["simulate", str(trace), "--preset", str(bad), "-q", "-o", str(out)])
+    res = CliRunner().invoke(
+        cli, ["simulate", str(trace), "--preset", str(bad), "-q", "-o", str(out)]
+    )
     assert res.exit_code == 2 and f"{bad}: move_weight: must be" in res.output and not out.exists()

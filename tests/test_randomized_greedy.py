@@ -48,12 +48,39 @@ def test_node_drawn_inversely_to_idle_left():
     rng = rng_state(9)
     counts = np.zeros(4)
     for _ in range(DRAWS):
-        counts[K.best_fit_node(D, K.OPEN_CONFIG, node_vm, node_used, 0, nc24, 1, True, rng,
-                               np.empty(4), np.empty(4, dtype=np.int64))] += 1  # fmt: skip
+        counts[
+            K.best_fit_node(
+                D,
+                K.OPEN_CONFIG,
+                node_vm,
+                node_used,
+                0,
+                nc24,
+                1,
+                True,
+                rng,
+                np.empty(4),
+                np.empty(4, dtype=np.int64),
+            )
+        ] += 1
     w = np.array([1.0, 1 / 3, 1 / 4, 0.0])
     np.testing.assert_allclose(counts / DRAWS, w / w.sum(), atol=0.015)
-    assert K.best_fit_node(D, K.OPEN_CONFIG, node_vm, node_used, 0, nc24, 1, False, rng,
-                           np.empty(4), np.empty(4, dtype=np.int64)) == 0  # fmt: skip
+    assert (
+        K.best_fit_node(
+            D,
+            K.OPEN_CONFIG,
+            node_vm,
+            node_used,
+            0,
+            nc24,
+            1,
+            False,
+            rng,
+            np.empty(4),
+            np.empty(4, dtype=np.int64),
+        )
+        == 0
+    )
 
 
 def test_swaps_inversely_to_weight():
@@ -137,7 +164,14 @@ def test_proxy_f_bar_ranks_elite():
 def test_bad_options():
     """Out-of-range options are clear InputErrors."""
     inst = random_instance(1, nodes=2, jobs=3)
-    for bad in ({"max_it_rg": 0}, {"elite_size": 1.5}, {"swap_prob": 2}, {"candidates": 0},
-                {"max_no_improve": 0}, {"proxy": "x"}, {"elite": 3}):  # fmt: skip
+    for bad in (
+        {"max_it_rg": 0},
+        {"elite_size": 1.5},
+        {"swap_prob": 2},
+        {"candidates": 0},
+        {"max_no_improve": 0},
+        {"proxy": "x"},
+        {"elite": 3},
+    ):
         with pytest.raises(InputError):
             randomized_greedy(inst, **bad)

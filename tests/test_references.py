@@ -6,9 +6,21 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PATH = re.compile(r"(?<![\w/.-])((?:docs|formulations|instances|scripts|heuristics|tests|gpuaas)/[\w./*-]+\.(?:md|json|yaml|py|csv|command))")
-SOURCES = ["gpuaas/**/*.py", "*.md", "docs/*.md", "formulations/*.md", "heuristics/*.md", "instances/*.md",
-           "instances/*.json", "scripts/**/*.md", "scripts/**/*.yaml", "scripts/*.py"]  # fmt: skip
+PATH = re.compile(
+    r"(?<![\w/.-])((?:docs|formulations|instances|scripts|heuristics|tests|gpuaas)/[\w./*-]+\.(?:md|json|yaml|py|csv|command))"
+)
+SOURCES = [
+    "gpuaas/**/*.py",
+    "*.md",
+    "docs/*.md",
+    "formulations/*.md",
+    "heuristics/*.md",
+    "instances/*.md",
+    "instances/*.json",
+    "scripts/**/*.md",
+    "scripts/**/*.yaml",
+    "scripts/*.py",
+]
 
 
 def referenced() -> dict[str, set[str]]:
@@ -31,8 +43,12 @@ def test_referenced_files_exist():
 
 
 def test_no_reference_to_the_old_design_notes():
-    hits = [str(f.relative_to(ROOT)) for pattern in SOURCES + ["CHANGELOG.md", "tests/*.py"] for f in ROOT.glob(pattern)
-            if f.name != "test_references.py" and "DESIGN.md" in f.read_text(encoding="utf-8")]  # fmt: skip
+    hits = [
+        str(f.relative_to(ROOT))
+        for pattern in SOURCES + ["CHANGELOG.md", "tests/*.py"]
+        for f in ROOT.glob(pattern)
+        if f.name != "test_references.py" and "DESIGN.md" in f.read_text(encoding="utf-8")
+    ]
     assert not hits
 
 
@@ -41,12 +57,20 @@ def test_readme_layout_names_every_module():
     folder; docs/design.md names every gpuaas/ subpackage."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     row = next(line for line in readme.splitlines() if line.startswith("| `gpuaas/` |"))
-    names = {p.stem for p in (ROOT / "gpuaas").glob("*.py") if p.stem not in ("__init__", "__main__")}
+    names = {
+        p.stem for p in (ROOT / "gpuaas").glob("*.py") if p.stem not in ("__init__", "__main__")
+    }
     packages = {p.name for p in (ROOT / "gpuaas").iterdir() if (p / "__init__.py").exists()}
     assert not [n for n in names if f"`{n}`" not in row and f"`{n} " not in row]
     assert not [n for n in packages if f"`{n}/`" not in row]
-    folders = {p.name for p in ROOT.iterdir() if p.is_dir() and p.name[0] not in "._"
-               and not p.name.endswith(".egg-info") and p.name not in ("build", "dist", "gpuaas")}  # fmt: skip
+    folders = {
+        p.name
+        for p in ROOT.iterdir()
+        if p.is_dir()
+        and p.name[0] not in "._"
+        and not p.name.endswith(".egg-info")
+        and p.name not in ("build", "dist", "gpuaas")
+    }
     assert not [d for d in folders if f"| `{d}/` |" not in readme]
     design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     assert not [n for n in packages if f"gpuaas/{n}/" not in design]

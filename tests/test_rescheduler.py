@@ -20,8 +20,12 @@ from gpuaas.solution import Solution
 ROOT = Path(__file__).resolve().parents[1]
 
 # Two VM types: A has 1 GPU at 3.6 $/h (0.001 $/s), B has 2 GPUs at 7.2 $/h (0.002 $/s).
-CATALOG = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
-                        {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2}]}  # fmt: skip
+CATALOG = {
+    "vm_types": [
+        {"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
+        {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},
+    ]
+}
 
 #: job id -> (VM name, GPUs) or None (postpone): what the "test-scripted" solver does
 SCRIPT: dict[str, tuple[str, int] | None] = {}
@@ -41,20 +45,31 @@ def scripted(instance, *, seed=0, time_limit=None, **options):
             v = cat.vm_index(choice[0])
             node_vm[k], job_node[j], job_cfg[j] = v, k, cat.config(v, choice[1])
             k += 1
-    return Solution(instance, node_vm, job_node, job_cfg, "test-scripted", {"seconds": 0.0, "seed": seed})
+    return Solution(
+        instance, node_vm, job_node, job_cfg, "test-scripted", {"seconds": 0.0, "seed": seed}
+    )
 
 
 def overfull(instance, *, seed=0, time_limit=None, **options):
     """Test-only broken solver: every job on node 0 with an A VM (over capacity from 2 jobs)."""
     cat = instance.catalog
-    return Solution(instance, [0] + [-1] * (instance.nodes - 1), np.zeros(instance.n_jobs),
-                    np.full(instance.n_jobs, cat.config(0, 1)), "test-overfull")  # fmt: skip
+    return Solution(
+        instance,
+        [0] + [-1] * (instance.nodes - 1),
+        np.zeros(instance.n_jobs),
+        np.full(instance.n_jobs, cat.config(0, 1)),
+        "test-overfull",
+    )
 
 
 @pytest.fixture(autouse=True)
 def _methods(monkeypatch):
-    monkeypatch.setitem(METHODS, "test-scripted", Method("test-scripted", __name__, "scripted", "test only", "test"))
-    monkeypatch.setitem(METHODS, "test-overfull", Method("test-overfull", __name__, "overfull", "test only", "test"))
+    monkeypatch.setitem(
+        METHODS, "test-scripted", Method("test-scripted", __name__, "scripted", "test only", "test")
+    )
+    monkeypatch.setitem(
+        METHODS, "test-overfull", Method("test-overfull", __name__, "overfull", "test only", "test")
+    )
     SCRIPT.clear()
 
 
@@ -65,7 +80,13 @@ def status(r):
 
 def job(jid, due=10_000.0, weight=0.01, **extra):
     """A job runnable on A (1000 s) and on B (800 s with 1 GPU, 500 s with 2)."""
-    return {"id": jid, "due": due, "weight": weight, "times": {"A": [1000.0], "B": [800.0, 500.0]}, **extra}
+    return {
+        "id": jid,
+        "due": due,
+        "weight": weight,
+        "times": {"A": [1000.0], "B": [800.0, 500.0]},
+        **extra,
+    }
 
 
 def test_costs_and_progress_by_hand():
@@ -83,7 +104,12 @@ def test_costs_and_progress_by_hand():
     assert r.vm_cost == pytest.approx(0.002 * 500)  # 1.0 $
     assert r.tardiness_cost == pytest.approx(0.01 * (500 - 400))  # 1.0 $
     done = r.completions()["j1"]
-    assert (done["start"], done["completion"], done["jct"], done["waiting"]) == (0.0, 500.0, 500.0, 0.0)
+    assert (done["start"], done["completion"], done["jct"], done["waiting"]) == (
+        0.0,
+        500.0,
+        500.0,
+        0.0,
+    )
 
 
 def test_instance_carries_remaining_times_and_placement():
@@ -123,7 +149,11 @@ def test_migration_resize_preemption_and_overhead():
     SCRIPT.update(j1=("A", 1))
     plan = r.tick(200.0)  # 0.4 done on B x2, lose 50/500 = 0.1
     assert plan.resize == [{"node": 0, "from": "B", "to": "A"}]
-    assert plan.migrate[0]["from"]["vm"] == "B" and plan.migrate[0]["to"] == {"node": 0, "vm": "A", "gpus": 1}
+    assert plan.migrate[0]["from"]["vm"] == "B" and plan.migrate[0]["to"] == {
+        "node": 0,
+        "vm": "A",
+        "gpus": 1,
+    }
     assert plan.migrate[0]["lost_work"] == pytest.approx(0.1)
     assert status(r)["j1"].progress == pytest.approx(0.3)
     SCRIPT.update(j1=None)
@@ -143,11 +173,15 @@ def test_startup_delays_work_and_lost_work_is_charged():
     r = Rescheduler(CATALOG, 1, "test-scripted", overhead=50.0, startup=100.0)
     r.submit(job("j1"), at=0.0)
     r.tick(300.0)  # B x2 (500 s) ready at 100: 200 s of work = 0.4
-    assert status(r)["j1"].progress == pytest.approx(0.4) and r.vm_cost == pytest.approx(0.002 * 300)
+    assert status(r)["j1"].progress == pytest.approx(0.4) and r.vm_cost == pytest.approx(
+        0.002 * 300
+    )
     assert r.startup_cost == pytest.approx(0.002 * 100)
     SCRIPT.update(j1=("A", 1))
     r.tick(400.0)  # 0.4 + 100/500, then resized to A (ready 500), losing 50/500 of B x2
-    assert status(r)["j1"].progress == pytest.approx(0.5) and [n.ready for n in r.open_nodes()] == [500.0]
+    assert status(r)["j1"].progress == pytest.approx(0.5) and [n.ready for n in r.open_nodes()] == [
+        500.0
+    ]
     assert r.lost_work_cost == pytest.approx(50.0 * 0.002)  # B x2 is the whole B VM
     r.tick(600.0)  # A (1000 s) works from 500 only
     assert status(r)["j1"].progress == pytest.approx(0.5 + 100 / 1000)
@@ -250,7 +284,9 @@ def test_failed_event_leaves_state_unchanged_and_can_be_fed_again(monkeypatch, w
     moved) leaves the state as it was: the same event fed again gives what a twin that never
     failed gives."""
     SCRIPT.update(j1=("B", 2), j2=("A", 1), j3=("A", 1))
-    twins = [Rescheduler(CATALOG, 3, "test-scripted", overhead=30.0, startup=20.0) for _ in range(2)]
+    twins = [
+        Rescheduler(CATALOG, 3, "test-scripted", overhead=30.0, startup=20.0) for _ in range(2)
+    ]
     for r in twins:
         r.submit([job("j1", due=400.0), job("j2")], at=0.0)
         r.tick(300.0, progress={"j2": 0.25})
@@ -277,8 +313,14 @@ def test_failed_event_leaves_state_unchanged_and_can_be_fed_again(monkeypatch, w
         assert where == "method" or calls == ["j1", "j2"]
     assert json.dumps(a.state()) == before
     timing = ("solver_seconds", "solver_cpu_seconds")
-    plans = [{k: v for k, v in r.update(600.0, submit=[job("j3")], progress={"j1": 0.5}).to_dict().items()
-              if k not in timing} for r in (a, b)]  # fmt: skip
+    plans = [
+        {
+            k: v
+            for k, v in r.update(600.0, submit=[job("j3")], progress={"j1": 0.5}).to_dict().items()
+            if k not in timing
+        }
+        for r in (a, b)
+    ]
     assert plans[0] == plans[1] and plans[0]["migrate"] and plans[0]["preempt"]
     assert a.state() == b.state()
 
@@ -348,7 +390,13 @@ def test_readme_example_runs(tmp_path):
     text = (ROOT / "README.md").read_text()
     m = re.search(r"<!-- rescheduler-example -->\s*```python\n(.*?)```", text, re.DOTALL)
     assert m, "README has no rescheduler example block"
-    out = subprocess.run([sys.executable, "-c", m.group(1)], capture_output=True, text=True,
-                         check=False, cwd=tmp_path, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", m.group(1)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "open" in out.stdout and "start" in out.stdout and "restored" in out.stdout

@@ -63,7 +63,10 @@ def test_schema_lists_match_the_code():
     cat = load_catalog("azure-2021")
     assert az["propertyNames"]["enum"] == list(cat.vm_names)
     for name, g in zip(cat.vm_names, cat.gpus):
-        assert az["properties"][name]["maxItems"] == g and az["properties"][name].get("minItems", 1) == g
+        assert (
+            az["properties"][name]["maxItems"] == g
+            and az["properties"][name].get("minItems", 1) == g
+        )
 
 
 @pytest.mark.parametrize("name", ["example.json", "trace-small.json"])
@@ -75,9 +78,11 @@ def test_bundled_files_validate(name):
 def test_generated_files_validate():
     """Generated traces (every arrival pattern, an inline catalog) and snapshots validate."""
     inline = {"vm_types": [{"name": "K", "gpu": "K80", "gpus": 2, "cost_per_hour": 1.0}]}
-    for data in ([generate_trace(3, seed=s, arrivals=a) for s in (0, 1) for a in ARRIVALS]
-                 + [generate_snapshot(4, 15, seed=s) for s in (0, 1)]
-                 + [generate_trace(2, 6, seed=0, catalog=inline)]):  # fmt: skip
+    for data in (
+        [generate_trace(3, seed=s, arrivals=a) for s in (0, 1) for a in ARRIVALS]
+        + [generate_snapshot(4, 15, seed=s) for s in (0, 1)]
+        + [generate_trace(2, 6, seed=0, catalog=inline)]
+    ):
         _assert_valid(INSTANCE, json.loads(json.dumps(data)))
 
 
@@ -98,14 +103,22 @@ def test_malformed_instances_are_rejected(case):
 def test_solutions_validate(tmp_path):
     """`gpuaas solve --json` output and Solution.to_dict with a postponed job validate."""
     out = tmp_path / "sol.json"
-    res = CliRunner().invoke(cli, ["solve", str(INSTANCES / "example.json"), "--method", "greedy",
-                                   "--json", "-o", str(out)])  # fmt: skip
+    res = CliRunner().invoke(
+        cli,
+        ["solve", str(INSTANCES / "example.json"), "--method", "greedy", "--json", "-o", str(out)],
+    )
     assert res.exit_code == 0, res.output
     _assert_valid(SOLUTION, json.loads(out.read_text()))
     inst = Instance.from_dict(copy.deepcopy(BASE))
     cat = inst.catalog
-    sol = Solution(inst, [cat.vm_index("NC12"), -1], [0, -1], [cat.config(cat.vm_index("NC12"), 2), -1],
-                   "hand", {"seconds": 0.0, "seed": 1})  # fmt: skip
+    sol = Solution(
+        inst,
+        [cat.vm_index("NC12"), -1],
+        [0, -1],
+        [cat.config(cat.vm_index("NC12"), 2), -1],
+        "hand",
+        {"seconds": 0.0, "seed": 1},
+    )
     data = sol.to_dict()
     assert data["jobs"][1] == {"id": "b", "node": None, "vm": None, "gpus": None}
     _assert_valid(SOLUTION, data)
@@ -128,8 +141,9 @@ def test_malformed_solutions_are_rejected(change):
     inst = load_instance(INSTANCES / "example.json").subset([0, 1])
     cat = inst.catalog
     v = cat.vm_index("NV24")
-    data = Solution(inst, [v, -1, -1, -1], [0, -1], [cat.config(v, 2), -1], "hand",
-                    {"seconds": 0.1, "seed": 0}).to_dict()  # fmt: skip
+    data = Solution(
+        inst, [v, -1, -1, -1], [0, -1], [cat.config(v, 2), -1], "hand", {"seconds": 0.1, "seed": 0}
+    ).to_dict()
     _assert_valid(SOLUTION, data)
     change(data)
     assert not SOLUTION.is_valid(data)

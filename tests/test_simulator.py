@@ -22,9 +22,13 @@ from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS, R
 from gpuaas.simulator import Simulator, simulate
 from gpuaas.solution import Solution
 
-CATALOG = {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
-                        {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},
-                        {"name": "C", "gpu": "M60", "gpus": 4, "cost_per_hour": 9.0}]}  # fmt: skip
+CATALOG = {
+    "vm_types": [
+        {"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
+        {"name": "B", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},
+        {"name": "C", "gpu": "M60", "gpus": 4, "cost_per_hour": 9.0},
+    ]
+}
 
 
 def postpone_all(instance, *, seed=0, time_limit=None, **options):
@@ -34,12 +38,18 @@ def postpone_all(instance, *, seed=0, time_limit=None, **options):
 
 @pytest.fixture(autouse=True)
 def _methods(monkeypatch):
-    monkeypatch.setitem(METHODS, "test-postpone", Method("test-postpone", __name__, "postpone_all", "test only", "test"))
+    monkeypatch.setitem(
+        METHODS,
+        "test-postpone",
+        Method("test-postpone", __name__, "postpone_all", "test only", "test"),
+    )
 
 
 def trace_of(jobs, nodes=2, H=3600.0):
     """An Instance from job dicts over the test catalog."""
-    return Instance.from_dict({"catalog": CATALOG, "nodes": nodes, "params": {"H": H}, "jobs": jobs})
+    return Instance.from_dict(
+        {"catalog": CATALOG, "nodes": nodes, "params": {"H": H}, "jobs": jobs}
+    )
 
 
 def generated(arrivals, seed, nodes=10, jobs=100):
@@ -102,11 +112,17 @@ def test_simulator_uses_the_reschedulers_public_api_only():
     import inspect
 
     tree = ast.parse(inspect.getsource(simulator))
-    imported = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module == "gpuaas.rescheduler" for a in node.names]  # fmt: skip
+    imported = [
+        a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "gpuaas.rescheduler"
+        for a in node.names
+    ]
     assert "Rescheduler" in imported and not [n for n in imported if n.startswith("_")]
     r = Rescheduler(CATALOG, 2, "greedy")
-    private = {n for n in [*vars(r), *dir(Rescheduler)] if n.startswith("_") and not n.startswith("__")}
+    private = {
+        n for n in [*vars(r), *dir(Rescheduler)] if n.startswith("_") and not n.startswith("__")
+    }
     assert {"_jobs", "_completed", "_node_vm", "_node_ready", "_lose_work"} <= private
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     assert not used & private
@@ -120,7 +136,9 @@ def test_noise_predicted_vs_actual(tmp_path):
     assert problems == []
     exact = simulate(trace, "greedy", seed=1)
     assert res["predicted"]["total_cost"] == exact.total_cost
-    assert res["cost_deviation"] == pytest.approx((res["total_cost"] - exact.total_cost) / exact.total_cost)
+    assert res["cost_deviation"] == pytest.approx(
+        (res["total_cost"] - exact.total_cost) / exact.total_cost
+    )
     factors = np.array([j["actual_factor"] for j in res["jobs"]])
     assert ((factors >= 0.78) & (factors <= 1.22)).all() and (factors != 1).all()
     big = Simulator(generated("exponential", 1, nodes=100, jobs=2000), "greedy", seed=1, noise=0.11)
@@ -133,10 +151,15 @@ def test_ticks_and_intervals_by_hand(tmp_path):
     res, problems = run_checked(trace, "greedy", tmp_path, **PAPER_COSTS)
     assert problems == []
     assert [(r["start"], r["end"]) for r in read_log(tmp_path / "greedy.jsonl")] == [
-        (0.0, 3600.0), (3600.0, 7200.0), (7200.0, 10000.0)]  # fmt: skip
+        (0.0, 3600.0),
+        (3600.0, 7200.0),
+        (7200.0, 10000.0),
+    ]
     assert res["events"] == 4 and res["vm_cost"] == pytest.approx(10000 * 0.001)
     assert res["jobs"][0]["completion"] == 10000.0 and res["tardiness_cost"] == 0.0
-    assert simulate(trace, "greedy", tick=900.0, **PAPER_COSTS).events == 13  # 0, 900, ..., 9900, 10000
+    assert (
+        simulate(trace, "greedy", tick=900.0, **PAPER_COSTS).events == 13
+    )  # 0, 900, ..., 9900, 10000
 
 
 def test_vm_startup_by_hand(tmp_path):
@@ -144,12 +167,17 @@ def test_vm_startup_by_hand(tmp_path):
     the 10 000 s job completes at 10 000 + start-up; the log's `ready` lets the work reconcile."""
     trace = trace_of([{"id": "a", "due": 20000.0, "weight": 0.01, "times": {"A": [10000.0]}}])
     res, problems = run_checked(trace, "greedy", tmp_path)
-    assert problems == [] and (res["overhead"], res["startup"]) == (DEFAULT_OVERHEAD, DEFAULT_STARTUP)
+    assert problems == [] and (res["overhead"], res["startup"]) == (
+        DEFAULT_OVERHEAD,
+        DEFAULT_STARTUP,
+    )
     end = 10000.0 + DEFAULT_STARTUP
     assert res["jobs"][0]["completion"] == pytest.approx(end)
     assert res["vm_cost"] == pytest.approx(end * 0.001)
     assert res["startup_cost"] == pytest.approx(DEFAULT_STARTUP * 0.001)
-    assert read_log(tmp_path / "greedy.jsonl")[0]["nodes"] == [{"node": 0, "vm": "A", "ready": DEFAULT_STARTUP}]
+    assert read_log(tmp_path / "greedy.jsonl")[0]["nodes"] == [
+        {"node": 0, "vm": "A", "ready": DEFAULT_STARTUP}
+    ]
     assert res["moves_per_job"] == 0 and res["lost_work_cost"] == 0
 
 
@@ -171,8 +199,16 @@ def test_simultaneous_completions_are_one_event(tmp_path):
 
 def test_trace_progress_and_nodes_override(tmp_path):
     """Jobs may start partly done (work needed 1 - p) and `nodes` overrides N."""
-    jobs = [{"id": f"j{i}", "due": 4000.0, "weight": 0.01, "progress": 0.25 * (i % 3),
-             "times": {"A": [3000.0], "B": [3000.0, 1700.0]}} for i in range(5)]  # fmt: skip
+    jobs = [
+        {
+            "id": f"j{i}",
+            "due": 4000.0,
+            "weight": 0.01,
+            "progress": 0.25 * (i % 3),
+            "times": {"A": [3000.0], "B": [3000.0, 1700.0]},
+        }
+        for i in range(5)
+    ]
     res, problems = run_checked(trace_of(jobs, nodes=1), "greedy", tmp_path, nodes=3)
     assert problems == [] and res["nodes"] == 3
 
@@ -202,19 +238,35 @@ def migrate_all(instance, *, seed=0, time_limit=None, **options):
 def test_restarts_that_lose_all_work_stop_the_run(tmp_path, monkeypatch):
     """A method migrating every job at every event with a restart overhead of 1e9 s never
     finishes a job: the run stops after MAX_IDLE_EVENTS events without progress (exit 3)."""
-    monkeypatch.setitem(METHODS, "test-migrate", Method("test-migrate", __name__, "migrate_all", "test only", "test"))
+    monkeypatch.setitem(
+        METHODS,
+        "test-migrate",
+        Method("test-migrate", __name__, "migrate_all", "test only", "test"),
+    )
     jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [10000.0], "B": [9000.0, None]}}]
-    with pytest.raises(SolverError, match=r"no job got closer to its end in 100 events in a row "
-                                          r"\(\d+ migrations, 0 preemptions, each losing 1e\+09 s of work\); it cannot end"):
-        simulate(trace_of(jobs, nodes=1), "test-migrate", overhead=1e9, tick=600.0, log=tmp_path / "ev.jsonl")
+    with pytest.raises(
+        SolverError,
+        match=r"no job got closer to its end in 100 events in a row "
+        r"\(\d+ migrations, 0 preemptions, each losing 1e\+09 s of work\); it cannot end",
+    ):
+        simulate(
+            trace_of(jobs, nodes=1),
+            "test-migrate",
+            overhead=1e9,
+            tick=600.0,
+            log=tmp_path / "ev.jsonl",
+        )
     assert list(tmp_path.iterdir()) == []  # no event log from a stopped run
 
 
 def test_tick_too_short_is_refused_before_the_run():
     """A tick (or H) that would need more than EVENTS_PER_JOB events per job: InputError up front."""
     jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [36000.0]}}]
-    with pytest.raises(InputError, match=r"^tick: 0.001 s needs at least 3.6e\+07 rescheduling events for "
-                                         r"this trace, more than 1000 per job \(gpuaas.limits\); use at least 36 s$"):
+    with pytest.raises(
+        InputError,
+        match=r"^tick: 0.001 s needs at least 3.6e\+07 rescheduling events for "
+        r"this trace, more than 1000 per job \(gpuaas.limits\); use at least 36 s$",
+    ):
         Simulator(trace_of(jobs), "greedy", tick=0.001)
     with pytest.raises(InputError, match=r"^tick \(the trace's params.H\): 0.001 s needs"):
         Simulator(trace_of(jobs, H=1e-3), "greedy")
@@ -226,11 +278,15 @@ def test_event_budget_and_horizon_stop_a_run(monkeypatch):
     jobs = [{"id": "a", "due": 1.0, "weight": 0.01, "times": {"A": [36000.0]}}]
     monkeypatch.setattr(simulator, "EVENTS_PER_JOB", 2)
     monkeypatch.setattr(simulator, "min_events", lambda *a: 0.0)  # past the up-front check
-    with pytest.raises(SolverError, match="after 3 events: more than 2 rescheduling events per job"):
+    with pytest.raises(
+        SolverError, match="after 3 events: more than 2 rescheduling events per job"
+    ):
         simulate(trace_of(jobs), "greedy", tick=9000.0)
     monkeypatch.setattr(simulator, "EVENTS_PER_JOB", 1000)
     monkeypatch.setattr(simulator, "HORIZON", 10000.0)  # the real one is 2**33 s
-    with pytest.raises(SolverError, match=r"the clock passed 1e\+04 s, where doubles no longer resolve"):
+    with pytest.raises(
+        SolverError, match=r"the clock passed 1e\+04 s, where doubles no longer resolve"
+    ):
         simulate(trace_of(jobs), "greedy")
 
 
@@ -261,14 +317,49 @@ def test_cli_simulate(tmp_path):
     assert out.exit_code == 0, out.output
     assert "total cost" in out.output and "12 completed" in out.output
     log, res = tmp_path / "ev.jsonl", tmp_path / "res.json"
-    out = runner.invoke(cli, ["simulate", str(path), "-m", "greedy", "--json", "--log", str(log),
-                              "-o", str(res), "--noise", "0.11", "--seed", "4"])  # fmt: skip
+    out = runner.invoke(
+        cli,
+        [
+            "simulate",
+            str(path),
+            "-m",
+            "greedy",
+            "--json",
+            "--log",
+            str(log),
+            "-o",
+            str(res),
+            "--noise",
+            "0.11",
+            "--seed",
+            "4",
+        ],
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(res.read_text())
-    assert {"method", "total_cost", "vm_cost", "tardiness_cost", "jobs", "events", "migrations",
-            "preemptions", "seed", "nodes", "solver_seconds", "wall_seconds", "predicted"} <= set(data)  # fmt: skip
-    assert check_against(recompute(log, Instance.from_dict(json.loads(path.read_text()))), data,
-                         Instance.from_dict(json.loads(path.read_text()))) == []  # fmt: skip
+    assert {
+        "method",
+        "total_cost",
+        "vm_cost",
+        "tardiness_cost",
+        "jobs",
+        "events",
+        "migrations",
+        "preemptions",
+        "seed",
+        "nodes",
+        "solver_seconds",
+        "wall_seconds",
+        "predicted",
+    } <= set(data)
+    assert (
+        check_against(
+            recompute(log, Instance.from_dict(json.loads(path.read_text()))),
+            data,
+            Instance.from_dict(json.loads(path.read_text())),
+        )
+        == []
+    )
     out = runner.invoke(cli, ["simulate", str(tmp_path / "missing.json")])
     assert out.exit_code == 2 and "no such file" in out.output and "Traceback" not in out.output
 
@@ -288,16 +379,29 @@ def small_traces(draw):
         if draw(st.booleans()):
             m60 = draw(st.floats(0.5, 2.0))
             times["C"] = [t1 * m60 / g ** draw(st.floats(0.0, 1.0)) for g in range(1, 5)]
-        jobs.append({"id": f"j{i}", "release": draw(st.floats(0.0, 8000.0)),
-                     "due": draw(st.floats(0.0, 20000.0)), "weight": draw(st.floats(0.0, 0.02)),
-                     "progress": draw(st.sampled_from([0.0, 0.0, 0.5])), "times": times})  # fmt: skip
+        jobs.append(
+            {
+                "id": f"j{i}",
+                "release": draw(st.floats(0.0, 8000.0)),
+                "due": draw(st.floats(0.0, 20000.0)),
+                "weight": draw(st.floats(0.0, 0.02)),
+                "progress": draw(st.sampled_from([0.0, 0.0, 0.5])),
+                "times": times,
+            }
+        )
     return trace_of(jobs, nodes=draw(st.integers(1, 3)), H=draw(st.sampled_from([600.0, 3600.0])))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(trace=small_traces(), method=st.sampled_from(["greedy", "edf"]),
-       noise=st.sampled_from([0.0, 0.2]), overhead=st.sampled_from([0.0, 100.0]),
-       seed=st.integers(0, 5))  # fmt: skip
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    trace=small_traces(),
+    method=st.sampled_from(["greedy", "edf"]),
+    noise=st.sampled_from([0.0, 0.2]),
+    overhead=st.sampled_from([0.0, 100.0]),
+    seed=st.integers(0, 5),
+)
 def test_invariants_on_random_small_traces(trace, method, noise, overhead, seed, tmp_path):
     """Every job completes; the event log conserves money, capacity and work."""
     res, problems = run_checked(trace, method, tmp_path, seed=seed, noise=noise, overhead=overhead)

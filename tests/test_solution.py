@@ -6,14 +6,27 @@ import pytest
 
 from gpuaas import InputError, Instance, Solution
 
-CAT = {"vm_types": [
-    {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
-    {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},
-]}  # fmt: skip
-INST = Instance.from_dict({"catalog": CAT, "nodes": 2, "jobs": [
-    {"id": "a", "due": 1000.0, "weight": 0.01, "times": {"S": [800.0], "L": [800.0, 500.0]}},
-    {"id": "b", "due": 100.0, "weight": 0.02, "times": {"L": [300.0, 200.0]}},
-]})  # fmt: skip
+CAT = {
+    "vm_types": [
+        {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},
+        {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},
+    ]
+}
+INST = Instance.from_dict(
+    {
+        "catalog": CAT,
+        "nodes": 2,
+        "jobs": [
+            {
+                "id": "a",
+                "due": 1000.0,
+                "weight": 0.01,
+                "times": {"S": [800.0], "L": [800.0, 500.0]},
+            },
+            {"id": "b", "due": 100.0, "weight": 0.02, "times": {"L": [300.0, 200.0]}},
+        ],
+    }
+)
 
 
 def test_round_trip():
@@ -42,9 +55,15 @@ def test_stats_are_json_safe():
     [
         ([], "top level must be a JSON object"),
         ({"jobs": [{"id": "zz", "node": None}]}, "unknown job id 'zz'"),
-        ({"nodes": [{"node": 7, "vm": "L"}], "jobs": []}, "nodes[0].node: must be an integer in 0..1"),
+        (
+            {"nodes": [{"node": 7, "vm": "L"}], "jobs": []},
+            "nodes[0].node: must be an integer in 0..1",
+        ),
         ({"nodes": [{"node": 0, "vm": "Q"}], "jobs": []}, "unknown VM type 'Q'"),
-        ({"jobs": [{"id": "a", "node": 0, "vm": "S", "gpus": 2}]}, "must be an integer in 1..1 for S"),
+        (
+            {"jobs": [{"id": "a", "node": 0, "vm": "S", "gpus": 2}]},
+            "must be an integer in 1..1 for S",
+        ),
         ({"nodes": "x", "jobs": []}, "nodes: must be a list"),
     ],
 )

@@ -7,10 +7,12 @@ import pytest
 
 from gpuaas import Instance, Solution, load_catalog, validate
 
-CAT = {"vm_types": [
-    {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},   # 0.001 $/s
-    {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},   # 0.002 $/s
-]}  # fmt: skip
+CAT = {
+    "vm_types": [
+        {"name": "S", "gpu": "K80", "gpus": 1, "cost_per_hour": 3.6},  # 0.001 $/s
+        {"name": "L", "gpu": "K80", "gpus": 2, "cost_per_hour": 7.2},  # 0.002 $/s
+    ]
+}
 # configurations: 0 = (S, 1), 1 = (L, 1), 2 = (L, 2)
 
 
@@ -48,7 +50,9 @@ def test_postponed_and_idle_by_hand():
 
 def test_late_job_pays_only_its_own_decision():
     """A job already past due pays w*(t - d) when run, rho*w*(H + M - d) when postponed."""
-    inst = make([{"id": "x", "due": 50.0, "weight": 0.01, "times": {"S": [100.0]}}], nodes=1, time=100.0)
+    inst = make(
+        [{"id": "x", "due": 50.0, "weight": 0.01, "times": {"S": [100.0]}}], nodes=1, time=100.0
+    )
     run = validate(Solution(inst, [0], [0], [0]))
     assert run.objective == pytest.approx(0.01 * (100 + 50) + 0.001 * 100)
     wait = validate(Solution(inst, [-1], [-1], [-1]))
@@ -59,7 +63,7 @@ def test_late_job_pays_only_its_own_decision():
     "node_vm, job_node, job_cfg, message",
     [
         ([0, -1], [0, 0], [0, 0], "job b: cannot run on S with 1 GPU(s)"),  # b has no S times
-        ([0, -1], [0, -1], [0, -1], None),                              # feasible
+        ([0, -1], [0, -1], [0, -1], None),  # feasible
         ([0, -1], [0, 0], [0, 1], "needs L but node 0 is S"),
         ([1, -1], [0, 0], [2, 2], "4 GPUs assigned but L has 2"),
         ([1, 1], [0, -1], [1, -1], "node 1: open (L) but hosts no job"),

@@ -83,8 +83,10 @@ def list_schedule(instance: Instance, order: np.ndarray, method: str, seed: int)
     for j in running:
         n, c = int(instance.current_node[j]), int(instance.current_cfg[j])
         if not 0 <= n < N or not 0 <= c < cat.n_configs or not np.isfinite(instance.times[j, c]):
-            raise SolverError(f"{method}: running job {instance.job_ids[j]!r} has node {n} / "
-                              f"configuration {c}, which this instance ({N} nodes) cannot keep")  # fmt: skip
+            raise SolverError(
+                f"{method}: running job {instance.job_ids[j]!r} has node {n} / "
+                f"configuration {c}, which this instance ({N} nodes) cannot keep"
+            )
         v = int(cat.cfg_vm[c])
         if node_vm[n] not in (-1, v) or used[n] + cat.cfg_gpus[c] > cat.gpus[v]:
             raise SolverError(f"{method}: running jobs on node {n} do not fit one VM type")
@@ -103,8 +105,12 @@ def list_schedule(instance: Instance, order: np.ndarray, method: str, seed: int)
         node_vm[n] = cat.cfg_vm[c]
         job_node[j], job_cfg[j] = n, c
         started += 1
-    stats: dict[str, Any] = {"seconds": time.perf_counter() - t0, "seed": seed,
-                             "kept": int(running.size), "started": started}  # fmt: skip
+    stats: dict[str, Any] = {
+        "seconds": time.perf_counter() - t0,
+        "seed": seed,
+        "kept": int(running.size),
+        "started": started,
+    }
     return Solution(instance, node_vm, job_node, job_cfg, method, stats)
 
 

@@ -32,7 +32,9 @@ def step_tardiness(instance: Instance, dt: float) -> np.ndarray:
     return np.maximum(0.0, np.minimum(instance.times, dt) - instance.rel_due[:, None])
 
 
-def choose_configs(instance: Instance, rule: str, dt: float, move: np.ndarray | None = None) -> np.ndarray:
+def choose_configs(
+    instance: Instance, rule: str, dt: float, move: np.ndarray | None = None
+) -> np.ndarray:
     """Each job's configuration by F1: "wct" (eq. 4), "fast" (least t_jc) or "adj" (eq. 5).
 
     `move` (J,) adds each running job's reconfiguration cost kappa_j to every configuration but
@@ -104,8 +106,9 @@ def dp_select(run_cost: np.ndarray, wait_cost: np.ndarray, nodes: int) -> tuple[
     return chosen, float(V[best])
 
 
-def _dp(instance: Instance, method: str, f1: str, f2: str, seed: int,
-        options: dict[str, Any]) -> Solution:  # fmt: skip
+def _dp(
+    instance: Instance, method: str, f1: str, f2: str, seed: int, options: dict[str, Any]
+) -> Solution:
     """Configurations by F1, costs by F2 ("wct": worst-case tardiness, "b": constant B), DP, nodes."""
     dt = float(options.pop("dt", DP_TICK))
     B = float(options.pop("B", DEFAULT_B)) if f2 == "b" else 0.0
@@ -128,8 +131,11 @@ def _dp(instance: Instance, method: str, f1: str, f2: str, seed: int,
     if f2 == "b":
         wait_cost = np.full(J, B)  # P_j: F_B
     else:  # F_WCT: rho * omega_j * tau_hat_j, tau_hat_j = max(0, Δt + M_j - d_j)
-        wait_cost = instance.rho * instance.weight * np.maximum(
-            0.0, dt + instance.max_time - instance.rel_due)
+        wait_cost = (
+            instance.rho
+            * instance.weight
+            * np.maximum(0.0, dt + instance.max_time - instance.rel_due)
+        )
     wait_cost = wait_cost + np.where(running, kappa, 0.0)  # preempted
     fifo = submission_order(instance)
     chosen, value = dp_select(run_cost[fifo], wait_cost[fifo], N)
@@ -144,16 +150,27 @@ def _dp(instance: Instance, method: str, f1: str, f2: str, seed: int,
     for same in (True, False):
         for j in run:
             n = int(cur[j])
-            if job_node[j] < 0 and 0 <= n < N and node_vm[n] < 0 and \
-                    (instance.current_cfg[j] == cfg[j]) == same:
+            if (
+                job_node[j] < 0
+                and 0 <= n < N
+                and node_vm[n] < 0
+                and (instance.current_cfg[j] == cfg[j]) == same
+            ):
                 job_node[j], node_vm[n] = n, vm[j]
     free = iter(np.flatnonzero(node_vm < 0))
     for j in run:
         if job_node[j] < 0:
             n = int(next(free))
             job_node[j], node_vm[n] = n, vm[j]
-    stats = {"seconds": time.perf_counter() - t0, "seed": seed, "dt": dt, "F1": f1,
-             "F2": "B" if f2 == "b" else "WCT", "dp_value": value, "running": int(run.size)}  # fmt: skip
+    stats = {
+        "seconds": time.perf_counter() - t0,
+        "seed": seed,
+        "dt": dt,
+        "F1": f1,
+        "F2": "B" if f2 == "b" else "WCT",
+        "dp_value": value,
+        "running": int(run.size),
+    }
     if f2 == "b":
         stats["B"] = B
     return Solution(instance, node_vm, job_node, job_cfg, method, stats)
@@ -180,26 +197,30 @@ _PARAMS = """
     """
 
 
-def dp_wct(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-           **options: Any) -> Solution:  # fmt: skip
+def dp_wct(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """DP(WCT): F1 = F2 = F_WCT (eq. 4)."""
     return _dp(instance, "dp-wct", "wct", "wct", seed, options)
 
 
-def dp_fastwct(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-               **options: Any) -> Solution:  # fmt: skip
+def dp_fastwct(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """DP(FastWCT): F1 = fastest configuration, F2 = F_WCT (eq. 4)."""
     return _dp(instance, "dp-fastwct", "fast", "wct", seed, options)
 
 
-def dp_fastb(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-             **options: Any) -> Solution:  # fmt: skip
+def dp_fastb(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """DP(FastB): F1 = fastest configuration, F2 = F_B (eq. 4 with B in place of τ̂_j)."""
     return _dp(instance, "dp-fastb", "fast", "b", seed, options)
 
 
-def dp_adjwct(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-              **options: Any) -> Solution:  # fmt: skip
+def dp_adjwct(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """DP(AdjWCT): F1 = F~ (eq. 5, adjusted tardiness), F2 = F_WCT (eq. 4)."""
     return _dp(instance, "dp-adjwct", "adj", "wct", seed, options)
 

@@ -11,8 +11,9 @@ from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
 
-def edf(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-        **options: Any) -> Solution:  # fmt: skip
+def edf(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """Start waiting jobs by increasing due date (ties: release, then submission order).
 
     A started job keeps its resources until it ends [§4.5]; each started job gets its own node

@@ -9,8 +9,9 @@ from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
 
-def fifo(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-         **options: Any) -> Solution:  # fmt: skip
+def fifo(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """Start waiting jobs by release time (ties: submission order) on free nodes.
 
     Running jobs keep their node and configuration until they complete; each started job gets
@@ -31,4 +32,3 @@ def fifo(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     """
     reject_options("fifo", options)
     return list_schedule(instance, submission_order(instance), "fifo", seed)
-

@@ -51,8 +51,9 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     """A long-lived pool per size, so HiGHS's per-thread scheduler is set up once per thread."""
     with _pool_lock:
         if workers not in _pools:
-            _pools[workers] = ThreadPoolExecutor(max_workers=workers,
-                                                 thread_name_prefix="gpuaas-controller")  # fmt: skip
+            _pools[workers] = ThreadPoolExecutor(
+                max_workers=workers, thread_name_prefix="gpuaas-controller"
+            )
         return _pools[workers]
 
 
@@ -83,7 +84,9 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
     owner[running] = np.minimum(instance.current_node[running] // size, controllers - 1)
     # an empty controller (ratio 0) always wins, the lowest first: only the controllers of
     # running jobs and the first J + 1 others can receive a job (O(J), whatever N)
-    cand = np.union1d(owner[running], np.arange(min(controllers, instance.n_jobs + len(running) + 1)))
+    cand = np.union1d(
+        owner[running], np.arange(min(controllers, instance.n_jobs + len(running) + 1))
+    )
     nodes = np.minimum(size, N - cand * size).astype(np.float64)
     count = np.zeros(len(cand), dtype=np.int64)
     np.add.at(count, np.searchsorted(cand, owner[running]), 1)
@@ -95,8 +98,9 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
     return owner
 
 
-def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool,
-                milp_options: dict[str, Any]) -> tuple[Solution, str]:  # fmt: skip
+def _controller(
+    sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool, milp_options: dict[str, Any]
+) -> tuple[Solution, str]:
     """Solve one controller's P1: MILP warm-started from Greedy, Greedy if HiGHS finds nothing."""
     from gpuaas.heuristics.greedy import greedy
 
@@ -104,17 +108,26 @@ def _controller(sub: Instance, seed: int, time_limit: float, gap: float, p1n: bo
     if p1n:
         warm = p1n_warm_start(warm)
     try:
-        sol = milp(sub, seed=seed, time_limit=time_limit, gap=gap, p1n=p1n, warm_start=warm,
-                   **milp_options)  # fmt: skip
+        sol = milp(
+            sub, seed=seed, time_limit=time_limit, gap=gap, p1n=p1n, warm_start=warm, **milp_options
+        )
     except SolverError:
         return warm, "fallback"
     return sol, str(sol.stats.get("status", ""))
 
 
-def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-                 controller_nodes: int = CONTROLLER_NODES, gap: float = GAP,
-                 controller_time_limit: float = CONTROLLER_TIME_LIMIT, p1n: bool = True,
-                 workers: int | None = None, **milp_options: Any) -> Solution:  # fmt: skip
+def hierarchical(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    controller_nodes: int = CONTROLLER_NODES,
+    gap: float = GAP,
+    controller_time_limit: float = CONTROLLER_TIME_LIMIT,
+    p1n: bool = True,
+    workers: int | None = None,
+    **milp_options: Any,
+) -> Solution:
     """Solve P1 by K = ceil(N / 5) independent MILPs of 5 nodes each (module docstring).
 
     Parameters
@@ -146,9 +159,13 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
         MILP status), fallbacks, max_gap, max_controller_seconds, seconds, seed.
     """
     if isinstance(controller_nodes, bool) or int(controller_nodes) < 1:
-        raise InputError(None, "controller_nodes", f"must be a positive integer, got {controller_nodes!r}")
+        raise InputError(
+            None, "controller_nodes", f"must be a positive integer, got {controller_nodes!r}"
+        )
     if not controller_time_limit > 0:
-        raise InputError(None, "controller_time_limit", f"must be > 0, got {controller_time_limit!r}")
+        raise InputError(
+            None, "controller_time_limit", f"must be > 0, got {controller_time_limit!r}"
+        )
     for bad in NOT_FORWARDED:
         if bad in milp_options:
             raise InputError(None, bad, "is set by the hierarchical method itself")
@@ -162,10 +179,15 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
         idx = np.flatnonzero(owner == k)
         lo, n_k = k * size, min(size, N - k * size)
         sub = instance.subset(idx)
-        local = np.where((sub.current_node >= lo) & (sub.current_node < lo + n_k),
-                         sub.current_node - lo, -1)  # fmt: skip
-        sub = dataclasses.replace(sub, nodes=n_k, current_node=local,
-                                  current_cfg=np.where(local >= 0, sub.current_cfg, -1))  # fmt: skip
+        local = np.where(
+            (sub.current_node >= lo) & (sub.current_node < lo + n_k), sub.current_node - lo, -1
+        )
+        sub = dataclasses.replace(
+            sub,
+            nodes=n_k,
+            current_node=local,
+            current_cfg=np.where(local >= 0, sub.current_cfg, -1),
+        )
         tasks.append((k, idx, lo, sub))
     n_workers = max(1, min(len(tasks), workers or os.cpu_count() or 1))
 
@@ -183,7 +205,7 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
     gaps, secs = [], []
     for (_, idx, lo, sub), (sol, status) in zip(tasks, results):
         opened = sol.node_vm >= 0
-        node_vm[lo:lo + sub.nodes][opened] = sol.node_vm[opened]
+        node_vm[lo : lo + sub.nodes][opened] = sol.node_vm[opened]
         on = sol.job_node >= 0
         job_node[idx[on]] = sol.job_node[on] + lo
         job_cfg[idx[on]] = sol.job_cfg[on]
@@ -191,9 +213,16 @@ def hierarchical(instance: Instance, *, seed: int = 0, time_limit: float | None 
         if sol.stats.get("gap") is not None:
             gaps.append(float(sol.stats["gap"]))
         secs.append(float(sol.stats.get("seconds", 0.0)))
-    stats = {"seconds": time.perf_counter() - t0, "seed": seed, "controllers": K,
-             "solved": len(tasks), "statuses": statuses, "fallbacks": statuses.get("fallback", 0),
-             "max_gap": max(gaps) if gaps else None,
-             "max_controller_seconds": max(secs) if secs else 0.0,
-             "controller_time_limit": limit, "workers": n_workers}  # fmt: skip
+    stats = {
+        "seconds": time.perf_counter() - t0,
+        "seed": seed,
+        "controllers": K,
+        "solved": len(tasks),
+        "statuses": statuses,
+        "fallbacks": statuses.get("fallback", 0),
+        "max_gap": max(gaps) if gaps else None,
+        "max_controller_seconds": max(secs) if secs else 0.0,
+        "controller_time_limit": limit,
+        "workers": n_workers,
+    }
     return Solution(instance, node_vm, job_node, job_cfg, "hierarchical", stats)

@@ -11,8 +11,9 @@ from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
 
-def ps(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-       **options: Any) -> Solution:  # fmt: skip
+def ps(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
     """Start waiting jobs by decreasing tardiness weight omega_j (ties: release, submission order).
 
     The priority of a job is its tardiness weight, the price of one second of delay past its

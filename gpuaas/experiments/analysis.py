@@ -77,8 +77,20 @@ def scenario(row: dict[str, Any]) -> str:
 def trace_of(row: dict[str, Any]) -> tuple[Any, ...]:
     """What a row's simulation shares with the rows it is compared with: the trace and the
     simulated conditions (noise and reconfiguration costs), not the method, seed or nodes used."""
-    return tuple(row.get(k) for k in ("trace", "arrivals", "nodes", "jobs", "trace_seed", "catalog",
-                                      "noise", "overhead", "startup"))  # fmt: skip
+    return tuple(
+        row.get(k)
+        for k in (
+            "trace",
+            "arrivals",
+            "nodes",
+            "jobs",
+            "trace_seed",
+            "catalog",
+            "noise",
+            "overhead",
+            "startup",
+        )
+    )
 
 
 def ok_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -101,8 +113,11 @@ def pct(c_algo: float, c_ref: float) -> float:
     return (c_algo - c_ref) / c_algo * 100.0
 
 
-def pct_reductions(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
-                   by: Callable[[dict[str, Any]], Any] = scenario) -> dict[tuple[Any, str], list[float]]:  # fmt: skip
+def pct_reductions(
+    rows: Iterable[dict[str, Any]],
+    reference: str = REFERENCE,
+    by: Callable[[dict[str, Any]], Any] = scenario,
+) -> dict[tuple[Any, str], list[float]]:
     """Eq. (3) per (by(row), run): one value per simulation and reference seed it is paired
     with: the reference's simulation (multiplier 1) of the same trace and conditions with the
     same seed; every seed of the reference for a seed-independent method (simulated once per
@@ -121,13 +136,16 @@ def pct_reductions(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
         if not by_seed or r["total_cost"] <= 0:
             continue
         once = r["method"] in METHODS and METHODS[r["method"]].seed_independent
-        c_refs = [by_seed[r["seed"]]] if r["seed"] in by_seed and not once else list(by_seed.values())
+        c_refs = (
+            [by_seed[r["seed"]]] if r["seed"] in by_seed and not once else list(by_seed.values())
+        )
         out[(by(r), row_run(r))].extend(pct(r["total_cost"], c) for c in c_refs)
     return dict(out)
 
 
-def summarize(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
-              baseline: str = BASELINE) -> list[dict[str, Any]]:  # fmt: skip
+def summarize(
+    rows: Iterable[dict[str, Any]], reference: str = REFERENCE, baseline: str = BASELINE
+) -> list[dict[str, Any]]:
     """Per run of the successful rows (one trace, or the traces of one scenario): mean costs,
     the ratio of its mean total to the baseline's (Fig. 3) and eq. (3) min / mean / max.
 
@@ -153,38 +171,54 @@ def summarize(rows: Iterable[dict[str, Any]], reference: str = REFERENCE,
         total = mean(r["total_cost"] for r in rs)
         p = pcts.get(run)
         bounds = [r for r in rs if r.get("bound")]
-        out.append({
-            "run": run, "method": method, "multiplier": mult, "nodes": rs[0].get("sim_nodes"),
-            "runs": len(rs), "total_cost": total,
-            "vm_cost": mean(r["vm_cost"] for r in rs),
-            "tardiness_cost": mean(r["tardiness_cost"] for r in rs),
-            "ratio_to_baseline": total / base_mean if base_mean else None,
-            "pct_min": min(p) if p else None,
-            "pct_mean": mean(p) if p else None,
-            "pct_max": max(p) if p else None,
-            "bound": mean(r["bound"] for r in bounds) if bounds else None,
-            "cost_over_bound": mean(r["total_cost"] / r["bound"] for r in bounds) if bounds else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "run": run,
+                "method": method,
+                "multiplier": mult,
+                "nodes": rs[0].get("sim_nodes"),
+                "runs": len(rs),
+                "total_cost": total,
+                "vm_cost": mean(r["vm_cost"] for r in rs),
+                "tardiness_cost": mean(r["tardiness_cost"] for r in rs),
+                "ratio_to_baseline": total / base_mean if base_mean else None,
+                "pct_min": min(p) if p else None,
+                "pct_mean": mean(p) if p else None,
+                "pct_max": max(p) if p else None,
+                "bound": mean(r["bound"] for r in bounds) if bounds else None,
+                "cost_over_bound": mean(r["total_cost"] / r["bound"] for r in bounds)
+                if bounds
+                else None,
+            }
+        )
     return out
 
 
-def format_table(summary: Sequence[dict[str, Any]], reference: str = REFERENCE,
-                 baseline: str = BASELINE) -> str:  # fmt: skip
+def format_table(
+    summary: Sequence[dict[str, Any]], reference: str = REFERENCE, baseline: str = BASELINE
+) -> str:
     """The human-readable comparison table (costs in $, pct in %)."""
 
     def num(x: float | None, fmt: str) -> str:
         return "-" if x is None else format(x, fmt)
 
-    head = (f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
-            f"{'/' + baseline:>8}{'/bound':>8}   pct vs {reference} % (min / mean / max)")  # fmt: skip
+    head = (
+        f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
+        f"{'/' + baseline:>8}{'/bound':>8}   pct vs {reference} % (min / mean / max)"
+    )
     lines = [head, "-" * len(head)]
     for s in summary:
-        p = ("-" if s["pct_mean"] is None else
-             f"{s['pct_min']:6.1f} / {s['pct_mean']:6.1f} / {s['pct_max']:6.1f}")  # fmt: skip
-        lines.append(f"{s['run']:<22}{s['nodes']:>6}{s['runs']:>6}{s['total_cost']:>12.2f}"
-                     f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
-                     f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
-                     f"   {p}")  # fmt: skip
+        p = (
+            "-"
+            if s["pct_mean"] is None
+            else f"{s['pct_min']:6.1f} / {s['pct_mean']:6.1f} / {s['pct_max']:6.1f}"
+        )
+        lines.append(
+            f"{s['run']:<22}{s['nodes']:>6}{s['runs']:>6}{s['total_cost']:>12.2f}"
+            f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
+            f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
+            f"   {p}"
+        )
     return "\n".join(lines)
 
 

@@ -55,8 +55,10 @@ class Progress:
         elapsed = time.perf_counter() - self.t0
         left = self.total - self.done
         eta = elapsed / self.done * left if self.done else math.nan
-        return (f"campaign: {self.done - self.failed} done, {self.failed} failed, {left} remaining"
-                f" of {self.total}  elapsed {_hms(elapsed)}  ETA {_hms(eta)}")  # fmt: skip
+        return (
+            f"campaign: {self.done - self.failed} done, {self.failed} failed, {left} remaining"
+            f" of {self.total}  elapsed {_hms(elapsed)}  ETA {_hms(eta)}"
+        )
 
     def close(self) -> None:
         """End the line on a terminal."""
@@ -69,7 +71,9 @@ def _hms(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "--"
     s = round(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    return (
+        f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    )
 
 
 @dataclass
@@ -86,10 +90,17 @@ class CampaignReport:
     rows: list[dict[str, Any]]  # every row of the file, in grid order
 
 
-def run_campaign(spec: CampaignSpec, output: str | Path, *, backend: str = "auto",
-                 scheduler: str | None = None, workers: int | None = None,
-                 retry_failed: bool = False, progress: bool | Any = True,
-                 numba_cache_dir: str | None = None) -> CampaignReport:  # fmt: skip
+def run_campaign(
+    spec: CampaignSpec,
+    output: str | Path,
+    *,
+    backend: str = "auto",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    retry_failed: bool = False,
+    progress: bool | Any = True,
+    numba_cache_dir: str | None = None,
+) -> CampaignReport:
     """Run the cells of `spec` missing from `output`, streaming one row per cell into it.
 
     Parameters
@@ -128,12 +139,21 @@ def run_campaign(spec: CampaignSpec, output: str | Path, *, backend: str = "auto
     failed = 0
     backend_name, n_workers = "none", 0
     if todo:
-        runner = make_runner({c.method for c in todo}, backend, scheduler=scheduler,
-                             workers=workers, numba_cache_dir=numba_cache_dir)  # fmt: skip
+        runner = make_runner(
+            {c.method for c in todo},
+            backend,
+            scheduler=scheduler,
+            workers=workers,
+            numba_cache_dir=numba_cache_dir,
+        )
         backend_name, n_workers = runner.name, runner.workers
         for info in runner.info:
-            log.info("worker %s ready in %.1f s (numba cache %s)", info["worker"], info["seconds"],
-                     info["numba_cache_dir"])  # fmt: skip
+            log.info(
+                "worker %s ready in %.1f s (numba cache %s)",
+                info["worker"],
+                info["seconds"],
+                info["numba_cache_dir"],
+            )
             for m, err in info["errors"].items():
                 log.warning("warm-up of %s failed on %s: %s", m, info["worker"], err)
         bar = None
@@ -153,5 +173,13 @@ def run_campaign(spec: CampaignSpec, output: str | Path, *, backend: str = "auto
             store.close()
             runner.close(abort=not finished)
     rows = store.finalize(order)
-    return CampaignReport(len(cells), skipped, len(todo), failed, time.perf_counter() - t0,
-                          backend_name, n_workers, rows)  # fmt: skip
+    return CampaignReport(
+        len(cells),
+        skipped,
+        len(todo),
+        failed,
+        time.perf_counter() - t0,
+        backend_name,
+        n_workers,
+        rows,
+    )

@@ -22,11 +22,35 @@ from typing import Any
 from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
-_RESULT_KEYS = {"method", "seed", "nodes", "total_cost", "vm_cost", "tardiness_cost", "jobs",
-                "events", "migrations", "preemptions", "solver_seconds", "wall_seconds",
-                "cpu_seconds", "solver_cpu_seconds", "makespan", "noise", "overhead", "startup", "tick", "predicted",
-                "cost_deviation", "moves_per_job", "lost_work_cost", "startup_cost", "bound", "cost_over_bound",
-                "bound_detail"}  # fmt: skip
+_RESULT_KEYS = {
+    "method",
+    "seed",
+    "nodes",
+    "total_cost",
+    "vm_cost",
+    "tardiness_cost",
+    "jobs",
+    "events",
+    "migrations",
+    "preemptions",
+    "solver_seconds",
+    "wall_seconds",
+    "cpu_seconds",
+    "solver_cpu_seconds",
+    "makespan",
+    "noise",
+    "overhead",
+    "startup",
+    "tick",
+    "predicted",
+    "cost_deviation",
+    "moves_per_job",
+    "lost_work_cost",
+    "startup_cost",
+    "bound",
+    "cost_over_bound",
+    "bound_detail",
+}
 
 
 @dataclass(frozen=True)
@@ -62,8 +86,10 @@ class Cell:
         if self.trace is not None:
             k = f"{Path(self.trace).stem}-{self.method}-s{self.seed}-x{self.node_multiplier}"
         else:
-            k = (f"{self.arrivals}-N{self.nodes}-J{self.jobs}-t{self.trace_seed}-{self.method}"
-                 f"-s{self.seed}-x{self.node_multiplier}")  # fmt: skip
+            k = (
+                f"{self.arrivals}-N{self.nodes}-J{self.jobs}-t{self.trace_seed}-{self.method}"
+                f"-s{self.seed}-x{self.node_multiplier}"
+            )
         if self.noise:
             k += f"-noise{self.noise:g}"
         if self.overhead:
@@ -94,8 +120,13 @@ def make_trace(cell: Cell) -> Any:
 
     if cell.instance is not None:
         return cell.instance
-    data = generate_trace(cell.nodes, jobs=cell.jobs, arrivals=cell.arrivals, seed=cell.trace_seed,
-                          catalog=cell.catalog)  # fmt: skip
+    data = generate_trace(
+        cell.nodes,
+        jobs=cell.jobs,
+        arrivals=cell.arrivals,
+        seed=cell.trace_seed,
+        catalog=cell.catalog,
+    )
     return Instance.from_dict(data, f"generated trace {cell.key}")
 
 
@@ -107,48 +138,53 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
     solver = result.get("solver_seconds") or {}
     predicted = result.get("predicted") or {}
     # any other scalar is kept as JSON; one named for seconds is a measurement, not a result
-    other = {k: v for k, v in result.items()
-             if k not in _RESULT_KEYS and isinstance(v, int | float | str | bool)}  # fmt: skip
+    other = {
+        k: v
+        for k, v in result.items()
+        if k not in _RESULT_KEYS and isinstance(v, int | float | str | bool)
+    }
     extra = {k: v for k, v in other.items() if "seconds" not in k}
     timing = {k: v for k, v in other.items() if "seconds" in k}
     row = cell.params()
-    row.update({
-        "status": "ok",
-        "total_cost": float(result["total_cost"]),
-        "vm_cost": float(result["vm_cost"]),
-        "tardiness_cost": float(result["tardiness_cost"]),
-        "events": int(result["events"]),
-        "migrations": int(result["migrations"]),
-        "preemptions": int(result["preemptions"]),
-        "moves_per_job": result.get("moves_per_job"),
-        "lost_work_cost": result.get("lost_work_cost"),
-        "startup_cost": result.get("startup_cost"),
-        "jobs_completed": sum(1 for j in jobs if j.get("completion") is not None),
-        "late_jobs": sum(1 for j in jobs if (j.get("tardiness_cost") or 0.0) > 0.0),
-        "mean_jct": sum(jct) / len(jct) if jct else None,
-        "max_jct": max(jct) if jct else None,
-        "mean_waiting": sum(wait) / len(wait) if wait else None,
-        "max_waiting": max(wait) if wait else None,
-        "makespan": result.get("makespan"),
-        "solver_calls": solver.get("calls"),
-        "tick": result.get("tick"),
-        "predicted_total_cost": predicted.get("total_cost"),
-        "predicted_vm_cost": predicted.get("vm_cost"),
-        "predicted_tardiness_cost": predicted.get("tardiness_cost"),
-        "cost_deviation": result.get("cost_deviation"),
-        "bound": result.get("bound"),
-        "cost_over_bound": result.get("cost_over_bound"),
-        "error": None,
-        "extra": json.dumps(extra, sort_keys=True) if extra else None,
-        "solver_seconds_mean": solver.get("mean"),
-        "solver_seconds_p95": solver.get("p95"),
-        "solver_seconds_max": solver.get("max"),
-        "solver_seconds_total": solver.get("total"),
-        "wall_seconds": result.get("wall_seconds"),
-        "cpu_seconds": result.get("cpu_seconds"),
-        "solver_cpu_seconds": result.get("solver_cpu_seconds"),
-        "timing_extra": json.dumps(timing, sort_keys=True) if timing else None,
-    })  # fmt: skip
+    row.update(
+        {
+            "status": "ok",
+            "total_cost": float(result["total_cost"]),
+            "vm_cost": float(result["vm_cost"]),
+            "tardiness_cost": float(result["tardiness_cost"]),
+            "events": int(result["events"]),
+            "migrations": int(result["migrations"]),
+            "preemptions": int(result["preemptions"]),
+            "moves_per_job": result.get("moves_per_job"),
+            "lost_work_cost": result.get("lost_work_cost"),
+            "startup_cost": result.get("startup_cost"),
+            "jobs_completed": sum(1 for j in jobs if j.get("completion") is not None),
+            "late_jobs": sum(1 for j in jobs if (j.get("tardiness_cost") or 0.0) > 0.0),
+            "mean_jct": sum(jct) / len(jct) if jct else None,
+            "max_jct": max(jct) if jct else None,
+            "mean_waiting": sum(wait) / len(wait) if wait else None,
+            "max_waiting": max(wait) if wait else None,
+            "makespan": result.get("makespan"),
+            "solver_calls": solver.get("calls"),
+            "tick": result.get("tick"),
+            "predicted_total_cost": predicted.get("total_cost"),
+            "predicted_vm_cost": predicted.get("vm_cost"),
+            "predicted_tardiness_cost": predicted.get("tardiness_cost"),
+            "cost_deviation": result.get("cost_deviation"),
+            "bound": result.get("bound"),
+            "cost_over_bound": result.get("cost_over_bound"),
+            "error": None,
+            "extra": json.dumps(extra, sort_keys=True) if extra else None,
+            "solver_seconds_mean": solver.get("mean"),
+            "solver_seconds_p95": solver.get("p95"),
+            "solver_seconds_max": solver.get("max"),
+            "solver_seconds_total": solver.get("total"),
+            "wall_seconds": result.get("wall_seconds"),
+            "cpu_seconds": result.get("cpu_seconds"),
+            "solver_cpu_seconds": result.get("solver_cpu_seconds"),
+            "timing_extra": json.dumps(timing, sort_keys=True) if timing else None,
+        }
+    )
     return {c: row.get(c) for c in COLUMNS}  # every column, in the schema's order
 
 
@@ -173,10 +209,18 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
     t0 = time.perf_counter()
     trace = make_trace(cell)
     # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
-    result = simulate(trace, cell.method, seed=cell.seed, nodes=cell.nodes * cell.node_multiplier,
-                      noise=cell.noise, overhead=cell.overhead, startup=cell.startup, tick=cell.tick,
-                      bound=cell.bound if cell.bound is not None else cell_bound(cell, trace),
-                      **json.loads(cell.options))  # fmt: skip
+    result = simulate(
+        trace,
+        cell.method,
+        seed=cell.seed,
+        nodes=cell.nodes * cell.node_multiplier,
+        noise=cell.noise,
+        overhead=cell.overhead,
+        startup=cell.startup,
+        tick=cell.tick,
+        bound=cell.bound if cell.bound is not None else cell_bound(cell, trace),
+        **json.loads(cell.options),
+    )
     row = result_row(cell, result.to_dict())
     row["cell_seconds"] = time.perf_counter() - t0
     row["worker"] = _worker_name()
@@ -207,7 +251,14 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
 
     if cell.instance is not None:
         return trace_bound(trace, cell.nodes * cell.node_multiplier)
-    key = (cell.arrivals, cell.nodes, cell.jobs, cell.trace_seed, cell.catalog, cell.nodes * cell.node_multiplier)
+    key = (
+        cell.arrivals,
+        cell.nodes,
+        cell.jobs,
+        cell.trace_seed,
+        cell.catalog,
+        cell.nodes * cell.node_multiplier,
+    )
     if key not in _bounds:
         if len(_bounds) >= 64:
             _bounds.clear()
@@ -254,5 +305,9 @@ def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> 
             errors[method] = row["error"]
     from numba.core import config
 
-    return {"worker": _worker_name(), "seconds": time.perf_counter() - t0,
-            "numba_cache_dir": config.CACHE_DIR or "(next to the sources)", "errors": errors}  # fmt: skip
+    return {
+        "worker": _worker_name(),
+        "seconds": time.perf_counter() - t0,
+        "numba_cache_dir": config.CACHE_DIR or "(next to the sources)",
+        "errors": errors,
+    }

@@ -28,7 +28,6 @@ from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 log = logging.getLogger(__name__)
 
 
-
 def default_methods() -> list[str]:
     """The methods `gpuaas compare` simulates unless told (their records' `compare`)."""
     from gpuaas.methods import METHODS
@@ -86,7 +85,9 @@ def parse_multipliers(text: str | None, methods: Sequence[str]) -> dict[str, int
             continue
         m = re.fullmatch(r"\s*([\w.-]+)\s*=\s*(\d+)\s*", part)
         if not m:
-            raise InputError(None, "node-multiplier", f"expected METHOD=INTEGER, got {part.strip()!r}")
+            raise InputError(
+                None, "node-multiplier", f"expected METHOD=INTEGER, got {part.strip()!r}"
+            )
         name, k = m.group(1), int(m.group(2))
         if name not in methods:
             raise InputError(None, "node-multiplier", f"{name!r} is not among the compared methods")
@@ -129,11 +130,20 @@ def parse_settings(settings: Iterable[str], methods: Sequence[str]) -> dict[str,
     return out
 
 
-def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
-            multipliers: dict[str, int] | None = None, tick: float | None = None,
-            options: dict[str, dict[str, Any]] | None = None, workers: int = 1,
-            overhead: float = DEFAULT_OVERHEAD, startup: float = DEFAULT_STARTUP, name: str = "trace",
-            on_row: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def compare(
+    trace: Instance,
+    methods: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    multipliers: dict[str, int] | None = None,
+    tick: float | None = None,
+    options: dict[str, dict[str, Any]] | None = None,
+    workers: int = 1,
+    overhead: float = DEFAULT_OVERHEAD,
+    startup: float = DEFAULT_STARTUP,
+    name: str = "trace",
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
     """Simulate every method with every seed on `trace`: the rows, in method then seed order.
 
     Parameters
@@ -169,15 +179,23 @@ def compare(trace: Instance, methods: Sequence[str], seeds: Sequence[int], *,
     if workers < 1:
         raise InputError(None, "workers", f"must be >= 1, got {workers}")
     data: dict[str, Any] = {
-        "traces": [name], "methods": list(methods), "solver_seeds": list(seeds),
+        "traces": [name],
+        "methods": list(methods),
+        "solver_seeds": list(seeds),
         "node_multipliers": {m: [k] for m, k in (multipliers or {}).items()},
-        "options": options or {}, "overhead": overhead, "startup": startup, "tick": tick,
-    }  # fmt: skip
+        "options": options or {},
+        "overhead": overhead,
+        "startup": startup,
+        "tick": tick,
+    }
     spec = parse_spec(data, None, traces={name: trace})
     cells = expand(spec)
     order = {c.key: i for i, c in enumerate(cells)}
-    runner = make_runner(spec.methods, "serial" if workers == 1 or len(cells) == 1 else "processes",
-                         workers=min(workers, len(cells)))  # fmt: skip
+    runner = make_runner(
+        spec.methods,
+        "serial" if workers == 1 or len(cells) == 1 else "processes",
+        workers=min(workers, len(cells)),
+    )
     rows = []
     try:
         for row in runner.run(with_bounds(cells), strict=True):

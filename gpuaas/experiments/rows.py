@@ -78,37 +78,112 @@ from typing import Any
 
 #: the cell's parameters, in grid order
 PARAM_COLUMNS = [
-    "cell", "trace", "arrivals", "nodes", "jobs", "trace_seed", "method", "seed", "node_multiplier",
-    "sim_nodes", "noise", "overhead", "startup", "options", "catalog",
-]  # fmt: skip
+    "cell",
+    "trace",
+    "arrivals",
+    "nodes",
+    "jobs",
+    "trace_seed",
+    "method",
+    "seed",
+    "node_multiplier",
+    "sim_nodes",
+    "noise",
+    "overhead",
+    "startup",
+    "options",
+    "catalog",
+]
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [
-    "status", "total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions",
-    "moves_per_job", "lost_work_cost", "startup_cost",
-    "jobs_completed", "late_jobs", "mean_jct", "max_jct", "mean_waiting", "max_waiting",
-    "makespan", "solver_calls", "tick", "predicted_total_cost", "predicted_vm_cost",
-    "predicted_tardiness_cost", "cost_deviation", "error", "extra", "bound", "cost_over_bound",
-]  # fmt: skip
+    "status",
+    "total_cost",
+    "vm_cost",
+    "tardiness_cost",
+    "events",
+    "migrations",
+    "preemptions",
+    "moves_per_job",
+    "lost_work_cost",
+    "startup_cost",
+    "jobs_completed",
+    "late_jobs",
+    "mean_jct",
+    "max_jct",
+    "mean_waiting",
+    "max_waiting",
+    "makespan",
+    "solver_calls",
+    "tick",
+    "predicted_total_cost",
+    "predicted_vm_cost",
+    "predicted_tardiness_cost",
+    "cost_deviation",
+    "error",
+    "extra",
+    "bound",
+    "cost_over_bound",
+]
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
-    "solver_seconds_mean", "solver_seconds_p95", "solver_seconds_max", "solver_seconds_total",
-    "wall_seconds", "cpu_seconds", "solver_cpu_seconds", "cell_seconds", "worker", "timing_extra",
-]  # fmt: skip
+    "solver_seconds_mean",
+    "solver_seconds_p95",
+    "solver_seconds_max",
+    "solver_seconds_total",
+    "wall_seconds",
+    "cpu_seconds",
+    "solver_cpu_seconds",
+    "cell_seconds",
+    "worker",
+    "timing_extra",
+]
 COLUMNS = PARAM_COLUMNS + METRIC_COLUMNS + TIMING_COLUMNS
 #: columns added since the first results files; files without them are still read (values None)
-ADDED_COLUMNS = ["trace", "startup", "moves_per_job", "lost_work_cost", "startup_cost", "bound",
-                 "cost_over_bound"]  # fmt: skip
+ADDED_COLUMNS = [
+    "trace",
+    "startup",
+    "moves_per_job",
+    "lost_work_cost",
+    "startup_cost",
+    "bound",
+    "cost_over_bound",
+]
 
-INT_COLUMNS = {"nodes", "jobs", "trace_seed", "seed", "node_multiplier", "sim_nodes", "events",
-               "migrations", "preemptions", "jobs_completed", "late_jobs", "solver_calls"}  # fmt: skip
-STR_COLUMNS = {"cell", "trace", "arrivals", "method", "options", "catalog", "status", "error", "extra",
-               "worker", "timing_extra"}  # fmt: skip
+INT_COLUMNS = {
+    "nodes",
+    "jobs",
+    "trace_seed",
+    "seed",
+    "node_multiplier",
+    "sim_nodes",
+    "events",
+    "migrations",
+    "preemptions",
+    "jobs_completed",
+    "late_jobs",
+    "solver_calls",
+}
+STR_COLUMNS = {
+    "cell",
+    "trace",
+    "arrivals",
+    "method",
+    "options",
+    "catalog",
+    "status",
+    "error",
+    "extra",
+    "worker",
+    "timing_extra",
+}
 
 
 def readable_header(header: list[str]) -> bool:
     """Whether a file with these columns is a results file of this or an earlier version: the
     current columns in order, some of `ADDED_COLUMNS` possibly missing."""
-    return header == [c for c in COLUMNS if c in header] and set(COLUMNS) - set(header) <= set(ADDED_COLUMNS)
+    return header == [c for c in COLUMNS if c in header] and set(COLUMNS) - set(header) <= set(
+        ADDED_COLUMNS
+    )
 
 
 def format_value(value: Any) -> str:

@@ -27,7 +27,9 @@ def dask_available() -> bool:
     return True
 
 
-DASK_HINT = "for the distributed mode (a Dask LocalCluster or --scheduler): pip install 'gpuaas[dask]'"
+DASK_HINT = (
+    "for the distributed mode (a Dask LocalCluster or --scheduler): pip install 'gpuaas[dask]'"
+)
 
 
 class SerialRunner:
@@ -53,8 +55,9 @@ class ProcessRunner:
 
     name = "processes"
 
-    def __init__(self, methods: Iterable[str], workers: int | None = None,
-                 numba_cache_dir: str | None = None):  # fmt: skip
+    def __init__(
+        self, methods: Iterable[str], workers: int | None = None, numba_cache_dir: str | None = None
+    ):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -62,8 +65,12 @@ class ProcessRunner:
         # compile (or load) the kernels here first: the workers then load them from the cache
         self.info = [warm_up(methods, numba_cache_dir)]
         self.workers = workers or os.cpu_count() or 1
-        self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=warm_up, initargs=(methods, numba_cache_dir))  # fmt: skip
+        self.pool = ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=warm_up,
+            initargs=(methods, numba_cache_dir),
+        )
 
     def run(self, cells: list[Cell], strict: bool = False) -> Iterator[dict[str, Any]]:
         """Yield each cell's row as it finishes (any order; `strict`: a failing cell raises its error)."""
@@ -104,10 +111,17 @@ class DaskRunner:
 
     name = "dask"
 
-    def __init__(self, methods: Iterable[str], scheduler: str | None = None,
-                 workers: int | None = None, numba_cache_dir: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        methods: Iterable[str],
+        scheduler: str | None = None,
+        workers: int | None = None,
+        numba_cache_dir: str | None = None,
+    ):
         if not dask_available():
-            raise InputError(None, "scheduler" if scheduler else "backend", f"dask is not installed; {DASK_HINT}")
+            raise InputError(
+                None, "scheduler" if scheduler else "backend", f"dask is not installed; {DASK_HINT}"
+            )
         from distributed import Client, LocalCluster
 
         methods = tuple(methods)
@@ -117,28 +131,41 @@ class DaskRunner:
             if numba_cache_dir:
                 os.environ["NUMBA_CACHE_DIR"] = str(numba_cache_dir)
             warm_up(methods, numba_cache_dir)  # write the cache once, before the workers start
-            self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, dashboard_address=None,
-                                        silence_logs=logging.ERROR)  # fmt: skip
+            self.cluster = LocalCluster(
+                n_workers=workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
             self.client = Client(self.cluster)
         else:
             try:
                 self.client = Client(scheduler, timeout=10)
             except (OSError, TimeoutError) as exc:
-                raise InputError(None, "scheduler", f"cannot connect to {scheduler}: {exc}") from None
+                raise InputError(
+                    None, "scheduler", f"cannot connect to {scheduler}: {exc}"
+                ) from None
             try:  # at least one worker (or the number asked for) before anything is sent
                 self.client.wait_for_workers(workers or 1, timeout=60)
             except TimeoutError:
                 n = len(self.client.nthreads())
                 self.close(abort=True)
-                raise InputError(None, "scheduler", f"{n} worker(s) joined {scheduler} within 60 s,"
-                                 f" {workers or 1} needed") from None  # fmt: skip
+                raise InputError(
+                    None,
+                    "scheduler",
+                    f"{n} worker(s) joined {scheduler} within 60 s, {workers or 1} needed",
+                ) from None
         try:
             self.info = list(self.client.run(warm_up, methods, numba_cache_dir).values())
         except Exception as exc:  # noqa: BLE001 - e.g. a worker without gpuaas installed
             self.close(abort=True)
-            raise InputError(None, "scheduler", f"the workers cannot run gpuaas ({type(exc).__name__}: {exc});"
-                             " install the same gpuaas on every worker") from None  # fmt: skip
+            raise InputError(
+                None,
+                "scheduler",
+                f"the workers cannot run gpuaas ({type(exc).__name__}: {exc});"
+                " install the same gpuaas on every worker",
+            ) from None
         self.workers = max(1, sum(self.client.nthreads().values()))
 
     def run(self, cells: list[Cell], strict: bool = False) -> Iterator[dict[str, Any]]:
@@ -147,7 +174,9 @@ class DaskRunner:
 
         cell_of = {}
         for c in cells:
-            fut = self.client.submit(simulate_cell if strict else run_cell, c, key=f"gpuaas-cell-{c.key}", pure=False)
+            fut = self.client.submit(
+                simulate_cell if strict else run_cell, c, key=f"gpuaas-cell-{c.key}", pure=False
+            )
             cell_of[fut.key] = c
             self.futures.append(fut)
         for fut in as_completed(self.futures):
@@ -168,19 +197,33 @@ class DaskRunner:
             self.cluster.close()
 
 
-def make_runner(methods: Iterable[str], backend: str = "auto", *, scheduler: str | None = None,
-                workers: int | None = None, numba_cache_dir: str | None = None) -> Any:  # fmt: skip
+def make_runner(
+    methods: Iterable[str],
+    backend: str = "auto",
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    numba_cache_dir: str | None = None,
+) -> Any:
     """The runner for `backend`: "auto" (Dask if installed, else local processes), "dask",
     "processes" or "serial"; a `scheduler` address implies Dask."""
     if backend not in ("auto", "dask", "processes", "serial"):
-        raise InputError(None, "backend", f"unknown backend {backend!r}; expected auto, dask, processes or serial")
+        raise InputError(
+            None,
+            "backend",
+            f"unknown backend {backend!r}; expected auto, dask, processes or serial",
+        )
     if scheduler is not None and backend not in ("auto", "dask"):
-        raise InputError(None, "scheduler", f"an existing scheduler needs the dask backend, not {backend!r}")
+        raise InputError(
+            None, "scheduler", f"an existing scheduler needs the dask backend, not {backend!r}"
+        )
     if backend == "auto":
         if dask_available():
             backend = "dask"
         else:
-            log.warning("dask is not installed: running the cells in local processes; %s", DASK_HINT)
+            log.warning(
+                "dask is not installed: running the cells in local processes; %s", DASK_HINT
+            )
             backend = "processes"
     if backend == "dask":
         return DaskRunner(methods, scheduler, workers, numba_cache_dir)

@@ -24,14 +24,39 @@ from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULA
 from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _SPEC_FIELDS = {
-    "name", "catalog", "nodes", "arrivals", "jobs_per_node", "seeds", "solver_seeds", "traces",
-    "methods", "node_multipliers", "options", "noise", "overhead", "startup", "tick", "exclude",
-}  # fmt: skip
+    "name",
+    "catalog",
+    "nodes",
+    "arrivals",
+    "jobs_per_node",
+    "seeds",
+    "solver_seeds",
+    "traces",
+    "methods",
+    "node_multipliers",
+    "options",
+    "noise",
+    "overhead",
+    "startup",
+    "tick",
+    "exclude",
+}
 #: the fields of a generated-trace grid (a spec of given `traces` has none of them)
 _GENERATED = ("nodes", "arrivals", "seeds", "jobs_per_node", "catalog")
 #: cell parameters an `exclude` pattern may name
-_EXCLUDE_KEYS = ("trace", "catalog", "arrivals", "nodes", "trace_seed", "method", "seed", "node_multiplier",
-                 "noise", "overhead", "startup")  # fmt: skip
+_EXCLUDE_KEYS = (
+    "trace",
+    "catalog",
+    "arrivals",
+    "nodes",
+    "trace_seed",
+    "method",
+    "seed",
+    "node_multiplier",
+    "noise",
+    "overhead",
+    "startup",
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +118,9 @@ class CampaignSpec:
     exclude: tuple[dict[str, Any], ...] = ()
 
 
-def _int_list(value: Any, source: str | None, field: str, minimum: int,
-              maximum: int) -> tuple[int, ...]:  # fmt: skip
+def _int_list(
+    value: Any, source: str | None, field: str, minimum: int, maximum: int
+) -> tuple[int, ...]:
     """Parse 3, [1, 2, 5], "1-10" or "1,3,5-7" into a tuple of distinct ints in [minimum,
     maximum] (at most MAX_SIMULATIONS of them)."""
     items: list[Any]
@@ -113,13 +139,19 @@ def _int_list(value: Any, source: str | None, field: str, minimum: int,
             if b < a:
                 raise InputError(source, field, f"empty range {part.strip()!r}")
             if b > maximum or len(items) + b - a + 1 > MAX_SIMULATIONS:
-                raise InputError(source, field, f"range {part.strip()!r} goes beyond {maximum} or "
-                                 f"lists more than {MAX_SIMULATIONS} values (gpuaas.limits)")  # fmt: skip
+                raise InputError(
+                    source,
+                    field,
+                    f"range {part.strip()!r} goes beyond {maximum} or "
+                    f"lists more than {MAX_SIMULATIONS} values (gpuaas.limits)",
+                )
             items.extend(range(a, b + 1))
     elif isinstance(value, list):
         items = value
     else:
-        raise InputError(source, field, f"expected an integer, a list or a range like '1-10', got {value!r}")
+        raise InputError(
+            source, field, f"expected an integer, a list or a range like '1-10', got {value!r}"
+        )
     out: list[int] = []
     for v in items:
         if isinstance(v, bool) or not isinstance(v, int):
@@ -145,18 +177,25 @@ def _str_list(value: Any, source: str | None, field: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _number_list(value: Any, source: str | None, field: str, what: str, high: float,
-                 high_open: bool = False) -> tuple[float, ...]:  # fmt: skip
+def _number_list(
+    value: Any, source: str | None, field: str, what: str, high: float, high_open: bool = False
+) -> tuple[float, ...]:
     """A number in [0, high] ([0, high) with `high_open`) or a list of them, as floats."""
     values = value if isinstance(value, list) else [value]
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= high \
-                or (high_open and v == high):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float)
+            or not 0 <= v <= high
+            or (high_open and v == high)
+        ):
             raise InputError(source, field, f"expected non-negative {what}, got {v!r}")
     return tuple(float(v) for v in values)
 
 
-def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | None = None) -> CampaignSpec:
+def parse_spec(
+    data: Any, source: str | None = None, traces: dict[str, Any] | None = None
+) -> CampaignSpec:
     """Check a campaign spec (the parsed YAML mapping) and return it as a `CampaignSpec`.
 
     Parameters
@@ -186,7 +225,9 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
         raise InputError(source, None, "a campaign spec must be a YAML mapping")
     unknown = sorted(set(data) - _SPEC_FIELDS)
     if unknown:
-        raise InputError(source, unknown[0], f"unknown field; expected one of {', '.join(sorted(_SPEC_FIELDS))}")
+        raise InputError(
+            source, unknown[0], f"unknown field; expected one of {', '.join(sorted(_SPEC_FIELDS))}"
+        )
     given = _load_traces(data, source, traces or {})
     for req in ("methods",) if given else ("nodes", "arrivals", "seeds", "methods"):
         if req not in data:
@@ -201,18 +242,32 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
         arrivals = _str_list(data["arrivals"], source, "arrivals")
         for a in arrivals:
             if a not in ARRIVALS:
-                raise InputError(source, "arrivals", f"unknown arrival pattern {a!r}; expected one of {', '.join(ARRIVALS)}")
+                raise InputError(
+                    source,
+                    "arrivals",
+                    f"unknown arrival pattern {a!r}; expected one of {', '.join(ARRIVALS)}",
+                )
         jpn = data.get("jobs_per_node", 10)
-        if isinstance(jpn, bool) or not isinstance(jpn, int | float) or not math.isfinite(jpn) or jpn <= 0:
+        if (
+            isinstance(jpn, bool)
+            or not isinstance(jpn, int | float)
+            or not math.isfinite(jpn)
+            or jpn <= 0
+        ):
             raise InputError(source, "jobs_per_node", f"expected a positive number, got {jpn!r}")
         if jpn * max(nodes) > MAX_JOBS:
-            raise InputError(source, "jobs_per_node", f"{jpn:g} x {max(nodes)} nodes is more than "
-                             f"{MAX_JOBS} jobs (gpuaas.limits)")  # fmt: skip
+            raise InputError(
+                source,
+                "jobs_per_node",
+                f"{jpn:g} x {max(nodes)} nodes is more than {MAX_JOBS} jobs (gpuaas.limits)",
+            )
         seeds = _int_list(data["seeds"], source, "seeds", 0, MAX_SEED)
     methods = _str_list(data["methods"], source, "methods")
     for m in methods:
         if m not in METHODS:
-            raise InputError(source, "methods", f"unknown method {m!r}; available: {', '.join(METHODS)}")
+            raise InputError(
+                source, "methods", f"unknown method {m!r}; available: {', '.join(METHODS)}"
+            )
     solver_seeds = None
     if data.get("solver_seeds") is not None:
         solver_seeds = _int_list(data["solver_seeds"], source, "solver_seeds", 0, MAX_SEED)
@@ -222,7 +277,9 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
         for m, v in mult_raw.items():
             if m not in methods:
                 raise InputError(source, f"node_multipliers.{m}", "not one of the spec's methods")
-            multipliers[m] = _int_list(v, source, f"node_multipliers.{m}", 1, MAX_NODES // max(nodes))
+            multipliers[m] = _int_list(
+                v, source, f"node_multipliers.{m}", 1, MAX_NODES // max(nodes)
+            )
     else:
         every = _int_list(mult_raw, source, "node_multipliers", 1, MAX_NODES // max(nodes))
         multipliers = {m: every for m in methods}
@@ -234,7 +291,9 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
         if m not in methods:
             raise InputError(source, f"options.{m}", "not one of the spec's methods")
         if not isinstance(o, dict):
-            raise InputError(source, f"options.{m}", f"expected a mapping of solver options, got {o!r}")
+            raise InputError(
+                source, f"options.{m}", f"expected a mapping of solver options, got {o!r}"
+            )
         try:
             json.dumps(o)
         except TypeError as exc:
@@ -246,14 +305,23 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
             field = f"options.{m}" if exc.field in (None, "options") else f"options.{m}.{exc.field}"
             raise InputError(source, field, exc.problem) from None
         options[m] = o
-    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", "numbers in [0, 0.5)", 0.5, True)
-    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", "numbers of seconds",
-                            MAX_SECONDS)  # fmt: skip
-    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds",
-                           MAX_SECONDS)  # fmt: skip
+    noise_list = _number_list(
+        data.get("noise", [0.0]), source, "noise", "numbers in [0, 0.5)", 0.5, True
+    )
+    overhead = _number_list(
+        data.get("overhead", DEFAULT_OVERHEAD),
+        source,
+        "overhead",
+        "numbers of seconds",
+        MAX_SECONDS,
+    )
+    startup = _number_list(
+        data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds", MAX_SECONDS
+    )
     tick = data.get("tick")
-    if tick is not None and (isinstance(tick, bool) or not isinstance(tick, int | float)
-                             or not 0 < tick <= MAX_SECONDS):  # fmt: skip
+    if tick is not None and (
+        isinstance(tick, bool) or not isinstance(tick, int | float) or not 0 < tick <= MAX_SECONDS
+    ):
         raise InputError(source, "tick", f"expected a positive number of seconds, got {tick!r}")
     catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
     if not given:
@@ -261,21 +329,41 @@ def parse_spec(data: Any, source: str | None = None, traces: dict[str, Any] | No
             load_catalog(name, source)
     exclude = _exclude(data.get("exclude", []), source)
     per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
-    cells = (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds)) * len(noise_list) * per_trace
+    cells = (
+        (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds))
+        * len(noise_list)
+        * per_trace
+    )
     if cells > MAX_SIMULATIONS:
-        raise InputError(source, None, f"the grid has {cells} simulations; at most {MAX_SIMULATIONS} (gpuaas.limits)")
+        raise InputError(
+            source,
+            None,
+            f"the grid has {cells} simulations; at most {MAX_SIMULATIONS} (gpuaas.limits)",
+        )
     name = data.get("name") or (Path(source).stem if source else "campaign")
     return CampaignSpec(
-        name=str(name), nodes=() if given else nodes, arrivals=arrivals, jobs_per_node=float(jpn),
-        seeds=seeds, solver_seeds=solver_seeds, methods=methods,
-        node_multipliers={m: multipliers.get(m, (1,)) for m in methods}, options=options,
-        noise=noise_list or (0.0,), overhead=overhead or (DEFAULT_OVERHEAD,),
-        startup=startup or (DEFAULT_STARTUP,), catalog=catalog, traces=given,
-        tick=None if tick is None else float(tick), exclude=exclude,
-    )  # fmt: skip
+        name=str(name),
+        nodes=() if given else nodes,
+        arrivals=arrivals,
+        jobs_per_node=float(jpn),
+        seeds=seeds,
+        solver_seeds=solver_seeds,
+        methods=methods,
+        node_multipliers={m: multipliers.get(m, (1,)) for m in methods},
+        options=options,
+        noise=noise_list or (0.0,),
+        overhead=overhead or (DEFAULT_OVERHEAD,),
+        startup=startup or (DEFAULT_STARTUP,),
+        catalog=catalog,
+        traces=given,
+        tick=None if tick is None else float(tick),
+        exclude=exclude,
+    )
 
 
-def _load_traces(data: dict[str, Any], source: str | None, loaded: dict[str, Any]) -> dict[str, Any]:
+def _load_traces(
+    data: dict[str, Any], source: str | None, loaded: dict[str, Any]
+) -> dict[str, Any]:
     """The spec's given traces, name -> Instance (files relative to the spec's directory)."""
     from gpuaas.instance import load_instance
 
@@ -283,7 +371,9 @@ def _load_traces(data: dict[str, Any], source: str | None, loaded: dict[str, Any
         return {}
     both = [f for f in _GENERATED if f in data]
     if both:
-        raise InputError(source, both[0], "a spec simulates either generated traces or given traces, not both")
+        raise InputError(
+            source, both[0], "a spec simulates either generated traces or given traces, not both"
+        )
     names = _str_list(data["traces"], source, "traces")
     stems = [Path(n).stem for n in names]
     if len(set(stems)) != len(stems):
@@ -295,16 +385,26 @@ def _load_traces(data: dict[str, Any], source: str | None, loaded: dict[str, Any
 def _exclude(value: Any, source: str | None) -> tuple[dict[str, Any], ...]:
     """The `exclude` patterns: a list of mappings cell parameter -> value."""
     if not isinstance(value, list):
-        raise InputError(source, "exclude", f"expected a list of mappings parameter -> value, got {value!r}")
+        raise InputError(
+            source, "exclude", f"expected a list of mappings parameter -> value, got {value!r}"
+        )
     out = []
     for i, pat in enumerate(value):
         if not isinstance(pat, dict) or not pat:
-            raise InputError(source, f"exclude[{i}]", f"expected a mapping parameter -> value, got {pat!r}")
+            raise InputError(
+                source, f"exclude[{i}]", f"expected a mapping parameter -> value, got {pat!r}"
+            )
         for k, v in pat.items():
             if k not in _EXCLUDE_KEYS:
-                raise InputError(source, f"exclude[{i}].{k}", f"not a cell parameter; expected one of {', '.join(_EXCLUDE_KEYS)}")
+                raise InputError(
+                    source,
+                    f"exclude[{i}].{k}",
+                    f"not a cell parameter; expected one of {', '.join(_EXCLUDE_KEYS)}",
+                )
             if isinstance(v, bool) or not isinstance(v, int | float | str):
-                raise InputError(source, f"exclude[{i}].{k}", f"expected a number or a name, got {v!r}")
+                raise InputError(
+                    source, f"exclude[{i}].{k}", f"expected a number or a name, got {v!r}"
+                )
         out.append(dict(pat))
     return tuple(out)
 
@@ -324,14 +424,30 @@ def expand(spec: CampaignSpec) -> list[Cell]:
 
     traces: list[dict[str, Any]] = []
     for name, inst in spec.traces.items():
-        traces.append({"trace": name, "instance": inst, "arrivals": None, "nodes": inst.nodes,
-                       "jobs": inst.n_jobs, "trace_seed": None, "catalog": inst.catalog.name})  # fmt: skip
+        traces.append(
+            {
+                "trace": name,
+                "instance": inst,
+                "arrivals": None,
+                "nodes": inst.nodes,
+                "jobs": inst.n_jobs,
+                "trace_seed": None,
+                "catalog": inst.catalog.name,
+            }
+        )
     for catalog in spec.catalog:
         for arrivals in spec.arrivals:
             for n in spec.nodes:
                 for trace_seed in spec.seeds:
-                    traces.append({"arrivals": arrivals, "nodes": n, "jobs": max(1, round(spec.jobs_per_node * n)),
-                                   "trace_seed": trace_seed, "catalog": catalog})  # fmt: skip
+                    traces.append(
+                        {
+                            "arrivals": arrivals,
+                            "nodes": n,
+                            "jobs": max(1, round(spec.jobs_per_node * n)),
+                            "trace_seed": trace_seed,
+                            "catalog": catalog,
+                        }
+                    )
     cells = []
     for t in traces:
         for method in spec.methods:
@@ -344,8 +460,17 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                     for noise in spec.noise:
                         for ovh in spec.overhead:
                             for up in spec.startup:
-                                cell = Cell(method=method, seed=seed, node_multiplier=mult, noise=noise,
-                                            overhead=ovh, startup=up, options=opts, tick=spec.tick, **t)  # fmt: skip
+                                cell = Cell(
+                                    method=method,
+                                    seed=seed,
+                                    node_multiplier=mult,
+                                    noise=noise,
+                                    overhead=ovh,
+                                    startup=up,
+                                    options=opts,
+                                    tick=spec.tick,
+                                    **t,
+                                )
                                 if not any(_matches(cell, pat) for pat in spec.exclude):
                                     cells.append(cell)
     return cells

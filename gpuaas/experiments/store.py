@@ -49,15 +49,24 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
         return []
     if not readable_header(header):
         missing = [c for c in COLUMNS if c not in header and c not in ADDED_COLUMNS]
-        raise InputError(str(path), None, "not a results file of this gpuaas version (columns differ"
-                         + (f", missing {', '.join(missing)}" if missing else "") + "); files of the retired compare / "
-                         "reproduce_paper formats: scripts/convert_results.py")  # fmt: skip
+        raise InputError(
+            str(path),
+            None,
+            "not a results file of this gpuaas version (columns differ"
+            + (f", missing {', '.join(missing)}" if missing else "")
+            + "); files of the retired compare / "
+            "reproduce_paper formats: scripts/convert_results.py",
+        )
     rows = []
     for i, rec in enumerate(reader, start=2):
         if len(rec) != len(header):
-            raise InputError(str(path), f"line {i}", f"expected {len(header)} fields, found {len(rec)}")
+            raise InputError(
+                str(path), f"line {i}", f"expected {len(header)} fields, found {len(rec)}"
+            )
         try:
-            rows.append(dict.fromkeys(COLUMNS) | {c: parse_value(c, v) for c, v in zip(header, rec)})
+            rows.append(
+                dict.fromkeys(COLUMNS) | {c: parse_value(c, v) for c, v in zip(header, rec)}
+            )
         except ValueError as exc:
             raise InputError(str(path), f"line {i}", f"cannot read a value: {exc}") from None
     return rows
@@ -93,9 +102,15 @@ class ResultStore:
         self.path = Path(path)
         self.parquet = self.path.suffix.lower() == ".parquet"
         if self.parquet and not _have_pyarrow():
-            raise InputError(str(path), None, "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file")
+            raise InputError(
+                str(path),
+                None,
+                "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file",
+            )
         check_output(self.path, stream_ok=False)  # the file is read back to resume
-        self.journal = self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
+        self.journal = (
+            self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
+        )
         self._fh: Any = None
 
     def load(self) -> list[dict[str, Any]]:
@@ -170,7 +185,9 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows], schema=_arrow_schema())
+    table = pa.Table.from_pylist(
+        [{c: r.get(c) for c in COLUMNS} for r in rows], schema=_arrow_schema()
+    )
     with open_output(path, binary=True) as fh:
         pq.write_table(table, fh)
 
@@ -183,7 +200,9 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     if path.suffix.lower() != ".parquet":
         return _read_csv(path)
     if not _have_pyarrow():
-        raise InputError(str(path), None, "reading Parquet needs pyarrow (pip install 'gpuaas[parquet]')")
+        raise InputError(
+            str(path), None, "reading Parquet needs pyarrow (pip install 'gpuaas[parquet]')"
+        )
     import pyarrow.parquet as pq
 
     try:
@@ -191,5 +210,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         raise InputError(str(path), None, f"not a readable Parquet file: {exc}") from None
     if not readable_header(table.column_names):
-        raise InputError(str(path), None, "not a results file of this gpuaas version (columns differ)")
+        raise InputError(
+            str(path), None, "not a results file of this gpuaas version (columns differ)"
+        )
     return [dict.fromkeys(COLUMNS) | r for r in table.to_pylist()]

@@ -25,16 +25,23 @@ from gpuaas.heuristics.state import (
     rng_state,
     step_values,
     warm_up,
-)  # fmt: skip
+)
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
 log = logging.getLogger(__name__)
 
 
-def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-           proxy: str = "f_obj", postprocess: bool = True, open_rule: str = DEFAULT_OPEN_RULE,
-           **options: Any) -> Solution:  # fmt: skip
+def greedy(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    proxy: str = "f_obj",
+    postprocess: bool = True,
+    open_rule: str = DEFAULT_OPEN_RULE,
+    **options: Any,
+) -> Solution:
     """Deterministic Greedy construction (Algorithm 1 without randomness) + postprocessing.
 
     Parameters
@@ -70,17 +77,28 @@ def greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None
     start = time.perf_counter()
     D = kernel_data(instance)
     st = State.new(instance)
-    K.randomized_construction_schedule(D, rule, pressure_order(instance), False, 0.0, 1,
-                                       rng_state(seed), *st.arrays())  # fmt: skip
+    K.randomized_construction_schedule(
+        D, rule, pressure_order(instance), False, 0.0, 1, rng_state(seed), *st.arrays()
+    )
     steps = {"greedy": step_values(D, code, st)}
     changes = 0
     if postprocess:
         changes = int(K.postprocess(D, code, *st.arrays()))
         steps["postprocessed"] = step_values(D, code, st)
     seconds = time.perf_counter() - start
-    log.info("greedy: f_OBJ %.6g, %d postprocessing changes, %.3f s",
-             steps["postprocessed" if postprocess else "greedy"]["f_obj"], changes, seconds)  # fmt: skip
-    stats = {"seconds": seconds, "seed": seed, "iterations": 1, "proxy": proxy,
-             "open_rule": open_rule, "postprocess_changes": changes, "steps": steps}  # fmt: skip
+    log.info(
+        "greedy: f_OBJ %.6g, %d postprocessing changes, %.3f s",
+        steps["postprocessed" if postprocess else "greedy"]["f_obj"],
+        changes,
+        seconds,
+    )
+    stats = {
+        "seconds": seconds,
+        "seed": seed,
+        "iterations": 1,
+        "proxy": proxy,
+        "open_rule": open_rule,
+        "postprocess_changes": changes,
+        "steps": steps,
+    }
     return st.solution(instance, "greedy", stats)
-

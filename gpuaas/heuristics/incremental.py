@@ -50,10 +50,23 @@ from typing import Any
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.incumbent import (incumbent_rules, kept, plan_values, pointless_moves,
-                                         preferred_configs, queued)
+from gpuaas.heuristics.incumbent import (
+    incumbent_rules,
+    kept,
+    plan_values,
+    pointless_moves,
+    preferred_configs,
+    queued,
+)
 from gpuaas.heuristics.randomized_greedy import randomized_construction, randomized_greedy
-from gpuaas.heuristics.state import check_float, check_int, check_time_limit, kernel_data, reject_unknown, warm_up
+from gpuaas.heuristics.state import (
+    check_float,
+    check_int,
+    check_time_limit,
+    kernel_data,
+    reject_unknown,
+    warm_up,
+)
 from gpuaas.instance import Instance
 from gpuaas.objective import moved, reconfiguration_terms
 from gpuaas.solution import Solution
@@ -80,10 +93,17 @@ SWAP_PROB = 0.2  # Randomized Greedy's default
 MOVE_WEIGHT = 4.0
 
 
-def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-                iterations: int = ITERATIONS, queued_iterations: int = QUEUED_ITERATIONS,
-                rivals: int = RIVALS, move_weight: float = MOVE_WEIGHT,
-                **options: Any) -> Solution:  # fmt: skip
+def incremental(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    iterations: int = ITERATIONS,
+    queued_iterations: int = QUEUED_ITERATIONS,
+    rivals: int = RIVALS,
+    move_weight: float = MOVE_WEIGHT,
+    **options: Any,
+) -> Solution:
     """Per-job-bound configurations, incumbent kept unless moving pays (module docstring).
 
     Parameters
@@ -134,32 +154,72 @@ def incremental(instance: Instance, *, seed: int = 0, time_limit: float | None =
     if put.any():
         # put back the jobs that moved for their own sake without gaining, keep those that
         # stayed without gaining, and re-plan the rest
-        D = D._replace(pin_node=np.where(back, instance.current_node, D.pin_node),
-                       pin_cfg=np.where(back, instance.current_cfg, D.pin_cfg))  # fmt: skip
+        D = D._replace(
+            pin_node=np.where(back, instance.current_node, D.pin_node),
+            pin_cfg=np.where(back, instance.current_cfg, D.pin_cfg),
+        )
         best, more = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
         done += more
-    best.stats = {"seconds": time.perf_counter() - start, "seed": seed, "kept": int((D.pin_node >= 0).sum()),
-                  "put_back": int(put.sum()), "iterations": done}  # fmt: skip
+    best.stats = {
+        "seconds": time.perf_counter() - start,
+        "seed": seed,
+        "kept": int((D.pin_node >= 0).sum()),
+        "put_back": int(put.sum()),
+        "iterations": done,
+    }
     return best
 
 
-def _construct(instance: Instance, D: K.KernelData, seed: int, iterations: int, rivals: int,
-               move_weight: float, deadline: float | None) -> tuple[Solution, int]:  # fmt: skip
+def _construct(
+    instance: Instance,
+    D: K.KernelData,
+    seed: int,
+    iterations: int,
+    rivals: int,
+    move_weight: float,
+    deadline: float | None,
+) -> tuple[Solution, int]:
     """The plan's construction(s) around the kept jobs of D and, with reconfiguration costs on,
     the rivals; the solution of least f_OBJ (moves weighted by `move_weight`) and the number of
     plan constructions made."""
-    elite = randomized_construction(instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed,
-                                    max_it=iterations, size=1, swap_prob=SWAP_PROB, candidates=1,
-                                    max_no_improve=0, log_interval=5.0, deadline=deadline)  # fmt: skip
+    elite = randomized_construction(
+        instance,
+        D,
+        K.PROXY_FOBJ,
+        K.OPEN_LARGEST,
+        True,
+        seed=seed,
+        max_it=iterations,
+        size=1,
+        swap_prob=SWAP_PROB,
+        candidates=1,
+        max_no_improve=0,
+        log_interval=5.0,
+        deadline=deadline,
+    )
     best = Solution(instance, elite.vm[0], elite.node[0], elite.cfg[0], "incremental")
     if rivals and instance.moves_cost:
         D2 = D._replace(pref_cfg=np.full(instance.n_jobs, -1, dtype=np.int64))
-        rival = randomized_construction(instance, D2, K.PROXY_FOBJ, K.OPEN_LARGEST, True, seed=seed,
-                                        max_it=rivals, size=1, swap_prob=SWAP_PROB, candidates=3,
-                                        max_no_improve=0, log_interval=5.0, deadline=deadline)  # fmt: skip
+        rival = randomized_construction(
+            instance,
+            D2,
+            K.PROXY_FOBJ,
+            K.OPEN_LARGEST,
+            True,
+            seed=seed,
+            max_it=rivals,
+            size=1,
+            swap_prob=SWAP_PROB,
+            candidates=3,
+            max_no_improve=0,
+            log_interval=5.0,
+            deadline=deadline,
+        )
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
         kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
-        if other.objective + kappa[moved(instance, other.job_node, other.job_cfg)].sum() < \
-                best.objective + kappa[moved(instance, best.job_node, best.job_cfg)].sum():
+        if (
+            other.objective + kappa[moved(instance, other.job_node, other.job_cfg)].sum()
+            < best.objective + kappa[moved(instance, best.job_node, best.job_cfg)].sum()
+        ):
             best = other
     return best, elite.iterations

@@ -112,8 +112,13 @@ def _open_nodes(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     return np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1), idle
 
 
-def _unplaced(instance: Instance, configs: np.ndarray, model: np.ndarray, idle: np.ndarray,
-              first: bool = False) -> int:  # fmt: skip
+def _unplaced(
+    instance: Instance,
+    configs: np.ndarray,
+    model: np.ndarray,
+    idle: np.ndarray,
+    first: bool = False,
+) -> int:
     """GPUs of `configs` that fit nowhere when placed largest first and best fit into the idle
     GPUs of open nodes of their GPU model (`model`, `idle` per node) or into a node not yet open
     (model -1: its model's largest VM). `first`: stop at the first that does not fit."""
@@ -211,8 +216,14 @@ def patient(instance: Instance, pref: np.ndarray, values: np.ndarray) -> np.ndar
     return out
 
 
-def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.ndarray,
-              small: np.ndarray, cost: np.ndarray) -> np.ndarray:  # fmt: skip
+def make_room(
+    instance: Instance,
+    pref: np.ndarray,
+    run: np.ndarray,
+    shrink: np.ndarray,
+    small: np.ndarray,
+    cost: np.ndarray,
+) -> np.ndarray:
     """Running jobs (mask over `run`) to free so that queued jobs fit: only as many as it takes.
 
     Two kinds of unit can make room: a job holding more GPUs than its plan asks for (`shrink`:
@@ -266,19 +277,32 @@ def make_room(instance: Instance, pref: np.ndarray, run: np.ndarray, shrink: np.
 def plan_values(instance: Instance) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
     GPU time is priced at `fill_price` plus `queue_price`."""
-    return _plan_values(instance, fill_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus)
+    return _plan_values(
+        instance, fill_price(instance) + queue_price(instance) * instance.catalog.cfg_gpus
+    )
 
 
-def _plan_values(instance: Instance, p: np.ndarray, rows: np.ndarray | slice = slice(None),
-                 delay: np.ndarray | float = 0.0) -> np.ndarray:  # fmt: skip
+def _plan_values(
+    instance: Instance,
+    p: np.ndarray,
+    rows: np.ndarray | slice = slice(None),
+    delay: np.ndarray | float = 0.0,
+) -> np.ndarray:
     """`plan_values` of the jobs `rows` with prices p (C,, $/s), starting `delay` seconds
     from now (nothing is paid while they wait)."""
     cat = instance.catalog
-    d = np.asarray(instance.rel_due[rows] - delay, dtype=np.float64)  # (rows,): delay is a scalar or per row
+    d = np.asarray(
+        instance.rel_due[rows] - delay, dtype=np.float64
+    )  # (rows,): delay is a scalar or per row
     # the switch to the slower configuration is a move: its lost work and a new VM's start-up
     switch = instance.overhead * p + instance.startup * cat.cost[cat.cfg_vm]
-    return _plan_value_kernel(np.ascontiguousarray(instance.times[rows]), d, np.ascontiguousarray(instance.weight[rows]),
-                              np.ascontiguousarray(p, dtype=np.float64), np.ascontiguousarray(switch, dtype=np.float64))  # fmt: skip
+    return _plan_value_kernel(
+        np.ascontiguousarray(instance.times[rows]),
+        d,
+        np.ascontiguousarray(instance.weight[rows]),
+        np.ascontiguousarray(p, dtype=np.float64),
+        np.ascontiguousarray(switch, dtype=np.float64),
+    )
 
 
 @njit(cache=True)
@@ -337,7 +361,9 @@ def move_costs(instance: Instance) -> np.ndarray:
         lost = redo * fill_price(instance)[None, :]
         vm = up * cat.cost[cat.cfg_vm][None, :]
         queue = queue_price(instance) * (redo + up) * cat.cfg_gpus[None, :]
-        out[run] = np.where(np.isfinite(t), lost + vm + queue + np.where(late, w * (ov + up), 0.0), np.inf)
+        out[run] = np.where(
+            np.isfinite(t), lost + vm + queue + np.where(late, w * (ov + up), 0.0), np.inf
+        )
     return out
 
 
@@ -357,13 +383,22 @@ class Rules(NamedTuple):
     move: np.ndarray  # (running jobs, C) move costs x `move_weight`
 
 
-def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: bool = False,
-                    move_weight: float = 1.0, pref: np.ndarray | None = None) -> Rules:  # fmt: skip
+def incumbent_rules(
+    instance: Instance,
+    values: np.ndarray | None = None,
+    grow: bool = False,
+    move_weight: float = 1.0,
+    pref: np.ndarray | None = None,
+) -> Rules:
     """The keep rules for every running job (`keep_incumbent` states them): with no
     reconfiguration cost (the paper's setting) they see no running job. `pref`: the jobs'
     preferred configurations, when the caller has them."""
     values = plan_values(instance) if values is None else values
-    run = np.flatnonzero(instance.current_cfg >= 0) if instance.moves_cost else np.zeros(0, dtype=np.int64)
+    run = (
+        np.flatnonzero(instance.current_cfg >= 0)
+        if instance.moves_cost
+        else np.zeros(0, dtype=np.int64)
+    )
     cur = instance.current_cfg[run]
     stay = values[run, cur]
     move = move_weight * move_costs(instance)[run]
@@ -399,8 +434,12 @@ def incumbent_rules(instance: Instance, values: np.ndarray | None = None, grow: 
     return Rules(values, run, own, others, stay, move)
 
 
-def keep_incumbent(instance: Instance, values: np.ndarray | None = None, grow: bool = False,
-                   move_weight: float = 1.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def keep_incumbent(
+    instance: Instance,
+    values: np.ndarray | None = None,
+    grow: bool = False,
+    move_weight: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
     """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
 
     With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
@@ -425,7 +464,9 @@ def kept(instance: Instance, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     return pin_node, pin_cfg
 
 
-def pointless_moves(instance: Instance, rules: Rules, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
+def pointless_moves(
+    instance: Instance, rules: Rules, job_node: np.ndarray, job_cfg: np.ndarray
+) -> np.ndarray:
     """(J,) bool: running jobs that rule 1 alone freed (for their own sake) and whose place in
     the solution does not deliver it (they stayed, or moved to a configuration whose plan value
     plus the move's cost does not beat staying by `HYSTERESIS`). Under load such a job

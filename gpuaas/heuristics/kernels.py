@@ -172,8 +172,9 @@ def reset_state(node_vm, node_used, node_cnt, job_node, job_cfg):
 
 
 @njit(cache=True)
-def load_state(D, src_vm, src_node, src_cfg, node_vm, node_used, node_cnt, node_jobs,
-               job_node, job_cfg):  # fmt: skip
+def load_state(
+    D, src_vm, src_node, src_cfg, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
+):
     """Fill the state from the three solution arrays (node lists rebuilt)."""
     cfg_gpus = D.cfg_gpus
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
@@ -289,8 +290,9 @@ def open_vm(D, rule, j, c):
     for v2 in range(vm_gpus.shape[0]):
         if vm_model[v2] != vm_model[v] or same_model_cfg(D, j, v2, cfg_gpus[c]) < 0:
             continue
-        if vm_gpus[v2] > vm_gpus[best] or (vm_gpus[v2] == vm_gpus[best]
-                                            and vm_cost[v2] < vm_cost[best]):  # fmt: skip
+        if vm_gpus[v2] > vm_gpus[best] or (
+            vm_gpus[v2] == vm_gpus[best] and vm_cost[v2] < vm_cost[best]
+        ):
             best = v2
     return best
 
@@ -383,9 +385,21 @@ def swap_pass(seq, weight, swap_prob, rng):
 
 
 @njit(cache=True)
-def randomized_construction_schedule(D, rule, order, randomized, swap_prob, n_cand, rng,
-                                     node_vm, node_used, node_cnt, node_jobs, job_node,
-                                     job_cfg):  # fmt: skip
+def randomized_construction_schedule(
+    D,
+    rule,
+    order,
+    randomized,
+    swap_prob,
+    n_cand,
+    rng,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+):
     """Algorithm 1 (RANDOMIZED_CONSTRUCTION, §3.3.1), lines 5-23: one schedule S built from
     scratch into the state arrays (deterministic, i.e. Greedy's, unless ``randomized``).
 
@@ -420,7 +434,11 @@ def randomized_construction_schedule(D, rule, order, randomized, swap_prob, n_ca
         j = seq[idx]
         if job_cfg[j] >= 0:
             continue  # kept in place
-        c = pref_cfg[j] if pref_cfg[j] >= 0 else select_config(D, j, randomized, n_cand, rng, keys, cands)
+        c = (
+            pref_cfg[j]
+            if pref_cfg[j] >= 0
+            else select_config(D, j, randomized, n_cand, rng, keys, cands)
+        )
         if c < 0:
             continue
         v = cfg_vm[c]
@@ -594,10 +612,31 @@ def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_
 
 
 @njit(cache=True)
-def randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob, n_cand, rng,
-                                       it0, it1, max_no_improve, last_imp, node_vm, node_used,
-                                       node_cnt, node_jobs, job_node, job_cfg, e_vm, e_node,
-                                       e_cfg, e_val, e_cnt):  # fmt: skip
+def randomized_construction_iterations(
+    D,
+    proxy,
+    rule,
+    postproc,
+    order,
+    swap_prob,
+    n_cand,
+    rng,
+    it0,
+    it1,
+    max_no_improve,
+    last_imp,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+    e_vm,
+    e_node,
+    e_cfg,
+    e_val,
+    e_cnt,
+):
     """Algorithm 1 (RANDOMIZED_CONSTRUCTION, §3.3.1), lines 4-29, for iterations it0..it1-1
     (iteration 0 is the deterministic Greedy): each schedule (`randomized_construction_schedule`)
     postprocessed if ``postproc`` and offered to the elite set S*. Stops early once
@@ -606,9 +645,21 @@ def randomized_construction_iterations(D, proxy, rule, postproc, order, swap_pro
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
-        randomized_construction_schedule(D, rule, order, it > 0, swap_prob, n_cand, rng,
-                                         node_vm, node_used, node_cnt, node_jobs, job_node,
-                                         job_cfg)  # fmt: skip
+        randomized_construction_schedule(
+            D,
+            rule,
+            order,
+            it > 0,
+            swap_prob,
+            n_cand,
+            rng,
+            node_vm,
+            node_used,
+            node_cnt,
+            node_jobs,
+            job_node,
+            job_cfg,
+        )
         if postproc:
             postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)
         val = full_score(D, proxy, node_vm, job_node, job_cfg)
@@ -654,8 +705,7 @@ def move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_
         f0 = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
         f1 = node_first(D, node_cnt, node_jobs, job_cfg, n, j, times[j, c])
         used = node_used[n] - cfg_gpus[cf] + cfg_gpus[c]
-        return (d + node_term(D, cfg_vm[c], used, f1)
-                - node_term(D, node_vm[n], node_used[n], f0))  # fmt: skip
+        return d + node_term(D, cfg_vm[c], used, f1) - node_term(D, node_vm[n], node_used[n], f0)
     if nf >= 0:
         f0 = node_first(D, node_cnt, node_jobs, job_cfg, nf, -1, np.inf)
         d -= node_term(D, node_vm[nf], node_used[nf], f0)
@@ -668,8 +718,9 @@ def move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_
             d += node_term(D, cfg_vm[c], cfg_gpus[c], t)
         else:
             f0 = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
-            d += (node_term(D, node_vm[n], node_used[n] + cfg_gpus[c], min(f0, t))
-                  - node_term(D, node_vm[n], node_used[n], f0))  # fmt: skip
+            d += node_term(D, node_vm[n], node_used[n] + cfg_gpus[c], min(f0, t)) - node_term(
+                D, node_vm[n], node_used[n], f0
+            )
     return d
 
 
@@ -715,14 +766,16 @@ def _first_closed(node_vm):
 
 
 @njit(cache=True)
-def explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node,
-                             job_cfg, j, n2, ct, na, nb):  # fmt: skip
+def explore_step_second_move(
+    D, proxy, rule, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n2, ct, na, nb
+):
     """EXPLORE_STEP's second level (§3.3.1) for one job: the best delta of moving job j towards
     target configuration ct on node n2, na, nb or a closed node (`cfg_on_node`), whichever are
     feasible in the current state (inf if none)."""
     if ct < 0:
-        return move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                          j, -1, -1)  # fmt: skip
+        return move_delta(
+            D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, -1, -1
+        )
     best = np.inf
     tried_closed = False
     for k in range(4):
@@ -741,16 +794,38 @@ def explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_
             tried_closed = True
         c = cfg_on_node(D, rule, node_vm, j, n, ct)
         if move_feasible(D, node_vm, node_used, node_cnt, job_node, job_cfg, j, n, c):
-            d = move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                           j, n, c)  # fmt: skip
+            d = move_delta(
+                D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c
+            )
             best = min(best, d)
     return best
 
 
 @njit(cache=True)
-def explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg, mv_delta, b_head,
-                 b_next, b_move, blocked, nbl, node_vm, node_used, node_cnt, node_jobs, job_node,
-                 job_cfg):  # fmt: skip
+def explore_step(
+    D,
+    proxy,
+    rule,
+    t_cfg,
+    k,
+    order,
+    M,
+    mv_job,
+    mv_node,
+    mv_cfg,
+    mv_delta,
+    b_head,
+    b_next,
+    b_move,
+    blocked,
+    nbl,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+):
     """EXPLORE_STEP of Algorithm 2 (§3.3.1, line 11): the value of move k of the M candidate
     moves (``mv_*``, ``order`` by increasing delta), its own delta plus the best delta of a
     second move from S∘m (or nothing, 0). The state is left as it was.
@@ -783,23 +858,51 @@ def explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg, mv
             j2 = mv_job[k2]
             if j2 == j:
                 continue
-            d2 = explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
-                                          job_node, job_cfg, j2, mv_node[k2], t_cfg[j2],
-                                          n, nf)  # fmt: skip
+            d2 = explore_step_second_move(
+                D,
+                proxy,
+                rule,
+                node_vm,
+                node_used,
+                node_cnt,
+                node_jobs,
+                job_node,
+                job_cfg,
+                j2,
+                mv_node[k2],
+                t_cfg[j2],
+                n,
+                nf,
+            )
             best2 = min(best2, d2)
     if nf >= 0:  # jobs with no feasible move in S may fit where j left
         for i in range(nbl):
             j2 = blocked[i]
-            d2 = explore_step_second_move(D, proxy, rule, node_vm, node_used, node_cnt, node_jobs,
-                                          job_node, job_cfg, j2, nf, t_cfg[j2], nf, nf)  # fmt: skip
+            d2 = explore_step_second_move(
+                D,
+                proxy,
+                rule,
+                node_vm,
+                node_used,
+                node_cnt,
+                node_jobs,
+                job_node,
+                job_cfg,
+                j2,
+                nf,
+                t_cfg[j2],
+                nf,
+                nf,
+            )
             best2 = min(best2, d2)
     apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, nf, cf)
     return d1 + best2
 
 
 @njit(cache=True)
-def path_relinking_towards(D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt,
-                           node_jobs, job_node, job_cfg):  # fmt: skip
+def path_relinking_towards(
+    D, proxy, rule, t_cfg, max_it, score, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
+):
     """Algorithm 2 (PATH_RELINKING, §3.3.1), lines 4-19, for one target S_t: move the source
     state (in place) towards the target configurations ``t_cfg`` for at most ``max_it``
     (MaxItPR) iterations, stopping when no move improves.
@@ -850,8 +953,9 @@ def path_relinking_towards(D, proxy, rule, t_cfg, max_it, score, node_vm, node_u
                 g = cfg_gpus[ct]
                 best_left = 1 << 30
                 for v in range(V):
-                    if v != cfg_vm[ct] and (rule == OPEN_CONFIG
-                                            or vm_model[v] != vm_model[cfg_vm[ct]]):  # fmt: skip
+                    if v != cfg_vm[ct] and (
+                        rule == OPEN_CONFIG or vm_model[v] != vm_model[cfg_vm[ct]]
+                    ):
                         continue
                     cv = same_model_cfg(D, j, v, g)
                     if cv < 0:
@@ -878,8 +982,19 @@ def path_relinking_towards(D, proxy, rule, t_cfg, max_it, score, node_vm, node_u
             mv_job[M] = j
             mv_node[M] = target
             mv_cfg[M] = c_move
-            mv_delta[M] = move_delta(D, proxy, node_vm, node_used, node_cnt, node_jobs,
-                                     job_node, job_cfg, j, target, c_move)  # fmt: skip
+            mv_delta[M] = move_delta(
+                D,
+                proxy,
+                node_vm,
+                node_used,
+                node_cnt,
+                node_jobs,
+                job_node,
+                job_cfg,
+                j,
+                target,
+                c_move,
+            )
             M += 1
         if M == 0:
             break  # the source has the target's configurations, or nothing is feasible
@@ -898,17 +1013,48 @@ def path_relinking_towards(D, proxy, rule, t_cfg, max_it, score, node_vm, node_u
         best_k = -1
         for q in range(M):
             k = order[q]
-            cand = explore_step(D, proxy, rule, t_cfg, k, order, M, mv_job, mv_node, mv_cfg,
-                                mv_delta, b_head, b_next, b_move, blocked, nbl, node_vm,
-                                node_used, node_cnt, node_jobs, job_node, job_cfg)  # fmt: skip
+            cand = explore_step(
+                D,
+                proxy,
+                rule,
+                t_cfg,
+                k,
+                order,
+                M,
+                mv_job,
+                mv_node,
+                mv_cfg,
+                mv_delta,
+                b_head,
+                b_next,
+                b_move,
+                blocked,
+                nbl,
+                node_vm,
+                node_used,
+                node_cnt,
+                node_jobs,
+                job_node,
+                job_cfg,
+            )
             if cand < best - tol:
                 best = cand
                 best_k = k
         if best_k < 0:
             break  # no move improves: stop this target early
         j = mv_job[best_k]
-        apply_move(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg,
-                   j, mv_node[best_k], mv_cfg[best_k])  # fmt: skip
+        apply_move(
+            D,
+            node_vm,
+            node_used,
+            node_cnt,
+            node_jobs,
+            job_node,
+            job_cfg,
+            j,
+            mv_node[best_k],
+            mv_cfg[best_k],
+        )
         score += mv_delta[best_k]
         applied += 1
     return it, applied, score

@@ -35,12 +35,23 @@ log = logging.getLogger(__name__)
 RG_SHARE = 0.5  # fraction of a time limit given to the randomized construction
 
 
-def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-                   max_it_rg: int = 1000, elite_size: int = 10, max_it_pr: int | None = None,
-                   proxy: str = "f_bar", postprocess: bool = True, swap_prob: float = 0.2,
-                   candidates: int = 3, max_no_improve: int | None = None,
-                   log_interval: float = 5.0, open_rule: str = DEFAULT_OPEN_RULE,
-                   **options: Any) -> Solution:  # fmt: skip
+def path_relinking(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    max_it_rg: int = 1000,
+    elite_size: int = 10,
+    max_it_pr: int | None = None,
+    proxy: str = "f_bar",
+    postprocess: bool = True,
+    swap_prob: float = 0.2,
+    candidates: int = 3,
+    max_no_improve: int | None = None,
+    log_interval: float = 5.0,
+    open_rule: str = DEFAULT_OPEN_RULE,
+    **options: Any,
+) -> Solution:
     """The paper's complete method: Randomized Greedy + Path Relinking + postprocessing.
 
     Parameters
@@ -85,8 +96,9 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     deadline = None if limit is None else start + limit
     D = kernel_data(instance)
     rg_deadline = None if limit is None else start + RG_SHARE * limit
-    elite = randomized_construction(instance, D, code, rule, postprocess, seed=seed,
-                                    deadline=rg_deadline, **opts)  # fmt: skip
+    elite = randomized_construction(
+        instance, D, code, rule, postprocess, seed=seed, deadline=rg_deadline, **opts
+    )
     st = State.new(instance)
     st.load(D, *elite.greedy)
     steps = {"greedy": step_values(D, code, st)}
@@ -97,23 +109,41 @@ def path_relinking(instance: Instance, *, seed: int = 0, time_limit: float | Non
     for t in range(1, len(elite)):
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        it, moves, score = K.path_relinking_towards(D, code, rule, elite.cfg[t], max_pr, score,
-                                                    *st.arrays())  # fmt: skip
+        it, moves, score = K.path_relinking_towards(
+            D, code, rule, elite.cfg[t], max_pr, score, *st.arrays()
+        )
         pr_it += int(it)
         pr_moves += int(moves)
-        log.debug("path relinking: target %d/%d, %d moves, proxy score %.6g", t, len(elite) - 1,
-                  moves, score)  # fmt: skip
+        log.debug(
+            "path relinking: target %d/%d, %d moves, proxy score %.6g",
+            t,
+            len(elite) - 1,
+            moves,
+            score,
+        )
     steps["path_relinking"] = step_values(D, code, st)
     changes = 0
     if postprocess:
         changes = int(K.postprocess(D, code, *st.arrays()))
         steps["postprocessed"] = step_values(D, code, st)
     seconds = time.perf_counter() - start
-    log.info("path relinking: %d RG iterations, %d PR moves, f_OBJ %.6g, %.3f s",
-             elite.iterations, pr_moves, steps["postprocessed" if postprocess
-                                                else "path_relinking"]["f_obj"], seconds)  # fmt: skip
-    stats = {"seconds": seconds, "seed": seed, "iterations": elite.iterations,
-             "pr_iterations": pr_it, "pr_moves": pr_moves, "proxy": proxy, "open_rule": open_rule,
-             "elite": len(elite),
-             "postprocess_changes": changes, "steps": steps}  # fmt: skip
+    log.info(
+        "path relinking: %d RG iterations, %d PR moves, f_OBJ %.6g, %.3f s",
+        elite.iterations,
+        pr_moves,
+        steps["postprocessed" if postprocess else "path_relinking"]["f_obj"],
+        seconds,
+    )
+    stats = {
+        "seconds": seconds,
+        "seed": seed,
+        "iterations": elite.iterations,
+        "pr_iterations": pr_it,
+        "pr_moves": pr_moves,
+        "proxy": proxy,
+        "open_rule": open_rule,
+        "elite": len(elite),
+        "postprocess_changes": changes,
+        "steps": steps,
+    }
     return st.solution(instance, "path-relinking", stats)

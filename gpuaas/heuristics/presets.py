@@ -14,6 +14,7 @@ from gpuaas.errors import InputError
 from gpuaas.files import read_yaml
 from gpuaas.methods import METHODS, method_options
 
+
 def load_preset(path: str | Path) -> dict[str, Any]:
     """Read a preset file: a mapping (``method``, ``time_limit`` and method options).
 
@@ -34,11 +35,15 @@ def load_preset(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
         raise InputError(source, None, "a preset must be a mapping of option names to values")
     if "method" in data and data["method"] not in METHODS:
-        raise InputError(source, "method", f"unknown method {data['method']!r}; available: {', '.join(METHODS)}")
+        raise InputError(
+            source, "method", f"unknown method {data['method']!r}; available: {', '.join(METHODS)}"
+        )
     return data
 
 
-def preset_options(preset: dict[str, Any], method: str, source: str | None = None) -> dict[str, Any]:
+def preset_options(
+    preset: dict[str, Any], method: str, source: str | None = None
+) -> dict[str, Any]:
     """The method options of `preset` (without ``method`` / ``time_limit``), checked by name."""
     if preset.get("method", method) != method:
         raise InputError(source, "method", f"preset is for {preset['method']!r}, not {method!r}")
@@ -46,6 +51,10 @@ def preset_options(preset: dict[str, Any], method: str, source: str | None = Non
     allowed = method_options(method)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise InputError(source, None, f"unknown option(s) {', '.join(unknown)} for {method}; "
-                         f"allowed: {', '.join(allowed) or 'none'}")  # fmt: skip
+        raise InputError(
+            source,
+            None,
+            f"unknown option(s) {', '.join(unknown)} for {method}; "
+            f"allowed: {', '.join(allowed) or 'none'}",
+        )
     return options

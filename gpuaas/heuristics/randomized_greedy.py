@@ -58,10 +58,22 @@ class Elite:
         return len(self.score)
 
 
-def randomized_construction(instance: Instance, D: K.KernelData, proxy: int, rule: int,
-                            postproc: bool, *, seed: int, max_it: int, size: int,
-                            swap_prob: float, candidates: int, max_no_improve: int,
-                            deadline: float | None, log_interval: float) -> Elite:  # fmt: skip
+def randomized_construction(
+    instance: Instance,
+    D: K.KernelData,
+    proxy: int,
+    rule: int,
+    postproc: bool,
+    *,
+    seed: int,
+    max_it: int,
+    size: int,
+    swap_prob: float,
+    candidates: int,
+    max_no_improve: int,
+    deadline: float | None,
+    log_interval: float,
+) -> Elite:
     """Algorithm 1, RANDOMIZED_CONSTRUCTION [§3.3.1]: up to `max_it` (MaxItRG) randomised
     schedules (time, iteration and no-improvement limits combine; iteration 0, the
     deterministic Greedy, always runs), returning the elite set S* of at most `size` (σ)
@@ -79,47 +91,90 @@ def randomized_construction(instance: Instance, D: K.KernelData, proxy: int, rul
     e_cnt = np.zeros(1, dtype=np.int64)
     last_imp = np.zeros(1, dtype=np.int64)
     args = (e_vm, e_node, e_cfg, e_val, e_cnt)
-    it = K.randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob,
-                                              candidates, rng, 0, 1, 0, last_imp, *st.arrays(),
-                                              *args)  # fmt: skip
+    it = K.randomized_construction_iterations(
+        D,
+        proxy,
+        rule,
+        postproc,
+        order,
+        swap_prob,
+        candidates,
+        rng,
+        0,
+        1,
+        0,
+        last_imp,
+        *st.arrays(),
+        *args,
+    )
     greedy = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy())
     next_log = time.perf_counter() + log_interval
     while it < max_it:
         if deadline is not None and time.perf_counter() >= deadline:
             break
         end = min(max_it, it + CHUNK)
-        nxt = K.randomized_construction_iterations(D, proxy, rule, postproc, order, swap_prob,
-                                                   candidates, rng, it, end, max_no_improve,
-                                                   last_imp, *st.arrays(), *args)  # fmt: skip
+        nxt = K.randomized_construction_iterations(
+            D,
+            proxy,
+            rule,
+            postproc,
+            order,
+            swap_prob,
+            candidates,
+            rng,
+            it,
+            end,
+            max_no_improve,
+            last_imp,
+            *st.arrays(),
+            *args,
+        )
         if nxt < end:
             it = nxt
             break
         it = end
         if time.perf_counter() >= next_log:
             next_log = time.perf_counter() + log_interval
-            log.info("randomized greedy: iteration %d/%d, best proxy %.6g, elite %d", it,
-                     max_it, natural(proxy, float(e_val[: e_cnt[0]].min())), e_cnt[0])  # fmt: skip
+            log.info(
+                "randomized greedy: iteration %d/%d, best proxy %.6g, elite %d",
+                it,
+                max_it,
+                natural(proxy, float(e_val[: e_cnt[0]].min())),
+                e_cnt[0],
+            )
     m = int(e_cnt[0])
     rank = np.argsort(e_val[:m], kind="stable")
     return Elite(e_vm[rank], e_node[rank], e_cfg[rank], e_val[rank], greedy, it)
 
 
-def rg_options(max_it_rg: Any, elite_size: Any, swap_prob: Any, candidates: Any,
-               max_no_improve: Any, log_interval: Any) -> dict[str, Any]:  # fmt: skip
+def rg_options(
+    max_it_rg: Any,
+    elite_size: Any,
+    swap_prob: Any,
+    candidates: Any,
+    max_no_improve: Any,
+    log_interval: Any,
+) -> dict[str, Any]:
     """Checked Randomized Greedy options (clear InputErrors)."""
     return {
         "max_it": check_int("max_it_rg", max_it_rg, 1),
         "size": check_int("elite_size", elite_size, 1),
         "swap_prob": check_float("swap_prob", swap_prob, 0.0, 1.0),
         "candidates": check_int("candidates", candidates, 1),
-        "max_no_improve": 0 if max_no_improve is None else check_int("max_no_improve", max_no_improve, 1),
+        "max_no_improve": 0
+        if max_no_improve is None
+        else check_int("max_no_improve", max_no_improve, 1),
         "log_interval": check_float("log_interval", log_interval, 0.0, float("inf")),
     }
 
 
-def finish(instance: Instance, D: K.KernelData, proxy: int,
-           options: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-           postprocess: bool) -> tuple[State, int]:  # fmt: skip
+def finish(
+    instance: Instance,
+    D: K.KernelData,
+    proxy: int,
+    options: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    postprocess: bool,
+) -> tuple[State, int]:
     """Postprocess each candidate (if asked) and keep the best by proxy score (first on ties)."""
     best, best_val, best_changes = None, np.inf, 0
     st = State.new(instance)
@@ -128,17 +183,32 @@ def finish(instance: Instance, D: K.KernelData, proxy: int,
         changes = int(K.postprocess(D, proxy, *st.arrays())) if postprocess else 0
         val = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
         if best is None or val < best_val:
-            best, best_val, best_changes = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy()), val, changes
+            best, best_val, best_changes = (
+                (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy()),
+                val,
+                changes,
+            )
     assert best is not None
     st.load(D, *best)
     return st, best_changes
 
 
-def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-                      max_it_rg: int = 1000, elite_size: int = 10, proxy: str = "f_obj",
-                      postprocess: bool = True, swap_prob: float = 0.2, candidates: int = 3,
-                      max_no_improve: int | None = None, log_interval: float = 5.0,
-                      open_rule: str = DEFAULT_OPEN_RULE, **options: Any) -> Solution:  # fmt: skip
+def randomized_greedy(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    max_it_rg: int = 1000,
+    elite_size: int = 10,
+    proxy: str = "f_obj",
+    postprocess: bool = True,
+    swap_prob: float = 0.2,
+    candidates: int = 3,
+    max_no_improve: int | None = None,
+    log_interval: float = 5.0,
+    open_rule: str = DEFAULT_OPEN_RULE,
+    **options: Any,
+) -> Solution:
     """Randomized Greedy (Algorithm 1, MaxItRG iterations, elite set of σ) + postprocessing.
 
     Parameters
@@ -185,8 +255,16 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)
     start = time.perf_counter()
     D = kernel_data(instance)
-    elite = randomized_construction(instance, D, code, rule, postprocess, seed=seed,
-                                    deadline=None if limit is None else start + limit, **opts)  # fmt: skip
+    elite = randomized_construction(
+        instance,
+        D,
+        code,
+        rule,
+        postprocess,
+        seed=seed,
+        deadline=None if limit is None else start + limit,
+        **opts,
+    )
     st = State.new(instance)
     st.load(D, *elite.greedy)
     steps = {"greedy": step_values(D, code, st)}
@@ -197,8 +275,20 @@ def randomized_greedy(instance: Instance, *, seed: int = 0, time_limit: float | 
     if postprocess:
         steps["postprocessed"] = step_values(D, code, st)
     seconds = time.perf_counter() - start
-    log.info("randomized greedy: %d iterations, f_OBJ %.6g, %.3f s", elite.iterations,
-             K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg), seconds)  # fmt: skip
-    stats = {"seconds": seconds, "seed": seed, "iterations": elite.iterations, "proxy": proxy,
-             "open_rule": open_rule, "elite": len(elite), "postprocess_changes": changes, "steps": steps}  # fmt: skip
+    log.info(
+        "randomized greedy: %d iterations, f_OBJ %.6g, %.3f s",
+        elite.iterations,
+        K.full_score(D, K.PROXY_FOBJ, st.node_vm, st.job_node, st.job_cfg),
+        seconds,
+    )
+    stats = {
+        "seconds": seconds,
+        "seed": seed,
+        "iterations": elite.iterations,
+        "proxy": proxy,
+        "open_rule": open_rule,
+        "elite": len(elite),
+        "postprocess_changes": changes,
+        "steps": steps,
+    }
     return st.solution(instance, "randomized-greedy", stats)

@@ -23,8 +23,12 @@ OPEN_RULES = {"largest": K.OPEN_LARGEST, "config": K.OPEN_CONFIG}
 DEFAULT_OPEN_RULE = "largest"
 
 
-def kernel_data(instance: Instance, pref_cfg: np.ndarray | None = None,
-                pins: tuple[np.ndarray, np.ndarray] | None = None, move_weight: float = 1.0) -> K.KernelData:  # fmt: skip
+def kernel_data(
+    instance: Instance,
+    pref_cfg: np.ndarray | None = None,
+    pins: tuple[np.ndarray, np.ndarray] | None = None,
+    move_weight: float = 1.0,
+) -> K.KernelData:
     """The `KernelData` D the kernels read (writable contiguous copies, one numba type).
 
     It carries the incumbent the constructions keep (`pins`, by default `keep_incumbent`'s:
@@ -84,22 +88,35 @@ class State:
     def new(cls, instance: Instance) -> State:
         N, J = instance.nodes, instance.n_jobs
         G = max(1, int(instance.catalog.gpus.max()))
-        return cls(np.full(N, -1, dtype=np.int64), np.zeros(N, dtype=np.int64),
-                   np.zeros(N, dtype=np.int64), np.zeros((N, G), dtype=np.int64),
-                   np.full(J, -1, dtype=np.int64), np.full(J, -1, dtype=np.int64))  # fmt: skip
+        return cls(
+            np.full(N, -1, dtype=np.int64),
+            np.zeros(N, dtype=np.int64),
+            np.zeros(N, dtype=np.int64),
+            np.zeros((N, G), dtype=np.int64),
+            np.full(J, -1, dtype=np.int64),
+            np.full(J, -1, dtype=np.int64),
+        )
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        return (self.node_vm, self.node_used, self.node_cnt, self.node_jobs, self.job_node,
-                self.job_cfg)  # fmt: skip
+        return (
+            self.node_vm,
+            self.node_used,
+            self.node_cnt,
+            self.node_jobs,
+            self.job_node,
+            self.job_cfg,
+        )
 
-    def load(self, D: K.KernelData, node_vm: np.ndarray, job_node: np.ndarray,
-             job_cfg: np.ndarray) -> None:  # fmt: skip
+    def load(
+        self, D: K.KernelData, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
+    ) -> None:
         """Overwrite with the solution given by its three arrays."""
         K.load_state(D, node_vm, job_node, job_cfg, *self.arrays())
 
     def solution(self, instance: Instance, method: str, stats: dict[str, Any]) -> Solution:
-        return Solution(instance, self.node_vm.copy(), self.job_node.copy(), self.job_cfg.copy(),
-                        method, stats)  # fmt: skip
+        return Solution(
+            instance, self.node_vm.copy(), self.job_node.copy(), self.job_cfg.copy(), method, stats
+        )
 
 
 def rng_state(seed: int) -> np.ndarray:
@@ -114,7 +131,9 @@ def rng_state(seed: int) -> np.ndarray:
 def proxy_code(proxy: str) -> int:
     """Kernel code of a proxy name ('f_obj': P1a, minimised; 'f_bar': eq. 1, maximised)."""
     if not isinstance(proxy, str) or proxy not in PROXIES:
-        raise InputError(None, "proxy", f"unknown proxy {proxy!r}; choose one of {', '.join(PROXIES)}")
+        raise InputError(
+            None, "proxy", f"unknown proxy {proxy!r}; choose one of {', '.join(PROXIES)}"
+        )
     return PROXIES[proxy]
 
 
@@ -134,8 +153,9 @@ def open_rule_code(open_rule: str) -> int:
     """Kernel code of a node-opening rule ('largest': a new node gets the largest VM type of
     the chosen configuration's GPU model; 'config': the configuration's own VM type)."""
     if not isinstance(open_rule, str) or open_rule not in OPEN_RULES:
-        raise InputError(None, "open_rule",
-                         f"unknown rule {open_rule!r}; choose one of {', '.join(OPEN_RULES)}")  # fmt: skip
+        raise InputError(
+            None, "open_rule", f"unknown rule {open_rule!r}; choose one of {', '.join(OPEN_RULES)}"
+        )
     return OPEN_RULES[open_rule]
 
 
@@ -157,15 +177,23 @@ def check_time_limit(time_limit: Any) -> float | None:
     """None or a positive number of seconds."""
     if time_limit is None:
         return None
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
-        raise InputError(None, "time_limit", f"must be a positive number of seconds, got {time_limit!r}")
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float))
+        or not time_limit > 0
+    ):
+        raise InputError(
+            None, "time_limit", f"must be a positive number of seconds, got {time_limit!r}"
+        )
     return float(time_limit)
 
 
 def reject_unknown(method: str, options: dict[str, Any]) -> None:
     """A misspelt option is an error, not silently ignored."""
     if options:
-        raise InputError(None, "options", f"unknown option(s) for {method}: {', '.join(sorted(options))}")
+        raise InputError(
+            None, "options", f"unknown option(s) for {method}: {', '.join(sorted(options))}"
+        )
 
 
 _warmed: set[Callable[..., Solution]] = set()
@@ -187,7 +215,14 @@ def warm_up(solve: Callable[..., Solution], **options: Any) -> None:
     cat = load_catalog("azure-2021")
     work = np.full((3, cat.n_configs), 1000.0)
     work[:, cat.cfg_gpus > 1] = 700.0
-    inst = Instance(catalog=cat, nodes=2, job_ids=("a", "b", "c"), release=np.zeros(3),
-                    due=np.array([500.0, 2000.0, 900.0]), weight=np.full(3, 0.01), work=work)  # fmt: skip
+    inst = Instance(
+        catalog=cat,
+        nodes=2,
+        job_ids=("a", "b", "c"),
+        release=np.zeros(3),
+        due=np.array([500.0, 2000.0, 900.0]),
+        weight=np.full(3, 0.01),
+        work=work,
+    )
     for proxy in PROXIES:  # the kernels take the open rule as an int: one compilation serves both
         solve(inst, proxy=proxy, **options)

@@ -38,12 +38,22 @@ READERS: dict[str, Callable[[str], tuple[list[TraceJob], ImportReport]]] = {
 }
 FORMATS = tuple(READERS)
 
-__all__ = ["FORMATS", "GPU_COUNTS", "READERS", "ImportReport", "TraceJob", "build_trace", "parse_window",
-           "read_trace"]  # fmt: skip
+__all__ = [
+    "FORMATS",
+    "GPU_COUNTS",
+    "READERS",
+    "ImportReport",
+    "TraceJob",
+    "build_trace",
+    "parse_window",
+    "read_trace",
+]
 
 
 def read_trace(fmt: str, src: str) -> tuple[list[TraceJob], ImportReport]:
     """The jobs of `src` in format `fmt` (one of FORMATS) and the reader's drop counts."""
     if fmt not in READERS:
-        raise InputError(None, "FORMAT", f"unknown trace format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise InputError(
+            None, "FORMAT", f"unknown trace format {fmt!r}; choose from {', '.join(FORMATS)}"
+        )
     return READERS[fmt](src)

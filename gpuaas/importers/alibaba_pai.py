@@ -35,8 +35,18 @@ from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
-TASK_COLUMNS = ("job_name", "task_name", "inst_num", "status", "start_time", "end_time",
-                "plan_cpu", "plan_mem", "plan_gpu", "gpu_type")  # fmt: skip
+TASK_COLUMNS = (
+    "job_name",
+    "task_name",
+    "inst_num",
+    "status",
+    "start_time",
+    "end_time",
+    "plan_cpu",
+    "plan_mem",
+    "plan_gpu",
+    "gpu_type",
+)
 JOB_FILE, TASK_FILE = "pai_job_table.csv", "pai_task_table.csv"
 
 
@@ -73,7 +83,11 @@ def read_pai(src: str) -> tuple[list[TraceJob], ImportReport]:
             tat = f"line {tn}"
             start, end = _time(task, "start_time", tsrc, tat), _time(task, "end_time", tsrc, tat)
             if end < start:
-                raise InputError(tsrc, f"{tat}: end_time", f"is before start_time ({task['end_time']} < {task['start_time']})")
+                raise InputError(
+                    tsrc,
+                    f"{tat}: end_time",
+                    f"is before start_time ({task['end_time']} < {task['start_time']})",
+                )
             inst = parse_float(task["inst_num"] or "0", tsrc, f"{tat}: inst_num", minimum=0.0)
             plan = parse_float(task["plan_gpu"] or "0", tsrc, f"{tat}: plan_gpu", minimum=0.0)
             starts.append(start)
@@ -88,8 +102,16 @@ def read_pai(src: str) -> tuple[list[TraceJob], ImportReport]:
         if duration <= 0:
             report.drop("with zero run time")
             continue
-        jobs.append(TraceJob(id=row["job_name"], submit=submit, gpus=max(1, math.ceil(total_gpu - 1e-9)),
-                             line=n, duration=duration, gpu=best[1] or None))  # fmt: skip
+        jobs.append(
+            TraceJob(
+                id=row["job_name"],
+                submit=submit,
+                gpus=max(1, math.ceil(total_gpu - 1e-9)),
+                line=n,
+                duration=duration,
+                gpu=best[1] or None,
+            )
+        )
     return jobs, report
 
 
@@ -103,13 +125,20 @@ def _rows(path: Path, columns: tuple[str, ...]):
     """(line number, {column: value}) of a headerless (or headed) PAI table."""
     source = str(path)
     if not os.path.exists(path):
-        raise InputError(source, None, "no such file (the PAI importer needs pai_job_table.csv and "
-                         "pai_task_table.csv in one directory)")  # fmt: skip
+        raise InputError(
+            source,
+            None,
+            "no such file (the PAI importer needs pai_job_table.csv and "
+            "pai_task_table.csv in one directory)",
+        )
     text = read_text(path, "CSV")
     for n, fields in enumerate(csv.reader(text.splitlines()), start=1):
         if not fields or (n == 1 and fields[0] == "job_name"):
             continue
         if len(fields) != len(columns):
-            raise InputError(source, f"line {n}", f"has {len(fields)} field(s); expected {len(columns)}: "
-                             f"{','.join(columns)}")  # fmt: skip
+            raise InputError(
+                source,
+                f"line {n}",
+                f"has {len(fields)} field(s); expected {len(columns)}: {','.join(columns)}",
+            )
         yield n, {c: v.strip() for c, v in zip(columns, fields)}

@@ -33,18 +33,30 @@ def parse_window(text: str | None) -> tuple[float, float]:
         try:
             bounds.append(float(part) if part.strip() else default)
         except ValueError:
-            raise InputError(None, "--window", f"must be START:END in seconds, got {text!r}") from None
+            raise InputError(
+                None, "--window", f"must be START:END in seconds, got {text!r}"
+            ) from None
     if not bounds[0] < bounds[1]:
         raise InputError(None, "--window", f"START must be < END, got {text!r}")
     return bounds[0], bounds[1]
 
 
-def build_trace(jobs: list[TraceJob], source: str, *, catalog: str | Catalog = "azure-2021",
-                throughputs: ThroughputTable | None = None, nodes: int | None = None,
-                seed: int = 1, limit: int | None = None, window: tuple[float, float] | None = None,
-                gpu_counts: str = "any", scaling: str = "none", any_gpu: bool = False,
-                skip_unrunnable: bool = False,
-                report: ImportReport | None = None) -> tuple[dict[str, Any], ImportReport]:  # fmt: skip
+def build_trace(
+    jobs: list[TraceJob],
+    source: str,
+    *,
+    catalog: str | Catalog = "azure-2021",
+    throughputs: ThroughputTable | None = None,
+    nodes: int | None = None,
+    seed: int = 1,
+    limit: int | None = None,
+    window: tuple[float, float] | None = None,
+    gpu_counts: str = "any",
+    scaling: str = "none",
+    any_gpu: bool = False,
+    skip_unrunnable: bool = False,
+    report: ImportReport | None = None,
+) -> tuple[dict[str, Any], ImportReport]:
     """A trace dict (instance format) of `jobs` on `catalog`, checked by `Instance.from_dict`.
 
     Parameters
@@ -74,11 +86,15 @@ def build_trace(jobs: list[TraceJob], source: str, *, catalog: str | Catalog = "
         Counts from the reader (rows it dropped); updated and returned.
     """
     if gpu_counts not in GPU_COUNTS:
-        raise InputError(None, "--gpu-counts", f"must be one of {', '.join(GPU_COUNTS)}, got {gpu_counts!r}")
+        raise InputError(
+            None, "--gpu-counts", f"must be one of {', '.join(GPU_COUNTS)}, got {gpu_counts!r}"
+        )
     if scaling not in SCALING:
         raise InputError(None, "--scaling", f"must be one of {', '.join(SCALING)}, got {scaling!r}")
     for name, value, low in (("--nodes", nodes, 1), ("--limit", limit, 1), ("--seed", seed, 0)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < low
+        ):
             raise InputError(None, name, f"must be an integer >= {low}, got {value!r}")
     cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
     report = report or ImportReport(source, len(jobs), 0, 0, 0.0)
@@ -96,9 +112,13 @@ def build_trace(jobs: list[TraceJob], source: str, *, catalog: str | Catalog = "
             if skip_unrunnable:
                 report.drop(f"not runnable on {cat.name}")
                 continue
-            raise InputError(source, f"line {job.line}", f"job {job.id!r}: no configuration of "
-                             f"catalog {cat.name!r} can run it ({_why(job, throughputs)}); "
-                             "--skip-unrunnable drops such jobs")  # fmt: skip
+            raise InputError(
+                source,
+                f"line {job.line}",
+                f"job {job.id!r}: no configuration of "
+                f"catalog {cat.name!r} can run it ({_why(job, throughputs)}); "
+                "--skip-unrunnable drops such jobs",
+            )
         rows.append(work)
         timed.append(job)
     if not timed:
@@ -128,27 +148,52 @@ def build_trace(jobs: list[TraceJob], source: str, *, catalog: str | Catalog = "
         if weight is None:
             weight = float(drawn_weight[k])
             report.drawn_weight += 1
-        out_jobs.append({"id": job.id, "release": float(release[k]), "due": float(due),
-                         "weight": float(weight), "times": _times_dict(work[k], cat)})  # fmt: skip
+        out_jobs.append(
+            {
+                "id": job.id,
+                "release": float(release[k]),
+                "due": float(due),
+                "weight": float(weight),
+                "times": _times_dict(work[k], cat),
+            }
+        )
     n = nodes if nodes is not None else max(1, math.ceil(len(timed) / 10))
     bundled = isinstance(catalog, str) and catalog in bundled_catalogs()
-    data = {"catalog": catalog if bundled else cat.to_dict(), "nodes": n, "time": 0.0,
-            "params": dict(DEFAULT_PARAMS), "jobs": out_jobs}  # fmt: skip
+    data = {
+        "catalog": catalog if bundled else cat.to_dict(),
+        "nodes": n,
+        "time": 0.0,
+        "params": dict(DEFAULT_PARAMS),
+        "jobs": out_jobs,
+    }
     Instance.from_dict(data, source)  # the output is a valid trace, or this is a bug
     report.kept, report.nodes, report.offset = len(timed), n, float(offset)
     return data, report
 
 
-def _work(job: TraceJob, source: str, cat: Catalog, table: ThroughputTable | None, gpu_counts: str,
-          scaling: str, any_gpu: bool) -> np.ndarray:  # fmt: skip
+def _work(
+    job: TraceJob,
+    source: str,
+    cat: Catalog,
+    table: ThroughputTable | None,
+    gpu_counts: str,
+    scaling: str,
+    any_gpu: bool,
+) -> np.ndarray:
     """Whole-job seconds per configuration of `cat` (inf: cannot run)."""
     if job.model is not None:
         if table is None:
-            raise InputError(source, f"line {job.line}: model",
-                             f"job {job.id!r} names model {job.model!r}: give a throughput table (--throughputs)")  # fmt: skip
+            raise InputError(
+                source,
+                f"line {job.line}: model",
+                f"job {job.id!r} names model {job.model!r}: give a throughput table (--throughputs)",
+            )
         if job.model not in table.models:
-            raise InputError(source, f"line {job.line}: model",
-                             f"unknown model {job.model!r}: not in throughput table {table.name}")  # fmt: skip
+            raise InputError(
+                source,
+                f"line {job.line}: model",
+                f"unknown model {job.model!r}: not in throughput table {table.name}",
+            )
         allowed = {job.gpus} if gpu_counts == "requested" else None
         return table.job_times(job.model, float(job.steps), cat, gpus=allowed, scaling=scaling)
     out = np.full(cat.n_configs, np.inf)

@@ -33,8 +33,11 @@ OPTIONAL = ("model", "steps", "epochs", "steps_per_epoch", "duration", "gpu", "d
 def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
     """The jobs of a CSV trace (module docstring)."""
     source = str(path)
-    lines = [(n, line) for n, line in enumerate(read_text(path, "CSV").splitlines(), start=1)
-             if line.strip() and not line.lstrip().startswith("#")]  # fmt: skip
+    lines = [
+        (n, line)
+        for n, line in enumerate(read_text(path, "CSV").splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     if not lines:
         raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
     header_no, header = lines[0]
@@ -44,8 +47,11 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
         raise InputError(source, f"line {header_no}", f"missing column(s) {', '.join(missing)}")
     unknown = [c for c in names if c not in REQUIRED + OPTIONAL]
     if unknown:
-        raise InputError(source, f"line {header_no}", f"unknown column(s) {', '.join(unknown)}; "
-                         f"allowed: {', '.join(REQUIRED + OPTIONAL)}")  # fmt: skip
+        raise InputError(
+            source,
+            f"line {header_no}",
+            f"unknown column(s) {', '.join(unknown)}; allowed: {', '.join(REQUIRED + OPTIONAL)}",
+        )
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
         raise InputError(source, f"line {header_no}", f"column(s) {', '.join(dup)} given twice")
@@ -62,11 +68,16 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
                 raise InputError(source, f"{at}: {col}", "missing required value")
         jid = row["id"]
         if jid in seen:
-            raise InputError(source, f"{at}: id", f"duplicate job id {jid!r} (first on line {seen[jid]})")
+            raise InputError(
+                source, f"{at}: id", f"duplicate job id {jid!r} (first on line {seen[jid]})"
+            )
         seen[jid] = n
-        job = TraceJob(id=jid, line=n,
-                       submit=parse_float(row["submit"], source, f"{at}: submit", minimum=0.0),
-                       gpus=parse_int(row["gpus"], source, f"{at}: gpus", minimum=1))  # fmt: skip
+        job = TraceJob(
+            id=jid,
+            line=n,
+            submit=parse_float(row["submit"], source, f"{at}: submit", minimum=0.0),
+            gpus=parse_int(row["gpus"], source, f"{at}: gpus", minimum=1),
+        )
         if "model" in row and "duration" in row:
             raise InputError(source, at, "give model (with steps) or duration, not both")
         if "model" in row:
@@ -76,11 +87,17 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
                     raise InputError(source, at, "give steps or epochs x steps_per_epoch, not both")
                 job.steps = parse_float(row["steps"], source, f"{at}: steps", positive=True)
             elif "epochs" in row and "steps_per_epoch" in row:
-                job.steps = (parse_float(row["epochs"], source, f"{at}: epochs", positive=True)
-                             * parse_float(row["steps_per_epoch"], source, f"{at}: steps_per_epoch",
-                                           positive=True))  # fmt: skip
+                job.steps = parse_float(
+                    row["epochs"], source, f"{at}: epochs", positive=True
+                ) * parse_float(
+                    row["steps_per_epoch"], source, f"{at}: steps_per_epoch", positive=True
+                )
             else:
-                raise InputError(source, f"{at}: steps", "a model job needs steps (or epochs and steps_per_epoch)")
+                raise InputError(
+                    source,
+                    f"{at}: steps",
+                    "a model job needs steps (or epochs and steps_per_epoch)",
+                )
         elif "duration" in row:
             job.duration = parse_float(row["duration"], source, f"{at}: duration", positive=True)
             job.gpu = row.get("gpu")

@@ -28,13 +28,39 @@ from gpuaas.throughputs import parse_float, parse_int
 
 #: Field names of each layout, by field count.
 LAYOUTS = {
-    10: ("job_type", "command", "working_directory", "num_steps_arg", "needs_data_dir",
-         "total_steps", "scale_factor", "priority_weight", "SLO", "arrival_time"),
-    9: ("job_type", "command", "num_steps_arg", "needs_data_dir", "total_steps", "scale_factor",
-        "priority_weight", "SLO", "arrival_time"),
-    7: ("job_type", "command", "num_steps_arg", "needs_data_dir", "total_steps", "arrival_time",
-        "scale_factor"),
-}  # fmt: skip
+    10: (
+        "job_type",
+        "command",
+        "working_directory",
+        "num_steps_arg",
+        "needs_data_dir",
+        "total_steps",
+        "scale_factor",
+        "priority_weight",
+        "SLO",
+        "arrival_time",
+    ),
+    9: (
+        "job_type",
+        "command",
+        "num_steps_arg",
+        "needs_data_dir",
+        "total_steps",
+        "scale_factor",
+        "priority_weight",
+        "SLO",
+        "arrival_time",
+    ),
+    7: (
+        "job_type",
+        "command",
+        "num_steps_arg",
+        "needs_data_dir",
+        "total_steps",
+        "arrival_time",
+        "scale_factor",
+    ),
+}
 
 
 def read_gavel(path: str) -> tuple[list[TraceJob], ImportReport]:
@@ -49,8 +75,12 @@ def read_gavel(path: str) -> tuple[list[TraceJob], ImportReport]:
         fields = line.split("\t")
         layout = LAYOUTS.get(len(fields))
         if layout is None:
-            raise InputError(source, f"line {n}", f"has {len(fields)} tab-separated field(s); a Gavel "
-                             "trace line has 10 (or 9, or 7 in the 2019 layout)")  # fmt: skip
+            raise InputError(
+                source,
+                f"line {n}",
+                f"has {len(fields)} tab-separated field(s); a Gavel "
+                "trace line has 10 (or 9, or 7 in the 2019 layout)",
+            )
         row = dict(zip(layout, fields))
         at = f"line {n}"
         model = row["job_type"].strip()
@@ -70,6 +100,15 @@ def read_gavel(path: str) -> tuple[list[TraceJob], ImportReport]:
             value = parse_float(row["SLO"], source, f"{at}: SLO")
             slo = value if value >= 0 else None  # Gavel: a negative SLO means none
             parse_float(row["priority_weight"], source, f"{at}: priority_weight", minimum=0.0)
-        jobs.append(TraceJob(id=f"j{n}", submit=arrival, gpus=scale, line=n, model=model,
-                             steps=float(steps), due_factor=slo))  # fmt: skip
+        jobs.append(
+            TraceJob(
+                id=f"j{n}",
+                submit=arrival,
+                gpus=scale,
+                line=n,
+                model=model,
+                steps=float(steps),
+                due_factor=slo,
+            )
+        )
     return jobs, report

@@ -42,6 +42,8 @@ class ImportReport:
     def summary(self) -> str:
         parts = [f"{self.kept} of {self.read} jobs from {self.source}, N = {self.nodes}"]
         if self.dropped:
-            parts.append("dropped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.dropped.items())))
+            parts.append(
+                "dropped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.dropped.items()))
+            )
         parts.append(f"due dates drawn for {self.drawn_due}, weights for {self.drawn_weight}")
         return "; ".join(parts)

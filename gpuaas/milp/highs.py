@@ -25,7 +25,6 @@ from gpuaas.errors import InputError, SolverError
 from gpuaas.files import write_atomic
 from gpuaas.milp.model import INF, P1Model, SparseLP
 
-
 _scheduler_threads: dict[int, int] = {}  # Python thread id -> HiGHS thread count it initialised
 
 
@@ -79,8 +78,15 @@ def load_lp(h: highspy.Highs, lp: SparseLP) -> None:
     h.addVars(lp.n_cols, lp.col_lower, lp.col_upper)
     if lp.n_cols:
         h.changeColsCost(lp.n_cols, np.arange(lp.n_cols, dtype=np.int32), lp.col_cost)
-    h.addRows(lp.n_rows, lp.row_lower, lp.row_upper, len(lp.data),
-              np.asarray(lp.indptr[:-1], dtype=np.int32), lp.indices, lp.data)  # fmt: skip
+    h.addRows(
+        lp.n_rows,
+        lp.row_lower,
+        lp.row_upper,
+        len(lp.data),
+        np.asarray(lp.indptr[:-1], dtype=np.int32),
+        lp.indices,
+        lp.data,
+    )
 
 
 def to_highs(model: P1Model, names: bool = True) -> highspy.Highs:
@@ -116,9 +122,16 @@ def write_model(model: P1Model, path: str) -> None:
             write_atomic(path, fh.read())
 
 
-def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float | None = None,
-                threads: int | None = None, seed: int = 0, warm_start: np.ndarray | None = None,
-                solver_log: bool = False) -> dict[str, Any]:  # fmt: skip
+def solve_highs(
+    model: P1Model,
+    *,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    threads: int | None = None,
+    seed: int = 0,
+    warm_start: np.ndarray | None = None,
+    solver_log: bool = False,
+) -> dict[str, Any]:
     """Solve `model` with HiGHS; return {status, values, bound, solver_objective, consistent, ...}.
 
     status is "optimal", "time_limit" (stopped with an incumbent), "no_solution" (stopped
@@ -133,8 +146,11 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
     run still returns its incumbent. Without `fork` (not Linux or macOS), or in a daemonic
     process (which may not have children, e.g. some cluster workers), HiGHS runs here.
     """
-    if time_limit is None or "fork" not in multiprocessing.get_all_start_methods() \
-            or multiprocessing.current_process().daemon:
+    if (
+        time_limit is None
+        or "fork" not in multiprocessing.get_all_start_methods()
+        or multiprocessing.current_process().daemon
+    ):
         h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log)
         if h.run() == highspy.HighsStatus.kError:
             raise SolverError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
@@ -142,8 +158,15 @@ def solve_highs(model: P1Model, *, time_limit: float | None = None, gap: float |
     return _solve_in_child(model, float(time_limit), gap, threads, seed, warm_start, solver_log)
 
 
-def _prepared(model: P1Model, time_limit: float | None, gap: float | None, threads: int | None,
-              seed: int, warm_start: np.ndarray | None, solver_log: bool) -> highspy.Highs:  # fmt: skip
+def _prepared(
+    model: P1Model,
+    time_limit: float | None,
+    gap: float | None,
+    threads: int | None,
+    seed: int,
+    warm_start: np.ndarray | None,
+    solver_log: bool,
+) -> highspy.Highs:
     h = to_highs(model, names=False)
     h.setOptionValue("output_flag", bool(solver_log))
     h.setOptionValue("random_seed", int(seed) % 2147483647)
@@ -172,28 +195,43 @@ def _result(model: P1Model, h: highspy.Highs) -> dict[str, Any]:
     else:
         status = "no_solution"
     values = np.array(h.getSolution().col_value) if has and status != "infeasible" else None
-    return _checked(model, {
-        "status": status,
-        "values": values,
-        "bound": float(info.mip_dual_bound),
-        "solver_objective": float(info.objective_function_value) if values is not None else None,
-        "solver_status": h.modelStatusToString(ms),
-        "nodes": int(info.mip_node_count),
-        "lp_iterations": int(info.simplex_iteration_count),
-    })  # fmt: skip
+    return _checked(
+        model,
+        {
+            "status": status,
+            "values": values,
+            "bound": float(info.mip_dual_bound),
+            "solver_objective": float(info.objective_function_value)
+            if values is not None
+            else None,
+            "solver_status": h.modelStatusToString(ms),
+            "nodes": int(info.mip_node_count),
+            "lp_iterations": int(info.simplex_iteration_count),
+        },
+    )
 
 
 def _checked(model: P1Model, res: dict[str, Any]) -> dict[str, Any]:
     """Add `consistent`: the values have the objective HiGHS reports for them."""
     res["consistent"] = True
     if res["values"] is not None and res["solver_objective"] is not None:
-        mine, theirs = float(model.col_cost @ res["values"]) + model.offset, float(res["solver_objective"])
+        mine, theirs = (
+            float(model.col_cost @ res["values"]) + model.offset,
+            float(res["solver_objective"]),
+        )
         res["consistent"] = abs(mine - theirs) <= 1e-6 * max(1.0, abs(mine), abs(theirs))
     return res
 
 
-def _solve_in_child(model: P1Model, time_limit: float, gap: float | None, threads: int | None,
-                    seed: int, warm_start: np.ndarray | None, solver_log: bool) -> dict[str, Any]:  # fmt: skip
+def _solve_in_child(
+    model: P1Model,
+    time_limit: float,
+    gap: float | None,
+    threads: int | None,
+    seed: int,
+    warm_start: np.ndarray | None,
+    solver_log: bool,
+) -> dict[str, Any]:
     """solve_highs in a forked process, killed `time_limit` seconds from now (see there)."""
     stop = _time.monotonic() + time_limit
     ctx = multiprocessing.get_context("fork")
@@ -235,15 +273,31 @@ def _solve_in_child(model: P1Model, time_limit: float, gap: float | None, thread
     if error is not None and incumbent is None:
         raise SolverError(f"HiGHS failed: {error}")
     values, objective = incumbent if incumbent is not None else (None, None)
-    return _checked(model, {
-        "status": "time_limit" if values is not None else "no_solution",
-        "values": values, "bound": bound, "solver_objective": objective,
-        "solver_status": "Time limit reached", "killed": True, "nodes": None, "lp_iterations": None,
-    })  # fmt: skip
+    return _checked(
+        model,
+        {
+            "status": "time_limit" if values is not None else "no_solution",
+            "values": values,
+            "bound": bound,
+            "solver_objective": objective,
+            "solver_status": "Time limit reached",
+            "killed": True,
+            "nodes": None,
+            "lp_iterations": None,
+        },
+    )
 
 
-def _child(send: Any, model: P1Model, time_limit: float, gap: float | None, threads: int | None,
-           seed: int, warm_start: np.ndarray | None, solver_log: bool) -> None:  # pragma: no cover - child
+def _child(
+    send: Any,
+    model: P1Model,
+    time_limit: float,
+    gap: float | None,
+    threads: int | None,
+    seed: int,
+    warm_start: np.ndarray | None,
+    solver_log: bool,
+) -> None:  # pragma: no cover - child
     """The forked HiGHS run: improving solutions and bounds go to the parent as they come."""
     try:
         highspy.Highs.resetGlobalScheduler(True)  # the parent's HiGHS worker threads are not here
@@ -253,8 +307,14 @@ def _child(send: Any, model: P1Model, time_limit: float, gap: float | None, thre
 
         def improving(e: Any) -> None:
             d = e.data_out
-            send.send(("incumbent", np.array(d.mip_solution), float(d.objective_function_value),
-                       float(d.mip_dual_bound)))  # fmt: skip
+            send.send(
+                (
+                    "incumbent",
+                    np.array(d.mip_solution),
+                    float(d.objective_function_value),
+                    float(d.mip_dual_bound),
+                )
+            )
 
         def progress(e: Any) -> None:
             now = _time.monotonic()

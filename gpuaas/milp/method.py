@@ -35,12 +35,22 @@ WARM_SHARE = 0.25
 RESERVE = 0.05
 
 
-def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-         gap: float | None = None, threads: int | None = None,
-         warm_start: Solution | str | None = "greedy", p1n: bool = True,
-         solver: str = "highs", literal: bool = False, write_lp: str | None = None,
-         write_mps: str | None = None, solver_log: bool = False,
-         linearisation: str = "product") -> Solution:  # fmt: skip
+def milp(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    threads: int | None = None,
+    warm_start: Solution | str | None = "greedy",
+    p1n: bool = True,
+    solver: str = "highs",
+    literal: bool = False,
+    write_lp: str | None = None,
+    write_mps: str | None = None,
+    solver_log: bool = False,
+    linearisation: str = "product",
+) -> Solution:
     """Solve P1 exactly (or to a relative gap) with HiGHS, or another solver through PuLP.
 
     Everything happens within `time_limit`: the warm start, the model build (timed), then the
@@ -96,21 +106,37 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         exits with code 3), or reports the model infeasible.
     """
     start = _time.perf_counter()
-    if gap is not None and (isinstance(gap, bool) or not isinstance(gap, (int, float))
-                            or not (gap >= 0 and math.isfinite(gap))):  # fmt: skip
+    if gap is not None and (
+        isinstance(gap, bool)
+        or not isinstance(gap, (int, float))
+        or not (gap >= 0 and math.isfinite(gap))
+    ):
         raise InputError(None, "gap", f"must be a finite number >= 0, got {gap!r}")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256):
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256
+    ):
         raise InputError(None, "threads", f"must be an integer in 1..256, got {threads!r}")
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
-                                   or not 0 < time_limit <= MAX_SECONDS):  # fmt: skip
-        raise InputError(None, "time_limit", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {time_limit!r}")
+    if time_limit is not None and (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, (int, float))
+        or not 0 < time_limit <= MAX_SECONDS
+    ):
+        raise InputError(
+            None,
+            "time_limit",
+            f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {time_limit!r}",
+        )
     if not isinstance(solver, str):
         raise InputError(None, "solver", f"must be a solver name, got {solver!r}")
     columns = model_columns(instance, linearisation)
     if columns > MAX_MILP_COLUMNS:
-        raise InputError(None, "instance", f"P1 would have {columns} columns for N = {instance.nodes}, "
-                         f"J = {instance.n_jobs}; the MILP takes at most {MAX_MILP_COLUMNS} "
-                         "(gpuaas.limits); use a heuristic method")  # fmt: skip
+        raise InputError(
+            None,
+            "instance",
+            f"P1 would have {columns} columns for N = {instance.nodes}, "
+            f"J = {instance.n_jobs}; the MILP takes at most {MAX_MILP_COLUMNS} "
+            "(gpuaas.limits); use a heuristic method",
+        )
     deadline = None if time_limit is None else start + float(time_limit)
     stats: dict[str, Any] = {}
     warm = _warm_start(instance, warm_start, seed, time_limit, p1n, stats)
@@ -121,27 +147,43 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         write_model(model, write_mps)
     start_values = None if warm is None else solution_columns(model, warm)
     build = _time.perf_counter() - start
-    left = None if deadline is None else deadline - _time.perf_counter() - RESERVE * float(time_limit)
+    left = (
+        None if deadline is None else deadline - _time.perf_counter() - RESERVE * float(time_limit)
+    )
     stats.update(rows=model.n_rows, columns=model.n_cols, p1n=p1n, build_seconds=build, seed=seed)
     if left is not None and left <= 0 and warm is not None:
         return _finish(warm, "warm_start", None, start, stats, "no time left for the solver")
-    kw: dict[str, Any] = {"time_limit": None if left is None else max(left, 1e-3), "gap": gap,
-                          "threads": threads, "seed": seed, "warm_start": start_values,
-                          "solver_log": solver_log}  # fmt: skip
+    kw: dict[str, Any] = {
+        "time_limit": None if left is None else max(left, 1e-3),
+        "gap": gap,
+        "threads": threads,
+        "seed": seed,
+        "warm_start": start_values,
+        "solver_log": solver_log,
+    }
     if solver.lower() == "highs":
         res = solve_highs(model, **kw)
         solver_name = "highs"
         if not res["consistent"] and start_values is not None:
-            log.warning("milp: HiGHS answered inconsistently with the warm start; solving again without it")
+            log.warning(
+                "milp: HiGHS answered inconsistently with the warm start; solving again without it"
+            )
             stats["retried_without_warm_start"] = True
-            left = None if deadline is None else deadline - _time.perf_counter() - RESERVE * float(time_limit)
+            left = (
+                None
+                if deadline is None
+                else deadline - _time.perf_counter() - RESERVE * float(time_limit)
+            )
             if left is None or left > 0:
                 res = solve_highs(model, **dict(kw, warm_start=None, time_limit=left))
     else:
         res = solve_pulp(model, solver, **kw)
         solver_name = res["solver"]
-    stats.update(solver=solver_name, solver_status=res["solver_status"],
-                 solver_objective=res["solver_objective"])  # fmt: skip
+    stats.update(
+        solver=solver_name,
+        solver_status=res["solver_status"],
+        solver_objective=res["solver_objective"],
+    )
     for k in ("nodes", "lp_iterations", "killed"):
         if res.get(k) is not None:
             stats[f"solver_{k}"] = res[k]
@@ -149,16 +191,21 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
         raise SolverError(f"{solver_name} reports P1 infeasible (it always has a solution: a bug)")
     problem = None
     if res["values"] is None:
-        problem = ("no solution" if warm is None else "nothing better than the warm start") + \
-            (" within the time limit" if time_limit is not None else "")
+        problem = ("no solution" if warm is None else "nothing better than the warm start") + (
+            " within the time limit" if time_limit is not None else ""
+        )
     elif not res.get("consistent", True):
-        problem = "its answer is inconsistent (the objective of its solution is not the one it reports)"
+        problem = (
+            "its answer is inconsistent (the objective of its solution is not the one it reports)"
+        )
     else:
         sol = decode(model, res["values"])
         report = validate(sol, p1n=p1n)
         if not report.ok:
             problem = f"its solution is not feasible ({report.errors[0]})"
-            log.warning("milp: %s returned an infeasible solution: %s", solver_name, report.errors[0])
+            log.warning(
+                "milp: %s returned an infeasible solution: %s", solver_name, report.errors[0]
+            )
     if problem is not None:
         if warm is None:
             limit = f" within the time limit of {time_limit:g} s" if time_limit is not None else ""
@@ -171,8 +218,14 @@ def milp(instance: Instance, *, seed: int = 0, time_limit: float | None = None,
     return _finish(sol, status, res["bound"], start, stats, None)
 
 
-def _finish(sol: Solution, status: str, bound: float | None, start: float, stats: dict[str, Any],
-            fallback: str | None) -> Solution:  # fmt: skip
+def _finish(
+    sol: Solution,
+    status: str,
+    bound: float | None,
+    start: float,
+    stats: dict[str, Any],
+    fallback: str | None,
+) -> Solution:
     """The returned Solution with its stats: f_OBJ, bound and gap, status, seconds."""
     objective = sol.objective
     if bound is not None and math.isfinite(bound):
@@ -187,13 +240,25 @@ def _finish(sol: Solution, status: str, bound: float | None, start: float, stats
         stats["fallback"] = fallback
     stats["seconds"] = _time.perf_counter() - start
     out = Solution(sol.instance, sol.node_vm, sol.job_node, sol.job_cfg, "milp", stats)
-    log.info("milp: %s objective %.6g bound %s gap %s in %.2f s", status, objective, bound,
-             gap_now, stats["seconds"])  # fmt: skip
+    log.info(
+        "milp: %s objective %.6g bound %s gap %s in %.2f s",
+        status,
+        objective,
+        bound,
+        gap_now,
+        stats["seconds"],
+    )
     return out
 
 
-def _warm_start(instance: Instance, warm: Solution | str | None, seed: int, time_limit: float | None,
-                p1n: bool, stats: dict[str, Any]) -> Solution | None:  # fmt: skip
+def _warm_start(
+    instance: Instance,
+    warm: Solution | str | None,
+    seed: int,
+    time_limit: float | None,
+    p1n: bool,
+    stats: dict[str, Any],
+) -> Solution | None:
     """The feasible warm start (module docstring), or None with the reason in `stats`."""
     if warm is None or warm is False:
         stats["warm_start"] = "none"
@@ -207,7 +272,9 @@ def _warm_start(instance: Instance, warm: Solution | str | None, seed: int, time
         limit = None if time_limit is None else WARM_SHARE * float(time_limit)
         warm = fn(instance, seed=seed, time_limit=limit)
     if not isinstance(warm, Solution):
-        raise InputError(None, "warm_start", f"must be a method name, a Solution or None, got {warm!r}")
+        raise InputError(
+            None, "warm_start", f"must be a method name, a Solution or None, got {warm!r}"
+        )
     if warm.instance is not instance and (
         warm.instance.job_ids != instance.job_ids or warm.instance.nodes != instance.nodes
     ):
@@ -219,7 +286,9 @@ def _warm_start(instance: Instance, warm: Solution | str | None, seed: int, time
         report = validate(warm, p1n=True)
     if not report.ok:
         stats["warm_start"] = f"ignored: {report.errors[0]}"
-        log.warning("milp: warm start from %s ignored: %s", warm.method or "solution", report.errors[0])
+        log.warning(
+            "milp: warm start from %s ignored: %s", warm.method or "solution", report.errors[0]
+        )
         return None
     stats["warm_start"] = warm.method or "solution"
     stats["warm_start_objective"] = warm.objective

@@ -85,7 +85,11 @@ class P1Model(SparseLP):
     @functools.cached_property
     def row_names(self) -> list[str]:
         """Row names (`P1c_j3_n1_v2` ...), built on first use."""
-        return [f"{fam}_{lab}" if lab else fam for fam, labels in self.row_parts for lab in _names(labels)]
+        return [
+            f"{fam}_{lab}" if lab else fam
+            for fam, labels in self.row_parts
+            for lab in _names(labels)
+        ]
 
     def row(self, name: str) -> dict[int, float]:
         """Coefficients {column: value} of the row called `name` (for tests and diagnostics)."""
@@ -124,15 +128,25 @@ class _Builder:
         self.n_cols += k
         return idx
 
-    def rows(self, family: str, labels: list[str], lower: Any, upper: Any,
-             r: np.ndarray, c: np.ndarray, v: np.ndarray) -> None:  # fmt: skip
+    def rows(
+        self,
+        family: str,
+        labels: list[str],
+        lower: Any,
+        upper: Any,
+        r: np.ndarray,
+        c: np.ndarray,
+        v: np.ndarray,
+    ) -> None:
         """Add a family of rows `lower <= A x <= upper`; (r, c, v) are COO entries with r local."""
         k = len(labels)
         self.row_lo.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (k,)).copy())
         self.row_hi.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (k,)).copy())
         self.row_parts.append((family, labels))
         r = np.asarray(r, dtype=np.int64)
-        self.coo.append((r + self.n_rows, np.asarray(c, dtype=np.int64), np.asarray(v, dtype=np.float64)))
+        self.coo.append(
+            (r + self.n_rows, np.asarray(c, dtype=np.int64), np.asarray(v, dtype=np.float64))
+        )
         self.families[family] = slice(self.n_rows, self.n_rows + k)
         self.n_rows += k
 
@@ -256,12 +270,21 @@ def _labels_pref(prefix: str, **axes: np.ndarray) -> _Labels:
 # -- constraint families -------------------------------------------------------------------
 
 
-def _one_per_open_node(b: _Builder, family: str, n: np.ndarray, cols: np.ndarray, w: np.ndarray) -> None:
+def _one_per_open_node(
+    b: _Builder, family: str, n: np.ndarray, cols: np.ndarray, w: np.ndarray
+) -> None:
     """Rows Σ cols[n] = w_n ∀n (entries: node n[i] sums column cols[i]): an open node has
     exactly one of them, a closed one none."""
     N = len(w)
-    b.rows(family, [f"n{i}" for i in range(N)], 0.0, 0.0, np.concatenate([n, np.arange(N)]),
-           np.concatenate([cols, w]), np.concatenate([np.ones(len(n)), -np.ones(N)]))  # fmt: skip
+    b.rows(
+        family,
+        [f"n{i}" for i in range(N)],
+        0.0,
+        0.0,
+        np.concatenate([n, np.arange(N)]),
+        np.concatenate([cols, w]),
+        np.concatenate([np.ones(len(n)), -np.ones(N)]),
+    )
 
 
 def constrain_P1b(b: _Builder, m: dict[str, np.ndarray]) -> None:
@@ -421,16 +444,36 @@ def constrain_P1j_product(b: _Builder, m: dict[str, np.ndarray]) -> None:
     beta = m["beta"][j, n, c]
     k = len(col)
     r = np.arange(k)
-    b.rows("P1jx", _labels(j=j, n=n, v=cat.cfg_vm[c], g=cat.cfg_gpus[c]), -INF, 0.0,
-           np.concatenate([r, r]), np.concatenate([beta, col]),
-           np.concatenate([np.ones(k), -np.ones(k)]))  # fmt: skip
+    b.rows(
+        "P1jx",
+        _labels(j=j, n=n, v=cat.cfg_vm[c], g=cat.cfg_gpus[c]),
+        -INF,
+        0.0,
+        np.concatenate([r, r]),
+        np.concatenate([beta, col]),
+        np.concatenate([np.ones(k), -np.ones(k)]),
+    )
     jj, nn = _grid(J, N)
     rr = jj * N + nn
-    b.rows("P1ja", _labels(j=jj, n=nn), 0.0, 0.0, np.concatenate([j * N + n, rr]),
-           np.concatenate([beta, m["alpha"][jj, nn]]), np.concatenate([np.ones(k), -np.ones(J * N)]))  # fmt: skip
+    b.rows(
+        "P1ja",
+        _labels(j=jj, n=nn),
+        0.0,
+        0.0,
+        np.concatenate([j * N + n, rr]),
+        np.concatenate([beta, m["alpha"][jj, nn]]),
+        np.concatenate([np.ones(k), -np.ones(J * N)]),
+    )
     tc = inst.times[j, c] * cat.cost[cat.cfg_vm[c]]
-    b.rows("P1j", _labels(j=jj, n=nn), 0.0, 0.0, np.concatenate([j * N + n, rr]),
-           np.concatenate([beta, m["p"][jj, nn]]), np.concatenate([-tc, np.ones(J * N)]))  # fmt: skip
+    b.rows(
+        "P1j",
+        _labels(j=jj, n=nn),
+        0.0,
+        0.0,
+        np.concatenate([j * N + n, rr]),
+        np.concatenate([beta, m["p"][jj, nn]]),
+        np.concatenate([-tc, np.ones(J * N)]),
+    )
 
 
 def constrain_P1k(b: _Builder, m: dict[str, np.ndarray]) -> None:
@@ -464,8 +507,9 @@ def constrain_P1n(b: _Builder, m: dict[str, np.ndarray]) -> None:
     b.rows("P1n", [""], k, k, np.zeros(N), m["w"], np.ones(N))
 
 
-def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
-                linearisation: str = "product") -> P1Model:  # fmt: skip
+def build_model(
+    instance: Instance, *, p1n: bool = True, literal: bool = False, linearisation: str = "product"
+) -> P1Model:
     """Build P1 for `instance`: one define_* per variable family, one constrain_P1* per row family.
 
     Parameters
@@ -484,7 +528,9 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
         (formulations/P1.md), hence the default.
     """
     if linearisation not in ("product", "bigm"):
-        raise InputError(None, "linearisation", f"must be 'product' or 'bigm', got {linearisation!r}")
+        raise InputError(
+            None, "linearisation", f"must be 'product' or 'bigm', got {linearisation!r}"
+        )
     b = _Builder(instance)
     m: dict[str, Any] = {}
     m["w"] = define_w(b)
@@ -519,15 +565,25 @@ def build_model(instance: Instance, *, p1n: bool = True, literal: bool = False,
     indptr = np.concatenate(([0], np.cumsum(np.bincount(r, minlength=b.n_rows)))).astype(np.int32)
     cc = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)
     return P1Model(
-        instance=instance, p1n=p1n, literal=literal, linearisation=linearisation,
-        col_lower=cc(b.lower, np.float64), col_upper=cc(b.upper, np.float64),
-        col_cost=cc(b.cost, np.float64), col_integer=cc(b.integer, bool),
+        instance=instance,
+        p1n=p1n,
+        literal=literal,
+        linearisation=linearisation,
+        col_lower=cc(b.lower, np.float64),
+        col_upper=cc(b.upper, np.float64),
+        col_cost=cc(b.cost, np.float64),
+        col_integer=cc(b.integer, bool),
         col_parts=b.col_parts,
-        row_lower=cc(b.row_lo, np.float64), row_upper=cc(b.row_hi, np.float64),
+        row_lower=cc(b.row_lo, np.float64),
+        row_upper=cc(b.row_hi, np.float64),
         row_parts=b.row_parts,
-        indptr=indptr, indices=c[order].astype(np.int32), data=v[order].astype(np.float64),
-        families=b.families, offset=float(reconfiguration_terms(instance)[0].sum()), **m,
-    )  # fmt: skip
+        indptr=indptr,
+        indices=c[order].astype(np.int32),
+        data=v[order].astype(np.float64),
+        families=b.families,
+        offset=float(reconfiguration_terms(instance)[0].sum()),
+        **m,
+    )
 
 
 def model_columns(instance: Instance, linearisation: str = "product") -> int:

@@ -19,8 +19,13 @@ from gpuaas.milp.highs import write_model
 from gpuaas.milp.model import P1Model
 
 #: short names accepted by `--solver`, mapped to PuLP solver classes
-ALIASES = {"cbc": "PULP_CBC_CMD", "gurobi": "GUROBI", "cplex": "CPLEX_PY", "glpk": "GLPK_CMD",
-           "scip": "SCIP_CMD"}  # fmt: skip
+ALIASES = {
+    "cbc": "PULP_CBC_CMD",
+    "gurobi": "GUROBI",
+    "cplex": "CPLEX_PY",
+    "glpk": "GLPK_CMD",
+    "scip": "SCIP_CMD",
+}
 
 
 def pulp_solver_name(name: str) -> str:
@@ -34,13 +39,23 @@ def pulp_solver_name(name: str) -> str:
         cls = "COIN_CMD"  # a separately installed CBC (PuLP 3 deprecates its bundled one)
     if cls not in available:
         known = ", ".join(["highs"] + [a for a, c in ALIASES.items() if c in available] + available)
-        raise InputError(None, "solver", f"solver {name!r} is not available here; available: {known}")
+        raise InputError(
+            None, "solver", f"solver {name!r} is not available here; available: {known}"
+        )
     return cls
 
 
-def solve_pulp(model: P1Model, name: str, *, time_limit: float | None = None,
-               gap: float | None = None, threads: int | None = None, seed: int = 0,
-               warm_start: np.ndarray | None = None, solver_log: bool = False) -> dict[str, Any]:  # fmt: skip
+def solve_pulp(
+    model: P1Model,
+    name: str,
+    *,
+    time_limit: float | None = None,
+    gap: float | None = None,
+    threads: int | None = None,
+    seed: int = 0,
+    warm_start: np.ndarray | None = None,
+    solver_log: bool = False,
+) -> dict[str, Any]:
     """Solve `model` with the PuLP solver `name`; same result keys as `highs.solve_highs`."""
     import pulp
 

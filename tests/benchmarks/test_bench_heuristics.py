@@ -17,7 +17,11 @@ from gpuaas.heuristics.randomized_greedy import randomized_greedy
 from gpuaas.heuristics.state import OPEN_RULES, warm_up
 
 SIZES = [(10, 45), (50, 225), (100, 450)]
-METHODS = {"greedy": greedy, "randomized-greedy": randomized_greedy, "path-relinking": path_relinking}
+METHODS = {
+    "greedy": greedy,
+    "randomized-greedy": randomized_greedy,
+    "path-relinking": path_relinking,
+}
 
 
 @pytest.mark.parametrize(("nodes", "jobs"), SIZES, ids=[f"N{n}-J{j}" for n, j in SIZES])
@@ -29,7 +33,12 @@ def test_heuristic_speed(benchmark, open_rule, method, nodes, jobs):
         warm_up(fn)
     inst = generate_instance(nodes, jobs, seed=1)
     fn = METHODS[method]
-    sol = benchmark.pedantic(fn, args=(inst,), kwargs={"seed": 1, "open_rule": open_rule}, rounds=5 if jobs > 100 else 10,
-                             warmup_rounds=1)  # fmt: skip
+    sol = benchmark.pedantic(
+        fn,
+        args=(inst,),
+        kwargs={"seed": 1, "open_rule": open_rule},
+        rounds=5 if jobs > 100 else 10,
+        warmup_rounds=1,
+    )
     benchmark.extra_info["f_obj"] = sol.objective
     assert sol.stats["seconds"] > 0

@@ -20,9 +20,12 @@ SIZES = [(2, 10), (5, 20), (5, 50), (10, 100)]
 def test_milp_speed(benchmark, nodes, jobs, linearisation):
     """Solve time of the MILP at a 5 % gap, 120 s limit, one thread (snapshot seed 1)."""
     inst = generate_instance(nodes, jobs, seed=1)
-    sol = benchmark.pedantic(milp, args=(inst,), rounds=3 if jobs <= 50 else 1,
-                             kwargs={"gap": 0.05, "time_limit": 120.0, "threads": 1,
-                                     "linearisation": linearisation})  # fmt: skip
+    sol = benchmark.pedantic(
+        milp,
+        args=(inst,),
+        rounds=3 if jobs <= 50 else 1,
+        kwargs={"gap": 0.05, "time_limit": 120.0, "threads": 1, "linearisation": linearisation},
+    )
     for k in ("status", "objective", "bound", "gap", "solver_nodes", "rows", "columns"):
         benchmark.extra_info[k] = sol.stats[k]
     assert sol.stats["status"] in ("optimal", "time_limit")
