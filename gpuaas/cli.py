@@ -788,16 +788,22 @@ def catalogs_cmd(as_json: bool) -> None:
 @click.option(
     "--throughputs",
     metavar="FILE",
-    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled name.",
+    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled "
+    "name [default: none; elasticflow: performance-model].",
 )
 @click.option(
     "--catalog",
-    default="azure-2021",
-    show_default=True,
-    help="Bundled catalog name or YAML file of VM types to time the jobs on.",
+    default=None,
+    help="Bundled catalog name or YAML file of VM types to time the jobs on "
+    "[default: azure-2021; elasticflow: gcp-us-central1].",
 )
 @click.option(
-    "--nodes", type=int, default=None, help="N [default: ceil(J / 10), as the paper's traces]."
+    "--nodes",
+    default=None,
+    metavar="N|jobs|demand",
+    help="N, or its rule: jobs = ceil(J / 10) as the paper's traces, demand = the 95th "
+    "percentile of the trace's GPU demand over the GPUs of the catalog's largest VM "
+    "[default: jobs; elasticflow: demand].",
 )
 @click.option(
     "--seed",
@@ -829,6 +835,13 @@ def catalogs_cmd(as_json: bool) -> None:
 )
 @click.option("--any-gpu", is_flag=True, help="Duration jobs run equally fast on every GPU model.")
 @click.option(
+    "--measured-on",
+    metavar="GPU",
+    default=None,
+    help="GPU model of measured durations when the trace does not name it "
+    "[default: none; elasticflow: A100].",
+)
+@click.option(
     "--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run."
 )
 def import_trace(
@@ -836,26 +849,34 @@ def import_trace(
     src: str,
     output: str,
     throughputs: str | None,
-    catalog: str,
-    nodes: int | None,
+    catalog: str | None,
+    nodes: str | None,
     seed: int,
     limit: int | None,
     window: str | None,
     gpu_counts: str,
     scaling: str,
     any_gpu: bool,
+    measured_on: str | None,
     skip_unrunnable: bool,
 ) -> None:
-    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv) into a gpuaas trace.
+    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv, elasticflow) into a
+    gpuaas trace.
 
-    Formats, what is mapped, assumed and dropped: instances/README.md. Missing due dates and
-    weights follow the paper's rules (seeded) and are written into the output.
+    Formats, what is mapped, assumed and dropped, and each format's defaults:
+    instances/README.md. Missing due dates and weights follow the paper's rules (seeded) and
+    are written into the output.
     """
-    from gpuaas.importers import build_trace, parse_window, read_trace
+    from gpuaas.importers import build_trace, import_defaults, parse_window, read_trace
     from gpuaas.throughputs import load_throughputs
 
     check_output(output)
+    default = import_defaults(fmt)
+    catalog = catalog or default["catalog"]
+    throughputs = throughputs or default["throughputs"]
+    measured_on = measured_on or default["measured_on"]
     span = parse_window(window)
+    n = _nodes_option(nodes or default["nodes"])
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
         raise InputError(
@@ -869,13 +890,14 @@ def import_trace(
         src,
         catalog=catalog,
         throughputs=table,
-        nodes=nodes,
+        nodes=n,
         seed=seed,
         limit=limit,
         window=span,
         gpu_counts=gpu_counts,
         scaling=scaling,
         any_gpu=any_gpu,
+        measured_on=measured_on,
         skip_unrunnable=skip_unrunnable,
         report=report,
     )
@@ -885,6 +907,14 @@ def import_trace(
         f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
         f"written to {output}"
     )
+
+
+def _nodes_option(text: str) -> int | str:
+    """`--nodes` of `gpuaas import`: an integer, or a rule name (checked by build_trace)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 @cli.command()
