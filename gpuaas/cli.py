@@ -525,9 +525,13 @@ def bound(
     capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
     """
     from gpuaas.bounds import bound as compute_bound
+    from gpuaas.progress import Progress
 
     check_output(output)
-    result = compute_bound(load_instance(trace_file), nodes=nodes, slot=slot, time_limit=time_limit)
+    with Progress("bound") as say:
+        say(f"reading {trace_file}")
+        trace = load_instance(trace_file)
+        result = compute_bound(trace, nodes=nodes, slot=slot, time_limit=time_limit, progress=say)
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -716,28 +720,41 @@ def generate(
 ) -> None:
     """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
+    from gpuaas.progress import Progress
 
     check_output(output)
-    if snapshot:
-        if arrivals is not None:
-            raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
-        data = generate_snapshot(
-            nodes, jobs, seed, time=SNAPSHOT_TIME if at is None else at, catalog=catalog
+    with Progress("generate") as say:
+        if snapshot:
+            if arrivals is not None:
+                raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
+            data = generate_snapshot(
+                nodes,
+                jobs,
+                seed,
+                time=SNAPSHOT_TIME if at is None else at,
+                catalog=catalog,
+                progress=say,
+            )
+        else:
+            if at is not None:
+                raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
+            data = generate_trace(
+                nodes,
+                jobs,
+                seed,
+                arrivals=arrivals or "exponential",
+                catalog=catalog,
+                progress=say,
+            )
+        rel = [j["release"] for j in data["jobs"]]
+        kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
+        human = (
+            f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
+            f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
+            + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
         )
-    else:
-        if at is not None:
-            raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
-        data = generate_trace(
-            nodes, jobs, seed, arrivals=arrivals or "exponential", catalog=catalog
-        )
-    rel = [j["release"] for j in data["jobs"]]
-    kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
-    human = (
-        f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
-        f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
-        + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
-    )
-    emit(data, as_json, human, output)
+        say(f"writing {len(rel)} jobs")
+        emit(data, as_json, human, output)
 
 
 @cli.command("catalogs")
@@ -868,15 +885,14 @@ def import_trace(
     are written into the output.
     """
     from gpuaas.importers import build_trace, import_defaults, parse_window, read_trace
+    from gpuaas.progress import Progress
     from gpuaas.throughputs import load_throughputs
 
     check_output(output)
     default = import_defaults(fmt)
     catalog = catalog or default["catalog"]
     throughputs = throughputs or default["throughputs"]
-    measured_on = measured_on or default["measured_on"]
     span = parse_window(window)
-    n = _nodes_option(nodes or default["nodes"])
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
         raise InputError(
@@ -884,24 +900,28 @@ def import_trace(
             "--throughputs",
             "the gavel format needs a throughput table (e.g. Gavel's simulation_throughputs.json)",
         )
-    jobs, report = read_trace(fmt, src)
-    data, report = build_trace(
-        jobs,
-        src,
-        catalog=catalog,
-        throughputs=table,
-        nodes=n,
-        seed=seed,
-        limit=limit,
-        window=span,
-        gpu_counts=gpu_counts,
-        scaling=scaling,
-        any_gpu=any_gpu,
-        measured_on=measured_on,
-        skip_unrunnable=skip_unrunnable,
-        report=report,
-    )
-    write_atomic(output, to_json(data, indent=1))
+    with Progress("import") as say:
+        say(f"reading {src}")
+        jobs, report = read_trace(fmt, src)
+        data, report = build_trace(
+            jobs,
+            src,
+            catalog=catalog,
+            throughputs=table,
+            nodes=_nodes_option(nodes or default["nodes"]),
+            seed=seed,
+            limit=limit,
+            window=span,
+            gpu_counts=gpu_counts,
+            scaling=scaling,
+            any_gpu=any_gpu,
+            measured_on=measured_on or default["measured_on"],
+            skip_unrunnable=skip_unrunnable,
+            report=report,
+            progress=say,
+        )
+        say(f"writing {output}")
+        write_atomic(output, to_json(data, indent=1))
     last = max(j["release"] for j in data["jobs"]) / 3600.0
     click.echo(
         f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "

@@ -493,7 +493,7 @@ def test_bound_dict_and_no_jobs():
         ({"slot": 0.0}, "slot: must be a finite number of seconds > 0, got 0.0"),
         ({"slot": math.inf}, "slot: must be a finite number of seconds > 0, got inf"),
         ({"time_limit": -1}, "time_limit: must be a finite number of seconds > 0, got -1"),
-        ({"slot": 1.0}, "slot: 1 s makes a capacity LP of"),
+        ({"slot": 1.0}, "slot: 1 s gives a job 18743328 columns of the capacity LP"),
     ],
 )
 def test_bad_arguments_are_input_errors(kwargs, message):
@@ -539,7 +539,7 @@ OPTION_CASES = [
     (["--slot", "nan"], "slot: must be a finite number of seconds > 0, got nan"),
     (
         ["--slot", "0.001"],
-        "slot: 0.001 s makes a capacity LP of 863212446 columns (at most 2000000); "
+        "slot: 0.001 s gives a job 726915744 columns of the capacity LP (at most 2000000); "
         "use a longer slot",
     ),
     (

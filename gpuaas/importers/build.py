@@ -7,6 +7,7 @@ unrunnable jobs) are in the `gpuaas.importers` docstring.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +63,7 @@ def build_trace(
     measured_on: str | None = None,
     skip_unrunnable: bool = False,
     report: ImportReport | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Any], ImportReport]:
     """A trace dict (instance format) of `jobs` on `catalog`, checked by `Instance.from_dict`.
 
@@ -93,6 +95,8 @@ def build_trace(
         Drop jobs no configuration can run instead of raising.
     report : ImportReport, optional
         Counts from the reader (rows it dropped); updated and returned.
+    progress : callable, optional
+        Called with each step's description (`gpuaas.progress.Progress`).
     """
     if gpu_counts not in GPU_COUNTS:
         raise InputError(
@@ -121,8 +125,11 @@ def build_trace(
     if limit is not None and len(kept) > limit:
         report.drop("past --limit", len(kept) - limit)
         kept = kept[:limit]
+    say = progress or (lambda step: None)
     rows, timed = [], []
-    for job in kept:
+    for k, job in enumerate(kept):
+        if k % 1000 == 0:
+            say(f"timing job {k + 1} of {len(kept)} on {cat.name}")
         if job.duration is not None and job.gpu is None and measured_on is not None:
             job = replace(job, gpu=measured_on)
         work = _work(job, source, cat, throughputs, gpu_counts, scaling, any_gpu)
@@ -191,6 +198,7 @@ def build_trace(
         "params": dict(DEFAULT_PARAMS),
         "jobs": out_jobs,
     }
+    say(f"checking the trace of {len(out_jobs)} jobs")
     Instance.from_dict(data, source)  # the output is a valid trace, or this is a bug
     report.kept, report.nodes, report.offset = len(timed), n, float(offset)
     return data, report
