@@ -89,7 +89,7 @@ class Bound:
     columns: int = 0
     rows: int = 0
     groups: int = 1
-    solved: int = 1
+    solved: int = 0
 
     @property
     def binding(self) -> str:
