@@ -14,6 +14,8 @@ instance/trace dict (the format `gpuaas simulate` reads) on a chosen catalog:
   duration on its requested GPU count of the GPU it was measured on, by the table:
   steps = duration x steps_per_second, then timed as a model + steps job;
 - releases are shifted so the first kept job arrives at 0;
+- N is given, or ceil(J / 10) (``nodes="jobs"``), or from the trace's GPU demand
+  (``nodes="demand"``, `build.demand_nodes`);
 - a missing due date is release + U[1, 3] x the job's fastest time and a missing weight
   ω ~ U[0.003, 0.015] $/s (the paper's §4.1 rules, `gpuaas.generator`), drawn from `seed`;
   both are written into the output, so the trace is self-contained.
