@@ -502,11 +502,8 @@ def test_elasticflow_sample_imports_with_the_documented_defaults(tmp_path, monke
         spans.append((level, max(0.0, min(t2, hi) - max(t, lo))))
     spans.sort()
     total, acc = sum(w for _, w in spans), 0.0
-    for lev, w in spans:
-        acc += w
-        if acc >= 0.95 * total:
-            break
-    assert data["nodes"] == math.ceil(lev / 8)
+    p95 = next(lev for lev, w in spans if (acc := acc + w) >= 0.95 * total)
+    assert data["nodes"] == math.ceil(p95 / 8)
 
 
 def test_elasticflow_raw_layout_runs_at_the_requested_count(tmp_path):
