@@ -18,7 +18,9 @@ with the argument why any real schedule satisfies it):
    than N nodes at once (`peak_nodes`): they then satisfy every row, and its optimum is the
    per-job bound. Each job keeps only its non-dominated
    configurations (time, cost, node-seconds): a dominated column can be replaced by its
-   dominating one without breaking a row or raising the cost.
+   dominating one without breaking a row or raising the cost. A trace too large for one LP
+   at slots of a day is cut into groups of consecutive jobs (`capacity_groups`) whose LPs'
+   sum is a relaxation of the whole LP's; the whole trace's coarse LP is kept when small.
 
 What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
 at one configuration at a time (migrating freely and at no cost), taking the instance's

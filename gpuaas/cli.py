@@ -499,13 +499,13 @@ def simulate(
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     help="Slot length of the capacity LP in seconds [default: the smallest multiple of "
-    "1 h giving at most 50 000 columns].",
+    "1 h giving at most 50 000 columns, at most 1 day; beyond, groups of consecutive jobs].",
 )
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Seconds for the capacity LP [default: 120]; then a valid dual bound is reported.",
+    help="Seconds for the capacity LPs [default: 120]; then a valid dual bound is reported.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the bounds as JSON.")
 @click.option(
