@@ -198,12 +198,20 @@ def _worker_name() -> str:
 
 def simulate_cell(cell: Cell) -> dict[str, Any]:
     """Simulate the cell and return its results row; errors propagate (`gpuaas compare`)."""
+    t0 = time.perf_counter()
+    row = result_row(cell, cell_simulation(cell).to_dict())
+    row["cell_seconds"] = time.perf_counter() - t0
+    row["worker"] = _worker_name()
+    return row
+
+
+def cell_simulation(cell: Cell) -> Any:
+    """The cell's `SimulationResult` (its trace generated, its bound attached)."""
     from gpuaas.simulator import simulate
 
-    t0 = time.perf_counter()
     trace = make_trace(cell)
     # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
-    result = simulate(
+    return simulate(
         trace,
         cell.method,
         seed=cell.seed,
@@ -215,10 +223,6 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
         bound=cell.bound if cell.bound is not None else cell_bound(cell, trace),
         **json.loads(cell.options),
     )
-    row = result_row(cell, result.to_dict())
-    row["cell_seconds"] = time.perf_counter() - t0
-    row["worker"] = _worker_name()
-    return row
 
 
 def run_cell(cell: Cell) -> dict[str, Any]:
