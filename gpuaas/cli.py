@@ -1045,6 +1045,17 @@ def plot_solver_time_cmd(results: str, output: str | None, clock: str) -> None:
     )
 
 
+@plot.command("cdf")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_plot_output
+def plot_cdf_cmd(results: tuple[str, ...], output: str | None) -> None:
+    """CDFs of JCT and lateness over the jobs of simulation results (gpuaas simulate --json -o
+    r.json), one curve per file."""
+    from gpuaas.plots import plot_cdf
+
+    click.echo(plot_cdf(list(results), _plot_out(output, results[0], "cdf")))
+
+
 _events_arg = click.argument("events", type=click.Path(dir_okay=False))
 _trace_opt = click.option(
     "--trace",
