@@ -6,12 +6,13 @@ Computed once, here, from the per-job records of a simulation (`SimulationResult
 `job_metrics`. For job j released at r_j, due at d_j and completed at C_j (seconds):
 
 - **lateness** L_j = C_j - d_j (negative: early). The job *misses its deadline* (is late) when
-  L_j > `TOLERANCE` (`gpuaas.rescheduler.TIME_TOL`, 10^-6 s), the simulator's time resolution (events closer than that are one
-  event), so a completion at its due date up to floating-point noise is on time.
+  L_j > `TOLERANCE` (`gpuaas.rescheduler.TIME_TOL`, 10^-6 s), the simulator's time resolution
+  (events closer than that are one event): a completion at its due date up to floating-point
+  noise is on time.
 - ``late_jobs``, ``deadline_miss_rate``: the late jobs, and their share of the completed jobs.
 - ``tardiness_p50 / _p95 / _p99``: percentiles over *all* jobs of the tardiness T_j = L_j if
   the job is late, else 0 (the paper's max(0, C_j - d_j)): "95 % of jobs end at most
-  tardiness_p95 s after their due date". 0 while fewer than 5 % of the jobs are late.
+  tardiness_p95 s after their due date"; 0 while at most about 5 % of the jobs are late.
 - ``lateness_of_late_p50 / _p95 / _p99``: percentiles of L_j over the late jobs only: how late
   the jobs that miss are; None when no job is late.
 - ``mean_jct``, ``jct_p50 / _p95 / _p99``, ``max_jct``: job completion time C_j - r_j.

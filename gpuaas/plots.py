@@ -35,6 +35,7 @@ from gpuaas.experiments.analysis import (
     solver_time_per_event,
 )
 from gpuaas.files import check_output, open_output, read_json
+from gpuaas.limits import HORIZON
 from gpuaas.metrics import job_metrics, lateness
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -581,9 +582,12 @@ def read_simulation(path: str | Path) -> dict[str, Any]:
             raise InputError(source, f"jobs[{i}]", "must be an object")
         for name in _JOB_FIELDS:
             x = job.get(name)
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not abs(x) <= HORIZON:
                 raise InputError(
-                    source, f"jobs[{i}].{name}", f"must be a finite number, got {brief(x)}"
+                    source,
+                    f"jobs[{i}].{name}",
+                    f"must be a number of seconds within ±{HORIZON:.3g} (gpuaas.limits), "
+                    f"got {brief(x)}",
                 )
     return data
 

@@ -295,7 +295,7 @@ def test_cdf_plot_of_simulation_results(sim_results: list[Path], tmp_path: Path)
         (
             "cdf-job-field",
             json.dumps({"jobs": [{"release": 0, "completion": "late", "due": 1}]}),
-            "jobs[0].completion: must be a finite number, got 'late'",
+            "jobs[0].completion: must be a number of seconds within ±8.59e+09 (gpuaas.limits), got 'late'",
         ),
         ("cdf-no-jobs", json.dumps({"jobs": []}), "jobs: no completed job to plot"),
     ],
