@@ -91,7 +91,9 @@ def parse_model(text: str, seed: int = 0) -> SpotModel:
             values[key] = int(value)
         elif not math.isfinite(value) or value < 0 or (key == "spell_mean" and value == 0):
             bound = "> 0" if key == "spell_mean" else ">= 0"
-            raise InputError(where, f"model: {key}", f"must be a finite number {bound}, got {raw!r}")
+            raise InputError(
+                where, f"model: {key}", f"must be a finite number {bound}, got {raw!r}"
+            )
         else:
             values[key] = value
     return SpotModel(**values)  # type: ignore[arg-type]
@@ -114,9 +116,7 @@ def _spells(rng: np.random.Generator, model: SpotModel, horizon: float) -> Capac
     return Capacity(np.array(times), np.array(counts))
 
 
-def _interruptions(
-    rng: np.random.Generator, rate: float, horizon: float, slots: int
-) -> np.ndarray:
+def _interruptions(rng: np.random.Generator, rate: float, horizon: float, slots: int) -> np.ndarray:
     out = []
     for slot in range(slots):
         if rate <= 0:
@@ -143,7 +143,9 @@ def model_availability(
         if not math.isfinite(spot):
             continue
         rng = np.random.default_rng([model.seed, v])
-        rate = model.rate if model.rate is not None else bucket_rate(buckets.get(name, DEFAULT_BUCKET))
+        rate = (
+            model.rate if model.rate is not None else bucket_rate(buckets.get(name, DEFAULT_BUCKET))
+        )
         capacity[name] = _spells(rng, model, horizon)
         interruptions[name] = _interruptions(rng, rate, horizon, slots)
     text = (
