@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from cant_be_late import greedy, on_demand, simulate, uniform_progress  # noqa: E402
 
 from gpuaas.availability.readers import read_spot_traces  # noqa: E402
-from gpuaas.files import write_atomic  # noqa: E402
+from gpuaas.files import read_json, write_atomic  # noqa: E402
 
 TRACES = "availability/1-node/aws-10-26-2022"
 WORK_H = 48.0
@@ -51,13 +51,9 @@ def load(directory: Path) -> dict[str, tuple[list[bool], float]]:
     """Per trace name: availability per tick and the gap (s)."""
     out = {}
     for path in sorted((directory / TRACES).glob("*.json")):
-        cap, length = read_spot_traces(str(path))
-        gap = float(cap.times[1] - cap.times[0]) if cap.times.size > 1 else length
-        ticks = round(length / gap)
-        gaps = {round(float(g)) for g in np.diff(cap.times)}
-        gap = float(min(gaps)) if gaps else gap
-        ticks = round(length / gap)
-        out[path.stem] = ([cap.at(i * gap) > 0 for i in range(ticks)], gap)
+        cap, length = read_spot_traces(str(path))  # validates the file
+        gap = float(read_json(path)["metadata"]["gap_seconds"])
+        out[path.stem] = ([cap.at(i * gap) > 0 for i in range(round(length / gap))], gap)
     if not out:
         raise SystemExit(f"no *.json under {directory / TRACES}: give the spot-traces directory")
     return out
