@@ -28,7 +28,7 @@ from importlib import resources
 
 import numpy as np
 
-from gpuaas.availability import UNLIMITED, Availability, Capacity
+from gpuaas.availability.capacity import UNLIMITED, Availability, Capacity
 from gpuaas.errors import InputError
 from gpuaas.limits import MAX_SEED
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpuaas.availability import Availability, Capacity
+from gpuaas.availability.capacity import Availability, Capacity
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json, read_text
 from gpuaas.throughputs import parse_int
