@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from gpuaas.cli import cli
 from gpuaas.experiments import analysis
 from gpuaas.experiments.compare import compare
-from gpuaas.experiments.rows import ADDED_COLUMNS, COLUMNS
+from gpuaas.experiments.rows import ADDED_COLUMNS, COLUMNS, TIMING_COLUMNS
 from gpuaas.experiments.store import read_results
 from gpuaas.instance import load_instance
 from gpuaas.metrics import NAMES, TOLERANCE, job_metrics
@@ -183,3 +183,38 @@ def test_result_json_reads_back_for_the_cdf(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     assert {k: data[k] for k in NAMES} == job_metrics(data["jobs"])
+
+
+def test_rerun_rows_fills_an_older_file_and_same_results_tells_filled_from_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scripts/rerun_rows.py on a file without the metric columns gives the rows of today's
+    compare, resumes from its JSON, and same_results.py --filled passes it; a moved value fails."""
+    import runpy
+
+    from gpuaas.experiments.store import write_csv
+
+    rows = compare(load_instance(SMALL), ["greedy", "edf"], [1], name="small.json")
+    old = tmp_path / "old.csv"
+    write_csv(old, [dict(r, late_jobs=None, jct_p95=None) for r in rows])
+
+    def script(name: str, *args: str) -> tuple[int, str]:
+        monkeypatch.setattr("sys.argv", [name, *args])
+        with pytest.raises(SystemExit) as exit_:
+            runpy.run_path(str(ROOT / "scripts" / name), run_name="__main__")
+        return exit_.value.code, capsys.readouterr().out
+
+    rerun = [str(old), "--trace", f"small.json={SMALL}", "--json-dir", str(tmp_path / "sims")]
+    assert script("rerun_rows.py", *rerun, "-o", str(tmp_path / "new.csv"))[0] == 0
+    code, out = script("rerun_rows.py", *rerun, "-o", str(tmp_path / "again.csv"))
+    assert code == 0 and "from " in out and "simulated" not in out  # resumed from the JSON
+    new = read_results(tmp_path / "new.csv")
+    assert read_results(tmp_path / "again.csv") == [dict(r, cell_seconds=None) for r in new]
+    kept = [c for c in COLUMNS if c not in TIMING_COLUMNS]
+    assert [{c: r[c] for c in kept} for r in new] == [{c: r[c] for c in kept} for r in rows]
+    code, out = script("same_results.py", "--filled", str(old), str(tmp_path / "new.csv"))
+    assert code == 0 and "identical; 4 values empty" in out, out
+    assert script("same_results.py", str(old), str(tmp_path / "new.csv"))[0] == 1
+    write_csv(old, [dict(rows[0], total_cost=1.0), rows[1]])
+    code, out = script("same_results.py", "--filled", str(old), str(tmp_path / "new.csv"))
+    assert code == 1 and "total_cost" in out
