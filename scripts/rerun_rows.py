@@ -5,7 +5,7 @@ For a results file written before a column existed (e.g. the job metrics of `gpu
 each row's cell is rebuilt from its parameter columns (a given trace read from the file that
 ``--trace NAME=FILE`` maps its `trace` column to; a generated trace from its parameters) and
 must have the row's key; it is simulated again and its new row written to OUT, in the input's
-order. With ``--json-dir`` each simulation's result (the JSON of `gpuaas simulate --json`, per-job
+order (a simulation that raises gives a "failed" row with its error, as in a campaign). With ``--json-dir`` each simulation's result (the JSON of `gpuaas simulate --json`, per-job
 records included: what `gpuaas plot cdf` reads) is kept there as ``<cell>.json``, and a cell
 whose JSON is there already is not simulated again (its row is rebuilt from it), so an
 interrupted rerun resumes. `scripts/same_results.py OLD OUT` then shows what moved.
@@ -25,7 +25,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from gpuaas.experiments.cell import Cell, cell_simulation, result_row, with_bounds
+from gpuaas.experiments.cell import Cell, cell_simulation, failed_row, result_row, with_bounds
 from gpuaas.experiments.store import read_results, write_csv
 from gpuaas.files import to_json, write_atomic
 from gpuaas.instance import load_instance
@@ -73,7 +73,12 @@ def main() -> int:
             result = json.loads(saved.read_text())
             how = "from " + str(saved)
         else:
-            result = cell_simulation(cell).to_dict()
+            try:
+                result = cell_simulation(cell).to_dict()
+            except Exception as exc:  # noqa: BLE001 - a failing cell is a row, as in a campaign
+                new.append(failed_row(cell, f"{type(exc).__name__}: {exc}"))
+                print(f"[{i}/{len(cells)}] {cell.key}: failed: {exc}", flush=True)
+                continue
             if saved is not None:
                 write_atomic(saved, to_json(result))
             how = f"simulated in {time.perf_counter() - t0:.1f} s"
