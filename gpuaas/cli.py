@@ -726,31 +726,21 @@ def generate(
     from gpuaas.progress import Progress
 
     check_output(output)
+    if snapshot and arrivals is not None:
+        raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
+    if not snapshot and at is not None:
+        raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
     with Progress("generate") as say:
         if snapshot:
-            if arrivals is not None:
-                raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
-            data = generate_snapshot(
-                nodes,
-                jobs,
-                seed,
-                time=SNAPSHOT_TIME if at is None else at,
-                catalog=catalog,
-                progress=say,
-            )
+            at = SNAPSHOT_TIME if at is None else at
+            data = generate_snapshot(nodes, jobs, seed, time=at, catalog=catalog, progress=say)
         else:
-            if at is not None:
-                raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
+            arrivals = arrivals or "exponential"
             data = generate_trace(
-                nodes,
-                jobs,
-                seed,
-                arrivals=arrivals or "exponential",
-                catalog=catalog,
-                progress=say,
+                nodes, jobs, seed, arrivals=arrivals, catalog=catalog, progress=say
             )
         rel = [j["release"] for j in data["jobs"]]
-        kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
+        kind = "snapshot" if snapshot else f"trace ({arrivals} arrivals)"
         human = (
             f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
             f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"

@@ -33,11 +33,8 @@ Both are still checked (integers >= 1). Weights are not in the trace: drawn by t
 
 from __future__ import annotations
 
-import csv
-import io
-
 from gpuaas.errors import InputError
-from gpuaas.files import read_text
+from gpuaas.importers.csv_table import csv_rows
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float, parse_int
 
@@ -65,38 +62,11 @@ MODEL_MAP = {
 def read_elasticflow(path: str) -> tuple[list[TraceJob], ImportReport]:
     """The jobs of one ElasticFlow cluster CSV, either layout (module docstring)."""
     source = str(path)
-    text = read_text(path, "CSV")
-    lines = [
-        (n, line)
-        for n, line in enumerate(text.splitlines(), start=1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not lines:
-        raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
-    header_no, header = lines[0]
-    names = [h.strip() for h in next(csv.reader([header]))]
-    missing = [c for c in REQUIRED if c not in names]
-    if missing:
-        raise InputError(source, f"line {header_no}", f"missing column(s) {', '.join(missing)}")
-    unknown = [c for c in names if c not in REQUIRED + OPTIONAL]
-    if unknown:
-        raise InputError(
-            source,
-            f"line {header_no}",
-            f"unknown column(s) {', '.join(unknown)}; allowed: {', '.join(REQUIRED + OPTIONAL)}",
-        )
-    dup = sorted({c for c in names if names.count(c) > 1})
-    if dup:
-        raise InputError(source, f"line {header_no}", f"column(s) {', '.join(dup)} given twice")
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
     report = ImportReport(source, 0, 0, 0, 0.0)
-    body = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
-    for (n, _), fields in zip(lines[1:], body):
+    for n, row in csv_rows(path, REQUIRED, OPTIONAL):
         at = f"line {n}"
-        if len(fields) != len(names):
-            raise InputError(source, at, f"has {len(fields)} field(s), the header has {len(names)}")
-        row = {k: v.strip() for k, v in zip(names, fields)}
         for col in REQUIRED + ("model_name", "deadline"):
             if col in row and not row[col]:
                 raise InputError(source, f"{at}: {col}", "missing required value")
