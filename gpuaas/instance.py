@@ -137,11 +137,7 @@ class Instance:
         cat = self.catalog
         jobs = []
         for j, jid in enumerate(self.job_ids):
-            times: dict[str, list[float | None]] = {}
-            for v, name in enumerate(cat.vm_names):
-                row = self.work[j, cat.cfg_offset[v] : cat.cfg_offset[v] + cat.gpus[v]]
-                if np.isfinite(row).any():
-                    times[name] = [float(t) if math.isfinite(t) else None for t in row]
+            times = times_object(self.work[j].tolist(), cat)
             job: dict[str, Any] = {
                 "id": jid,
                 "release": float(self.release[j]),
@@ -439,6 +435,18 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
                 )
             row[catalog.config(v, g)] = float(t)
     return row
+
+
+def times_object(work: Any, catalog: Catalog) -> dict[str, list[Any]]:
+    """The instance format's `times` of a row of whole-job times per configuration (inf or
+    None: cannot run): `{"VM": [t_g1, t_g2, ...]}` for the VM types that can run the job."""
+    row = [None if w is None or w == math.inf else w for w in work]
+    out = {}
+    for v, name in enumerate(catalog.vm_names):
+        ts = row[int(catalog.cfg_offset[v]) : int(catalog.cfg_offset[v] + catalog.gpus[v])]
+        if any(t is not None for t in ts):
+            out[name] = ts
+    return out
 
 
 def load_instance(path: str | Path) -> Instance:

@@ -123,7 +123,7 @@ def test_simulator_uses_the_reschedulers_public_api_only():
     private = {
         n for n in [*vars(r), *dir(Rescheduler)] if n.startswith("_") and not n.startswith("__")
     }
-    assert {"_jobs", "_completed", "_node_vm", "_node_ready", "_lose_work"} <= private
+    assert {"_jobs", "_completed", "_nodes", "_lose_work"} <= private
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     assert not used & private
 
@@ -142,7 +142,7 @@ def test_noise_predicted_vs_actual(tmp_path):
     factors = np.array([j["actual_factor"] for j in res["jobs"]])
     assert ((factors >= 0.78) & (factors <= 1.22)).all() and (factors != 1).all()
     big = Simulator(generated("exponential", 1, nodes=100, jobs=2000), "greedy", seed=1, noise=0.11)
-    assert np.abs(big.factor - 1).mean() == pytest.approx(0.11, abs=0.005)  # 3.5 sd
+    assert np.abs(big.execution.factor - 1).mean() == pytest.approx(0.11, abs=0.005)  # 3.5 sd
 
 
 def test_ticks_and_intervals_by_hand(tmp_path):
