@@ -568,27 +568,36 @@ def test_interruption_loses_work_and_the_job_is_replanned():
     assert r2.interruptions == 1 and r2.state() == r.state()
 
 
-def test_unavailable_capacity_is_not_opened():
-    """A VM type whose capacity is unavailable is offered to no job; running jobs stay."""
+def test_capacity_limits_new_vms_of_a_type():
+    """A VM type at its capacity is offered to no job (running jobs stay); a plan holding more
+    VMs of it than the capacity allows is refused; capacity back, the type is offered again."""
     from gpuaas.rescheduler import CapacityChange
 
     r = Rescheduler(CATALOG, 2, "greedy", **PAPER_COSTS)
     r.submit(job("j1"), at=0.0)
-    plan = r.handle(CapacityChange(10.0, vm="B", available=False))
-    inst = r.instance()
-    cfg_b = [
-        c for c in range(r.catalog.n_configs) if r.catalog.vm_names[r.catalog.cfg_vm[c]] == "B"
-    ]
     running = status(r)["j1"]
-    others = [c for c in cfg_b if c != running.cfg]
-    assert np.isinf(inst.work[0, others]).all()
-    assert r.unavailable() == ["B"]
+    r.handle(CapacityChange(10.0, vm=running.vm, count=1))
+    cat = r.catalog
+    same = [c for c in range(cat.n_configs) if cat.vm_names[cat.cfg_vm[c]] == running.vm]
+    inst = r.instance()
+    assert np.isinf(inst.work[0, [c for c in same if c != running.cfg]]).all()
+    assert inst.work[0, running.cfg] < np.inf and r.capacity() == {running.vm: 1}
     plan = r.submit(job("j2"), at=20.0)
-    assert all(a.vm != "B" for a in plan.open) and all(a.new != "B" for a in plan.resize)
-    r.handle(CapacityChange(30.0, vm="B", available=True))
-    assert r.unavailable() == [] and np.isfinite(r.instance().work[:, cfg_b]).all()
+    assert np.isinf(r.instance().work[1, same]).all() or status(r)["j2"].vm != running.vm
+    assert all(a.vm != running.vm for a in plan.open)
+    r.handle(CapacityChange(30.0, vm=running.vm, count=None))
+    assert r.capacity() == {} and np.isfinite(r.instance().work[:, same]).all()
     with pytest.raises(InputError, match="unknown VM type"):
-        r.handle(CapacityChange(40.0, vm="Z", available=False))
+        r.handle(CapacityChange(40.0, vm="Z", count=0))
+    with pytest.raises(InputError, match="capacity.count: must be an integer >= 0"):
+        r.handle(CapacityChange(40.0, vm="A", count=-1))
+    SCRIPT.update(j1=("A", 1), j2=("A", 1))
+    s = Rescheduler(CATALOG, 2, "test-scripted", **PAPER_COSTS)
+    s.handle(CapacityChange(0.0, vm="A", count=1))
+    with pytest.raises(SolverError, match="holds 2 A VMs, more than the 1 its capacity allows"):
+        s.submit([job("j1"), job("j2")], at=0.0)
+    restored = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert restored.capacity() == r.capacity()
 
 
 def test_throughput_report_replaces_the_time_on_the_running_configuration():
@@ -623,7 +632,7 @@ def test_events_round_trip_as_json():
         ProgressReport(4.0, "j1", 0.5),
         ThroughputReport(5.0, "j1", 100.0),
         Interruption(6.0, 1),
-        CapacityChange(7.0, "A", False),
+        CapacityChange(7.0, "A", 0),
     ):
         assert event_from_dict(json.loads(json.dumps(e.to_dict()))) == e
     with pytest.raises(InputError, match="kind: must be one of"):

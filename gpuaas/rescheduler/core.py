@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import logging
 import time as _time
-import warnings
 from collections import deque
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
@@ -52,9 +51,9 @@ import numpy as np
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
-from gpuaas.errors import InputError, SolverError, StateError, brief
+from gpuaas.errors import InputError, SolverError, brief
 from gpuaas.instance import DEFAULT_PARAMS, Instance, JobSpec
-from gpuaas.limits import HORIZON, MAX_JOBS, MAX_SECONDS, MAX_WEIGHT
+from gpuaas.limits import MAX_SECONDS, MAX_WEIGHT
 from gpuaas.methods import solve
 from gpuaas.reconfiguration import (
     lost_work,
@@ -62,18 +61,16 @@ from gpuaas.reconfiguration import (
     ready_time,
     startup_cost,
 )
-from gpuaas.rescheduler import persistence
+from gpuaas.rescheduler import intake, persistence
 from gpuaas.rescheduler.events import (
-    CapacityChange,
     Completion,
     Event,
-    Interruption,
     ProgressReport,
     Submission,
-    ThroughputReport,
     Tick,
     batch,
 )
+from gpuaas.rescheduler.intake import PLAN_MEMORY, PROGRESS_TOL  # noqa: F401  (re-exported)
 from gpuaas.rescheduler.matching import check_solution, match_nodes
 from gpuaas.rescheduler.records import (
     INSTANCE_VIEW,
@@ -102,12 +99,6 @@ log = logging.getLogger(__name__)
 
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
-#: a progress report this far below the previous one is rounding, not going backwards
-PROGRESS_TOL = 1e-9
-#: rescheduling points whose plans are kept for redelivered events (module docstring): a
-#: redelivery answers the last events unacknowledged, a handful; each plan lists every job
-PLAN_MEMORY = 8
-
 #: the running totals an event changes (`_savepoint`)
 TOTALS = (
     "time",
@@ -178,7 +169,7 @@ class Rescheduler:
         self.time: float | None = None  # clock: time of the last event
         self.events = 0
         self._nodes: dict[int, Node] = {}  # open nodes, in node order
-        self._unavailable: frozenset[int] = frozenset()  # VM types that cannot be opened
+        self._capacity: dict[int, int] = {}  # VM type -> VMs that can be held (absent: any)
         self._jobs: dict[str, Job] = {}  # unfinished, in submission order
         self._completed: dict[str, dict[str, Any]] = {}  # the completion log, in order
         self._plans: deque[dict[str, Any]] = deque(maxlen=PLAN_MEMORY)  # {"ids", "plan"}
@@ -213,30 +204,17 @@ class Rescheduler:
         evs = batch(events)
         if not evs:
             raise InputError(None, "events", "is empty: send a Tick when nothing happened")
-        at = evs[0].at
         for e in evs[1:]:
-            if e.at != at:
+            if e.at != evs[0].at:
                 raise InputError(
-                    None, "events", f"a batch is one instant; got t={brief(at)} and t={brief(e.at)}"
+                    None,
+                    "events",
+                    f"a batch is one instant; got t={brief(evs[0].at)} and t={brief(e.at)}",
                 )
-        again = self._redelivered(evs)
+        again = intake.redelivered(self, evs)
         if again is not None:
             return again
-        at = checks.number(at, "at", minimum=0.0, maximum=HORIZON)
-        if self.time is not None and at < self.time:
-            raise StateError(
-                f"event at t={at:g} is before the previous event at t={self.time:g}; "
-                "events must come in time order"
-            )
-        kinds: dict[type, list[Any]] = {k: [] for k in (Submission, Completion, ProgressReport)}
-        for e in sorted(evs, key=lambda e: e.order):
-            kinds.setdefault(type(e), []).append(e)
-        new = self._parse_submissions([e.job for e in kinds[Submission]], at)
-        done = self._check_completions([e.job for e in kinds[Completion]])
-        reports = self._check_progress([(e.job, e.progress) for e in kinds[ProgressReport]], done)
-        speeds = self._check_throughput(kinds.get(ThroughputReport, []), done)
-        lost = self._check_interruptions(kinds.get(Interruption, []))
-        capacity = self._check_capacity(kinds.get(CapacityChange, []))
+        at, reports, speeds, done, lost, capacity, new = intake.check(self, evs)
         saved = self._savepoint()
         try:
             self._advance(at, set(done))
@@ -251,17 +229,15 @@ class Rescheduler:
                 self._finish(jid, at)
             interrupted = [a for p in lost for a in self._interrupt(p)]
             if capacity:
-                self._unavailable = frozenset(
-                    (self._unavailable | {v for v, ok in capacity.items() if not ok})
-                    - {v for v, ok in capacity.items() if ok}
-                )
+                limits = {**self._capacity, **capacity}
+                self._capacity = {v: k for v, k in sorted(limits.items()) if k is not None}
             for job in new:
                 self._jobs[job.id] = job
             plan = self._reschedule(at)
             plan.submitted = [j.id for j in new]
             plan.completed = done
             plan.interrupted = interrupted
-            self._remember(evs, plan)
+            intake.remember(self, evs, plan)
         except BaseException:
             self._rollback(saved)
             raise
@@ -370,14 +346,20 @@ class Rescheduler:
         fraction of its work lost to restarts), interruptions (VMs lost under it)."""
         return MappingProxyType(self._completed)
 
-    def unavailable(self) -> list[str]:
-        """The VM types that cannot be opened now (`CapacityChange`)."""
-        return [self.catalog.vm_names[v] for v in sorted(self._unavailable)]
+    def capacity(self) -> dict[str, int]:
+        """VM type -> how many VMs of it can be held (`CapacityChange`); a type not listed has
+        no limit."""
+        return {self.catalog.vm_names[v]: k for v, k in self._capacity.items()}
+
+    def _full(self) -> list[int]:
+        """The VM types at their capacity: no new VM of them can open now."""
+        held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
+        return [v for v, k in self._capacity.items() if held[v] >= k]
 
     def instance(self, at: float | None = None) -> Instance:
         """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
-        of `records.INSTANCE_VIEW`; configurations of unavailable VM types are left out (inf),
-        except each running job's own."""
+        of `records.INSTANCE_VIEW`; configurations of VM types at their capacity are left out
+        (inf), except each running job's own."""
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
@@ -389,9 +371,10 @@ class Rescheduler:
         for k in ("current_node", "current_cfg"):
             arrays[k] = arrays[k].astype(np.int64)
         work = np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C))
-        if self._unavailable and jobs:
+        full = self._full() if self._capacity else []
+        if full and jobs:
             work = work.copy()
-            off = np.isin(self.catalog.cfg_vm, sorted(self._unavailable))
+            off = np.isin(self.catalog.cfg_vm, full)
             own = arrays["current_cfg"]
             keep = work[np.arange(len(jobs)), np.maximum(own, 0)]
             work[:, off] = np.inf
@@ -435,157 +418,6 @@ class Rescheduler:
         state of an earlier format version is migrated first; StateError names a bad field)."""
         return persistence.restore(cls, state)
 
-    # -- checks -----------------------------------------------------------------------------
-    def _parse_submissions(self, jobs: list[Any], at: float) -> list[Job]:
-        out: list[Job] = []
-        seen: set[str] = set()
-        for i, job in enumerate(jobs):
-            parsed = persistence.submitted_job(job, self.catalog, at, f"job[{i}]")
-            if parsed.id in self._jobs or parsed.id in self._completed or parsed.id in seen:
-                raise StateError(f"job {parsed.id!r} was already submitted")
-            seen.add(parsed.id)
-            out.append(parsed)
-        if len(self._jobs) + len(out) > MAX_JOBS:
-            raise InputError(
-                None,
-                "job",
-                f"{len(self._jobs) + len(out)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)",
-            )
-        return out
-
-    def _check_completions(self, ids: list[Any]) -> list[str]:
-        done: list[str] = []
-        for jid in ids:
-            if not isinstance(jid, str):
-                raise InputError(None, "job_id", f"must be a job id (a string), got {brief(jid)}")
-            if jid in self._completed or jid in done:
-                msg = f"job {jid!r} already completed; duplicate completion ignored"
-                warnings.warn(msg, stacklevel=5)
-                log.warning(msg)
-            elif jid not in self._jobs:
-                raise StateError(f"cannot complete unknown job {jid!r}")
-            elif self._jobs[jid].start is None:
-                raise StateError(f"cannot complete job {jid!r}: it never started")
-            else:
-                done.append(jid)
-        return done
-
-    def _known(self, jid: Any, what: str) -> Job:
-        """The unfinished job `jid`, which must have run here (StateError otherwise)."""
-        if not isinstance(jid, str) or jid not in self._jobs:
-            raise StateError(f"{what} reported for unknown or completed job {brief(jid)}")
-        job = self._jobs[jid]
-        if job.start is None:
-            raise StateError(f"{what} reported for job {jid!r}, which never started")
-        return job
-
-    def _check_progress(self, reports: list[tuple[Any, Any]], done: list[str]) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for jid, p in reports:
-            if not isinstance(jid, str) or jid not in self._jobs:
-                raise StateError(f"progress reported for unknown or completed job {brief(jid)}")
-            if jid in done:
-                continue
-            job = self._known(jid, "progress")
-            if jid in out:
-                raise InputError(None, f"progress[{jid!r}]", "reported twice in one batch")
-            p = checks.number(p, f"progress[{jid!r}]", minimum=0.0)
-            if p >= 1.0:
-                raise InputError(
-                    None,
-                    f"progress[{jid!r}]",
-                    f"must be < 1 for an unfinished job (complete it instead), got {p!r}",
-                )
-            floor = job.reported
-            if floor is not None and p < floor - PROGRESS_TOL:
-                raise InputError(
-                    None,
-                    f"progress[{jid!r}]",
-                    f"{p!r} is below the {floor!r} reported "
-                    "before; progress only goes back when the job is migrated or "
-                    "preempted with a restart overhead",
-                )
-            out[jid] = p
-        return out
-
-    def _check_throughput(
-        self, reports: list[ThroughputReport], done: list[str]
-    ) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for e in reports:
-            job = self._known(e.job, "throughput")
-            if e.job in done:
-                continue
-            if job.cfg < 0:
-                raise StateError(f"throughput reported for job {e.job!r}, which is not running")
-            out[e.job] = checks.number(
-                e.seconds, f"throughput[{e.job!r}].seconds", maximum=MAX_SECONDS, positive=True
-            )
-        return out
-
-    def _check_interruptions(self, events: list[Interruption]) -> list[int]:
-        out: list[int] = []
-        for e in events:
-            p = checks.integer(e.node, "interruption.node", minimum=0, maximum=self.nodes - 1)
-            if p not in self._nodes:
-                raise StateError(f"node {p} was interrupted but it is not open")
-            if p not in out:
-                out.append(p)
-        return out
-
-    def _check_capacity(self, events: list[CapacityChange]) -> dict[int, bool]:
-        out: dict[int, bool] = {}
-        for e in events:
-            if e.vm not in self.catalog.vm_names:
-                raise InputError(None, "capacity.vm", f"unknown VM type {brief(e.vm)}")
-            if not isinstance(e.available, bool):
-                raise InputError(
-                    None, "capacity.available", f"must be true or false, got {brief(e.available)}"
-                )
-            out[self.catalog.vm_index(e.vm)] = e.available
-        return out
-
-    # -- idempotency ------------------------------------------------------------------------
-    def _redelivered(self, evs: list[Event]) -> Plan | None:
-        """The plan of events already applied, None for new ones (module docstring)."""
-        ids = [e.id for e in evs if e.id is not None]
-        if not ids:
-            return None
-        for e in evs:
-            if e.id is not None and not isinstance(e.id, str):
-                raise InputError(None, "id", f"must be a string, got {brief(e.id)}")
-        if len(set(ids)) != len(ids):
-            raise InputError(None, "id", "two events of the batch have the same id")
-        kept = {i: (k, p) for k, p in enumerate(self._plans) for i in p["ids"]}
-        known = [e for e in evs if e.id in kept or e.id in self._applied_now]
-        if not known:
-            return None
-        if len(known) != len(evs):
-            raise StateError(
-                f"event {known[0].id!r} was applied already but the batch has new events; "
-                "send them apart"
-            )
-        for e in evs:
-            digest = kept[e.id][1]["ids"][e.id] if e.id in kept else self._applied_now[e.id]
-            if digest != e.digest():
-                raise StateError(f"event id {e.id!r} was applied already, to another event")
-        points = {kept[e.id][0] for e in evs if e.id in kept}
-        if len(points) != 1 or any(e.id not in kept for e in evs):
-            raise StateError(
-                f"event {evs[0].id!r} was applied already; its plan is no longer kept "
-                f"(the last {PLAN_MEMORY} are)"
-            )
-        return Plan.from_dict(self._plans[points.pop()]["plan"])
-
-    def _remember(self, evs: list[Event], plan: Plan) -> None:
-        ids = {e.id: e.digest() for e in evs if e.id is not None}
-        if not ids:
-            return
-        if self._plans and self._plans[-1]["plan"]["time"] != plan.time:
-            self._applied_now = {}
-        self._applied_now = {**self._applied_now, **ids}
-        self._plans.append({"ids": ids, "plan": plan.to_dict()})
-
     # -- state changes ----------------------------------------------------------------------
     def _savepoint(self) -> tuple[Any, ...]:
         """What an event changes, copied so that `_rollback` can undo it: O(J + N) references
@@ -593,7 +425,7 @@ class Rescheduler:
         jobs = dict(self._jobs)
         fields = [tuple(getattr(j, f) for f in JOB_FIELDS) for j in jobs.values()]
         totals = tuple(getattr(self, k) for k in TOTALS)
-        rest = (dict(self._nodes), self._unavailable, list(self._plans), self._applied_now)
+        rest = (dict(self._nodes), self._capacity, list(self._plans), self._applied_now)
         return jobs, fields, totals, rest, len(self._completed)
 
     def _rollback(self, saved: tuple[Any, ...]) -> None:
@@ -604,7 +436,7 @@ class Rescheduler:
         self._jobs = jobs
         for k, v in zip(TOTALS, totals):
             setattr(self, k, v)
-        self._nodes, self._unavailable, plans, self._applied_now = rest
+        self._nodes, self._capacity, plans, self._applied_now = rest
         self._plans = deque(plans, maxlen=PLAN_MEMORY)
         for jid in list(self._completed)[completed:]:
             del self._completed[jid]
@@ -690,12 +522,12 @@ class Rescheduler:
             next_tick=at + self.config.interval(self.H),
         )
         changed = np.flatnonzero((old_vm >= 0) | (new_vm >= 0)).tolist()  # O(open), not O(N)
-        for p in changed:
-            old, new = int(old_vm[p]), int(new_vm[p])
-            if new >= 0 and old != new and new in self._unavailable:
+        for v, k in self._capacity.items():
+            kept = int(np.count_nonzero((old_vm == v) & (new_vm == v)))
+            if np.count_nonzero(new_vm == v) > max(k, kept):
                 raise SolverError(
-                    f"{sol.method or self.method}: opens a {names[new]} VM, "
-                    "whose capacity is unavailable"
+                    f"{sol.method or self.method}: holds {np.count_nonzero(new_vm == v)} "
+                    f"{names[v]} VMs, more than the {k} its capacity allows"
                 )
         nodes: dict[int, Node] = {}
         for p in changed:

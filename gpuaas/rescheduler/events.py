@@ -15,7 +15,7 @@ and changes nothing (`Rescheduler.handle`, "Idempotent events").
 | `ProgressReport` | a job's measured fraction done | replaces the predicted progress |
 | `ThroughputReport` | a job's measured whole-job time on its configuration | replaces the predicted time there |
 | `Interruption` | a node's VM is gone (spot reclaim, failure) | its jobs lose work as in a restart and wait |
-| `CapacityChange` | a VM type can (not) be opened | the method sees it as (un)available |
+| `CapacityChange` | how many VMs of a type can be held | a type at its limit is not offered to new jobs |
 
 A new kind is a record here and its effect in `Rescheduler._apply_event`; the simulator's
 producers (`gpuaas.simulator`) are where a new source of events goes.
@@ -103,10 +103,11 @@ class Interruption(Event):
 
 @dataclass(frozen=True)
 class CapacityChange(Event):
-    """VMs of type `vm` can (`available`) or cannot be opened from now on; running ones stay."""
+    """At most `count` VMs of type `vm` can be held from now on (None: no limit). New VMs of
+    the type open only below it; held ones beyond it stay until interrupted (`Interruption`)."""
 
     vm: str
-    available: bool
+    count: int | None
     kind: ClassVar[str] = "capacity"
     order: ClassVar[int] = 4
 

@@ -6,7 +6,7 @@ changes and an event costs the same however many jobs completed before:
 - ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
   `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
 - ``live``: what events change: the clock, the event count, the running totals, the open nodes,
-  the unavailable VM types, the unfinished jobs, the plans kept for redelivered events and the
+  the capacity of VM types, the unfinished jobs, the plans kept for redelivered events and the
   number of completion records (so that a restore knows the log it gets is whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
   records a service has not saved yet).
@@ -136,7 +136,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         {"node": p, "vm": names[n.vm], **{k: getattr(n, k) for k in NODE_SAVED}}
         for p, n in r._nodes.items()
     ]
-    live["unavailable"] = r.unavailable()
+    live["capacity"] = r.capacity()
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
@@ -172,7 +172,7 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
     live["nodes"] = [
         {"node": p, "vm": v, "ready": ready[p]} for p, v in enumerate(node_vm) if v is not None
     ]
-    live["unavailable"] = []
+    live["capacity"] = {}
     live["jobs"] = [dict(d, interruptions=0) for d in s["jobs"]]
     live["plans"] = []
     live["applied_now"] = {}
@@ -263,7 +263,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     live = _fields(
         "live",
         state["live"],
-        ("time", "events", *MONEY, *COUNTS, "nodes", "unavailable", "jobs", "plans"),
+        ("time", "events", *MONEY, *COUNTS, "nodes", "capacity", "jobs", "plans"),
     )
     _fields("live", live, ("applied_now", "completed"))
     clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
@@ -274,11 +274,12 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     for k in COUNTS:
         setattr(r, k, checks.integer(live[k], f"live.{k}", minimum=0))
     r._nodes = _nodes(live["nodes"], cat, r.nodes)
-    unavailable = _list("live.unavailable", live["unavailable"])
-    for i, vm in enumerate(unavailable):
+    capacity = _fields("live.capacity", live["capacity"], ())
+    for vm, k in capacity.items():
         if vm not in cat.vm_names:
-            _fail(f"live.unavailable[{i}]", f"must be a VM type of the catalog, got {brief(vm)}")
-    r._unavailable = frozenset(cat.vm_index(vm) for vm in unavailable)
+            _fail(f"live.capacity.{vm}", "not a VM type of the catalog")
+        checks.integer(k, f"live.capacity.{vm}", minimum=0)
+    r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or r._nodes):
