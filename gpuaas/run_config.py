@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuaas import checks
 from gpuaas.errors import InputError
-from gpuaas.limits import MAX_SECONDS, check_nodes, check_seed
+from gpuaas.limits import MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
 from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
@@ -69,9 +69,9 @@ class RunConfig:
             raise InputError(None, "options", f"must be a mapping, got {self.options!r}")
         check_options(self.method, self.options)
         set_("options", dict(self.options))  # a copy: the caller's mapping may change
-        set_("seed", check_seed(self.seed))
+        set_("seed", checks.seed(self.seed))
         if self.nodes is not None:
-            set_("nodes", check_nodes(self.nodes))
+            set_("nodes", checks.nodes(self.nodes))
         for k in ("overhead", "startup"):
             set_(k, checks.number(getattr(self, k), k, minimum=0.0, maximum=MAX_SECONDS))
         if self.tick is not None:
