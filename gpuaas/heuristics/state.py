@@ -38,7 +38,7 @@ def kernel_data(
     configurations.
     """
     from gpuaas.heuristics.incumbent import keep_incumbent
-    from gpuaas.objective import reconfiguration_terms
+    from gpuaas.reconfiguration import reconfiguration_terms
 
     cat = instance.catalog
     pin_node, pin_cfg = keep_incumbent(instance) if pins is None else pins

@@ -56,6 +56,7 @@ from gpuaas.instance import DEFAULT_PARAMS, Instance, JobSpec
 from gpuaas.limits import MAX_SECONDS, MAX_WEIGHT
 from gpuaas.methods import solve
 from gpuaas.reconfiguration import (
+    gpu_share_price,
     lost_work,
     lost_work_cost,
     ready_time,
@@ -171,7 +172,8 @@ class Rescheduler:
         self._nodes: dict[int, Node] = {}  # open nodes, in node order
         self._capacity: dict[int, int] = {}  # VM type -> VMs that can be held (absent: any)
         self._jobs: dict[str, Job] = {}  # unfinished, in submission order
-        self._completed: dict[str, dict[str, Any]] = {}  # the completion log, in order
+        self._completed: dict[str, dict[str, Any]] = {}  # id -> completion record
+        self._log: list[str] = []  # completed ids in completion order: the append-only log
         self._plans: deque[dict[str, Any]] = deque(maxlen=PLAN_MEMORY)  # {"ids", "plan"}
         self._applied_now: dict[str, str] = {}  # id -> digest of the events at `time`
         self.vm_cost = 0.0
@@ -438,8 +440,9 @@ class Rescheduler:
             setattr(self, k, v)
         self._nodes, self._capacity, plans, self._applied_now = rest
         self._plans = deque(plans, maxlen=PLAN_MEMORY)
-        for jid in list(self._completed)[completed:]:
+        for jid in self._log[completed:]:
             del self._completed[jid]
+        del self._log[completed:]
 
     def _advance(self, at: float, completing: set[str]) -> None:
         """Charge open VMs and progress running jobs from the last event to `at`."""
@@ -466,6 +469,7 @@ class Rescheduler:
         tard = job.weight * max(0.0, at - job.due)
         self.tardiness_cost += tard
         self._completed[jid] = completed_record(job, at, tard)
+        self._log.append(jid)
 
     def _interrupt(self, p: int) -> list[InterruptedJob]:
         """Node p's VM is gone: its jobs lose work as in a restart and wait; it closes."""
@@ -593,7 +597,7 @@ class Rescheduler:
         job.reported = None  # the real restart may lose more than predicted
         job.lost += lost
         v = int(self.catalog.cfg_vm[c])
-        share = self._price[v] * self._cfg_gpus[c] / int(self.catalog.gpus[v])
+        share = gpu_share_price(self._price[v], self._cfg_gpus[c], int(self.catalog.gpus[v]))
         self.lost_work_cost += lost_work_cost(lost, work, share)
         return lost
 

@@ -102,9 +102,8 @@ def assign_max(weight: np.ndarray) -> np.ndarray:
     """Maximum-weight perfect assignment of a square matrix: `perm[row] = column`.
 
     Hand-written rather than scipy's `linear_sum_assignment` (same assignments on the matching
-    step's matrices): on those it takes half the time from 100 nodes up (0.09 against 0.17 ms
-    at 200, 0.33 against 0.65 ms at 400) and spares every process importing scipy.optimize;
-    `scripts/bench_assignment.py` measures both.
+    step's matrices): it is faster on them from 100 nodes up and spares every process importing
+    scipy.optimize (`scripts/bench_assignment.py` measures both; docs/design.md §6).
     """
     w = np.ascontiguousarray(weight, dtype=np.float64)
     return _hungarian(w.max() - w if w.size else w)

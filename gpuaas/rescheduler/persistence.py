@@ -146,9 +146,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
 
 def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
     start = checks.integer(start, "start", minimum=0)
-    if start == 0:
-        return [dict(d) for d in r._completed.values()]
-    return [dict(d) for d in list(r._completed.values())[start:]]
+    return [dict(r._completed[jid]) for jid in r._log[start:]]
 
 
 # -- migrating ------------------------------------------------------------------------------
@@ -298,6 +296,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         if d["id"] in r._completed:
             _fail(f"completed[{i}].id", f"{d['id']!r} is listed twice")
         r._completed[d["id"]] = d
+        r._log.append(d["id"])
     r._jobs = _jobs(jobs, cat, r, clock, tol)
     for p, n in r._nodes.items():
         vm = [j.cfg for j in r._jobs.values() if j.node == p]
