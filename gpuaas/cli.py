@@ -603,9 +603,10 @@ def compare(
     A campaign over one trace: the rows are campaign rows (docs/experiments.md), one per
     simulation (a seed-independent method is simulated once). The table gives per method the
     mean over its runs of the total, VM and tardiness costs, the ratio to EDF's mean cost, the
-    ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound) and
-    Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean /
-    max.
+    ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound), the
+    deadline-miss rate, the late jobs' 95th-percentile lateness and the 95th-percentile JCT
+    (every job metric is in the rows: gpuaas/metrics.py) and Path Relinking's cost reduction
+    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max.
     """
     from gpuaas.experiments import analysis
     from gpuaas.experiments import compare as cmp
@@ -658,7 +659,9 @@ def compare(
     else:
         click.echo(
             f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
-            "total cost over the lowest any schedule on the same nodes could reach"
+            "total cost over the lowest any schedule on the same nodes could reach\n"
+            "miss %: jobs completed after their due date; late p95: how late the late jobs "
+            "were (95th percentile); every job metric is in the rows (-o, --csv)"
         )
         click.echo(analysis.format_table(analysis.summarize(rows)))
 
@@ -1041,6 +1044,17 @@ def plot_solver_time_cmd(results: str, output: str | None, clock: str) -> None:
     click.echo(
         plot_solver_time(read_results(results), _plot_out(output, results, "solver-time"), clock)
     )
+
+
+@plot.command("cdf")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_plot_output
+def plot_cdf_cmd(results: tuple[str, ...], output: str | None) -> None:
+    """CDFs of JCT and lateness over the jobs of simulation results (gpuaas simulate --json -o
+    r.json), one curve per file."""
+    from gpuaas.plots import plot_cdf
+
+    click.echo(plot_cdf(list(results), _plot_out(output, results[0], "cdf")))
 
 
 _events_arg = click.argument("events", type=click.Path(dir_okay=False))

@@ -43,6 +43,7 @@ from gpuaas.files import open_output, to_json
 from gpuaas.instance import Instance
 from gpuaas.limits import EVENTS_PER_JOB, HORIZON
 from gpuaas.methods import default_tick
+from gpuaas.metrics import job_metrics, summary_lines
 from gpuaas.producers import Execution, Releases, Ticks
 from gpuaas.rescheduler import Completion, JobStatus, Plan, Rescheduler, Submission, Tick
 from gpuaas.run_config import RunConfig
@@ -63,7 +64,8 @@ class SimulationResult:
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
     overhead, as a fraction of the actual work) and, with noise, actual_factor (actual /
-    predicted duration).
+    predicted duration). `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate,
+    tardiness, lateness, JCT and waiting percentiles).
     """
 
     method: str
@@ -136,6 +138,7 @@ class SimulationResult:
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
             "makespan": self.makespan,
+            **job_metrics(self.jobs),
             "solver_seconds": self.solver_stats(),
             "wall_seconds": self.wall_seconds,
             "cpu_seconds": self.cpu_seconds,
@@ -164,15 +167,10 @@ class SimulationResult:
     def summary(self) -> str:
         """A few human-readable lines."""
         s = self.solver_stats()
-        jct = [j["jct"] for j in self.jobs]
-        late = sum(j["tardiness_cost"] > 0 for j in self.jobs)
         lines = [
             f"method        {self.method} (seed {self.seed}, {self.nodes} nodes)",
             f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
-            (
-                f"jobs          {len(self.jobs)} completed, {late} late, mean JCT "
-                f"{(sum(jct) / len(jct) if jct else 0.0) / 3600:.2f} h, makespan {self.makespan / 3600:.2f} h"
-            ),
+            *summary_lines(job_metrics(self.jobs), self.makespan),
             (
                 f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
                 f"{self.moves_per_job:.2f} moves per job)"
