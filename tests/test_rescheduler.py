@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpuaas.errors import InputError, SolverError, StateError
 from gpuaas.methods import METHODS, Method
@@ -637,3 +639,43 @@ def test_events_round_trip_as_json():
         assert event_from_dict(json.loads(json.dumps(e.to_dict()))) == e
     with pytest.raises(InputError, match="kind: must be one of"):
         event_from_dict({"kind": "party", "at": 1.0})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    jobs=st.lists(
+        st.tuples(
+            st.floats(1e-3, 1e9),  # time on A
+            st.floats(1e-3, 1e9),  # time on B x2
+            st.floats(-1e9, 1e9),  # due
+            st.floats(0.0, 1e6),  # weight
+            st.floats(0.0, 1.0, exclude_max=True),  # progress at submission
+            st.floats(0.0, 1e4),  # how long before the event it was released
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    at=st.floats(1e4, 1e8),
+    overhead=st.sampled_from([0.0, 600.0]),
+)
+def test_what_submit_accepts_is_saved_and_restored(jobs, at, overhead):
+    """Any job `submit` accepts survives state() -> JSON -> restore(), and the restored
+    Rescheduler continues exactly as the original (restore checks each job as submit did)."""
+    r = Rescheduler(CATALOG, 2, "greedy", overhead=overhead)
+    objs = [
+        {
+            "id": f"j{i}",
+            "release": at - back,
+            "due": due,
+            "weight": w,
+            "progress": p,
+            "times": {"A": [a], "B": [None, b]},
+        }
+        for i, (a, b, due, w, p, back) in enumerate(jobs)
+    ]
+    r.submit(objs, at=at)
+    r.tick(at + 3600.0)
+    b = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert b.state() == r.state()
+    later = [without_timing(x.tick(at + 7200.0)) for x in (r, b)]
+    assert later[0] == later[1] and b.state() == r.state()
