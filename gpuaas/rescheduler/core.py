@@ -71,7 +71,7 @@ from gpuaas.rescheduler.events import (
     Tick,
     batch,
 )
-from gpuaas.rescheduler.intake import PLAN_MEMORY, PROGRESS_TOL  # noqa: F401  (re-exported)
+from gpuaas.rescheduler.intake import PLAN_MEMORY
 from gpuaas.rescheduler.matching import check_solution, match_nodes
 from gpuaas.rescheduler.records import (
     INSTANCE_VIEW,

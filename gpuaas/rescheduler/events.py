@@ -17,8 +17,9 @@ and changes nothing (`Rescheduler.handle`, "Idempotent events").
 | `Interruption` | a node's VM is gone (spot reclaim, failure) | its jobs lose work as in a restart and wait |
 | `CapacityChange` | how many VMs of a type can be held | a type at its limit is not offered to new jobs |
 
-A new kind is a record here and its effect in `Rescheduler._apply_event`; the simulator's
-producers (`gpuaas.simulator`) are where a new source of events goes.
+A new kind is a record here (and in `KINDS`), its check in `intake.py` and its effect in
+`Rescheduler.handle`; the simulator's producers (`gpuaas/producers.py`) are where a new source
+of events goes.
 """
 
 from __future__ import annotations

@@ -221,14 +221,18 @@ class Place(_Action):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class OpenVM(_Action):
+    """Open a VM of type `vm` on node `node`."""
+
     node: int
     vm: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class CloseVM(_Action):
-    node: int
-    vm: str
+class CloseVM(OpenVM):
+    """Close node `node`'s VM (of type `vm`)."""
+
+
+class PlannedNode(OpenVM):
+    """An open node of the target state."""
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -283,23 +287,8 @@ class PreemptJob(_Action):
     lost_work: float
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class InterruptedJob(_Action):
+class InterruptedJob(PreemptJob):
     """A job whose node's VM was lost (`Interruption`): it waits, losing `lost_work`."""
-
-    id: str
-    node: int
-    vm: str
-    gpus: int
-    lost_work: float
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class PlannedNode(_Action):
-    """An open node of the target state."""
-
-    node: int
-    vm: str
 
 
 @dataclass(frozen=True, eq=False, repr=False)
