@@ -106,25 +106,30 @@ def test_restore_mid_simulation_gives_identical_result():
 
 
 def test_simulator_uses_the_reschedulers_public_api_only():
-    """simulator.py imports no private name of gpuaas.rescheduler and reads no private
-    attribute of a Rescheduler (so the rescheduler's internals can change freely)."""
+    """simulator.py and its producers import nothing from gpuaas.rescheduler's modules but its
+    public names and read no private attribute of a Rescheduler (so the rescheduler's internals
+    can change freely)."""
     import ast
     import inspect
 
-    tree = ast.parse(inspect.getsource(simulator))
+    from gpuaas import producers
+
+    trees = [ast.parse(inspect.getsource(m)) for m in (simulator, producers)]
     imported = [
-        a.name
+        (node.module, a.name)
+        for tree in trees
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "gpuaas.rescheduler"
+        if isinstance(node, ast.ImportFrom) and node.module.startswith("gpuaas.rescheduler")
         for a in node.names
     ]
-    assert "Rescheduler" in imported and not [n for n in imported if n.startswith("_")]
+    assert ("gpuaas.rescheduler", "Rescheduler") in imported
+    assert all(m == "gpuaas.rescheduler" and not n.startswith("_") for m, n in imported)
     r = Rescheduler(CATALOG, 2, "greedy")
     private = {
         n for n in [*vars(r), *dir(Rescheduler)] if n.startswith("_") and not n.startswith("__")
     }
     assert {"_jobs", "_completed", "_nodes", "_lose_work"} <= private
-    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    used = {n.attr for tree in trees for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert not used & private
 
 
