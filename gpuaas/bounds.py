@@ -46,6 +46,7 @@ from typing import Any
 import highspy
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.milp.highs import load_lp, new_highs
@@ -176,17 +177,9 @@ def bound(
     t0 = _time.perf_counter()
     if not isinstance(trace, Instance):
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
-    nodes = trace.nodes if nodes is None else nodes
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
+    nodes = checks.nodes(trace.nodes if nodes is None else nodes)
     for name, value in (("slot", slot), ("time_limit", time_limit)):
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or value <= 0
-        ):
-            raise InputError(None, name, f"must be a finite number of seconds > 0, got {value!r}")
+        checks.optional_number(value, name, positive=True)
     if slot is not None and trace.n_jobs:
         check_slot(trace, int(nodes), float(slot))
     say = progress or (lambda step: None)

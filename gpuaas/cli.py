@@ -22,7 +22,8 @@ from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.run_config import RunConfig
 
 
 class UserError(click.ClickException):
@@ -476,17 +477,17 @@ def simulate(
     if time_limit is not None:
         options["time_limit"] = time_limit
     with _blame(preset, taken):
-        result = run_simulation(
-            trace,
-            method,
+        config = RunConfig(
+            method=method,
             seed=seed,
             nodes=nodes,
             noise=noise,
-            **reconfiguration(overhead, startup, paper_costs),
-            log=log_file,
             tick=tick,
-            progress=not quiet and sys.stderr.isatty(),
-            **options,
+            options=options,
+            **reconfiguration(overhead, startup, paper_costs),
+        )
+        result = run_simulation(
+            trace, config=config, log=log_file, progress=not quiet and sys.stderr.isatty()
         )
     emit(result.to_dict(), as_json, result.summary(), output)
 

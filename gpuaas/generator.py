@@ -42,10 +42,11 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.instance import DEFAULT_PARAMS, Instance
-from gpuaas.limits import MAX_JOBS, MAX_SECONDS, check_jobs, check_nodes, check_seed
+from gpuaas.limits import MAX_JOBS, MAX_SECONDS
 from gpuaas.performance import GPUS, TABLE3_JOBS, job_time, workload_times
 
 ARRIVALS = ("exponential", "high", "low", "mixed")
@@ -207,10 +208,7 @@ def generate_snapshot(
         The instance format with ``time`` = `time` and ``progress`` on jobs that have run.
     """
     nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 4.5)
-    if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 <= time <= MAX_SECONDS:
-        raise InputError(
-            None, "time", f"must be a number of seconds in [0, {MAX_SECONDS:g}], got {time!r}"
-        )
+    checks.number(time, "time", minimum=0.0, maximum=MAX_SECONDS)
     cat = _catalog(catalog)
     rng = _rngs(seed)
     workloads, work = _draw_jobs(rng["jobs"], jobs, cat, progress)
@@ -260,7 +258,7 @@ def generate_instance(
 
 
 def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int, int, int]:
-    n = check_nodes(nodes)
+    n = checks.nodes(nodes)
     default_jobs = math.ceil(per_node * n)
     if jobs is None and default_jobs > MAX_JOBS:
         raise InputError(
@@ -269,8 +267,8 @@ def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int
             f"the default ({default_jobs} for {n} nodes) is more than "
             f"{MAX_JOBS} (gpuaas.limits); give --jobs",
         )
-    j = default_jobs if jobs is None else check_jobs(jobs)
-    return n, j, check_seed(seed)
+    j = default_jobs if jobs is None else checks.jobs(jobs)
+    return n, j, checks.seed(seed)
 
 
 def _catalog(spec: str | dict[str, Any] | Catalog) -> Catalog:

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
 from gpuaas.metrics import NAMES as JOB_METRICS
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _RESULT_KEYS = {
     "method",
@@ -81,6 +81,23 @@ class Cell:
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def config(self) -> Any:
+        """The cell's run configuration (`gpuaas.run_config.RunConfig`): its simulation runs
+        with `node_multiplier` x `nodes` nodes."""
+        from gpuaas.run_config import RunConfig
+
+        return RunConfig(
+            method=self.method,
+            seed=self.seed,
+            nodes=self.nodes * self.node_multiplier,
+            overhead=self.overhead,
+            startup=self.startup,
+            tick=self.tick,
+            noise=self.noise,
+            options=json.loads(self.options),
+        )
 
     @property
     def key(self) -> str:
@@ -211,18 +228,8 @@ def cell_simulation(cell: Cell) -> Any:
 
     trace = make_trace(cell)
     # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
-    return simulate(
-        trace,
-        cell.method,
-        seed=cell.seed,
-        nodes=cell.nodes * cell.node_multiplier,
-        noise=cell.noise,
-        overhead=cell.overhead,
-        startup=cell.startup,
-        tick=cell.tick,
-        bound=cell.bound if cell.bound is not None else cell_bound(cell, trace),
-        **json.loads(cell.options),
-    )
+    bound = cell.bound if cell.bound is not None else cell_bound(cell, trace)
+    return simulate(trace, config=cell.config, bound=bound)
 
 
 def run_cell(cell: Cell) -> dict[str, Any]:
