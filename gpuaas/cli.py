@@ -19,9 +19,10 @@ from gpuaas.experiments.analysis import BASELINE, REFERENCE
 from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
-from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
+from gpuaas.limits import MAX_COUNT, MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
+from gpuaas.noise import DEFAULT_NOISE_MODEL, NOISE_MODELS
 from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
 from gpuaas.run_config import RunConfig
 
@@ -369,6 +370,22 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     sys.exit(0 if report.ok else 1)
 
 
+def disruption_options(f: Any) -> Any:
+    """--max-moves and --moves-per-hour: the disruption limits of a simulation."""
+    f = click.option(
+        "--moves-per-hour",
+        type=click.IntRange(0, MAX_COUNT),
+        default=None,
+        help="At most this many voluntary moves (migrations, preemptions) in any hour.",
+    )(f)
+    return click.option(
+        "--max-moves",
+        type=click.IntRange(0, MAX_COUNT),
+        default=None,
+        help="At most this many voluntary moves per job (a lost spot VM does not count).",
+    )(f)
+
+
 def reconfiguration_options(f: Any) -> Any:
     """--overhead, --startup and --paper-costs: the reconfiguration costs of a simulation."""
     f = click.option(
@@ -415,11 +432,32 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 @click.option("--nodes", type=NODES, default=None, help="Override the trace's N.")
 @click.option(
     "--noise",
-    type=FloatRange(0, 0.5, max_open=True),
+    type=FloatRange(0, 1, max_open=True),
     default=0.0,
     show_default=True,
-    help="Mean absolute relative error of predicted durations (paper: 0.11).",
+    help="Mean absolute relative error of predicted durations (paper: 0.11; uniform model: "
+    "below 0.5).",
 )
+@click.option(
+    "--noise-model",
+    type=click.Choice(NOISE_MODELS),
+    default=DEFAULT_NOISE_MODEL,
+    show_default=True,
+    help="How actual durations are drawn: one uniform factor per job, one log-normal factor "
+    "per job, or log-normal per job and configuration (gpuaas/noise.py).",
+)
+@click.option(
+    "--oracle",
+    is_flag=True,
+    help="Tell the method the actual durations (what a prediction error is measured against).",
+)
+@click.option(
+    "--learn-speed/--no-learn-speed",
+    default=True,
+    show_default=True,
+    help="Estimate each job's speed from its measured progress and plan with it.",
+)
+@disruption_options
 @reconfiguration_options
 @click.option(
     "--tick",
@@ -452,6 +490,11 @@ def simulate(
     seed: int,
     nodes: int | None,
     noise: float,
+    noise_model: str,
+    oracle: bool,
+    learn_speed: bool,
+    max_moves: int | None,
+    moves_per_hour: int | None,
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
@@ -482,6 +525,11 @@ def simulate(
             seed=seed,
             nodes=nodes,
             noise=noise,
+            noise_model=noise_model,
+            oracle=oracle,
+            learn_speed=learn_speed,
+            max_moves=max_moves,
+            moves_per_hour=moves_per_hour,
             tick=tick,
             options=options,
             **reconfiguration(overhead, startup, paper_costs),

@@ -70,21 +70,20 @@ class Releases:
 class Execution:
     """Producer: the jobs' actual execution in the simulated cloud.
 
-    Actual durations are the predicted ones times 1 + e_j (noise, module docstring). A running
+    Actual durations are the predicted ones times `factors` (J, C) (`gpuaas.noise`). A running
     job progresses from its node's `ready` time; it completes (`Completion`) when its actual
-    remaining time is below `TIME_TOL`; with noise, every job that has run is reported
+    remaining time is below `TIME_TOL`; with `report`, every job that has run is reported
     (`ProgressReport`) at every event; a job the plan moves loses actual work by the restart
     rule of `gpuaas.reconfiguration`.
     """
 
-    def __init__(self, trace: Instance, seed: int, noise: float) -> None:
+    def __init__(self, trace: Instance, factors: np.ndarray, report: bool) -> None:
         J = trace.n_jobs
         self.trace = trace
-        self.noise = noise
+        self.report = report
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
-        rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))  # the noise stream
-        self.factor = 1.0 + rng.uniform(-2 * noise, 2 * noise, size=J) if noise > 0 else np.ones(J)
-        self.actual_work = trace.work * self.factor[:, None]
+        self.factor = factors
+        self.actual_work = trace.work * factors
         self.actual_progress = np.array(trace.progress, dtype=np.float64)
         self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
 
@@ -101,7 +100,7 @@ class Execution:
         return t
 
     def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
-        """Advance actual progress to `t`: completions, then (with noise) progress reports."""
+        """Advance actual progress to `t`: completions, then (`report`) progress reports."""
         out: list[Event] = []
         done: set[str] = set()
         for job in jobs:
@@ -114,7 +113,7 @@ class Execution:
                 if self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]) <= TIME_TOL:
                     out.append(Completion(t, job.id))
                     done.add(job.id)
-        if self.noise > 0:
+        if self.report:
             out += [
                 ProgressReport(t, job.id, float(self.actual_progress[self.index[job.id]]))
                 for job in jobs

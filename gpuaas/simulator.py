@@ -8,11 +8,15 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   Events closer than `TIME_TOL` (1e-6 s) are one rescheduling point, resolved deterministically:
   completions first, then submissions in (release, trace order); a job whose remaining time is
   below `TIME_TOL` at an event completes there (no floating-point leftovers).
-- **Noise.** With `noise = a > 0`, each job's actual durations are its predicted ones times
-  1 + e_j, e_j ~ Uniform(-2a, 2a) (mean absolute relative error a, one seeded stream per
-  purpose). The rescheduler decides on predictions; time runs on actuals, and at each event
+- **Noise.** With `noise = a > 0`, actual durations are the predicted ones times a factor per
+  job, or per job and configuration, drawn by the error model `noise_model` (`gpuaas.noise`:
+  uniform 1 + U(-2a, 2a) per job, or log-normal; mean absolute relative error a, one seeded
+  stream). The rescheduler decides on predictions; time runs on actuals, and at each event
   the measured progress is reported to it. The *predicted* cost is the same simulation with
-  exact predictions (noise 0); the result reports both and their relative deviation.
+  exact predictions (noise 0); the result reports both, their relative deviation and the
+  error drawn (`prediction_error`). With `oracle` the trace is replayed with its actual
+  durations as the predictions: the same method told the actual times. The bound is the one
+  of the actual durations.
 - **Guards.** A run that cannot end stops with a one-line `SolverError` (exit code 3):
   after ``MAX_IDLE_EVENTS`` events in a row in which no job got closer to its end than ever
   before (every job left waiting, or restarts losing all the work done), after
@@ -44,6 +48,7 @@ from gpuaas.instance import Instance
 from gpuaas.limits import EVENTS_PER_JOB, HORIZON
 from gpuaas.methods import default_tick
 from gpuaas.metrics import job_metrics, summary_lines
+from gpuaas.noise import actual_trace, draw_factors, error_summary
 from gpuaas.producers import Execution, Releases, Ticks
 from gpuaas.rescheduler import Completion, JobStatus, Plan, Rescheduler, Submission, Tick
 from gpuaas.run_config import RunConfig
@@ -63,9 +68,10 @@ class SimulationResult:
     `jobs` holds, per job: id, release, start (first), completion, due, tardiness_cost,
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
-    overhead, as a fraction of the actual work) and, with noise, actual_factor (actual /
-    predicted duration). `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate,
-    tardiness, lateness, JCT and waiting percentiles).
+    overhead, as a fraction of the actual work) and, with noise drawn per job (the uniform and
+    lognormal models), actual_factor (actual / predicted duration). `to_dict` adds the job
+    metrics of `gpuaas.metrics` (deadline-miss rate, tardiness, lateness, JCT and waiting
+    percentiles) and, with noise, the `prediction_error` drawn (`gpuaas.noise.error_summary`).
     """
 
     method: str
@@ -89,6 +95,7 @@ class SimulationResult:
     startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
     tick: float = 3600.0
     predicted: dict[str, float] | None = None
+    prediction_error: dict[str, Any] | None = None
     bound: Bound | None = None  # lower bound on any schedule's cost (gpuaas.bound), same nodes
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -96,6 +103,11 @@ class SimulationResult:
     def moves_per_job(self) -> float:
         """Migrations plus preemptions per job."""
         return (self.migrations + self.preemptions) / max(1, len(self.jobs))
+
+    @property
+    def max_job_moves(self) -> int:
+        """The most migrations plus preemptions of one job (what `max_moves` caps)."""
+        return max((j["migrations"] + j["preemptions"] for j in self.jobs), default=0)
 
     @property
     def cost_over_bound(self) -> float | None:
@@ -135,6 +147,7 @@ class SimulationResult:
             "migrations": self.migrations,
             "preemptions": self.preemptions,
             "moves_per_job": self.moves_per_job,
+            "max_job_moves": self.max_job_moves,
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
             "makespan": self.makespan,
@@ -149,6 +162,8 @@ class SimulationResult:
             "tick": self.tick,
             "jobs": self.jobs,
         }
+        if self.prediction_error is not None:
+            out["prediction_error"] = self.prediction_error
         if self.predicted is not None:
             out["predicted"] = self.predicted
             out["cost_deviation"] = (
@@ -190,8 +205,15 @@ class SimulationResult:
                 f"bound         {self.bound.bound:.4f} $  cost / bound = "
                 + ("-" if ratio is None else f"{ratio:.4f}")
                 + f" ({self.bound.binding.replace('_', '-')} bound"
-                + ("; for predicted times" if self.noise > 0 else "")
+                + ("; for actual times" if self.noise > 0 else "")
                 + ")"
+            )
+        e = self.prediction_error
+        if e is not None:
+            lines.append(
+                f"prediction    {e['model']} error, level {e['level']:g}: mean |actual/predicted"
+                f" - 1| {e['mean_abs_error']:.3f}, {100 * e['off_by_2x']:.1f} % off by 2x or more"
+                + ("; the method was told the actual times" if e.get("oracle") else "")
             )
         if self.predicted is not None:
             dev = self.to_dict()["cost_deviation"]
@@ -218,7 +240,9 @@ class Simulator:
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
-    (`method`, `seed`, `nodes`, `noise`, `overhead`, `startup`, `tick`, solver options).
+    (`method`, `seed`, `nodes`, `noise`, `noise_model`, `oracle`, `overhead`, `startup`,
+    `tick`, solver options). `actual` is the trace with its actual durations; with `oracle`
+    it is the trace replayed (`trace`).
     """
 
     def __init__(
@@ -235,8 +259,17 @@ class Simulator:
         own = config.tick is not None or default_tick(config.method) is not None
         source = "tick" if own else "tick (the trace's params.H)"
         tick = config.interval(trace.H)
+        factors = draw_factors(trace, config.seed, config.noise, config.noise_model)
+        self.prediction_error = None
+        if config.noise > 0:
+            e = error_summary(trace, factors, config.noise, config.noise_model)
+            self.prediction_error = {**e, "oracle": config.oracle}
+        self.actual = actual_trace(trace, factors) if config.noise > 0 else trace
+        told = config.oracle and config.noise > 0
+        if told:  # the method sees the actual durations, which nothing then departs from
+            trace, factors = self.actual, np.ones_like(factors)
         self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1)
-        need = min_events(trace, tick, config.noise)
+        need = min_events(self.actual, tick)
         if need > self.max_events:
             raise InputError(
                 None,
@@ -256,7 +289,7 @@ class Simulator:
         )
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.releases = Releases(trace)
-        self.execution = Execution(trace, config.seed, config.noise)
+        self.execution = Execution(trace, factors, report=config.noise > 0 and not told)
         self.producers: list[Any] = [self.releases, self.execution, Ticks(tick)]
         self.clock: float | None = None
         self.solver_seconds: list[float] = []
@@ -360,11 +393,14 @@ class Simulator:
         r = self.rescheduler
         done = r.completions()
         jobs = [dict(done[jid]) for jid in self.trace.job_ids if jid in done]
-        if self.noise > 0:
-            ex = self.execution
+        ex = self.execution
+        if ex.report:
+            per_job = self.config.noise_model != "lognormal-config"
             for d in jobs:
-                d["actual_factor"] = float(ex.factor[self.index[d["id"]]])
-                d["lost_work"] = float(ex.actual_lost[self.index[d["id"]]])
+                j = self.index[d["id"]]
+                if per_job:
+                    d["actual_factor"] = float(ex.factor[j, 0])
+                d["lost_work"] = float(ex.actual_lost[j])
         return SimulationResult(
             method=r.method,
             seed=r.seed,
@@ -385,19 +421,21 @@ class Simulator:
             lost_work_cost=r.lost_work_cost,
             startup_cost=r.startup_cost,
             tick=self.tick,
+            prediction_error=self.prediction_error,
         )
 
 
-def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
-    """A lower bound on the rescheduling events a simulation of `trace` takes with `tick`.
+def min_events(trace: Instance, tick: float) -> float:
+    """A lower bound on the rescheduling events a simulation of `trace` (its actual
+    durations) takes with `tick`.
 
     While any job is unfinished, events are at most `tick` apart. Job j is unfinished at least
-    from its release for its shortest remaining time (shortened by the largest noise), so the
-    measure of the union of those intervals, divided by the tick, bounds the number of events.
+    from its release for its shortest remaining time, so the measure of the union of those
+    intervals, divided by the tick, bounds the number of events.
     """
     if not trace.n_jobs:
         return 0.0
-    least = trace.min_time * (1.0 - 2.0 * noise)
+    least = trace.min_time
     order = np.argsort(trace.release, kind="stable")
     busy, end = 0.0, -math.inf
     for r, d in zip(trace.release[order].tolist(), least[order].tolist()):
@@ -457,12 +495,14 @@ def simulate(
     progress : bool
         Show a progress line on stderr.
     bound : bool or Bound
-        Attach the lower bound of any schedule of the trace on the run's node count
-        (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a cached value).
+        Attach the lower bound of any schedule of the trace (its actual durations) on the run's
+        node count (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a
+        cached value).
     **settings
         Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
         ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
-        predicted durations, in [0, 0.5); paper: 0.11), ``overhead`` and ``startup``
+        predicted durations; paper: 0.11) and ``noise_model`` (`gpuaas.noise`), ``oracle``
+        (the method is told the actual durations), ``overhead`` and ``startup``
         (reconfiguration costs, `gpuaas.reconfiguration`; ``**gpuaas.PAPER_COSTS`` for the
         paper's 0, 0), ``tick`` (rescheduling interval when nothing happens; default the
         method's own, else the trace's H); any other keyword is a solver option passed to
@@ -477,7 +517,7 @@ def simulate(
         result = sim.run(progress)
     else:
         result = _run_logged(sim, Path(log), progress)
-    if sim.config.noise > 0:
+    if sim.config.noise > 0 and not sim.config.oracle:
         exact = Simulator(trace, config=dataclasses.replace(sim.config, noise=0.0)).run()
         result.predicted = {
             "total_cost": exact.total_cost,
@@ -485,7 +525,7 @@ def simulate(
             "tardiness_cost": exact.tardiness_cost,
         }
     if bound is True:
-        result.bound = trace_bound(trace, result.nodes)
+        result.bound = trace_bound(sim.actual, result.nodes)
     elif bound is not False:
         result.bound = bound
     return result

@@ -25,6 +25,11 @@ overhead                      float seconds of work lost per migration or preemp
 startup                       float seconds a VM opened or resized is billed before it works
 options                       str   the method's options, canonical JSON
 catalog                       str   VM catalog name
+noise_model                   str   how actual durations were drawn (`gpuaas.noise`)
+oracle                        bool  the method was told the actual durations
+learn_speed                   bool  the Rescheduler learned each job's speed from its progress
+max_moves                     int   voluntary moves allowed per job; empty: no limit
+moves_per_hour                int   voluntary moves allowed per hour; empty: no limit
 ============================  ====  ===========================================================
 
 What the simulation measured (`gpuaas.simulate`; costs in $, times in s; the job metrics from
@@ -38,6 +43,7 @@ vm_cost, tardiness_cost       float its two parts
 events                        int   rescheduling events
 migrations, preemptions       int   jobs moved between nodes / stopped while running
 moves_per_job                 float (migrations + preemptions) / jobs
+max_job_moves                 int   the most migrations + preemptions of one job
 lost_work_cost                float VM cost of the work lost to moves (overhead)
 startup_cost                  float VM cost of start-up time billed before VMs work
 jobs_completed                int   jobs that completed
@@ -62,6 +68,9 @@ predicted_total_cost,         float with noise: the costs of the predicted durat
 predicted_vm_cost,
 predicted_tardiness_cost
 cost_deviation                float with noise: relative difference actual / predicted
+prediction_error              float with noise: mean |actual / predicted - 1| drawn, over the
+                                    (job, configuration) pairs a job can run on
+off_by_2x                     float with noise: their share off by 2x or more
 error                         str   the exception of a failed cell
 extra                         str   any other scalar of the simulation result, JSON
 bound                         float `gpuaas.bound` of the trace on sim_nodes nodes
@@ -109,6 +118,11 @@ PARAM_COLUMNS = [
     "startup",
     "options",
     "catalog",
+    "noise_model",
+    "oracle",
+    "learn_speed",
+    "max_moves",
+    "moves_per_hour",
 ]
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [
@@ -120,6 +134,7 @@ METRIC_COLUMNS = [
     "migrations",
     "preemptions",
     "moves_per_job",
+    "max_job_moves",
     "lost_work_cost",
     "startup_cost",
     *JOB_METRICS,
@@ -130,6 +145,8 @@ METRIC_COLUMNS = [
     "predicted_vm_cost",
     "predicted_tardiness_cost",
     "cost_deviation",
+    "prediction_error",
+    "off_by_2x",
     "error",
     "extra",
     "bound",
@@ -169,6 +186,14 @@ ADDED_COLUMNS = [
     "jct_p95",
     "jct_p99",
     "waiting_p95",
+    "noise_model",
+    "oracle",
+    "learn_speed",
+    "max_moves",
+    "moves_per_hour",
+    "max_job_moves",
+    "prediction_error",
+    "off_by_2x",
 ]
 
 INT_COLUMNS = {
@@ -184,7 +209,11 @@ INT_COLUMNS = {
     "jobs_completed",
     "late_jobs",
     "solver_calls",
+    "max_moves",
+    "moves_per_hour",
+    "max_job_moves",
 }
+BOOL_COLUMNS = {"oracle", "learn_speed"}
 STR_COLUMNS = {
     "cell",
     "trace",
@@ -192,6 +221,7 @@ STR_COLUMNS = {
     "method",
     "options",
     "catalog",
+    "noise_model",
     "status",
     "error",
     "extra",
@@ -225,6 +255,8 @@ def parse_value(column: str, text: str) -> Any:
         return text
     if column in INT_COLUMNS:
         return int(text)
+    if column in BOOL_COLUMNS:
+        return text == "True"
     return float(text)
 
 
