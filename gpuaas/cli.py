@@ -622,6 +622,7 @@ def bound(
     help="Simulations run in this many processes.",
 )
 @reconfiguration_options
+@disruption_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
 )
@@ -645,6 +646,8 @@ def compare(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    max_moves: int | None,
+    moves_per_hour: int | None,
     as_json: bool,
     as_csv: bool,
     output: str | None,
@@ -658,7 +661,9 @@ def compare(
     ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound), the
     deadline-miss rate, the late jobs' 95th-percentile lateness and the 95th-percentile JCT
     (every job metric is in the rows: gpuaas/metrics.py) and Path Relinking's cost reduction
-    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max.
+    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max. With --max-moves or
+    --moves-per-hour every method also runs with those disruption limits ("METHOD cap K",
+    "METHOD B/h") and "cap cost %" is what they add to its cost.
     """
     from gpuaas.experiments import analysis
     from gpuaas.experiments import compare as cmp
@@ -699,6 +704,8 @@ def compare(
         name=trace_file,
         workers=workers,
         on_row=progress,
+        max_moves=max_moves,
+        moves_per_hour=moves_per_hour,
         **reconfiguration(overhead, startup, paper_costs),
     )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))

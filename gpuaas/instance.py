@@ -46,7 +46,8 @@ class Instance:
     `work[j, c]` is the time (s) to run the whole job j with configuration c (inf: cannot run);
     `times[j, c] = work[j, c] * (1 - progress[j])` is t_jvg, the remaining time. `current_node`
     and `current_cfg` give where a job runs now (-1: waiting); they are inputs for baselines and
-    warm starts, not constraints of P1.
+    warm starts, not constraints of P1, except for the running jobs `pinned` (a disruption
+    limit, `RunConfig.max_moves`): every solution keeps those on their node and configuration.
     """
 
     catalog: Catalog
@@ -65,6 +66,7 @@ class Instance:
     startup: float = DEFAULT_PARAMS["startup"]  # s a VM opened or resized is billed but not usable
     current_node: np.ndarray | None = None  # (J,) int, -1 waiting
     current_cfg: np.ndarray | None = None  # (J,) int, -1 waiting
+    pinned: np.ndarray | None = None  # (J,) bool: running jobs that must stay where they are
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
     rel_due: np.ndarray = field(init=False)  # (J,) d_j = due_j - T_c
     max_time: np.ndarray = field(init=False)  # (J,) M_j = max finite t_jvg
@@ -88,6 +90,13 @@ class Instance:
         for k in ("current_node", "current_cfg"):
             v = getattr(self, k)
             set_(k, _ro(np.full(J, -1) if v is None else v, np.int64).reshape(J))
+        pinned = np.zeros(J) if self.pinned is None else np.asarray(self.pinned, dtype=bool)
+        if pinned.size != J and not pinned.any():
+            pinned = np.zeros(J)  # carried by `dataclasses.replace` to other jobs: pins nothing
+        set_("pinned", _ro(pinned, bool).reshape(J))
+        if (self.pinned & (self.current_cfg < 0)).any():
+            j = int(np.flatnonzero(self.pinned & (self.current_cfg < 0))[0])
+            raise InputError(None, f"jobs[{j}].placement.pinned", "a waiting job cannot be pinned")
         times = work * (1.0 - self.progress)[:, None]
         set_("times", _ro(times, np.float64))
         set_("rel_due", _ro(self.due - self.time, np.float64))
@@ -124,6 +133,7 @@ class Instance:
             progress=self.progress[idx],
             current_node=self.current_node[idx],
             current_cfg=self.current_cfg[idx],
+            pinned=self.pinned[idx],
         )
 
     def released(self) -> Instance:
@@ -153,6 +163,8 @@ class Instance:
                     "vm": cat.vm_names[cat.cfg_vm[c]],
                     "gpus": int(cat.cfg_gpus[c]),
                 }
+                if self.pinned[j]:
+                    job["placement"]["pinned"] = True
             jobs.append(job)
         return {
             "catalog": cat.to_dict() if cat.name == "inline" else cat.name,
@@ -238,6 +250,7 @@ class Instance:
             progress=np.array([spec.progress for spec in parsed]),
             current_node=np.array([spec.node for spec in parsed], dtype=np.int64),
             current_cfg=np.array([spec.cfg for spec in parsed], dtype=np.int64),
+            pinned=np.array([spec.pinned for spec in parsed], dtype=bool),
             time=time,
             **p,
         )
@@ -255,6 +268,7 @@ class JobSpec:
     progress: float
     node: int = -1  # where the job runs now (placement), -1 waiting
     cfg: int = -1
+    pinned: bool = False  # it must stay there (placement.pinned)
 
 
 def parse_job(
@@ -297,11 +311,12 @@ def parse_job(
             f"the performance model gives {work[c]:.3g} s on "
             f"{vm} with {g} GPU(s), more than {MAX_SECONDS:g} s",
         )
-    node, cfg = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
+    node, cfg, pinned = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
     return JobSpec(
         id=jid,
         node=node,
         cfg=cfg,
+        pinned=pinned,
         release=checks.number(
             job.get("release", release), f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS
         ),
@@ -369,17 +384,27 @@ def placement_config(
 
 def _placement(
     pl: Any, catalog: Catalog, work: np.ndarray, source: str | None, where: str
-) -> tuple[int, int]:
-    """(node, configuration) of a running job's `{"node", "vm", "gpus"}`; (-1, -1) when absent."""
+) -> tuple[int, int, bool]:
+    """(node, configuration, pinned) of a running job's `{"node", "vm", "gpus"}` (and optional
+    `"pinned"`: it must stay there); (-1, -1, False) when absent."""
     if pl is None:
-        return -1, -1
-    if not isinstance(pl, Mapping) or set(pl) != {"node", "vm", "gpus"}:
-        raise InputError(source, where, 'must be {"node": int, "vm": VM type, "gpus": int} or null')
+        return -1, -1, False
+    if not isinstance(pl, Mapping) or not {"node", "vm", "gpus"} <= set(pl) <= {
+        "node",
+        "vm",
+        "gpus",
+        "pinned",
+    }:
+        raise InputError(
+            source,
+            where,
+            'must be {"node": int, "vm": VM type, "gpus": int[, "pinned": bool]} or null',
+        )
     node, c = placement_config(pl["node"], pl["vm"], pl["gpus"], catalog, MAX_NODES, source, where)
     vm, g = pl["vm"], pl["gpus"]
     if not np.isfinite(work[c]):
         raise InputError(source, where, f"the job cannot run on {vm} with {g} GPU(s)")
-    return node, c
+    return node, c, checks.flag(pl.get("pinned", False), f"{where}.pinned", source)
 
 
 def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.ndarray:

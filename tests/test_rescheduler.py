@@ -415,15 +415,18 @@ def without_timing(plan):
     }
 
 
-def test_state_of_the_previous_version_restores_and_continues_as_it_did():
-    """A state saved by the release of format version 2 (tests/data/README.md) restores, and the
-    event that came next gets the plan and leaves the costs that release gave."""
+@pytest.mark.parametrize("version", [2, 3])
+def test_state_of_the_previous_version_restores_and_continues_as_it_did(version):
+    """A state saved by the releases of format versions 2 and 3 (tests/data/README.md)
+    restores, and the event that came next gets the plan and leaves the costs that release
+    gave."""
     from gpuaas.instance import JobSpec
+    from gpuaas.rescheduler import STATE_VERSION
 
-    sample = json.loads((DATA / "rescheduler-state-v2.json").read_text())
-    assert sample["state"]["version"] == 2
+    sample = json.loads((DATA / f"rescheduler-state-v{version}.json").read_text())
+    assert sample["state"]["version"] == version
     r = Rescheduler.restore(sample["state"])
-    assert r.state()["version"] == 3
+    assert r.state()["version"] == STATE_VERSION == 4
     ev = sample["event"]
     submit = [
         JobSpec(
@@ -461,11 +464,11 @@ def test_unknown_versions_are_refused_clearly():
     state = r.state()
     for version, message in [
         (
-            4,
-            "Rescheduler state version 4 was written by a newer gpuaas; this one reads versions 2 to 3: upgrade gpuaas",
+            5,
+            "Rescheduler state version 5 was written by a newer gpuaas; this one reads versions 2 to 4: upgrade gpuaas",
         ),
-        (1, "not a Rescheduler state of a known version (2 to 3), got version 1"),
-        ("3", "not a Rescheduler state of a known version (2 to 3), got version '3'"),
+        (1, "not a Rescheduler state of a known version (2 to 4), got version 1"),
+        ("3", "not a Rescheduler state of a known version (2 to 4), got version '3'"),
     ]:
         with pytest.raises(StateError) as err:
             Rescheduler.restore(state | {"version": version})

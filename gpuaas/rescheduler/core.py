@@ -19,8 +19,10 @@ preempted or whose VM is lost restarts from a checkpoint `overhead` seconds old;
 resized at t is billed from t but runs jobs from t + `startup`. They are passed to the method in
 the `Instance`, so methods that price moves keep a running job in place unless moving pays.
 
-**Progress reports.** Progress is predicted from the configurations' times; a measured fraction
-(`ProgressReport`) replaces it. A job predicted finished but not reported complete is held at
+**Progress reports.** Progress is predicted from the configurations' times, times the job's
+estimated actual / predicted ratio (the speed model, `gpuaas.rescheduler.speed`, learned from
+the progress measured between consecutive reports and from throughput reports); a measured
+fraction (`ProgressReport`) replaces it. A job predicted finished but not reported complete is held at
 `MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
 unless the job was restarted in between (a restart may lose more than predicted): each job keeps
 its last measured progress (`reported`). A job that never ran here (`start` None, even with
@@ -32,6 +34,15 @@ points' (plans are saved with the state). Older ids are never applied twice eith
 earlier than the clock is refused, and the ids applied at the clock's instant are all kept.
 An id reused for another event (another content) is refused.
 
+**Disruption limits** (`RunConfig.max_moves`, `moves_per_hour`). A migration or preemption the
+method chooses is a voluntary move (a lost VM, `Interruption`, is not). A running job moved
+`max_moves` times is pinned in the Instance the method gets (`Instance.pinned`: every method
+keeps it where it is), and so is every running job once the last hour's voluntary moves reach
+`moves_per_hour`. When a plan would move more jobs than the hour has left, the jobs it moves of
+least slack (due date - remaining time where they run) keep their moves, every other running
+job is pinned and the method plans again. A plan that still moves a pinned job, or more than the budget, is
+refused (SolverError): nothing is applied.
+
 **Checks.** Everything is checked before anything changes; an event that raises (bad input,
 or a method that fails) leaves the state as it was, so it can be fed again.
 
@@ -40,6 +51,7 @@ Times are seconds; events come in time order.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time as _time
 from collections import deque
@@ -59,10 +71,11 @@ from gpuaas.reconfiguration import (
     gpu_share_price,
     lost_work,
     lost_work_cost,
+    moved,
     ready_time,
     startup_cost,
 )
-from gpuaas.rescheduler import intake, persistence
+from gpuaas.rescheduler import intake, persistence, speed
 from gpuaas.rescheduler.events import (
     Completion,
     Event,
@@ -100,6 +113,8 @@ log = logging.getLogger(__name__)
 
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
+#: seconds over which `RunConfig.moves_per_hour` counts voluntary moves
+HOUR = 3600.0
 #: the running totals an event changes (`_savepoint`)
 TOTALS = (
     "time",
@@ -183,6 +198,12 @@ class Rescheduler:
         self.interruptions = 0
         self.lost_work_cost = 0.0  # $: work lost to restarts, at the old configuration's GPU share
         self.startup_cost = 0.0  # $: VMs billed while starting up
+        # (time, count) of the voluntary moves at each of the last hour's events that had some
+        self._recent_moves: tuple[tuple[float, int], ...] = ()
+        # the completed jobs' speed evidence (`speed.pool`): how much of an error is the job's
+        self._speed_pool: speed.Pool = speed.EMPTY_POOL
+        # job id -> (observed, measured, share, estimated ratios): `_estimate`'s cache (not state)
+        self._speed: dict[str, tuple[Any, Any, np.ndarray | None]] = {}
 
     # -- the configuration ------------------------------------------------------------------
     nodes = property(lambda self: self.config.nodes, doc="N, node slots that may be open at once")
@@ -221,12 +242,10 @@ class Rescheduler:
         try:
             self._advance(at, set(done))
             for jid, p in reports.items():
-                self._jobs[jid].progress = self._jobs[jid].reported = p
+                self._report(self._jobs[jid], p)
             for jid, seconds in speeds.items():
                 job = self._jobs[jid]
-                work = job.work.copy()
-                work[job.cfg] = seconds
-                job.work = work
+                job.measured = speed.measure(job.measured, job.cfg, seconds / job.work[job.cfg])
             for jid in done:
                 self._finish(jid, at)
             interrupted = [a for p in lost for a in self._interrupt(p)]
@@ -318,23 +337,25 @@ class Rescheduler:
 
     # -- reading the state ------------------------------------------------------------------
     def unfinished(self) -> list[JobStatus]:
-        """The submitted jobs not completed yet, in submission order."""
+        """The submitted jobs not completed yet, in submission order; a running job's `eta` is
+        when it ends at its estimated speed where it runs (`speed`: its estimated actual /
+        predicted time there, `gpuaas.rescheduler.speed`)."""
         vm, gpus, nodes = self._cfg_vm, self._cfg_gpus, self._nodes
-        return [
-            JobStatus(
-                j.id,
-                j.progress,
-                j.node,
-                j.cfg,
-                vm[j.cfg],
-                gpus[j.cfg],
-                nodes[j.node].ready,
-                j.start,
+        now = self.time or 0.0
+        out = []
+        for j in self._jobs.values():
+            if j.cfg < 0:
+                out.append(JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start))
+                continue
+            ready = nodes[j.node].ready
+            r = self._ratio(j, j.cfg)
+            eta = max(now, ready) + float(j.work[j.cfg]) * r * (1.0 - j.progress)
+            out.append(
+                JobStatus(
+                    j.id, j.progress, j.node, j.cfg, vm[j.cfg], gpus[j.cfg], ready, j.start, eta, r
+                )
             )
-            if j.cfg >= 0
-            else JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start)
-            for j in self._jobs.values()
-        ]
+        return out
 
     def open_nodes(self) -> list[NodeStatus]:
         """The open physical nodes, in node order."""
@@ -360,8 +381,9 @@ class Rescheduler:
 
     def instance(self, at: float | None = None) -> Instance:
         """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
-        of `records.INSTANCE_VIEW`; configurations of VM types at their capacity are left out
-        (inf), except each running job's own."""
+        of `records.INSTANCE_VIEW`, whole-job times at each job's estimated speed (`_work`),
+        the running jobs the disruption limits pin (`_pinned`); configurations of VM types at
+        their capacity are left out (inf), except each running job's own."""
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
@@ -372,7 +394,8 @@ class Rescheduler:
         arrays: dict[str, Any] = {k: scalars[:, i] for i, k in enumerate(names)}
         for k in ("current_node", "current_cfg"):
             arrays[k] = arrays[k].astype(np.int64)
-        work = np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C))
+        arrays["pinned"] = self._pinned(jobs, at)
+        work = np.stack([self._work(j) for j in jobs]) if jobs else np.zeros((0, C))
         full = self._full() if self._capacity else []
         if full and jobs:
             work = work.copy()
@@ -427,7 +450,14 @@ class Rescheduler:
         jobs = dict(self._jobs)
         fields = [tuple(getattr(j, f) for f in JOB_FIELDS) for j in jobs.values()]
         totals = tuple(getattr(self, k) for k in TOTALS)
-        rest = (dict(self._nodes), self._capacity, list(self._plans), self._applied_now)
+        rest = (
+            dict(self._nodes),
+            self._capacity,
+            list(self._plans),
+            self._applied_now,
+            self._recent_moves,
+            self._speed_pool,
+        )
         return jobs, fields, totals, rest, len(self._completed)
 
     def _rollback(self, saved: tuple[Any, ...]) -> None:
@@ -438,7 +468,14 @@ class Rescheduler:
         self._jobs = jobs
         for k, v in zip(TOTALS, totals):
             setattr(self, k, v)
-        self._nodes, self._capacity, plans, self._applied_now = rest
+        (
+            self._nodes,
+            self._capacity,
+            plans,
+            self._applied_now,
+            self._recent_moves,
+            self._speed_pool,
+        ) = rest
         self._plans = deque(plans, maxlen=PLAN_MEMORY)
         for jid in self._log[completed:]:
             del self._completed[jid]
@@ -459,13 +496,16 @@ class Rescheduler:
                 run = at - max(self.time, nodes[job.node].ready)
                 if run <= 0:
                     continue
-                job.progress += run / float(job.work[job.cfg])
+                job.progress += run / (float(job.work[job.cfg]) * self._ratio(job, job.cfg))
                 job.running += run
                 if job.progress > MAX_PROGRESS and job.id not in completing:
                     job.progress = MAX_PROGRESS
 
     def _finish(self, jid: str, at: float) -> None:
         job = self._jobs.pop(jid)
+        self._speed.pop(jid, None)
+        if job.observed:
+            self._speed_pool = speed.pool(self._speed_pool, job.observed)
         tard = job.weight * max(0.0, at - job.due)
         self.tardiness_cost += tard
         self._completed[jid] = completed_record(job, at, tard)
@@ -480,28 +520,74 @@ class Rescheduler:
                 lost = self._lose_work(job)
                 job.interruptions += 1
                 self.interruptions += 1
+                job.anchor = None
                 out.append(InterruptedJob(job.id, p, self._cfg_vm[c], self._cfg_gpus[c], lost))
                 job.node, job.cfg = -1, -1
         del self._nodes[p]
         return out
 
+    def _pinned(self, jobs: list[Job], at: float) -> np.ndarray:
+        """(J,) the running jobs that must stay (the disruption limits): those moved
+        `max_moves` times, and every one when the hour's budget of moves is spent."""
+        cap, spent = self.config.max_moves, self._moves_left(at) == 0
+        return np.array(
+            [
+                j.cfg >= 0 and (spent or (cap is not None and j.migrations + j.preemptions >= cap))
+                for j in jobs
+            ],
+            dtype=bool,
+        )
+
     def _reschedule(self, at: float) -> Plan:
         inst = self.instance(at)
         seconds = cpu = 0.0
+        left = self._moves_left(at)
         if inst.n_jobs:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
-            t0, c0 = _time.perf_counter(), _time.process_time()
-            sol = solve(inst, self.method, seed=seed, **self.config.options)
-            cpu = _time.process_time() - c0
-            seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
-            check_solution(sol)
+            sol, seconds, cpu = self._solve(inst, seed)
+            moving = np.flatnonzero(
+                moved(inst, sol.job_node, sol.job_cfg) & (inst.current_cfg >= 0)
+            )
+            if left is not None and len(moving) > left:
+                # over the hourly budget: the `left` moving jobs of least slack may move, the
+                # method plans again around every other running job
+                slack = inst.rel_due[moving] - inst.times[moving, inst.current_cfg[moving]]
+                pinned = inst.pinned | (inst.current_cfg >= 0)
+                pinned[moving[np.argsort(slack, kind="stable")[:left]]] = False
+                inst = dataclasses.replace(inst, pinned=pinned)
+                sol, more, more_cpu = self._solve(inst, seed)
+                seconds, cpu = seconds + more, cpu + more_cpu
         else:
             sol = Solution.empty(inst, self.method)
-        plan = self._apply(sol, at)
+        plan = self._apply(sol, at, inst.pinned)
+        voluntary = len(plan.migrate) + len(plan.preempt)
+        if left is not None and voluntary > left:
+            raise SolverError(
+                f"{sol.method or self.method}: {voluntary} voluntary moves, more than the "
+                f"{left} left of the hour's budget ({self.config.moves_per_hour})"
+            )
+        recent = [m for m in self._recent_moves if m[0] > at - HOUR]
+        self._recent_moves = tuple(recent + ([(at, voluntary)] if voluntary else []))
         plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
         self.time = at
         self.events += 1
         return plan
+
+    def _solve(self, inst: Instance, seed: int) -> tuple[Solution, float, float]:
+        """The method's checked Solution, its own seconds and the process CPU seconds."""
+        t0, c0 = _time.perf_counter(), _time.process_time()
+        sol = solve(inst, self.method, seed=seed, **self.config.options)
+        cpu = _time.process_time() - c0
+        seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
+        check_solution(sol)
+        return sol, seconds, cpu
+
+    def _moves_left(self, at: float) -> int | None:
+        """Voluntary moves the hourly budget allows at `at` (None: no budget)."""
+        budget = self.config.moves_per_hour
+        if budget is None:
+            return None
+        return max(0, budget - sum(k for t, k in self._recent_moves if t > at - HOUR))
 
     def _node_vm(self) -> np.ndarray:
         """(N,) VM type of every node slot, -1: closed."""
@@ -509,14 +595,16 @@ class Rescheduler:
         vm[list(self._nodes)] = [n.vm for n in self._nodes.values()]
         return vm
 
-    def _apply(self, sol: Solution, at: float) -> Plan:
-        """Map solver nodes onto physical ones, apply the solution, return the differences."""
+    def _apply(self, sol: Solution, at: float, pinned: np.ndarray) -> Plan:
+        """Map solver nodes onto physical ones, apply the solution, return the differences; the
+        nodes of the `pinned` jobs stay where they are, and so must the jobs."""
         names = self.catalog.vm_names
         jobs = list(self._jobs.values())
         cur_node = np.array([j.node for j in jobs], dtype=np.int64)
         cur_cfg = np.array([j.cfg for j in jobs], dtype=np.int64)
         old_vm = self._node_vm()
-        perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg)
+        fixed = np.unique(cur_node[pinned]) if pinned.any() else None
+        perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg, fixed)
         new_vm = np.full(self.nodes, -1, dtype=np.int64)
         new_vm[perm] = sol.node_vm
         plan = Plan(
@@ -561,11 +649,20 @@ class Rescheduler:
             n, c = new_node[i], new_cfg[i]
             if (n, c) == (job.node, job.cfg):
                 continue
+            if pinned[i]:
+                raise SolverError(
+                    f"{sol.method or self.method}: moves job {job.id}, pinned by the "
+                    f"disruption limit of {self.config.max_moves} moves per job"
+                )
             if job.cfg < 0:
                 plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
                 if job.start is None:
                     job.start = at
+                # a measured progress (not one predicted since) anchors the evidence
+                measured = job.reported is not None and job.progress == job.reported
+                job.anchor = (job.progress, job.running) if measured else None
             else:
+                job.anchor = None  # a new placement: its speed is counted from the next report
                 lost = self._lose_work(job)
                 old = place(job.node, job.cfg)
                 if c < 0:
@@ -586,12 +683,57 @@ class Rescheduler:
         ]
         return plan
 
+    # -- the speed model (gpuaas.rescheduler.speed) --------------------------------------------
+    def _report(self, job: Job, p: float) -> None:
+        """Measured progress p: the evidence of its speed since the last measurement on this
+        placement, then p replaces the predicted progress."""
+        if self.config.learn_speed and job.anchor is not None and job.cfg >= 0:
+            p0, run0 = job.anchor
+            seconds = job.running - run0
+            if seconds > 0.0:
+                made = max(0.0, p - p0) * float(job.work[job.cfg])
+                job.observed = speed.observe(job.observed, job.cfg, seconds, made)
+        job.progress = job.reported = p
+        job.anchor = (p, job.running) if job.cfg >= 0 else None
+
+    def _estimate(self, job: Job) -> np.ndarray | None:
+        """(C,) the job's estimated actual / predicted times (None: the predictions), cached
+        while its evidence is the same."""
+        if not job.observed and not job.measured:
+            return None
+        share = speed.pooled_share(self._speed_pool)
+        hit = self._speed.get(job.id)
+        if (
+            hit is None
+            or hit[0] is not job.observed
+            or hit[1] is not job.measured
+            or hit[2] != share
+        ):
+            r = speed.ratios(
+                job.observed,
+                job.measured,
+                self.catalog.n_configs,
+                self.config.learn_speed,
+                job_share=share,
+            )
+            hit = self._speed[job.id] = (job.observed, job.measured, share, r)
+        return hit[3]
+
+    def _ratio(self, job: Job, c: int) -> float:
+        r = self._estimate(job)
+        return 1.0 if r is None else float(r[c])
+
+    def _work(self, job: Job) -> np.ndarray:
+        """(C,) the job's whole-job times at its estimated speed."""
+        r = self._estimate(job)
+        return job.work if r is None else job.work * r
+
     def _lose_work(self, job: Job) -> float:
         """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place."""
         if self.overhead <= 0:
             return 0.0
         c = job.cfg
-        work = float(job.work[c])
+        work = float(job.work[c]) * self._ratio(job, c)
         lost = lost_work(job.progress, work, self.overhead)
         job.progress -= lost
         job.reported = None  # the real restart may lose more than predicted

@@ -1,13 +1,16 @@
 """How a Rescheduler's state is saved, checked, migrated and restored, and how a job enters it.
 
-A state (format `STATE_VERSION` 3) has three parts, so that a service saves each as often as it
+A state (format `STATE_VERSION` 4) has three parts, so that a service saves each as often as it
 changes and an event costs the same however many jobs completed before:
 
 - ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
   `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
-- ``live``: what events change: the clock, the event count, the running totals, the open nodes,
-  the capacity of VM types, the unfinished jobs, the plans kept for redelivered events and the
-  number of completion records (so that a restore knows the log it gets is whole);
+- ``live``: what events change: the clock, the event count, the running totals, the voluntary
+  moves of the last hour (the budget of `RunConfig.moves_per_hour`), the completed jobs' speed
+  evidence (`speed.pool`), the open nodes, the
+  capacity of VM types, the unfinished jobs (with their speed evidence), the plans kept for
+  redelivered events and the number of completion records (so that a restore knows the log it
+  gets is whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
   records a service has not saved yet).
 
@@ -45,7 +48,7 @@ from gpuaas.run_config import RunConfig
 if TYPE_CHECKING:
     from gpuaas.rescheduler.core import Rescheduler
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 #: the running totals of the live part: money (>= 0) and counts (integers >= 0)
 MONEY = ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost")
 COUNTS = ("migrations", "preemptions", "interruptions")
@@ -137,6 +140,8 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         for p, n in r._nodes.items()
     ]
     live["capacity"] = r.capacity()
+    live["recent_moves"] = [list(m) for m in r._recent_moves]
+    live["speed_pool"] = list(r._speed_pool)
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
@@ -184,8 +189,17 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 3 (no speed evidence, no record of recent moves): none yet."""
+    live = dict(s["live"])
+    live["jobs"] = [dict(d, observed=[], measured=[], anchor=None) for d in live["jobs"]]
+    live["recent_moves"] = []
+    live["speed_pool"] = [0, 0.0, 0, 0.0]
+    return {**s, "version": 4, "live": live}
+
+
 #: version -> the function turning a state of that version into one of the next
-MIGRATIONS = {2: _from_v2}
+MIGRATIONS = {2: _from_v2, 3: _from_v3}
 
 
 def migrate(state: Any) -> Mapping[str, Any]:
@@ -261,7 +275,18 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     live = _fields(
         "live",
         state["live"],
-        ("time", "events", *MONEY, *COUNTS, "nodes", "capacity", "jobs", "plans"),
+        (
+            "time",
+            "events",
+            *MONEY,
+            *COUNTS,
+            "recent_moves",
+            "speed_pool",
+            "nodes",
+            "capacity",
+            "jobs",
+            "plans",
+        ),
     )
     _fields("live", live, ("applied_now", "completed"))
     clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
@@ -278,6 +303,8 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             _fail(f"live.capacity.{vm}", "not a VM type of the catalog")
         checks.integer(k, f"live.capacity.{vm}", minimum=0)
     r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
+    r._recent_moves = _recent_moves(live["recent_moves"], clock)
+    r._speed_pool = _speed_pool(live["speed_pool"])
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or r._nodes):
@@ -313,6 +340,33 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     r._plans.extend(dict(p) for p in plans)
     r._applied_now = _digests("live.applied_now", live["applied_now"])
     return r
+
+
+def _speed_pool(value: Any) -> tuple[int, float, int, float]:
+    """[observations, Σ y², degrees of freedom, Σ within-job squares] (`speed.pool`)."""
+    if not isinstance(value, list) or len(value) != 4:
+        _fail("live.speed_pool", f"must be a list of 4 numbers, got {brief(value)}")
+    n, sq, dof, within = value
+    return (
+        checks.integer(n, "live.speed_pool[0]", minimum=0),
+        checks.number(sq, "live.speed_pool[1]", minimum=0.0),
+        checks.integer(dof, "live.speed_pool[2]", minimum=0),
+        checks.number(within, "live.speed_pool[3]", minimum=0.0),
+    )
+
+
+def _recent_moves(value: Any, clock: float | None) -> tuple[tuple[float, int], ...]:
+    """[[time, count], ...]: voluntary moves at times within the hour before the clock."""
+    out = []
+    for i, m in enumerate(_list("live.recent_moves", value)):
+        at = f"live.recent_moves[{i}]"
+        if not isinstance(m, list) or len(m) != 2:
+            _fail(at, f"must be [time, count], got {brief(m)}")
+        t = checks.number(m[0], f"{at}[0]", minimum=0.0, maximum=HORIZON)
+        if clock is None or not clock - 3600.0 < t <= clock or (out and t <= out[-1][0]):
+            _fail(f"{at}[0]", f"{t!r} is not in the hour before the clock, after the previous")
+        out.append((t, checks.integer(m[1], f"{at}[1]", minimum=1)))
+    return tuple(out)
 
 
 def _digests(where: str, value: Any) -> dict[str, str]:
@@ -373,6 +427,11 @@ def _jobs(
             **own,
         )
         _in_order(at, job, clock, tol)
+        for c in [e[0] for e in job.observed] + [m[0] for m in job.measured]:
+            if c >= cat.n_configs or not math.isfinite(job.work[c]):
+                _fail(f"{at}.observed", f"configuration {c} is not one the job runs on")
+        if job.anchor is not None and (job.cfg < 0 or job.anchor[1] > job.running + tol):
+            _fail(f"{at}.anchor", "is set for a waiting job or after its running time")
         if job.cfg >= 0 and job.node not in r._nodes:
             _fail(f"{at}.placement", f"node {job.node} is not open")
         specs.append(spec)
