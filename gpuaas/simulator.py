@@ -478,6 +478,7 @@ def simulate(
     log: str | Path | None = None,
     progress: bool = False,
     bound: bool | Bound = True,
+    predicted: dict[str, float] | None = None,
     **settings: Any,
 ) -> SimulationResult:
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
@@ -498,6 +499,10 @@ def simulate(
         Attach the lower bound of any schedule of the trace (its actual durations) on the run's
         node count (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a
         cached value).
+    predicted : dict, optional
+        With noise: the costs of the same run with exact predictions when already known
+        (`SimulationResult.predicted` of a run of the same trace and settings; a cache), else
+        that run is simulated.
     **settings
         Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
         ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
@@ -518,12 +523,14 @@ def simulate(
     else:
         result = _run_logged(sim, Path(log), progress)
     if sim.config.noise > 0 and not sim.config.oracle:
-        exact = Simulator(trace, config=dataclasses.replace(sim.config, noise=0.0)).run()
-        result.predicted = {
-            "total_cost": exact.total_cost,
-            "vm_cost": exact.vm_cost,
-            "tardiness_cost": exact.tardiness_cost,
-        }
+        if predicted is None:
+            exact = Simulator(trace, config=dataclasses.replace(sim.config, noise=0.0)).run()
+            predicted = {
+                "total_cost": exact.total_cost,
+                "vm_cost": exact.vm_cost,
+                "tardiness_cost": exact.tardiness_cost,
+            }
+        result.predicted = dict(predicted)
     if bound is True:
         result.bound = trace_bound(sim.actual, result.nodes)
     elif bound is not False:

@@ -124,3 +124,15 @@ def test_levels_and_models_are_checked():
         RunConfig(noise_model="gamma")
     with pytest.raises(InputError, match="oracle: must be true or false, got 1"):
         RunConfig(oracle=1)
+
+
+def test_campaign_cells_share_the_run_with_exact_predictions():
+    """Cells of several errors on one trace reuse one run with exact predictions: the same
+    predicted costs as a simulation that makes its own."""
+    from gpuaas.experiments.cell import cell_simulation, make_trace
+    from gpuaas.experiments.spec import expand, parse_spec
+
+    spec = {"nodes": [3], "arrivals": ["low"], "seeds": [1], "methods": ["greedy"]}
+    cells = expand(parse_spec(dict(spec, noise=[0.2, 0.4], noise_model=["uniform", "lognormal"])))
+    own = simulate(make_trace(cells[-1]), config=cells[-1].config, bound=False).predicted
+    assert all(cell_simulation(c).predicted == own for c in cells)
