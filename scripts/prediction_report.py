@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gpuaas.experiments.analysis import ok_rows
 from gpuaas.experiments.store import read_results
+from gpuaas.noise import NOISE_MODELS
 
 #: issue 25's bars on after / told, by error model
 BARS = {"uniform": 1.02, "lognormal-config": 1.05}
@@ -100,12 +101,19 @@ def main() -> None:
         "| model | a | after / told | before / told |",
         "|---|---|---|---|",
     ]
-    for (model, level), d in sorted(summary.items()):
+    for (model, level), d in sorted(
+        summary.items(), key=lambda kv: (NOISE_MODELS.index(kv[0][0]), kv[0][1])
+    ):
         out.append(
             f"| {model} | {level:g} | {geomean(d['after']):.4f} [{max(d['after']):.3f}] | "
             f"{geomean(d['before']):.4f} [{max(d['before']):.3f}] |"
         )
-    out += ["", "## Issue 25's bars (after / told, mean over the traces of a cell)", ""]
+    out += [
+        "",
+        "## Issue 25's bars (after / told, mean over the traces of a cell; the largest single "
+        "trace in the tables above)",
+        "",
+    ]
     for model, bar in BARS.items():
         cases = bars.get(model, [])
         over = [c for c in cases if c[3] > bar]

@@ -136,3 +136,46 @@ def test_campaign_cells_share_the_run_with_exact_predictions():
     cells = expand(parse_spec(dict(spec, noise=[0.2, 0.4], noise_model=["uniform", "lognormal"])))
     own = simulate(make_trace(cells[-1]), config=cells[-1].config, bound=False).predicted
     assert all(cell_simulation(c).predicted == own for c in cells)
+
+
+def test_malformed_inputs_of_the_new_settings(tmp_path):
+    """instances/README.md's rows spec-noise-model to check-pinned: each message, exactly."""
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gpuaas.cli import cli
+    from gpuaas.errors import StateError
+    from gpuaas.experiments.spec import parse_spec
+    from gpuaas.rescheduler import Rescheduler
+
+    readme = (Path(__file__).resolve().parents[1] / "instances" / "README.md").read_text()
+    base = {"nodes": [2], "arrivals": ["low"], "seeds": [1], "methods": ["greedy"]}
+    messages = []
+    for change in ({"noise_model": ["gamma"]}, {"max_moves": [-1]}):
+        with pytest.raises(InputError) as err:
+            parse_spec(dict(base, **change), "spec.yaml")
+        messages.append(f"gpuaas: error: {err.value}")
+    res = CliRunner().invoke(cli, ["simulate", "instances/trace-small.json", "--noise", "0.6"])
+    assert res.exit_code == 2
+    messages.append(res.output.strip())
+    r = Rescheduler("azure-2021", 2, "greedy")
+    r.submit({"id": "a", "due": 1e4, "weight": 0.01, "times": {"NC6": [1000.0]}}, at=0.0)
+    state = json.loads(json.dumps(r.state()))
+    state["live"]["jobs"][0]["observed"] = [[9, 1.0, 1.0]]
+    with pytest.raises(StateError) as err:
+        Rescheduler.restore(state)
+    messages.append(f"StateError: {err.value}")
+    inst = r.instance()
+    pinned = dict(inst.to_dict())
+    pinned["jobs"][0]["placement"]["pinned"] = True
+    (tmp_path / "i.json").write_text(json.dumps(pinned))
+    (tmp_path / "s.json").write_text(
+        json.dumps({"nodes": [{"node": 0, "vm": "NC6"}], "jobs": [{"id": "a", "node": None}]})
+    )
+    res = CliRunner().invoke(cli, ["check", str(tmp_path / "i.json"), str(tmp_path / "s.json")])
+    assert res.exit_code == 1
+    messages.append(res.output.splitlines()[1].strip())
+    for m in messages:
+        assert m.replace("|", "\\|") in readme, m
