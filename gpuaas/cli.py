@@ -500,13 +500,13 @@ def simulate(
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     help="Slot length of the capacity LP in seconds [default: the smallest multiple of "
-    "1 h giving at most 50 000 columns].",
+    "1 h giving at most 50 000 columns, at most 1 day; beyond, groups of consecutive jobs].",
 )
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Seconds for the capacity LP [default: 120]; then a valid dual bound is reported.",
+    help="Seconds for the capacity LPs [default: 120]; then a valid dual bound is reported.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the bounds as JSON.")
 @click.option(
@@ -526,9 +526,13 @@ def bound(
     capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
     """
     from gpuaas.bounds import bound as compute_bound
+    from gpuaas.progress import Progress
 
     check_output(output)
-    result = compute_bound(load_instance(trace_file), nodes=nodes, slot=slot, time_limit=time_limit)
+    with Progress("bound") as say:
+        say(f"reading {trace_file}")
+        trace = load_instance(trace_file)
+        result = compute_bound(trace, nodes=nodes, slot=slot, time_limit=time_limit, progress=say)
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -720,28 +724,31 @@ def generate(
 ) -> None:
     """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
+    from gpuaas.progress import Progress
 
     check_output(output)
-    if snapshot:
-        if arrivals is not None:
-            raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
-        data = generate_snapshot(
-            nodes, jobs, seed, time=SNAPSHOT_TIME if at is None else at, catalog=catalog
+    if snapshot and arrivals is not None:
+        raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
+    if not snapshot and at is not None:
+        raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
+    with Progress("generate") as say:
+        if snapshot:
+            at = SNAPSHOT_TIME if at is None else at
+            data = generate_snapshot(nodes, jobs, seed, time=at, catalog=catalog, progress=say)
+        else:
+            arrivals = arrivals or "exponential"
+            data = generate_trace(
+                nodes, jobs, seed, arrivals=arrivals, catalog=catalog, progress=say
+            )
+        rel = [j["release"] for j in data["jobs"]]
+        kind = "snapshot" if snapshot else f"trace ({arrivals} arrivals)"
+        human = (
+            f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
+            f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
+            + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
         )
-    else:
-        if at is not None:
-            raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
-        data = generate_trace(
-            nodes, jobs, seed, arrivals=arrivals or "exponential", catalog=catalog
-        )
-    rel = [j["release"] for j in data["jobs"]]
-    kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
-    human = (
-        f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
-        f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
-        + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
-    )
-    emit(data, as_json, human, output)
+        say(f"writing {len(rel)} jobs")
+        emit(data, as_json, human, output)
 
 
 @cli.command("catalogs")
@@ -792,16 +799,22 @@ def catalogs_cmd(as_json: bool) -> None:
 @click.option(
     "--throughputs",
     metavar="FILE",
-    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled name.",
+    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled "
+    "name [default: none; elasticflow: performance-model].",
 )
 @click.option(
     "--catalog",
-    default="azure-2021",
-    show_default=True,
-    help="Bundled catalog name or YAML file of VM types to time the jobs on.",
+    default=None,
+    help="Bundled catalog name or YAML file of VM types to time the jobs on "
+    "[default: azure-2021; elasticflow: gcp-us-central1].",
 )
 @click.option(
-    "--nodes", type=int, default=None, help="N [default: ceil(J / 10), as the paper's traces]."
+    "--nodes",
+    default=None,
+    metavar="N|jobs|demand",
+    help="N, or its rule: jobs = ceil(J / 10) as the paper's traces, demand = the 95th "
+    "percentile of the trace's GPU demand over the GPUs of the catalog's largest VM "
+    "[default: jobs; elasticflow: demand].",
 )
 @click.option(
     "--seed",
@@ -833,6 +846,13 @@ def catalogs_cmd(as_json: bool) -> None:
 )
 @click.option("--any-gpu", is_flag=True, help="Duration jobs run equally fast on every GPU model.")
 @click.option(
+    "--measured-on",
+    metavar="GPU",
+    default=None,
+    help="GPU model of measured durations when the trace does not name it "
+    "[default: none; elasticflow: A100].",
+)
+@click.option(
     "--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run."
 )
 def import_trace(
@@ -840,25 +860,32 @@ def import_trace(
     src: str,
     output: str,
     throughputs: str | None,
-    catalog: str,
-    nodes: int | None,
+    catalog: str | None,
+    nodes: str | None,
     seed: int,
     limit: int | None,
     window: str | None,
     gpu_counts: str,
     scaling: str,
     any_gpu: bool,
+    measured_on: str | None,
     skip_unrunnable: bool,
 ) -> None:
-    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv) into a gpuaas trace.
+    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv, elasticflow) into a
+    gpuaas trace.
 
-    Formats, what is mapped, assumed and dropped: instances/README.md. Missing due dates and
-    weights follow the paper's rules (seeded) and are written into the output.
+    Formats, what is mapped, assumed and dropped, and each format's defaults:
+    instances/README.md. Missing due dates and weights follow the paper's rules (seeded) and
+    are written into the output.
     """
-    from gpuaas.importers import build_trace, parse_window, read_trace
+    from gpuaas.importers import build_trace, import_defaults, parse_window, read_trace
+    from gpuaas.progress import Progress
     from gpuaas.throughputs import load_throughputs
 
     check_output(output)
+    default = import_defaults(fmt)
+    catalog = catalog or default["catalog"]
+    throughputs = throughputs or default["throughputs"]
     span = parse_window(window)
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
@@ -867,28 +894,41 @@ def import_trace(
             "--throughputs",
             "the gavel format needs a throughput table (e.g. Gavel's simulation_throughputs.json)",
         )
-    jobs, report = read_trace(fmt, src)
-    data, report = build_trace(
-        jobs,
-        src,
-        catalog=catalog,
-        throughputs=table,
-        nodes=nodes,
-        seed=seed,
-        limit=limit,
-        window=span,
-        gpu_counts=gpu_counts,
-        scaling=scaling,
-        any_gpu=any_gpu,
-        skip_unrunnable=skip_unrunnable,
-        report=report,
-    )
-    write_atomic(output, to_json(data, indent=1))
+    with Progress("import") as say:
+        say(f"reading {src}")
+        jobs, report = read_trace(fmt, src)
+        data, report = build_trace(
+            jobs,
+            src,
+            catalog=catalog,
+            throughputs=table,
+            nodes=_nodes_option(nodes or default["nodes"]),
+            seed=seed,
+            limit=limit,
+            window=span,
+            gpu_counts=gpu_counts,
+            scaling=scaling,
+            any_gpu=any_gpu,
+            measured_on=measured_on or default["measured_on"],
+            skip_unrunnable=skip_unrunnable,
+            report=report,
+            progress=say,
+        )
+        say(f"writing {output}")
+        write_atomic(output, to_json(data, indent=1))
     last = max(j["release"] for j in data["jobs"]) / 3600.0
     click.echo(
         f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
         f"written to {output}"
     )
+
+
+def _nodes_option(text: str) -> int | str:
+    """`--nodes` of `gpuaas import`: an integer, or a rule name (checked by build_trace)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 @cli.command()

@@ -18,11 +18,8 @@ starting with ``#`` are comments; an empty cell is an absent value.
 
 from __future__ import annotations
 
-import csv
-import io
-
 from gpuaas.errors import InputError
-from gpuaas.files import read_text
+from gpuaas.importers.csv_table import csv_rows
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float, parse_int
 
@@ -33,36 +30,11 @@ OPTIONAL = ("model", "steps", "epochs", "steps_per_epoch", "duration", "gpu", "d
 def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
     """The jobs of a CSV trace (module docstring)."""
     source = str(path)
-    lines = [
-        (n, line)
-        for n, line in enumerate(read_text(path, "CSV").splitlines(), start=1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not lines:
-        raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
-    header_no, header = lines[0]
-    names = [h.strip() for h in next(csv.reader([header]))]
-    missing = [c for c in REQUIRED if c not in names]
-    if missing:
-        raise InputError(source, f"line {header_no}", f"missing column(s) {', '.join(missing)}")
-    unknown = [c for c in names if c not in REQUIRED + OPTIONAL]
-    if unknown:
-        raise InputError(
-            source,
-            f"line {header_no}",
-            f"unknown column(s) {', '.join(unknown)}; allowed: {', '.join(REQUIRED + OPTIONAL)}",
-        )
-    dup = sorted({c for c in names if names.count(c) > 1})
-    if dup:
-        raise InputError(source, f"line {header_no}", f"column(s) {', '.join(dup)} given twice")
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
-    body = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
-    for (n, _), fields in zip(lines[1:], body):
+    for n, cells in csv_rows(path, REQUIRED, OPTIONAL):
         at = f"line {n}"
-        if len(fields) != len(names):
-            raise InputError(source, at, f"has {len(fields)} field(s), the header has {len(names)}")
-        row = {k: v.strip() for k, v in zip(names, fields) if v.strip()}
+        row = {k: v for k, v in cells.items() if v}
         for col in REQUIRED:
             if col not in row:
                 raise InputError(source, f"{at}: {col}", "missing required value")
