@@ -2,9 +2,10 @@
 
 The simulator is a loop around the same `Rescheduler` orchestration code uses (docs/design.md §6):
 
-- **Events.** A submission at each job's release; a completion when a running job's *actual*
-  remaining time reaches 0; a tick `tick` seconds (default: the method's own interval, else
-  the trace's H) after the last event when nothing else happens and jobs are unfinished.
+- **Events**, each from its producer (`gpuaas/producers.py`): a submission at each job's
+  release; a completion when a running job's *actual* remaining time reaches 0; a tick `tick`
+  seconds (default: the method's own interval, else the trace's H) after the last event when
+  nothing else happens and jobs are unfinished.
   Events closer than `TIME_TOL` (1e-6 s) are one rescheduling point, resolved deterministically:
   completions first, then submissions in (release, trace order); a job whose remaining time is
   below `TIME_TOL` at an event completes there (no floating-point leftovers).
