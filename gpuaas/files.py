@@ -36,6 +36,7 @@ from typing import IO, Any
 import yaml
 
 from gpuaas.errors import InputError
+from gpuaas.limits import MAX_YAML_NODES
 
 
 def _read_text(path: str | Path, kind: str) -> str:
@@ -66,13 +67,61 @@ def read_json(path: str | Path) -> Any:
         ) from None
     except RecursionError:
         raise InputError(str(path), None, "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4300)
+        raise InputError(str(path), None, f"not valid JSON: {str(exc).split(':')[0]}") from None
+
+
+class _TooLarge(yaml.YAMLError):
+    """A YAML document whose aliases expand to more than `MAX_YAML_NODES` nodes."""
+
+    def __init__(self, nodes: int) -> None:
+        super().__init__()
+        self.problem = (
+            f"its aliases expand to more than {nodes} nodes (gpuaas.limits); "
+            "write the values out or use fewer aliases"
+        )
+        self.problem_mark = None
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a document of more than `MAX_YAML_NODES` nodes once its
+    aliases are expanded (a 1 KB "billion laughs" file expands to 10^9), before building it."""
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        sizes: dict[int, int] = {}
+
+        def size(n: yaml.Node) -> int:  # expanded nodes under n; an alias's node is shared
+            if id(n) not in sizes:
+                sizes[id(n)] = 0  # an alias loop (which PyYAML cannot build anyway) counts 0
+                kids: list[yaml.Node] = []
+                if isinstance(n, yaml.MappingNode):
+                    kids = [x for pair in n.value for x in pair]
+                elif isinstance(n, yaml.SequenceNode):
+                    kids = n.value
+                total = 1
+                for k in kids:
+                    total += size(k)
+                    if total > MAX_YAML_NODES:
+                        raise _TooLarge(MAX_YAML_NODES)
+                sizes[id(n)] = total
+            return sizes[id(n)]
+
+        if node is not None:
+            size(node)
+        return node
+
+
+def load_yaml(text: str) -> Any:
+    """The YAML document in `text` (safe types only, aliases bounded: `BoundedLoader`)."""
+    return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def read_yaml(path: str | Path) -> Any:
     """The YAML document in `path` (None for an empty file)."""
     text = _read_text(path, "YAML")
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""

@@ -30,6 +30,11 @@ then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·
 random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at
 most ``MAX_SIMULATIONS`` = 10^5 simulations (methods x seeds; a campaign grid too).
 
+**YAML files** (catalogs, campaign specs, presets) may use aliases, but a document expands to
+at most ``MAX_YAML_NODES`` = 10^5 nodes (values, lists, mappings): the largest real file, a
+campaign spec listing traces and options, has a few thousand, while a 1 KB file of nested
+aliases (the "billion laughs") expands to 10^9 and would take minutes and gigabytes to build.
+
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
 needs more is refused before the run starts, and a run that gets there anyway is stopped.
@@ -56,6 +61,7 @@ MAX_SEED = 2**32 - 1
 MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
+MAX_YAML_NODES = 10**5
 
 
 def is_finite(x: int | float) -> bool:

@@ -1,0 +1,109 @@
+"""Faults, extreme inputs and limits, continued: concurrent writers, short writes, signals,
+bounded input, and what every way in accepts (instances/README.md, "Faults, extreme inputs
+and limits"; each test names its case). The concurrency, short-write and signal cases run the
+real `gpuaas` command in child processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from gpuaas.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "instances" / "README.md"
+TRACE = str(ROOT / "instances" / "trace-small.json")
+GPUAAS = [sys.executable, "-m", "gpuaas"]
+
+
+def _gpuaas(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([*GPUAAS, *args], capture_output=True, text=True, **kw)
+
+
+def _one_line(res, code: int, message: str) -> None:
+    assert res.exit_code == code, res.output
+    assert res.output == f"gpuaas: error: {message}\n"
+
+
+def _spec(path: Path, seeds: list[int], methods: list[str]) -> Path:
+    path.write_text(
+        yaml.safe_dump(
+            {"name": path.stem, "traces": [TRACE], "solver_seeds": seeds, "methods": methods}
+        )
+    )
+    return path
+
+
+def _cells(path: Path) -> list[str]:
+    lines = path.read_text().splitlines()[1:]
+    return [line.split(",")[0] for line in lines]
+
+
+# ---------------------------------------------------------------------------------------------
+# yaml-aliases, long-values, json-huge-integer: input that would build huge values
+
+#: a 1 KB catalog whose nested aliases expand to 9^9 = 387 million strings
+LAUGHS = (
+    "name: [&a [lol,lol,lol,lol,lol,lol,lol,lol,lol], "
+    + ", ".join(f"&{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi"))
+    + "]\nvm_types:\n  - {name: X, gpu: K80, gpus: 1, cost_per_hour: 1}\n"
+)
+
+
+def test_yaml_aliases(tmp_path, monkeypatch):
+    """yaml-aliases: a "billion laughs" catalog fails at once in one short line (it took 36 s
+    and 2.3 GB, then "out of memory"): a YAML document expands to at most MAX_YAML_NODES."""
+    monkeypatch.chdir(tmp_path)
+    Path("laughs.yaml").write_text(LAUGHS)
+    assert len(LAUGHS) < 1100
+    t0 = time.process_time()
+    res = CliRunner().invoke(cli, ["generate", "--nodes", "2", "--catalog", "laughs.yaml"])
+    assert time.process_time() - t0 < 5.0
+    _one_line(
+        res,
+        2,
+        "catalog: laughs.yaml: not valid YAML: its aliases expand to more than 100000 nodes "
+        "(gpuaas.limits); write the values out or use fewer aliases",
+    )
+
+
+def test_long_values_give_short_errors(tmp_path, monkeypatch):
+    """long-values: a 10 MB job id, VM name or value gives an error line of at most a few
+    hundred characters (they were 10 MB), built without a repr of the whole value."""
+    monkeypatch.chdir(tmp_path)
+    huge = "x" * 10_000_000
+    base = {"catalog": "azure-2021", "nodes": 1, "jobs": [{"due": 1, "weight": 0.01}]}
+    cases = {
+        "id": {"id": huge, "times": {"NC7": [1]}},
+        "vm": {"id": "a", "times": {huge: [1]}},
+        "value": {"id": "a", "times": {"NC6": [huge]}},
+    }
+    for what, job in cases.items():
+        data = {**base, "jobs": [{**base["jobs"][0], **job}]}
+        Path("bad.json").write_text(json.dumps(data))
+        res = CliRunner().invoke(cli, ["solve", "bad.json"])
+        assert res.exit_code == 2 and res.output.count("\n") == 1, what
+        assert len(res.output) < 2200, (what, len(res.output))
+    assert res.output == (
+        "gpuaas: error: bad.json: jobs[0] (a).times.NC6[0]: must be a finite time > 0 s "
+        "(or null), got '" + "x" * 56 + "...\n"
+    )
+
+
+def test_json_huge_integer(tmp_path, monkeypatch):
+    """json-huge-integer: a number of 5000 digits is one line (it was a ValueError traceback)."""
+    monkeypatch.chdir(tmp_path)
+    Path("bad.json").write_text(
+        '{"catalog": "azure-2021", "nodes": 1' + "0" * 5000 + ', "jobs": []}'
+    )
+    _one_line(
+        CliRunner().invoke(cli, ["solve", "bad.json"]),
+        2,
+        "bad.json: not valid JSON: Exceeds the limit (4300 digits) for integer string conversion",
+    )
