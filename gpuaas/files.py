@@ -22,6 +22,7 @@ which never writes NaN or Infinity (they are not JSON).
 
 from __future__ import annotations
 
+import csv
 import errno
 import json
 import math
@@ -40,9 +41,10 @@ from gpuaas.limits import MAX_YAML_NODES
 
 
 def _read_text(path: str | Path, kind: str) -> str:
+    """The UTF-8 text of `path` without a leading byte-order mark (which some editors write)."""
     source = str(path)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             return fh.read()
     except FileNotFoundError:
         raise InputError(source, None, "no such file") from None
@@ -135,6 +137,16 @@ def read_yaml(path: str | Path) -> Any:
 def read_text(path: str | Path, kind: str = "text") -> str:
     """The UTF-8 text of `path` (`kind` names the format in the not-UTF-8 error, e.g. "CSV")."""
     return _read_text(path, kind)
+
+
+def csv_fields(line: str, source: str, where: str) -> list[str]:
+    """The fields of one CSV line; a line the csv module refuses (a field over its 128 KB
+    limit, a NUL byte) is an InputError naming `where` (e.g. "line 7")."""
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error as exc:
+        raise InputError(source, where, f"not valid CSV: {exc}") from None
+
 
 
 # ---------------------------------------------------------------------------------------------

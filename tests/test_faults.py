@@ -107,3 +107,58 @@ def test_json_huge_integer(tmp_path, monkeypatch):
         2,
         "bad.json: not valid JSON: Exceeds the limit (4300 digits) for integer string conversion",
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# csv-field-huge, csv-bom, pai-gpu-overflow: importer input
+
+
+def _import(tmp_path, monkeypatch, files: dict[str, str], *args: str):
+    """`gpuaas import ARGS -o out.json` in tmp_path holding `files` (utf-8-sig: with a BOM)."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in files.items():
+        Path(name).parent.mkdir(exist_ok=True)
+        Path(name).write_text(text, encoding="utf-8-sig" if "bom" in name else "utf-8")
+    return CliRunner().invoke(cli, ["import", *args, "-o", "out.json"])
+
+
+CSV_HEAD = "id,submit,gpus,duration,gpu\n"
+THR = "model,gpu,gpus,steps_per_second\nm,K80,1,2.5\n"
+
+
+def test_csv_field_huge(tmp_path, monkeypatch):
+    """csv-field-huge: a field over the csv module's 128 KB limit in a trace or a throughput
+    table is one line naming it (it was a _csv.Error traceback); no output file."""
+    big = CSV_HEAD + "a,0,1,3600,K80\nb,10,1," + "9" * 200_000 + ",K80\n"
+    res = _import(tmp_path, monkeypatch, {"big.csv": big}, "csv", "big.csv")
+    _one_line(res, 2, "big.csv: line 3: not valid CSV: field larger than field limit (131072)")
+    thr = THR + "x" * 200_000 + ",K80,1,2\n"
+    files = {"m.csv": "id,submit,gpus,model,steps\na,0,1,m,1000\n", "thr.csv": thr}
+    res = _import(tmp_path, monkeypatch, files, "csv", "m.csv", "--throughputs", "thr.csv")
+    _one_line(res, 2, "thr.csv: line 3: not valid CSV: field larger than field limit (131072)")
+    assert not Path("out.json").exists()
+
+
+def test_csv_bom(tmp_path, monkeypatch):
+    """csv-bom: a trace and a throughput table saved with a UTF-8 byte-order mark (as some
+    spreadsheets do) import as without it (was: "missing column(s) id")."""
+    files = {"t-bom.csv": "id,submit,gpus,model,steps\na,0,1,m,1000\n", "thr-bom.csv": THR}
+    res = _import(tmp_path, monkeypatch, files, "csv", "t-bom.csv", "--throughputs", "thr-bom.csv")
+    assert res.exit_code == 0, res.output
+    assert json.loads(Path("out.json").read_text())["jobs"][0]["times"]["NC6"] == [400.0]
+
+
+def test_pai_gpu_overflow(tmp_path, monkeypatch):
+    """pai-gpu-overflow: inst_num x plan_gpu beyond the doubles is one line naming the task
+    row (it was an OverflowError traceback)."""
+    files = {
+        "pai/pai_job_table.csv": "j1,i1,u1,Terminated,1000.0,5000.0\n",
+        "pai/pai_task_table.csv": "j1,w,1e300,Terminated,1100.0,4100.0,600.0,29.3,1e300,V100\n",
+    }
+    res = _import(tmp_path, monkeypatch, files, "alibaba-pai-2020", "pai")
+    _one_line(
+        res,
+        2,
+        "pai/pai_task_table.csv: line 1: inst_num x plan_gpu: job 'j1' asks for inf GPUs, "
+        "more than 1e+09 (gpuaas.limits)",
+    )

@@ -18,11 +18,8 @@ starting with ``#`` are comments; an empty cell is an absent value.
 
 from __future__ import annotations
 
-import csv
-import io
-
 from gpuaas.errors import InputError
-from gpuaas.files import read_text
+from gpuaas.files import csv_fields, read_text
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float, parse_int
 
@@ -41,7 +38,7 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
     if not lines:
         raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
     header_no, header = lines[0]
-    names = [h.strip() for h in next(csv.reader([header]))]
+    names = [h.strip() for h in csv_fields(header, source, f"line {header_no}")]
     missing = [c for c in REQUIRED if c not in names]
     if missing:
         raise InputError(source, f"line {header_no}", f"missing column(s) {', '.join(missing)}")
@@ -57,9 +54,9 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
         raise InputError(source, f"line {header_no}", f"column(s) {', '.join(dup)} given twice")
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
-    body = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
-    for (n, _), fields in zip(lines[1:], body):
+    for n, line in lines[1:]:
         at = f"line {n}"
+        fields = csv_fields(line, source, at)
         if len(fields) != len(names):
             raise InputError(source, at, f"has {len(fields)} field(s), the header has {len(names)}")
         row = {k: v.strip() for k, v in zip(names, fields) if v.strip()}
