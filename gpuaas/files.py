@@ -148,7 +148,6 @@ def csv_fields(line: str, source: str, where: str) -> list[str]:
         raise InputError(source, where, f"not valid CSV: {exc}") from None
 
 
-
 # ---------------------------------------------------------------------------------------------
 # output
 

@@ -6,6 +6,8 @@ real `gpuaas` command in child processes."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -161,4 +163,88 @@ def test_pai_gpu_overflow(tmp_path, monkeypatch):
         2,
         "pai/pai_task_table.csv: line 1: inst_num x plan_gpu: job 'j1' asks for inf GPUs, "
         "more than 1e+09 (gpuaas.limits)",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# campaign-concurrent: two campaigns on one results file
+
+
+def test_campaign_concurrent(tmp_path):
+    """A second `gpuaas campaign` on a results file that a running one holds is refused (it
+    would duplicate cells, and lose its rows when the first renames the file); once the
+    first ends, the second runs only the cells the file lacks: every cell once."""
+    small = _spec(tmp_path / "small.yaml", [1, 2, 3], ["greedy", "edf"])
+    big = _spec(tmp_path / "big.yaml", [1, 2, 3, 4], ["greedy", "edf", "fifo"])
+    out, lock = tmp_path / "r.csv", tmp_path / "r.csv.lock"
+    first = subprocess.Popen(
+        [*GPUAAS, "campaign", str(small), "-o", str(out), "--backend", "serial", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while not (lock.exists() and lock.read_text().strip() == str(first.pid)):
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.005)
+        os.kill(first.pid, signal.SIGSTOP)  # hold it there, lock taken, while the second tries
+        second = _gpuaas("campaign", str(big), "-o", str(out), "--backend", "serial", "-q")
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+    assert second.returncode == 2 and second.stdout == ""
+    assert second.stderr == (
+        f"gpuaas: error: {out}: another campaign (pid {first.pid}) is writing this results "
+        "file; wait for it to end or write to another file\n"
+    )
+    stdout, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    assert "4 cells, 0 already in" in stdout  # edf is seed-independent: simulated once
+    again = _gpuaas("campaign", str(big), "-o", str(out), "--backend", "serial", "-q")
+    assert again.returncode == 0, again.stderr
+    assert "6 cells, 4 already in" in again.stdout
+    cells = _cells(out)
+    assert len(cells) == 6 and len(set(cells)) == 6
+    assert not lock.exists()
+
+
+def test_duplicated_cells_are_refused(tmp_path):
+    """results-duplicate-cell: a file holding a cell twice (as two unlocked campaigns wrote
+    before) is refused by resume and `plot`, naming both lines."""
+    spec = _spec(tmp_path / "s.yaml", [1], ["edf"])
+    out = tmp_path / "r.csv"
+    assert (
+        _gpuaas("campaign", str(spec), "-o", str(out), "--backend", "serial", "-q").returncode == 0
+    )
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join([*lines, lines[1]]) + "\n")
+    message = (
+        f"{out}: line 3: cell trace-small-edf-s1-x1-ovh600-up120 is given twice (first on "
+        "line 2): two campaigns wrote this file at once? keep one row per cell"
+    )
+    runner = CliRunner()
+    _one_line(runner.invoke(cli, ["campaign", str(spec), "-o", str(out), "-q"]), 2, message)
+    png = tmp_path / "c.png"
+    _one_line(runner.invoke(cli, ["plot", "costs", str(out), "-o", str(png)]), 2, message)
+    assert not png.exists()
+
+
+def test_results_file_bom_and_huge_field(tmp_path):
+    """csv-bom, csv-field-huge for results files: a results CSV saved with a byte-order mark
+    resumes and plots as without it; a field over 128 KB is one line naming its line."""
+    spec = _spec(tmp_path / "s.yaml", [1], ["edf"])
+    out = tmp_path / "r.csv"
+    assert (
+        _gpuaas("campaign", str(spec), "-o", str(out), "--backend", "serial", "-q").returncode == 0
+    )
+    text = out.read_text()
+    out.write_text(text, encoding="utf-8-sig")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["campaign", str(spec), "-o", str(out), "-q"])
+    assert res.exit_code == 0 and "1 cells, 1 already in" in res.output, res.output
+    lines = text.splitlines()
+    out.write_text(lines[0] + "\n" + lines[1].replace(",edf,", ",edf" + "x" * 200_000 + ",") + "\n")
+    _one_line(
+        runner.invoke(cli, ["plot", "costs", str(out), "-o", str(tmp_path / "c.png")]),
+        2,
+        f"{out}: line 2: not valid CSV: field larger than field limit (131072)",
     )
