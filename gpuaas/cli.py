@@ -16,7 +16,7 @@ import numpy as np
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
 from gpuaas.experiments.analysis import BASELINE, REFERENCE
-from gpuaas.files import check_output, read_json, to_json, write_atomic
+from gpuaas.files import check_output, checked_stdout, read_json, to_json, write_atomic
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
@@ -1100,9 +1100,11 @@ def compile_notice() -> None:
 
 
 def main() -> None:
-    """Console-script entry point (`Group.main` formats every error in one line)."""
+    """Console-script entry point (`Group.main` formats every error in one line; standard
+    output is written whole or fails, `gpuaas.files.checked_stdout`)."""
     compile_notice()
-    cli.main(prog_name="gpuaas")
+    with checked_stdout():
+        cli.main(prog_name="gpuaas")
 
 
 def _quiet_stdout() -> None:

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import csv
 import errno
+import io
 import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -157,7 +159,7 @@ def _kind(path: Path) -> tuple[Path, str]:
     source = str(path)
     target = Path(os.path.realpath(path))
     try:
-        mode = os.stat(target).st_mode
+        mode = os.stat(path).st_mode  # through links: /dev/stdout on a pipe leads to no path
     except FileNotFoundError:
         mode = None
     except OSError as exc:
@@ -211,6 +213,69 @@ def _read_only_fs(path: Path) -> bool:
         return False
 
 
+class FullWriter(io.RawIOBase):
+    """A raw writer on file descriptor `fd` whose every write is whole or raises.
+
+    ``os.write`` may write part of its bytes (a disk that fills, a file size limit), and
+    Python's buffered and text layers drop the rest of a large write without an error; here
+    the rest is written again, so the next write reports the failure (ENOSPC, EFBIG, EPIPE)
+    and a write of 0 bytes is ENOSPC. The descriptor is not closed with the writer.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            n = os.write(self.fd, view[done:])
+            if n == 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            done += n
+        return done
+
+
+def _writer(fd: int, binary: bool, line_buffering: bool = False) -> IO[Any]:
+    """A buffered (binary) or UTF-8 text file object writing whole through `FullWriter`."""
+    raw = io.BufferedWriter(FullWriter(fd))
+    if binary:
+        return raw
+    return io.TextIOWrapper(raw, encoding="utf-8", line_buffering=line_buffering)
+
+
+@contextmanager
+def checked_stdout() -> Iterator[None]:
+    """`sys.stdout` written through `FullWriter` in the block (the console script runs in
+    one), so that output cut by a full disk (`--json > file`) is an error, never a file cut
+    short. Without a file descriptor (a test's captured output) nothing changes."""
+    out = sys.stdout
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    out.flush()
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(FullWriter(fd)),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+    )
+    try:
+        yield
+    finally:
+        checked, sys.stdout = sys.stdout, out
+        checked.detach()  # unflushed output was reported by the block; fd stays open
+
+
 @contextmanager
 def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     """A file object whose content becomes `path`'s when the block ends without an exception
@@ -219,13 +284,16 @@ def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     write: ...")``."""
     source = str(path)
     target, kind = _kind(Path(path))
-    mode = "wb" if binary else "w"
-    enc = None if binary else "utf-8"
     tmp: str | None = None
     try:
         if kind == "stream":
-            with open(target, mode, encoding=enc) as fh:
-                yield fh
+            # the path itself: /dev/stdout's target on a pipe, "pipe:[N]", is no path
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            try:
+                with _writer(fd, binary) as fh:
+                    yield fh
+            finally:
+                os.close(fd)
             return
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
@@ -235,8 +303,11 @@ def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
             os.umask(umask)
             old = 0o666 & ~umask  # mkstemp makes 0600; give the file the usual mode
         os.chmod(tmp, old)
-        with os.fdopen(fd, mode, encoding=enc) as fh:
-            yield fh
+        try:
+            with _writer(fd, binary) as fh:
+                yield fh
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:

@@ -248,3 +248,54 @@ def test_results_file_bom_and_huge_field(tmp_path):
         2,
         f"{out}: line 2: not valid CSV: field larger than field limit (131072)",
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# stdout-short-write: a disk that fills while standard output is written
+
+
+def _fill_at(limit: int):
+    """A child's preexec: files stop growing at `limit` bytes, as on a disk that fills then
+    (writes past it fail with EFBIG instead of killing the process with SIGXFSZ)."""
+
+    def pre() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return pre
+
+
+def test_stdout_short_write(tmp_path):
+    """`gpuaas generate --json > file` on a disk that fills after 64 KiB of the 114 KB: the
+    write to standard output is short; the rest is written again, which fails, so the
+    command says so and exits 2 (it exited 0 with the file cut at 65 536 bytes)."""
+    out = tmp_path / "trace.json"
+    with open(out, "wb") as fh:
+        res = subprocess.run(
+            [*GPUAAS, "generate", "--nodes", "10", "--json"],
+            stdout=fh,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_fill_at(65536),
+        )
+    assert res.returncode == 2
+    assert res.stderr == "gpuaas: error: standard output: cannot write: File too large\n"
+    assert out.stat().st_size == 65536
+    # the same command without the limit writes the whole document
+    whole = _gpuaas("generate", "--nodes", "10", "--json")
+    assert whole.returncode == 0 and len(whole.stdout) > 100_000
+
+
+def test_output_file_on_a_disk_that_fills(tmp_path):
+    """`-o` on a disk that fills: one line, exit 2, neither the file nor its temporary."""
+    res = subprocess.run(
+        [*GPUAAS, "generate", "--nodes", "10", "-o", str(tmp_path / "t.json")],
+        capture_output=True,
+        text=True,
+        preexec_fn=_fill_at(65536),
+    )
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == f"gpuaas: error: {tmp_path / 't.json'}: cannot write: File too large\n"
+    assert list(tmp_path.iterdir()) == []
