@@ -1099,12 +1099,32 @@ def compile_notice() -> None:
     event.register("numba:compile", CompileNotice())
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the command like Ctrl-C, so that every output
+    file's temporary is removed (`gpuaas.files.open_output`) and a campaign's lock released."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
 def main() -> None:
     """Console-script entry point (`Group.main` formats every error in one line; standard
-    output is written whole or fails, `gpuaas.files.checked_stdout`)."""
+    output is written whole or fails, `gpuaas.files.checked_stdout`). SIGTERM and SIGHUP
+    unwind the command (`Terminated`), then end the process by the same signal."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     compile_notice()
-    with checked_stdout():
-        cli.main(prog_name="gpuaas")
+    try:
+        with checked_stdout():
+            cli.main(prog_name="gpuaas")
+    except Terminated as exc:
+        signum = exc.args[0]
+        click.echo(f"gpuaas: stopped by {signal.Signals(signum).name}", err=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def _quiet_stdout() -> None:

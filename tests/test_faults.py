@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -299,3 +300,32 @@ def test_output_file_on_a_disk_that_fills(tmp_path):
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == f"gpuaas: error: {tmp_path / 't.json'}: cannot write: File too large\n"
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# signal-temporaries: SIGTERM / SIGHUP during `simulate --log -o`
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_signal_removes_temporaries(tmp_path, sig):
+    """A simulation killed while its event log streams into a temporary file: the temporary
+    is removed (each kill left a hidden `.ev.jsonl.*.tmp`), the command says so in one line
+    and ends by the same signal, as an unhandled one would."""
+    trace = tmp_path / "t.json"
+    trace.write_text(Path(TRACE).read_text())
+    proc = subprocess.Popen(
+        [*GPUAAS, "simulate", "t.json", "-m", "path-relinking", "--log", "ev.jsonl"]
+        + ["-o", "r.json", "-q"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while not list(tmp_path.glob(".ev.jsonl.*.tmp")):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -sig
+    assert "Traceback" not in err  # (a first run may print the compile notice before)
+    assert err.splitlines()[-1] == f"gpuaas: stopped by {signal.Signals(sig).name}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
