@@ -329,3 +329,15 @@ def test_signal_removes_temporaries(tmp_path, sig):
     assert "Traceback" not in err  # (a first run may print the compile notice before)
     assert err.splitlines()[-1] == f"gpuaas: stopped by {signal.Signals(sig).name}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_milp_time_limit_huge():
+    """milp-time-limit-huge: `solve -m milp --time-limit 1e9` (the largest accepted) solves
+    (it raised OverflowError: poll() takes at most ~24 days)."""
+    res = CliRunner().invoke(
+        cli,
+        ["solve", str(ROOT / "instances" / "example.json"), "-m", "milp"]
+        + ["--time-limit", "1e9", "--json"],
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["stats"]["status"] in ("optimal", "gap_reached")
