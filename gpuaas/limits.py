@@ -11,6 +11,14 @@ doubles at its clock below 10^-6 s, i.e. a clock below 2^33 s ≈ 8.6 x 10^9 s (
 inputs up to 10^9 s leave room for the jobs that run and wait after the last release, and the
 simulator stops (one line, exit 3) a run whose clock passes ``HORIZON``.
 
+**Whole-job times** are at least ``MIN_SECONDS`` = 1 s. The simulator tells events apart at
+10^-6 s (`rescheduler.TIME_TOL`), so a job of 1 s still has its progress resolved to 10^-6 of
+its work, and a state holding it can always be saved and restored; the per-job bound of a
+job is then at least its cheapest configuration's price for 1 s, so cost / bound stays a
+readable number (times of 10^-305 s made the bound 0 $ and the ratio a 300-digit number).
+Training jobs take minutes to days, and traces record whole seconds: a time below 1 s is a
+unit mistake (milliseconds given as seconds), not a job.
+
 **Money**: tardiness weights ω_j and the weights μ, ρ of P1a are at most ``MAX_WEIGHT`` = 10^6
 ($/s for ω), VM prices at most ``MAX_PRICE`` = 10^6 $/h. The largest term of P1a, a postponed
 job's ρ·ω_j·(H + M_j − d_j), is then at most 10^6·10^6·3·10^9 = 3·10^21 and a whole objective
@@ -48,6 +56,7 @@ from typing import Any
 from gpuaas.errors import InputError, brief
 
 MAX_SECONDS = 1e9
+MIN_SECONDS = 1.0
 HORIZON = 2.0**33
 MAX_WEIGHT = 1e6
 MAX_PRICE = 1e6

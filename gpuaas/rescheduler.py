@@ -62,6 +62,7 @@ from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, SolverError, StateError, brief
 from gpuaas.instance import DEFAULT_PARAMS, Instance, JobSpec, _number, parse_job
 from gpuaas.limits import HORIZON, MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, check_nodes, check_seed
+from gpuaas.limits import MIN_SECONDS as MIN_WORK  # whole-job times, as check_job's
 from gpuaas.methods import DEFAULT_METHOD, check_options, get_method, solve
 from gpuaas.solution import Solution
 
@@ -1005,7 +1006,7 @@ def _check_state(state: Mapping[str, Any]) -> None:
             )
         for c, w in enumerate(work):
             if w is not None:
-                _number(w, None, f"{at}.work[{c}]", minimum=TIME_TOL, maximum=MAX_SECONDS)
+                _number(w, None, f"{at}.work[{c}]", minimum=MIN_WORK, maximum=MAX_SECONDS)
         if all(w is None for w in work):
             fail(f"{at}.work", "no configuration can run the job")
         for k in ("progress", "reported"):

@@ -341,3 +341,62 @@ def test_milp_time_limit_huge():
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["stats"]["status"] in ("optimal", "gap_reached")
+
+
+# ---------------------------------------------------------------------------------------------
+# time-tiny, submit-restore, jobspec-limits: one validation for every way a job enters
+
+BASE = {
+    "catalog": "azure-2021",
+    "nodes": 2,
+    "jobs": [{"id": "a", "due": 90000, "weight": 0.01, "times": {"NC6": [36000]}}],
+}
+
+
+@pytest.mark.parametrize("t", [1e-7, 1e-305])
+def test_time_tiny(tmp_path, monkeypatch, t):
+    """time-tiny: a whole-job time below MIN_SECONDS = 1 s is refused by the parser (near 0
+    the bound became 0 $ and cost / bound a 300-digit number; at 1e-305 s simulate failed at
+    its end)."""
+    monkeypatch.chdir(tmp_path)
+    data = json.loads(json.dumps(BASE))
+    data["jobs"][0]["times"]["NC6"] = [t]
+    Path("t.json").write_text(json.dumps(data))
+    for args in (["solve", "t.json", "-o", "o.json"], ["simulate", "t.json", "-q"]):
+        _one_line(
+            CliRunner().invoke(cli, args),
+            2,
+            f"t.json: jobs[0] (a).times.NC6[0]: must be >= 1 s (gpuaas.limits), got {t!r}",
+        )
+    assert not Path("o.json").exists()
+
+
+def test_submit_accepts_only_what_restore_accepts():
+    """submit-restore: what `Rescheduler.submit` accepts can be saved and restored (submit took
+    times below 1e-6 s that restore refused); one check for the parser, `JobSpec` and the
+    state (`gpuaas.instance.check_job`, MIN_SECONDS)."""
+    import numpy as np
+
+    from gpuaas import Rescheduler
+    from gpuaas.errors import InputError, StateError
+    from gpuaas.instance import JobSpec
+
+    r = Rescheduler("azure-2021", nodes=1, method="edf")
+    job = {"id": "a", "due": 100.0, "weight": 0.01, "times": {"NC6": [1e-7]}}
+    with pytest.raises(InputError) as err:
+        r.submit(job, at=0.0)
+    assert str(err.value) == "job[0] (a).times.NC6[0]: must be >= 1 s (gpuaas.limits), got 1e-07"
+    with pytest.raises(InputError) as err:
+        JobSpec("a", 0.0, 100.0, 0.01, work=np.full(30, 0.5), progress=0.0)
+    assert str(err.value) == (
+        "job (a).work[0]: must be a time in [1, 1e+09] s (gpuaas.limits) or inf "
+        "(cannot run), got 0.5"
+    )
+    r.submit(dict(job, times={"NC6": [1.0]}), at=0.0)  # the least time accepted ...
+    state = json.loads(json.dumps(r.state()))
+    again = Rescheduler.restore(state)  # ... comes back
+    assert [j.id for j in again.unfinished()] == [j.id for j in r.unfinished()]
+    state["jobs"][0]["work"][0] = 0.5
+    with pytest.raises(StateError) as err:
+        Rescheduler.restore(state)
+    assert str(err.value) == "corrupt Rescheduler state: jobs[0].work[0]: must be >= 1, got 0.5"
