@@ -16,7 +16,14 @@ import numpy as np
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
 from gpuaas.experiments.analysis import BASELINE, REFERENCE
-from gpuaas.files import check_output, checked_stdout, read_json, to_json, write_atomic
+from gpuaas.files import (
+    check_output,
+    checked_stdout,
+    distinct_outputs,
+    read_json,
+    to_json,
+    write_atomic,
+)
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
@@ -272,6 +279,10 @@ def solve(
     0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
     check_output(output)
+    distinct_outputs(
+        {"-o": output, "--write-lp": write_lp, "--write-mps": write_mps},
+        {"INSTANCE_FILE": instance_file, "--preset": preset},
+    )
     milp_options = {
         k: v
         for k, v in (
@@ -471,6 +482,9 @@ def simulate(
 
     check_output(output)
     check_output(log_file)
+    distinct_outputs(
+        {"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file, "--preset": preset}
+    )
     method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
     if time_limit is not None:
@@ -527,6 +541,7 @@ def bound(
     from gpuaas.bounds import bound as compute_bound
 
     check_output(output)
+    distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
     result = compute_bound(load_instance(trace_file), nodes=nodes, slot=slot, time_limit=time_limit)
     emit(result.to_dict(), as_json, result.summary(), output)
 
@@ -613,6 +628,7 @@ def compare(
     if as_json and as_csv:
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
+    distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
     names = (
         cmp.default_methods()
         if methods is None
@@ -718,6 +734,7 @@ def generate(
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
 
     check_output(output)
+    distinct_outputs({"-o": output}, {"--catalog": catalog if os.path.isfile(catalog) else None})
     if snapshot:
         if arrivals is not None:
             raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
@@ -855,6 +872,8 @@ def import_trace(
     from gpuaas.throughputs import load_throughputs
 
     check_output(output)
+    given = throughputs if throughputs is not None and os.path.isfile(throughputs) else None
+    distinct_outputs({"-o": output}, {"SRC": src, "--throughputs": given})
     span = parse_window(window)
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
@@ -935,6 +954,7 @@ def campaign(
     spec = load_spec(spec_file)
     output = output or f"{Path(spec_file).stem}.csv"
     check_output(output)
+    distinct_outputs({"-o": output}, {"SPEC_FILE": spec_file})
     if scheduler is None and backend == "auto" and not dask_available():
         click.echo(
             f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True
@@ -983,8 +1003,10 @@ def plot() -> None:
     """Plot campaign results or one simulation's event log (PNG, SVG or PDF by -o's extension)."""
 
 
-def _plot_out(output: str | None, source: str, kind: str) -> str:
-    return output or str(Path(source).with_name(f"{Path(source).stem}-{kind}.png"))
+def _plot_out(output: str | None, source: str, kind: str, trace: str | None = None) -> str:
+    out = output or str(Path(source).with_name(f"{Path(source).stem}-{kind}.png"))
+    distinct_outputs({"-o": out}, {"the input": source, "--trace": trace})
+    return out
 
 
 _results_arg = click.argument("results", type=click.Path(dir_okay=False))
@@ -1059,7 +1081,7 @@ def plot_gantt_cmd(events: str, trace: str, output: str | None) -> None:
     """Gantt chart of one simulation: nodes (VM type) and jobs (GPUs, due dates)."""
     from gpuaas.plots import plot_gantt
 
-    click.echo(plot_gantt(events, trace, _plot_out(output, events, "gantt")))
+    click.echo(plot_gantt(events, trace, _plot_out(output, events, "gantt", trace)))
 
 
 @plot.command("cost-over-time")
@@ -1070,7 +1092,8 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
     """Cumulative VM, tardiness and total cost of one simulation over time."""
     from gpuaas.plots import plot_cost_over_time
 
-    click.echo(plot_cost_over_time(events, trace, _plot_out(output, events, "cost-over-time")))
+    out = _plot_out(output, events, "cost-over-time", trace)
+    click.echo(plot_cost_over_time(events, trace, out))
 
 
 COMPILE_NOTICE = "gpuaas: compiling kernels (first run only, up to ~20 s)"

@@ -206,6 +206,35 @@ def check_output(path: str | Path | None, *, stream_ok: bool = True) -> str | No
     return str(path)
 
 
+def distinct_outputs(outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
+    """Refuse an output file that is also an input or another output of the command (by name:
+    {"-o": path, ...}; None entries are absent): writing it would destroy the input, or one
+    output would replace the other. FIFOs and character devices (/dev/null) may repeat."""
+
+    def place(path: Any) -> str | None:
+        if path is None:
+            return None
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            return None
+        return os.path.realpath(path)
+
+    seen = {name: place(p) for name, p in inputs.items()}
+    for name, path in outputs.items():
+        at = place(path)
+        if at is None:
+            continue
+        for other, there in seen.items():
+            if there == at:
+                raise InputError(
+                    str(path), None, f"{name} is the same file as {other}; it would be overwritten"
+                )
+        seen[name] = at
+
+
 def _read_only_fs(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)

@@ -400,3 +400,40 @@ def test_submit_accepts_only_what_restore_accepts():
     with pytest.raises(StateError) as err:
         Rescheduler.restore(state)
     assert str(err.value) == "corrupt Rescheduler state: jobs[0].work[0]: must be >= 1, got 0.5"
+
+
+# ---------------------------------------------------------------------------------------------
+# output-is-input: an output path that is also an input
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["import", "csv", "t.csv", "-o", "t.csv"], "t.csv: -o is the same file as SRC"),
+        (["simulate", "t.json", "--log", "t.json"], "t.json: --log is the same file as TRACE_FILE"),
+        (
+            ["simulate", "t.json", "--log", "e.json", "-o", "./e.json"],
+            "e.json: --log is the same file as -o",
+        ),
+        (["solve", "t.json", "-o", "./t.json"], "./t.json: -o is the same file as INSTANCE_FILE"),
+        (["bound", "t.json", "-o", "t.json"], "t.json: -o is the same file as TRACE_FILE"),
+    ],
+    ids=["import", "simulate-log", "log-is-output", "solve", "bound"],
+)
+def test_output_is_input(tmp_path, monkeypatch, args, message):
+    """output-is-input: an output that is an input (or another output) is refused before any
+    work, and the input is left as it was (it was overwritten)."""
+    monkeypatch.chdir(tmp_path)
+    Path("t.csv").write_text(CSV_HEAD + "a,0,1,3600,K80\n")
+    Path("t.json").write_text(json.dumps(BASE))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    _one_line(CliRunner().invoke(cli, args), 2, f"{message}; it would be overwritten")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_dev_null_may_take_both_outputs(tmp_path, monkeypatch):
+    """A character device is no file to overwrite: `--log /dev/null -o /dev/null` runs."""
+    monkeypatch.chdir(tmp_path)
+    Path("t.json").write_text(json.dumps(BASE))
+    res = CliRunner().invoke(cli, ["simulate", "t.json", "--log", "/dev/null", "-o", "/dev/null"])
+    assert res.exit_code == 0, res.output
