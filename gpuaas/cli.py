@@ -814,7 +814,7 @@ def catalogs_cmd(as_json: bool) -> None:
     help="Bundled catalog name or YAML file of VM types to time the jobs on.",
 )
 @click.option(
-    "--nodes", type=int, default=None, help="N [default: ceil(J / 10), as the paper's traces]."
+    "--nodes", type=NODES, default=None, help="N [default: ceil(J / 10), as the paper's traces]."
 )
 @click.option(
     "--seed",

@@ -437,3 +437,113 @@ def test_dev_null_may_take_both_outputs(tmp_path, monkeypatch):
     Path("t.json").write_text(json.dumps(BASE))
     res = CliRunner().invoke(cli, ["simulate", "t.json", "--log", "/dev/null", "-o", "/dev/null"])
     assert res.exit_code == 0, res.output
+
+
+# ---------------------------------------------------------------------------------------------
+# csv-hash-id: a job row starting with "#"
+
+
+def test_csv_hash_id(tmp_path, monkeypatch):
+    """csv-hash-id: a row after the header starting with "#" is still a comment, but the
+    summary counts it (it said "imported 1 of 1"); quoted, "#b" is a job id."""
+    rows = CSV_HEAD + "a,0,1,3600,K80\n#b,10,1,3600,K80\n"
+    res = _import(tmp_path, monkeypatch, {"t.csv": rows}, "csv", "t.csv")
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(
+        "imported 1 of 2 jobs from t.csv, N = 1; dropped: 1 commented out (line starting "
+        "with #; quote an id that starts with #); "
+    )
+    quoted = rows.replace("#b", '"#b"')
+    res = _import(tmp_path, monkeypatch, {"t.csv": quoted}, "csv", "t.csv")
+    assert res.output.startswith("imported 2 of 2 jobs from t.csv")
+    assert [j["id"] for j in json.loads(Path("out.json").read_text())["jobs"]] == ["a", "#b"]
+
+
+# ---------------------------------------------------------------------------------------------
+# import-limits: errors name the CSV line and column
+
+
+@pytest.mark.parametrize(
+    ("rows", "args", "message"),
+    [
+        (
+            CSV_HEAD + "a,0,1,1e12,K80\n",
+            [],
+            "t.csv: line 2: duration: job 'a' takes 1e+12 s on NC6 with 1 GPU(s), more than "
+            "1e+09 s (gpuaas.limits)",
+        ),
+        (
+            CSV_HEAD + "a,0,1,0.5,K80\n",
+            [],
+            "t.csv: line 2: duration: job 'a' takes 0.5 s on NC6 with 1 GPU(s), less than "
+            "1 s (gpuaas.limits)",
+        ),
+        (
+            CSV_HEAD + "a,0,1,100,K80\nb,1e12,1,100,K80\n",
+            [],
+            "t.csv: line 3: submit: 1e+12 s after the first job's submit (0), more than 1e+09 s "
+            "(gpuaas.limits)",
+        ),
+        (
+            "id,submit,gpus,duration,gpu,weight\na,0,1,100,K80,1e7\n",
+            [],
+            "t.csv: line 2: weight: must be <= 1e+06 (gpuaas.limits), got 1e+07",
+        ),
+        (
+            "id,submit,gpus,model,epochs,steps_per_epoch\na,0,1,m,1e300,1e300\n",
+            ["--throughputs", "thr.csv"],
+            "t.csv: line 2: epochs x steps_per_epoch: 1e+300 x 1e+300 steps is beyond the "
+            "floating-point numbers",
+        ),
+        (
+            "id,submit,gpus,model,epochs,steps_per_epoch\na,0,1,m,1e5,1e10\n",
+            ["--throughputs", "thr.csv"],
+            "t.csv: line 2: epochs x steps_per_epoch: job 'a' takes 4e+14 s on NC6 with 1 GPU(s), "
+            "more than 1e+09 s (gpuaas.limits)",
+        ),
+        (
+            CSV_HEAD + "a,0,1,100,K80\n",
+            ["--nodes", "10000000"],
+            "Invalid value for '--nodes': 10000000 is not in the range 1<=x<=1000000. "
+            "(see 'gpuaas import --help')",
+        ),
+    ],
+    ids=[
+        "duration-long",
+        "duration-short",
+        "submit",
+        "weight",
+        "epochs-overflow",
+        "epochs-long",
+        "nodes",
+    ],
+)
+def test_import_limits(tmp_path, monkeypatch, rows, args, message):
+    """import-limits: a value beyond gpuaas.limits names the CSV line and column (it named the
+    output's JSON path, e.g. jobs[0] (a).times.NC6[0]); --nodes is an option error, not the
+    file's; epochs x steps_per_epoch overflowing is said (it was "no configuration can run
+    it")."""
+    res = _import(tmp_path, monkeypatch, {"t.csv": rows, "thr.csv": THR}, "csv", "t.csv", *args)
+    _one_line(res, 2, message)
+    assert not Path("out.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# import-many, simulate-progress: large inputs
+
+
+def test_import_many(tmp_path, monkeypatch):
+    """import-many: more than MAX_JOBS jobs to import are refused before any is timed (a
+    10^6-row CSV took 75 s and 2.7 GB; now 8 s and 0.6 GB: the rows are read one at a time)."""
+    rows = CSV_HEAD + "".join(f"j{i},{i},1,3600,K80\n" for i in range(100_001))
+    t0 = time.process_time()
+    res = _import(tmp_path, monkeypatch, {"t.csv": rows}, "csv", "t.csv")
+    assert time.process_time() - t0 < 20
+    _one_line(
+        res,
+        2,
+        "t.csv: 100001 jobs to import; at most 100000 (gpuaas.limits): choose some with "
+        "--limit or --window",
+    )
+    res = _import(tmp_path, monkeypatch, {}, "csv", "t.csv", "--limit", "3")
+    assert res.output.startswith("imported 3 of 100001 jobs")

@@ -1,7 +1,8 @@
 """A plain CSV trace anyone can write from their scheduler's logs.
 
 UTF-8, comma-separated, a header line naming the columns (any order), one job per line; lines
-starting with ``#`` are comments; an empty cell is an absent value.
+starting with ``#`` are comments (after the header the summary counts them as rows commented
+out; quote a job id that starts with ``#``: ``"#7"``); an empty cell is an absent value.
 
 | column | required | meaning |
 |---|---|---|
@@ -18,43 +19,41 @@ starting with ``#`` are comments; an empty cell is an absent value.
 
 from __future__ import annotations
 
+import io
+import math
+
 from gpuaas.errors import InputError
 from gpuaas.files import csv_fields, read_text
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float, parse_int
 
 REQUIRED = ("id", "submit", "gpus")
+#: the report's reason for rows after the header that start with "#"
+COMMENTED = "commented out (line starting with #; quote an id that starts with #)"
 OPTIONAL = ("model", "steps", "epochs", "steps_per_epoch", "duration", "gpu", "due", "weight")
 
 
 def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
-    """The jobs of a CSV trace (module docstring)."""
+    """The jobs of a CSV trace (module docstring); the lines are read one at a time, so memory
+    grows with the jobs kept, not with the text's lines."""
     source = str(path)
-    lines = [
-        (n, line)
-        for n, line in enumerate(read_text(path, "CSV").splitlines(), start=1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not lines:
-        raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
-    header_no, header = lines[0]
-    names = [h.strip() for h in csv_fields(header, source, f"line {header_no}")]
-    missing = [c for c in REQUIRED if c not in names]
-    if missing:
-        raise InputError(source, f"line {header_no}", f"missing column(s) {', '.join(missing)}")
-    unknown = [c for c in names if c not in REQUIRED + OPTIONAL]
-    if unknown:
-        raise InputError(
-            source,
-            f"line {header_no}",
-            f"unknown column(s) {', '.join(unknown)}; allowed: {', '.join(REQUIRED + OPTIONAL)}",
-        )
-    dup = sorted({c for c in names if names.count(c) > 1})
-    if dup:
-        raise InputError(source, f"line {header_no}", f"column(s) {', '.join(dup)} given twice")
+    report = ImportReport(source, 0, 0, 0, 0.0)
+    names: list[str] | None = None
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
-    for n, line in lines[1:]:
+    for n, line in enumerate(io.StringIO(read_text(path, "CSV")), start=1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("#"):
+            if names is not None:  # a job row commented out, or a comment among them: said
+                report.read += 1
+                report.drop(COMMENTED)
+            continue
+        if names is None:
+            names = _header(line, n, source)
+            continue
+        report.read += 1
         at = f"line {n}"
         fields = csv_fields(line, source, at)
         if len(fields) != len(names):
@@ -84,11 +83,17 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
                     raise InputError(source, at, "give steps or epochs x steps_per_epoch, not both")
                 job.steps = parse_float(row["steps"], source, f"{at}: steps", positive=True)
             elif "epochs" in row and "steps_per_epoch" in row:
-                job.steps = parse_float(
-                    row["epochs"], source, f"{at}: epochs", positive=True
-                ) * parse_float(
+                epochs = parse_float(row["epochs"], source, f"{at}: epochs", positive=True)
+                per = parse_float(
                     row["steps_per_epoch"], source, f"{at}: steps_per_epoch", positive=True
                 )
+                job.steps, job.work_column = epochs * per, "epochs x steps_per_epoch"
+                if not math.isfinite(job.steps):
+                    raise InputError(
+                        source,
+                        f"{at}: {job.work_column}",
+                        f"{epochs:g} x {per:g} steps is beyond the floating-point numbers",
+                    )
             else:
                 raise InputError(
                     source,
@@ -105,4 +110,25 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
         if "weight" in row:
             job.weight = parse_float(row["weight"], source, f"{at}: weight", minimum=0.0)
         jobs.append(job)
-    return jobs, ImportReport(source, len(jobs), 0, 0, 0.0)
+    if names is None:
+        raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
+    return jobs, report
+
+
+def _header(line: str, n: int, source: str) -> list[str]:
+    """The column names of the header line `n`, checked."""
+    names = [h.strip() for h in csv_fields(line, source, f"line {n}")]
+    missing = [c for c in REQUIRED if c not in names]
+    if missing:
+        raise InputError(source, f"line {n}", f"missing column(s) {', '.join(missing)}")
+    unknown = [c for c in names if c not in REQUIRED + OPTIONAL]
+    if unknown:
+        raise InputError(
+            source,
+            f"line {n}",
+            f"unknown column(s) {', '.join(unknown)}; allowed: {', '.join(REQUIRED + OPTIONAL)}",
+        )
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:
+        raise InputError(source, f"line {n}", f"column(s) {', '.join(dup)} given twice")
+    return names
