@@ -447,7 +447,12 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
     type=click.Path(dir_okay=False),
     help="Write the event log (JSON lines, one per interval between events).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress (a bar on a terminal, elsewhere a line every 10 s of a long run).",
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON (format: docs/design.md §10)."
 )
@@ -499,7 +504,7 @@ def simulate(
             **reconfiguration(overhead, startup, paper_costs),
             log=log_file,
             tick=tick,
-            progress=not quiet and sys.stderr.isatty(),
+            progress=not quiet,
             **options,
         )
     emit(result.to_dict(), as_json, result.summary(), output)

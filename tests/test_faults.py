@@ -547,3 +547,17 @@ def test_import_many(tmp_path, monkeypatch):
     )
     res = _import(tmp_path, monkeypatch, {}, "csv", "t.csv", "--limit", "3")
     assert res.output.startswith("imported 3 of 100001 jobs")
+
+
+def test_simulate_progress_off_a_terminal(tmp_path, monkeypatch):
+    """simulate-progress: off a terminal (a log file), a long simulation writes a progress line
+    every LOG_INTERVAL = 10 s (it was silent for minutes); -q, none."""
+    from gpuaas import simulator
+
+    monkeypatch.setattr(simulator._ProgressBar, "LOG_INTERVAL", 0.0)
+    res = CliRunner().invoke(cli, ["simulate", TRACE, "-m", "edf"])
+    assert res.exit_code == 0
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("simulate [")]
+    assert lines and lines[-1].startswith("simulate [##############################] 30/30 jobs")
+    quiet = CliRunner().invoke(cli, ["simulate", TRACE, "-m", "edf", "-q"])
+    assert "simulate [" not in quiet.stderr
