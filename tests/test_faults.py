@@ -561,3 +561,58 @@ def test_simulate_progress_off_a_terminal(tmp_path, monkeypatch):
     assert lines and lines[-1].startswith("simulate [##############################] 30/30 jobs")
     quiet = CliRunner().invoke(cli, ["simulate", TRACE, "-m", "edf", "-q"])
     assert "simulate [" not in quiet.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+
+CASES = [
+    "campaign-concurrent",
+    "results-duplicate-cell",
+    "stdout-short-write",
+    "signal-temporaries",
+    "time-tiny",
+    "submit-restore",
+    "output-is-input",
+    "csv-hash-id",
+    "csv-field-huge",
+    "csv-bom",
+    "pai-gpu-overflow",
+    "import-limits",
+    "import-epochs-overflow",
+    "import-nodes",
+    "import-many",
+    "simulate-progress",
+    "yaml-aliases",
+    "long-values",
+    "json-huge-integer",
+    "milp-time-limit-huge",
+]
+
+
+def test_readme_lists_every_case():
+    """instances/README.md has a row for every case of this file with the messages tested."""
+    text = README.read_text()
+    for name in CASES:
+        assert f"| `{name}` |" in text, name
+    for message in (
+        "another campaign (pid 4242) is writing this results file; wait for it to end or write "
+        "to another file",
+        "is given twice (first on line 2): two campaigns wrote this file at once? keep one row "
+        "per cell",
+        "gpuaas: error: standard output: cannot write: File too large",
+        "gpuaas: stopped by SIGTERM",
+        "jobs[0] (a).times.NC6[0]: must be >= 1 s (gpuaas.limits), got 1e-07",
+        "corrupt Rescheduler state: jobs[0].work[0]: must be >= 1, got 0.5",
+        "-o is the same file as SRC; it would be overwritten",
+        "dropped: 1 commented out (line starting with #; quote an id that starts with #)",
+        "line 3: not valid CSV: field larger than field limit (131072)",
+        "inst_num x plan_gpu: job 'j1' asks for inf GPUs, more than 1e+09 (gpuaas.limits)",
+        "line 2: duration: job 'a' takes 1e+12 s on NC6 with 1 GPU(s), more than 1e+09 s",
+        "epochs x steps_per_epoch: 1e+300 x 1e+300 steps is beyond the floating-point numbers",
+        "100001 jobs to import; at most 100000 (gpuaas.limits): choose some with --limit or "
+        "--window",
+        "its aliases expand to more than 100000 nodes (gpuaas.limits); write the values out or "
+        "use fewer aliases",
+        "not valid JSON: Exceeds the limit (4300 digits) for integer string conversion",
+    ):
+        assert message in text, message
