@@ -48,7 +48,9 @@ from gpuaas.catalog import Catalog, load_catalog  # noqa: E402
 from gpuaas.errors import GpuaasError, InputError, SolverError, StateError  # noqa: E402
 from gpuaas.instance import Instance, load_instance  # noqa: E402
 from gpuaas.methods import METHODS, solve  # noqa: E402
-from gpuaas.rescheduler import PAPER_COSTS, Plan, Rescheduler  # noqa: E402
+from gpuaas.reconfiguration import PAPER_COSTS  # noqa: E402
+from gpuaas.rescheduler import Plan, Rescheduler  # noqa: E402
+from gpuaas.run_config import RunConfig  # noqa: E402
 from gpuaas.simulator import SimulationResult, simulate  # noqa: E402
 from gpuaas.solution import Solution  # noqa: E402
 from gpuaas.validator import validate  # noqa: E402
@@ -63,6 +65,7 @@ __all__ = [
     "Instance",
     "Plan",
     "Rescheduler",
+    "RunConfig",
     "SimulationResult",
     "Solution",
     "SolverError",

@@ -18,7 +18,9 @@ with the argument why any real schedule satisfies it):
    than N nodes at once (`peak_nodes`): they then satisfy every row, and its optimum is the
    per-job bound. Each job keeps only its non-dominated
    configurations (time, cost, node-seconds): a dominated column can be replaced by its
-   dominating one without breaking a row or raising the cost.
+   dominating one without breaking a row or raising the cost. A trace too large for one LP
+   at slots of a day is cut into groups of consecutive jobs (`capacity_groups`) whose LPs'
+   sum is a relaxation of the whole LP's; the whole trace's coarse LP is kept when small.
 
 What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
 at one configuration at a time (migrating freely and at no cost), taking the instance's
@@ -37,12 +39,14 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import highspy
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.milp.highs import load_lp, new_highs
@@ -53,8 +57,14 @@ from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_pl
 SLOT_UNIT = 3600.0
 #: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off)
 MAX_COLUMNS = 50_000
-#: a given slot may not make the LP larger than this (memory, and HiGHS would not finish)
+#: a given slot may not give one job more columns than this (memory, and HiGHS would not finish)
 LIMIT_COLUMNS = 2_000_000
+#: the longest automatic slot: a trace whose LP needs longer ones to fit MAX_COLUMNS is split
+#: into groups of consecutive jobs, each group's LP on a common grid of this slot (BOUND.md)
+GROUP_SLOT = 24 * 3600.0
+#: ... and the whole trace's LP with the slot of `auto_slot` is solved too when it has at most
+#: this many x-columns: the larger of the two bounds is reported
+WHOLE_COLUMNS = 500_000
 #: time limit (s) of the capacity LP when none is given
 DEFAULT_TIME_LIMIT = 120.0
 
@@ -67,7 +77,9 @@ class Bound:
     matters at a time limit — and `bound` = max(per_job, capacity). `status` is the capacity
     LP's: "optimal", "time_limit" (capacity is then a valid dual bound, possibly the per-job
     one) or "fits" (the per-job plans never need more than N nodes at once, so the LP's optimum
-    is the per-job bound: not solved). `slot`, `columns`, `rows` describe the LP solved.
+    is the per-job bound: not solved). `slot`, `columns`, `rows` describe the LPs solved: one,
+    or `solved` of the `groups` of consecutive jobs a large trace is split into
+    (`capacity_groups`).
     """
 
     bound: float
@@ -79,6 +91,8 @@ class Bound:
     nodes: int
     columns: int = 0
     rows: int = 0
+    groups: int = 1
+    solved: int = 0
 
     @property
     def binding(self) -> str:
@@ -96,6 +110,7 @@ class Bound:
             "nodes": self.nodes,
             "columns": self.columns,
             "rows": self.rows,
+            "groups": self.groups,
         }
 
     def summary(self) -> str:
@@ -106,8 +121,13 @@ class Bound:
             )
         else:
             gap = 100.0 * (self.capacity - self.per_job) / self.per_job if self.per_job > 0 else 0.0
+            split = (
+                f" in {self.groups} groups of consecutive jobs ({self.solved} needing the LP)"
+                if self.groups > 1
+                else ""
+            )
             cap = (
-                f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}, "
+                f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}{split}, "
                 f"{self.columns} columns, {self.rows} rows, slot {_duration(self.slot or 0.0)})"
             )
         return "\n".join(
@@ -130,6 +150,7 @@ def bound(
     nodes: int | None = None,
     slot: float | None = None,
     time_limit: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Bound:
     """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
 
@@ -142,10 +163,12 @@ def bound(
         N; default the trace's. The per-job bound does not depend on it.
     slot : float, optional
         Slot length (s) of the capacity LP; default the smallest multiple of 1 h for which it
-        has at most `MAX_COLUMNS` x-columns.
+        has at most `MAX_COLUMNS` x-columns, but at most `GROUP_SLOT` (`capacity_groups`).
     time_limit : float, optional
-        Seconds for the capacity LP (default `DEFAULT_TIME_LIMIT`); when it runs out the
+        Seconds for the capacity LPs (default `DEFAULT_TIME_LIMIT`); when it runs out the
         capacity bound is a valid dual bound, never a primal estimate.
+    progress : callable, optional
+        Called with each step's description (`gpuaas.progress.Progress` prints them).
 
     Returns
     -------
@@ -154,39 +177,106 @@ def bound(
     t0 = _time.perf_counter()
     if not isinstance(trace, Instance):
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
-    nodes = trace.nodes if nodes is None else nodes
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise InputError(None, "nodes", f"must be a positive integer, got {nodes!r}")
+    nodes = checks.nodes(trace.nodes if nodes is None else nodes)
     for name, value in (("slot", slot), ("time_limit", time_limit)):
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or value <= 0
-        ):
-            raise InputError(None, name, f"must be a finite number of seconds > 0, got {value!r}")
+        checks.optional_number(value, name, positive=True)
     if slot is not None and trace.n_jobs:
         check_slot(trace, int(nodes), float(slot))
+    say = progress or (lambda step: None)
+    say(f"per-job bound of {trace.n_jobs} jobs")
     plan = per_job_plan(trace)
     per_job = plan.total
     if trace.n_jobs == 0 or peak_nodes(trace, plan) <= nodes:
         return Bound(per_job, per_job, per_job, "fits", _time.perf_counter() - t0, None, int(nodes))
-    lp = capacity_lp(trace, int(nodes), slot)
-    capacity, status = solve_capacity(
-        lp, DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-    )
-    capacity = per_job if capacity is None else max(capacity, per_job)
+    deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
+    say("capacity LP: choosing the slot")
+    L, start, groups = capacity_groups(trace, int(nodes), slot)
+    best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say)
+    if len(groups) > 1 and slot is None:
+        say("capacity LP: the whole trace with one coarse slot")
+        whole = _whole(trace, int(nodes), deadline)
+        if whole is not None and whole.value > best.value:
+            best = whole
     return Bound(
-        bound=max(per_job, capacity),
+        bound=max(per_job, best.value),
         per_job=per_job,
-        capacity=capacity,
-        status=status,
+        capacity=max(best.value, per_job),
+        status=best.status,
         seconds=_time.perf_counter() - t0,
-        slot=lp.slot,
+        slot=best.slot,
         nodes=int(nodes),
-        columns=lp.n_cols,
-        rows=lp.n_rows,
+        columns=best.columns,
+        rows=best.rows,
+        groups=best.groups,
+        solved=best.solved,
     )
+
+
+@dataclass
+class _Relaxation:
+    """The capacity bound of one way of solving the LP, and what was solved."""
+
+    value: float
+    status: str
+    slot: float
+    columns: int
+    rows: int
+    groups: int
+    solved: int
+
+
+def _grouped(
+    trace: Instance,
+    nodes: int,
+    slot: float,
+    start: float,
+    groups: list[np.ndarray],
+    plan: PerJobPlan,
+    deadline: float,
+    say: Callable[[str], None],
+) -> _Relaxation:
+    """Σ over the groups of their LP's dual bound (at least their per-job bound)."""
+    out = _Relaxation(0.0, "optimal", slot, 0, 0, len(groups), 0)
+    for n, idx in enumerate(groups):
+        sub = trace.subset(idx) if len(groups) > 1 else trace
+        sub_plan = per_job_plan(sub) if len(groups) > 1 else plan
+        if len(groups) > 1 and peak_nodes(sub, sub_plan) <= nodes:
+            out.value += sub_plan.total  # this group's LP optimum is its per-job bound
+            continue
+        left = deadline - _time.perf_counter()
+        if left <= 0:
+            out.value += sub_plan.total  # out of time: a valid bound of this group
+            out.status = "time_limit"
+            continue
+        which = f" (group {n + 1} of {len(groups)})" if len(groups) > 1 else ""
+        say(f"capacity LP{which}: building")
+        lp = capacity_lp(sub, nodes, slot, start=start)
+        say(f"capacity LP{which}: HiGHS on {lp.n_cols} columns, {lp.n_rows} rows")
+        value, status = solve_capacity(lp, left)
+        out.value += sub_plan.total if value is None else max(value, sub_plan.total)
+        if status != "optimal":
+            out.status = status
+        out.columns += lp.n_cols
+        out.rows += lp.n_rows
+        out.solved += 1
+    return out
+
+
+def _whole(trace: Instance, nodes: int, deadline: float) -> _Relaxation | None:
+    """The whole trace's LP at `auto_slot`'s slot (one slot over the horizon, at most), if it
+    has at most WHOLE_COLUMNS x-columns and time is left: coarse, but it sees the capacity of
+    the whole horizon, which groups of consecutive jobs do not share."""
+    _, _, _, n_cfg, start, end = _grid(trace, nodes)
+    r = effective_release(trace)
+    L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+    left = deadline - _time.perf_counter()
+    if count_columns(r, n_cfg, start, end, L) > WHOLE_COLUMNS or left <= 0:
+        return None
+    lp = capacity_lp(trace, nodes, L)
+    value, status = solve_capacity(lp, left)
+    if value is None:
+        return None
+    return _Relaxation(value, status, L, lp.n_cols, lp.n_rows, 1, 1)
 
 
 def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
@@ -254,28 +344,42 @@ def non_dominated(times: np.ndarray, *others: np.ndarray) -> np.ndarray:
     """(J, C) mask of each job's configurations no other one beats on times and `others`.
 
     c is dominated when some c' is no worse on every criterion and better on one, or equal on
-    all with a lower index; infinite times are never kept.
+    all with a lower index; infinite times are never kept. Jobs are compared in chunks, so the
+    (jobs, C, C) comparisons stay small whatever J.
     """
-    crit = np.stack((times,) + others)  # (m, J, C)
-    finite = np.isfinite(times)
-    le = (crit[:, :, :, None] <= crit[:, :, None, :]).all(axis=0)  # [j, c', c]: c' no worse than c
-    lt = (crit[:, :, :, None] < crit[:, :, None, :]).any(axis=0)
-    C = times.shape[1]
+    J, C = times.shape
+    out = np.zeros((J, C), dtype=bool)
     earlier = np.arange(C)[:, None] < np.arange(C)[None, :]
-    beats = le & (lt | earlier[None]) & finite[:, :, None]
-    return finite & ~beats.any(axis=1)
+    step = max(1, 2_000_000 // max(1, C * C * (1 + len(others))))
+    for a in range(0, J, step):
+        crit = np.stack([x[a : a + step] for x in (times,) + others])  # (m, chunk, C)
+        finite = np.isfinite(crit[0])
+        # [j, c', c]: c' no worse than c on every criterion / better on one
+        le = (crit[:, :, :, None] <= crit[:, :, None, :]).all(axis=0)
+        lt = (crit[:, :, :, None] < crit[:, :, None, :]).any(axis=0)
+        beats = le & (lt | earlier[None]) & finite[:, :, None]
+        out[a : a + step] = finite & ~beats.any(axis=1)
+    return out
 
 
 def _horizon(instance: Instance, nodes: int, keep: np.ndarray, node_seconds: np.ndarray) -> float:
     """End of the regular slots (beyond it, only the open-ended slot): the latest time a job
     could still be running without idling — done on its fastest configuration, or still on its
     slowest one at its due date — plus the time N nodes need for every job's least node-seconds."""
+    latest, load = _extent(instance, keep, node_seconds)
+    return float(latest.max() + load.sum() / nodes)
+
+
+def _extent(
+    instance: Instance, keep: np.ndarray, node_seconds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, the latest time it could still be running without idling and its least
+    node-seconds (`_horizon`'s two terms)."""
     r = effective_release(instance)
     t = np.where(keep, instance.times, np.nan)
     tmin, tmax = np.nanmin(t, axis=1), np.nanmax(t, axis=1)
     latest = np.maximum(r + tmin, np.minimum(instance.due, r + tmax))
-    load = np.where(keep, node_seconds, np.inf).min(axis=1).sum() / nodes
-    return float(latest.max() + load)
+    return latest, np.where(keep, node_seconds, np.inf).min(axis=1)
 
 
 def count_columns(
@@ -318,31 +422,83 @@ def _grid(instance: Instance, nodes: int) -> tuple[Any, ...]:
 
 
 def check_slot(instance: Instance, nodes: int, slot: float) -> None:
-    """InputError when `slot` would make the capacity LP larger than LIMIT_COLUMNS."""
+    """InputError when `slot` would give one job more than LIMIT_COLUMNS columns of the capacity
+    LP (a group of consecutive jobs holds at least one job, `capacity_groups`)."""
     _, _, _, n_cfg, start, end = _grid(instance, nodes)
-    n = count_columns(effective_release(instance), n_cfg, start, end, slot)
+    _check_slot(effective_release(instance), n_cfg, start, end, slot)
+
+
+def _check_slot(r: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float) -> None:
+    K = max(1, math.ceil((end - start) / slot - 1e-9))
+    n = int((n_cfg * (K - np.minimum(np.floor((r - start) / slot), K) + 1)).max())
     if n > LIMIT_COLUMNS:
         raise InputError(
             None,
             "slot",
-            f"{slot:g} s makes a capacity LP of {n} columns (at most "
+            f"{slot:g} s gives a job {n} columns of the capacity LP (at most "
             f"{LIMIT_COLUMNS}); use a longer slot",
         )
 
 
-def capacity_lp(instance: Instance, nodes: int, slot: float | None = None) -> CapacityLP:
-    """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md)."""
+def capacity_groups(
+    instance: Instance, nodes: int, slot: float | None = None
+) -> tuple[float, float, list[np.ndarray]]:
+    """(slot, start of the slot grid, groups of job indices) of the capacity LP.
+
+    The slot is `slot`, else the smallest multiple of SLOT_UNIT for which the whole LP has at
+    most MAX_COLUMNS x-columns, but at most GROUP_SLOT. When the whole LP has more columns at
+    that slot, the jobs, in release order, are cut into consecutive groups of at most
+    MAX_COLUMNS columns each (a job alone may have more), every group's LP on the same grid
+    (the one of the whole trace): the sum of the groups' LP optima is then at most the whole
+    LP's, and at least the per-job bound (BOUND.md, "Groups of consecutive jobs").
+    """
+    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
+    r = effective_release(instance)
+    if slot is None:
+        L = min(auto_slot(r, n_cfg, start, end, MAX_COLUMNS), GROUP_SLOT)
+    else:
+        L = float(slot)
+    if count_columns(r, n_cfg, start, end, L) <= MAX_COLUMNS:
+        return L, start, [np.arange(instance.n_jobs)]
+    latest, load = _extent(instance, keep, node_sec)
+    first = np.floor((r - start) / L)
+    order = np.argsort(r, kind="stable")
+    cuts, hi, work, s1, s2 = [0], -math.inf, 0.0, 0, 0.0
+    for at, j in enumerate(order):
+        # the group's columns with j: Σ n_cfg·(K − first + 1), K its last slot (r <= latest)
+        h, w = max(hi, latest[j]), work + load[j]
+        K = max(1, math.ceil((h + w / nodes - start) / L - 1e-9))
+        if at > cuts[-1] and (s1 + n_cfg[j]) * (K + 1) - s2 - n_cfg[j] * first[j] > MAX_COLUMNS:
+            cuts.append(at)
+            h, w, s1, s2 = latest[j], load[j], 0, 0.0
+        hi, work, s1, s2 = h, w, s1 + n_cfg[j], s2 + n_cfg[j] * first[j]
+    return L, start, np.split(order, cuts[1:])
+
+
+def capacity_lp(
+    instance: Instance, nodes: int, slot: float | None = None, start: float | None = None
+) -> CapacityLP:
+    """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
+    slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
+    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups).
+    """
     J = instance.n_jobs
     t = instance.times
     r = effective_release(instance)
     d = instance.due
     w = instance.weight
-    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
+    cost, node_sec, keep, n_cfg, earliest, end = _grid(instance, nodes)
+    if start is None:
+        start = earliest
+    else:  # the first slot holding a release, on the given grid
+        start = float(start)
+        if slot is not None:
+            start += math.floor((earliest - start) / float(slot)) * float(slot)
     if slot is None:
         L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
     else:
-        check_slot(instance, nodes, float(slot))
         L = float(slot)
+        _check_slot(r, n_cfg, start, end, L)
     K = max(1, math.ceil((end - start) / L - 1e-9))
     first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
 

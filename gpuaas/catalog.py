@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from gpuaas import checks
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_yaml
-from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE, is_finite
+from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -138,15 +139,9 @@ class Catalog:
                 raise InputError(source, f"{at}.name", f"duplicate VM type {vm['name']!r}")
             if not isinstance(vm["gpu"], str) or not vm["gpu"]:
                 raise InputError(source, f"{at}.gpu", "must be a non-empty string")
-            g = vm["gpus"]
-            if isinstance(g, bool) or not isinstance(g, int) or g < 1:
-                raise InputError(
-                    source, f"{at}.gpus", f"must be a positive integer, got {brief(g)}"
-                )
-            if g > MAX_GPUS:
-                raise InputError(
-                    source, f"{at}.gpus", f"must be <= {MAX_GPUS} (gpuaas.limits), got {g!r}"
-                )
+            g = checks.integer(
+                vm["gpus"], f"{at}.gpus", source, minimum=1, maximum=MAX_GPUS, limit=True
+            )
             if sum(gpus) + g > MAX_CONFIGS:
                 raise InputError(
                     source,
@@ -179,11 +174,7 @@ INFO_FIELDS = ("provider", "region", "date", "source", "price_page")
 
 def _price(c: Any, source: str | None, where: str) -> float:
     """A price in $/h: a finite number > 0 and at most MAX_PRICE (gpuaas.limits)."""
-    if isinstance(c, bool) or not isinstance(c, (int, float)) or not is_finite(c) or c <= 0:
-        raise InputError(source, where, f"must be a finite number > 0, got {brief(c)}")
-    if c > MAX_PRICE:
-        raise InputError(source, where, f"must be <= {MAX_PRICE:g} $/h (gpuaas.limits), got {c!r}")
-    return float(c)
+    return checks.number(c, where, source, maximum=MAX_PRICE, positive=True)
 
 
 def _info_field(value: Any, source: str | None, where: str, is_date: bool) -> str:

@@ -29,7 +29,8 @@ from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.run_config import RunConfig
 
 
 class UserError(click.ClickException):
@@ -495,18 +496,16 @@ def simulate(
     if time_limit is not None:
         options["time_limit"] = time_limit
     with _blame(preset, taken):
-        result = run_simulation(
-            trace,
-            method,
+        config = RunConfig(
+            method=method,
             seed=seed,
             nodes=nodes,
             noise=noise,
-            **reconfiguration(overhead, startup, paper_costs),
-            log=log_file,
             tick=tick,
-            progress=not quiet,
-            **options,
+            options=options,
+            **reconfiguration(overhead, startup, paper_costs),
         )
+        result = run_simulation(trace, config=config, log=log_file, progress=not quiet)
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -518,13 +517,13 @@ def simulate(
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     help="Slot length of the capacity LP in seconds [default: the smallest multiple of "
-    "1 h giving at most 50 000 columns].",
+    "1 h giving at most 50 000 columns, at most 1 day; beyond, groups of consecutive jobs].",
 )
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Seconds for the capacity LP [default: 120]; then a valid dual bound is reported.",
+    help="Seconds for the capacity LPs [default: 120]; then a valid dual bound is reported.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the bounds as JSON.")
 @click.option(
@@ -544,10 +543,14 @@ def bound(
     capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
     """
     from gpuaas.bounds import bound as compute_bound
+    from gpuaas.progress import Progress
 
     check_output(output)
     distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
-    result = compute_bound(load_instance(trace_file), nodes=nodes, slot=slot, time_limit=time_limit)
+    with Progress("bound") as say:
+        say(f"reading {trace_file}")
+        trace = load_instance(trace_file)
+        result = compute_bound(trace, nodes=nodes, slot=slot, time_limit=time_limit, progress=say)
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -622,9 +625,10 @@ def compare(
     A campaign over one trace: the rows are campaign rows (docs/experiments.md), one per
     simulation (a seed-independent method is simulated once). The table gives per method the
     mean over its runs of the total, VM and tardiness costs, the ratio to EDF's mean cost, the
-    ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound) and
-    Path Relinking's cost reduction pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean /
-    max.
+    ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound), the
+    deadline-miss rate, the late jobs' 95th-percentile lateness and the 95th-percentile JCT
+    (every job metric is in the rows: gpuaas/metrics.py) and Path Relinking's cost reduction
+    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max.
     """
     from gpuaas.experiments import analysis
     from gpuaas.experiments import compare as cmp
@@ -678,7 +682,9 @@ def compare(
     else:
         click.echo(
             f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
-            "total cost over the lowest any schedule on the same nodes could reach"
+            "total cost over the lowest any schedule on the same nodes could reach\n"
+            "miss %: jobs completed after their due date; late p95: how late the late jobs "
+            "were (95th percentile); every job metric is in the rows (-o, --csv)"
         )
         click.echo(analysis.format_table(analysis.summarize(rows)))
 
@@ -737,29 +743,32 @@ def generate(
 ) -> None:
     """Generate a seeded job trace (paper §4.1) or a single-point snapshot, as an instance file."""
     from gpuaas.generator import SNAPSHOT_TIME, generate_snapshot, generate_trace
+    from gpuaas.progress import Progress
 
     check_output(output)
     distinct_outputs({"-o": output}, {"--catalog": catalog if os.path.isfile(catalog) else None})
-    if snapshot:
-        if arrivals is not None:
-            raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
-        data = generate_snapshot(
-            nodes, jobs, seed, time=SNAPSHOT_TIME if at is None else at, catalog=catalog
+    if snapshot and arrivals is not None:
+        raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
+    if not snapshot and at is not None:
+        raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
+    with Progress("generate") as say:
+        if snapshot:
+            at = SNAPSHOT_TIME if at is None else at
+            data = generate_snapshot(nodes, jobs, seed, time=at, catalog=catalog, progress=say)
+        else:
+            arrivals = arrivals or "exponential"
+            data = generate_trace(
+                nodes, jobs, seed, arrivals=arrivals, catalog=catalog, progress=say
+            )
+        rel = [j["release"] for j in data["jobs"]]
+        kind = "snapshot" if snapshot else f"trace ({arrivals} arrivals)"
+        human = (
+            f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
+            f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
+            + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
         )
-    else:
-        if at is not None:
-            raise InputError(None, "--time", "applies to --snapshot only (a trace starts at 0)")
-        data = generate_trace(
-            nodes, jobs, seed, arrivals=arrivals or "exponential", catalog=catalog
-        )
-    rel = [j["release"] for j in data["jobs"]]
-    kind = "snapshot" if snapshot else f"trace ({arrivals or 'exponential'} arrivals)"
-    human = (
-        f"{kind}: {data['nodes']} nodes, {len(rel)} jobs, seed {seed}, "
-        f"releases {min(rel) / 3600:.1f} h .. {max(rel) / 3600:.1f} h"
-        + (f"; written to {output}" if output else "; use -o FILE or --json for the instance")
-    )
-    emit(data, as_json, human, output)
+        say(f"writing {len(rel)} jobs")
+        emit(data, as_json, human, output)
 
 
 @cli.command("catalogs")
@@ -810,16 +819,22 @@ def catalogs_cmd(as_json: bool) -> None:
 @click.option(
     "--throughputs",
     metavar="FILE",
-    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled name.",
+    help="Throughput table: CSV (model,gpu,gpus,steps_per_second), Gavel's JSON, or a bundled "
+    "name [default: none; elasticflow: performance-model].",
 )
 @click.option(
     "--catalog",
-    default="azure-2021",
-    show_default=True,
-    help="Bundled catalog name or YAML file of VM types to time the jobs on.",
+    default=None,
+    help="Bundled catalog name or YAML file of VM types to time the jobs on "
+    "[default: azure-2021; elasticflow: gcp-us-central1].",
 )
 @click.option(
-    "--nodes", type=NODES, default=None, help="N [default: ceil(J / 10), as the paper's traces]."
+    "--nodes",
+    default=None,
+    metavar="N|jobs|demand",
+    help="N, or its rule: jobs = ceil(J / 10) as the paper's traces, demand = the 95th "
+    "percentile of the trace's GPU demand over the GPUs of the catalog's largest VM "
+    "[default: jobs; elasticflow: demand].",
 )
 @click.option(
     "--seed",
@@ -851,6 +866,13 @@ def catalogs_cmd(as_json: bool) -> None:
 )
 @click.option("--any-gpu", is_flag=True, help="Duration jobs run equally fast on every GPU model.")
 @click.option(
+    "--measured-on",
+    metavar="GPU",
+    default=None,
+    help="GPU model of measured durations when the trace does not name it "
+    "[default: none; elasticflow: A100].",
+)
+@click.option(
     "--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run."
 )
 def import_trace(
@@ -858,25 +880,32 @@ def import_trace(
     src: str,
     output: str,
     throughputs: str | None,
-    catalog: str,
-    nodes: int | None,
+    catalog: str | None,
+    nodes: str | None,
     seed: int,
     limit: int | None,
     window: str | None,
     gpu_counts: str,
     scaling: str,
     any_gpu: bool,
+    measured_on: str | None,
     skip_unrunnable: bool,
 ) -> None:
-    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv) into a gpuaas trace.
+    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv, elasticflow) into a
+    gpuaas trace.
 
-    Formats, what is mapped, assumed and dropped: instances/README.md. Missing due dates and
-    weights follow the paper's rules (seeded) and are written into the output.
+    Formats, what is mapped, assumed and dropped, and each format's defaults:
+    instances/README.md. Missing due dates and weights follow the paper's rules (seeded) and
+    are written into the output.
     """
-    from gpuaas.importers import build_trace, parse_window, read_trace
+    from gpuaas.importers import build_trace, import_defaults, parse_window, read_trace
+    from gpuaas.progress import Progress
     from gpuaas.throughputs import load_throughputs
 
     check_output(output)
+    default = import_defaults(fmt)
+    catalog = catalog or default["catalog"]
+    throughputs = throughputs or default["throughputs"]
     given = throughputs if throughputs is not None and os.path.isfile(throughputs) else None
     distinct_outputs({"-o": output}, {"SRC": src, "--throughputs": given})
     span = parse_window(window)
@@ -887,28 +916,41 @@ def import_trace(
             "--throughputs",
             "the gavel format needs a throughput table (e.g. Gavel's simulation_throughputs.json)",
         )
-    jobs, report = read_trace(fmt, src)
-    data, report = build_trace(
-        jobs,
-        src,
-        catalog=catalog,
-        throughputs=table,
-        nodes=nodes,
-        seed=seed,
-        limit=limit,
-        window=span,
-        gpu_counts=gpu_counts,
-        scaling=scaling,
-        any_gpu=any_gpu,
-        skip_unrunnable=skip_unrunnable,
-        report=report,
-    )
-    write_atomic(output, to_json(data, indent=1))
+    with Progress("import") as say:
+        say(f"reading {src}")
+        jobs, report = read_trace(fmt, src)
+        data, report = build_trace(
+            jobs,
+            src,
+            catalog=catalog,
+            throughputs=table,
+            nodes=_nodes_option(nodes or default["nodes"]),
+            seed=seed,
+            limit=limit,
+            window=span,
+            gpu_counts=gpu_counts,
+            scaling=scaling,
+            any_gpu=any_gpu,
+            measured_on=measured_on or default["measured_on"],
+            skip_unrunnable=skip_unrunnable,
+            report=report,
+            progress=say,
+        )
+        say(f"writing {output}")
+        write_atomic(output, to_json(data, indent=1))
     last = max(j["release"] for j in data["jobs"]) / 3600.0
     click.echo(
         f"imported {report.summary()}; catalog {catalog}; releases 0 .. {last:.1f} h; "
         f"written to {output}"
     )
+
+
+def _nodes_option(text: str) -> int | str:
+    """`--nodes` of `gpuaas import`: an integer, or a rule name (checked by build_trace)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 @cli.command()
@@ -1067,6 +1109,17 @@ def plot_solver_time_cmd(results: str, output: str | None, clock: str) -> None:
     click.echo(
         plot_solver_time(read_results(results), _plot_out(output, results, "solver-time"), clock)
     )
+
+
+@plot.command("cdf")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_plot_output
+def plot_cdf_cmd(results: tuple[str, ...], output: str | None) -> None:
+    """CDFs of JCT and lateness over the jobs of simulation results (gpuaas simulate --json -o
+    r.json), one curve per file."""
+    from gpuaas.plots import plot_cdf
+
+    click.echo(plot_cdf(list(results), _plot_out(output, results[0], "cdf")))
 
 
 _events_arg = click.argument("events", type=click.Path(dir_okay=False))

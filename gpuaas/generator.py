@@ -37,14 +37,16 @@ depend on the arrival pattern.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.instance import DEFAULT_PARAMS, Instance
-from gpuaas.limits import MAX_JOBS, MAX_SECONDS, check_jobs, check_nodes, check_seed
+from gpuaas.limits import MAX_JOBS, MAX_SECONDS
 from gpuaas.performance import GPUS, TABLE3_JOBS, job_time, workload_times
 
 ARRIVALS = ("exponential", "high", "low", "mixed")
@@ -126,6 +128,7 @@ def generate_trace(
     *,
     arrivals: str = "exponential",
     catalog: str | dict[str, Any] | Catalog = "azure-2021",
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """A job trace as §4.1 describes, in the instance format (time 0, default H, mu, rho).
 
@@ -142,6 +145,8 @@ def generate_trace(
     catalog : str, dict or Catalog
         Bundled catalog name, YAML path, inline mapping or Catalog; written by name when
         bundled, inline otherwise.
+    progress : callable, optional
+        Called with each step's description (`gpuaas.progress.Progress`).
 
     Returns
     -------
@@ -156,7 +161,7 @@ def generate_trace(
         )
     cat = _catalog(catalog)
     rng = _rngs(seed)
-    workloads, work = _draw_jobs(rng["jobs"], jobs, cat)
+    workloads, work = _draw_jobs(rng["jobs"], jobs, cat, progress)
     min_t = work.min(axis=1)
     gaps = _gaps(rng["arrivals"], arrivals, nodes, cat, float(min_t.mean()), jobs - 1)
     release = np.concatenate(([0.0], np.cumsum(gaps)))
@@ -172,6 +177,7 @@ def generate_snapshot(
     *,
     time: float = SNAPSHOT_TIME,
     catalog: str | dict[str, Any] | Catalog = "azure-2021",
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """One rescheduling point with `jobs` concurrent jobs, all released by `time`.
 
@@ -193,6 +199,8 @@ def generate_snapshot(
         T_c (s), >= 0.
     catalog : str, dict or Catalog
         As in `generate_trace`.
+    progress : callable, optional
+        As in `generate_trace`.
 
     Returns
     -------
@@ -200,13 +208,10 @@ def generate_snapshot(
         The instance format with ``time`` = `time` and ``progress`` on jobs that have run.
     """
     nodes, jobs, seed = _check_sizes(nodes, jobs, seed, 4.5)
-    if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 <= time <= MAX_SECONDS:
-        raise InputError(
-            None, "time", f"must be a number of seconds in [0, {MAX_SECONDS:g}], got {time!r}"
-        )
+    checks.number(time, "time", minimum=0.0, maximum=MAX_SECONDS)
     cat = _catalog(catalog)
     rng = _rngs(seed)
-    workloads, work = _draw_jobs(rng["jobs"], jobs, cat)
+    workloads, work = _draw_jobs(rng["jobs"], jobs, cat, progress)
     min_t = work.min(axis=1)
     state = rng["snapshot"]
     age = np.minimum(state.uniform(0.0, 2.0, size=jobs) * min_t, float(time))
@@ -253,7 +258,7 @@ def generate_instance(
 
 
 def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int, int, int]:
-    n = check_nodes(nodes)
+    n = checks.nodes(nodes)
     default_jobs = math.ceil(per_node * n)
     if jobs is None and default_jobs > MAX_JOBS:
         raise InputError(
@@ -262,8 +267,8 @@ def _check_sizes(nodes: Any, jobs: Any, seed: Any, per_node: float) -> tuple[int
             f"the default ({default_jobs} for {n} nodes) is more than "
             f"{MAX_JOBS} (gpuaas.limits); give --jobs",
         )
-    j = default_jobs if jobs is None else check_jobs(jobs)
-    return n, j, check_seed(seed)
+    j = default_jobs if jobs is None else checks.jobs(jobs)
+    return n, j, checks.seed(seed)
 
 
 def _catalog(spec: str | dict[str, Any] | Catalog) -> Catalog:
@@ -284,12 +289,17 @@ def _rngs(seed: int) -> dict[str, np.random.Generator]:
 
 
 def _draw_jobs(
-    rng: np.random.Generator, n: int, cat: Catalog
+    rng: np.random.Generator,
+    n: int,
+    cat: Catalog,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
     """Workloads of n jobs and their whole-job times (n, C), rounded to 0.1 s."""
     lo, hi = (math.log(h * 3600.0) for h in DURATION_HOURS)
     workloads, rows = [], []
-    for _ in range(n):
+    for i in range(n):
+        if progress is not None and i % 1000 == 0:
+            progress(f"drawing job {i + 1} of {n}")
         app, fw = TABLE3_JOBS[rng.integers(len(TABLE3_JOBS))]
         batch = int(rng.choice(BATCH_SIZES[app]))
         target = math.exp(rng.uniform(lo, hi))

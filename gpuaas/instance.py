@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
@@ -26,8 +27,6 @@ from gpuaas.limits import (
     MAX_SECONDS,
     MAX_WEIGHT,
     MIN_SECONDS,
-    check_nodes,
-    is_finite,
 )
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
@@ -138,11 +137,7 @@ class Instance:
         cat = self.catalog
         jobs = []
         for j, jid in enumerate(self.job_ids):
-            times: dict[str, list[float | None]] = {}
-            for v, name in enumerate(cat.vm_names):
-                row = self.work[j, cat.cfg_offset[v] : cat.cfg_offset[v] + cat.gpus[v]]
-                if np.isfinite(row).any():
-                    times[name] = [float(t) if math.isfinite(t) else None for t in row]
+            times = times_object(self.work[j].tolist(), cat)
             job: dict[str, Any] = {
                 "id": jid,
                 "release": float(self.release[j]),
@@ -181,8 +176,10 @@ class Instance:
                 raise InputError(source, req, "missing required field")
         catalog = load_catalog(data["catalog"], source)
         nodes = data["nodes"]
-        check_nodes(nodes, source)
-        time = _number(data.get("time", 0.0), source, "time", minimum=0.0, maximum=MAX_SECONDS)
+        checks.nodes(nodes, source)
+        time = checks.number(
+            data.get("time", 0.0), "time", source, minimum=0.0, maximum=MAX_SECONDS
+        )
         params = data.get("params", {})
         if not isinstance(params, dict):
             raise InputError(
@@ -196,10 +193,10 @@ class Instance:
                 f"unknown field(s) {sorted(bad)}; allowed: {', '.join(DEFAULT_PARAMS)}",
             )
         p = {
-            k: _number(
+            k: checks.number(
                 params.get(k, d),
-                source,
                 f"params.{k}",
+                source,
                 minimum=0.0,
                 maximum=MAX_WEIGHT if k in ("mu", "rho") else MAX_SECONDS,
             )
@@ -277,10 +274,10 @@ def check_job(
     if not isinstance(job.id, str) or not job.id:
         raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(job.id)}")
     at = f"{where} ({job.id})"
-    _number(job.release, source, f"{at}.release", minimum=0.0, maximum=MAX_SECONDS)
-    _number(job.due, source, f"{at}.due", minimum=-MAX_SECONDS, maximum=MAX_SECONDS)
-    _number(job.weight, source, f"{at}.weight", minimum=0.0, maximum=MAX_WEIGHT)
-    if not 0.0 <= _number(job.progress, source, f"{at}.progress") < 1.0:
+    checks.number(job.release, f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS)
+    checks.number(job.due, f"{at}.due", source, minimum=-MAX_SECONDS, maximum=MAX_SECONDS)
+    checks.number(job.weight, f"{at}.weight", source, minimum=0.0, maximum=MAX_WEIGHT)
+    if not 0.0 <= checks.number(job.progress, f"{at}.progress", source) < 1.0:
         raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {job.progress!r}")
     work = np.asarray(job.work, dtype=np.float64)
     bad = np.flatnonzero(~((work >= MIN_SECONDS) & (work <= MAX_SECONDS) | (work == np.inf)))
@@ -315,7 +312,7 @@ def parse_job(
     if not isinstance(jid, str) or not jid:
         raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(jid)}")
     at = f"{where} ({jid})"
-    progress = _number(job.get("progress", 0.0), source, f"{at}.progress", minimum=0.0)
+    progress = checks.number(job.get("progress", 0.0), f"{at}.progress", source, minimum=0.0)
     if progress >= 1.0:
         raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {progress!r}")
     if "times" in job:
@@ -347,11 +344,15 @@ def parse_job(
         id=jid,
         node=node,
         cfg=cfg,
-        release=_number(
-            job.get("release", release), source, f"{at}.release", minimum=0.0, maximum=MAX_SECONDS
+        release=checks.number(
+            job.get("release", release), f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS
         ),
-        due=_number(job["due"], source, f"{at}.due", minimum=-MAX_SECONDS, maximum=MAX_SECONDS),
-        weight=_number(job["weight"], source, f"{at}.weight", minimum=0.0, maximum=MAX_WEIGHT),
+        due=checks.number(
+            job["due"], f"{at}.due", source, minimum=-MAX_SECONDS, maximum=MAX_SECONDS
+        ),
+        weight=checks.number(
+            job["weight"], f"{at}.weight", source, minimum=0.0, maximum=MAX_WEIGHT
+        ),
         work=np.asarray(work, dtype=np.float64),
         progress=progress,
     )
@@ -423,31 +424,6 @@ def _placement(
     return node, c
 
 
-def _number(
-    value: Any,
-    source: str | None,
-    where: str,
-    minimum: float | None = None,
-    maximum: float | None = None,
-) -> float:
-    """A finite number in [minimum, maximum] (the limits of gpuaas.limits), or an InputError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InputError(source, where, f"must be a number, got {brief(value)}")
-    try:
-        x = float(value)
-    except OverflowError:  # an integer beyond the doubles
-        raise InputError(source, where, f"must be finite, got {brief(value)}") from None
-    if not math.isfinite(x):
-        raise InputError(source, where, f"must be finite, got {value!r}")
-    if minimum is not None and x < minimum:
-        raise InputError(source, where, f"must be >= {minimum:g}, got {brief(value)}")
-    if maximum is not None and x > maximum:
-        raise InputError(
-            source, where, f"must be <= {maximum:g} (gpuaas.limits), got {brief(value)}"
-        )
-    return x
-
-
 def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.ndarray:
     """Row of whole-job times per configuration from `{"VM": [t_g1, t_g2, ...]}` (null: cannot run)."""
     if not isinstance(times, dict):
@@ -471,7 +447,12 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
             if t is None:
                 continue
             at = f"{where}.{vm}[{g - 1}]"
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not is_finite(t) or t <= 0:
+            if (
+                isinstance(t, bool)
+                or not isinstance(t, (int, float))
+                or not checks.is_finite(t)
+                or t <= 0
+            ):
                 raise InputError(
                     source, at, f"must be a finite time > 0 s (or null), got {brief(t)}"
                 )
@@ -480,6 +461,18 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
                 raise InputError(source, at, f"must be {bound} s (gpuaas.limits), got {brief(t)}")
             row[catalog.config(v, g)] = float(t)
     return row
+
+
+def times_object(work: Any, catalog: Catalog) -> dict[str, list[Any]]:
+    """The instance format's `times` of a row of whole-job times per configuration (inf or
+    None: cannot run): `{"VM": [t_g1, t_g2, ...]}` for the VM types that can run the job."""
+    row = [None if w is None or w == math.inf else w for w in work]
+    out = {}
+    for v, name in enumerate(catalog.vm_names):
+        ts = row[int(catalog.cfg_offset[v]) : int(catalog.cfg_offset[v] + catalog.gpus[v])]
+        if any(t is not None for t in ts):
+            out[name] = ts
+    return out
 
 
 def load_instance(path: str | Path) -> Instance:

@@ -1,6 +1,6 @@
 """The numeric limits of every input, in one place (instances/README.md, "Limits").
 
-They are checked once, where input is parsed (instance and trace files, catalogs, CLI options,
+They are checked once (by `gpuaas.checks`), where input is parsed (instance and trace files, catalogs, CLI options,
 the `Rescheduler` and `Simulator` constructors, the generator), so that no later arithmetic
 can overflow, lose its time resolution or ask for more memory than a modest machine has.
 
@@ -50,11 +50,6 @@ needs more is refused before the run starts, and a run that gets there anyway is
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
-from gpuaas.errors import InputError, brief
-
 MAX_SECONDS = 1e9
 MIN_SECONDS = 1.0
 HORIZON = 2.0**33
@@ -71,42 +66,3 @@ MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
 MAX_YAML_NODES = 10**5
-
-
-def is_finite(x: int | float) -> bool:
-    """math.isfinite that also says False for an integer beyond the doubles (no OverflowError)."""
-    try:
-        return math.isfinite(x)
-    except OverflowError:
-        return False
-
-
-def _is_int(value: Any) -> bool:
-    import numpy as np
-
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def check_nodes(nodes: Any, source: str | None = None, where: str = "nodes") -> int:
-    """N: an integer in 1 .. MAX_NODES."""
-    if not _is_int(nodes) or nodes < 1:
-        raise InputError(source, where, f"must be a positive integer, got {brief(nodes)}")
-    if nodes > MAX_NODES:
-        raise InputError(source, where, f"must be <= {MAX_NODES} (gpuaas.limits), got {nodes!r}")
-    return int(nodes)
-
-
-def check_seed(seed: Any, where: str = "seed") -> int:
-    """A seed: an integer in 0 .. MAX_SEED."""
-    if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
-        raise InputError(None, where, f"must be an integer in 0..{MAX_SEED}, got {brief(seed)}")
-    return int(seed)
-
-
-def check_jobs(jobs: Any, source: str | None = None, where: str = "jobs") -> int:
-    """A number of jobs: an integer in 1 .. MAX_JOBS."""
-    if not _is_int(jobs) or jobs < 1:
-        raise InputError(source, where, f"must be a positive integer, got {brief(jobs)}")
-    if jobs > MAX_JOBS:
-        raise InputError(source, where, f"must be <= {MAX_JOBS} (gpuaas.limits), got {jobs!r}")
-    return int(jobs)

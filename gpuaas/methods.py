@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
-from gpuaas.limits import check_seed
 from gpuaas.solution import Solution
 
 #: The DP baselines' Δt: invoked every 15 min as well as at events, the paper's best value [§4.2.1, §4.2.2].
@@ -233,7 +233,7 @@ def solve(
 ) -> Solution:
     """Solve one rescheduling point with the named method (on min(N, J) nodes: module docstring)."""
     fn = get_method(method)
-    check_seed(seed)
+    checks.seed(seed)
     if METHODS[method].uses_all_nodes or instance.nodes <= max(instance.n_jobs, 1):
         return fn(instance, seed=seed, time_limit=time_limit, **options)
     keep = kept_nodes(instance)

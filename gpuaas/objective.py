@@ -2,6 +2,7 @@
 
 These evaluate a complete solution; the heuristics keep their own incremental deltas and are
 checked against these kernels, which are in turn checked against the plain-Python validator.
+The reconfiguration terms of P1's extension are `gpuaas.reconfiguration`'s.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from gpuaas.per_job import share_price
+from gpuaas.reconfiguration import reconfiguration_cost
 
 if TYPE_CHECKING:
     from gpuaas.instance import Instance
@@ -93,52 +94,6 @@ def f_obj(
             job_cfg,
         )
     ) + reconfiguration_cost(instance, node_vm, job_node, job_cfg)
-
-
-def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """P1's reconfiguration extension (formulations/P1.md): (kappa (J,), sigma (N, V)).
-
-    kappa_j: moving running job j off its node or configuration loses `overhead` seconds of its
-    work at its configuration's GPU-share price (c_v g / G_v), plus omega_j x overhead when j is
-    late whatever it runs on; 0 for waiting jobs. sigma_nv: giving node n VM type v costs
-    `startup` seconds of v's price, unless v is the type n runs now (the type of its running
-    jobs); a node without running jobs pays it for every type. All 0 in the paper's setting.
-    """
-    cat = instance.catalog
-    J, N = instance.n_jobs, instance.nodes
-    kappa = np.zeros(J)
-    sigma = np.zeros((N, cat.n_vms))
-    run = np.flatnonzero(instance.current_cfg >= 0)
-    c = instance.current_cfg[run]
-    v = cat.cfg_vm[c]
-    if instance.overhead > 0 and run.size:
-        late = instance.rel_due[run] < instance.times[run].min(axis=1)
-        share = share_price(instance)[c]
-        kappa[run] = instance.overhead * (share + np.where(late, instance.weight[run], 0.0))
-    if instance.startup > 0:
-        sigma[:] = instance.startup * cat.cost[None, :]
-        sigma[instance.current_node[run], v] = 0.0
-    return kappa, sigma
-
-
-def reconfiguration_cost(
-    instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
-) -> float:
-    """Sum of kappa_j over moved running jobs and sigma_nv over open nodes n of type v."""
-    if not instance.moves_cost:
-        return 0.0
-    kappa, sigma = reconfiguration_terms(instance)
-    is_open = np.flatnonzero(np.asarray(node_vm) >= 0)
-    startups = sigma[is_open, np.asarray(node_vm)[is_open]]
-    return float(kappa[moved(instance, job_node, job_cfg)].sum() + startups.sum())
-
-
-def moved(instance: Instance, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
-    """(J,) bool: jobs whose node or configuration differs from the incumbent's: the running
-    jobs a solution migrates or preempts, and the waiting jobs it starts (whose kappa is 0)."""
-    return (np.asarray(job_node) != instance.current_node) | (
-        np.asarray(job_cfg) != instance.current_cfg
-    )
 
 
 def proxy(instance: Instance, job_cfg: np.ndarray) -> float:

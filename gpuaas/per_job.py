@@ -91,20 +91,30 @@ def per_job_plan(instance: Instance) -> PerJobPlan:
     weight = np.ascontiguousarray(instance.weight, dtype=np.float64)
     price = np.ascontiguousarray(share_price(instance), dtype=np.float64)
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
-    vm, tard, cfg, frac, dur = _cheapest_mix(times, price, share, slack, weight)
+    free = np.zeros(times.shape[1])  # moves are free in the bound
+    _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free)
     return PerJobPlan(
         cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
     )
 
 
 @njit(cache=True)
-def _cheapest_mix(times, price, share, slack, weight):  # pragma: no cover - compiled
-    """Per job: every single configuration, and every (fast, slow) pair ending at the due date.
+def per_job_lp(times, slack, weight, price, share, switch):  # pragma: no cover - compiled
+    """The per-job LP of every job (module docstring), read two ways in one pass.
 
-    Among candidates of equal cost (to 1e-12 relative) the one with the fewest node-seconds
-    (time x g/G_v) wins, then the first found: single configurations in index order, then pairs.
+    Candidates, per job j with slack D_j: every single configuration c (price x time +
+    tardiness), then every (fast c1, slow c2) pair with t1 < D_j < t2 and c2 cheaper, mixed so
+    that the job ends at D_j, plus `switch[c2]` (the cost of changing configuration; 0 for the
+    bound). Returns
+
+    - `value` (J, C): the cheapest candidate that uses c first (c alone, or c as the fast part of
+      a pair): the incumbent rules' plan value of c (`gpuaas.heuristics.incumbent`);
+    - per job the cheapest candidate (vm, tard, cfg (J, 2), frac (J, 2), dur): among candidates
+      of equal cost (to 1e-12 relative) the one with the fewest node-seconds (time x g/G_v)
+      wins, then the first found (single configurations in index order, then pairs).
     """
     J, C = times.shape
+    value = np.full((J, C), np.inf)
     vm = np.zeros(J)
     tard = np.zeros(J)
     cfg = np.full((J, 2), -1, dtype=np.int64)
@@ -121,6 +131,7 @@ def _cheapest_mix(times, price, share, slack, weight):  # pragma: no cover - com
                 continue
             a = t * price[c]
             late = w * max(0.0, t - D)
+            value[j, c] = a + late
             ns = t * share[c]
             if _better(a + late, ns, best, best_ns):
                 best, best_ns = a + late, ns
@@ -140,14 +151,16 @@ def _cheapest_mix(times, price, share, slack, weight):  # pragma: no cover - com
                 if a2 >= a1:  # the slow one must be cheaper, or c1 alone is no worse
                     continue
                 f1 = (t2 - D) / (t2 - t1)
-                a = f1 * a1 + (1.0 - f1) * a2
+                a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
+                if a < value[j, c1]:
+                    value[j, c1] = a
                 ns = f1 * t1 * share[c1] + (1.0 - f1) * t2 * share[c2]
                 if _better(a, ns, best, best_ns):
                     best, best_ns = a, ns
                     vm[j], tard[j], dur[j] = a, 0.0, D
                     cfg[j, 0], cfg[j, 1] = c1, c2
                     frac[j, 0], frac[j, 1] = f1, 1.0 - f1
-    return vm, tard, cfg, frac, dur
+    return value, vm, tard, cfg, frac, dur
 
 
 @njit(cache=True)

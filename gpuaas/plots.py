@@ -6,8 +6,10 @@ EDF (the paper's Fig. 3), percentage cost reduction of path relinking over each 
 min/mean/max (Fig. 4, eq. 3), and solver time per event against N (Fig. 5). Methods appear in
 the paper's order with their registry labels. From one simulation's event log
 (docs/design.md §10) and its trace: a Gantt chart of nodes (VM type per interval) and jobs (GPUs per
-job, due dates marked), and the cumulative cost over time. Every function writes PNG or SVG,
-chosen by the output file's extension, through a temporary file (no partial output).
+job, due dates marked), and the cumulative cost over time. From simulation results (`gpuaas
+simulate --json`, whose per-job records campaign rows do not keep): the CDFs of JCT and lateness.
+Every function writes PNG, SVG or PDF, chosen by the output file's extension, through a
+temporary file (no partial output).
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ from gpuaas.experiments.analysis import (
     order,
     pct_reductions,
     row_run,
+    run_name,
     scenario,
     solver_time_per_event,
 )
-from gpuaas.files import check_output, open_output
+from gpuaas.files import check_output, open_output, read_json
+from gpuaas.limits import HORIZON
+from gpuaas.metrics import job_metrics, lateness
 
 FORMATS = (".png", ".svg", ".pdf")
 # the paper's Fig. 4 colours: min orange, mean blue, max green
@@ -552,5 +557,82 @@ def plot_gantt(events: str | Path, trace: Any, out: str | Path) -> Path:
     for ax in (axn, axj):
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+    _save(fig, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# simulation results: per-job distributions
+
+#: the per-job fields the CDF plot and `gpuaas.metrics` read from a simulation result
+_JOB_FIELDS = ("release", "completion", "due", "jct", "waiting")
+
+
+def read_simulation(path: str | Path) -> dict[str, Any]:
+    """A simulation result (`gpuaas simulate --json`, `SimulationResult.to_dict`) with its jobs'
+    numeric fields checked; a file of another kind is an InputError naming the field."""
+    source = str(path)
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise InputError(
+            source, None, 'not a simulation result (gpuaas simulate --json): no "jobs" list'
+        )
+    if not data["jobs"]:
+        raise InputError(source, "jobs", "no completed job to plot")
+    for i, job in enumerate(data["jobs"]):
+        if not isinstance(job, dict):
+            raise InputError(source, f"jobs[{i}]", "must be an object")
+        for name in _JOB_FIELDS:
+            x = job.get(name)
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not abs(x) <= HORIZON:
+                raise InputError(
+                    source,
+                    f"jobs[{i}].{name}",
+                    f"must be a number of seconds within ±{HORIZON:.3g} (gpuaas.limits), "
+                    f"got {brief(x)}",
+                )
+    return data
+
+
+def plot_cdf(results: list[str | Path], out: str | Path) -> Path:
+    """Empirical CDFs over the jobs of one or more simulations: JCT, and lateness
+    (completion - due; right of 0 the job missed its due date), one curve per result file.
+
+    The legend gives each simulation's deadline-miss rate and 95th-percentile JCT
+    (`gpuaas.metrics`); JCT is on a log axis, lateness on a symmetric log axis (linear within
+    one hour of the due date), both in hours.
+    """
+    if not results:
+        raise InputError(None, "results", "give at least one simulation result file")
+    out = _check_output(out)
+    plt = _pyplot()
+    sims = [read_simulation(p) for p in results]
+    names = [
+        f"{label(run_name(str(d.get('method', '?'))))} seed {d.get('seed', '?')}" for d in sims
+    ]
+    if len(set(names)) < len(names):  # the same method and seed twice: tell them by file
+        names = [f"{n} ({Path(p).name})" for n, p in zip(names, results)]
+    colors = _colors(names)
+    fig, (ax_jct, ax_late) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for name, d in zip(names, sims):
+        m = job_metrics(d["jobs"])
+        text = (
+            f"{name}: {100 * m['deadline_miss_rate']:.1f} % late, "
+            f"JCT p95 {m['jct_p95'] / 3600:.1f} h"
+        )
+        ax_jct.ecdf([j["jct"] / 3600 for j in d["jobs"]], color=colors[name], label=text)
+        ax_late.ecdf([lateness(j) / 3600 for j in d["jobs"]], color=colors[name])
+    ax_jct.set_xscale("log")
+    ax_jct.set_xlabel("job completion time, completion - release (h, log scale)")
+    ax_late.set_xscale("symlog", linthresh=1.0)
+    ax_late.axvline(0.0, color="black", lw=0.8, ls="--")
+    ax_late.set_xlabel("lateness, completion - due (h; > 0: late; symmetric log scale)")
+    for ax in (ax_jct, ax_late):
+        ax.set_ylabel("share of jobs")
+        ax.set_ylim(0, 1.0)
+        ax.grid(which="both", alpha=0.3)
+    fig.suptitle("Distribution over jobs of the completion time and the lateness")
+    fig.tight_layout()
+    fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1)
     _save(fig, out)
     return out

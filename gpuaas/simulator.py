@@ -40,18 +40,13 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.files import open_output, to_json
-from gpuaas.instance import Instance, JobSpec
-from gpuaas.limits import EVENTS_PER_JOB, HORIZON, MAX_SECONDS
-from gpuaas.methods import DEFAULT_METHOD, default_tick
-from gpuaas.rescheduler import (
-    DEFAULT_OVERHEAD,
-    DEFAULT_STARTUP,
-    TIME_TOL,
-    JobStatus,
-    Plan,
-    Rescheduler,
-    lost_work,
-)
+from gpuaas.instance import Instance
+from gpuaas.limits import EVENTS_PER_JOB, HORIZON
+from gpuaas.methods import default_tick
+from gpuaas.metrics import job_metrics, summary_lines
+from gpuaas.producers import Execution, Releases, Ticks
+from gpuaas.rescheduler import Completion, JobStatus, Plan, Rescheduler, Submission, Tick
+from gpuaas.run_config import RunConfig
 
 if TYPE_CHECKING:
     from gpuaas.bounds import Bound
@@ -69,7 +64,8 @@ class SimulationResult:
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
     overhead, as a fraction of the actual work) and, with noise, actual_factor (actual /
-    predicted duration).
+    predicted duration). `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate,
+    tardiness, lateness, JCT and waiting percentiles).
     """
 
     method: str
@@ -142,6 +138,7 @@ class SimulationResult:
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
             "makespan": self.makespan,
+            **job_metrics(self.jobs),
             "solver_seconds": self.solver_stats(),
             "wall_seconds": self.wall_seconds,
             "cpu_seconds": self.cpu_seconds,
@@ -170,15 +167,10 @@ class SimulationResult:
     def summary(self) -> str:
         """A few human-readable lines."""
         s = self.solver_stats()
-        jct = [j["jct"] for j in self.jobs]
-        late = sum(j["tardiness_cost"] > 0 for j in self.jobs)
         lines = [
             f"method        {self.method} (seed {self.seed}, {self.nodes} nodes)",
             f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
-            (
-                f"jobs          {len(self.jobs)} completed, {late} late, mean JCT "
-                f"{(sum(jct) / len(jct) if jct else 0.0) / 3600:.2f} h, makespan {self.makespan / 3600:.2f} h"
-            ),
+            *summary_lines(job_metrics(self.jobs), self.makespan),
             (
                 f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
                 f"{self.moves_per_job:.2f} moves per job)"
@@ -211,51 +203,40 @@ class SimulationResult:
 
 
 class Simulator:
-    """One simulation, stepped event by event (`step`) or to the end (`run`).
+    """One simulation, stepped rescheduling point by rescheduling point (`step`) or to the end (`run`).
+
+    SimPy's shape: every source of events is a producer (`Releases`, `Execution`, `Ticks`)
+    that says when its next event is and, at that instant, which events it has. `step` takes
+    the earliest time any producer names, lets every producer add its events at that instant
+    (one batch, one rescheduling point), hands the batch to the Rescheduler and shows each
+    producer the Plan. A new source of events (interruptions replayed from a trace, capacity
+    that comes and goes) is one more producer in `producers`, not a branch in `step`.
 
     It drives its `rescheduler` through the Rescheduler's public API only (events, `Plan`s,
     `unfinished()`, `open_nodes()`, `completions()` and the cost attributes), as orchestration
     code would. The attribute may be replaced between steps (e.g. by
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
+
+    Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
+    (`method`, `seed`, `nodes`, `noise`, `overhead`, `startup`, `tick`, solver options).
     """
 
     def __init__(
         self,
         trace: Instance,
-        method: str = DEFAULT_METHOD,
+        method: str | None = None,
         *,
-        seed: int = 0,
-        nodes: int | None = None,
-        noise: float = 0.0,
-        overhead: float = DEFAULT_OVERHEAD,
-        startup: float = DEFAULT_STARTUP,
-        tick: float | None = None,
-        **solver_options: Any,
+        config: RunConfig | None = None,
+        **settings: Any,
     ) -> None:
         if not isinstance(trace, Instance):
             raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
-        if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and 0.0 <= noise < 0.5):
-            raise InputError(
-                None, "noise", f"must be a mean relative error in [0, 0.5), got {noise!r}"
-            )
-        if not isinstance(method, str):
-            raise InputError(None, "method", f"must be a method name, got {method!r}")
-        source = "tick"
-        if tick is None:
-            tick = default_tick(method)
-        if tick is None:
-            tick, source = trace.H, "tick (the trace's params.H)"
-        if (
-            isinstance(tick, bool)
-            or not isinstance(tick, (int, float))
-            or not 0 < tick <= MAX_SECONDS
-        ):
-            raise InputError(
-                None, "tick", f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {tick!r}"
-            )
-        tick = float(tick)
+        config = RunConfig.build(config, method, **settings)
+        own = config.tick is not None or default_tick(config.method) is not None
+        source = "tick" if own else "tick (the trace's params.H)"
+        tick = config.interval(trace.H)
         self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1)
-        need = min_events(trace, tick, noise)
+        need = min_events(trace, tick, config.noise)
         if need > self.max_events:
             raise InputError(
                 None,
@@ -264,30 +245,19 @@ class Simulator:
                 f"for this trace, more than {EVENTS_PER_JOB} per job (gpuaas.limits); "
                 f"use at least {tick * need / self.max_events:.3g} s",
             )
+        if config.nodes is None:
+            config = dataclasses.replace(config, nodes=trace.nodes)
+        self.config = config
         self.trace = trace
-        self.noise = float(noise)
+        self.noise = config.noise
         self.tick = tick
         self.rescheduler = Rescheduler(
-            trace.catalog,
-            trace.nodes if nodes is None else nodes,
-            method,
-            seed=seed,
-            H=trace.H,
-            mu=trace.mu,
-            rho=trace.rho,
-            overhead=overhead,
-            startup=startup,
-            **solver_options,
+            trace.catalog, config=config, H=trace.H, mu=trace.mu, rho=trace.rho
         )
-        J = trace.n_jobs
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
-        self.order = np.lexsort((np.arange(J), trace.release))  # submission order
-        self.next_sub = 0
-        rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))  # the noise stream
-        self.factor = 1.0 + rng.uniform(-2 * noise, 2 * noise, size=J) if noise > 0 else np.ones(J)
-        self.actual_work = trace.work * self.factor[:, None]
-        self.actual_progress = np.array(trace.progress, dtype=np.float64)
-        self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
+        self.releases = Releases(trace)
+        self.execution = Execution(trace, config.seed, config.noise)
+        self.producers: list[Any] = [self.releases, self.execution, Ticks(tick)]
         self.clock: float | None = None
         self.solver_seconds: list[float] = []
         self.solver_cpu_seconds = 0.0
@@ -297,85 +267,36 @@ class Simulator:
 
     @property
     def finished(self) -> bool:
-        return self.next_sub >= self.trace.n_jobs and not self.rescheduler.unfinished()
-
-    def _next_time(self, jobs: list[JobStatus]) -> float:
-        """Time of the next event: a release, a predicted completion on actual times, a tick."""
-        t = math.inf
-        if self.next_sub < self.trace.n_jobs:
-            t = float(self.trace.release[self.order[self.next_sub]])
-        if self.clock is not None and jobs:
-            t = min(t, self.clock + self.tick)
-            for job in jobs:
-                if job.cfg >= 0:
-                    j = self.index[job.id]
-                    begin = max(self.clock, job.ready)
-                    t = min(
-                        t, begin + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j])
-                    )
-        return t
+        return self.releases.exhausted and not self.rescheduler.unfinished()
 
     def step(self) -> Plan | None:
         """Advance to the next event and reschedule there; None when the simulation is over."""
-        r = self.rescheduler
-        jobs = r.unfinished()
-        if not jobs and self.next_sub >= self.trace.n_jobs:
-            return None  # finished
-        t = self._next_time(jobs)
+        jobs = self.rescheduler.unfinished()
+        t = min(p.next_time(self, jobs) for p in self.producers)
+        if t == math.inf:
+            return None  # no job left, none to come
         if self.clock is not None:
             t = max(t, self.clock)
             self._log_interval(self.clock, t, jobs)
-        done: list[str] = []
-        for job in jobs:  # advance actual progress; completions first
-            if job.cfg >= 0:
-                j = self.index[job.id]
-                if self.clock is not None:
-                    run = t - max(self.clock, job.ready)
-                    if run > 0:
-                        self.actual_progress[j] += run / self.actual_work[j, job.cfg]
-                if self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]) <= TIME_TOL:
-                    done.append(job.id)
-        submit: list[JobSpec] = []
-        tr = self.trace
-        while self.next_sub < tr.n_jobs and tr.release[self.order[self.next_sub]] <= t:
-            j = int(self.order[self.next_sub])
-            submit.append(
-                JobSpec(
-                    id=tr.job_ids[j],
-                    release=float(tr.release[j]),
-                    due=float(tr.due[j]),
-                    weight=float(tr.weight[j]),
-                    work=tr.work[j],
-                    progress=float(tr.progress[j]),
-                )
-            )
-            self.next_sub += 1
-        reports = None
-        if self.noise > 0:
-            finished = set(done)
-            reports = {
-                job.id: float(self.actual_progress[self.index[job.id]])
-                for job in jobs
-                if job.id not in finished
-            }
-        plan = r.update(t, submit=submit, complete=done, progress=reports)
+        events = [e for p in self.producers for e in p.events(self, t, jobs)]
+        plan = self.rescheduler.handle(events or [Tick(t)])
         self.clock = t
         if plan.jobs:
             self.solver_seconds.append(plan.solver_seconds)
             self.solver_cpu_seconds += plan.solver_cpu_seconds
-        self._apply_overhead(plan)
-        self._guard(t, bool(submit or done), plan)
+        for p in self.producers:
+            p.planned(self, plan)
+        self._guard(t, any(isinstance(e, (Submission, Completion)) for e in events), plan)
         return plan
 
     def _guard(self, t: float, changed: bool, plan: Plan) -> None:
         """Stop a run that cannot end (module docstring, "Guards"); `plan.jobs` is the state
         after the event: every unfinished job and its node (None: waiting)."""
         r = self.rescheduler
-        if not plan.jobs and self.next_sub >= self.trace.n_jobs:
+        if not plan.jobs and self.releases.exhausted:
             return  # finished
-        done = len(r.completions()) + sum(
-            float(self.actual_progress[self.index[j["id"]]]) for j in plan.jobs
-        )
+        progress = self.execution.actual_progress
+        done = len(r.completions()) + sum(float(progress[self.index[j.id]]) for j in plan.jobs)
         if changed or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
@@ -383,7 +304,7 @@ class Simulator:
             self.idle += 1
         stop = None
         if self.idle > MAX_IDLE_EVENTS:
-            if all(j["node"] is None for j in plan.jobs):
+            if all(j.node is None for j in plan.jobs):
                 stop = f"method {r.method!r} left every job waiting for {MAX_IDLE_EVENTS} events in a row"
             else:
                 stop = (
@@ -399,20 +320,6 @@ class Simulator:
             raise SolverError(
                 f"simulation stopped at t={t:g} s after {r.events} events: {stop}; it cannot end"
             )
-
-    def _apply_overhead(self, plan: Plan) -> None:
-        """Restart overhead on actual progress: the rescheduler's rule (`lost_work`) applied to
-        the actual work of each job the plan preempts or migrates."""
-        ov = self.rescheduler.overhead
-        if ov <= 0:
-            return
-        cat = self.trace.catalog
-        for a in plan.preempt + [dict(m["from"], id=m["id"]) for m in plan.migrate]:
-            j = self.index[a["id"]]
-            c = cat.config(cat.vm_index(a["vm"]), a["gpus"])
-            lost = lost_work(float(self.actual_progress[j]), float(self.actual_work[j, c]), ov)
-            self.actual_progress[j] -= lost
-            self.actual_lost[j] += lost
 
     def _log_interval(self, start: float, end: float, jobs: list[JobStatus]) -> None:
         if self.log_lines is None:
@@ -454,9 +361,10 @@ class Simulator:
         done = r.completions()
         jobs = [dict(done[jid]) for jid in self.trace.job_ids if jid in done]
         if self.noise > 0:
+            ex = self.execution
             for d in jobs:
-                d["actual_factor"] = float(self.factor[self.index[d["id"]]])
-                d["lost_work"] = float(self.actual_lost[self.index[d["id"]]])
+                d["actual_factor"] = float(ex.factor[self.index[d["id"]]])
+                d["lost_work"] = float(ex.actual_lost[self.index[d["id"]]])
         return SimulationResult(
             method=r.method,
             seed=r.seed,
@@ -534,18 +442,13 @@ class _ProgressBar:
 
 def simulate(
     trace: Instance,
-    method: str = DEFAULT_METHOD,
+    method: str | None = None,
     *,
-    seed: int = 0,
-    nodes: int | None = None,
-    noise: float = 0.0,
-    overhead: float = DEFAULT_OVERHEAD,
-    startup: float = DEFAULT_STARTUP,
+    config: RunConfig | None = None,
     log: str | Path | None = None,
     progress: bool = False,
-    tick: float | None = None,
     bound: bool | Bound = True,
-    **solver_options: Any,
+    **settings: Any,
 ) -> SimulationResult:
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
 
@@ -554,61 +457,36 @@ def simulate(
     trace : Instance
         All jobs with their release times (e.g. from `gpuaas.load_instance`).
     method : str
-        A registered method, called at every rescheduling point.
-    seed : int
-        Seeds the method (per event) and the noise.
-    nodes : int, optional
-        Override the trace's N (e.g. a node multiplier for baselines).
-    noise : float
-        Mean absolute relative error of predicted durations, in [0, 0.5) (paper: 0.11).
-    overhead, startup : float
-        Reconfiguration costs (see `gpuaas.rescheduler`): seconds of work lost per migration or
-        preemption, seconds a VM opened or resized is billed before it can run jobs. Defaults
-        `DEFAULT_OVERHEAD`, `DEFAULT_STARTUP`; pass ``**gpuaas.PAPER_COSTS`` for the paper's 0, 0.
+        A registered method, called at every rescheduling point (default: the config's).
+    config : RunConfig, optional
+        The run's configuration (`gpuaas.run_config`); `settings` replace its values.
     log : str or Path, optional
         Write the event log (JSON lines) to this file.
     progress : bool
         Show a progress line on stderr.
-    tick : float, optional
-        Periodic rescheduling interval when nothing happens; default the method's own
-        (`gpuaas.methods.default_tick`), else the trace's H.
     bound : bool or Bound
         Attach the lower bound of any schedule of the trace on the run's node count
         (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a cached value).
-    **solver_options
-        Passed to the method at every event (e.g. ``time_limit``).
+    **settings
+        Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
+        ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
+        predicted durations, in [0, 0.5); paper: 0.11), ``overhead`` and ``startup``
+        (reconfiguration costs, `gpuaas.reconfiguration`; ``**gpuaas.PAPER_COSTS`` for the
+        paper's 0, 0), ``tick`` (rescheduling interval when nothing happens; default the
+        method's own, else the trace's H); any other keyword is a solver option passed to
+        the method at every event (e.g. ``time_limit``).
 
     Returns
     -------
     SimulationResult
     """
-    sim = Simulator(
-        trace,
-        method,
-        seed=seed,
-        nodes=nodes,
-        noise=noise,
-        overhead=overhead,
-        startup=startup,
-        tick=tick,
-        **solver_options,
-    )
+    sim = Simulator(trace, method, config=config, **settings)
     if log is None:
         result = sim.run(progress)
     else:
         result = _run_logged(sim, Path(log), progress)
-    if noise > 0:
-        exact = Simulator(
-            trace,
-            method,
-            seed=seed,
-            nodes=nodes,
-            noise=0.0,
-            overhead=overhead,
-            startup=startup,
-            tick=tick,
-            **solver_options,
-        ).run()
+    if sim.config.noise > 0:
+        exact = Simulator(trace, config=dataclasses.replace(sim.config, noise=0.0)).run()
         result.predicted = {
             "total_cost": exact.total_cost,
             "vm_cost": exact.vm_cost,

@@ -20,9 +20,11 @@ from schedule_bruteforce import cheapest_one_node_schedule
 from test_instance import BASE, CASES, _write
 
 import gpuaas
+from gpuaas import bounds
 from gpuaas.bounds import (
     Bound,
     bound,
+    capacity_groups,
     capacity_lp,
     dual_bound,
     non_dominated,
@@ -490,10 +492,10 @@ def test_bound_dict_and_no_jobs():
     [
         ({"nodes": 0}, "nodes: must be a positive integer, got 0"),
         ({"nodes": 1.5}, "nodes: must be a positive integer, got 1.5"),
-        ({"slot": 0.0}, "slot: must be a finite number of seconds > 0, got 0.0"),
-        ({"slot": math.inf}, "slot: must be a finite number of seconds > 0, got inf"),
-        ({"time_limit": -1}, "time_limit: must be a finite number of seconds > 0, got -1"),
-        ({"slot": 1.0}, "slot: 1 s makes a capacity LP of"),
+        ({"slot": 0.0}, "slot: must be > 0, got 0.0"),
+        ({"slot": math.inf}, "slot: must be finite, got inf"),
+        ({"time_limit": -1}, "time_limit: must be > 0, got -1"),
+        ({"slot": 1.0}, "slot: 1 s gives a job 18743328 columns of the capacity LP"),
     ],
 )
 def test_bad_arguments_are_input_errors(kwargs, message):
@@ -536,10 +538,10 @@ OPTION_CASES = [
         ["--slot", "0"],
         "Invalid value for '--slot': 0.0 is not in the range x>0. (see 'gpuaas bound --help')",
     ),
-    (["--slot", "nan"], "slot: must be a finite number of seconds > 0, got nan"),
+    (["--slot", "nan"], "slot: must be finite, got nan"),
     (
         ["--slot", "0.001"],
-        "slot: 0.001 s makes a capacity LP of 863212446 columns (at most 2000000); "
+        "slot: 0.001 s gives a job 726915744 columns of the capacity LP (at most 2000000); "
         "use a longer slot",
     ),
     (
@@ -716,3 +718,75 @@ def test_plot_costs_has_a_cost_over_bound_panel(tmp_path):
     out = plots.plot_costs(rows, tmp_path / "c.png")
     assert out.read_bytes().startswith(b"\x89PNG")
     assert analysis.bound_table([dict(r, cost_over_bound=None) for r in rows]) == {}
+
+
+# -- large traces: groups of consecutive jobs --------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    traces(max_jobs=6, max_nodes=2),
+    st.sampled_from([900.0, 3600.0]),
+    st.sampled_from([1, 40, 150]),
+)
+def test_groups_lie_between_the_per_job_bound_and_the_whole_lp(trace, slot, budget):
+    """Cut into groups of consecutive jobs (a small column budget forces the cuts), the bound
+    stays at least the per-job bound and at most the whole trace's LP on the same slot grid,
+    hence below every schedule."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bounds, "MAX_COLUMNS", budget)
+        L, _, groups = capacity_groups(trace, trace.nodes, slot)
+        grouped = bound(trace, slot=slot)
+    assert L == slot and sorted(np.concatenate(groups).tolist()) == list(range(trace.n_jobs))
+    whole, status = solve_capacity(capacity_lp(trace, trace.nodes, slot), 60.0)
+    assert status == "optimal" and grouped.groups in (1, len(groups))  # 1: "fits", no LP
+    assert below(grouped.per_job, grouped.bound) and below(grouped.bound, whole)
+    sim = simulate(trace, "greedy", seed=1, bound=False)
+    assert below(grouped.bound, sim.total_cost)
+
+
+def test_groups_follow_releases_within_the_column_budget(monkeypatch):
+    """Each group is a run of consecutive releases whose LP has at most MAX_COLUMNS columns
+    (a single job may have more), and every job is in exactly one."""
+    monkeypatch.setattr(bounds, "MAX_COLUMNS", 20_000)
+    trace = load_instance(SMALL)
+    L, start, groups = capacity_groups(trace, 1, 3600.0)
+    assert len(groups) > 1 and start == trace.release.min()
+    order = np.argsort(trace.release, kind="stable")
+    assert np.concatenate(groups).tolist() == order.tolist()
+    for idx in groups:
+        lp = capacity_lp(trace.subset(idx), 1, L, start=start)
+        assert lp.n_x <= 20_000 or len(idx) == 1
+        assert (lp.start - start) % L == 0 and lp.start <= trace.release[idx].min()
+
+
+def test_large_trace_reports_the_better_of_groups_and_the_whole_lp(monkeypatch):
+    """When the whole LP needs slots over GROUP_SLOT, both the groups (1-day grid) and the whole
+    trace's coarse LP are solved and the larger bound is reported; progress names each step."""
+    monkeypatch.setattr(bounds, "MAX_COLUMNS", 5_000)
+    trace = load_instance(SMALL)
+    steps = []
+    result = bound(trace, nodes=1, progress=steps.append)
+    L, start, groups = capacity_groups(trace, 1)
+    assert L == bounds.GROUP_SLOT and len(groups) > 1
+    whole, _ = solve_capacity(capacity_lp(trace, 1), 60.0)
+    grouped = bound(trace, nodes=1, slot=L)
+    assert result.bound == pytest.approx(max(whole, grouped.bound), rel=1e-12)
+    assert result.bound >= grouped.bound and result.status == "optimal"
+    assert steps[0] == f"per-job bound of {trace.n_jobs} jobs"
+    assert any("group 2 of" in s for s in steps) and any("whole trace" in s for s in steps)
+
+
+def test_non_dominated_in_chunks_equals_one_comparison():
+    """The chunked comparison keeps exactly the configurations of the one-shot formula."""
+    rng = np.random.default_rng(3)
+    J, C = 2_500, 30  # several chunks of 2e6 / (C^2 x 3) jobs
+    t = rng.uniform(1, 10, (J, C))
+    t[rng.random((J, C)) < 0.2] = np.inf
+    a, n = rng.integers(1, 4, (J, C)).astype(float), rng.integers(1, 3, (J, C)).astype(float)
+    crit = np.stack((t, a, n))
+    le = (crit[:, :, :, None] <= crit[:, :, None, :]).all(axis=0)
+    lt = (crit[:, :, :, None] < crit[:, :, None, :]).any(axis=0)
+    earlier = np.arange(C)[:, None] < np.arange(C)[None, :]
+    beats = le & (lt | earlier[None]) & np.isfinite(t)[:, :, None]
+    assert (non_dominated(t, a, n) == (np.isfinite(t) & ~beats.any(axis=1))).all()

@@ -116,14 +116,15 @@ def test_seed_ranges_and_options_are_canonical() -> None:
         ({"seeds": "5-2"}, "seeds", "empty range"),
         ({"seeds": [1, 1]}, "seeds", "listed twice"),
         ({"nodes": [0]}, "nodes", "below the minimum 1"),
-        ({"jobs_per_node": -1}, "jobs_per_node", "positive number"),
+        ({"jobs_per_node": -1}, "jobs_per_node", "must be > 0, got -1"),
         (
             {"node_multipliers": {"fifo": [2]}},
             "node_multipliers.fifo",
             "not one of the spec's methods",
         ),
         ({"options": {"greedy": 3}}, "options.greedy", "mapping of solver options"),
-        ({"noise": [-0.1]}, "noise", "in [0, 0.5)"),
+        ({"noise": [-0.1]}, "noise", "must be >= 0, got -0.1"),
+        ({"noise": [0.5]}, "noise", "must be < 0.5, got 0.5"),
         ({"seeds": "1-100000000"}, "seeds", "more than 100000 values"),
         ({"seeds": [2**32]}, "seeds", "above the maximum 4294967295"),
         (

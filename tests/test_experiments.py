@@ -144,7 +144,7 @@ def test_exclude_and_tick(trace) -> None:
             "spec.yaml: exclude: expected a list of mappings parameter -> value, got "
             "{'method': 'edf'}",
         ),
-        ({"tick": 0}, "spec.yaml: tick: expected a positive number of seconds, got 0"),
+        ({"tick": 0}, "spec.yaml: tick: must be > 0, got 0"),
     ],
 )
 def test_new_spec_fields_errors(change, message) -> None:

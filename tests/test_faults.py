@@ -396,10 +396,13 @@ def test_submit_accepts_only_what_restore_accepts():
     state = json.loads(json.dumps(r.state()))
     again = Rescheduler.restore(state)  # ... comes back
     assert [j.id for j in again.unfinished()] == [j.id for j in r.unfinished()]
-    state["jobs"][0]["work"][0] = 0.5
+    state["live"]["jobs"][0]["work"][0] = 0.5
     with pytest.raises(StateError) as err:
         Rescheduler.restore(state)
-    assert str(err.value) == "corrupt Rescheduler state: jobs[0].work[0]: must be >= 1, got 0.5"
+    assert str(err.value) == (
+        "corrupt Rescheduler state: live.jobs[0] (a).times.NC6[0]: must be >= 1 s "
+        "(gpuaas.limits), got 0.5"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -504,8 +507,7 @@ def test_csv_hash_id(tmp_path, monkeypatch):
         (
             CSV_HEAD + "a,0,1,100,K80\n",
             ["--nodes", "10000000"],
-            "Invalid value for '--nodes': 10000000 is not in the range 1<=x<=1000000. "
-            "(see 'gpuaas import --help')",
+            "--nodes: must be <= 1000000 (gpuaas.limits), got 10000000",
         ),
     ],
     ids=[
@@ -602,7 +604,7 @@ def test_readme_lists_every_case():
         "gpuaas: error: standard output: cannot write: File too large",
         "gpuaas: stopped by SIGTERM",
         "jobs[0] (a).times.NC6[0]: must be >= 1 s (gpuaas.limits), got 1e-07",
-        "corrupt Rescheduler state: jobs[0].work[0]: must be >= 1, got 0.5",
+        "corrupt Rescheduler state: live.jobs[0] (a).times.NC6[0]: must be >= 1 s",
         "-o is the same file as SRC; it would be overwritten",
         "dropped: 1 commented out (line starting with #; quote an id that starts with #)",
         "line 3: not valid CSV: field larger than field limit (131072)",

@@ -1,7 +1,7 @@
 """Mutated input files fed to every command and states fed to `Rescheduler.restore`.
 
-Each example starts from a valid document (instance, trace, solution, event log, campaign spec,
-Rescheduler state) and applies a few random mutations: a field deleted, a value replaced by
+Each example starts from a valid document (instance, trace, solution, event log, simulation
+result, campaign spec, Rescheduler state) and applies a few random mutations: a field deleted, a value replaced by
 one of a wrong type, an extreme number (1e308, NaN, Infinity, 2**64, 5e-324 ...), a string
 with a newline, an element duplicated, or nesting 100 000 levels deep. The commands run
 in-process through click's test runner (the group formats errors as the console script does). Whatever the input, the answer
@@ -331,6 +331,20 @@ def _events_case(data: Any, events: list[dict[str, Any]]) -> None:
         )
 
 
+def _result_case(data: Any, result: dict[str, Any]) -> None:
+    """A mutated simulation result (`simulate --json`) given to `plot cdf`."""
+    doc = _mutate(data, result, data.draw(st.integers(1, 3)))
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        inputs = _files(where, r_json=doc)
+        _check(
+            ["plot", "cdf", str(where / "r.json"), "-o", str(where / "c.png")],
+            where,
+            inputs,
+            ["c.png"],
+        )
+
+
 def _spec_case(data: Any) -> None:
     doc = _mutate(data, SPEC, data.draw(st.integers(1, 2)))
     if DEEP in json.dumps(doc, allow_nan=True):
@@ -492,6 +506,16 @@ def events(tmp_path_factory) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (where / "ev.jsonl").read_text().splitlines()]
 
 
+@pytest.fixture(scope="module")
+def result(tmp_path_factory) -> dict[str, Any]:
+    """A simulation result of the fuzz trace: what `gpuaas plot cdf` reads."""
+    where = tmp_path_factory.mktemp("result")
+    (where / "trace.json").write_text(json.dumps(TRACE))
+    code, out, err = _cli(["simulate", str(where / "trace.json"), "-m", "greedy", "-q", "--json"])
+    assert code == 0, err
+    return json.loads(out)
+
+
 def test_base_documents_are_valid(tmp_path):
     """The unmutated documents pass: the mutations are what the commands reject."""
     inputs = _files(tmp_path, inst_json=INSTANCE, sol_json=SOLUTION, trace_json=TRACE)
@@ -530,6 +554,12 @@ def test_mutated_event_logs_and_traces(data, events):
     _events_case(data, events)
 
 
+@FUZZ
+@given(data=st.data())
+def test_mutated_simulation_results(data, result):
+    _result_case(data, result)
+
+
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_mutated_campaign_specs(data):
@@ -551,16 +581,19 @@ def test_mutated_states_restore_or_raise(data):
 @pytest.mark.slow
 @FUZZ_SLOW
 @given(data=st.data())
-def test_mutated_files_many(data, events):
+def test_mutated_files_many(data, events, result):
     """The same, many more examples of every kind (-m slow)."""
     case = data.draw(
-        st.sampled_from(["instance", "solution", "trace", "events", "options", "state", "spec"])
+        st.sampled_from(
+            ["instance", "solution", "trace", "events", "result", "options", "state", "spec"]
+        )
     )
     {
         "instance": _instance_case,
         "solution": _solution_case,
         "trace": _trace_case,
         "events": lambda d: _events_case(d, events),
+        "result": lambda d: _result_case(d, result),
         "options": _options_case,
         "state": _restore_case,
         "spec": _spec_case,

@@ -295,15 +295,44 @@ def test_restore_checks_every_field():
     r.tick(3600.0, progress={"a": 0.5})
     state = json.loads(json.dumps(r.state()))
     cases = [
-        (("jobs", 0, "progress"), float("nan"), "jobs[0].progress: must be finite, got nan"),
-        (("jobs", 0, "progress"), -1, "jobs[0].progress: must be >= 0, got -1"),
-        (("jobs", 0, "progress"), 2, "jobs[0].progress: must be in [0, 1), got 2.0"),
-        (("time",), "late", "time: must be a number, got 'late'"),
-        (("time",), float("nan"), "time: must be finite, got nan"),
         (
-            ("solver_options",),
+            ("live", "jobs", 0, "progress"),
+            float("nan"),
+            "live.jobs[0] (a).progress: must be finite, got nan",
+        ),
+        (("live", "jobs", 0, "progress"), -1, "live.jobs[0] (a).progress: must be >= 0, got -1"),
+        (
+            ("live", "jobs", 0, "progress"),
+            2,
+            "live.jobs[0] (a).progress: must be in [0, 1), got 2.0",
+        ),
+        (("live", "time"), "late", "live.time: must be a number, got 'late'"),
+        (("live", "time"), float("nan"), "live.time: must be finite, got nan"),
+        (
+            ("config", "run", "options"),
             {"colour": 1},
-            "solver_options: unknown option(s) colour for greedy; allowed: proxy, postprocess, open_rule, time_limit",
+            "config.run.options: unknown option(s) colour for greedy; allowed: proxy, postprocess, open_rule, time_limit",
+        ),
+        # times out of order: a negative JCT or waiting time later (issue 26)
+        (
+            ("live", "jobs", 0, "release"),
+            5000.0,
+            "live.jobs[0].release: 5000.0 is after the clock 3600.0",
+        ),
+        (
+            ("live", "jobs", 0, "start"),
+            4000.0,
+            "live.jobs[0].start: 4000.0 is not between its release and the clock 3600.0",
+        ),
+        (
+            ("live", "jobs", 0, "running"),
+            3700.0,
+            "live.jobs[0].running: 3700.0 s is more than the 3600.0 s since it started",
+        ),
+        (
+            ("live", "jobs", 0, "start"),
+            None,
+            "live.jobs[0].start: is null (never started) but the job ran",
         ),
     ]
     for path, value, message in cases:
@@ -470,6 +499,9 @@ HARD_CASES = [c[0] for c in SOLVE_CASES] + [
     "restore-progress",
     "restore-time",
     "restore-options",
+    "restore-order",
+    "restore-version",
+    "never-started",
     "submit-none",
     "complete-number",
     "unknown-option",
@@ -502,6 +534,9 @@ def test_readme_lists_every_hard_case():
         "job_id: must be a job id (a string) or a list of them, got 5",
         "objective: the file says 'cheap', not a number",
         "job a: listed 2 times",
+        "live.jobs[0].release: 5000.0 is after the clock 3600.0",
+        "Rescheduler state version 4 was written by a newer gpuaas",
+        "cannot complete job 'j1': it never started",
         "standard output: cannot write: No space left on device",
         "standard output: cannot write: Broken pipe",
         "cannot write: Permission denied",

@@ -3,6 +3,7 @@
 No data from the public traces: every sample here is written by hand in the documented layout.
 """
 
+import csv
 import json
 import math
 import re
@@ -365,6 +366,69 @@ BAD = [
     ),
 ]
 
+BAD += [
+    (
+        "ef-missing-column",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,num_gpu\na,0,1\n",
+        "bad.csv: line 1: missing column(s) duration",
+    ),
+    (
+        "ef-unknown-column",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,num_gpu,duration,user\na,0,1,60,x\n",
+        "bad.csv: line 1: unknown column(s) user; allowed: job_id, submission_time, num_gpu, "
+        "duration, num_iteration, model_name, deadline, batch_size",
+    ),
+    (
+        "ef-gpus",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,duration,num_gpu\na,0,60,1\nb,5,60,0.5\n",
+        "bad.csv: line 3: num_gpu: must be an integer, got '0.5'",
+    ),
+    (
+        "ef-duration",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,duration,num_gpu\na,0,0,1\n",
+        "bad.csv: line 2: duration: must be > 0, got '0'",
+    ),
+    (
+        "ef-missing-deadline",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n"
+        "a,0,10,m,,64,1,60\n",
+        "bad.csv: line 2: deadline: missing required value",
+    ),
+    (
+        "ef-duplicate-id",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,duration,num_gpu\na,0,60,1\na,5,60,1\n",
+        "bad.csv: line 3: job_id: duplicate job id 'a' (first on line 2)",
+    ),
+    (
+        "ef-short-row",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,duration,num_gpu\na,0,60\n",
+        "bad.csv: line 2: has 3 field(s), the header has 4",
+    ),
+    (
+        "ef-no-anchor",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n"
+        "a,0,10,m,100,64,1,60\n",
+        "bad.csv: line 2: model: job 'a': throughput table thr.csv has no rate for 'm' on "
+        "1 x A100 to anchor its measured duration",
+    ),
+]
+
 THR_CSV = {
     "throughput-duplicate": "model,gpu,gpus,steps_per_second\nm,K80,1,2\nm,k80,1,3\n",
     "throughput-rate": "model,gpu,gpus,steps_per_second\nm,K80,1,0\n",
@@ -396,6 +460,111 @@ def test_malformed_rows_one_line_exit_2_no_output(tmp_path, monkeypatch, case):
     assert res.exit_code == 2, res.output
     assert res.output == f"gpuaas: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+# -- elasticflow ---------------------------------------------------------------------------------
+
+SAMPLE = Path(__file__).resolve().parent.parent / "instances" / "elasticflow-sample.csv"
+EF_RAW = "job_id,submission_time,duration,num_gpu\nb,500,7200,4\na,100,3600,16\n"
+
+
+def test_elasticflow_sample_imports_with_the_documented_defaults(tmp_path, monkeypatch):
+    """`gpuaas import elasticflow cluster.csv -o t.json` as it stands: gcp-us-central1, the
+    performance-model table, durations anchored on A100, N from the GPU demand; the measured
+    duration is the time on the requested A100 count (folded onto 8 GPUs above 8)."""
+    res = run(["import", "elasticflow", str(SAMPLE), "-o", "t.json"], tmp_path, monkeypatch)
+    assert res.exit_code == 0, res.output
+    assert "260 of 260 jobs" in res.output and "catalog gcp-us-central1" in res.output
+    assert "2 over 8 GPUs folded onto one 8-GPU VM" in res.output
+    data = json.loads((tmp_path / "t.json").read_text())
+    rows = list(csv.DictReader(line for line in SAMPLE.open() if not line.startswith("#")))
+    assert data["catalog"] == "gcp-us-central1" and len(data["jobs"]) == len(rows) == 260
+    offset = min(float(r["submission_time"]) for r in rows)
+    vm = {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g", 8: "a2-highgpu-8g"}
+    by_id = {j["id"]: j for j in data["jobs"]}
+    for r in rows:
+        job, g, d = by_id[r["job_id"]], int(r["num_gpu"]), float(r["duration"])
+        assert job["release"] == float(r["submission_time"]) - offset
+        assert job["due"] == float(r["deadline"]) - offset
+        fold = max(1, g / 8)
+        assert job["times"][vm[min(g, 8)]][min(g, 8) - 1] == pytest.approx(d * fold, rel=1e-9)
+    # N: the 95th percentile of the GPUs held (from submission, for the duration) over 8
+    level, events = 0, []
+    for r in rows:
+        g, d = int(r["num_gpu"]), float(r["duration"])
+        s = float(r["submission_time"])
+        events += [(s, g), (s + d, -g)]
+    events.sort(key=lambda e: (e[0], e[1]))
+    lo, hi = min(e[0] for e in events), max(float(r["submission_time"]) for r in rows)
+    spans = []
+    for (t, dg), (t2, _) in zip(events, events[1:]):
+        level += dg
+        spans.append((level, max(0.0, min(t2, hi) - max(t, lo))))
+    spans.sort()
+    total, acc = sum(w for _, w in spans), 0.0
+    p95 = next(lev for lev, w in spans if (acc := acc + w) >= 0.95 * total)
+    assert data["nodes"] == math.ceil(p95 / 8)
+
+
+def test_elasticflow_raw_layout_runs_at_the_requested_count(tmp_path):
+    """Without a model the job runs in its duration on exactly its GPUs of the measured-on GPU;
+    a 16-GPU job keeps its GPU-seconds on 8; the due date is drawn."""
+    src = write(tmp_path, "raw.csv", EF_RAW)
+    jobs, rep = read_trace("elasticflow", src)
+    data, rep = build_trace(jobs, src, catalog="gcp-us-central1", measured_on="A100", report=rep)
+    a, b = data["jobs"]
+    assert (a["id"], a["release"], b["release"]) == ("a", 0.0, 400.0)
+    assert a["times"] == {"a2-highgpu-8g": [None] * 7 + [7200.0]}
+    assert b["times"]["a2-highgpu-4g"] == [None, None, None, 7200.0]
+    assert set(b["times"]) == {"a2-highgpu-4g", "a2-highgpu-8g"} and rep.drawn_due == 2
+    with pytest.raises(InputError, match="measured on 8 x unknown GPU"):
+        build_trace(jobs, src, catalog="gcp-us-central1")
+
+
+def test_elasticflow_model_names_the_table_before_its_stand_in(tmp_path):
+    """A table with the trace's own model name times it; otherwise MODEL_MAP's stand-in does."""
+    src = write(
+        tmp_path,
+        "ef.csv",
+        "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n"
+        "a,0,10,bert,9000,64,2,3000\n",
+    )
+    own = parse_throughputs(
+        "model,gpu,gpus,steps_per_second\nbert,A100,1,1\nbert,A100,2,1.5\n", "t"
+    )
+    jobs, _ = read_trace("elasticflow", src)
+    data, _ = build_trace(jobs, src, catalog="gcp-us-central1", throughputs=own, measured_on="A100")
+    assert data["jobs"][0]["times"]["a2-highgpu-2g"] == [4500.0, 3000.0]  # 4500 steps
+    model = load_throughputs("performance-model")
+    data, _ = build_trace(
+        jobs, src, catalog="gcp-us-central1", throughputs=model, measured_on="A100"
+    )
+    steps = 3000 * model.rates[("vgg19/pytorch", "A100", 2)]
+    one = data["jobs"][0]["times"]["a2-highgpu-1g"][0]
+    assert one == pytest.approx(steps / model.rates[("vgg19/pytorch", "A100", 1)])
+
+
+def test_nodes_rules(tmp_path, monkeypatch):
+    """--nodes takes a number, `jobs` (ceil(J / 10)) or `demand`; anything else is one line."""
+    write(tmp_path, "raw.csv", EF_RAW + "c,900,3600,8\n")  # 8 GPUs in [100, 500), then 12
+    for nodes, expect in (("3", 3), ("jobs", 1), ("demand", 2)):
+        res = run(
+            ["import", "elasticflow", "raw.csv", "--nodes", nodes, "-o", "o.json"],
+            tmp_path,
+            monkeypatch,
+        )
+        assert res.exit_code == 0, res.output
+        assert json.loads((tmp_path / "o.json").read_text())["nodes"] == expect
+    res = run(
+        ["import", "elasticflow", "raw.csv", "--nodes", "many", "-o", "x.json"],
+        tmp_path,
+        monkeypatch,
+    )
+    assert res.exit_code == 2 and not (tmp_path / "x.json").exists()
+    assert (
+        res.output
+        == "gpuaas: error: --nodes: must be an integer >= 1 or one of jobs, demand, got 'many'\n"
+    )
 
 
 def test_readme_lists_every_import_error():

@@ -252,3 +252,60 @@ def test_unknown_image_format_is_rejected(tmp_path: Path) -> None:
     """An output extension matplotlib is not asked to guess (.jpg) is a clear error."""
     with pytest.raises(InputError, match="unknown image format"):
         plots.plot_costs(ROWS, tmp_path / "fig.jpg")
+
+
+@pytest.fixture(scope="module")
+def sim_results(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """`gpuaas simulate --json -o` results of two methods on the bundled small trace."""
+    small = Path(__file__).resolve().parents[1] / "instances" / "trace-small.json"
+    out = []
+    for method in ("greedy", "edf"):
+        path = tmp_path_factory.mktemp("sim") / f"{method}.json"
+        res = CliRunner().invoke(
+            cli, ["simulate", str(small), "-m", method, "-q", "--json", "-o", str(path)]
+        )
+        assert res.exit_code == 0, res.output
+        out.append(path)
+    return out
+
+
+def test_cdf_plot_of_simulation_results(sim_results: list[Path], tmp_path: Path) -> None:
+    """`gpuaas plot cdf a.json b.json -o cdf.png` draws JCT and lateness CDFs, one curve per
+    result (the same method and seed twice are told apart by file); default output beside the
+    first input."""
+    out = tmp_path / "cdf.png"
+    res = CliRunner().invoke(cli, ["plot", "cdf", *map(str, sim_results), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes()[:8] == PNG and out.stat().st_size > 10_000
+    twice = [sim_results[0], tmp_path / "copy.json"]
+    twice[1].write_text(sim_results[0].read_text())
+    assert plots.plot_cdf(twice, tmp_path / "twice.svg").exists()
+    res = CliRunner().invoke(cli, ["plot", "cdf", str(twice[1])])
+    assert res.exit_code == 0 and (tmp_path / "copy-cdf.png").read_bytes()[:8] == PNG
+
+
+@pytest.mark.parametrize(
+    ("case", "content", "message"),
+    [
+        (
+            "cdf-not-a-result",
+            json.dumps([{"method": "edf", "total_cost": 1.0}]),
+            'not a simulation result (gpuaas simulate --json): no "jobs" list',
+        ),
+        (
+            "cdf-job-field",
+            json.dumps({"jobs": [{"release": 0, "completion": "late", "due": 1}]}),
+            "jobs[0].completion: must be a number of seconds within ±8.59e+09 (gpuaas.limits), got 'late'",
+        ),
+        ("cdf-no-jobs", json.dumps({"jobs": []}), "jobs: no completed job to plot"),
+    ],
+)
+def test_cdf_of_a_bad_result_is_a_one_line_error(
+    tmp_path: Path, case: str, content: str, message: str
+) -> None:
+    """instances/README.md's `cdf-*` rows: exit 2, this line, no image."""
+    bad, out = tmp_path / "r.json", tmp_path / "cdf.png"
+    bad.write_text(content)
+    res = CliRunner().invoke(cli, ["plot", "cdf", str(bad), "-o", str(out)])
+    assert res.exit_code == 2 and not out.exists()
+    assert res.output.strip() == f"gpuaas: error: {bad}: {message}"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gpuaas.errors import InputError, SolverError, StateError
 from gpuaas.methods import METHODS, Method
@@ -299,7 +301,7 @@ def test_failed_event_leaves_state_unchanged_and_can_be_fed_again(monkeypatch, w
 
     with monkeypatch.context() as m:
         if where == "method":
-            m.setattr("gpuaas.rescheduler.solve", fail)
+            m.setattr("gpuaas.rescheduler.core.solve", fail)
         else:  # the first restart's lost work is charged, then the second one fails
             real, calls = Rescheduler._lose_work, []
 
@@ -361,7 +363,7 @@ def test_state_restore_continues_exactly():
         r.plans = [{k: v for k, v in p.to_dict().items() if k not in timing} for p in plans]  # type: ignore[attr-defined]
     assert a.plans == b.plans  # type: ignore[attr-defined]
     assert a.state() == b.state()
-    with pytest.raises(StateError, match="not a Rescheduler state"):
+    with pytest.raises(StateError, match="version 99 was written by a newer gpuaas"):
         Rescheduler.restore({"version": 99})
 
 
@@ -400,3 +402,280 @@ def test_readme_example_runs(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert "open" in out.stdout and "start" in out.stdout and "restored" in out.stdout
+
+
+# -- events, state format, idempotency ---------------------------------------------------------
+
+DATA = ROOT / "tests" / "data"
+
+
+def without_timing(plan):
+    return {
+        k: v for k, v in plan.to_dict().items() if k not in ("solver_seconds", "solver_cpu_seconds")
+    }
+
+
+def test_state_of_the_previous_version_restores_and_continues_as_it_did():
+    """A state saved by the release of format version 2 (tests/data/README.md) restores, and the
+    event that came next gets the plan and leaves the costs that release gave."""
+    from gpuaas.instance import JobSpec
+
+    sample = json.loads((DATA / "rescheduler-state-v2.json").read_text())
+    assert sample["state"]["version"] == 2
+    r = Rescheduler.restore(sample["state"])
+    assert r.state()["version"] == 3
+    ev = sample["event"]
+    submit = [
+        JobSpec(
+            d["id"],
+            d["release"],
+            d["due"],
+            d["weight"],
+            np.array([np.inf if w is None else w for w in d["work"]]),
+            d["progress"],
+        )
+        for d in ev["submit"]
+    ]
+    plan = r.update(ev["at"], submit=submit, complete=ev["complete"], progress=ev["progress"])
+    assert without_timing(plan) == sample["plan"]
+    old = sample["state_after"]
+    for k in (
+        "vm_cost",
+        "tardiness_cost",
+        "lost_work_cost",
+        "startup_cost",
+        "migrations",
+        "preemptions",
+        "time",
+        "events",
+    ):
+        assert getattr(r, k) == old[k], k
+    assert [d["id"] for d in r.completion_log()] == [d["id"] for d in old["completed"]]
+    live = r.live_state()
+    assert [d["id"] for d in live["jobs"]] == [d["id"] for d in old["jobs"]]
+    assert [d["progress"] for d in live["jobs"]] == [d["progress"] for d in old["jobs"]]
+
+
+def test_unknown_versions_are_refused_clearly():
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    state = r.state()
+    for version, message in [
+        (
+            4,
+            "Rescheduler state version 4 was written by a newer gpuaas; this one reads versions 2 to 3: upgrade gpuaas",
+        ),
+        (1, "not a Rescheduler state of a known version (2 to 3), got version 1"),
+        ("3", "not a Rescheduler state of a known version (2 to 3), got version '3'"),
+    ]:
+        with pytest.raises(StateError) as err:
+            Rescheduler.restore(state | {"version": version})
+        assert str(err.value) == message
+    with pytest.raises(StateError, match="not a Rescheduler state"):
+        Rescheduler.restore([])
+
+
+def test_redelivered_events_return_the_same_plan_and_change_nothing():
+    """An event whose id was applied is answered with its plan (even after a restore) and
+    changes nothing; its id on another event, or mixed with new events, is refused."""
+    from gpuaas.rescheduler import Completion, Submission, Tick
+
+    SCRIPT.update(j1=("B", 2), j2=("A", 1))
+    r = Rescheduler(CATALOG, 2, "test-scripted", overhead=30.0)
+    first = r.handle([Submission(0.0, job("j1"), id="e1"), Submission(0.0, job("j2"), id="e2")])
+    second = r.handle(Tick(100.0, id="e3"))
+    before = json.dumps(r.state())
+    for again, plan in (
+        (Tick(100.0, id="e3"), second),
+        (Submission(0.0, job("j2"), id="e2"), first),
+    ):
+        assert r.handle(again).to_dict() == plan.to_dict()
+        assert json.dumps(r.state()) == before
+    restored = Rescheduler.restore(json.loads(before))
+    assert restored.handle(Tick(100.0, id="e3")).to_dict() == second.to_dict()
+    with pytest.raises(StateError, match="'e3' was applied already, to another event"):
+        r.handle(Tick(200.0, id="e3"))
+    with pytest.raises(StateError, match="batch has new events"):
+        r.handle([Tick(100.0, id="e3"), Completion(100.0, "j1", id="e4")])
+    assert json.dumps(r.state()) == before
+
+
+def test_old_ids_are_never_applied_twice():
+    """Beyond the plans kept (PLAN_MEMORY), an old event is refused, never applied again."""
+    from gpuaas.rescheduler import PLAN_MEMORY, Tick
+
+    SCRIPT.update(j1=("A", 1))
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    r.submit(job("j1"), at=0.0)
+    for k in range(PLAN_MEMORY + 2):
+        r.handle(Tick(10.0 + k, id=f"t{k}"))
+    assert (
+        r.handle(Tick(10.0 + PLAN_MEMORY + 1, id=f"t{PLAN_MEMORY + 1}")).time == 11.0 + PLAN_MEMORY
+    )
+    with pytest.raises(StateError, match="before the previous event"):
+        r.handle(Tick(10.0, id="t0"))
+    for k in range(PLAN_MEMORY + 2):  # all at one instant: their ids stay known
+        r.handle(Tick(100.0, id=f"n{k}"))
+    with pytest.raises(StateError, match="'n0' was applied already; its plan is no longer kept"):
+        r.handle(Tick(100.0, id="n0"))
+    assert r.events == 2 * PLAN_MEMORY + 5
+
+
+def test_a_batch_is_one_instant_and_one_point():
+    from gpuaas.rescheduler import Completion, ProgressReport, Submission, Tick
+
+    SCRIPT.update(j1=("A", 1), j2=("A", 1))
+    r = Rescheduler(CATALOG, 2, "test-scripted", **PAPER_COSTS)
+    r.handle(Submission(0.0, job("j1")))
+    plan = r.handle([Submission(500.0, job("j2")), ProgressReport(500.0, "j1", 0.4), Tick(500.0)])
+    assert r.events == 2 and plan.submitted == ["j2"] and status(r)["j1"].progress == 0.4
+    with pytest.raises(InputError, match="a batch is one instant"):
+        r.handle([Tick(600.0), Completion(700.0, "j1")])
+    with pytest.raises(InputError, match="send a Tick"):
+        r.handle([])
+
+
+def test_completion_or_progress_of_a_job_that_never_started_is_refused():
+    """A waiting job never ran here: it cannot complete, nor be measured (even one submitted
+    with progress, made elsewhere)."""
+    SCRIPT.update(j1=None)
+    r = Rescheduler(CATALOG, 1, "test-scripted")
+    r.submit(job("j1", progress=0.3), at=0.0)
+    with pytest.raises(StateError, match="cannot complete job 'j1': it never started"):
+        r.complete("j1", at=10.0)
+    with pytest.raises(StateError, match="progress reported for job 'j1', which never started"):
+        r.tick(10.0, progress={"j1": 0.3})
+    assert r.time == 0.0
+
+
+def test_interruption_loses_work_and_the_job_is_replanned():
+    """A lost VM: its jobs lose `overhead` s of work (the restart rule), wait, and are
+    re-planned at once; the node is billed up to the interruption only."""
+    from gpuaas.rescheduler import Interruption
+
+    SCRIPT.update(j1=("B", 2))
+    r = Rescheduler(CATALOG, 2, "test-scripted", overhead=50.0, startup=0.0)
+    r.submit(job("j1"), at=0.0)
+    SCRIPT.update(j1=("A", 1))
+    plan = r.handle(Interruption(200.0, node=0))  # 0.4 done on B x2, loses 50/500
+    assert [a.to_dict() for a in plan.interrupted] == [
+        {"id": "j1", "node": 0, "vm": "B", "gpus": 2, "lost_work": pytest.approx(0.1)}
+    ]
+    assert plan.close == [] and plan.open == [{"node": 0, "vm": "A"}] and plan.migrate == []
+    assert plan.start[0]["progress"] == pytest.approx(0.3)
+    assert (r.interruptions, r.migrations, r.preemptions) == (1, 0, 0)
+    assert r.vm_cost == pytest.approx(0.002 * 200) and "lost" in str(plan)
+    with pytest.raises(StateError, match="node 1 was interrupted but it is not open"):
+        r.handle(Interruption(300.0, node=1))
+    r2 = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert r2.interruptions == 1 and r2.state() == r.state()
+
+
+def test_capacity_limits_new_vms_of_a_type():
+    """A VM type at its capacity is offered to no job (running jobs stay); a plan holding more
+    VMs of it than the capacity allows is refused; capacity back, the type is offered again."""
+    from gpuaas.rescheduler import CapacityChange
+
+    r = Rescheduler(CATALOG, 2, "greedy", **PAPER_COSTS)
+    r.submit(job("j1"), at=0.0)
+    running = status(r)["j1"]
+    r.handle(CapacityChange(10.0, vm=running.vm, count=1))
+    cat = r.catalog
+    same = [c for c in range(cat.n_configs) if cat.vm_names[cat.cfg_vm[c]] == running.vm]
+    inst = r.instance()
+    assert np.isinf(inst.work[0, [c for c in same if c != running.cfg]]).all()
+    assert inst.work[0, running.cfg] < np.inf and r.capacity() == {running.vm: 1}
+    plan = r.submit(job("j2"), at=20.0)
+    assert np.isinf(r.instance().work[1, same]).all() or status(r)["j2"].vm != running.vm
+    assert all(a.vm != running.vm for a in plan.open)
+    r.handle(CapacityChange(30.0, vm=running.vm, count=None))
+    assert r.capacity() == {} and np.isfinite(r.instance().work[:, same]).all()
+    with pytest.raises(InputError, match="unknown VM type"):
+        r.handle(CapacityChange(40.0, vm="Z", count=0))
+    with pytest.raises(InputError, match="capacity.count: must be an integer >= 0"):
+        r.handle(CapacityChange(40.0, vm="A", count=-1))
+    SCRIPT.update(j1=("A", 1), j2=("A", 1))
+    s = Rescheduler(CATALOG, 2, "test-scripted", **PAPER_COSTS)
+    s.handle(CapacityChange(0.0, vm="A", count=1))
+    with pytest.raises(SolverError, match="holds 2 A VMs, more than the 1 its capacity allows"):
+        s.submit([job("j1"), job("j2")], at=0.0)
+    restored = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert restored.capacity() == r.capacity()
+
+
+def test_throughput_report_replaces_the_time_on_the_running_configuration():
+    from gpuaas.rescheduler import ThroughputReport
+
+    SCRIPT.update(j1=("B", 2))
+    r = Rescheduler(CATALOG, 1, "test-scripted", **PAPER_COSTS)
+    r.submit(job("j1"), at=0.0)
+    r.handle(ThroughputReport(100.0, "j1", seconds=1000.0))  # twice the predicted 500 s
+    assert status(r)["j1"].progress == pytest.approx(0.2)
+    r.tick(600.0)
+    assert status(r)["j1"].progress == pytest.approx(0.2 + 500 / 1000)
+    assert r.instance().work[0, status(r)["j1"].cfg] == 1000.0
+
+
+def test_events_round_trip_as_json():
+    from gpuaas.rescheduler import (
+        CapacityChange,
+        Completion,
+        Interruption,
+        ProgressReport,
+        Submission,
+        ThroughputReport,
+        Tick,
+        event_from_dict,
+    )
+
+    for e in (
+        Submission(1.0, job("j1"), id="a"),
+        Completion(2.0, "j1"),
+        Tick(3.0),
+        ProgressReport(4.0, "j1", 0.5),
+        ThroughputReport(5.0, "j1", 100.0),
+        Interruption(6.0, 1),
+        CapacityChange(7.0, "A", 0),
+    ):
+        assert event_from_dict(json.loads(json.dumps(e.to_dict()))) == e
+    with pytest.raises(InputError, match="kind: must be one of"):
+        event_from_dict({"kind": "party", "at": 1.0})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    jobs=st.lists(
+        st.tuples(
+            st.floats(1e-3, 1e9),  # time on A
+            st.floats(1e-3, 1e9),  # time on B x2
+            st.floats(-1e9, 1e9),  # due
+            st.floats(0.0, 1e6),  # weight
+            st.floats(0.0, 1.0, exclude_max=True),  # progress at submission
+            st.floats(0.0, 1e4),  # how long before the event it was released
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    at=st.floats(1e4, 1e8),
+    overhead=st.sampled_from([0.0, 600.0]),
+)
+def test_what_submit_accepts_is_saved_and_restored(jobs, at, overhead):
+    """Any job `submit` accepts survives state() -> JSON -> restore(), and the restored
+    Rescheduler continues exactly as the original (restore checks each job as submit did)."""
+    r = Rescheduler(CATALOG, 2, "greedy", overhead=overhead)
+    objs = [
+        {
+            "id": f"j{i}",
+            "release": at - back,
+            "due": due,
+            "weight": w,
+            "progress": p,
+            "times": {"A": [a], "B": [None, b]},
+        }
+        for i, (a, b, due, w, p, back) in enumerate(jobs)
+    ]
+    r.submit(objs, at=at)
+    r.tick(at + 3600.0)
+    b = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert b.state() == r.state()
+    later = [without_timing(x.tick(at + 7200.0)) for x in (r, b)]
+    assert later[0] == later[1] and b.state() == r.state()

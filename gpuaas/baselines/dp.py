@@ -20,7 +20,7 @@ from gpuaas.baselines.dispatch import reject_options, submission_order
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.methods import DP_TICK
-from gpuaas.objective import reconfiguration_terms
+from gpuaas.reconfiguration import reconfiguration_terms
 from gpuaas.solution import Solution
 
 #: Default B ($), the cost of postponing a job in F_B (DP(FastB)); see formulations/DP.md.

@@ -12,7 +12,11 @@ The one place that computes what tables, plots and reports show:
   of the same trace and settings and the same seed; a method simulated once (seed independent)
   is paired with every seed of the reference (`pct_reductions`);
 - the mean cost, its ratio to a baseline method's mean (Fig. 3) and the mean cost / bound per
-  run (`summarize`, `cost_table`, `bound_table`).
+  run (`summarize`, `cost_table`, `bound_table`);
+- per run, the mean over its simulations of each job metric (`gpuaas.metrics`: deadline-miss
+  rate, tardiness, lateness, JCT and waiting percentiles), over the rows that have it
+  (`summarize`): percentiles are not pooled across simulations, whose per-job data the rows
+  do not hold.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gpuaas.errors import InputError
+from gpuaas.metrics import NAMES as JOB_METRICS
 
 #: The method whose cost reduction eq. (3) measures (Path Relinking, the paper's proposal).
 REFERENCE = "path-relinking"
@@ -154,9 +159,11 @@ def summarize(
     list[dict]
         In the order the runs first appear in `rows`, one dict per run with keys run, method, multiplier, nodes
         (simulated), runs (simulations), total_cost, vm_cost, tardiness_cost,
-        ratio_to_baseline, pct_min, pct_mean, pct_max, bound and cost_over_bound (mean of
-        total / bound over the rows that have a bound); None where the reference, the baseline
-        or the bound is absent.
+        ratio_to_baseline, pct_min, pct_mean, pct_max, bound, cost_over_bound (mean of
+        total / bound over the rows that have a bound) and each of `gpuaas.metrics.NAMES`
+        (mean over the rows that have it: `lateness_of_late_*` over the simulations with a
+        late job); None where the reference, the baseline, the bound or a metric is absent
+        (results files older than the metric).
     """
     ok = ok_rows(rows)
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -190,21 +197,34 @@ def summarize(
                 if bounds
                 else None,
             }
+            | {c: _mean_present(r.get(c) for r in rs) for c in JOB_METRICS}
         )
     return out
+
+
+def _mean_present(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not None; None if there is none."""
+    present = [v for v in values if v is not None]
+    return mean(present) if present else None
 
 
 def format_table(
     summary: Sequence[dict[str, Any]], reference: str = REFERENCE, baseline: str = BASELINE
 ) -> str:
-    """The human-readable comparison table (costs in $, pct in %)."""
+    """The human-readable comparison table: costs in $; miss % (the deadline-miss rate), late
+    p95 (the late jobs' 95th-percentile lateness, in hours) and JCT p95 (hours) are means over
+    the run's simulations (`summarize`); pct in %."""
 
     def num(x: float | None, fmt: str) -> str:
         return "-" if x is None else format(x, fmt)
 
+    def scaled(x: float | None, k: float, fmt: str) -> str:
+        return num(None if x is None else x * k, fmt)
+
     head = (
         f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
-        f"{'/' + baseline:>8}{'/bound':>8}   pct vs {reference} % (min / mean / max)"
+        f"{'/' + baseline:>8}{'/bound':>8}{'miss %':>8}{'late p95 h':>12}{'JCT p95 h':>11}"
+        f"   pct vs {reference} % (min / mean / max)"
     )
     lines = [head, "-" * len(head)]
     for s in summary:
@@ -217,7 +237,9 @@ def format_table(
             f"{s['run']:<22}{s['nodes']:>6}{s['runs']:>6}{s['total_cost']:>12.2f}"
             f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
             f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
-            f"   {p}"
+            f"{scaled(s['deadline_miss_rate'], 100, '.1f'):>8}"
+            f"{scaled(s['lateness_of_late_p95'], 1 / 3600, '.2f'):>12}"
+            f"{scaled(s['jct_p95'], 1 / 3600, '.1f'):>11}   {p}"
         )
     return "\n".join(lines)
 

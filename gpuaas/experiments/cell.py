@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.metrics import NAMES as JOB_METRICS
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _RESULT_KEYS = {
     "method",
@@ -50,6 +51,7 @@ _RESULT_KEYS = {
     "bound",
     "cost_over_bound",
     "bound_detail",
+    *JOB_METRICS,
 }
 
 
@@ -79,6 +81,23 @@ class Cell:
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def config(self) -> Any:
+        """The cell's run configuration (`gpuaas.run_config.RunConfig`): its simulation runs
+        with `node_multiplier` x `nodes` nodes."""
+        from gpuaas.run_config import RunConfig
+
+        return RunConfig(
+            method=self.method,
+            seed=self.seed,
+            nodes=self.nodes * self.node_multiplier,
+            overhead=self.overhead,
+            startup=self.startup,
+            tick=self.tick,
+            noise=self.noise,
+            options=json.loads(self.options),
+        )
 
     @property
     def key(self) -> str:
@@ -132,9 +151,6 @@ def make_trace(cell: Cell) -> Any:
 
 def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
     """Flatten a simulation result (SimulationResult.to_dict()) into the cell's results row."""
-    jobs = result.get("jobs") or []
-    jct = [j["jct"] for j in jobs if j.get("jct") is not None]
-    wait = [j["waiting"] for j in jobs if j.get("waiting") is not None]
     solver = result.get("solver_seconds") or {}
     predicted = result.get("predicted") or {}
     # any other scalar is kept as JSON; one named for seconds is a measurement, not a result
@@ -158,12 +174,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "moves_per_job": result.get("moves_per_job"),
             "lost_work_cost": result.get("lost_work_cost"),
             "startup_cost": result.get("startup_cost"),
-            "jobs_completed": sum(1 for j in jobs if j.get("completion") is not None),
-            "late_jobs": sum(1 for j in jobs if (j.get("tardiness_cost") or 0.0) > 0.0),
-            "mean_jct": sum(jct) / len(jct) if jct else None,
-            "max_jct": max(jct) if jct else None,
-            "mean_waiting": sum(wait) / len(wait) if wait else None,
-            "max_waiting": max(wait) if wait else None,
+            **{k: result.get(k) for k in JOB_METRICS},  # gpuaas.metrics, in to_dict
             "makespan": result.get("makespan"),
             "solver_calls": solver.get("calls"),
             "tick": result.get("tick"),
@@ -204,27 +215,21 @@ def _worker_name() -> str:
 
 def simulate_cell(cell: Cell) -> dict[str, Any]:
     """Simulate the cell and return its results row; errors propagate (`gpuaas compare`)."""
-    from gpuaas.simulator import simulate
-
     t0 = time.perf_counter()
-    trace = make_trace(cell)
-    # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
-    result = simulate(
-        trace,
-        cell.method,
-        seed=cell.seed,
-        nodes=cell.nodes * cell.node_multiplier,
-        noise=cell.noise,
-        overhead=cell.overhead,
-        startup=cell.startup,
-        tick=cell.tick,
-        bound=cell.bound if cell.bound is not None else cell_bound(cell, trace),
-        **json.loads(cell.options),
-    )
-    row = result_row(cell, result.to_dict())
+    row = result_row(cell, cell_simulation(cell).to_dict())
     row["cell_seconds"] = time.perf_counter() - t0
     row["worker"] = _worker_name()
     return row
+
+
+def cell_simulation(cell: Cell) -> Any:
+    """The cell's `SimulationResult` (its trace generated, its bound attached)."""
+    from gpuaas.simulator import simulate
+
+    trace = make_trace(cell)
+    # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
+    bound = cell.bound if cell.bound is not None else cell_bound(cell, trace)
+    return simulate(trace, config=cell.config, bound=bound)
 
 
 def run_cell(cell: Cell) -> dict[str, Any]:

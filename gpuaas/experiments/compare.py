@@ -23,7 +23,7 @@ from gpuaas.experiments.runners import make_runner
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.instance import Instance
 from gpuaas.limits import MAX_SEED, MAX_SIMULATIONS
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
 

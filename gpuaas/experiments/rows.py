@@ -27,7 +27,9 @@ options                       str   the method's options, canonical JSON
 catalog                       str   VM catalog name
 ============================  ====  ===========================================================
 
-What the simulation measured (`gpuaas.simulate`; costs in $, times in s):
+What the simulation measured (`gpuaas.simulate`; costs in $, times in s; the job metrics from
+`late_jobs` to `max_waiting` are defined, with their tolerance and percentile method, in
+`gpuaas.metrics`):
 
 ============================  ====  ===========================================================
 status                        str   "ok", or "failed" (then `error` says why; metrics empty)
@@ -38,9 +40,21 @@ migrations, preemptions       int   jobs moved between nodes / stopped while run
 moves_per_job                 float (migrations + preemptions) / jobs
 lost_work_cost                float VM cost of the work lost to moves (overhead)
 startup_cost                  float VM cost of start-up time billed before VMs work
-jobs_completed, late_jobs     int   jobs that completed / completed after their due date
-mean_jct, max_jct             float job completion time (completion - release)
-mean_waiting, max_waiting     float time from release to first start
+jobs_completed                int   jobs that completed
+late_jobs                     int   jobs that completed after their due date (by > 10^-6 s)
+deadline_miss_rate            float late_jobs / jobs_completed
+tardiness_p50                 float median over all jobs of max(0, completion - due)
+tardiness_p95, tardiness_p99  float its 95th and 99th percentiles
+lateness_of_late_p50          float median of completion - due over the late jobs only (empty
+                                    when no job is late)
+lateness_of_late_p95          float its 95th percentile
+lateness_of_late_p99          float its 99th percentile
+mean_jct                      float mean job completion time (completion - release)
+jct_p50, jct_p95, jct_p99     float its median, 95th and 99th percentiles
+max_jct                       float its maximum
+mean_waiting                  float mean time between release and completion that a job does
+                                    not run (queued, preempted, waiting for its VM to start)
+waiting_p95, max_waiting      float its 95th percentile and maximum
 makespan                      float completion of the last job
 solver_calls                  int   calls of the method
 tick                          float periodic rescheduling interval used
@@ -76,6 +90,8 @@ import csv
 import io
 from typing import Any
 
+from gpuaas.metrics import NAMES as JOB_METRICS
+
 #: the cell's parameters, in grid order
 PARAM_COLUMNS = [
     "cell",
@@ -106,12 +122,7 @@ METRIC_COLUMNS = [
     "moves_per_job",
     "lost_work_cost",
     "startup_cost",
-    "jobs_completed",
-    "late_jobs",
-    "mean_jct",
-    "max_jct",
-    "mean_waiting",
-    "max_waiting",
+    *JOB_METRICS,
     "makespan",
     "solver_calls",
     "tick",
@@ -147,6 +158,17 @@ ADDED_COLUMNS = [
     "startup_cost",
     "bound",
     "cost_over_bound",
+    "deadline_miss_rate",
+    "tardiness_p50",
+    "tardiness_p95",
+    "tardiness_p99",
+    "lateness_of_late_p50",
+    "lateness_of_late_p95",
+    "lateness_of_late_p99",
+    "jct_p50",
+    "jct_p95",
+    "jct_p99",
+    "waiting_p95",
 ]
 
 INT_COLUMNS = {

@@ -11,17 +11,18 @@ independent `Cell`s (`gpuaas.experiments.cell`). The fields: scripts/campaigns/R
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuaas import checks
 from gpuaas.errors import InputError
 from gpuaas.experiments.cell import Cell
 from gpuaas.files import read_yaml
 from gpuaas.generator import ARRIVALS
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULATIONS
-from gpuaas.rescheduler import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.run_config import MAX_NOISE
 
 _SPEC_FIELDS = {
     "name",
@@ -177,20 +178,10 @@ def _str_list(value: Any, source: str | None, field: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _number_list(
-    value: Any, source: str | None, field: str, what: str, high: float, high_open: bool = False
-) -> tuple[float, ...]:
-    """A number in [0, high] ([0, high) with `high_open`) or a list of them, as floats."""
+def _number_list(value: Any, source: str | None, field: str, **bounds: Any) -> tuple[float, ...]:
+    """A number or a list of them, each checked by `gpuaas.checks.number` within `bounds`."""
     values = value if isinstance(value, list) else [value]
-    for v in values:
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, int | float)
-            or not 0 <= v <= high
-            or (high_open and v == high)
-        ):
-            raise InputError(source, field, f"expected non-negative {what}, got {v!r}")
-    return tuple(float(v) for v in values)
+    return tuple(checks.number(v, field, source, **bounds) for v in values)
 
 
 def parse_spec(
@@ -247,14 +238,7 @@ def parse_spec(
                     "arrivals",
                     f"unknown arrival pattern {a!r}; expected one of {', '.join(ARRIVALS)}",
                 )
-        jpn = data.get("jobs_per_node", 10)
-        if (
-            isinstance(jpn, bool)
-            or not isinstance(jpn, int | float)
-            or not math.isfinite(jpn)
-            or jpn <= 0
-        ):
-            raise InputError(source, "jobs_per_node", f"expected a positive number, got {jpn!r}")
+        jpn = checks.number(data.get("jobs_per_node", 10), "jobs_per_node", source, positive=True)
         if jpn * max(nodes) > MAX_JOBS:
             raise InputError(
                 source,
@@ -305,24 +289,16 @@ def parse_spec(
             field = f"options.{m}" if exc.field in (None, "options") else f"options.{m}.{exc.field}"
             raise InputError(source, field, exc.problem) from None
         options[m] = o
-    noise_list = _number_list(
-        data.get("noise", [0.0]), source, "noise", "numbers in [0, 0.5)", 0.5, True
-    )
-    overhead = _number_list(
-        data.get("overhead", DEFAULT_OVERHEAD),
-        source,
-        "overhead",
-        "numbers of seconds",
-        MAX_SECONDS,
-    )
-    startup = _number_list(
-        data.get("startup", DEFAULT_STARTUP), source, "startup", "numbers of seconds", MAX_SECONDS
-    )
+    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", minimum=0.0)
+    for v in noise_list:
+        if v >= MAX_NOISE:
+            raise InputError(source, "noise", f"must be < {MAX_NOISE:g}, got {v!r}")
+    seconds = {"minimum": 0.0, "maximum": MAX_SECONDS}
+    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", **seconds)
+    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", **seconds)
     tick = data.get("tick")
-    if tick is not None and (
-        isinstance(tick, bool) or not isinstance(tick, int | float) or not 0 < tick <= MAX_SECONDS
-    ):
-        raise InputError(source, "tick", f"expected a positive number of seconds, got {tick!r}")
+    if tick is not None:
+        checks.number(tick, "tick", source, maximum=MAX_SECONDS, positive=True)
     catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
     if not given:
         for name in catalog:

@@ -9,8 +9,9 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
    the best alternative's plan value plus `move_weight` times the move's cost must beat
    staying), or unless waiting jobs that free capacity cannot take, and that cannot wait for a
    running job's completion at no cost to them (`patient`), need their GPUs or their node slot
-   (the node-growth rule, this method's only: with it Path Relinking moved each job 13 times
-   instead of 3.5 at N = 20); `make_room` then frees only as many as seat the queue.
+   (the node-growth rule, this method's only: the paper's heuristics would move every job
+   many times with it, docs/reconfiguration.md, rule 3); `make_room` then frees only as many
+   as seat the queue.
 2. **Each waiting or moved job** takes the configuration of least *plan value*: the per-job LP
    of the lower bound on its remaining work (the cheapest configuration meeting the due date,
    else the cheapest mix of a fast configuration now and a slower one later ending exactly at
@@ -27,17 +28,15 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
 
 4. **With reconfiguration costs on**, `rivals` Randomized Greedy constructions around the same
    kept jobs (Algorithm 1's own configuration rule, randomised) compete with that plan; the
-   solution of least f_OBJ with P1's reconfiguration terms (`gpuaas.objective`) is returned.
-   At a 600 s restart they help (cost / bound at N = 10, six traces: 1.089 instead of 1.107
-   under exponential arrivals, 1.40 instead of 1.43 under high); at zero costs they do not
-   (f_OBJ is myopic), so they run only when costs are on; moves count `move_weight` times
-   their κ in that comparison.
+   solution of least f_OBJ with P1's reconfiguration terms (`gpuaas.reconfiguration`) is
+   returned. They run only when costs are on: there they lower the cost, at zero costs they do
+   not (f_OBJ is myopic; docs/reconfiguration.md, "The default method's settings"); moves
+   count `move_weight` times their κ in that comparison.
 5. **Put back.** A job freed for its own sake (rule 1) that the chosen solution moves without
    the gain that freed it (under load it loses its GPUs to more pressing jobs and lands on its
    own configuration on another node) is kept in place, with those that stayed without gaining,
-   and the others are placed again (`pointless_moves`; one more construction). Six traces at
-   N = 10 and 20, 600 s restart: the same cost within noise under exponential and low
-   arrivals, 5 % less under high; 13-37 % fewer moves (docs/reconfiguration.md).
+   and the others are placed again (`pointless_moves`; one more construction): fewer moves
+   for the same cost or less (docs/reconfiguration.md, "Put back").
 
 Under the paper's zero reconfiguration costs nothing is kept and only rule 2 differs from Greedy.
 """
@@ -68,28 +67,26 @@ from gpuaas.heuristics.state import (
     warm_up,
 )
 from gpuaas.instance import Instance
-from gpuaas.objective import moved, reconfiguration_terms
+from gpuaas.reconfiguration import moved, reconfiguration_terms
 from gpuaas.solution import Solution
 
 #: constructions per rescheduling point: the first is deterministic, the others randomise the
 #: pressure order and the best-fit node as Algorithm 1 does; the best f_OBJ (P1a) is returned
 ITERATIONS = 1
 #: ... and, with reconfiguration costs off, while jobs queue for capacity (`queued`), where
-#: which jobs get the scarce nodes is what f_OBJ can tell apart: 20 cut the cost under high
-#: arrivals by 1.7 % at N = 10 and 0.8 % at N = 20 (twelve traces); 10 and 50 gave 1.193 and
-#: 1.188 against 20's 1.189 at N = 10. With no queue they cost 0.1-0.2 % (f_OBJ is myopic);
-#: with costs on, where the rivals already compete, -0.5 to +0.4 % on 6-12 traces and +1.2 %
-#: on the N = 100 benchmark trace, so they are not made there.
+#: which jobs get the scarce nodes is what f_OBJ can tell apart; without a queue, or with
+#: costs on (where the rivals compete), extra constructions do not pay (docs/reconfiguration.md,
+#: "The default method's settings")
 QUEUED_ITERATIONS = 20
 #: with reconfiguration costs on, Randomized Greedy constructions (Algorithm 1 with its own
 #: configuration rule, around the same kept jobs) that compete with the plan by f_OBJ including
-#: P1's reconfiguration terms; 50 measured better than 10 and 0 at N = 10 (docs/reconfiguration.md)
+#: P1's reconfiguration terms (how many: docs/reconfiguration.md, "The default method's settings")
 RIVALS = 50
 SWAP_PROB = 0.2  # Randomized Greedy's default
 #: the weight on a move's cost (its lost work, start-up and queue delay) in the keep rules and
 #: in the choice between plan and rivals. A move priced at its immediate cost alone ignores that
-#: the gain it buys lasts only until the next event re-plans; at 4 the default moves each job
-#: 30-40 % less often for the same cost (docs/reconfiguration.md, "How often to move")
+#: the gain it buys lasts only until the next event re-plans, so a move must pay several times
+#: its cost (docs/reconfiguration.md, "How often to move")
 MOVE_WEIGHT = 4.0
 
 

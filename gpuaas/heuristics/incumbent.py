@@ -29,10 +29,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from gpuaas import reconfiguration
 from gpuaas.instance import Instance
-from gpuaas.per_job import share_price
+from gpuaas.per_job import node_share, per_job_lp, share_price
 
 #: a running job moves for its own sake only when that saves more than this share of its plan
 #: value on the current configuration (besides the move's cost): without it, jobs whose
@@ -40,7 +40,7 @@ from gpuaas.per_job import share_price
 HYSTERESIS = 0.05
 
 #: at most this many rounds of `fill_price`'s fixed point (plans -> demand -> prices -> plans);
-#: 3 and 6 rounds measured the same on four catalogs (docs/reconfiguration.md)
+#: more rounds change nothing measurable (docs/reconfiguration.md, "The fill price")
 FILL_ROUNDS = 3
 
 
@@ -170,8 +170,8 @@ def patient(
     emptied), so that two jobs do not count on the same GPUs. The completion times are the
     running jobs' remaining times on their configurations. No job waits while the plans ask for
     more GPUs than the N nodes hold (`queue_price` > 0): every GPU freed then serves the queue,
-    as in `make_room` (waiting there cost 2.5 % at N = 10 under high arrivals,
-    docs/reconfiguration.md). `price`: GPU prices ($/s per configuration; `fill_price` by default).
+    as in `make_room` (docs/reconfiguration.md, "Waiting for room"). `price`: GPU prices ($/s
+    per configuration; `fill_price` by default).
     """
     cat = instance.catalog
     out = np.zeros(instance.n_jobs, dtype=bool)
@@ -237,11 +237,10 @@ def make_room(
     it gives back the difference on its node) and a node whose jobs are all `small` (on a VM
     below its GPU model's largest; freed, the node can be re-packed and grown). Units are taken
     cheapest first (`cost`: each job's weighted move cost; a node's is the sum of its jobs'),
-    and the shortest prefix (by bisection) that seats every waiting job is freed. Freeing every
-    unit instead moved 10-20 jobs to seat one arriving job (docs/reconfiguration.md, "Making
-    room"). When even every unit cannot seat them all, capacity is short and every unit is
-    freed: each GPU given back then serves the queue (a shortest prefix there cost 16 % on
-    `instances/trace-small.json`).
+    and the shortest prefix (by bisection) that seats every waiting job is freed, so that one
+    arriving job does not re-pack a dozen running ones. When even every unit cannot seat them
+    all, capacity is short and every unit is freed: each GPU given back then serves the queue
+    (docs/reconfiguration.md, "Making room", measures both).
     """
     cat = instance.catalog
     cur, node = instance.current_cfg[run], instance.current_node[run]
@@ -298,41 +297,19 @@ def _plan_values(
 ) -> np.ndarray:
     """`plan_values` of the jobs `rows` with prices p (C,, $/s), starting `delay` seconds
     from now (nothing is paid while they wait)."""
-    cat = instance.catalog
     d = np.asarray(
         instance.rel_due[rows] - delay, dtype=np.float64
     )  # (rows,): delay is a scalar or per row
     # the switch to the slower configuration is a move: its lost work and a new VM's start-up
-    switch = instance.overhead * p + instance.startup * cat.cost[cat.cfg_vm]
-    return _plan_value_kernel(
+    switch = reconfiguration.switch_costs(instance, p)
+    return per_job_lp(
         np.ascontiguousarray(instance.times[rows]),
         d,
         np.ascontiguousarray(instance.weight[rows]),
         np.ascontiguousarray(p, dtype=np.float64),
+        np.ascontiguousarray(node_share(instance), dtype=np.float64),
         np.ascontiguousarray(switch, dtype=np.float64),
-    )
-
-
-@njit(cache=True)
-def _plan_value_kernel(t, d, w, p, switch):  # pragma: no cover - compiled
-    """(J, C): c alone (price x time + tardiness), or c (fast, meets d_j) now and then a slower
-    a (late alone) so that f_c t_c + f_a t_a = d_j, plus the switch's cost; the cheaper."""
-    J, C = t.shape
-    out = np.full((J, C), np.inf)
-    for j in range(J):
-        for c in range(C):
-            tc = t[j, c]
-            if not np.isfinite(tc):
-                continue
-            v = tc * p[c] + w[j] * max(0.0, tc - d[j])
-            if tc < d[j]:
-                for a in range(C):
-                    ta = t[j, a]
-                    if np.isfinite(ta) and ta > d[j]:
-                        fa = (d[j] - tc) / (ta - tc)
-                        v = min(v, (1.0 - fa) * tc * p[c] + fa * ta * p[a] + switch[a])
-            out[j, c] = v
-    return out
+    )[0]
 
 
 def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> np.ndarray:
@@ -352,29 +329,14 @@ def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> n
 def move_costs(
     instance: Instance, price: Callable[[Instance], np.ndarray] | None = None
 ) -> np.ndarray:
-    """(J, C) cost of moving each running job from its configuration to c on a new VM (0 for
-    waiting jobs): lost work at c's `price` (`fill_price` by default), VM start-up, tardiness of
-    both when late, and the GPU time both take from the queue (`queue_price`)."""
-    cat = instance.catalog
-    J, C = instance.n_jobs, cat.n_configs
-    out = np.zeros((J, C))
-    run = np.flatnonzero(instance.current_cfg >= 0)
-    if not run.size or not instance.moves_cost:
-        return out
-    t = instance.times[run]
-    t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
-    late = (instance.rel_due[run] < t.min(axis=1))[:, None]
-    w = instance.weight[run][:, None]
-    ov, up = instance.overhead, instance.startup
-    with np.errstate(invalid="ignore", over="ignore"):
-        redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
-        lost = redo * (price or fill_price)(instance)[None, :]
-        vm = up * cat.cost[cat.cfg_vm][None, :]
-        queue = queue_price(instance) * (redo + up) * cat.cfg_gpus[None, :]
-        out[run] = np.where(
-            np.isfinite(t), lost + vm + queue + np.where(late, w * (ov + up), 0.0), np.inf
-        )
-    return out
+    """(J, C) cost of moving each running job from its configuration to c on a new VM
+    (`gpuaas.reconfiguration.move_costs`): lost work at c's `price` (`fill_price` by default),
+    VM start-up, tardiness of both when late, and the GPU time both take from the queue
+    (`queue_price`)."""
+    if not instance.moves_cost or not (instance.current_cfg >= 0).any():
+        return np.zeros((instance.n_jobs, instance.catalog.n_configs))
+    p = (price or fill_price)(instance)
+    return reconfiguration.move_costs(instance, p, queue_price(instance))
 
 
 def _beats(value: np.ndarray, stay: np.ndarray) -> np.ndarray:
@@ -504,9 +466,9 @@ def pointless_moves(
     plus the move's cost does not beat staying by `HYSTERESIS`). Under load such a job
     typically loses its GPUs to more pressing jobs and lands on its own configuration on
     another node. Those that stayed are counted too, so that a re-plan around the others keeps
-    them (without them a job ping-ponged between a K80 and an M60 node at every event). A job
-    the solution leaves waiting is not counted: that preemption gives its GPUs to more pressing
-    jobs (putting it back cost 22 % on `instances/trace-small.json`)."""
+    them (else a job ping-pongs between a K80 and an M60 node at every event). A job the
+    solution leaves waiting is not counted: that preemption gives its GPUs to more pressing jobs
+    (docs/reconfiguration.md, "Put back")."""
     run, stay = rules.run, rules.stay
     new = job_cfg[run]
     k = np.maximum(new, 0)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.errors import InputError
 from gpuaas.heuristics import kernels as K
 from gpuaas.instance import Instance
@@ -37,7 +38,7 @@ def kernel_data(
     optional preferred configurations.
     """
     from gpuaas.heuristics.incumbent import paper_keep
-    from gpuaas.objective import reconfiguration_terms
+    from gpuaas.reconfiguration import reconfiguration_terms
 
     cat = instance.catalog
     pin_node, pin_cfg = paper_keep(instance) if pins is None else pins
@@ -160,32 +161,18 @@ def open_rule_code(open_rule: str) -> int:
 
 
 def check_int(name: str, value: Any, minimum: int) -> int:
-    """An integer option >= minimum, or a clear InputError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(None, name, f"must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    """An integer option >= minimum (`gpuaas.checks`)."""
+    return checks.integer(value, name, minimum=minimum)
 
 
 def check_float(name: str, value: Any, low: float, high: float) -> float:
-    """A number option in [low, high], or a clear InputError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise InputError(None, name, f"must be a number in [{low:g}, {high:g}], got {value!r}")
-    return float(value)
+    """A number option in [low, high] (`gpuaas.checks`)."""
+    return checks.number(value, name, minimum=low, maximum=high, limit=False)
 
 
 def check_time_limit(time_limit: Any) -> float | None:
-    """None or a positive number of seconds."""
-    if time_limit is None:
-        return None
-    if (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float))
-        or not time_limit > 0
-    ):
-        raise InputError(
-            None, "time_limit", f"must be a positive number of seconds, got {time_limit!r}"
-        )
-    return float(time_limit)
+    """None or a positive number of seconds (`gpuaas.checks`)."""
+    return checks.optional_number(time_limit, "time_limit", positive=True)
 
 
 def reject_unknown(method: str, options: dict[str, Any]) -> None:

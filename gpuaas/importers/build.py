@@ -7,19 +7,26 @@ unrunnable jobs) are in the `gpuaas.importers` docstring.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import DUE_FACTOR, WEIGHT_RANGE
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.instance import DEFAULT_PARAMS, Instance
-from gpuaas.limits import MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS, check_nodes
+from gpuaas.limits import MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS
 from gpuaas.throughputs import SCALING, ThroughputTable
 
 GPU_COUNTS = ("any", "requested")
+#: the rules `--nodes` may name instead of a number (`build_trace`)
+NODE_RULES = ("jobs", "demand")
+#: the share of the trace's time its GPU demand may exceed what N nodes hold ("demand" rule)
+DEMAND_QUANTILE = 0.95
 
 
 def parse_window(text: str | None) -> tuple[float, float]:
@@ -48,15 +55,17 @@ def build_trace(
     *,
     catalog: str | Catalog = "azure-2021",
     throughputs: ThroughputTable | None = None,
-    nodes: int | None = None,
+    nodes: int | str | None = None,
     seed: int = 1,
     limit: int | None = None,
     window: tuple[float, float] | None = None,
     gpu_counts: str = "any",
     scaling: str = "none",
     any_gpu: bool = False,
+    measured_on: str | None = None,
     skip_unrunnable: bool = False,
     report: ImportReport | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[dict[str, Any], ImportReport]:
     """A trace dict (instance format) of `jobs` on `catalog`, checked by `Instance.from_dict`.
 
@@ -68,8 +77,9 @@ def build_trace(
         Bundled name, YAML path or Catalog; written by name when bundled, inline otherwise.
     throughputs : ThroughputTable, optional
         Required when a job is given as model + steps.
-    nodes : int, optional
-        N; default ceil(J / 10) (the paper's traces have J = 10 N).
+    nodes : int or {"jobs", "demand"}, optional
+        N, or the rule that sets it: "jobs" (the default) ceil(J / 10), as the paper's traces
+        have J = 10 N; "demand" from the trace's GPU demand (`demand_nodes`).
     seed : int
         Seed of the due-date and weight draws.
     limit, window
@@ -81,10 +91,14 @@ def build_trace(
         Throughput table scaling rule (`gpuaas.throughputs`).
     any_gpu : bool
         Duration jobs run equally fast on every GPU model (else only on the one they name).
+    measured_on : str, optional
+        GPU model of the measured durations of jobs whose trace does not name one.
     skip_unrunnable : bool
         Drop jobs no configuration can run instead of raising.
     report : ImportReport, optional
         Counts from the reader (rows it dropped); updated and returned.
+    progress : callable, optional
+        Called with each step's description (`gpuaas.progress.Progress`).
     """
     if gpu_counts not in GPU_COUNTS:
         raise InputError(
@@ -92,7 +106,14 @@ def build_trace(
         )
     if scaling not in SCALING:
         raise InputError(None, "--scaling", f"must be one of {', '.join(SCALING)}, got {scaling!r}")
-    for name, value, low in (("--nodes", nodes, 1), ("--limit", limit, 1), ("--seed", seed, 0)):
+    if isinstance(nodes, str) and nodes not in NODE_RULES:
+        raise InputError(
+            None,
+            "--nodes",
+            f"must be an integer >= 1 or one of {', '.join(NODE_RULES)}, got {nodes!r}",
+        )
+    count = None if isinstance(nodes, str) else nodes
+    for name, value, low in (("--nodes", count, 1), ("--limit", limit, 1), ("--seed", seed, 0)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < low
         ):
@@ -113,8 +134,13 @@ def build_trace(
             f"{len(kept)} jobs to import; at most {MAX_JOBS} (gpuaas.limits): "
             "choose some with --limit or --window",
         )
+    say = progress or (lambda step: None)
     rows, timed = [], []
-    for job in kept:
+    for k, job in enumerate(kept):
+        if k % 1000 == 0:
+            say(f"timing job {k + 1} of {len(kept)} on {cat.name}")
+        if job.duration is not None and job.gpu is None and measured_on is not None:
+            job = replace(job, gpu=measured_on)
         work = _work(job, source, cat, throughputs, gpu_counts, scaling, any_gpu)
         _check_times(job, work, source, cat)
         if not np.isfinite(work).any():
@@ -130,6 +156,8 @@ def build_trace(
             )
         rows.append(work)
         timed.append(job)
+        if job.changed:
+            report.change(job.changed)
     if not timed:
         raise InputError(source, None, "no job left to import")
     seen: set[str] = set()
@@ -167,8 +195,13 @@ def build_trace(
                 "times": _times_dict(work[k], cat),
             }
         )
-    n = nodes if nodes is not None else max(1, math.ceil(len(timed) / 10))
-    check_nodes(n, None, "--nodes")
+    if nodes == "demand":
+        n = demand_nodes(timed, work, cat)
+    elif count is None:
+        n = max(1, math.ceil(len(timed) / 10))
+    else:
+        n = count
+    checks.nodes(n, None, "--nodes")
     bundled = isinstance(catalog, str) and catalog in bundled_catalogs()
     data = {
         "catalog": catalog if bundled else cat.to_dict(),
@@ -177,6 +210,7 @@ def build_trace(
         "params": dict(DEFAULT_PARAMS),
         "jobs": out_jobs,
     }
+    say(f"checking the trace of {len(out_jobs)} jobs")
     Instance.from_dict(data, source)  # the output is a valid trace, or this is a bug
     report.kept, report.nodes, report.offset = len(timed), n, float(offset)
     return data, report
@@ -193,20 +227,31 @@ def _work(
 ) -> np.ndarray:
     """Whole-job seconds per configuration of `cat` (inf: cannot run)."""
     if job.model is not None:
+        at = f"line {job.line}: model"
         if table is None:
             raise InputError(
                 source,
-                f"line {job.line}: model",
+                at,
                 f"job {job.id!r} names model {job.model!r}: give a throughput table (--throughputs)",
             )
-        if job.model not in table.models:
+        model = table_model(job, table)
+        if model is None:
             raise InputError(
-                source,
-                f"line {job.line}: model",
-                f"unknown model {job.model!r}: not in throughput table {table.name}",
+                source, at, f"unknown model {job.model!r}: not in throughput table {table.name}"
             )
+        steps = job.steps
+        if steps is None:  # the measured duration anchors the work
+            rate = table.rate(model, job.gpu or "", job.gpus, scaling)
+            if rate is None:
+                raise InputError(
+                    source,
+                    at,
+                    f"job {job.id!r}: throughput table {table.name} has no rate for {model!r} "
+                    f"on {job.gpus} x {job.gpu or 'unknown GPU'} to anchor its measured duration",
+                )
+            steps = job.duration * rate
         allowed = {job.gpus} if gpu_counts == "requested" else None
-        return table.job_times(job.model, float(job.steps), cat, gpus=allowed, scaling=scaling)
+        return table.job_times(model, float(steps), cat, gpus=allowed, scaling=scaling)
     out = np.full(cat.n_configs, np.inf)
     for v, gpu in enumerate(cat.gpu_models):
         if job.gpus <= int(cat.gpus[v]) and (any_gpu or (job.gpu or "").upper() == gpu.upper()):
@@ -257,10 +302,56 @@ def _check_numbers(job: TraceJob, release: float, offset: float, source: str) ->
         )
 
 
+def table_model(job: TraceJob, table: ThroughputTable) -> str | None:
+    """The table's model that times `job`: its own name, else its stand-in, else None."""
+    for name in (job.model, job.table_model):
+        if name is not None and name in table.models:
+            return name
+    return None
+
+
+def demand_nodes(jobs: list[TraceJob], work: np.ndarray, cat: Catalog) -> int:
+    """N of the "demand" rule: the GPUs the trace's jobs hold at once, exceeded only
+    1 - DEMAND_QUANTILE of the time, over the GPUs of the catalog's largest VM, rounded up.
+
+    Each job holds its requested GPUs from its submission for its measured duration (else its
+    fastest time on that GPU count, else its fastest time): the demand as the trace's users
+    stated it, with no queueing; the time runs from the first submission to the last.
+    """
+    submit = np.array([j.submit for j in jobs])
+    gpus = np.array([j.gpus for j in jobs], dtype=np.float64)
+    at_count = np.where(cat.cfg_gpus[None, :] == gpus[:, None], work, np.inf).min(axis=1)
+    fastest = np.where(np.isfinite(at_count), at_count, work.min(axis=1))
+    held = np.array([j.duration if j.duration is not None else f for j, f in zip(jobs, fastest)])
+    level, share = gpu_demand(submit, held, gpus)
+    order = np.argsort(level)
+    cum = np.cumsum(share[order])
+    if cum.size == 0 or cum[-1] <= 0:  # every job submitted at the same instant
+        q = float(gpus.sum())
+    else:
+        q = float(level[order][np.searchsorted(cum, DEMAND_QUANTILE * cum[-1])])
+    return max(1, math.ceil(q / int(cat.gpus.max()) - 1e-9))
+
+
+def gpu_demand(
+    submit: np.ndarray, held: np.ndarray, gpus: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(GPUs in use, seconds at that level) of each interval between consecutive job starts and
+    ends inside [first submission, last submission], jobs holding `gpus` from `submit` for `held`."""
+    at = np.concatenate([submit, submit + held])
+    delta = np.concatenate([gpus, -gpus])
+    order = np.lexsort((delta, at))
+    at, level = at[order], np.cumsum(delta[order])
+    lo, hi = submit.min(), submit.max()
+    seconds = np.clip(at[1:], lo, hi) - np.clip(at[:-1], lo, hi)
+    return level[:-1], seconds
+
+
 def _why(job: TraceJob, table: ThroughputTable | None) -> str:
     if job.model is not None:
-        have = sorted({(u, g) for m, u, g in table.rates if m == job.model}) if table else []
-        return f"the table has {job.model!r} on " + ", ".join(f"{u} x{g}" for u, g in have)
+        model = table_model(job, table) if table else job.model
+        have = sorted({(u, g) for m, u, g in table.rates if m == model}) if table else []
+        return f"the table has {model!r} on " + ", ".join(f"{u} x{g}" for u, g in have)
     return f"measured on {job.gpus} x {job.gpu or 'unknown GPU'}"
 
 

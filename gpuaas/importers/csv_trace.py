@@ -19,46 +19,26 @@ out; quote a job id that starts with ``#``: ``"#7"``); an empty cell is an absen
 
 from __future__ import annotations
 
-import io
 import math
 
 from gpuaas.errors import InputError
-from gpuaas.files import csv_fields, read_text
+from gpuaas.importers.csv_table import csv_rows
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.throughputs import parse_float, parse_int
 
 REQUIRED = ("id", "submit", "gpus")
-#: the report's reason for rows after the header that start with "#"
-COMMENTED = "commented out (line starting with #; quote an id that starts with #)"
 OPTIONAL = ("model", "steps", "epochs", "steps_per_epoch", "duration", "gpu", "due", "weight")
 
 
 def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
-    """The jobs of a CSV trace (module docstring); the lines are read one at a time, so memory
-    grows with the jobs kept, not with the text's lines."""
+    """The jobs of a CSV trace (module docstring)."""
     source = str(path)
     report = ImportReport(source, 0, 0, 0, 0.0)
-    names: list[str] | None = None
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
-    for n, line in enumerate(io.StringIO(read_text(path, "CSV")), start=1):
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("#"):
-            if names is not None:  # a job row commented out, or a comment among them: said
-                report.read += 1
-                report.drop(COMMENTED)
-            continue
-        if names is None:
-            names = _header(line, n, source)
-            continue
-        report.read += 1
+    for n, cells in csv_rows(path, REQUIRED, OPTIONAL, report):
         at = f"line {n}"
-        fields = csv_fields(line, source, at)
-        if len(fields) != len(names):
-            raise InputError(source, at, f"has {len(fields)} field(s), the header has {len(names)}")
-        row = {k: v.strip() for k, v in zip(names, fields) if v.strip()}
+        row = {k: v for k, v in cells.items() if v}
         for col in REQUIRED:
             if col not in row:
                 raise InputError(source, f"{at}: {col}", "missing required value")
@@ -110,25 +90,4 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
         if "weight" in row:
             job.weight = parse_float(row["weight"], source, f"{at}: weight", minimum=0.0)
         jobs.append(job)
-    if names is None:
-        raise InputError(source, None, f"empty trace; expected a header with {', '.join(REQUIRED)}")
     return jobs, report
-
-
-def _header(line: str, n: int, source: str) -> list[str]:
-    """The column names of the header line `n`, checked."""
-    names = [h.strip() for h in csv_fields(line, source, f"line {n}")]
-    missing = [c for c in REQUIRED if c not in names]
-    if missing:
-        raise InputError(source, f"line {n}", f"missing column(s) {', '.join(missing)}")
-    unknown = [c for c in names if c not in REQUIRED + OPTIONAL]
-    if unknown:
-        raise InputError(
-            source,
-            f"line {n}",
-            f"unknown column(s) {', '.join(unknown)}; allowed: {', '.join(REQUIRED + OPTIONAL)}",
-        )
-    dup = sorted({c for c in names if names.count(c) > 1})
-    if dup:
-        raise InputError(source, f"line {n}", f"column(s) {', '.join(dup)} given twice")
-    return names

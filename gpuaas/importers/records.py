@@ -13,9 +13,11 @@ class TraceJob:
     submit: float  # s, in the trace's own clock
     gpus: int  # GPUs the trace's user requested (>= 1)
     line: int  # line of the source file, for errors
-    model: str | None = None  # with steps: timed by the throughput table
+    model: str | None = None  # with steps (or an anchoring duration): timed by the table
     steps: float | None = None
     duration: float | None = None  # measured run time on `gpus` GPUs of model `gpu`
+    table_model: str | None = None  # the table's stand-in for `model` when it lacks that name
+    changed: str | None = None  # how the reader altered the job (counted when it is kept)
     gpu: str | None = None
     due: float | None = None  # absolute, trace clock
     weight: float | None = None
@@ -35,16 +37,25 @@ class ImportReport:
     dropped: dict[str, int] = field(default_factory=dict)
     drawn_due: int = 0
     drawn_weight: int = 0
+    changed: dict[str, int] = field(default_factory=dict)  # kept jobs altered, by how
 
     def drop(self, reason: str, n: int = 1) -> None:
         if n:
             self.dropped[reason] = self.dropped.get(reason, 0) + n
+
+    def change(self, how: str, n: int = 1) -> None:
+        if n:
+            self.changed[how] = self.changed.get(how, 0) + n
 
     def summary(self) -> str:
         parts = [f"{self.kept} of {self.read} jobs from {self.source}, N = {self.nodes}"]
         if self.dropped:
             parts.append(
                 "dropped: " + ", ".join(f"{n} {r}" for r, n in sorted(self.dropped.items()))
+            )
+        if self.changed:
+            parts.append(
+                "changed: " + ", ".join(f"{n} {h}" for h, n in sorted(self.changed.items()))
             )
         parts.append(f"due dates drawn for {self.drawn_due}, weights for {self.drawn_weight}")
         return "; ".join(parts)

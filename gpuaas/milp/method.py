@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.baselines.dispatch import heuristic_config, submission_order
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
@@ -106,26 +107,10 @@ def milp(
         exits with code 3), or reports the model infeasible.
     """
     start = _time.perf_counter()
-    if gap is not None and (
-        isinstance(gap, bool)
-        or not isinstance(gap, (int, float))
-        or not (gap >= 0 and math.isfinite(gap))
-    ):
-        raise InputError(None, "gap", f"must be a finite number >= 0, got {gap!r}")
-    if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256
-    ):
-        raise InputError(None, "threads", f"must be an integer in 1..256, got {threads!r}")
-    if time_limit is not None and (
-        isinstance(time_limit, bool)
-        or not isinstance(time_limit, (int, float))
-        or not 0 < time_limit <= MAX_SECONDS
-    ):
-        raise InputError(
-            None,
-            "time_limit",
-            f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {time_limit!r}",
-        )
+    checks.optional_number(gap, "gap", minimum=0.0)
+    if threads is not None:
+        checks.integer(threads, "threads", minimum=1, maximum=256)
+    checks.optional_number(time_limit, "time_limit", maximum=MAX_SECONDS, positive=True)
     if not isinstance(solver, str):
         raise InputError(None, "solver", f"must be a solver name, got {solver!r}")
     columns = model_columns(instance, linearisation)

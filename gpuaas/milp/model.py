@@ -21,7 +21,7 @@ import numpy as np
 
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
-from gpuaas.objective import reconfiguration_terms
+from gpuaas.reconfiguration import reconfiguration_terms
 from gpuaas.solution import Solution
 
 INF = math.inf

@@ -1,0 +1,60 @@
+"""Spot capacity over time: how many spot VMs of each catalog VM type can be held, and when
+running ones are interrupted, from a replayed trace or from a seeded model.
+
+One type, `Availability`, whatever the source, with a semantics a simulator replays:
+
+- **Capacity.** Per VM type, a piecewise-constant count of spot VMs that can be held
+  (`Capacity`: `counts[i]` from `times[i]` until `times[i + 1]`; the last count holds after the
+  data end; 0 = no spot VM of that type can be opened). A VM type the availability does not list
+  has no spot capacity. When the count drops below the spot VMs a simulator holds of that type,
+  the excess is interrupted at that instant (which ones is the simulator's choice).
+- **Interruptions.** Per VM type, times at which a running spot VM is reclaimed although the
+  type's capacity stays: an event `(time, slot)` interrupts the VM the simulator holds in
+  `slot` (slots 0, 1, ... are numbered in the order the simulator fills them; a freed slot is
+  reused by the next VM opened), and nothing if it holds no VM there. Per-slot streams make a
+  per-VM interruption rate replayable whatever the simulator's decisions.
+- **Warning.** The provider warns before the interruption (`WARNING_SECONDS`); the times here
+  are the interruptions themselves, the warnings are `WARNING_SECONDS` earlier.
+
+`load_availability(source, catalog)` builds it from a trace file or a model specification
+(`docs/spot.md` gives the data, what 0 and 1 mean in each, and the model's defaults).
+"""
+
+from __future__ import annotations
+
+from gpuaas.availability.capacity import (
+    UNLIMITED,
+    WARNING_SECONDS,
+    Availability,
+    Capacity,
+    SpotEvent,
+)
+from gpuaas.availability.model import model_availability, parse_model
+from gpuaas.availability.readers import read_trace_files
+from gpuaas.errors import InputError
+
+
+def load_availability(
+    source: str, catalog, *, seed: int = 0, horizon: float | None = None, slots: int = 64
+) -> Availability:
+    """The availability a source names: ``model`` or ``model:key=value,...`` (`gpuaas.
+    availability.model`), or one trace file or several, each ``PATH`` or ``VM=PATH`` (comma-
+    separated; `gpuaas.availability.readers`). `horizon` (s) and `slots` bound a model's
+    events; `seed` seeds it."""
+    if not isinstance(source, str) or not source.strip():
+        raise InputError("--availability", None, "must name a trace file or 'model[:k=v,...]'")
+    text = source.strip()
+    if text == "model" or text.startswith("model:"):
+        params = parse_model(text, seed)
+        return model_availability(catalog, params, horizon=horizon, slots=slots)
+    return read_trace_files(text, catalog)
+
+
+__all__ = [
+    "UNLIMITED",
+    "WARNING_SECONDS",
+    "Availability",
+    "Capacity",
+    "SpotEvent",
+    "load_availability",
+]

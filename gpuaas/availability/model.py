@@ -1,0 +1,155 @@
+"""A seeded parametric model of spot capacity: per-VM interruptions and unavailable spells.
+
+For every catalog VM type with a spot price:
+
+- **Interruptions** of running spot VMs, a Poisson process of `rate` per VM-hour on each slot
+  (`gpuaas.availability`: a VM held in a slot is interrupted at that slot's events). Default per
+  type: its AWS Spot Advisor bucket (`spot_advisor.csv`), read as the fraction p of VMs
+  interrupted over a month of 730 hours, rate = -ln(1 - p) / 730 with p the bucket's middle
+  (2.5, 7.5, 12.5, 17.5 %) and 25 % for "> 20 %" (the open bucket taken one half-width past its
+  edge: an assumption). A type without a bucket (every Azure and GCP type, p5.4xlarge) takes
+  "> 20 %", the bucket of 11 of the 14 AWS GPU types in the snapshot.
+- **Unavailable spells**, during which no spot VM of the type can be held (capacity 0, so the
+  VMs held are lost at the spell's start): spells start at `spell_rate` per available hour and
+  last an exponential time of mean `spell_mean` hours; capacity is unlimited between them.
+  Defaults 0.235 / h and 1.69 h: the medians over the nine zones of the Can't Be Late
+  p3.2xlarge availability trace of 2023-02-15 (docs/spot.md).
+
+Specification string: ``model`` or ``model:rate=R,spell_rate=S,spell_mean=M,seed=K`` (any
+subset; ``rate`` overrides every type's bucket).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from gpuaas.availability.capacity import UNLIMITED, Availability, Capacity
+from gpuaas.errors import InputError
+from gpuaas.limits import MAX_SEED
+
+HOURS_PER_MONTH = 730.0
+#: Monthly fraction of VMs interrupted that stands for each Spot Advisor bucket.
+BUCKET_FRACTION = {"<5%": 0.025, "5-10%": 0.075, "10-15%": 0.125, "15-20%": 0.175, ">20%": 0.25}
+DEFAULT_BUCKET = ">20%"
+SPELL_RATE = 0.235  # unavailable spells per available hour
+SPELL_MEAN = 1.69  # hours
+DEFAULT_HORIZON = 60 * 86400.0  # s of modelled events when the caller gives no horizon
+
+
+@dataclass(frozen=True)
+class SpotModel:
+    """Parameters of the model (module docstring); `rate` None: each type's Spot Advisor bucket."""
+
+    rate: float | None = None  # interruptions per VM-hour
+    spell_rate: float = SPELL_RATE  # spells per available hour
+    spell_mean: float = SPELL_MEAN  # hours
+    seed: int = 0
+
+
+def bucket_rate(bucket: str) -> float:
+    """Interruptions per VM-hour that a Spot Advisor bucket stands for."""
+    return -math.log1p(-BUCKET_FRACTION[bucket]) / HOURS_PER_MONTH
+
+
+def spot_advisor_buckets() -> dict[str, str]:
+    """VM type -> Spot Advisor interruption bucket, from the bundled extract."""
+    text = (resources.files("gpuaas") / "availability" / "spot_advisor.csv").read_text()
+    rows = csv.DictReader(line for line in text.splitlines() if not line.startswith("#"))
+    return {row["vm"]: row["interruption"] for row in rows}
+
+
+def parse_model(text: str, seed: int = 0) -> SpotModel:
+    """The `SpotModel` of ``model[:key=value,...]``; `seed` unless the text gives one."""
+    where = "--availability"
+    values: dict[str, float | int | None] = {"seed": seed}
+    _, _, rest = text.partition(":")
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, raw = item.partition("=")
+        key = key.strip()
+        if not eq or key not in ("rate", "spell_rate", "spell_mean", "seed"):
+            raise InputError(
+                where,
+                f"model: {item}",
+                "expected key=value with key rate, spell_rate, spell_mean or seed",
+            )
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if key == "seed":
+            if not (value == int(value) if math.isfinite(value) else False) or not (
+                0 <= value <= MAX_SEED
+            ):
+                raise InputError(
+                    where, f"model: {key}", f"must be an integer in [0, {MAX_SEED}], got {raw!r}"
+                )
+            values[key] = int(value)
+        elif not math.isfinite(value) or value < 0 or (key == "spell_mean" and value == 0):
+            bound = "> 0" if key == "spell_mean" else ">= 0"
+            raise InputError(
+                where, f"model: {key}", f"must be a finite number {bound}, got {raw!r}"
+            )
+        else:
+            values[key] = value
+    return SpotModel(**values)  # type: ignore[arg-type]
+
+
+def _spells(rng: np.random.Generator, model: SpotModel, horizon: float) -> Capacity:
+    times, counts = [0.0], [UNLIMITED]
+    t = 0.0
+    while model.spell_rate > 0:
+        t += rng.exponential(3600.0 / model.spell_rate)
+        if t >= horizon:
+            break
+        times.append(t)
+        counts.append(0)
+        t += rng.exponential(3600.0 * model.spell_mean)
+        if t >= horizon:
+            break
+        times.append(t)
+        counts.append(UNLIMITED)
+    return Capacity(np.array(times), np.array(counts))
+
+
+def _interruptions(rng: np.random.Generator, rate: float, horizon: float, slots: int) -> np.ndarray:
+    out = []
+    for slot in range(slots):
+        if rate <= 0:
+            break
+        n = rng.poisson(rate * horizon / 3600.0)  # a Poisson process: n uniform times
+        times = np.sort(rng.uniform(0.0, horizon, size=n))
+        out.append(np.column_stack((times, np.full(n, slot))))
+    return np.concatenate(out) if out else np.empty((0, 2))
+
+
+def model_availability(
+    catalog, model: SpotModel, *, horizon: float | None = None, slots: int = 64
+) -> Availability:
+    """Modelled availability of every catalog VM type with a spot price over [0, horizon) s,
+    interruptions on `slots` slots per type (at least the nodes a simulation may hold)."""
+    horizon = DEFAULT_HORIZON if horizon is None else float(horizon)
+    if not (math.isfinite(horizon) and horizon > 0):
+        raise InputError("--availability", "horizon", f"must be a number > 0, got {horizon!r}")
+    if slots < 1:
+        raise InputError("--availability", "slots", f"must be >= 1, got {slots!r}")
+    buckets = spot_advisor_buckets()
+    capacity, interruptions = {}, {}
+    for v, (name, spot) in enumerate(zip(catalog.vm_names, catalog.spot_per_hour)):
+        if not math.isfinite(spot):
+            continue
+        rng = np.random.default_rng([model.seed, v])
+        rate = (
+            model.rate if model.rate is not None else bucket_rate(buckets.get(name, DEFAULT_BUCKET))
+        )
+        capacity[name] = _spells(rng, model, horizon)
+        interruptions[name] = _interruptions(rng, rate, horizon, slots)
+    text = (
+        f"model:rate={'bucket' if model.rate is None else model.rate},"
+        f"spell_rate={model.spell_rate},spell_mean={model.spell_mean},seed={model.seed}"
+    )
+    return Availability(capacity, interruptions, end=horizon, source=text)

@@ -1,0 +1,159 @@
+"""The cost of change: every formula of lost work, start-up billing and move cost, in one place.
+
+The model (docs/reconfiguration.md, "The model"):
+
+- **Restart overhead** (`overhead`, seconds). A running job that is migrated, preempted or whose
+  VM is lost restarts from a checkpoint `overhead` seconds old: it loses
+  min(progress, overhead / work[j, c_old]) of its work (`lost_work`), charged at its old
+  configuration's GPU share of the VM price (`lost_work_cost`).
+- **VM start-up** (`startup`, seconds). A VM opened or resized at t is billed from t but runs
+  jobs only from t + `startup` (`ready_time`, `startup_cost`).
+
+Both are on by default (`DEFAULT_OVERHEAD`, `DEFAULT_STARTUP`, grounded in public figures in
+docs/reconfiguration.md); `PAPER_COSTS` switches them off, the paper's setting [§3.1].
+
+Who uses what: the Rescheduler and the simulator charge what happens (`lost_work`,
+`lost_work_cost`, `ready_time`, `startup_cost`); the objective and the MILP price a solution by
+P1's extension (`reconfiguration_terms`: kappa_j per moved running job, sigma_nv per started or
+resized VM; formulations/P1.md); the incumbent rules price a candidate move (`move_costs`) and
+the switch inside a per-job plan (`switch_costs`). Two places recompute on purpose and do not
+call this module: `gpuaas.validator` (the independent plain-Python check of the objective,
+reconfiguration terms included: a mistake here shows as a disagreement there) and the event-log
+recomputation of the tests (`tests/eventlog.py`). The lower bound charges none of these costs:
+it bounds schedules that move for free (`gpuaas.bounds`), which every cost here only raises.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpuaas.per_job import share_price
+
+if TYPE_CHECKING:
+    from gpuaas.instance import Instance
+
+#: seconds of work a moved running job loses by default (docs/reconfiguration.md)
+DEFAULT_OVERHEAD = 600.0
+#: seconds a VM opened or resized is billed before it runs jobs, by default
+DEFAULT_STARTUP = 120.0
+#: the paper's setting: reconfiguration is free [§3.1]
+PAPER_COSTS = {"overhead": 0.0, "startup": 0.0}
+
+
+def lost_work(progress: float, work: float, overhead: float) -> float:
+    """The fraction of its work a restarted job loses: it resumes from a checkpoint `overhead`
+    seconds old; `work` is its whole-job time on the configuration it left, `progress` the
+    fraction done (it never loses more than that)."""
+    return min(progress, overhead / work) if overhead > 0 else 0.0
+
+
+def lost_work_cost(lost: float, work: float, share: float) -> float:
+    """$ of `lost` work (a fraction of a job whose whole time is `work` s on its old
+    configuration), at that configuration's GPU share of its VM price `share` ($/s)."""
+    return lost * work * share
+
+
+def ready_time(at: float, startup: float) -> float:
+    """When a VM opened or resized at `at` can run jobs."""
+    return at + startup
+
+
+def startup_cost(price: float, startup: float) -> float:
+    """$ a VM of `price` $/s is billed while it starts up."""
+    return price * startup
+
+
+def gpu_share_price(price: float, gpus: int, vm_gpus: int) -> float:
+    """$/s of `gpus` of a VM of `vm_gpus` GPUs priced `price` $/s: the price lost work is
+    charged at (the Rescheduler's scalar form; `gpuaas.per_job.share_price` is the same price
+    for every configuration at once, its product taken in another order)."""
+    return price * gpus / vm_gpus
+
+
+# -- P1's reconfiguration extension (formulations/P1.md) ------------------------------------
+
+
+def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(kappa (J,), sigma (N, V)).
+
+    kappa_j: moving running job j off its node or configuration loses `overhead` seconds of its
+    work at its configuration's GPU-share price (c_v g / G_v), plus omega_j x overhead when j is
+    late whatever it runs on; 0 for waiting jobs. sigma_nv: giving node n VM type v costs
+    `startup` seconds of v's price, unless v is the type n runs now (the type of its running
+    jobs); a node without running jobs pays it for every type. All 0 in the paper's setting.
+    """
+    cat = instance.catalog
+    J, N = instance.n_jobs, instance.nodes
+    kappa = np.zeros(J)
+    sigma = np.zeros((N, cat.n_vms))
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    c = instance.current_cfg[run]
+    v = cat.cfg_vm[c]
+    if instance.overhead > 0 and run.size:
+        late = instance.rel_due[run] < instance.times[run].min(axis=1)
+        share = share_price(instance)[c]
+        kappa[run] = instance.overhead * (share + np.where(late, instance.weight[run], 0.0))
+    if instance.startup > 0:
+        sigma[:] = instance.startup * cat.cost[None, :]
+        sigma[instance.current_node[run], v] = 0.0
+    return kappa, sigma
+
+
+def reconfiguration_cost(
+    instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
+) -> float:
+    """Sum of kappa_j over moved running jobs and sigma_nv over open nodes n of type v."""
+    if not instance.moves_cost:
+        return 0.0
+    kappa, sigma = reconfiguration_terms(instance)
+    is_open = np.flatnonzero(np.asarray(node_vm) >= 0)
+    startups = sigma[is_open, np.asarray(node_vm)[is_open]]
+    return float(kappa[moved(instance, job_node, job_cfg)].sum() + startups.sum())
+
+
+def moved(instance: Instance, job_node: np.ndarray, job_cfg: np.ndarray) -> np.ndarray:
+    """(J,) bool: jobs whose node or configuration differs from the incumbent's: the running
+    jobs a solution migrates or preempts, and the waiting jobs it starts (whose kappa is 0)."""
+    return (np.asarray(job_node) != instance.current_node) | (
+        np.asarray(job_cfg) != instance.current_cfg
+    )
+
+
+# -- the incumbent rules' prices (gpuaas.heuristics.incumbent) ------------------------------
+
+
+def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.ndarray:
+    """(J, C) cost of moving each running job from its configuration to c on a new VM (0 for
+    waiting jobs): the `overhead` seconds of work lost, redone on c at `price` (C,, $/s), the
+    VM's start-up, the tardiness of both delays when the job is late whatever it runs on, and
+    the GPU time both take from the queue at `queue` $ per GPU-second."""
+    cat = instance.catalog
+    J, C = instance.n_jobs, cat.n_configs
+    out = np.zeros((J, C))
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    if not run.size or not instance.moves_cost:
+        return out
+    t = instance.times[run]
+    t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
+    late = (instance.rel_due[run] < t.min(axis=1))[:, None]
+    w = instance.weight[run][:, None]
+    ov, up = instance.overhead, instance.startup
+    with np.errstate(invalid="ignore", over="ignore"):
+        redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
+        lost = redo * price[None, :]
+        vm = up * cat.cost[cat.cfg_vm][None, :]
+        wait = queue * (redo + up) * cat.cfg_gpus[None, :]
+        out[run] = np.where(
+            np.isfinite(t), lost + vm + wait + np.where(late, w * (ov + up), 0.0), np.inf
+        )
+    return out
+
+
+def switch_costs(instance: Instance, price: np.ndarray) -> np.ndarray:
+    """(C,) the cost of switching a job to configuration c inside a per-job plan (a fast
+    configuration, then a slower one): the `overhead` seconds lost, at `price` (C,, $/s), and a
+    new VM's start-up."""
+    cat = instance.catalog
+    return instance.overhead * price + instance.startup * cat.cost[cat.cfg_vm]

@@ -1,0 +1,607 @@
+"""Online rescheduling [§2.1, docs/design.md §6]: the state of a running system, driven by events.
+
+Orchestration code tells a `Rescheduler` what happens (`gpuaas.rescheduler.events`: a job is
+submitted or completes, the clock ticks, progress is measured, a VM is lost) and gets back a
+`Plan`: the VMs to open, resize or close and the jobs to start, migrate or preempt. At every
+rescheduling point (one event, or a batch of events at one instant) the rescheduler
+
+1. advances the clock: every open VM is charged price x elapsed, every running job gains
+   elapsed / work[j, c] of progress (work = the whole-job time on its configuration c);
+2. applies the events: measured progress and times, completions (tardiness cost
+   omega_j * max(0, completion - due_j)), lost VMs, capacity, submissions;
+3. builds the `Instance` of all unfinished jobs (`instance`: remaining times from their
+   progress, relative due dates, `current_node` / `current_cfg` = where each job runs now);
+4. calls the method (`gpuaas.methods.solve`), checks its `Solution`, maps its abstract nodes
+   onto the physical ones (`gpuaas.rescheduler.matching`) and applies the difference as a Plan.
+
+**Reconfiguration costs** (`gpuaas.reconfiguration`, docs/reconfiguration.md): a job migrated,
+preempted or whose VM is lost restarts from a checkpoint `overhead` seconds old; a VM opened or
+resized at t is billed from t but runs jobs from t + `startup`. They are passed to the method in
+the `Instance`, so methods that price moves keep a running job in place unless moving pays.
+
+**Progress reports.** Progress is predicted from the configurations' times; a measured fraction
+(`ProgressReport`) replaces it. A job predicted finished but not reported complete is held at
+`MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
+unless the job was restarted in between (a restart may lose more than predicted): each job keeps
+its last measured progress (`reported`). A job that never ran here (`start` None, even with
+progress at submission, which it made elsewhere) can be neither reported on nor completed.
+
+**Idempotent events.** An event with an `id` that was already applied is answered with the plan
+it got and changes nothing, as long as the plan is among the last `PLAN_MEMORY` rescheduling
+points' (plans are saved with the state). Older ids are never applied twice either: an event
+earlier than the clock is refused, and the ids applied at the clock's instant are all kept.
+An id reused for another event (another content) is refused.
+
+**Checks.** Everything is checked before anything changes; an event that raises (bad input,
+or a method that fails) leaves the state as it was, so it can be fed again.
+
+Times are seconds; events come in time order.
+"""
+
+from __future__ import annotations
+
+import logging
+import time as _time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from gpuaas import checks
+from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.errors import InputError, SolverError, brief
+from gpuaas.instance import DEFAULT_PARAMS, Instance, JobSpec
+from gpuaas.limits import MAX_SECONDS, MAX_WEIGHT
+from gpuaas.methods import solve
+from gpuaas.reconfiguration import (
+    gpu_share_price,
+    lost_work,
+    lost_work_cost,
+    ready_time,
+    startup_cost,
+)
+from gpuaas.rescheduler import intake, persistence
+from gpuaas.rescheduler.events import (
+    Completion,
+    Event,
+    ProgressReport,
+    Submission,
+    Tick,
+    batch,
+)
+from gpuaas.rescheduler.intake import PLAN_MEMORY
+from gpuaas.rescheduler.matching import check_solution, match_nodes
+from gpuaas.rescheduler.records import (
+    INSTANCE_VIEW,
+    JOB_FIELDS,
+    CloseVM,
+    InterruptedJob,
+    Job,
+    JobStatus,
+    MigrateJob,
+    Node,
+    NodeStatus,
+    OpenVM,
+    Place,
+    Plan,
+    PlannedJob,
+    PlannedNode,
+    PreemptJob,
+    ResizeVM,
+    StartJob,
+    completed_record,
+)
+from gpuaas.run_config import RunConfig
+from gpuaas.solution import Solution
+
+log = logging.getLogger(__name__)
+
+#: progress a job is held at when predicted finished but not (yet) reported complete
+MAX_PROGRESS = 1.0 - 1e-9
+#: the running totals an event changes (`_savepoint`)
+TOTALS = (
+    "time",
+    "events",
+    "vm_cost",
+    "tardiness_cost",
+    "migrations",
+    "preemptions",
+    "interruptions",
+    "lost_work_cost",
+    "startup_cost",
+)
+
+
+class Rescheduler:
+    """Online scheduler: feed it events, apply the Plans it returns.
+
+    Parameters
+    ----------
+    catalog : Catalog, str or dict
+        The VM catalog (a `Catalog`, a bundled catalog name, a YAML path or an inline mapping).
+    nodes : int
+        N, the number of node slots that may be open at once (or `config.nodes`).
+    method : str
+        A registered solution method (`gpuaas.methods.METHODS`), called at every event.
+    config : RunConfig, optional
+        The run's configuration (`gpuaas.run_config`); the keywords below replace its values.
+    H, mu, rho : float
+        Parameters of P1 (formulations/P1.md).
+    **settings
+        `seed`, `overhead`, `startup`, `tick` (fields of `RunConfig`) and solver options
+        passed to the method at every event (e.g. ``time_limit``; JSON-able, for `state()`).
+
+    Reading the state (between events; never change it but through events): the attributes
+    `time` (of the last event, None before the first), `events`, `config` and its fields
+    (`method`, `seed`, `overhead`, `startup`, `solver_options`), `catalog`, `nodes`, `H`, `mu`,
+    `rho`, the running totals `vm_cost`, `tardiness_cost`, `lost_work_cost`, `startup_cost`,
+    `migrations`, `preemptions`, `interruptions`; `unfinished()` (a `JobStatus` per unfinished
+    job), `open_nodes()` (a `NodeStatus` per open node), `completions()` (a record per
+    completed job) and `instance()`.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog | str | dict[str, Any],
+        nodes: int | None = None,
+        method: str | None = None,
+        *,
+        config: RunConfig | None = None,
+        H: float = DEFAULT_PARAMS["H"],
+        mu: float = DEFAULT_PARAMS["mu"],
+        rho: float = DEFAULT_PARAMS["rho"],
+        **settings: Any,
+    ) -> None:
+        if nodes is not None:
+            settings["nodes"] = nodes
+        self.config = RunConfig.build(config, method, **settings)
+        if self.config.nodes is None:
+            raise InputError(None, "nodes", "missing: the number of node slots N")
+        self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        self.H = checks.number(H, "H", minimum=0.0, maximum=MAX_SECONDS, positive=True)
+        self.mu = checks.number(mu, "mu", minimum=0.0, maximum=MAX_WEIGHT)
+        self.rho = checks.number(rho, "rho", minimum=0.0, maximum=MAX_WEIGHT)
+        cat = self.catalog
+        self._cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
+        self._cfg_gpus = [int(g) for g in cat.cfg_gpus]
+        self._price = [float(c) for c in cat.cost]
+        self.time: float | None = None  # clock: time of the last event
+        self.events = 0
+        self._nodes: dict[int, Node] = {}  # open nodes, in node order
+        self._capacity: dict[int, int] = {}  # VM type -> VMs that can be held (absent: any)
+        self._jobs: dict[str, Job] = {}  # unfinished, in submission order
+        self._completed: dict[str, dict[str, Any]] = {}  # id -> completion record
+        self._log: list[str] = []  # completed ids in completion order: the append-only log
+        self._plans: deque[dict[str, Any]] = deque(maxlen=PLAN_MEMORY)  # {"ids", "plan"}
+        self._applied_now: dict[str, str] = {}  # id -> digest of the events at `time`
+        self.vm_cost = 0.0
+        self.tardiness_cost = 0.0
+        self.migrations = 0
+        self.preemptions = 0
+        self.interruptions = 0
+        self.lost_work_cost = 0.0  # $: work lost to restarts, at the old configuration's GPU share
+        self.startup_cost = 0.0  # $: VMs billed while starting up
+
+    # -- the configuration ------------------------------------------------------------------
+    nodes = property(lambda self: self.config.nodes, doc="N, node slots that may be open at once")
+    method = property(lambda self: self.config.method, doc="the method solving every point")
+    seed = property(lambda self: self.config.seed, doc="the base seed")
+    overhead = property(lambda self: self.config.overhead, doc="seconds of work a restart loses")
+    startup = property(lambda self: self.config.startup, doc="seconds a new VM is billed idle")
+    solver_options = property(lambda self: dict(self.config.options), doc="the method's options")
+
+    # -- events -----------------------------------------------------------------------------
+    def handle(self, events: Event | Iterable[Event]) -> Plan:
+        """One rescheduling point: an event, or a batch of events at one instant.
+
+        Checks everything first, then advances the clock, applies the events (in the order of
+        `gpuaas.rescheduler.events`), solves and applies. An error leaves the state as it was,
+        including one raised by the method (e.g. a MILP that found no solution in its time
+        limit): the same events can be fed again, to this method or, after `restore`, to
+        another. Redelivered events (ids already applied) get their plan back (module
+        docstring).
+        """
+        evs = batch(events)
+        if not evs:
+            raise InputError(None, "events", "is empty: send a Tick when nothing happened")
+        for e in evs[1:]:
+            if e.at != evs[0].at:
+                raise InputError(
+                    None,
+                    "events",
+                    f"a batch is one instant; got t={brief(evs[0].at)} and t={brief(e.at)}",
+                )
+        again = intake.redelivered(self, evs)
+        if again is not None:
+            return again
+        at, reports, speeds, done, lost, capacity, new = intake.check(self, evs)
+        saved = self._savepoint()
+        try:
+            self._advance(at, set(done))
+            for jid, p in reports.items():
+                self._jobs[jid].progress = self._jobs[jid].reported = p
+            for jid, seconds in speeds.items():
+                job = self._jobs[jid]
+                work = job.work.copy()
+                work[job.cfg] = seconds
+                job.work = work
+            for jid in done:
+                self._finish(jid, at)
+            interrupted = [a for p in lost for a in self._interrupt(p)]
+            if capacity:
+                limits = {**self._capacity, **capacity}
+                self._capacity = {v: k for v, k in sorted(limits.items()) if k is not None}
+            for job in new:
+                self._jobs[job.id] = job
+            plan = self._reschedule(at)
+            plan.submitted = [j.id for j in new]
+            plan.completed = done
+            plan.interrupted = interrupted
+            intake.remember(self, evs, plan)
+        except BaseException:
+            self._rollback(saved)
+            raise
+        log.debug(
+            "t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
+            at,
+            self.events,
+            len(new),
+            len(done),
+            len(self._jobs),
+            plan.changes,
+            plan.solver_seconds,
+        )
+        return plan
+
+    def submit(
+        self,
+        job: Mapping[str, Any] | JobSpec | Iterable[Mapping[str, Any] | JobSpec],
+        at: float,
+        *,
+        progress: Mapping[str, float] | None = None,
+    ) -> Plan:
+        """A job (dict in the instance job format, `release` defaulting to `at`, or a checked
+        `gpuaas.instance.JobSpec`) or a list of jobs is submitted at time `at`."""
+        if isinstance(job, (Mapping, JobSpec)):
+            jobs = [job]
+        elif isinstance(job, (list, tuple)):
+            jobs = list(job)
+        else:
+            raise InputError(
+                None, "job", f"must be a job object (a mapping) or a list of them, got {brief(job)}"
+            )
+        return self.update(at, submit=jobs, progress=progress)
+
+    def complete(
+        self, job_id: str | Iterable[str], at: float, *, progress: Mapping[str, float] | None = None
+    ) -> Plan:
+        """Job `job_id` (or each of a list of ids) completed at `at`. A job already completed
+        is ignored with a warning."""
+        if isinstance(job_id, str):
+            ids = [job_id]
+        elif isinstance(job_id, (list, tuple)):
+            ids = list(job_id)
+        else:
+            raise InputError(
+                None,
+                "job_id",
+                f"must be a job id (a string) or a list of them, got {brief(job_id)}",
+            )
+        return self.update(at, complete=ids, progress=progress)
+
+    def tick(self, at: float, *, progress: Mapping[str, float] | None = None) -> Plan:
+        """Periodic rescheduling at `at` (the last plan's `next_tick` when nothing happens)."""
+        return self.update(at, progress=progress)
+
+    def update(
+        self,
+        at: float,
+        *,
+        submit: Iterable[Mapping[str, Any] | JobSpec] = (),
+        complete: Iterable[str] = (),
+        progress: Mapping[str, float] | None = None,
+    ) -> Plan:
+        """One rescheduling point with any number of simultaneous submissions, completions and
+        progress reports (`progress`: job id -> fraction done): `handle` of their events."""
+        if progress is not None and not isinstance(progress, Mapping):
+            raise InputError(
+                None,
+                "progress",
+                f"must be a mapping job id -> fraction done, got {brief(progress)}",
+            )
+        evs: list[Event] = [ProgressReport(at, jid, p) for jid, p in (progress or {}).items()]
+        evs += [Completion(at, jid) for jid in complete]
+        evs += [Submission(at, job) for job in submit]
+        return self.handle(evs or [Tick(at)])
+
+    # -- reading the state ------------------------------------------------------------------
+    def unfinished(self) -> list[JobStatus]:
+        """The submitted jobs not completed yet, in submission order."""
+        vm, gpus, nodes = self._cfg_vm, self._cfg_gpus, self._nodes
+        return [
+            JobStatus(
+                j.id,
+                j.progress,
+                j.node,
+                j.cfg,
+                vm[j.cfg],
+                gpus[j.cfg],
+                nodes[j.node].ready,
+                j.start,
+            )
+            if j.cfg >= 0
+            else JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start)
+            for j in self._jobs.values()
+        ]
+
+    def open_nodes(self) -> list[NodeStatus]:
+        """The open physical nodes, in node order."""
+        names = self.catalog.vm_names
+        return [NodeStatus(p, names[n.vm], n.ready) for p, n in self._nodes.items()]
+
+    def completions(self) -> Mapping[str, Mapping[str, Any]]:
+        """Completed job id -> its record, in completion order (a read-only view): release,
+        start (first), completion, due, weight, tardiness_cost, jct (completion - release),
+        waiting (jct - running), running (seconds), migrations, preemptions, lost_work (the
+        fraction of its work lost to restarts), interruptions (VMs lost under it)."""
+        return MappingProxyType(self._completed)
+
+    def capacity(self) -> dict[str, int]:
+        """VM type -> how many VMs of it can be held (`CapacityChange`); a type not listed has
+        no limit."""
+        return {self.catalog.vm_names[v]: k for v, k in self._capacity.items()}
+
+    def _full(self) -> list[int]:
+        """The VM types at their capacity: no new VM of them can open now."""
+        held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
+        return [v for v, k in self._capacity.items() if held[v] >= k]
+
+    def instance(self, at: float | None = None) -> Instance:
+        """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
+        of `records.INSTANCE_VIEW`; configurations of VM types at their capacity are left out
+        (inf), except each running job's own."""
+        at = (self.time or 0.0) if at is None else at
+        jobs = list(self._jobs.values())
+        C = self.catalog.n_configs
+        names = [k for k in INSTANCE_VIEW if k != "work"]
+        scalars = np.array(
+            [tuple(getattr(j, INSTANCE_VIEW[k]) for k in names) for j in jobs], dtype=np.float64
+        ).reshape(len(jobs), len(names))
+        arrays: dict[str, Any] = {k: scalars[:, i] for i, k in enumerate(names)}
+        for k in ("current_node", "current_cfg"):
+            arrays[k] = arrays[k].astype(np.int64)
+        work = np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C))
+        full = self._full() if self._capacity else []
+        if full and jobs:
+            work = work.copy()
+            off = np.isin(self.catalog.cfg_vm, full)
+            own = arrays["current_cfg"]
+            keep = work[np.arange(len(jobs)), np.maximum(own, 0)]
+            work[:, off] = np.inf
+            work[own >= 0, own[own >= 0]] = keep[own >= 0]
+        return Instance(
+            catalog=self.catalog,
+            nodes=self.nodes,
+            job_ids=tuple(j.id for j in jobs),
+            work=work,
+            time=at,
+            H=self.H,
+            mu=self.mu,
+            rho=self.rho,
+            overhead=self.overhead,
+            startup=self.startup,
+            **arrays,
+        )
+
+    # -- persistence (gpuaas.rescheduler.persistence) ---------------------------------------
+    def state(self) -> dict[str, Any]:
+        """Everything needed to continue exactly, JSON-able: {"version", "config", "live",
+        "completed"} (`restore`; the parts: `config_state`, `live_state`, `completion_log`)."""
+        return persistence.state(self)
+
+    def config_state(self) -> dict[str, Any]:
+        """The static part of the state: catalog, N, P1's parameters, the run configuration."""
+        return persistence.config_state(self)
+
+    def live_state(self) -> dict[str, Any]:
+        """What events change, but the completion log: O(unfinished jobs + open nodes)."""
+        return persistence.live_state(self)
+
+    def completion_log(self, start: int = 0) -> list[dict[str, Any]]:
+        """The completion records from the `start`-th on (the log only grows: a service
+        appends `completion_log(n)` to what it saved, n = the records it has)."""
+        return persistence.completion_log(self, start)
+
+    @classmethod
+    def restore(cls, state: Mapping[str, Any]) -> Rescheduler:
+        """A Rescheduler continuing exactly where the one that produced `state` stopped (a
+        state of an earlier format version is migrated first; StateError names a bad field)."""
+        return persistence.restore(cls, state)
+
+    # -- state changes ----------------------------------------------------------------------
+    def _savepoint(self) -> tuple[Any, ...]:
+        """What an event changes, copied so that `_rollback` can undo it: O(J + N) references
+        (no value is changed in place, records.py)."""
+        jobs = dict(self._jobs)
+        fields = [tuple(getattr(j, f) for f in JOB_FIELDS) for j in jobs.values()]
+        totals = tuple(getattr(self, k) for k in TOTALS)
+        rest = (dict(self._nodes), self._capacity, list(self._plans), self._applied_now)
+        return jobs, fields, totals, rest, len(self._completed)
+
+    def _rollback(self, saved: tuple[Any, ...]) -> None:
+        jobs, fields, totals, rest, completed = saved
+        for job, values in zip(jobs.values(), fields):
+            for f, v in zip(JOB_FIELDS, values):
+                setattr(job, f, v)
+        self._jobs = jobs
+        for k, v in zip(TOTALS, totals):
+            setattr(self, k, v)
+        self._nodes, self._capacity, plans, self._applied_now = rest
+        self._plans = deque(plans, maxlen=PLAN_MEMORY)
+        for jid in self._log[completed:]:
+            del self._completed[jid]
+        del self._log[completed:]
+
+    def _advance(self, at: float, completing: set[str]) -> None:
+        """Charge open VMs and progress running jobs from the last event to `at`."""
+        if self.time is None:
+            return
+        dt = at - self.time
+        if dt <= 0:
+            return
+        for n in self._nodes.values():  # open nodes, in node order
+            self.vm_cost += self._price[n.vm] * dt
+        nodes = self._nodes
+        for job in self._jobs.values():
+            if job.cfg >= 0:
+                run = at - max(self.time, nodes[job.node].ready)
+                if run <= 0:
+                    continue
+                job.progress += run / float(job.work[job.cfg])
+                job.running += run
+                if job.progress > MAX_PROGRESS and job.id not in completing:
+                    job.progress = MAX_PROGRESS
+
+    def _finish(self, jid: str, at: float) -> None:
+        job = self._jobs.pop(jid)
+        tard = job.weight * max(0.0, at - job.due)
+        self.tardiness_cost += tard
+        self._completed[jid] = completed_record(job, at, tard)
+        self._log.append(jid)
+
+    def _interrupt(self, p: int) -> list[InterruptedJob]:
+        """Node p's VM is gone: its jobs lose work as in a restart and wait; it closes."""
+        out = []
+        for job in self._jobs.values():
+            if job.node == p and job.cfg >= 0:
+                c = job.cfg
+                lost = self._lose_work(job)
+                job.interruptions += 1
+                self.interruptions += 1
+                out.append(InterruptedJob(job.id, p, self._cfg_vm[c], self._cfg_gpus[c], lost))
+                job.node, job.cfg = -1, -1
+        del self._nodes[p]
+        return out
+
+    def _reschedule(self, at: float) -> Plan:
+        inst = self.instance(at)
+        seconds = cpu = 0.0
+        if inst.n_jobs:
+            seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
+            t0, c0 = _time.perf_counter(), _time.process_time()
+            sol = solve(inst, self.method, seed=seed, **self.config.options)
+            cpu = _time.process_time() - c0
+            seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
+            check_solution(sol)
+        else:
+            sol = Solution.empty(inst, self.method)
+        plan = self._apply(sol, at)
+        plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
+        self.time = at
+        self.events += 1
+        return plan
+
+    def _node_vm(self) -> np.ndarray:
+        """(N,) VM type of every node slot, -1: closed."""
+        vm = np.full(self.nodes, -1, dtype=np.int64)
+        vm[list(self._nodes)] = [n.vm for n in self._nodes.values()]
+        return vm
+
+    def _apply(self, sol: Solution, at: float) -> Plan:
+        """Map solver nodes onto physical ones, apply the solution, return the differences."""
+        names = self.catalog.vm_names
+        jobs = list(self._jobs.values())
+        cur_node = np.array([j.node for j in jobs], dtype=np.int64)
+        cur_cfg = np.array([j.cfg for j in jobs], dtype=np.int64)
+        old_vm = self._node_vm()
+        perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg)
+        new_vm = np.full(self.nodes, -1, dtype=np.int64)
+        new_vm[perm] = sol.node_vm
+        plan = Plan(
+            time=at,
+            method=self.method,
+            objective=sol.objective,
+            next_tick=at + self.config.interval(self.H),
+        )
+        changed = np.flatnonzero((old_vm >= 0) | (new_vm >= 0)).tolist()  # O(open), not O(N)
+        for v, k in self._capacity.items():
+            kept = int(np.count_nonzero((old_vm == v) & (new_vm == v)))
+            if np.count_nonzero(new_vm == v) > max(k, kept):
+                raise SolverError(
+                    f"{sol.method or self.method}: holds {np.count_nonzero(new_vm == v)} "
+                    f"{names[v]} VMs, more than the {k} its capacity allows"
+                )
+        nodes: dict[int, Node] = {}
+        for p in changed:
+            old, new = int(old_vm[p]), int(new_vm[p])
+            if old < 0 <= new:
+                plan.open.append(OpenVM(p, names[new]))
+            elif new < 0 <= old:
+                plan.close.append(CloseVM(p, names[old]))
+            elif old >= 0 and old != new:
+                plan.resize.append(ResizeVM(p, names[old], names[new]))
+            if new >= 0 and old != new:
+                nodes[p] = Node(new, ready_time(at, self.startup))
+                if self.startup > 0:
+                    self.startup_cost += startup_cost(self._price[new], self.startup)
+            elif new >= 0:
+                nodes[p] = self._nodes[p]
+        self._nodes = nodes
+
+        cfg_vm, cfg_gpus = self._cfg_vm, self._cfg_gpus
+
+        def place(n: int, c: int) -> Place:
+            return Place(n, cfg_vm[c], cfg_gpus[c])
+
+        new_node = np.where(sol.job_node >= 0, perm[np.maximum(sol.job_node, 0)], -1).tolist()
+        new_cfg = sol.job_cfg.tolist()
+        for i, job in enumerate(jobs):
+            n, c = new_node[i], new_cfg[i]
+            if (n, c) == (job.node, job.cfg):
+                continue
+            if job.cfg < 0:
+                plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
+                if job.start is None:
+                    job.start = at
+            else:
+                lost = self._lose_work(job)
+                old = place(job.node, job.cfg)
+                if c < 0:
+                    job.preemptions += 1
+                    self.preemptions += 1
+                    plan.preempt.append(PreemptJob(job.id, old.node, old.vm, old.gpus, lost))
+                else:
+                    job.migrations += 1
+                    self.migrations += 1
+                    plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
+            job.node, job.cfg = n, c
+        plan.nodes = [PlannedNode(p, names[n.vm]) for p, n in self._nodes.items()]
+        plan.jobs = [
+            PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
+            if j.cfg >= 0
+            else PlannedJob(j.id, None, None, None)
+            for j in jobs
+        ]
+        return plan
+
+    def _lose_work(self, job: Job) -> float:
+        """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place."""
+        if self.overhead <= 0:
+            return 0.0
+        c = job.cfg
+        work = float(job.work[c])
+        lost = lost_work(job.progress, work, self.overhead)
+        job.progress -= lost
+        job.reported = None  # the real restart may lose more than predicted
+        job.lost += lost
+        v = int(self.catalog.cfg_vm[c])
+        share = gpu_share_price(self._price[v], self._cfg_gpus[c], int(self.catalog.gpus[v]))
+        self.lost_work_cost += lost_work_cost(lost, work, share)
+        return lost
+
+
+def check_state(state: Mapping[str, Any]) -> None:
+    """Check every field `Rescheduler.restore` reads (StateError naming the first bad one)."""
+    Rescheduler.restore(state)

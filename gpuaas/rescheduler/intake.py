@@ -1,0 +1,229 @@
+"""What a batch of events must satisfy before it changes anything, and redelivered events.
+
+`check` reads a batch against a Rescheduler's state and returns what it will change (`Intake`),
+or raises with nothing changed: an unknown or never-started job, a report going backwards, a
+node that is not open, a VM type not in the catalog. `redelivered` answers a batch whose ids
+were applied already with the plan they got (`core`'s docstring, "Idempotent events");
+`remember` keeps that plan.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gpuaas import checks
+from gpuaas.errors import InputError, StateError, brief
+from gpuaas.limits import HORIZON, MAX_JOBS, MAX_SECONDS
+from gpuaas.rescheduler.events import (
+    CapacityChange,
+    Completion,
+    Event,
+    Interruption,
+    ProgressReport,
+    Submission,
+    ThroughputReport,
+)
+from gpuaas.rescheduler.persistence import submitted_job
+from gpuaas.rescheduler.records import Job, Plan
+
+if TYPE_CHECKING:
+    from gpuaas.rescheduler.core import Rescheduler
+
+#: a progress report this far below the previous one is rounding, not going backwards
+PROGRESS_TOL = 1e-9
+#: rescheduling points whose plans are kept for redelivered events: a redelivery answers the
+#: last events unacknowledged, a handful; each plan lists every job
+PLAN_MEMORY = 8
+
+
+class Intake(NamedTuple):
+    """A checked batch: its time and what it changes, in the order it is applied."""
+
+    at: float
+    reports: dict[str, float]  # job id -> measured progress
+    speeds: dict[str, float]  # job id -> measured whole-job seconds on its configuration
+    done: list[str]  # completed job ids
+    lost: list[int]  # interrupted nodes
+    capacity: dict[int, int | None]  # VM type -> spot VMs that can be held (None: no limit)
+    new: list[Job]  # submitted jobs
+
+
+def check(r: Rescheduler, evs: list[Event]) -> Intake:
+    """The batch's `Intake` (InputError or StateError, and nothing changed, otherwise).
+
+    Checked in this order (the first problem is reported): the time, submissions,
+    completions, progress and throughput reports, interruptions, capacity changes.
+    """
+    at = checks.number(evs[0].at, "at", minimum=0.0, maximum=HORIZON)
+    if r.time is not None and at < r.time:
+        raise StateError(
+            f"event at t={at:g} is before the previous event at t={r.time:g}; "
+            "events must come in time order"
+        )
+    kinds: dict[type, list[Any]] = {}
+    for e in sorted(evs, key=lambda e: e.order):
+        kinds.setdefault(type(e), []).append(e)
+    new = _submissions(r, [e.job for e in kinds.get(Submission, [])], at)
+    done = _completions(r, [e.job for e in kinds.get(Completion, [])])
+    reports = _progress(r, [(e.job, e.progress) for e in kinds.get(ProgressReport, [])], done)
+    speeds = _throughput(r, kinds.get(ThroughputReport, []), done)
+    lost = _interruptions(r, kinds.get(Interruption, []))
+    capacity = _capacity(r, kinds.get(CapacityChange, []))
+    return Intake(at, reports, speeds, done, lost, capacity, new)
+
+
+def _submissions(r: Rescheduler, jobs: list[Any], at: float) -> list[Job]:
+    out: list[Job] = []
+    seen: set[str] = set()
+    for i, job in enumerate(jobs):
+        parsed = submitted_job(job, r.catalog, at, f"job[{i}]")
+        if parsed.id in r._jobs or parsed.id in r._completed or parsed.id in seen:
+            raise StateError(f"job {parsed.id!r} was already submitted")
+        seen.add(parsed.id)
+        out.append(parsed)
+    if len(r._jobs) + len(out) > MAX_JOBS:
+        raise InputError(
+            None,
+            "job",
+            f"{len(r._jobs) + len(out)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)",
+        )
+    return out
+
+
+def _completions(r: Rescheduler, ids: list[Any]) -> list[str]:
+    done: list[str] = []
+    for jid in ids:
+        if not isinstance(jid, str):
+            raise InputError(None, "job_id", f"must be a job id (a string), got {brief(jid)}")
+        if jid in r._completed or jid in done:
+            msg = f"job {jid!r} already completed; duplicate completion ignored"
+            warnings.warn(msg, stacklevel=6)
+        elif jid not in r._jobs:
+            raise StateError(f"cannot complete unknown job {jid!r}")
+        elif r._jobs[jid].start is None:
+            raise StateError(f"cannot complete job {jid!r}: it never started")
+        else:
+            done.append(jid)
+    return done
+
+
+def _started(r: Rescheduler, jid: Any, what: str) -> Job:
+    """The unfinished job `jid`, which must have run here (StateError otherwise)."""
+    if not isinstance(jid, str) or jid not in r._jobs:
+        raise StateError(f"{what} reported for unknown or completed job {brief(jid)}")
+    job = r._jobs[jid]
+    if job.start is None:
+        raise StateError(f"{what} reported for job {jid!r}, which never started")
+    return job
+
+
+def _progress(r: Rescheduler, reports: list[tuple[Any, Any]], done: list[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for jid, p in reports:
+        if isinstance(jid, str) and jid in done:
+            continue
+        job = _started(r, jid, "progress")
+        if jid in out:
+            raise InputError(None, f"progress[{jid!r}]", "reported twice in one batch")
+        p = checks.number(p, f"progress[{jid!r}]", minimum=0.0)
+        if p >= 1.0:
+            raise InputError(
+                None,
+                f"progress[{jid!r}]",
+                f"must be < 1 for an unfinished job (complete it instead), got {p!r}",
+            )
+        floor = job.reported
+        if floor is not None and p < floor - PROGRESS_TOL:
+            raise InputError(
+                None,
+                f"progress[{jid!r}]",
+                f"{p!r} is below the {floor!r} reported "
+                "before; progress only goes back when the job is migrated or "
+                "preempted with a restart overhead",
+            )
+        out[jid] = p
+    return out
+
+
+def _throughput(
+    r: Rescheduler, reports: list[ThroughputReport], done: list[str]
+) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for e in reports:
+        if isinstance(e.job, str) and e.job in done:
+            continue
+        job = _started(r, e.job, "throughput")
+        if job.cfg < 0:
+            raise StateError(f"throughput reported for job {e.job!r}, which is not running")
+        out[e.job] = checks.number(
+            e.seconds, f"throughput[{e.job!r}].seconds", maximum=MAX_SECONDS, positive=True
+        )
+    return out
+
+
+def _interruptions(r: Rescheduler, events: list[Interruption]) -> list[int]:
+    out: list[int] = []
+    for e in events:
+        p = checks.integer(e.node, "interruption.node", minimum=0, maximum=r.nodes - 1)
+        if p not in r._nodes:
+            raise StateError(f"node {p} was interrupted but it is not open")
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def _capacity(r: Rescheduler, events: list[CapacityChange]) -> dict[int, int | None]:
+    out: dict[int, int | None] = {}
+    for e in events:
+        if e.vm not in r.catalog.vm_names:
+            raise InputError(None, "capacity.vm", f"unknown VM type {brief(e.vm)}")
+        count = None if e.count is None else checks.integer(e.count, "capacity.count", minimum=0)
+        out[r.catalog.vm_index(e.vm)] = count
+    return out
+
+
+# -- redelivered events -----------------------------------------------------------------------
+
+
+def redelivered(r: Rescheduler, evs: list[Event]) -> Plan | None:
+    """The plan of a batch already applied, None for a new one (`core`, "Idempotent events")."""
+    ids = [e.id for e in evs if e.id is not None]
+    if not ids:
+        return None
+    for e in evs:
+        if e.id is not None and not isinstance(e.id, str):
+            raise InputError(None, "id", f"must be a string, got {brief(e.id)}")
+    if len(set(ids)) != len(ids):
+        raise InputError(None, "id", "two events of the batch have the same id")
+    kept = {i: (k, p) for k, p in enumerate(r._plans) for i in p["ids"]}
+    known = [e for e in evs if e.id in kept or e.id in r._applied_now]
+    if not known:
+        return None
+    if len(known) != len(evs):
+        raise StateError(
+            f"event {known[0].id!r} was applied already but the batch has new events; "
+            "send them apart"
+        )
+    for e in evs:
+        digest = kept[e.id][1]["ids"][e.id] if e.id in kept else r._applied_now[e.id]
+        if digest != e.digest():
+            raise StateError(f"event id {e.id!r} was applied already, to another event")
+    points = {kept[e.id][0] for e in evs if e.id in kept}
+    if len(points) != 1 or any(e.id not in kept for e in evs):
+        raise StateError(
+            f"event {evs[0].id!r} was applied already; its plan is no longer kept "
+            f"(the last {PLAN_MEMORY} are)"
+        )
+    return Plan.from_dict(r._plans[points.pop()]["plan"])
+
+
+def remember(r: Rescheduler, evs: list[Event], plan: Plan) -> None:
+    """Keep the plan of a batch with ids, and the ids applied at the clock's instant."""
+    ids = {e.id: e.digest() for e in evs if e.id is not None}
+    if not ids:
+        return
+    if r._plans and r._plans[-1]["plan"]["time"] != plan.time:
+        r._applied_now = {}
+    r._applied_now = {**r._applied_now, **ids}
+    r._plans.append({"ids": ids, "plan": plan.to_dict()})

@@ -1,0 +1,421 @@
+"""How a Rescheduler's state is saved, checked, migrated and restored, and how a job enters it.
+
+A state (format `STATE_VERSION` 3) has three parts, so that a service saves each as often as it
+changes and an event costs the same however many jobs completed before:
+
+- ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
+  `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
+- ``live``: what events change: the clock, the event count, the running totals, the open nodes,
+  the capacity of VM types, the unfinished jobs, the plans kept for redelivered events and the
+  number of completion records (so that a restore knows the log it gets is whole);
+- ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
+  records a service has not saved yet).
+
+Restore checks every field and names the first bad one (StateError): each job through the
+checks of a submitted job (`gpuaas.instance.parse_job`, on its instance-format object), every
+other field through the check `records.py` declares for it, and the times in order (release
+<= start <= the clock, no more running time than since the first start, completions before the
+clock). A state of an earlier version is migrated first (`MIGRATIONS`); a later version is
+refused: it was written by a newer gpuaas.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from gpuaas import checks
+from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.errors import InputError, StateError, brief
+from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object
+from gpuaas.limits import HORIZON, MAX_JOBS
+from gpuaas.rescheduler.events import TIME_TOL
+from gpuaas.rescheduler.records import (
+    COMPLETED_FIELDS,
+    JOB_SAVED,
+    NODE_SAVED,
+    Job,
+    Node,
+    Plan,
+)
+from gpuaas.run_config import RunConfig
+
+if TYPE_CHECKING:
+    from gpuaas.rescheduler.core import Rescheduler
+
+STATE_VERSION = 3
+#: the running totals of the live part: money (>= 0) and counts (integers >= 0)
+MONEY = ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost")
+COUNTS = ("migrations", "preemptions", "interruptions")
+
+
+# -- a job enters ---------------------------------------------------------------------------
+
+
+def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> Job:
+    """The record of a job submitted at `at` (released then unless it says earlier): a job
+    object of the instance format, checked by `gpuaas.instance.parse_job`, or a `JobSpec`
+    already checked (e.g. from a trace); a placement it gives is ignored (it waits)."""
+    if isinstance(job, JobSpec):
+        spec = job
+        if len(spec.work) != catalog.n_configs:
+            raise InputError(
+                None,
+                f"{where} ({spec.id}).work",
+                f"has {len(spec.work)} entries, the catalog {catalog.n_configs} configurations",
+            )
+    else:
+        spec = parse_job(job, catalog, None, where, release=at)
+    if spec.release > at + TIME_TOL:
+        raise InputError(
+            None,
+            f"{where} ({spec.id}).release",
+            f"{spec.release:g} is after the submission time {at:g}",
+        )
+    return Job(
+        id=spec.id,
+        release=min(spec.release, at),
+        due=spec.due,
+        weight=spec.weight,
+        work=spec.work,
+        progress=spec.progress,
+        reported=spec.progress,
+    )
+
+
+# -- saving ---------------------------------------------------------------------------------
+
+
+def state(r: Rescheduler) -> dict[str, Any]:
+    """The three parts (module docstring)."""
+    out = {
+        "version": STATE_VERSION,
+        "config": config_state(r),
+        "live": live_state(r),
+        "completed": completion_log(r),
+    }
+    try:
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StateError(f"state is not JSON-able (solver_options?): {exc}") from None
+    return out
+
+
+def config_state(r: Rescheduler) -> dict[str, Any]:
+    return {
+        "catalog": r.catalog.to_dict(),
+        "params": {"H": r.H, "mu": r.mu, "rho": r.rho},
+        "run": r.config.to_dict(),
+    }
+
+
+def live_state(r: Rescheduler) -> dict[str, Any]:
+    names = r.catalog.vm_names
+    cat = r.catalog
+
+    def job(j: Job) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": j.id,
+            "release": j.release,
+            "due": j.due,
+            "weight": j.weight,
+            "work": [w if math.isfinite(w) else None for w in j.work.tolist()],
+            "progress": j.progress,
+            "placement": None
+            if j.cfg < 0
+            else {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])},
+        }
+        d.update({k: getattr(j, k) for k in JOB_SAVED})
+        return d
+
+    live: dict[str, Any] = {"time": r.time, "events": r.events}
+    live.update({k: getattr(r, k) for k in MONEY + COUNTS})
+    live["nodes"] = [
+        {"node": p, "vm": names[n.vm], **{k: getattr(n, k) for k in NODE_SAVED}}
+        for p, n in r._nodes.items()
+    ]
+    live["capacity"] = r.capacity()
+    live["jobs"] = [job(j) for j in r._jobs.values()]
+    live["plans"] = list(r._plans)
+    live["applied_now"] = dict(r._applied_now)
+    live["completed"] = len(r._completed)
+    return live
+
+
+def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
+    start = checks.integer(start, "start", minimum=0)
+    return [dict(r._completed[jid]) for jid in r._log[start:]]
+
+
+# -- migrating ------------------------------------------------------------------------------
+
+
+def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 2 (one flat object; N-long node lists; no ids, interruptions or availability)."""
+    run = {
+        "method": s["method"],
+        "seed": s["seed"],
+        "nodes": s["nodes"],
+        "overhead": s["overhead"],
+        "startup": s["startup"],
+        "options": s["solver_options"],
+    }
+    node_vm, ready = s["node_vm"], s["node_ready"]
+    if not isinstance(node_vm, list) or not isinstance(ready, list) or len(node_vm) != len(ready):
+        raise InputError(None, "node_vm", "must be a list as long as node_ready")
+    live = {k: s[k] for k in ("time", "events", *MONEY, "migrations", "preemptions")}
+    live["interruptions"] = 0
+    live["nodes"] = [
+        {"node": p, "vm": v, "ready": ready[p]} for p, v in enumerate(node_vm) if v is not None
+    ]
+    live["capacity"] = {}
+    live["jobs"] = [dict(d, interruptions=0) for d in s["jobs"]]
+    live["plans"] = []
+    live["applied_now"] = {}
+    live["completed"] = len(s["completed"])
+    completed = [dict(d, interruptions=0) for d in s["completed"]]
+    return {
+        "version": 3,
+        "config": {"catalog": s["catalog"], "params": s["params"], "run": run},
+        "live": live,
+        "completed": completed,
+    }
+
+
+#: version -> the function turning a state of that version into one of the next
+MIGRATIONS = {2: _from_v2}
+
+
+def migrate(state: Any) -> Mapping[str, Any]:
+    """`state` in the current format (StateError for an unknown version)."""
+    if not isinstance(state, Mapping):
+        raise StateError(f"not a Rescheduler state (a JSON object), got {brief(state)}")
+    version = state.get("version")
+    if version == STATE_VERSION:
+        return state
+    if checks.is_int(version) and version > STATE_VERSION:
+        raise StateError(
+            f"Rescheduler state version {version} was written by a newer gpuaas; this one reads "
+            f"versions {min(MIGRATIONS)} to {STATE_VERSION}: upgrade gpuaas"
+        )
+    if version not in MIGRATIONS:
+        raise StateError(
+            f"not a Rescheduler state of a known version ({min(MIGRATIONS)} to {STATE_VERSION}), "
+            f"got version {brief(version)}"
+        )
+    while version != STATE_VERSION:
+        try:
+            state = MIGRATIONS[version](state)
+        except (KeyError, TypeError, InputError) as exc:
+            raise StateError(f"corrupt Rescheduler state of version {version}: {exc}") from None
+        version = state["version"]
+    return state
+
+
+# -- restoring ------------------------------------------------------------------------------
+
+
+def restore(cls: type[Rescheduler], state: Any) -> Rescheduler:
+    state = migrate(state)
+    try:
+        return _restore(cls, state)
+    except InputError as exc:
+        raise StateError(f"corrupt Rescheduler state: {exc}") from None
+
+
+def _fail(where: str, problem: str) -> None:
+    raise InputError(None, where, problem)
+
+
+def _fields(where: str, value: Any, required: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        _fail(where, f"must be an object, got {brief(value)}")
+    for k in required:
+        if k not in value:
+            _fail(f"{where}.{k}" if where else k, "missing required field")
+    return value
+
+
+def _list(where: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        _fail(where, f"must be a list, got {brief(value)}")
+    return value
+
+
+def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
+    _fields("", state, ("config", "live", "completed"))
+    conf = _fields("config", state["config"], ("catalog", "params", "run"))
+    try:
+        cat = load_catalog(conf["catalog"])
+    except InputError as exc:
+        where = "config.catalog" + ("" if exc.field is None else f".{exc.field}")
+        raise InputError(None, where, exc.problem) from None
+    params = _fields("config.params", conf["params"], ("H", "mu", "rho"))
+    run = RunConfig.from_dict(conf["run"], "config.run")
+    try:
+        r = cls(cat, config=run, H=params["H"], mu=params["mu"], rho=params["rho"])
+    except InputError as exc:
+        raise InputError(None, f"config.params.{exc.field}", exc.problem) from None
+    live = _fields(
+        "live",
+        state["live"],
+        ("time", "events", *MONEY, *COUNTS, "nodes", "capacity", "jobs", "plans"),
+    )
+    _fields("live", live, ("applied_now", "completed"))
+    clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
+    r.time = clock
+    r.events = checks.integer(live["events"], "live.events", minimum=0)
+    for k in MONEY:
+        setattr(r, k, checks.number(live[k], f"live.{k}", minimum=0.0))
+    for k in COUNTS:
+        setattr(r, k, checks.integer(live[k], f"live.{k}", minimum=0))
+    r._nodes = _nodes(live["nodes"], cat, r.nodes)
+    capacity = _fields("live.capacity", live["capacity"], ())
+    for vm, k in capacity.items():
+        if vm not in cat.vm_names:
+            _fail(f"live.capacity.{vm}", "not a VM type of the catalog")
+        checks.integer(k, f"live.capacity.{vm}", minimum=0)
+    r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
+    jobs = _list("live.jobs", live["jobs"])
+    completed = _list("completed", state["completed"])
+    if clock is None and (jobs or completed or r._nodes):
+        _fail("live.time", "is null (no event yet) but the state has jobs or nodes")
+    if len(jobs) > MAX_JOBS:
+        _fail("live.jobs", f"{len(jobs)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)")
+    if checks.integer(live["completed"], "live.completed", minimum=0) != len(completed):
+        _fail(
+            "completed",
+            f"has {len(completed)} records but the live part counts {live['completed']}: "
+            "the completion log is not whole",
+        )
+    tol = TIME_TOL + 1e-9 * (clock or 0.0)
+    for i, d in enumerate(completed):
+        d = _completed(f"completed[{i}]", d, clock, tol)
+        if d["id"] in r._completed:
+            _fail(f"completed[{i}].id", f"{d['id']!r} is listed twice")
+        r._completed[d["id"]] = d
+        r._log.append(d["id"])
+    r._jobs = _jobs(jobs, cat, r, clock, tol)
+    for p, n in r._nodes.items():
+        vm = [j.cfg for j in r._jobs.values() if j.node == p]
+        if vm and int(cat.cfg_vm[vm[0]]) != n.vm:
+            _fail(f"live.nodes (node {p})", f"runs {cat.vm_names[n.vm]}, its jobs another VM type")
+    plans = _list("live.plans", live["plans"])
+    for i, p in enumerate(plans):
+        p = _fields(f"live.plans[{i}]", p, ("ids", "plan"))
+        _digests(f"live.plans[{i}].ids", p["ids"])
+        try:
+            Plan.from_dict(p["plan"])
+        except (KeyError, TypeError, AttributeError) as exc:
+            _fail(f"live.plans[{i}].plan", f"is not a plan: {exc!r}")
+    r._plans.extend(dict(p) for p in plans)
+    r._applied_now = _digests("live.applied_now", live["applied_now"])
+    return r
+
+
+def _digests(where: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        _fail(where, f"must map event ids to digests (strings), got {brief(value)}")
+    return dict(value)
+
+
+def _nodes(value: Any, cat: Catalog, N: int) -> dict[int, Node]:
+    out: dict[int, Node] = {}
+    for i, d in enumerate(_list("live.nodes", value)):
+        at = f"live.nodes[{i}]"
+        d = _fields(at, d, ("node", "vm", *NODE_SAVED))
+        p = checks.integer(d["node"], f"{at}.node", minimum=0, maximum=N - 1)
+        if p in out:
+            _fail(f"{at}.node", f"node {p} is listed twice")
+        if d["vm"] not in cat.vm_names:
+            _fail(f"{at}.vm", f"must be a VM type of the catalog, got {brief(d['vm'])}")
+        own = {k: check(d[k], f"{at}.{k}") for k, check in NODE_SAVED.items()}
+        out[p] = Node(cat.vm_index(d["vm"]), **own)
+    return dict(sorted(out.items()))
+
+
+def _jobs(
+    value: list[Any], cat: Catalog, r: Rescheduler, clock: float | None, tol: float
+) -> dict[str, Job]:
+    """The unfinished jobs: each through `parse_job` (its instance-format object) and the
+    declared checks of its other fields; placements on open nodes of their VM type, within
+    capacity (`gpuaas.instance._check_placements`)."""
+    specs: list[JobSpec] = []
+    out: dict[str, Job] = {}
+    for i, d in enumerate(value):
+        at = f"live.jobs[{i}]"
+        d = _fields(at, d, ("id", "release", "due", "weight", "work", "progress", "placement"))
+        _fields(at, d, tuple(JOB_SAVED))
+        work = _list(f"{at}.work", d["work"])
+        if len(work) != cat.n_configs:
+            _fail(
+                f"{at}.work",
+                f"must have one entry per configuration ({cat.n_configs}), got {len(work)}",
+            )
+        obj = {k: d[k] for k in ("id", "release", "due", "weight", "progress", "placement")}
+        spec = parse_job(obj | {"times": times_object(work, cat)}, cat, None, at)
+        if spec.id in out or spec.id in r._completed:
+            _fail(f"{at}.id", f"{spec.id!r} is listed twice")
+        own = {k: check(d[k], f"{at}.{k}") for k, check in JOB_SAVED.items()}
+        job = Job(
+            id=spec.id,
+            release=spec.release,
+            due=spec.due,
+            weight=spec.weight,
+            work=spec.work,
+            progress=spec.progress,
+            node=spec.node,
+            cfg=spec.cfg,
+            **own,
+        )
+        _in_order(at, job, clock, tol)
+        if job.cfg >= 0 and job.node not in r._nodes:
+            _fail(f"{at}.placement", f"node {job.node} is not open")
+        specs.append(spec)
+        out[job.id] = job
+    _check_placements(specs, cat, r.nodes, None)
+    return out
+
+
+def _in_order(at: str, job: Job, clock: float | None, tol: float) -> None:
+    """release <= start <= clock, running <= clock - start (no negative waiting or JCT)."""
+    now = clock if clock is not None else 0.0
+    if job.release > now + tol:
+        _fail(f"{at}.release", f"{job.release!r} is after the clock {now!r}")
+    if job.start is None:
+        if job.running > 0 or job.cfg >= 0:
+            _fail(f"{at}.start", "is null (never started) but the job ran")
+        return
+    if not job.release - tol <= job.start <= now + tol:
+        _fail(f"{at}.start", f"{job.start!r} is not between its release and the clock {now!r}")
+    if job.running > now - job.start + tol:
+        _fail(
+            f"{at}.running",
+            f"{job.running!r} s is more than the {now - job.start!r} s since it started",
+        )
+
+
+def _completed(at: str, d: Any, clock: float | None, tol: float) -> dict[str, Any]:
+    """A completion record: its fields, and release <= start <= completion <= clock."""
+    d = _fields(at, d, COMPLETED_FIELDS)
+    if not isinstance(d["id"], str) or not d["id"]:
+        _fail(f"{at}.id", f"must be a non-empty string, got {brief(d['id'])}")
+    for k in COMPLETED_FIELDS[1:]:
+        if k in ("migrations", "preemptions", "interruptions"):
+            checks.integer(d[k], f"{at}.{k}", minimum=0)
+        elif k in ("release", "start", "completion"):
+            checks.number(d[k], f"{at}.{k}", minimum=0.0, maximum=HORIZON)
+        elif k == "due":
+            checks.number(d[k], f"{at}.{k}")
+        else:
+            checks.number(d[k], f"{at}.{k}", minimum=-tol)
+    now = clock if clock is not None else 0.0
+    if not d["release"] - tol <= d["start"] <= d["completion"] + tol <= now + 2 * tol:
+        _fail(at, "its release, start, completion and the clock are not in that order")
+    if d["running"] > d["completion"] - d["start"] + tol:
+        _fail(f"{at}.running", "is longer than from its start to its completion")
+    return dict(d)

@@ -1,0 +1,386 @@
+"""The Rescheduler's records: a job's and a node's persistent fields, declared once, and what it
+answers (`Plan` and its typed actions) or reports (`JobStatus`, `NodeStatus`).
+
+**Declared once.** Every field of `Job` and `Node` says, in its declaration, how it is saved:
+the fields of the instance format's job object (id, release, due, weight, work, progress and the
+placement node / cfg) are saved as that object and read back through the checks of
+`gpuaas.instance.parse_job`, so whatever `submit` accepts can be saved and restored; every other
+field is saved under its name and checked on restore by the check it declares. Saving,
+restoring, the savepoint that undoes a failed event (every field) and the instance view
+(`INSTANCE_VIEW`) iterate over these declarations: a new field is one line here (and its use).
+Values are never changed in place (an array or a mapping is replaced), so a savepoint copies
+references.
+
+**Plans.** A `Plan`'s actions are typed records (`OpenVM`, `StartJob`, ...). Each is also a
+read-only mapping of its JSON object, so `plan.start[0]["node"]`, `plan.to_dict()` and code
+written against the dictionaries of earlier releases keep working.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gpuaas import checks
+from gpuaas.limits import HORIZON
+
+# -- declarations --------------------------------------------------------------------------
+
+
+def _spec(instance: str | None = None) -> Any:
+    """A field of the instance format's job object (saved as that object, `parse_job` checks
+    it); `instance`: the Instance array it feeds."""
+    return field(metadata={"saved": "job", "instance": instance})
+
+
+def _saved(default: Any, check: Callable[[Any, str], Any]) -> Any:
+    """A field saved under its own name, checked on restore by `check(value, where)`."""
+    return field(default=default, metadata={"saved": "own", "check": check})
+
+
+def _count(value: Any, where: str) -> int:
+    return checks.integer(value, where, minimum=0)
+
+
+def _time(value: Any, where: str) -> float | None:
+    return checks.optional_number(value, where, minimum=0.0, maximum=HORIZON)
+
+
+def _seconds(value: Any, where: str) -> float:
+    return checks.number(value, where, minimum=0.0, maximum=HORIZON)
+
+
+def _share(value: Any, where: str) -> float:
+    return checks.number(value, where, minimum=0.0)
+
+
+def _reported(value: Any, where: str) -> float | None:
+    return None if value is None else checks.fraction(value, where)
+
+
+@dataclass(eq=False, slots=True)
+class Job:
+    """An unfinished job: its data, progress and place (node = cfg = -1: waiting)."""
+
+    id: str = _spec()
+    release: float = _spec("release")
+    due: float = _spec("due")
+    weight: float = _spec("weight")
+    work: np.ndarray = _spec("work")  # (C,) whole-job seconds per configuration, inf: cannot run
+    progress: float = _spec("progress")  # fraction of the work done (predicted or measured)
+    node: int = field(default=-1, metadata={"saved": "job", "instance": "current_node"})
+    cfg: int = field(default=-1, metadata={"saved": "job", "instance": "current_cfg"})
+    start: float | None = _saved(None, _time)  # first start; None: never ran here
+    running: float = _saved(0.0, _seconds)  # seconds spent running so far
+    migrations: int = _saved(0, _count)
+    preemptions: int = _saved(0, _count)
+    interruptions: int = _saved(0, _count)  # VMs lost under it (`Interruption` events)
+    lost: float = _saved(0.0, _share)  # fraction of its work lost to restarts
+    reported: float | None = _saved(None, _reported)  # last measured progress: a floor
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """An open physical node: its VM type (catalog index) and when it can run jobs (start-up)."""
+
+    vm: int = field(metadata={"saved": "vm"})  # saved as the VM type's name
+    ready: float = _saved(0.0, _seconds)
+
+
+#: Job field names, in declaration order (what a savepoint copies)
+JOB_FIELDS = tuple(f.name for f in dataclasses.fields(Job))
+#: Job fields saved under their own names, with their checks
+JOB_SAVED = {
+    f.name: f.metadata["check"] for f in dataclasses.fields(Job) if f.metadata.get("saved") == "own"
+}
+#: Node fields saved under their own names, with their checks
+NODE_SAVED = {
+    f.name: f.metadata["check"]
+    for f in dataclasses.fields(Node)
+    if f.metadata.get("saved") == "own"
+}
+#: Instance array -> the Job field it is made of (`Rescheduler.instance`)
+INSTANCE_VIEW = {
+    f.metadata["instance"]: f.name for f in dataclasses.fields(Job) if f.metadata.get("instance")
+}
+
+#: the record of a completed job (`Rescheduler.completions()`, `completed_record`)
+COMPLETED_FIELDS = (
+    "id",
+    "release",
+    "start",
+    "completion",
+    "due",
+    "weight",
+    "tardiness_cost",
+    "jct",
+    "waiting",
+    "running",
+    "migrations",
+    "preemptions",
+    "lost_work",
+    "interruptions",
+)
+
+
+def completed_record(job: Job, at: float, tardiness_cost: float) -> dict[str, Any]:
+    """What is kept of `job` completed at `at`: its times, costs and moves."""
+    start = job.start if job.start is not None else at
+    rec = {
+        "id": job.id,
+        "release": job.release,
+        "start": start,
+        "completion": at,
+        "due": job.due,
+        "weight": job.weight,
+        "tardiness_cost": tardiness_cost,
+        "jct": at - job.release,
+        "waiting": at - job.release - job.running,
+        "running": job.running,
+        "migrations": job.migrations,
+        "preemptions": job.preemptions,
+        "lost_work": job.lost,
+    }
+    rec["interruptions"] = job.interruptions
+    return rec
+
+
+# -- what the Rescheduler reports ----------------------------------------------------------
+
+
+class JobStatus(NamedTuple):
+    """An unfinished job as the rescheduler sees it now (a copy: changing it changes nothing).
+
+    `progress` is the predicted fraction of its work done (the measured one when reported).
+    A waiting job has `node` = `cfg` = -1 and `vm`, `gpus`, `ready` None; a running one runs on
+    physical node `node` with catalog configuration `cfg` (VM type `vm`, `gpus` GPUs) and makes
+    progress from `ready` on (when its node's VM finished starting up, see `startup`).
+    """
+
+    id: str
+    progress: float
+    node: int
+    cfg: int
+    vm: str | None
+    gpus: int | None
+    ready: float | None
+    start: float | None  # first start, None if never started
+
+
+class NodeStatus(NamedTuple):
+    """An open physical node: its VM type and the time from which it can run jobs (start-up)."""
+
+    node: int
+    vm: str
+    ready: float
+
+
+# -- plans ---------------------------------------------------------------------------------
+
+
+class _Action(Mapping[str, Any]):
+    """A typed plan record that reads as its JSON object too (keys, ``a["node"]``, ==)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()!r})"
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _plain(value: Any) -> Any:
+    return value.to_dict() if isinstance(value, _Action) else value
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Place(_Action):
+    """Where a job runs: physical node, VM type and GPUs."""
+
+    node: int
+    vm: str
+    gpus: int
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class OpenVM(_Action):
+    """Open a VM of type `vm` on node `node`."""
+
+    node: int
+    vm: str
+
+
+class CloseVM(OpenVM):
+    """Close node `node`'s VM (of type `vm`)."""
+
+
+class PlannedNode(OpenVM):
+    """An open node of the target state."""
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ResizeVM(_Action):
+    """Node `node` changes from VM type `old` to `new` (JSON keys "from", "to")."""
+
+    node: int
+    old: str
+    new: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "from": self.old, "to": self.new}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class StartJob(_Action):
+    """A waiting job starts on `node` with `gpus` GPUs of VM type `vm`, from `progress`."""
+
+    id: str
+    node: int
+    vm: str
+    gpus: int
+    progress: float
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MigrateJob(_Action):
+    """A running job moves (JSON keys "from", "to"), losing `lost_work` of its work."""
+
+    id: str
+    old: Place
+    new: Place
+    lost_work: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "from": self.old.to_dict(),
+            "to": self.new.to_dict(),
+            "lost_work": self.lost_work,
+        }
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PreemptJob(_Action):
+    """A running job is stopped (it waits), losing `lost_work` of its work."""
+
+    id: str
+    node: int
+    vm: str
+    gpus: int
+    lost_work: float
+
+
+class InterruptedJob(PreemptJob):
+    """A job whose node's VM was lost (`Interruption`): it waits, losing `lost_work`."""
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PlannedJob(_Action):
+    """An unfinished job of the target state (node, vm, gpus None: waiting)."""
+
+    id: str
+    node: int | None
+    vm: str | None
+    gpus: int | None
+
+
+_ACTIONS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "open": lambda d: OpenVM(d["node"], d["vm"]),
+    "resize": lambda d: ResizeVM(d["node"], d["from"], d["to"]),
+    "close": lambda d: CloseVM(d["node"], d["vm"]),
+    "start": lambda d: StartJob(d["id"], d["node"], d["vm"], d["gpus"], d["progress"]),
+    "migrate": lambda d: MigrateJob(d["id"], Place(**d["from"]), Place(**d["to"]), d["lost_work"]),
+    "preempt": lambda d: PreemptJob(d["id"], d["node"], d["vm"], d["gpus"], d["lost_work"]),
+    "interrupted": lambda d: InterruptedJob(d["id"], d["node"], d["vm"], d["gpus"], d["lost_work"]),
+    "nodes": lambda d: PlannedNode(d["node"], d["vm"]),
+    "jobs": lambda d: PlannedJob(d["id"], d["node"], d["vm"], d["gpus"]),
+}
+
+
+@dataclass
+class Plan:
+    """What to do at one rescheduling point, and the target state after doing it.
+
+    Apply in this order: preempt, then close / resize VMs, open VMs, then start and migrate
+    jobs. `nodes` and `jobs` give the whole target state (open nodes; placement of every
+    unfinished job, `node: None` = waiting), so a plan can also be applied idempotently.
+    `interrupted` lists the jobs whose VM was lost (their node is already gone: no action).
+    """
+
+    time: float
+    submitted: list[str] = field(default_factory=list)
+    completed: list[str] = field(default_factory=list)
+    open: list[OpenVM] = field(default_factory=list)
+    resize: list[ResizeVM] = field(default_factory=list)
+    close: list[CloseVM] = field(default_factory=list)
+    start: list[StartJob] = field(default_factory=list)
+    migrate: list[MigrateJob] = field(default_factory=list)
+    preempt: list[PreemptJob] = field(default_factory=list)
+    nodes: list[PlannedNode] = field(default_factory=list)
+    jobs: list[PlannedJob] = field(default_factory=list)
+    objective: float = 0.0  # f_OBJ (P1a) of the solver's solution at this point
+    method: str = ""
+    solver_seconds: float = 0.0  # the method's own stats["seconds"]
+    solver_cpu_seconds: float = 0.0  # process CPU time of the whole solve call
+    next_tick: float = math.inf  # when to call tick() if nothing else happens
+    interrupted: list[InterruptedJob] = field(default_factory=list)
+
+    @property
+    def changes(self) -> int:
+        """Number of actions (VM and job changes) in the plan."""
+        return sum(
+            map(len, (self.open, self.resize, self.close, self.start, self.migrate, self.preempt))
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dictionary of the plan (`interrupted` only when a VM was lost)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == "interrupted" and not v:
+                continue
+            out[f.name] = [_plain(a) for a in v] if isinstance(v, list) else v
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """The plan of a `to_dict` object (a remembered plan, `Rescheduler.handle`)."""
+        kw = {k: v for k, v in data.items() if k not in _ACTIONS}
+        kw.update({k: [_ACTIONS[k](a) for a in data.get(k, [])] for k in _ACTIONS})
+        return cls(**kw)
+
+    def __str__(self) -> str:
+        running = sum(j.node is not None for j in self.jobs)
+        waiting = len(self.jobs) - running
+        lines = [
+            f"t={self.time:g}: {len(self.nodes)} node(s) open, {running} job(s) running, {waiting} waiting"
+        ]
+        lines += [f"  lost    {a.id} on node {a.node} {a.vm} (VM gone)" for a in self.interrupted]
+        lines += [f"  open    node {a.node} {a.vm}" for a in self.open]
+        lines += [f"  resize  node {a.node} {a.old} -> {a.new}" for a in self.resize]
+        lines += [f"  close   node {a.node} {a.vm}" for a in self.close]
+        lines += [f"  start   {a.id} on node {a.node} {a.vm} x{a.gpus}" for a in self.start]
+        lines += [
+            f"  migrate {a.id} node {a.old.node} {a.old.vm} x{a.old.gpus}"
+            f" -> node {a.new.node} {a.new.vm} x{a.new.gpus}"
+            for a in self.migrate
+        ]
+        lines += [f"  preempt {a.id} from node {a.node}" for a in self.preempt]
+        return "\n".join(lines)

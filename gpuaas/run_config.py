@@ -1,0 +1,131 @@
+"""The configuration of an online run, in one record carried from the CLI and campaign cells to
+the Simulator and the Rescheduler.
+
+`RunConfig` holds what a user chooses about a run besides its jobs: the method and its solver
+options, the seed, the node count, the reconfiguration costs, the rescheduling tick and the
+simulated prediction error. It is checked once, when built; `RunConfig.build` turns the
+keyword arguments of the public APIs (`gpuaas.simulate`, `Simulator`, `Rescheduler`) into one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuaas import checks
+from gpuaas.errors import InputError
+from gpuaas.limits import MAX_SECONDS
+from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+
+#: the largest simulated prediction error (mean absolute relative error): factors stay > 0
+MAX_NOISE = 0.5
+
+
+@dataclass(frozen=True, eq=True)
+class RunConfig:
+    """How one online run is configured (checked when built; immutable).
+
+    Attributes
+    ----------
+    method : str
+        A registered method (`gpuaas.methods.METHODS`), called at every rescheduling point.
+    seed : int
+        Base seed: rescheduling point k solves with a seed derived from (seed, k); the
+        simulator's noise stream is seeded by it too.
+    nodes : int or None
+        N, node slots that may be open at once; None: the trace's.
+    overhead, startup : float
+        Reconfiguration costs (`gpuaas.reconfiguration`): seconds of work a moved job loses,
+        seconds a VM opened or resized is billed before it runs jobs.
+    tick : float or None
+        Rescheduling interval when nothing happens; None: the method's own
+        (`gpuaas.methods.default_tick`), else the instance's H (`interval`).
+    noise : float
+        Simulated prediction error: mean absolute relative error of actual durations, in
+        [0, 0.5) (the paper: 0.11). Only the simulator reads it.
+    options : mapping
+        Solver options passed to the method at every rescheduling point (JSON-able).
+    """
+
+    method: str = DEFAULT_METHOD
+    seed: int = 0
+    nodes: int | None = None
+    overhead: float = DEFAULT_OVERHEAD
+    startup: float = DEFAULT_STARTUP
+    tick: float | None = None
+    noise: float = 0.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        if not isinstance(self.method, str):
+            raise InputError(None, "method", f"must be a method name, got {self.method!r}")
+        get_method(self.method)  # unknown method: InputError now, not at the first event
+        if not isinstance(self.options, Mapping):
+            raise InputError(None, "options", f"must be a mapping, got {self.options!r}")
+        check_options(self.method, self.options)
+        set_("options", dict(self.options))  # a copy: the caller's mapping may change
+        set_("seed", checks.seed(self.seed))
+        if self.nodes is not None:
+            set_("nodes", checks.nodes(self.nodes))
+        for k in ("overhead", "startup"):
+            set_(k, checks.number(getattr(self, k), k, minimum=0.0, maximum=MAX_SECONDS))
+        if self.tick is not None:
+            set_("tick", checks.number(self.tick, "tick", maximum=MAX_SECONDS, positive=True))
+        noise = self.noise
+        if isinstance(noise, bool) or not (
+            isinstance(noise, (int, float)) and 0.0 <= noise < MAX_NOISE
+        ):
+            raise InputError(
+                None, "noise", f"must be a mean relative error in [0, {MAX_NOISE:g}), got {noise!r}"
+            )
+        set_("noise", float(noise))
+
+    @classmethod
+    def build(
+        cls, config: RunConfig | None = None, method: str | None = None, **settings: Any
+    ) -> RunConfig:
+        """`config` (default: the defaults) with `method` and `settings` replacing its values;
+        a setting that is not a field of RunConfig is a solver option."""
+        base = cls() if config is None else config
+        names = {f.name for f in dataclasses.fields(cls)} - {"options"}
+        given = {k: v for k, v in settings.items() if k in names}
+        options = {**base.options, **{k: v for k, v in settings.items() if k not in names}}
+        return dataclasses.replace(
+            base, method=base.method if method is None else method, options=options, **given
+        )
+
+    def interval(self, H: float) -> float:
+        """The rescheduling interval: `tick`, else the method's own, else `H`."""
+        if self.tick is not None:
+            return self.tick
+        own = default_tick(self.method)
+        return H if own is None else own
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able (the options must be)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["options"] = dict(self.options)
+        try:
+            json.dumps(out, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InputError(None, "options", f"must be JSON-able: {exc}") from None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "run") -> RunConfig:
+        """The inverse of `to_dict`, checked (errors name `where`.field)."""
+        if not isinstance(data, Mapping):
+            raise InputError(None, where, f"must be an object, got {type(data).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise InputError(None, f"{where}.{unknown[0]}", "unknown field")
+        try:
+            return cls(**data)
+        except InputError as exc:
+            raise InputError(None, f"{where}.{exc.field}", exc.problem) from None
