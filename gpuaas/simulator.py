@@ -409,28 +409,36 @@ def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
 
 
 class _ProgressBar:
-    """A one-line progress indicator on stderr, redrawn at most every 0.2 s."""
+    """A progress line on stderr: on a terminal redrawn at most every 0.2 s; elsewhere (a log)
+    a new line every 10 s, so a run of minutes is never silent and a short one prints nothing."""
+
+    LOG_INTERVAL = 10.0  # seconds between lines off a terminal
 
     def __init__(self, total: int) -> None:
         self.total = max(total, 1)
-        self.last = 0.0
+        self.tty = sys.stderr.isatty()
+        self.interval = 0.2 if self.tty else self.LOG_INTERVAL
+        self.last = 0.0 if self.tty else _time.monotonic()
+        self.shown = False
 
     def update(self, done: int, events: int, clock: float, force: bool = False) -> None:
         now = _time.monotonic()
-        if not force and now - self.last < 0.2:
+        if now - self.last < self.interval and not (force and self.shown):
             return
-        self.last = now
+        self.last, self.shown = now, True
         width = 30
         fill = int(width * done / self.total)
-        sys.stderr.write(
-            f"\rsimulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
-            f"{events} events, t = {clock / 3600:.1f} h "
+        line = (
+            f"simulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
+            f"{events} events, t = {clock / 3600:.1f} h"
         )
+        sys.stderr.write(f"\r{line} " if self.tty else f"{line}\n")
         sys.stderr.flush()
 
     def close(self) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
+        if self.tty and self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
 
 
 def simulate(

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuaas.errors import InputError, SolverError, StateError
+from gpuaas.limits import MIN_SECONDS
 from gpuaas.methods import METHODS, Method
 from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max
 from gpuaas.solution import Solution
@@ -656,8 +657,8 @@ def test_events_round_trip_as_json():
 @given(
     jobs=st.lists(
         st.tuples(
-            st.floats(1e-3, 1e9),  # time on A
-            st.floats(1e-3, 1e9),  # time on B x2
+            st.floats(MIN_SECONDS, 1e9),  # time on A (the least whole-job time accepted ...)
+            st.floats(MIN_SECONDS, 1e9),  # time on B x2 (... gpuaas.limits)
             st.floats(-1e9, 1e9),  # due
             st.floats(0.0, 1e6),  # weight
             st.floats(0.0, 1.0, exclude_max=True),  # progress at submission
