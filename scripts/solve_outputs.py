@@ -26,9 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def stopped(stats: dict) -> bool:
-    """Whether a MILP (or a controller of `hierarchical`) stopped at its wall-clock time limit:
-    where it stopped, and so the solution, depends on the machine's speed and load."""
-    return "time_limit" in json.dumps(stats.get("status")) + json.dumps(stats.get("statuses"))
+    """Whether a MILP (or a controller of `hierarchical`) stopped at its wall-clock time limit,
+    with an incumbent ("time_limit") or with its warm start only ("warm_start"): where it
+    stopped, and so the solution, depends on the machine's speed and load."""
+    said = json.dumps(stats.get("status")) + json.dumps(stats.get("statuses"))
+    return "time_limit" in said or "warm_start" in said
 
 
 def decided(stats: dict) -> dict:
