@@ -130,7 +130,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
             if j.cfg < 0
             else {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])},
         }
-        d.update({k: getattr(j, k) for k in JOB_SAVED})
+        d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
     live: dict[str, Any] = {"time": r.time, "events": r.events}
@@ -140,13 +140,18 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         for p, n in r._nodes.items()
     ]
     live["capacity"] = r.capacity()
-    live["recent_moves"] = [list(m) for m in r._recent_moves]
-    live["speed_pool"] = list(r._speed_pool)
+    live["recent_moves"] = _lists(r._recent_moves)
+    live["speed_pool"] = _lists(r._speed_pool)
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
     live["completed"] = len(r._completed)
     return live
+
+
+def _lists(value: Any) -> Any:
+    """A saved field as JSON reads it back: tuples (the speed evidence) as lists."""
+    return [_lists(v) for v in value] if isinstance(value, tuple) else value
 
 
 def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
