@@ -22,8 +22,8 @@ the `Instance`, so methods that price moves keep a running job in place unless m
 **Progress reports.** Progress is predicted from the configurations' times, times the job's
 estimated actual / predicted ratio (the speed model, `gpuaas.rescheduler.speed`, learned from
 the progress measured between consecutive reports and from throughput reports); a measured
-fraction (`ProgressReport`) replaces it. A job predicted finished but not reported complete is held at
-`MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
+fraction (`ProgressReport`) replaces it. A job predicted finished but not reported complete is
+held at `MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
 unless the job was restarted in between (a restart may lose more than predicted): each job keeps
 its last measured progress (`reported`). A job that never ran here (`start` None, even with
 progress at submission, which it made elsewhere) can be neither reported on nor completed.
@@ -40,8 +40,8 @@ method chooses is a voluntary move (a lost VM, `Interruption`, is not). A runnin
 keeps it where it is), and so is every running job once the last hour's voluntary moves reach
 `moves_per_hour`. When a plan would move more jobs than the hour has left, the jobs it moves of
 least slack (due date - remaining time where they run) keep their moves, every other running
-job is pinned and the method plans again. A plan that still moves a pinned job, or more than the budget, is
-refused (SolverError): nothing is applied.
+job is pinned and the method plans again. A plan that still moves a pinned job, or more than
+the budget, is refused (SolverError): nothing is applied.
 
 **Checks.** Everything is checked before anything changes; an event that raises (bad input,
 or a method that fails) leaves the state as it was, so it can be fed again.
@@ -203,7 +203,7 @@ class Rescheduler:
         # the completed jobs' speed evidence (`speed.pool`): how much of an error is the job's
         self._speed_pool: speed.Pool = speed.EMPTY_POOL
         # job id -> (observed, measured, share, estimated ratios): `_estimate`'s cache (not state)
-        self._speed: dict[str, tuple[Any, Any, np.ndarray | None]] = {}
+        self._speed: dict[str, tuple[Any, Any, float, np.ndarray | None]] = {}
 
     # -- the configuration ------------------------------------------------------------------
     nodes = property(lambda self: self.config.nodes, doc="N, node slots that may be open at once")
@@ -545,14 +545,13 @@ class Rescheduler:
         if inst.n_jobs:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
             sol, seconds, cpu = self._solve(inst, seed)
-            moving = np.flatnonzero(
-                moved(inst, sol.job_node, sol.job_cfg) & (inst.current_cfg >= 0)
-            )
+            running = inst.current_cfg >= 0
+            moving = np.flatnonzero(moved(inst, sol.job_node, sol.job_cfg) & running)
             if left is not None and len(moving) > left:
                 # over the hourly budget: the `left` moving jobs of least slack may move, the
                 # method plans again around every other running job
                 slack = inst.rel_due[moving] - inst.times[moving, inst.current_cfg[moving]]
-                pinned = inst.pinned | (inst.current_cfg >= 0)
+                pinned = inst.pinned | running
                 pinned[moving[np.argsort(slack, kind="stable")[:left]]] = False
                 inst = dataclasses.replace(inst, pinned=pinned)
                 sol, more, more_cpu = self._solve(inst, seed)
