@@ -56,7 +56,8 @@ def lognormal_sigma(level: float) -> float:
 
 
 def draw_factors(trace: Instance, seed: int, level: float, model: str) -> np.ndarray:
-    """(J, C) actual / predicted duration of each job on each configuration (all 1 at level 0)."""
+    """(J, C) actual / predicted duration of each job on each configuration (all 1 at level 0);
+    the log-normal models through `log_parts`."""
     J, C = trace.n_jobs, trace.catalog.n_configs
     if level <= 0.0:
         return np.ones((J, C))
@@ -64,9 +65,20 @@ def draw_factors(trace: Instance, seed: int, level: float, model: str) -> np.nda
     if model == "uniform":
         per_job = 1.0 + rng.uniform(-2 * level, 2 * level, size=J)
         return np.repeat(per_job[:, None], C, axis=1)
+    job, config = log_parts(trace, rng, level, model)
+    return np.exp(job[:, None] + config)
+
+
+def log_parts(
+    trace: Instance, rng: np.random.Generator, level: float, model: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The log of a log-normal model's factors in two parts: the job's own (J,), shared by its
+    configurations, and the configuration's (J, C) (0 for `lognormal`), drawn from `rng` in
+    this order."""
+    J, C = trace.n_jobs, trace.catalog.n_configs
     sigma = lognormal_sigma(level)
     if model == "lognormal":
-        return np.repeat(np.exp(sigma * rng.standard_normal(J))[:, None], C, axis=1)
+        return sigma * rng.standard_normal(J), np.zeros((J, C))
     if model != "lognormal-config":
         raise ValueError(f"unknown noise model {model!r}")
     cat = trace.catalog
@@ -75,10 +87,8 @@ def draw_factors(trace: Instance, seed: int, level: float, model: str) -> np.nda
     job = rng.standard_normal(J)
     per_model = rng.standard_normal((J, int(gpu_model.max()) + 1))
     per_count = rng.standard_normal((J, int(gpu_model.max()) + 1, int(cat.gpus.max())))
-    log_f = sigma / math.sqrt(2.0) * job[:, None] + sigma / 2.0 * (
-        per_model[:, gpu_model] + per_count[:, gpu_model, gpus]
-    )
-    return np.exp(log_f)
+    config = sigma / 2.0 * (per_model[:, gpu_model] + per_count[:, gpu_model, gpus])
+    return sigma / math.sqrt(2.0) * job, config
 
 
 def actual_trace(trace: Instance, factors: np.ndarray) -> Instance:

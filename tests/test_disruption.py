@@ -61,6 +61,16 @@ def test_every_method_keeps_pinned_jobs(method, overhead):
         assert (sol.job_cfg[p] == inst.current_cfg[p]).all()
 
 
+def test_pins_travel_through_the_file_format_and_subsets():
+    inst = incumbent(3, 600.0)
+    back = Instance.from_dict(json.loads(json.dumps(inst.to_dict())))
+    assert (back.pinned == inst.pinned).all() and inst.pinned.any()
+    idx = np.flatnonzero(inst.pinned)[:1]
+    assert inst.subset(idx).pinned.tolist() == [True]
+    with pytest.raises(Exception, match="a waiting job cannot be pinned"):
+        dataclasses.replace(inst, pinned=inst.current_cfg < 0)
+
+
 def test_validator_reports_a_moved_pinned_job():
     inst = incumbent(3, 600.0)
     sol = solve(dataclasses.replace(inst, pinned=None), "edf")
