@@ -22,7 +22,12 @@ from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS
 from gpuaas.methods import solve as solve_instance
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.reconfiguration import (
+    DEFAULT_CHECKPOINT,
+    DEFAULT_OVERHEAD,
+    DEFAULT_STARTUP,
+    PAPER_COSTS,
+)
 from gpuaas.run_config import RunConfig
 
 
@@ -390,6 +395,52 @@ def reconfiguration_options(f: Any) -> Any:
     )(f)
 
 
+def spot_options(f: Any) -> Any:
+    """--spot, --availability, --checkpoint and --notice: spot capacity (docs/spot.md)."""
+    f = click.option(
+        "--notice",
+        type=SECONDS_OR_ZERO,
+        default=None,
+        help="Seconds a job needs to write a checkpoint on an interruption notice; if the "
+        "provider's warning is that long (AWS 120, GCP and Azure 30), an interrupted job "
+        "loses only the restart overhead [default: no checkpoint on notice].",
+    )(f)
+    f = click.option(
+        "--checkpoint",
+        type=SECONDS_OR_ZERO,
+        default=DEFAULT_CHECKPOINT,
+        show_default=True,
+        help="Seconds between a job's checkpoints (a job's own `checkpoint` wins; 0: "
+        "continuous): an interrupted job loses the work since its last one.",
+    )(f)
+    f = click.option(
+        "--availability",
+        metavar="SOURCE",
+        default=None,
+        help="Spot capacity to replay (implies --spot): 'model[:rate=R,spell_rate=S,"
+        "spell_mean=M,seed=K]' or trace files '[VM=]PATH,...' (Can't Be Late .json, "
+        "Bamboo/Parcae .csv) [default with --spot: model].",
+    )(f)
+    return click.option(
+        "--spot",
+        is_flag=True,
+        help="Let the catalog's spot VMs (spot price, interruptible) be used; availability "
+        "from the default model unless --availability names one.",
+    )(f)
+
+
+def spot_settings(
+    spot: bool, availability: str | None, checkpoint: float, notice: float | None
+) -> dict[str, Any]:
+    """The RunConfig fields of the spot options."""
+    return {
+        "spot": spot or availability is not None,
+        "availability": availability,
+        "checkpoint": checkpoint,
+        "notice": notice,
+    }
+
+
 def reconfiguration(overhead: float | None, startup: float | None, paper: bool) -> dict[str, float]:
     """The overhead and start-up to simulate: explicit values, else the paper's or the defaults."""
     base = PAPER_COSTS if paper else {"overhead": DEFAULT_OVERHEAD, "startup": DEFAULT_STARTUP}
@@ -421,6 +472,7 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
     help="Mean absolute relative error of predicted durations (paper: 0.11).",
 )
 @reconfiguration_options
+@spot_options
 @click.option(
     "--tick",
     type=SECONDS,
@@ -455,6 +507,10 @@ def simulate(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    spot: bool,
+    availability: str | None,
+    checkpoint: float,
+    notice: float | None,
     tick: float | None,
     time_limit: float | None,
     preset: str | None,
@@ -485,6 +541,7 @@ def simulate(
             tick=tick,
             options=options,
             **reconfiguration(overhead, startup, paper_costs),
+            **spot_settings(spot, availability, checkpoint, notice),
         )
         result = run_simulation(
             trace, config=config, log=log_file, progress=not quiet and sys.stderr.isatty()
@@ -574,6 +631,7 @@ def bound(
     help="Simulations run in this many processes.",
 )
 @reconfiguration_options
+@spot_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
 )
@@ -597,6 +655,10 @@ def compare(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    spot: bool,
+    availability: str | None,
+    checkpoint: float,
+    notice: float | None,
     as_json: bool,
     as_csv: bool,
     output: str | None,
@@ -652,6 +714,7 @@ def compare(
         workers=workers,
         on_row=progress,
         **reconfiguration(overhead, startup, paper_costs),
+        **spot_settings(spot, availability, checkpoint, notice),
     )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
     text = to_csv(rows) if csv_out else to_json(rows)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
+from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS, SPOT_COLUMNS
 from gpuaas.metrics import NAMES as JOB_METRICS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _RESULT_KEYS = {
     "method",
@@ -51,13 +51,22 @@ _RESULT_KEYS = {
     "bound",
     "cost_over_bound",
     "bound_detail",
+    "spot",
+    "checkpoint",
+    "notice",
+    "interruptions",
+    "interruptions_per_job",
+    "interruption_cost",
+    "interrupted_hours",
+    "spot_cost",
     *JOB_METRICS,
 }
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One simulation: a trace, a method, a seed, a node count and reconfiguration costs.
+    """One simulation: a trace, a method, a seed, a node count, reconfiguration costs and spot
+    capacity (`spot`: the availability source, None: on-demand only).
 
     A generated trace is named by (arrivals, nodes, jobs, trace_seed, catalog); a given trace by
     its file name `trace`, its Instance travelling with the cell in `instance` (so that remote
@@ -78,6 +87,9 @@ class Cell:
     catalog: str = "azure-2021"
     trace: str | None = None  # a given trace's file name
     tick: float | None = None  # rescheduling interval; None: the method's own, else H
+    spot: str | None = None  # the availability replayed (spot capacity on); None: on-demand only
+    checkpoint: float = DEFAULT_CHECKPOINT  # s between the jobs' checkpoints
+    notice: float | None = None  # s to write a checkpoint on an interruption notice
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
@@ -85,7 +97,8 @@ class Cell:
     @property
     def config(self) -> Any:
         """The cell's run configuration (`gpuaas.run_config.RunConfig`): its simulation runs
-        with `node_multiplier` x `nodes` nodes."""
+        with `node_multiplier` x `nodes` nodes; a spot model without its own seed is seeded by
+        the trace's seed and the solver's (`availability_source`)."""
         from gpuaas.run_config import RunConfig
 
         return RunConfig(
@@ -97,7 +110,22 @@ class Cell:
             tick=self.tick,
             noise=self.noise,
             options=json.loads(self.options),
+            spot=self.spot is not None,
+            availability=self.availability_source,
+            checkpoint=self.checkpoint,
+            notice=self.notice,
         )
+
+    @property
+    def availability_source(self) -> str | None:
+        """The availability the simulation replays: `spot`, a model without a seed of its own
+        seeded by (trace seed, solver seed), so that each trace of a campaign meets its own
+        draw and every method on it the same one."""
+        src = self.spot
+        if src is None or not (src == "model" or src.startswith("model:")) or "seed=" in src:
+            return src
+        seed = (self.trace_seed or 0) * 1000 + self.seed
+        return f"{src}{',' if ':' in src else ':'}seed={seed}"
 
     @property
     def key(self) -> str:
@@ -121,6 +149,14 @@ class Cell:
             k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
         if self.catalog != "azure-2021" and self.trace is None:
             k += f"-{self.catalog}"
+        if self.spot is not None:
+            k += "-spot" + (
+                "" if self.spot == "model" else hashlib.sha1(self.spot.encode()).hexdigest()[:8]
+            )
+            if self.checkpoint != DEFAULT_CHECKPOINT:
+                k += f"-ckpt{self.checkpoint:g}"
+            if self.notice is not None:
+                k += f"-notice{self.notice:g}"
         return k
 
     def params(self) -> dict[str, Any]:
@@ -128,6 +164,8 @@ class Cell:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["cell"] = self.key
         d["sim_nodes"] = self.nodes * self.node_multiplier
+        if self.spot is None:
+            d["checkpoint"] = None  # only spot runs are interrupted
         return {c: d[c] for c in PARAM_COLUMNS}
 
 
@@ -184,6 +222,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "cost_deviation": result.get("cost_deviation"),
             "bound": result.get("bound"),
             "cost_over_bound": result.get("cost_over_bound"),
+            **{k: result.get(k) if cell.spot is not None else None for k in SPOT_COLUMNS},
             "error": None,
             "extra": json.dumps(extra, sort_keys=True) if extra else None,
             "solver_seconds_mean": solver.get("mean"),
