@@ -586,6 +586,19 @@ def simulate(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON bounds to this file."
 )
+@click.option(
+    "--spot",
+    is_flag=True,
+    help="Spot VMs at the spot price, their capacity that of --availability (in hindsight).",
+)
+@click.option(
+    "--availability",
+    metavar="SOURCE",
+    default=None,
+    help="Spot capacity (implies --spot): a model or trace files, as for simulate "
+    "[default with --spot: model, seed --seed].",
+)
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of a spot model.")
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -593,11 +606,16 @@ def bound(
     time_limit: float | None,
     as_json: bool,
     output: str | None,
+    spot: bool,
+    availability: str | None,
+    seed: int,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
 
     The best of the per-job bound (each job alone, cheapest mix of configurations) and the
-    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
+    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md);
+    with --spot, spot VMs at the spot price within the capacity of the availability (the one
+    `gpuaas simulate --spot --seed S` replays for the same source and seed).
     """
     from gpuaas.bounds import bound as compute_bound
     from gpuaas.progress import Progress
@@ -607,7 +625,20 @@ def bound(
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
-        result = compute_bound(trace, nodes=nodes, slot=slot, time_limit=time_limit, progress=say)
+        market = None
+        if spot or availability is not None:
+            from gpuaas.simulator import spot_availability
+
+            config = RunConfig(spot=True, availability=availability, seed=seed, nodes=nodes)
+            market = spot_availability(trace, config)
+        result = compute_bound(
+            trace,
+            nodes=nodes,
+            slot=slot,
+            time_limit=time_limit,
+            progress=say,
+            availability=market,
+        )
     emit(result.to_dict(), as_json, result.summary(), output)
 
 

@@ -598,7 +598,8 @@ def simulate(
         Show a progress line on stderr.
     bound : bool or Bound
         Attach the lower bound of any schedule of the trace on the run's node count
-        (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a cached value).
+        (`gpuaas.bound`, default options; with spot, the spot-aware bound of the availability
+        replayed); False: none; a `Bound`: that one (a cached value).
     **settings
         Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
         ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
@@ -627,7 +628,7 @@ def simulate(
             "tardiness_cost": exact.tardiness_cost,
         }
     if bound is True:
-        result.bound = trace_bound(sim.trace, result.nodes)
+        result.bound = trace_bound(trace, result.nodes, availability=sim.availability)
     elif bound is not False:
         result.bound = bound
     return result

@@ -306,3 +306,57 @@ def test_cli_simulate_spot_and_availability(tmp_path):
     assert (
         res.output.strip().splitlines()[-1].startswith("gpuaas: error: --availability: model: seed")
     )
+
+
+# -- the spot-aware bound -----------------------------------------------------------------------
+
+
+def test_available_seconds_integrates_the_count():
+    from gpuaas.bounds import available_seconds
+
+    cap = Capacity([0.0, 100.0, 300.0], [2, 0, 1])
+    assert available_seconds(cap, 0.0, 100.0) == 200.0
+    assert available_seconds(cap, 50.0, 350.0) == 100.0 + 50.0
+    assert available_seconds(cap, 400.0, math.inf) == math.inf  # 1 VM for ever
+    gone = Capacity([0.0, 100.0], [3, 0])
+    assert available_seconds(gone, 50.0, math.inf) == 150.0
+    assert available_seconds(Capacity([0.0], [UNLIMITED]), 0.0, 10.0) == math.inf
+
+
+def test_the_bound_knows_when_spot_was_there():
+    """One job of 10 h on p3.2xlarge, due in 12 h: with spot for ever it pays the spot price;
+    with one spot VM for the first 2 h only, at most 2 h of it are at that price."""
+    from gpuaas.bounds import bound
+
+    job = {"id": "a", "due": 12 * 3600.0, "weight": 0.01, "times": {"p3.2xlarge": [36000.0]}}
+    trace = Instance.from_dict({"catalog": "aws-us-east-1", "nodes": 1, "jobs": [job]})
+    spot, od = 0.3707, 3.06
+    always = Availability({"p3.2xlarge": Capacity([0.0], [1])})
+    assert bound(trace, availability=always).bound == pytest.approx(10 * spot)
+    short = Availability({"p3.2xlarge": Capacity([0.0, 7200.0], [1, 0])})
+    b = bound(trace, availability=short, slot=3600.0)
+    assert b.bound == pytest.approx(2 * spot + 8 * od) and b.status == "optimal"
+    never = Availability({})
+    assert bound(trace, availability=never).bound == pytest.approx(10 * od)
+
+
+@pytest.mark.parametrize("source", ["model:spell_rate=0.5", "trace"])
+def test_the_spot_bound_is_below_every_simulated_schedule(tmp_path, source):
+    """Default, baselines and a method that takes spot at face value, on a model and on a
+    replayed trace with finite counts: none costs less than the spot-aware bound, which is at
+    least the per-job bound of the same columns."""
+    trace = aws_trace(nodes=2, jobs=8, seed=3, arrivals="high")
+    if source == "trace":
+        ticks = [2, 2, 1, 0, 0, 1, 2, 2, 0, 1] * 20
+        path = tmp_path / "x_v100_1.json"
+        path.write_text(json.dumps({"metadata": {"gap_seconds": 3600}, "data": ticks}))
+        source = f"{path},g6.xlarge={path},g5.xlarge={path}"
+    sim = Simulator(trace, "greedy", spot=True, availability=source, seed=1)
+    from gpuaas.bounds import bound
+
+    b = bound(trace, availability=sim.availability)
+    assert b.bound >= b.per_job - 1e-9
+    for method in ("incremental", "managed-spot", "uniform-progress", "greedy"):
+        res = simulate(trace, method, seed=1, spot=True, availability=source, bound=False)
+        assert res.total_cost >= b.bound - 1e-6, method
+    assert b.bound <= simulate(trace, "incremental", seed=1, bound=False).total_cost

@@ -291,10 +291,11 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
     """`gpuaas.bound` of the cell's generated trace on its simulated node count, computed once
     per process for all the methods and seeds that share them (a given trace's bound comes with
     its cells: `with_bounds`)."""
-    from gpuaas.simulator import trace_bound
+    from gpuaas.simulator import spot_availability, trace_bound
 
+    market = None if cell.spot is None else spot_availability(trace, cell.config)
     if cell.instance is not None:
-        return trace_bound(trace, cell.nodes * cell.node_multiplier)
+        return trace_bound(trace, cell.nodes * cell.node_multiplier, availability=market)
     key = (
         cell.arrivals,
         cell.nodes,
@@ -302,26 +303,26 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         cell.trace_seed,
         cell.catalog,
         cell.nodes * cell.node_multiplier,
+        None if market is None else market.source,
     )
     if key not in _bounds:
         if len(_bounds) >= 64:
             _bounds.clear()
-        _bounds[key] = trace_bound(trace, key[-1])
+        _bounds[key] = trace_bound(trace, key[-2], availability=market)
     return _bounds[key]
 
 
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     """The cells, those over a given trace with its bound on their node count attached,
-    computed here once per (trace, node count) instead of once per cell in the workers."""
-    from gpuaas.simulator import trace_bound
-
-    done: dict[tuple[str, int], Any] = {}
+    computed here once per (trace, node count, availability) instead of once per cell in the
+    workers."""
+    done: dict[tuple[str, int, str | None], Any] = {}
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
-            key = (str(c.trace), c.nodes * c.node_multiplier)
+            key = (str(c.trace), c.nodes * c.node_multiplier, c.availability_source)
             if key not in done:
-                done[key] = trace_bound(c.instance, key[1])
+                done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])
         out.append(c)
     return out
