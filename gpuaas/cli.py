@@ -27,7 +27,7 @@ from gpuaas.files import (
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
-from gpuaas.methods import DEFAULT_METHOD, METHODS
+from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS
 from gpuaas.methods import solve as solve_instance
 from gpuaas.reconfiguration import (
     DEFAULT_CHECKPOINT,
@@ -649,6 +649,8 @@ def bound(
     default=None,
     help="Comma-separated methods to simulate [default: "
     + ",".join(m for m in METHODS if METHODS[m].compare)
+    + "; with --spot: "
+    + ",".join(SPOT_METHODS)
     + "].",
 )
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
@@ -731,11 +733,12 @@ def compare(
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
     distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
-    names = (
-        cmp.default_methods()
-        if methods is None
-        else [m.strip() for m in methods.split(",") if m.strip()]
-    )
+    if methods is not None:
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+    elif spot or availability is not None:
+        names = list(SPOT_METHODS)
+    else:
+        names = cmp.default_methods()
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
     options = cmp.parse_settings(settings, names)
@@ -895,7 +898,7 @@ def catalogs_cmd(as_json: bool) -> None:
     for r in rows:
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     click.echo(
-        "spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
+        "spot = VM types with a spot price (their spot variants with --spot); "
         "sources: gpuaas catalogs --json"
     )
 

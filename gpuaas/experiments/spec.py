@@ -421,9 +421,9 @@ def _exclude(value: Any, source: str | None) -> tuple[dict[str, Any], ...]:
                     f"exclude[{i}].{k}",
                     f"not a cell parameter; expected one of {', '.join(_EXCLUDE_KEYS)}",
                 )
-            if isinstance(v, bool) or not isinstance(v, int | float | str):
+            if isinstance(v, bool) or not isinstance(v, int | float | str | None):
                 raise InputError(
-                    source, f"exclude[{i}].{k}", f"expected a number or a name, got {v!r}"
+                    source, f"exclude[{i}].{k}", f"expected a number, a name or null, got {v!r}"
                 )
         out.append(dict(pat))
     return tuple(out)
