@@ -20,8 +20,9 @@ from gpuaas.files import check_output, read_json, to_json, write_atomic
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
-from gpuaas.methods import DEFAULT_METHOD, METHODS
+from gpuaas.methods import DEFAULT_METHOD, METHODS, method_options
 from gpuaas.methods import solve as solve_instance
+from gpuaas.objective import OBJECTIVES
 from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
 from gpuaas.run_config import RunConfig
 
@@ -153,23 +154,35 @@ PRESET_HELP = "YAML file of method options (e.g. heuristics/path_relinking.yaml)
 
 
 def _with_preset(
-    ctx: click.Context, preset: str | None, method: str, time_limit: float | None
-) -> tuple[str, dict[str, Any], float | None, set[str]]:
-    """(method, options, time limit, the names of those taken from the `--preset` file) with
-    the file's, if any; the file's method applies unless `--method` was given."""
-    if preset is None:
-        return method, {}, time_limit, set()
-    from gpuaas.heuristics.presets import load_preset, preset_options
+    ctx: click.Context,
+    preset: str | None,
+    method: str,
+    time_limit: float | None,
+    objective: str | None = None,
+) -> tuple[str, dict[str, Any], float | None, set[str], str | None]:
+    """(method, options, time limit, the names of those taken from the `--preset` file, the
+    objective) with the file's, if any; the file's method applies unless `--method` was given,
+    its objective unless `--objective` was. The objective is passed on to a method that solves
+    under either (milp, hierarchical)."""
+    options: dict[str, Any] = {}
+    taken: set[str] = set()
+    if preset is not None:
+        from gpuaas.heuristics.presets import load_preset, preset_options
 
-    data = load_preset(preset)
-    if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
-        method = data.get("method", method)
-    options = preset_options(data, method, preset)
-    taken = set(options)
-    if time_limit is None and data.get("time_limit") is not None:
-        time_limit = data["time_limit"]
-        taken.add("time_limit")
-    return method, options, time_limit, taken
+        data = load_preset(preset)
+        if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
+            method = data.get("method", method)
+        options = preset_options(data, method, preset)
+        taken = set(options)
+        if time_limit is None and data.get("time_limit") is not None:
+            time_limit = data["time_limit"]
+            taken.add("time_limit")
+        if objective is None and data.get("objective") is not None:
+            objective = data["objective"]
+            taken.add("objective")
+    if objective is not None and "objective" in method_options(method):
+        options["objective"] = objective
+    return method, options, time_limit, taken, objective
 
 
 @contextlib.contextmanager
@@ -247,7 +260,15 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
 @click.option(
     "--p1n/--no-p1n",
     default=None,
-    help="milp: require exactly min(N, J) open nodes (P1n; default on).",
+    help="milp: require exactly min(N, J) open nodes (P1n; default on for P1a, off for P1$).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(OBJECTIVES),
+    default=None,
+    help="The objective reported (and solved by milp, hierarchical): 'dollars', P1$, what the "
+    "plan costs (formulations/P1D.md); 'p1a', the paper's f_OBJ [default: the preset's, "
+    "else dollars].",
 )
 @click.pass_context
 def solve(
@@ -266,9 +287,12 @@ def solve(
     write_lp: str | None,
     write_mps: str | None,
     p1n: bool | None,
+    objective: str | None,
 ) -> None:
     """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time).
 
+    The objective printed is P1$, what the plan costs in dollars, the same for every method;
+    the paper's presets (heuristics/*.yaml) and --objective p1a print the paper's f_OBJ (P1a).
     With --method milp the output adds the solver's status, best bound and gap. Exit codes:
     0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
@@ -292,14 +316,20 @@ def solve(
             "--gap, --threads, --warm-start, --solver, --write-lp, "
             "--write-mps and --p1n apply to --method milp only",
         )
-    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken, objective = _with_preset(
+        ctx, preset, method, time_limit, objective
+    )
     instance = load_instance(instance_file).released()
     options.update(milp_options)
     if warm_method is not None:
         options["warm_start"] = None if warm_method == "none" else warm_method
     with _blame(preset, taken - set(milp_options) - {"warm_start"}):
+        if objective is not None and objective not in OBJECTIVES:
+            raise InputError(
+                None, "objective", f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}"
+            )
         solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
-    data = solution.to_dict()
+    data = solution.to_dict(objective or "dollars")
     emit(data, as_json, _human_solution(data), output)
 
 
@@ -308,7 +338,12 @@ def _human_solution(data: dict[str, Any]) -> str:
     run = [j for j in jobs if j["node"] is not None]
     lines = [
         f"method     {data['method']}",
-        f"objective  {data['objective']:.6g}  (f_OBJ, P1a)",
+        f"objective  {data['objective']:.6g}  "
+        + (
+            "(f_OBJ, P1a)"
+            if data["objective_function"] == "p1a"
+            else "(P1$, what the plan costs in $)"
+        ),
         f"nodes      {len(data['nodes'])} open",
         f"jobs       {len(run)} running, {len(jobs) - len(run)} postponed",
         f"seconds    {data['stats'].get('seconds', float('nan')):.3f}",
@@ -328,7 +363,9 @@ def _human_solution(data: dict[str, Any]) -> str:
 @click.option("--p1n", is_flag=True, help="Also require exactly min(N, J) open nodes (P1n).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> None:
-    """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective.
+    """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective (the one its
+    `objective_function` names: P1$ for `gpuaas solve`'s files, P1a for the paper presets' and
+    for files without it).
 
     Exits 0 when the solution is valid; 1 when it is not: infeasible, a job listed twice or
     missing, or a stated objective that is not a number or differs from the recomputed one
@@ -341,6 +378,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     instance = load_instance(instance_file).released()
     data = read_json(solution_file)
     report = check_file(instance, data, solution_file, p1n=p1n)
+    kind = data.get("objective_function", "p1a")
+    kind = kind if kind in OBJECTIVES else "p1a"
     claimed = data.get("objective")
     number = (
         not isinstance(claimed, bool)
@@ -353,7 +392,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
                 {
                     "valid": report.ok,
                     "errors": report.errors,
-                    "objective": report.objective,
+                    "objective": report.value(kind),
+                    "objective_function": kind,
                     "claimed_objective": claimed if number else None,
                 }
             ),
@@ -361,7 +401,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
         )
     else:
         click.echo(
-            f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
+            f"{'valid' if report.ok else 'INVALID'}  objective {report.value(kind):.6g}"
+            + (" (P1a)" if kind == "p1a" else " (P1$)")
             + (f"  (file says {claimed:.6g})" if number else "")
         )
         for e in report.errors:
@@ -472,7 +513,7 @@ def simulate(
 
     check_output(output)
     check_output(log_file)
-    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken, _ = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
     if time_limit is not None:
         options["time_limit"] = time_limit

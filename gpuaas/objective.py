@@ -1,18 +1,29 @@
-"""f_OBJ (P1a, minimise) and the proxy f̄_OBJ (eq. 1, maximise) of a whole solution, as numba kernels.
+"""The objectives of a whole solution at one rescheduling point.
 
-These evaluate a complete solution; the heuristics keep their own incremental deltas and are
-checked against these kernels, which are in turn checked against the plain-Python validator.
-The reconfiguration terms of P1's extension are `gpuaas.reconfiguration`'s.
+- **P1$** (`dollars`, minimise; formulations/P1D.md): what the plan costs in dollars, the
+  package's objective. The plan holds until the next re-plan (`H` s at the latest); then every
+  job follows its best plan (the per-job LP of `gpuaas.per_job` at the default method's fill
+  price). A running job pays its GPUs over those H s and its best plan from then, a waiting
+  job its best plan from then, every open VM the GPUs its jobs do not pay for, and moves P1's
+  reconfiguration terms (`gpuaas.reconfiguration`).
+- **f_OBJ** (P1a, minimise) and the proxy **f̄_OBJ** (eq. 1, maximise): the paper's, as numba
+  kernels. The heuristics keep their own incremental deltas of these and are checked against
+  the kernels.
+
+All are checked against the plain-Python validator (`gpuaas.validator`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from gpuaas.reconfiguration import reconfiguration_cost
+from gpuaas.heuristics.incumbent import fill_price
+from gpuaas.per_job import node_share, per_job_lp
+from gpuaas.reconfiguration import reconfiguration_cost, reconfiguration_terms, switch_costs
 
 if TYPE_CHECKING:
     from gpuaas.instance import Instance
@@ -115,3 +126,78 @@ def proxy(instance: Instance, job_cfg: np.ndarray) -> float:
 def evaluate(solution: Solution) -> float:
     """f_OBJ of a Solution."""
     return f_obj(solution.instance, solution.node_vm, solution.job_node, solution.job_cfg)
+
+
+#: the objectives a rescheduling point can be solved and reported under: P1$ and the paper's P1a
+OBJECTIVES = ("dollars", "p1a")
+
+
+class DollarTerms(NamedTuple):
+    """P1$'s coefficients at one rescheduling point (formulations/P1D.md)."""
+
+    run: np.ndarray  # (J, C) $: running on c until the next re-plan, then the best plan
+    wait: np.ndarray  # (J,) $: waiting until the next re-plan, then the best plan
+    price: np.ndarray  # (C,) $/s: the fill price, what a job's GPUs on c cost
+    kappa: np.ndarray  # (J,) $: moving a running job (gpuaas.reconfiguration)
+    sigma: np.ndarray  # (N, V) $: giving node n VM type v (start-up)
+
+
+@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity
+def dollar_terms(instance: Instance) -> DollarTerms:
+    """P1$'s per-job, per-configuration and per-node coefficients (formulations/P1D.md).
+
+    The plan holds until the next re-plan, `H` s from now at the latest. run[j, c]: j runs on c
+    for those H s (or to its end), paying its GPUs at the fill price, then follows its best
+    plan for the rest of its work (the per-job LP from T_c + H; a configuration other than c
+    pays its switch, `gpuaas.reconfiguration.switch_costs`). wait[j]: j's best plan from
+    T_c + H, plus the start-up share of its first configuration (it needs a VM then, as now).
+    """
+    H = instance.H
+    price = np.ascontiguousarray(fill_price(instance), dtype=np.float64)
+    share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
+    switch = np.ascontiguousarray(switch_costs(instance, price), dtype=np.float64)
+    t = np.ascontiguousarray(instance.times, dtype=np.float64)
+    d = np.asarray(instance.rel_due, dtype=np.float64)
+    w = np.ascontiguousarray(instance.weight, dtype=np.float64)
+    later = per_job_lp(t, np.ascontiguousarray(d - H), w, price, share, switch)[0]
+    wait = (later + instance.startup * price[None, :]).min(axis=1, initial=np.inf)
+    # a configuration that ends the job within H s: its whole price and tardiness (inf: cannot run)
+    with np.errstate(invalid="ignore"):
+        run = t * price[None, :] + w[:, None] * np.maximum(0.0, t - d[:, None])
+    run[~np.isfinite(t)] = np.inf
+    j, c = np.nonzero(np.isfinite(t) & (t > H))
+    if j.size:
+        left = 1.0 - H / t[j, c]  # the fraction of its remaining work left after H s on c
+        rows = np.ascontiguousarray(t[j] * left[:, None])
+        after = per_job_lp(rows, np.ascontiguousarray(d[j] - H), w[j], price, share, switch)[0]
+        moved = after + switch[None, :]
+        moved[np.arange(j.size), c] = after[np.arange(j.size), c]  # staying on c is no switch
+        run[j, c] = H * price[c] + moved.min(axis=1)
+    kappa, sigma = reconfiguration_terms(instance)
+    for a in (run, wait, kappa, sigma):
+        a.flags.writeable = False
+    return DollarTerms(run, wait, price, kappa, sigma)
+
+
+def dollars(
+    instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
+) -> float:
+    """P1$ (formulations/P1D.md) of the three solution arrays: the run values of running jobs,
+    the waiting values of the others, H x each open VM's price less its jobs' fill prices
+    (never below 0), and P1's reconfiguration terms."""
+    T = dollar_terms(instance)
+    cat = instance.catalog
+    job_cfg = np.asarray(job_cfg)
+    node_vm = np.asarray(node_vm)
+    run = np.flatnonzero(job_cfg >= 0)
+    total = float(T.run[run, job_cfg[run]].sum()) + float(T.wait[job_cfg < 0].sum())
+    paid = np.bincount(
+        np.asarray(job_node)[run], weights=T.price[job_cfg[run]], minlength=instance.nodes
+    )
+    is_open = np.flatnonzero(node_vm >= 0)
+    unfilled = np.maximum(0.0, cat.cost[node_vm[is_open]] - paid[is_open])
+    return (
+        total
+        + instance.H * float(unfilled.sum())
+        + reconfiguration_cost(instance, node_vm, job_node, job_cfg)
+    )

@@ -215,8 +215,8 @@ def _construct(
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
         kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
         if (
-            other.objective + kappa[moved(instance, other.job_node, other.job_cfg)].sum()
-            < best.objective + kappa[moved(instance, best.job_node, best.job_cfg)].sum()
+            other.f_obj + kappa[moved(instance, other.job_node, other.job_cfg)].sum()
+            < best.f_obj + kappa[moved(instance, best.job_node, best.job_cfg)].sum()
         ):
             best = other
     return best, elite.iterations
