@@ -240,7 +240,8 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
     type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
     default=None,
     help="milp: solve with this method first (within the time limit) and "
-    "start from its solution [default: greedy; none: no warm start].",
+    "start from its solution [default: incremental for P1$, greedy for P1a; none: no warm "
+    "start].",
 )
 @click.option(
     "--solver", default=None, help="milp: 'highs' (default), 'cbc' or another PuLP solver name."

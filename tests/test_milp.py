@@ -430,7 +430,7 @@ def test_time_limit_is_a_hard_stop():
     inst = generate_instance(10, 100, 2)
     solve(inst, "greedy")  # kernels compiled / loaded before the clock starts
     t0 = time.perf_counter()
-    sol = solve(inst, "milp", time_limit=1.0)
+    sol = solve(inst, "milp", time_limit=1.0, objective="p1a")
     assert time.perf_counter() - t0 <= 1.1
     assert validate(sol, p1n=True).ok and sol.stats["status"] in (
         "warm_start",
@@ -562,7 +562,7 @@ def test_cli_milp_human_output_and_warm_start(snapshot_file):
 
 def test_cli_milp_errors_are_one_line(snapshot_file, tmp_path):
     """Options of milp with another method: exit 2. A time limit reached before any solution:
-    the Greedy warm start is the answer (exit 0); without a warm start, exit 3 in one line."""
+    the warm start (P1$: the default method's plan) is the answer (exit 0); without a warm start, exit 3 in one line."""
     runner = CliRunner()
     res = runner.invoke(cli, ["solve", snapshot_file, "--gap", "0.1"])
     assert res.exit_code == 2 and "apply to --method milp only" in res.output
@@ -571,7 +571,7 @@ def test_cli_milp_errors_are_one_line(snapshot_file, tmp_path):
     res = runner.invoke(cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001", "--json"])
     assert res.exit_code == 0, res.output
     st = json.loads(res.output)["stats"]
-    assert st["status"] == "warm_start" and st["warm_start"] == "greedy" and "fallback" in st
+    assert st["status"] == "warm_start" and st["warm_start"] == "incremental" and "fallback" in st
     res = runner.invoke(
         cli, ["solve", str(big), "-m", "milp", "--time-limit", "0.001", "--warm-start", "none"]
     )
