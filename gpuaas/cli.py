@@ -179,7 +179,12 @@ def _with_preset(
             taken.add("time_limit")
         if objective is None and data.get("objective") is not None:
             objective = data["objective"]
-            taken.add("objective")
+            if objective not in OBJECTIVES:
+                raise InputError(
+                    preset,
+                    "objective",
+                    f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}",
+                )
     if objective is not None and "objective" in method_options(method):
         options["objective"] = objective
     return method, options, time_limit, taken, objective
@@ -325,10 +330,6 @@ def solve(
     if warm_method is not None:
         options["warm_start"] = None if warm_method == "none" else warm_method
     with _blame(preset, taken - set(milp_options) - {"warm_start"}):
-        if objective is not None and objective not in OBJECTIVES:
-            raise InputError(
-                None, "objective", f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}"
-            )
         solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
     data = solution.to_dict(objective or "dollars")
     emit(data, as_json, _human_solution(data), output)
