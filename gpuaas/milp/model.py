@@ -219,16 +219,20 @@ def define_z(b: _Builder) -> np.ndarray:
     return b.cols(_labels_pref("z", j=j, n=n), 0.0, True, 1.0).reshape(inst.n_jobs, inst.nodes)
 
 
-def define_x(b: _Builder, objective: str = "p1a") -> np.ndarray:
+def define_x(b: _Builder, objective: str = "p1a", allowed: np.ndarray | None = None) -> np.ndarray:
     """x_jnvg ∈ {0,1} (P1s): job j runs on node n with VM type v and g GPUs — only for the
     configurations c = (v, g) with finite t_jvg. Objective −κ_j on the column of a running
     job's current node and configuration (with the constant Σ κ_j: κ_j is paid unless the job
     stays, P1's extension), and in P1a −μ·g·x_jnvg (the used-GPU half of the idle-GPU term),
     in P1$ run_jc − wait_j (with the constant Σ wait_j: a job pays its run value when it runs,
-    its waiting value otherwise). Returns the (J, N, C) column map, -1 where no variable exists."""
+    its waiting value otherwise). `allowed` (J, N, C), if given, leaves out the other columns (a
+    neighbourhood, `gpuaas.milp.polish`). Returns the (J, N, C) column map, -1 where no variable
+    exists."""
     inst, cat = b.instance, b.instance.catalog
     J, N, C = inst.n_jobs, inst.nodes, cat.n_configs
     runnable = np.broadcast_to(np.isfinite(inst.times)[:, None, :], (J, N, C))
+    if allowed is not None:
+        runnable = runnable & allowed
     j, n, c = np.nonzero(runnable)
     names = _labels_pref("x", j=j, n=n, v=cat.cfg_vm[c], g=cat.cfg_gpus[c])
     kappa, _ = reconfiguration_terms(inst)
@@ -563,6 +567,7 @@ def build_model(
     p1n: bool | None = None,
     literal: bool = False,
     linearisation: str = "product",
+    allowed: np.ndarray | None = None,
 ) -> P1Model:
     """Build P1 or P1$ for `instance`: one define_* per variable family, one constrain_* per
     row family.
@@ -584,6 +589,9 @@ def build_model(
         much tighter LP bound; "bigm" is formulations/P1.md's p ≥ Σ t·c·x − M̂(1 − α). On a quiet
         2-core machine at a 5 % gap, product solves N = 10, J = 100 in a third of big-M's time
         (formulations/P1.md), hence the default.
+    allowed : (J, N, C) bool array, optional
+        Only these x columns (with finite times) are built: a neighbourhood of a plan
+        (`gpuaas.milp.polish`); default all.
     """
     if objective not in OBJECTIVES:
         raise InputError(
@@ -600,7 +608,7 @@ def build_model(
     m["w"] = define_w(b)
     m["y"] = define_y(b, objective)
     m["z"] = define_z(b)
-    m["x"] = define_x(b, objective)
+    m["x"] = define_x(b, objective, allowed)
     none = np.zeros((instance.n_jobs, instance.nodes), dtype=np.int64) - 1
     if p1a:
         m["alpha"] = define_alpha(b)
