@@ -142,41 +142,67 @@ class DollarTerms(NamedTuple):
     sigma: np.ndarray  # (N, V) $: giving node n VM type v (start-up)
 
 
-@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity
-def dollar_terms(instance: Instance) -> DollarTerms:
-    """P1$'s per-job, per-configuration and per-node coefficients (formulations/P1D.md).
+class _Priced(NamedTuple):
+    """What P1$'s values are computed from, once per instance."""
 
-    The plan holds until the next re-plan, `H` s from now at the latest. run[j, c]: j runs on c
-    for those H s (or to its end), paying its GPUs at the fill price, then follows its best
-    plan for the rest of its work (the per-job LP from T_c + H; a configuration other than c
-    pays its switch, `gpuaas.reconfiguration.switch_costs`). wait[j]: j's best plan from
-    T_c + H, plus the start-up share of its first configuration (it needs a VM then, as now).
-    """
-    H = instance.H
+    price: np.ndarray  # (C,) the fill price
+    share: np.ndarray  # (C,) g / G_v (the per-job LP's tie-break)
+    switch: np.ndarray  # (C,) a switch's cost
+    wait: np.ndarray  # (J,) the wait values
+
+
+@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity
+def _priced(instance: Instance) -> _Priced:
     price = np.ascontiguousarray(fill_price(instance), dtype=np.float64)
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
     switch = np.ascontiguousarray(switch_costs(instance, price), dtype=np.float64)
-    t = np.ascontiguousarray(instance.times, dtype=np.float64)
-    d = np.asarray(instance.rel_due, dtype=np.float64)
-    w = np.ascontiguousarray(instance.weight, dtype=np.float64)
-    later = per_job_lp(t, np.ascontiguousarray(d - H), w, price, share, switch)[0]
+    slack = np.ascontiguousarray(instance.rel_due - instance.H, dtype=np.float64)
+    t, w = np.ascontiguousarray(instance.times), np.ascontiguousarray(instance.weight)
+    later = per_job_lp(t, slack, w, price, share, switch)[0]
     wait = (later + instance.startup * price[None, :]).min(axis=1, initial=np.inf)
-    # a configuration that ends the job within H s: its whole price and tardiness (inf: cannot run)
+    wait.flags.writeable = False
+    return _Priced(price, share, switch, wait)
+
+
+def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.ndarray:
+    """P1$'s run value of each job jobs[i] on configuration cfgs[i] (inf where it cannot run):
+    its GPUs at the fill price for H s, or to its end with its tardiness when it ends within
+    H s, then its best plan from T_c + H for the work left (the per-job LP; a configuration
+    other than cfgs[i] pays its switch, `gpuaas.reconfiguration.switch_costs`)."""
+    p = _priced(instance)
+    H = instance.H
+    t = instance.times[jobs, cfgs]
+    d = instance.rel_due[jobs]
+    w = instance.weight[jobs]
     with np.errstate(invalid="ignore"):
-        run = t * price[None, :] + w[:, None] * np.maximum(0.0, t - d[:, None])
-    run[~np.isfinite(t)] = np.inf
-    j, c = np.nonzero(np.isfinite(t) & (t > H))
-    if j.size:
-        left = 1.0 - H / t[j, c]  # the fraction of its remaining work left after H s on c
-        rows = np.ascontiguousarray(t[j] * left[:, None])
-        after = per_job_lp(rows, np.ascontiguousarray(d[j] - H), w[j], price, share, switch)[0]
-        moved = after + switch[None, :]
-        moved[np.arange(j.size), c] = after[np.arange(j.size), c]  # staying on c is no switch
-        run[j, c] = H * price[c] + moved.min(axis=1)
+        out = t * p.price[cfgs] + w * np.maximum(0.0, t - d)
+    out[~np.isfinite(t)] = np.inf
+    k = np.flatnonzero(np.isfinite(t) & (t > H))
+    if k.size:
+        left = 1.0 - H / t[k]  # the fraction of its remaining work left after H s
+        rows = np.ascontiguousarray(instance.times[jobs[k]] * left[:, None])
+        slack = np.ascontiguousarray(d[k] - H)
+        after = per_job_lp(rows, slack, np.ascontiguousarray(w[k]), p.price, p.share, p.switch)[0]
+        moved = after + p.switch[None, :]
+        moved[np.arange(k.size), cfgs[k]] = after[np.arange(k.size), cfgs[k]]  # staying: no switch
+        out[k] = H * p.price[cfgs[k]] + moved.min(axis=1)
+    return out
+
+
+@lru_cache(maxsize=1)
+def dollar_terms(instance: Instance) -> DollarTerms:
+    """P1$'s per-job, per-configuration and per-node coefficients (formulations/P1D.md): the
+    run value of every job on every configuration (`run_values`), the wait values (a job's best
+    plan from T_c + H plus the start-up share of its first configuration: it needs a VM then,
+    as now), the fill price and the reconfiguration terms."""
+    J, C = instance.n_jobs, instance.catalog.n_configs
+    j, c = (a.ravel() for a in np.indices((J, C)))
+    run = run_values(instance, j, c).reshape(J, C)
     kappa, sigma = reconfiguration_terms(instance)
-    for a in (run, wait, kappa, sigma):
+    p = _priced(instance)
+    for a in (run, kappa, sigma):
         a.flags.writeable = False
-    return DollarTerms(run, wait, price, kappa, sigma)
+    return DollarTerms(run, p.wait, p.price, kappa, sigma)
 
 
 def dollars(
@@ -185,14 +211,14 @@ def dollars(
     """P1$ (formulations/P1D.md) of the three solution arrays: the run values of running jobs,
     the waiting values of the others, H x each open VM's price less its jobs' fill prices
     (never below 0), and P1's reconfiguration terms."""
-    T = dollar_terms(instance)
+    p = _priced(instance)
     cat = instance.catalog
     job_cfg = np.asarray(job_cfg)
     node_vm = np.asarray(node_vm)
     run = np.flatnonzero(job_cfg >= 0)
-    total = float(T.run[run, job_cfg[run]].sum()) + float(T.wait[job_cfg < 0].sum())
+    total = float(run_values(instance, run, job_cfg[run]).sum()) + float(p.wait[job_cfg < 0].sum())
     paid = np.bincount(
-        np.asarray(job_node)[run], weights=T.price[job_cfg[run]], minlength=instance.nodes
+        np.asarray(job_node)[run], weights=p.price[job_cfg[run]], minlength=instance.nodes
     )
     is_open = np.flatnonzero(node_vm >= 0)
     unfilled = np.maximum(0.0, cat.cost[node_vm[is_open]] - paid[is_open])
