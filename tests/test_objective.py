@@ -218,3 +218,28 @@ def test_dollars_by_hand():
     assert both.objective == pytest.approx(28.8)
     best = milp(inst, gap=0.0)
     assert best.job_cfg.tolist() == [0, 0] and best.objective == pytest.approx(28.8)
+
+
+def test_best_run_value_is_the_least_plan_value_when_moves_are_free():
+    """With restart and start-up costs 0, no run value (H s on a configuration, then the best
+    plan) is below the job's least plan value from now (the per-job LP at the fill price: it
+    does not depend on the order of its configurations), and the least run value equals it
+    when every configuration takes the job more than H s (its best plan can go on after the
+    re-plan; one that would end it within H cannot switch before). formulations/P1D.md."""
+    from gpuaas.heuristics.incumbent import _plan_values, fill_price
+
+    checked = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        import dataclasses
+
+        inst = random_instance(seed, nodes=4, jobs=int(rng.integers(1, 30)))
+        inst = dataclasses.replace(inst, H=float(rng.choice([600.0, 3600.0, 36000.0])))
+        run = dollar_terms(inst).run
+        plan = _plan_values(inst, fill_price(inst))
+        best = plan.min(axis=1)
+        assert (run >= best[:, None] * (1 - 1e-9) - 1e-9).all()
+        long = inst.min_time > inst.H
+        assert np.allclose(run.min(axis=1)[long], best[long], rtol=1e-9, atol=1e-9)
+        checked += int(long.sum())
+    assert checked >= 200
