@@ -16,7 +16,14 @@ import numpy as np
 import gpuaas
 from gpuaas.errors import GpuaasError, InputError
 from gpuaas.experiments.analysis import BASELINE, REFERENCE
-from gpuaas.files import check_output, read_json, to_json, write_atomic
+from gpuaas.files import (
+    check_output,
+    checked_stdout,
+    distinct_outputs,
+    read_json,
+    to_json,
+    write_atomic,
+)
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
@@ -303,6 +310,10 @@ def solve(
     0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
     check_output(output)
+    distinct_outputs(
+        {"-o": output, "--write-lp": write_lp, "--write-mps": write_mps},
+        {"INSTANCE_FILE": instance_file, "--preset": preset},
+    )
     milp_options = {
         k: v
         for k, v in (
@@ -480,7 +491,12 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
     type=click.Path(dir_okay=False),
     help="Write the event log (JSON lines, one per interval between events).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress (a bar on a terminal, elsewhere a line every 10 s of a long run).",
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON (format: docs/design.md §10)."
 )
@@ -515,6 +531,9 @@ def simulate(
 
     check_output(output)
     check_output(log_file)
+    distinct_outputs(
+        {"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file, "--preset": preset}
+    )
     method, options, time_limit, taken, _ = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
     if time_limit is not None:
@@ -529,9 +548,7 @@ def simulate(
             options=options,
             **reconfiguration(overhead, startup, paper_costs),
         )
-        result = run_simulation(
-            trace, config=config, log=log_file, progress=not quiet and sys.stderr.isatty()
-        )
+        result = run_simulation(trace, config=config, log=log_file, progress=not quiet)
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -572,6 +589,7 @@ def bound(
     from gpuaas.progress import Progress
 
     check_output(output)
+    distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
@@ -662,6 +680,7 @@ def compare(
     if as_json and as_csv:
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
+    distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
     names = (
         cmp.default_methods()
         if methods is None
@@ -770,6 +789,7 @@ def generate(
     from gpuaas.progress import Progress
 
     check_output(output)
+    distinct_outputs({"-o": output}, {"--catalog": catalog if os.path.isfile(catalog) else None})
     if snapshot and arrivals is not None:
         raise InputError(None, "--arrivals", "applies to traces, not to --snapshot")
     if not snapshot and at is not None:
@@ -929,6 +949,8 @@ def import_trace(
     default = import_defaults(fmt)
     catalog = catalog or default["catalog"]
     throughputs = throughputs or default["throughputs"]
+    given = throughputs if throughputs is not None and os.path.isfile(throughputs) else None
+    distinct_outputs({"-o": output}, {"SRC": src, "--throughputs": given})
     span = parse_window(window)
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
@@ -1022,6 +1044,7 @@ def campaign(
     spec = load_spec(spec_file)
     output = output or f"{Path(spec_file).stem}.csv"
     check_output(output)
+    distinct_outputs({"-o": output}, {"SPEC_FILE": spec_file})
     if scheduler is None and backend == "auto" and not dask_available():
         click.echo(
             f"gpuaas: dask is not installed, running in local processes; {DASK_HINT}", err=True
@@ -1070,8 +1093,10 @@ def plot() -> None:
     """Plot campaign results or one simulation's event log (PNG, SVG or PDF by -o's extension)."""
 
 
-def _plot_out(output: str | None, source: str, kind: str) -> str:
-    return output or str(Path(source).with_name(f"{Path(source).stem}-{kind}.png"))
+def _plot_out(output: str | None, source: str, kind: str, trace: str | None = None) -> str:
+    out = output or str(Path(source).with_name(f"{Path(source).stem}-{kind}.png"))
+    distinct_outputs({"-o": out}, {"the input": source, "--trace": trace})
+    return out
 
 
 _results_arg = click.argument("results", type=click.Path(dir_okay=False))
@@ -1157,7 +1182,7 @@ def plot_gantt_cmd(events: str, trace: str, output: str | None) -> None:
     """Gantt chart of one simulation: nodes (VM type) and jobs (GPUs, due dates)."""
     from gpuaas.plots import plot_gantt
 
-    click.echo(plot_gantt(events, trace, _plot_out(output, events, "gantt")))
+    click.echo(plot_gantt(events, trace, _plot_out(output, events, "gantt", trace)))
 
 
 @plot.command("cost-over-time")
@@ -1168,7 +1193,8 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
     """Cumulative VM, tardiness and total cost of one simulation over time."""
     from gpuaas.plots import plot_cost_over_time
 
-    click.echo(plot_cost_over_time(events, trace, _plot_out(output, events, "cost-over-time")))
+    out = _plot_out(output, events, "cost-over-time", trace)
+    click.echo(plot_cost_over_time(events, trace, out))
 
 
 COMPILE_NOTICE = "gpuaas: compiling kernels (first run only, up to ~20 s)"
@@ -1197,10 +1223,32 @@ def compile_notice() -> None:
     event.register("numba:compile", CompileNotice())
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds the command like Ctrl-C, so that every output
+    file's temporary is removed (`gpuaas.files.open_output`) and a campaign's lock released."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
 def main() -> None:
-    """Console-script entry point (`Group.main` formats every error in one line)."""
+    """Console-script entry point (`Group.main` formats every error in one line; standard
+    output is written whole or fails, `gpuaas.files.checked_stdout`). SIGTERM and SIGHUP
+    unwind the command (`Terminated`), then end the process by the same signal."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     compile_notice()
-    cli.main(prog_name="gpuaas")
+    try:
+        with checked_stdout():
+            cli.main(prog_name="gpuaas")
+    except Terminated as exc:
+        signum = exc.args[0]
+        click.echo(f"gpuaas: stopped by {signal.Signals(signum).name}", err=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def _quiet_stdout() -> None:

@@ -22,11 +22,14 @@ which never writes NaN or Infinity (they are not JSON).
 
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,12 +39,14 @@ from typing import IO, Any
 import yaml
 
 from gpuaas.errors import InputError
+from gpuaas.limits import MAX_YAML_NODES
 
 
 def _read_text(path: str | Path, kind: str) -> str:
+    """The UTF-8 text of `path` without a leading byte-order mark (which some editors write)."""
     source = str(path)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:
             return fh.read()
     except FileNotFoundError:
         raise InputError(source, None, "no such file") from None
@@ -66,13 +71,61 @@ def read_json(path: str | Path) -> Any:
         ) from None
     except RecursionError:
         raise InputError(str(path), None, "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4300)
+        raise InputError(str(path), None, f"not valid JSON: {str(exc).split(':')[0]}") from None
+
+
+class _TooLarge(yaml.YAMLError):
+    """A YAML document whose aliases expand to more than `MAX_YAML_NODES` nodes."""
+
+    def __init__(self, nodes: int) -> None:
+        super().__init__()
+        self.problem = (
+            f"its aliases expand to more than {nodes} nodes (gpuaas.limits); "
+            "write the values out or use fewer aliases"
+        )
+        self.problem_mark = None
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a document of more than `MAX_YAML_NODES` nodes once its
+    aliases are expanded (a 1 KB "billion laughs" file expands to 10^9), before building it."""
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        sizes: dict[int, int] = {}
+
+        def size(n: yaml.Node) -> int:  # expanded nodes under n; an alias's node is shared
+            if id(n) not in sizes:
+                sizes[id(n)] = 0  # an alias loop (which PyYAML cannot build anyway) counts 0
+                kids: list[yaml.Node] = []
+                if isinstance(n, yaml.MappingNode):
+                    kids = [x for pair in n.value for x in pair]
+                elif isinstance(n, yaml.SequenceNode):
+                    kids = n.value
+                total = 1
+                for k in kids:
+                    total += size(k)
+                    if total > MAX_YAML_NODES:
+                        raise _TooLarge(MAX_YAML_NODES)
+                sizes[id(n)] = total
+            return sizes[id(n)]
+
+        if node is not None:
+            size(node)
+        return node
+
+
+def load_yaml(text: str) -> Any:
+    """The YAML document in `text` (safe types only, aliases bounded: `BoundedLoader`)."""
+    return yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def read_yaml(path: str | Path) -> Any:
     """The YAML document in `path` (None for an empty file)."""
     text = _read_text(path, "YAML")
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -88,6 +141,15 @@ def read_text(path: str | Path, kind: str = "text") -> str:
     return _read_text(path, kind)
 
 
+def csv_fields(line: str, source: str, where: str) -> list[str]:
+    """The fields of one CSV line; a line the csv module refuses (a field over its 128 KB
+    limit, a NUL byte) is an InputError naming `where` (e.g. "line 7")."""
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error as exc:
+        raise InputError(source, where, f"not valid CSV: {exc}") from None
+
+
 # ---------------------------------------------------------------------------------------------
 # output
 
@@ -97,7 +159,7 @@ def _kind(path: Path) -> tuple[Path, str]:
     source = str(path)
     target = Path(os.path.realpath(path))
     try:
-        mode = os.stat(target).st_mode
+        mode = os.stat(path).st_mode  # through links: /dev/stdout on a pipe leads to no path
     except FileNotFoundError:
         mode = None
     except OSError as exc:
@@ -144,11 +206,103 @@ def check_output(path: str | Path | None, *, stream_ok: bool = True) -> str | No
     return str(path)
 
 
+def distinct_outputs(outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
+    """Refuse an output file that is also an input or another output of the command (by name:
+    {"-o": path, ...}; None entries are absent): writing it would destroy the input, or one
+    output would replace the other. FIFOs and character devices (/dev/null) may repeat."""
+
+    def place(path: Any) -> str | None:
+        if path is None:
+            return None
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            return None
+        return os.path.realpath(path)
+
+    seen = {name: place(p) for name, p in inputs.items()}
+    for name, path in outputs.items():
+        at = place(path)
+        if at is None:
+            continue
+        for other, there in seen.items():
+            if there == at:
+                raise InputError(
+                    str(path), None, f"{name} is the same file as {other}; it would be overwritten"
+                )
+        seen[name] = at
+
+
 def _read_only_fs(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
+
+
+class FullWriter(io.RawIOBase):
+    """A raw writer on file descriptor `fd` whose every write is whole or raises.
+
+    ``os.write`` may write part of its bytes (a disk that fills, a file size limit), and
+    Python's buffered and text layers drop the rest of a large write without an error; here
+    the rest is written again, so the next write reports the failure (ENOSPC, EFBIG, EPIPE)
+    and a write of 0 bytes is ENOSPC. The descriptor is not closed with the writer.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            n = os.write(self.fd, view[done:])
+            if n == 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            done += n
+        return done
+
+
+def _writer(fd: int, binary: bool, line_buffering: bool = False) -> IO[Any]:
+    """A buffered (binary) or UTF-8 text file object writing whole through `FullWriter`."""
+    raw = io.BufferedWriter(FullWriter(fd))
+    if binary:
+        return raw
+    return io.TextIOWrapper(raw, encoding="utf-8", line_buffering=line_buffering)
+
+
+@contextmanager
+def checked_stdout() -> Iterator[None]:
+    """`sys.stdout` written through `FullWriter` in the block (the console script runs in
+    one), so that output cut by a full disk (`--json > file`) is an error, never a file cut
+    short. Without a file descriptor (a test's captured output) nothing changes."""
+    out = sys.stdout
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    out.flush()
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(FullWriter(fd)),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+    )
+    try:
+        yield
+    finally:
+        checked, sys.stdout = sys.stdout, out
+        checked.detach()  # unflushed output was reported by the block; fd stays open
 
 
 @contextmanager
@@ -159,13 +313,16 @@ def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     write: ...")``."""
     source = str(path)
     target, kind = _kind(Path(path))
-    mode = "wb" if binary else "w"
-    enc = None if binary else "utf-8"
     tmp: str | None = None
     try:
         if kind == "stream":
-            with open(target, mode, encoding=enc) as fh:
-                yield fh
+            # the path itself: /dev/stdout's target on a pipe, "pipe:[N]", is no path
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            try:
+                with _writer(fd, binary) as fh:
+                    yield fh
+            finally:
+                os.close(fd)
             return
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
@@ -175,8 +332,11 @@ def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
             os.umask(umask)
             old = 0o666 & ~umask  # mkstemp makes 0600; give the file the usual mode
         os.chmod(tmp, old)
-        with os.fdopen(fd, mode, encoding=enc) as fh:
-            yield fh
+        try:
+            with _writer(fd, binary) as fh:
+                yield fh
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:

@@ -26,6 +26,7 @@ from gpuaas.limits import (
     MAX_NODES,
     MAX_SECONDS,
     MAX_WEIGHT,
+    MIN_SECONDS,
 )
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
@@ -245,7 +246,8 @@ class Instance:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One job of the instance format, checked: whole-job times per configuration (inf: cannot run)."""
+    """One job of the instance format: whole-job times per configuration (inf: cannot run).
+    Built anywhere (the parser, a trace, Python code), it meets `check_job`'s limits."""
 
     id: str
     release: float
@@ -255,6 +257,43 @@ class JobSpec:
     progress: float
     node: int = -1  # where the job runs now (placement), -1 waiting
     cfg: int = -1
+
+    def __post_init__(self) -> None:
+        check_job(self)
+
+
+def check_job(
+    job: JobSpec, catalog: Catalog | None = None, source: str | None = None, where: str = "job"
+) -> None:
+    """The limits every job meets however it enters (the instance parser, the importers,
+    `Rescheduler.submit`, a `JobSpec` made in Python, a restored state), so that whatever is
+    accepted can be simulated, saved and restored: a non-empty string id; release in
+    [0, MAX_SECONDS]; due within ±MAX_SECONDS; weight in [0, MAX_WEIGHT]; progress in [0, 1);
+    whole-job times `work` inf (cannot run) or in [MIN_SECONDS, MAX_SECONDS], one at least
+    finite. InputError naming `where` and, with `catalog`, the VM type and GPU count."""
+    if not isinstance(job.id, str) or not job.id:
+        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(job.id)}")
+    at = f"{where} ({job.id})"
+    checks.number(job.release, f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS)
+    checks.number(job.due, f"{at}.due", source, minimum=-MAX_SECONDS, maximum=MAX_SECONDS)
+    checks.number(job.weight, f"{at}.weight", source, minimum=0.0, maximum=MAX_WEIGHT)
+    if not 0.0 <= checks.number(job.progress, f"{at}.progress", source) < 1.0:
+        raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {job.progress!r}")
+    work = np.asarray(job.work, dtype=np.float64)
+    bad = np.flatnonzero(~((work >= MIN_SECONDS) & (work <= MAX_SECONDS) | (work == np.inf)))
+    if bad.size:
+        c = int(bad[0])
+        name = f"work[{c}]"
+        if catalog is not None and work.size == catalog.n_configs:
+            name = f"times.{catalog.vm_names[catalog.cfg_vm[c]]}[{int(catalog.cfg_gpus[c]) - 1}]"
+        raise InputError(
+            source,
+            f"{at}.{name}",
+            f"must be a time in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] s (gpuaas.limits) or "
+            f"inf (cannot run), got {float(work[c])!r}",
+        )
+    if not np.isfinite(work).any():
+        raise InputError(source, f"{at}.work", "no configuration can run the job")
 
 
 def parse_job(
@@ -288,14 +327,17 @@ def parse_job(
         raise InputError(source, at, "needs 'times' (or 'workload' for the performance model)")
     if not np.isfinite(work).any():
         raise InputError(source, f"{at}.{given}", "no VM type of the catalog can run this job")
-    if given == "workload" and (work[np.isfinite(work)] > MAX_SECONDS).any():
-        c = int(np.flatnonzero(np.isfinite(work) & (work > MAX_SECONDS))[0])
+    outside = np.isfinite(work) & ((work > MAX_SECONDS) | (work < MIN_SECONDS))
+    if given == "workload" and outside.any():
+        c = int(np.flatnonzero(outside)[0])
         vm, g = catalog.vm_names[catalog.cfg_vm[c]], int(catalog.cfg_gpus[c])
+        than = (
+            f"more than {MAX_SECONDS:g}" if work[c] > MAX_SECONDS else f"less than {MIN_SECONDS:g}"
+        )
         raise InputError(
             source,
             f"{at}.workload",
-            f"the performance model gives {work[c]:.3g} s on "
-            f"{vm} with {g} GPU(s), more than {MAX_SECONDS:g} s",
+            f"the performance model gives {work[c]:.3g} s on {vm} with {g} GPU(s), {than} s",
         )
     node, cfg = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
     return JobSpec(
@@ -414,10 +456,9 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
                 raise InputError(
                     source, at, f"must be a finite time > 0 s (or null), got {brief(t)}"
                 )
-            if t > MAX_SECONDS:
-                raise InputError(
-                    source, at, f"must be <= {MAX_SECONDS:g} s (gpuaas.limits), got {brief(t)}"
-                )
+            if not MIN_SECONDS <= t <= MAX_SECONDS:
+                bound = f"<= {MAX_SECONDS:g}" if t > MAX_SECONDS else f">= {MIN_SECONDS:g}"
+                raise InputError(source, at, f"must be {bound} s (gpuaas.limits), got {brief(t)}")
             row[catalog.config(v, g)] = float(t)
     return row
 

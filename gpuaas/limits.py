@@ -11,6 +11,14 @@ doubles at its clock below 10^-6 s, i.e. a clock below 2^33 s ≈ 8.6 x 10^9 s (
 inputs up to 10^9 s leave room for the jobs that run and wait after the last release, and the
 simulator stops (one line, exit 3) a run whose clock passes ``HORIZON``.
 
+**Whole-job times** are at least ``MIN_SECONDS`` = 1 s. The simulator tells events apart at
+10^-6 s (`rescheduler.TIME_TOL`), so a job of 1 s still has its progress resolved to 10^-6 of
+its work, and a state holding it can always be saved and restored; the per-job bound of a
+job is then at least its cheapest configuration's price for 1 s, so cost / bound stays a
+readable number (times of 10^-305 s made the bound 0 $ and the ratio a 300-digit number).
+Training jobs take minutes to days, and traces record whole seconds: a time below 1 s is a
+unit mistake (milliseconds given as seconds), not a job.
+
 **Money**: tardiness weights ω_j and the weights μ, ρ of P1a are at most ``MAX_WEIGHT`` = 10^6
 ($/s for ω), VM prices at most ``MAX_PRICE`` = 10^6 $/h. The largest term of P1a, a postponed
 job's ρ·ω_j·(H + M_j − d_j), is then at most 10^6·10^6·3·10^9 = 3·10^21 and a whole objective
@@ -30,6 +38,11 @@ then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·
 random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at
 most ``MAX_SIMULATIONS`` = 10^5 simulations (methods x seeds; a campaign grid too).
 
+**YAML files** (catalogs, campaign specs, presets) may use aliases, but a document expands to
+at most ``MAX_YAML_NODES`` = 10^5 nodes (values, lists, mappings): the largest real file, a
+campaign spec listing traces and options, has a few thousand, while a 1 KB file of nested
+aliases (the "billion laughs") expands to 10^9 and would take minutes and gigabytes to build.
+
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
 needs more is refused before the run starts, and a run that gets there anyway is stopped.
@@ -38,6 +51,7 @@ needs more is refused before the run starts, and a run that gets there anyway is
 from __future__ import annotations
 
 MAX_SECONDS = 1e9
+MIN_SECONDS = 1.0
 HORIZON = 2.0**33
 MAX_WEIGHT = 1e6
 MAX_PRICE = 1e6
@@ -51,3 +65,4 @@ MAX_SEED = 2**32 - 1
 MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
+MAX_YAML_NODES = 10**5

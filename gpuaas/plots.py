@@ -313,6 +313,8 @@ def read_event_log(
             raise InputError(source, f"line {i}", f"not valid JSON: {exc.msg}") from None
         except RecursionError:
             raise InputError(source, f"line {i}", "not valid JSON: nested too deeply") from None
+        except ValueError as exc:  # an integer of more digits than Python converts
+            raise InputError(source, f"line {i}", f"not valid JSON: {exc}") from None
         _check_interval(rec, inst, InputError(source, f"line {i}", ""), name)
         out.append(rec)
     if not out:

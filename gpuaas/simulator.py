@@ -2,9 +2,10 @@
 
 The simulator is a loop around the same `Rescheduler` orchestration code uses (docs/design.md §6):
 
-- **Events.** A submission at each job's release; a completion when a running job's *actual*
-  remaining time reaches 0; a tick `tick` seconds (default: the method's own interval, else
-  the trace's H) after the last event when nothing else happens and jobs are unfinished.
+- **Events**, each from its producer (`gpuaas/producers.py`): a submission at each job's
+  release; a completion when a running job's *actual* remaining time reaches 0; a tick `tick`
+  seconds (default: the method's own interval, else the trace's H) after the last event when
+  nothing else happens and jobs are unfinished.
   Events closer than `TIME_TOL` (1e-6 s) are one rescheduling point, resolved deterministically:
   completions first, then submissions in (release, trace order); a job whose remaining time is
   below `TIME_TOL` at an event completes there (no floating-point leftovers).
@@ -408,28 +409,36 @@ def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
 
 
 class _ProgressBar:
-    """A one-line progress indicator on stderr, redrawn at most every 0.2 s."""
+    """A progress line on stderr: on a terminal redrawn at most every 0.2 s; elsewhere (a log)
+    a new line every 10 s, so a run of minutes is never silent and a short one prints nothing."""
+
+    LOG_INTERVAL = 10.0  # seconds between lines off a terminal
 
     def __init__(self, total: int) -> None:
         self.total = max(total, 1)
-        self.last = 0.0
+        self.tty = sys.stderr.isatty()
+        self.interval = 0.2 if self.tty else self.LOG_INTERVAL
+        self.last = 0.0 if self.tty else _time.monotonic()
+        self.shown = False
 
     def update(self, done: int, events: int, clock: float, force: bool = False) -> None:
         now = _time.monotonic()
-        if not force and now - self.last < 0.2:
+        if now - self.last < self.interval and not (force and self.shown):
             return
-        self.last = now
+        self.last, self.shown = now, True
         width = 30
         fill = int(width * done / self.total)
-        sys.stderr.write(
-            f"\rsimulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
-            f"{events} events, t = {clock / 3600:.1f} h "
+        line = (
+            f"simulate [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} jobs, "
+            f"{events} events, t = {clock / 3600:.1f} h"
         )
+        sys.stderr.write(f"\r{line} " if self.tty else f"{line}\n")
         sys.stderr.flush()
 
     def close(self) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
+        if self.tty and self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
 
 
 def simulate(

@@ -34,8 +34,6 @@ unavailable.
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import math
 from dataclasses import dataclass, field
 from importlib import resources
@@ -46,7 +44,7 @@ import numpy as np
 
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
-from gpuaas.files import read_json, read_text
+from gpuaas.files import csv_fields, read_json, read_text
 
 COLUMNS = ("model", "gpu", "gpus", "steps_per_second")
 SCALING = ("none", "linear")
@@ -134,7 +132,7 @@ def parse_throughputs(text: str, source: str) -> ThroughputTable:
             source, None, f"empty throughput table; expected a header {','.join(COLUMNS)}"
         )
     header_no, header = lines[0]
-    names = [h.strip() for h in next(csv.reader([header]))]
+    names = [h.strip() for h in csv_fields(header, source, f"line {header_no}")]
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise InputError(
@@ -144,10 +142,9 @@ def parse_throughputs(text: str, source: str) -> ThroughputTable:
         )
     col = {c: names.index(c) for c in COLUMNS}
     rates: dict[tuple[str, str, int], float] = {}
-    for n, row in zip(
-        (n for n, _ in lines[1:]), csv.reader(io.StringIO("\n".join(text for _, text in lines[1:])))
-    ):
+    for n, line in lines[1:]:
         at = f"line {n}"
+        row = csv_fields(line, source, at)
         if len(row) != len(names):
             raise InputError(source, at, f"has {len(row)} field(s), the header has {len(names)}")
         model, gpu = row[col["model"]].strip(), row[col["gpu"]].strip()

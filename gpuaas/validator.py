@@ -149,7 +149,8 @@ def _reconfiguration(
     """The reconfiguration terms of P1's extension, recomputed plainly: each running job moved
     off its node or configuration loses `overhead` s at its configuration's GPU-share price (and
     its weight x overhead when it is late on every configuration); each open node whose VM type
-    is not the one its running jobs use now pays `startup` s of its VM's price."""
+    is not the one its running jobs use now pays `startup` s of its VM's price. Written apart
+    from `gpuaas.reconfiguration` on purpose: it is the independent check of those formulas."""
     total = 0.0
     now_type: dict[int, int] = {}
     for j in range(inst.n_jobs):

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuaas.errors import InputError, SolverError, StateError
+from gpuaas.limits import MIN_SECONDS
 from gpuaas.methods import METHODS, Method
 from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max
 from gpuaas.solution import Solution
@@ -495,9 +496,12 @@ def test_redelivered_events_return_the_same_plan_and_change_nothing():
         assert json.dumps(r.state()) == before
     restored = Rescheduler.restore(json.loads(before))
     assert restored.handle(Tick(100.0, id="e3")).to_dict() == second.to_dict()
-    with pytest.raises(StateError, match="'e3' was applied already, to another event"):
+    with pytest.raises(StateError, match="^event id 'e3' was applied already, to another event$"):
         r.handle(Tick(200.0, id="e3"))
-    with pytest.raises(StateError, match="batch has new events"):
+    with pytest.raises(
+        StateError,
+        match="^event 'e3' was applied already but the batch has new events; send them apart$",
+    ):
         r.handle([Tick(100.0, id="e3"), Completion(100.0, "j1", id="e4")])
     assert json.dumps(r.state()) == before
 
@@ -518,7 +522,10 @@ def test_old_ids_are_never_applied_twice():
         r.handle(Tick(10.0, id="t0"))
     for k in range(PLAN_MEMORY + 2):  # all at one instant: their ids stay known
         r.handle(Tick(100.0, id=f"n{k}"))
-    with pytest.raises(StateError, match="'n0' was applied already; its plan is no longer kept"):
+    with pytest.raises(
+        StateError,
+        match=r"^event 'n0' was applied already; its plan is no longer kept \(the last 8 are\)$",
+    ):
         r.handle(Tick(100.0, id="n0"))
     assert r.events == 2 * PLAN_MEMORY + 5
 
@@ -531,10 +538,13 @@ def test_a_batch_is_one_instant_and_one_point():
     r.handle(Submission(0.0, job("j1")))
     plan = r.handle([Submission(500.0, job("j2")), ProgressReport(500.0, "j1", 0.4), Tick(500.0)])
     assert r.events == 2 and plan.submitted == ["j2"] and status(r)["j1"].progress == 0.4
-    with pytest.raises(InputError, match="a batch is one instant"):
-        r.handle([Tick(600.0), Completion(700.0, "j1")])
-    with pytest.raises(InputError, match="send a Tick"):
-        r.handle([])
+    for batch, message in [
+        ([Tick(600.0), Completion(700.0, "j1")], "a batch is one instant; got t=600.0 and t=700.0"),
+        ([], "is empty: send a Tick when nothing happened"),
+    ]:
+        with pytest.raises(InputError) as err:
+            r.handle(batch)
+        assert str(err.value) == f"events: {message}"  # instances/README.md, event-batch
 
 
 def test_completion_or_progress_of_a_job_that_never_started_is_refused():
@@ -567,7 +577,7 @@ def test_interruption_loses_work_and_the_job_is_replanned():
     assert plan.start[0]["progress"] == pytest.approx(0.3)
     assert (r.interruptions, r.migrations, r.preemptions) == (1, 0, 0)
     assert r.vm_cost == pytest.approx(0.002 * 200) and "lost" in str(plan)
-    with pytest.raises(StateError, match="node 1 was interrupted but it is not open"):
+    with pytest.raises(StateError, match="^node 1 was interrupted but it is not open$"):
         r.handle(Interruption(300.0, node=1))
     r2 = Rescheduler.restore(json.loads(json.dumps(r.state())))
     assert r2.interruptions == 1 and r2.state() == r.state()
@@ -599,7 +609,9 @@ def test_capacity_limits_new_vms_of_a_type():
     SCRIPT.update(j1=("A", 1), j2=("A", 1))
     s = Rescheduler(CATALOG, 2, "test-scripted", **PAPER_COSTS)
     s.handle(CapacityChange(0.0, vm="A", count=1))
-    with pytest.raises(SolverError, match="holds 2 A VMs, more than the 1 its capacity allows"):
+    with pytest.raises(
+        SolverError, match="^test-scripted: holds 2 A VMs, more than the 1 its capacity allows$"
+    ):
         s.submit([job("j1"), job("j2")], at=0.0)
     restored = Rescheduler.restore(json.loads(json.dumps(r.state())))
     assert restored.capacity() == r.capacity()
@@ -648,8 +660,8 @@ def test_events_round_trip_as_json():
 @given(
     jobs=st.lists(
         st.tuples(
-            st.floats(1e-3, 1e9),  # time on A
-            st.floats(1e-3, 1e9),  # time on B x2
+            st.floats(MIN_SECONDS, 1e9),  # time on A (the least whole-job time accepted ...)
+            st.floats(MIN_SECONDS, 1e9),  # time on B x2 (... gpuaas.limits)
             st.floats(-1e9, 1e9),  # due
             st.floats(0.0, 1e6),  # weight
             st.floats(0.0, 1.0, exclude_max=True),  # progress at submission

@@ -306,8 +306,12 @@ def test_bad_arguments_raise_clear_errors():
         simulate({"jobs": []})  # type: ignore[arg-type]
 
 
-def test_progress_bar_goes_to_stderr(capsys):
-    """progress=True draws a progress line on stderr and nothing on stdout."""
+def test_progress_bar_goes_to_stderr(capsys, monkeypatch):
+    """progress=True writes progress on stderr (off a terminal, as here, a line every
+    LOG_INTERVAL seconds) and nothing on stdout."""
+    from gpuaas import simulator
+
+    monkeypatch.setattr(simulator._ProgressBar, "LOG_INTERVAL", 0.0)
     simulate(generated("high", 1, nodes=2, jobs=6), "greedy", progress=True)
     out = capsys.readouterr()
     assert out.out == "" and "simulate [" in out.err and "6/6 jobs" in out.err

@@ -109,7 +109,8 @@ def run_campaign(
         The grid (`load_spec`).
     output : path
         Results file (.csv, or .parquet with pyarrow). Cells already in it are skipped, so an
-        interrupted campaign resumes; at the end the file is rewritten in grid order.
+        interrupted campaign resumes; at the end the file is rewritten in grid order. A second
+        campaign on the same file while one runs is refused (`ResultStore.locked`).
     backend : {"auto", "dask", "processes", "serial"}
         "auto" uses a Dask LocalCluster when dask is installed, else local processes.
     scheduler : str, optional
@@ -127,10 +128,27 @@ def run_campaign(
     -------
     CampaignReport
     """
+    store = ResultStore(output)
+    with store.locked():
+        return _run(
+            spec, store, backend, scheduler, workers, retry_failed, progress, numba_cache_dir
+        )
+
+
+def _run(
+    spec: CampaignSpec,
+    store: ResultStore,
+    backend: str,
+    scheduler: str | None,
+    workers: int | None,
+    retry_failed: bool,
+    progress: bool | Any,
+    numba_cache_dir: str | None,
+) -> CampaignReport:
+    """`run_campaign` with the store locked."""
     t0 = time.perf_counter()
     cells = expand(spec)
     order = [c.key for c in cells]
-    store = ResultStore(output)
     if retry_failed:
         store.drop(lambda r: r["status"] == "ok")
     present = {r["cell"] for r in store.load()}

@@ -114,6 +114,8 @@ def parse_settings(settings: Iterable[str], methods: Sequence[str]) -> dict[str,
     """
     import yaml
 
+    from gpuaas.files import load_yaml
+
     out: dict[str, dict[str, Any]] = {}
     for item in settings:
         m = re.fullmatch(r"\s*([\w-]+)\.(\w+)\s*=\s*(.*?)\s*", item)
@@ -123,7 +125,7 @@ def parse_settings(settings: Iterable[str], methods: Sequence[str]) -> dict[str,
         if method not in methods:
             raise InputError(None, "set", f"{method!r} is not among the compared methods")
         try:
-            value = yaml.safe_load(raw) if raw else None
+            value = load_yaml(raw) if raw else None
         except yaml.YAMLError:
             value = raw
         out.setdefault(method, {})[key] = value

@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,43 +34,74 @@ log = logging.getLogger(__name__)
 
 
 def _read_csv(path: Path) -> list[dict[str, Any]]:
-    """Rows of a campaign CSV, typed; a last line cut by a crash is dropped (and cut from the file)."""
-    with open(path, newline="") as fh:
-        text = fh.read()
+    """Rows of a campaign CSV, typed; a last line cut by a crash is dropped (and cut from the
+    file); a cell given twice is an InputError (two campaigns wrote the file at once)."""
+    source = str(path)
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(source, None, f"not UTF-8 text (byte {exc.start})") from None
     if not text:
         return []
     if not text.endswith("\n"):
         cut = text.rfind("\n") + 1
         log.warning("%s: dropping an incomplete last line (interrupted write)", path)
         text = text[:cut]
-        with open(path, "r+") as fh:
-            fh.truncate(cut)
-    reader = csv.reader(io.StringIO(text, newline=""))
+        with open(path, "r+b") as fh:
+            fh.truncate(len(text.encode("utf-8")))  # bytes, not characters
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    try:
+        return _typed_rows(reader, source)
+    except csv.Error as exc:
+        raise InputError(source, f"line {reader.line_num}", f"not valid CSV: {exc}") from None
+
+
+def _typed_rows(reader: Any, source: str) -> list[dict[str, Any]]:
     header = next(reader, None)
     if header is None:
         return []
     if not readable_header(header):
         missing = [c for c in COLUMNS if c not in header and c not in ADDED_COLUMNS]
         raise InputError(
-            str(path),
+            source,
             None,
             "not a results file of this gpuaas version (columns differ"
             + (f", missing {', '.join(missing)}" if missing else "")
             + "); files of the retired compare / "
             "reproduce_paper formats: scripts/convert_results.py",
         )
-    rows = []
-    for i, rec in enumerate(reader, start=2):
+    rows, lines = [], []
+    for rec in reader:
+        i = reader.line_num
         if len(rec) != len(header):
             raise InputError(
-                str(path), f"line {i}", f"expected {len(header)} fields, found {len(rec)}"
+                source, f"line {i}", f"expected {len(header)} fields, found {len(rec)}"
             )
         try:
             rows.append(
                 dict.fromkeys(COLUMNS) | {c: parse_value(c, v) for c, v in zip(header, rec)}
             )
         except ValueError as exc:
-            raise InputError(str(path), f"line {i}", f"cannot read a value: {exc}") from None
+            raise InputError(source, f"line {i}", f"cannot read a value: {exc}") from None
+        lines.append(f"line {i}")
+    return _unique(rows, source, lines)
+
+
+def _unique(rows: list[dict[str, Any]], source: str, where: list[str]) -> list[dict[str, Any]]:
+    """`rows`, or an InputError at the second row of a cell given twice (`where` names each
+    row's place): resume, `plot` and the analysis count every row, so a cell that two campaigns
+    both ran would count twice."""
+    first: dict[Any, str] = {}
+    for row, at in zip(rows, where):
+        if row["cell"] in first:
+            raise InputError(
+                source,
+                at,
+                f"cell {row['cell']} is given twice (first on {first[row['cell']]}): two "
+                "campaigns wrote this file at once? keep one row per cell",
+            )
+        first[row["cell"]] = at
     return rows
 
 
@@ -113,17 +146,57 @@ class ResultStore:
         )
         self._fh: Any = None
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store for one campaign: an exclusive lock (flock) on ``<file>.lock`` beside
+        it, or an InputError naming the process that holds it. Two campaigns appending to one
+        file would duplicate cells, and the first to finish would rename the file away from the
+        other, whose rows would then be lost; so the second refuses. The lock dies with its
+        process (a campaign killed by SIGKILL leaves the file, not the lock)."""
+        import fcntl
+
+        lock = self.path.with_name(self.path.name + ".lock")
+        while True:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise InputError(
+                    str(self.path),
+                    None,
+                    f"another campaign (pid {holder}) is writing this results file; "
+                    "wait for it to end or write to another file",
+                ) from None
+            try:  # the holder before may have removed the file between our open and flock
+                same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            yield
+        finally:
+            os.unlink(lock)  # while still holding it: a waiting process sees a new file
+            os.close(fd)
+
     def load(self) -> list[dict[str, Any]]:
-        """Every row already in the file (and the journal)."""
+        """Every row already in the file (and the journal); InputError if a cell is in it twice."""
         rows = []
         if self.parquet and self.path.exists():
             rows.extend(read_results(self.path))
+        where = [f"row {i + 1}" for i in range(len(rows))]
         if self.journal.exists():
             journal = _read_csv(self.journal)
             if journal and _csv_header(self.journal) != COLUMNS:  # a file of an older version:
                 write_csv(self.journal, journal)  # rows appended next need its columns
             rows.extend(journal)
-        return rows
+            where += [f"{self.journal.name} row {i + 1}" for i in range(len(journal))]
+        return _unique(rows, str(self.path), where)
 
     def drop(self, keep: Callable[[dict[str, Any]], bool]) -> int:
         """Rewrite the file without the rows `keep` rejects; returns how many were dropped."""
@@ -213,4 +286,5 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
         raise InputError(
             str(path), None, "not a results file of this gpuaas version (columns differ)"
         )
-    return [dict.fromkeys(COLUMNS) | r for r in table.to_pylist()]
+    rows = [dict.fromkeys(COLUMNS) | r for r in table.to_pylist()]
+    return _unique(rows, str(path), [f"row {i + 1}" for i in range(len(rows))])

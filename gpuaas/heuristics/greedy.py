@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from gpuaas.heuristics import kernels as K
+from gpuaas.heuristics.incumbent import paper_keep
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
     State,
@@ -75,7 +76,7 @@ def greedy(
     rule = open_rule_code(open_rule)
     warm_up(greedy)
     start = time.perf_counter()
-    D = kernel_data(instance)
+    D = kernel_data(instance, pins=paper_keep(instance))  # the keep rules they inherit
     st = State.new(instance)
     K.randomized_construction_schedule(
         D, rule, pressure_order(instance), False, 0.0, 1, rng_state(seed), *st.arrays()

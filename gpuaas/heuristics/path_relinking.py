@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from gpuaas.heuristics import kernels as K
+from gpuaas.heuristics.incumbent import paper_keep
 from gpuaas.heuristics.randomized_greedy import randomized_construction, rg_options
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
@@ -94,7 +95,7 @@ def path_relinking(
     warm_up(path_relinking, max_it_rg=3, elite_size=2)
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
-    D = kernel_data(instance)
+    D = kernel_data(instance, pins=paper_keep(instance))  # the keep rules they inherit
     rg_deadline = None if limit is None else start + RG_SHARE * limit
     elite = randomized_construction(
         instance, D, code, rule, postprocess, seed=seed, deadline=rg_deadline, **opts

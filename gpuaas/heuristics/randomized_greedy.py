@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
+from gpuaas.heuristics.incumbent import paper_keep
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
     State,
@@ -254,7 +255,7 @@ def randomized_greedy(
     opts = rg_options(max_it_rg, elite_size, swap_prob, candidates, max_no_improve, log_interval)
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)
     start = time.perf_counter()
-    D = kernel_data(instance)
+    D = kernel_data(instance, pins=paper_keep(instance))  # the keep rules they inherit
     elite = randomized_construction(
         instance,
         D,

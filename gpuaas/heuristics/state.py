@@ -32,16 +32,16 @@ def kernel_data(
 ) -> K.KernelData:
     """The `KernelData` D the kernels read (writable contiguous copies, one numba type).
 
-    It carries the incumbent the constructions keep (`pins`, by default `keep_incumbent`'s:
-    nothing under the paper's zero reconfiguration costs), P1's κ that postprocessing counts
-    (x `move_weight`, the default method's weight on a move) and optional preferred
-    configurations.
+    It carries the incumbent the constructions keep (`pins`, by default the paper's methods'
+    `paper_keep`: nothing under the paper's zero reconfiguration costs), P1's κ that
+    postprocessing counts (x `move_weight`, the default method's weight on a move) and
+    optional preferred configurations.
     """
-    from gpuaas.heuristics.incumbent import keep_incumbent
+    from gpuaas.heuristics.incumbent import paper_keep
     from gpuaas.reconfiguration import reconfiguration_terms
 
     cat = instance.catalog
-    pin_node, pin_cfg = keep_incumbent(instance) if pins is None else pins
+    pin_node, pin_cfg = paper_keep(instance) if pins is None else pins
     pref = np.full(instance.n_jobs, -1, dtype=np.int64) if pref_cfg is None else pref_cfg
     f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
     i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()

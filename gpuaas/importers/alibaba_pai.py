@@ -24,14 +24,14 @@ plan_mem and the other tables (instances, sensors, machines, group tags).
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from pathlib import Path
 
 from gpuaas.errors import InputError
-from gpuaas.files import read_text
+from gpuaas.files import csv_fields, read_text
 from gpuaas.importers.records import ImportReport, TraceJob
+from gpuaas.limits import MAX_COUNT
 from gpuaas.throughputs import parse_float
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
@@ -93,6 +93,13 @@ def read_pai(src: str) -> tuple[list[TraceJob], ImportReport]:
             starts.append(start)
             ends.append(end)
             total_gpu += inst * plan / 100.0
+            if not total_gpu <= MAX_COUNT:  # inf too: inst_num x plan_gpu overflowed
+                raise InputError(
+                    tsrc,
+                    f"{tat}: inst_num x plan_gpu",
+                    f"job {row['job_name']!r} asks for {total_gpu:.3g} GPUs, more than "
+                    f"{MAX_COUNT:g} (gpuaas.limits)",
+                )
             if inst * plan > best[0]:
                 best = (inst * plan, task["gpu_type"])
         if total_gpu <= 0:
@@ -132,7 +139,8 @@ def _rows(path: Path, columns: tuple[str, ...]):
             "pai_task_table.csv in one directory)",
         )
     text = read_text(path, "CSV")
-    for n, fields in enumerate(csv.reader(text.splitlines()), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
+        fields = csv_fields(line, source, f"line {n}")
         if not fields or (n == 1 and fields[0] == "job_name"):
             continue
         if len(fields) != len(columns):

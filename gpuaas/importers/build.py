@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import DUE_FACTOR, WEIGHT_RANGE
 from gpuaas.importers.records import ImportReport, TraceJob
 from gpuaas.instance import DEFAULT_PARAMS, Instance
+from gpuaas.limits import MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS
 from gpuaas.throughputs import SCALING, ThroughputTable
 
 GPU_COUNTS = ("any", "requested")
@@ -125,6 +127,13 @@ def build_trace(
     if limit is not None and len(kept) > limit:
         report.drop("past --limit", len(kept) - limit)
         kept = kept[:limit]
+    if len(kept) > MAX_JOBS:  # before timing them: that would take minutes and gigabytes
+        raise InputError(
+            source,
+            None,
+            f"{len(kept)} jobs to import; at most {MAX_JOBS} (gpuaas.limits): "
+            "choose some with --limit or --window",
+        )
     say = progress or (lambda step: None)
     rows, timed = [], []
     for k, job in enumerate(kept):
@@ -133,6 +142,7 @@ def build_trace(
         if job.duration is not None and job.gpu is None and measured_on is not None:
             job = replace(job, gpu=measured_on)
         work = _work(job, source, cat, throughputs, gpu_counts, scaling, any_gpu)
+        _check_times(job, work, source, cat)
         if not np.isfinite(work).any():
             if skip_unrunnable:
                 report.drop(f"not runnable on {cat.name}")
@@ -164,6 +174,7 @@ def build_trace(
     drawn_weight = weight_rng.uniform(*WEIGHT_RANGE, size=len(timed))
     out_jobs = []
     for k, job in enumerate(timed):
+        _check_numbers(job, float(release[k]), offset, source)
         if job.due is not None:
             due = job.due - offset
         elif job.due_factor is not None:
@@ -190,6 +201,7 @@ def build_trace(
         n = max(1, math.ceil(len(timed) / 10))
     else:
         n = count
+    checks.nodes(n, None, "--nodes")
     bundled = isinstance(catalog, str) and catalog in bundled_catalogs()
     data = {
         "catalog": catalog if bundled else cat.to_dict(),
@@ -245,6 +257,49 @@ def _work(
         if job.gpus <= int(cat.gpus[v]) and (any_gpu or (job.gpu or "").upper() == gpu.upper()):
             out[cat.config(v, job.gpus)] = float(job.duration)
     return out
+
+
+def _check_times(job: TraceJob, work: np.ndarray, source: str, cat: Catalog) -> None:
+    """The limits of `gpuaas.instance.check_job` on a job's times, named by its line and the
+    column they come from (the output trace would name only its own JSON path)."""
+    where = f"line {job.line}: {job.work_column or ('duration' if job.model is None else 'steps')}"
+    finite = np.isfinite(work)
+    for c in np.flatnonzero(finite & ((work > MAX_SECONDS) | (work < MIN_SECONDS)))[:1]:
+        vm, g = cat.vm_names[cat.cfg_vm[c]], int(cat.cfg_gpus[c])
+        than = (
+            f"more than {MAX_SECONDS:g}" if work[c] > MAX_SECONDS else f"less than {MIN_SECONDS:g}"
+        )
+        raise InputError(
+            source,
+            where,
+            f"job {job.id!r} takes {work[c]:.3g} s on {vm} with {g} GPU(s), {than} s "
+            "(gpuaas.limits)",
+        )
+
+
+def _check_numbers(job: TraceJob, release: float, offset: float, source: str) -> None:
+    """Release, due date and weight within `gpuaas.limits`, named by line and column."""
+    at = f"line {job.line}"
+    if release > MAX_SECONDS:
+        raise InputError(
+            source,
+            f"{at}: submit",
+            f"{release:.3g} s after the first job's submit ({offset:g}), more than "
+            f"{MAX_SECONDS:g} s (gpuaas.limits)",
+        )
+    if job.due is not None and abs(job.due - offset) > MAX_SECONDS:
+        raise InputError(
+            source,
+            f"{at}: due",
+            f"{job.due - offset:.3g} s from the first job's submit ({offset:g}), beyond "
+            f"±{MAX_SECONDS:g} s (gpuaas.limits)",
+        )
+    if job.weight is not None and job.weight > MAX_WEIGHT:
+        raise InputError(
+            source,
+            f"{at}: weight",
+            f"must be <= {MAX_WEIGHT:g} (gpuaas.limits), got {job.weight:g}",
+        )
 
 
 def table_model(job: TraceJob, table: ThroughputTable) -> str | None:

@@ -1,7 +1,8 @@
 """A plain CSV trace anyone can write from their scheduler's logs.
 
 UTF-8, comma-separated, a header line naming the columns (any order), one job per line; lines
-starting with ``#`` are comments; an empty cell is an absent value.
+starting with ``#`` are comments (after the header the summary counts them as rows commented
+out; quote a job id that starts with ``#``: ``"#7"``); an empty cell is an absent value.
 
 | column | required | meaning |
 |---|---|---|
@@ -18,6 +19,8 @@ starting with ``#`` are comments; an empty cell is an absent value.
 
 from __future__ import annotations
 
+import math
+
 from gpuaas.errors import InputError
 from gpuaas.importers.csv_table import csv_rows
 from gpuaas.importers.records import ImportReport, TraceJob
@@ -30,9 +33,10 @@ OPTIONAL = ("model", "steps", "epochs", "steps_per_epoch", "duration", "gpu", "d
 def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
     """The jobs of a CSV trace (module docstring)."""
     source = str(path)
+    report = ImportReport(source, 0, 0, 0, 0.0)
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
-    for n, cells in csv_rows(path, REQUIRED, OPTIONAL):
+    for n, cells in csv_rows(path, REQUIRED, OPTIONAL, report):
         at = f"line {n}"
         row = {k: v for k, v in cells.items() if v}
         for col in REQUIRED:
@@ -59,11 +63,17 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
                     raise InputError(source, at, "give steps or epochs x steps_per_epoch, not both")
                 job.steps = parse_float(row["steps"], source, f"{at}: steps", positive=True)
             elif "epochs" in row and "steps_per_epoch" in row:
-                job.steps = parse_float(
-                    row["epochs"], source, f"{at}: epochs", positive=True
-                ) * parse_float(
+                epochs = parse_float(row["epochs"], source, f"{at}: epochs", positive=True)
+                per = parse_float(
                     row["steps_per_epoch"], source, f"{at}: steps_per_epoch", positive=True
                 )
+                job.steps, job.work_column = epochs * per, "epochs x steps_per_epoch"
+                if not math.isfinite(job.steps):
+                    raise InputError(
+                        source,
+                        f"{at}: {job.work_column}",
+                        f"{epochs:g} x {per:g} steps is beyond the floating-point numbers",
+                    )
             else:
                 raise InputError(
                     source,
@@ -80,4 +90,4 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
         if "weight" in row:
             job.weight = parse_float(row["weight"], source, f"{at}: weight", minimum=0.0)
         jobs.append(job)
-    return jobs, ImportReport(source, len(jobs), 0, 0, 0.0)
+    return jobs, report

@@ -65,12 +65,11 @@ def read_elasticflow(path: str) -> tuple[list[TraceJob], ImportReport]:
     jobs: list[TraceJob] = []
     seen: dict[str, int] = {}
     report = ImportReport(source, 0, 0, 0, 0.0)
-    for n, row in csv_rows(path, REQUIRED, OPTIONAL):
+    for n, row in csv_rows(path, REQUIRED, OPTIONAL, report):
         at = f"line {n}"
         for col in REQUIRED + ("model_name", "deadline"):
             if col in row and not row[col]:
                 raise InputError(source, f"{at}: {col}", "missing required value")
-        report.read += 1
         jid = row["job_id"]
         if jid in seen:
             raise InputError(

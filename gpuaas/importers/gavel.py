@@ -109,6 +109,7 @@ def read_gavel(path: str) -> tuple[list[TraceJob], ImportReport]:
                 model=model,
                 steps=float(steps),
                 due_factor=slo,
+                work_column="total_steps",
             )
         )
     return jobs, report

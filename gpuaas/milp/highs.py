@@ -248,8 +248,10 @@ def _solve_in_child(
         send.close()
         while done is None and error is None:
             wait = stop - _time.monotonic()
-            if wait <= 0 or not receive.poll(wait):
+            if wait <= 0:
                 break
+            if not receive.poll(min(wait, 3600.0)):  # poll() refuses more than ~24 days
+                continue
             try:
                 kind, *data = receive.recv()
             except EOFError:  # the child died
