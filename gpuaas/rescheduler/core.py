@@ -188,8 +188,9 @@ class Rescheduler:
         self.interruptions = 0
         self.lost_work_cost = 0.0  # $: work lost to restarts, at the old configuration's GPU share
         self.startup_cost = 0.0  # $: VMs billed while starting up
-        # job id -> (node, cfg, PlannedJob) of the last plan (`_planned_jobs`; not state)
-        self._planned: dict[str, tuple[int, int, PlannedJob]] = {}
+        # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
+        # (`_target`; not state)
+        self._planned: tuple[dict[int, Any], dict[str, Any]] = ({}, {})
 
     # -- the configuration ------------------------------------------------------------------
     nodes = property(lambda self: self.config.nodes, doc="N, node slots that may be open at once")
@@ -393,7 +394,7 @@ class Rescheduler:
         return Instance(
             catalog=self.catalog,
             nodes=self.nodes,
-            job_ids=tuple(j.id for j in jobs),
+            job_ids=tuple(self._jobs),
             work=work,
             time=at,
             H=self.H,
@@ -586,17 +587,24 @@ class Rescheduler:
                     self.migrations += 1
                     plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
             job.node, job.cfg = n, c
-        plan.nodes = [PlannedNode(p, names[n.vm]) for p, n in self._nodes.items()]
-        plan.jobs = self._planned_jobs(jobs)
+        plan.nodes, plan.jobs = self._target(jobs)
         return plan
 
-    def _planned_jobs(self, jobs: list[Job]) -> list[PlannedJob]:
-        """A `PlannedJob` per job, the one of the last plan where the job has not moved (they
-        are immutable): a plan lists every unfinished job, an event moves a few."""
-        last, now = self._planned, {}
-        cfg_vm, cfg_gpus = self._cfg_vm, self._cfg_gpus
+    def _target(self, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
+        """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
+        last plan's where nothing changed (they are immutable): a plan lists every open node
+        and unfinished job, an event changes a few."""
+        names, cfg_vm, cfg_gpus = self.catalog.vm_names, self._cfg_vm, self._cfg_gpus
+        last_nodes, last_jobs = self._planned
+        nodes: dict[int, tuple[int, PlannedNode]] = {}
+        for p, n in self._nodes.items():
+            hit = last_nodes.get(p)
+            nodes[p] = (
+                hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
+            )
+        now: dict[str, tuple[int, int, PlannedJob]] = {}
         for j in jobs:
-            hit = last.get(j.id)
+            hit = last_jobs.get(j.id)
             if hit is None or hit[0] != j.node or hit[1] != j.cfg:
                 planned = (
                     PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
@@ -605,8 +613,8 @@ class Rescheduler:
                 )
                 hit = (j.node, j.cfg, planned)
             now[j.id] = hit
-        self._planned = now
-        return [hit[2] for hit in now.values()]
+        self._planned = (nodes, now)
+        return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]
 
     def _lose_work(self, job: Job) -> float:
         """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place."""
