@@ -34,6 +34,7 @@ import math
 import sys
 import time as _time
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -51,6 +52,8 @@ from gpuaas.run_config import RunConfig
 
 if TYPE_CHECKING:
     from gpuaas.bounds import Bound
+
+_ID = attrgetter("id")
 
 #: consecutive events in which no job progressed (none submitted, none completed, no job
 #: closer to its end than ever before) after which a run is stopped: it cannot end
@@ -296,8 +299,8 @@ class Simulator:
         r = self.rescheduler
         if not plan.jobs and self.releases.exhausted:
             return  # finished
-        progress = self.execution.actual_progress
-        done = len(r.completions()) + sum(float(progress[self.index[j.id]]) for j in plan.jobs)
+        index = np.fromiter(map(self.index.__getitem__, map(_ID, plan.jobs)), np.int64)
+        done = len(r.completions()) + sum(self.execution.actual_progress[index].tolist())
         if changed or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
