@@ -27,8 +27,9 @@ from gpuaas.files import (
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
-from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS
+from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS, method_options
 from gpuaas.methods import solve as solve_instance
+from gpuaas.objective import OBJECTIVES
 from gpuaas.reconfiguration import (
     DEFAULT_CHECKPOINT,
     DEFAULT_OVERHEAD,
@@ -165,23 +166,40 @@ PRESET_HELP = "YAML file of method options (e.g. heuristics/path_relinking.yaml)
 
 
 def _with_preset(
-    ctx: click.Context, preset: str | None, method: str, time_limit: float | None
-) -> tuple[str, dict[str, Any], float | None, set[str]]:
-    """(method, options, time limit, the names of those taken from the `--preset` file) with
-    the file's, if any; the file's method applies unless `--method` was given."""
-    if preset is None:
-        return method, {}, time_limit, set()
-    from gpuaas.heuristics.presets import load_preset, preset_options
+    ctx: click.Context,
+    preset: str | None,
+    method: str,
+    time_limit: float | None,
+    objective: str | None = None,
+) -> tuple[str, dict[str, Any], float | None, set[str], str | None]:
+    """(method, options, time limit, the names of those taken from the `--preset` file, the
+    objective) with the file's, if any; the file's method applies unless `--method` was given,
+    its objective unless `--objective` was. The objective is passed on to a method that solves
+    under either (milp, hierarchical)."""
+    options: dict[str, Any] = {}
+    taken: set[str] = set()
+    if preset is not None:
+        from gpuaas.heuristics.presets import load_preset, preset_options
 
-    data = load_preset(preset)
-    if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
-        method = data.get("method", method)
-    options = preset_options(data, method, preset)
-    taken = set(options)
-    if time_limit is None and data.get("time_limit") is not None:
-        time_limit = data["time_limit"]
-        taken.add("time_limit")
-    return method, options, time_limit, taken
+        data = load_preset(preset)
+        if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
+            method = data.get("method", method)
+        options = preset_options(data, method, preset)
+        taken = set(options)
+        if time_limit is None and data.get("time_limit") is not None:
+            time_limit = data["time_limit"]
+            taken.add("time_limit")
+        if objective is None and data.get("objective") is not None:
+            objective = data["objective"]
+            if objective not in OBJECTIVES:
+                raise InputError(
+                    preset,
+                    "objective",
+                    f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}",
+                )
+    if objective is not None and "objective" in method_options(method):
+        options["objective"] = objective
+    return method, options, time_limit, taken, objective
 
 
 @contextlib.contextmanager
@@ -239,7 +257,8 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
     type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
     default=None,
     help="milp: solve with this method first (within the time limit) and "
-    "start from its solution [default: greedy; none: no warm start].",
+    "start from its solution [default: incremental for P1$, greedy for P1a; none: no warm "
+    "start].",
 )
 @click.option(
     "--solver", default=None, help="milp: 'highs' (default), 'cbc' or another PuLP solver name."
@@ -259,7 +278,15 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
 @click.option(
     "--p1n/--no-p1n",
     default=None,
-    help="milp: require exactly min(N, J) open nodes (P1n; default on).",
+    help="milp: require exactly min(N, J) open nodes (P1n; default on for P1a, off for P1$).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(OBJECTIVES),
+    default=None,
+    help="The objective reported (and solved by milp, hierarchical): 'dollars', P1$, what the "
+    "plan costs (formulations/P1D.md); 'p1a', the paper's f_OBJ [default: the preset's, "
+    "else dollars].",
 )
 @click.pass_context
 def solve(
@@ -278,9 +305,12 @@ def solve(
     write_lp: str | None,
     write_mps: str | None,
     p1n: bool | None,
+    objective: str | None,
 ) -> None:
     """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time).
 
+    The objective printed is P1$, what the plan costs in dollars, the same for every method;
+    the paper's presets (heuristics/*.yaml) and --objective p1a print the paper's f_OBJ (P1a).
     With --method milp the output adds the solver's status, best bound and gap. Exit codes:
     0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
@@ -308,14 +338,16 @@ def solve(
             "--gap, --threads, --warm-start, --solver, --write-lp, "
             "--write-mps and --p1n apply to --method milp only",
         )
-    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken, objective = _with_preset(
+        ctx, preset, method, time_limit, objective
+    )
     instance = load_instance(instance_file).released()
     options.update(milp_options)
     if warm_method is not None:
         options["warm_start"] = None if warm_method == "none" else warm_method
     with _blame(preset, taken - set(milp_options) - {"warm_start"}):
         solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
-    data = solution.to_dict()
+    data = solution.to_dict(objective or "dollars")
     emit(data, as_json, _human_solution(data), output)
 
 
@@ -324,7 +356,12 @@ def _human_solution(data: dict[str, Any]) -> str:
     run = [j for j in jobs if j["node"] is not None]
     lines = [
         f"method     {data['method']}",
-        f"objective  {data['objective']:.6g}  (f_OBJ, P1a)",
+        f"objective  {data['objective']:.6g}  "
+        + (
+            "(f_OBJ, P1a)"
+            if data["objective_function"] == "p1a"
+            else "(P1$, what the plan costs in $)"
+        ),
         f"nodes      {len(data['nodes'])} open",
         f"jobs       {len(run)} running, {len(jobs) - len(run)} postponed",
         f"seconds    {data['stats'].get('seconds', float('nan')):.3f}",
@@ -344,7 +381,9 @@ def _human_solution(data: dict[str, Any]) -> str:
 @click.option("--p1n", is_flag=True, help="Also require exactly min(N, J) open nodes (P1n).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> None:
-    """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective.
+    """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective (the one its
+    `objective_function` names: P1$ for `gpuaas solve`'s files, P1a for the paper presets' and
+    for files without it).
 
     Exits 0 when the solution is valid; 1 when it is not: infeasible, a job listed twice or
     missing, or a stated objective that is not a number or differs from the recomputed one
@@ -357,6 +396,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     instance = load_instance(instance_file).released()
     data = read_json(solution_file)
     report = check_file(instance, data, solution_file, p1n=p1n)
+    kind = data.get("objective_function", "p1a")
+    kind = kind if kind in OBJECTIVES else "p1a"
     claimed = data.get("objective")
     number = (
         not isinstance(claimed, bool)
@@ -369,7 +410,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
                 {
                     "valid": report.ok,
                     "errors": report.errors,
-                    "objective": report.objective,
+                    "objective": report.value(kind),
+                    "objective_function": kind,
                     "claimed_objective": claimed if number else None,
                 }
             ),
@@ -377,7 +419,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
         )
     else:
         click.echo(
-            f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
+            f"{'valid' if report.ok else 'INVALID'}  objective {report.value(kind):.6g}"
+            + (" (P1a)" if kind == "p1a" else " (P1$)")
             + (f"  (file says {claimed:.6g})" if number else "")
         )
         for e in report.errors:
@@ -547,7 +590,7 @@ def simulate(
     distinct_outputs(
         {"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file, "--preset": preset}
     )
-    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken, _ = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
     if time_limit is not None:
         options["time_limit"] = time_limit

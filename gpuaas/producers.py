@@ -12,6 +12,7 @@ restarts lose), `Ticks` and `SpotMarket` (spot capacity and interruptions from a
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,6 +35,8 @@ from gpuaas.rescheduler import (
 
 if TYPE_CHECKING:
     from gpuaas.simulator import Simulator
+
+_ID, _CFG, _READY = attrgetter("id"), attrgetter("cfg"), attrgetter("ready")
 
 
 class Releases:
@@ -100,38 +103,44 @@ class Execution:
         self.actual_progress = np.array(trace.progress, dtype=np.float64)
         self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
 
+    def _running(self, jobs: list[JobStatus]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(trace index, configuration, ready) of the running jobs, in the order of `jobs`:
+        every per-job formula below is then one numpy operation over them, element by element
+        the same arithmetic as a loop over the jobs."""
+        run = [job for job in jobs if job.cfg >= 0]
+        idx = np.fromiter(map(self.index.__getitem__, map(_ID, run)), np.int64, len(run))
+        cfg = np.fromiter(map(_CFG, run), np.int64, len(run))
+        ready = np.fromiter(map(_READY, run), np.float64, len(run))
+        return idx, cfg, ready
+
     def next_time(self, sim: Simulator, jobs: list[JobStatus]) -> float:
         """The earliest actual completion of a running job."""
-        t = math.inf
         if sim.clock is None:
-            return t
-        for job in jobs:
-            if job.cfg >= 0:
-                j = self.index[job.id]
-                begin = max(sim.clock, job.ready)
-                t = min(t, begin + self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]))
-        return t
+            return math.inf
+        idx, cfg, ready = self._running(jobs)
+        if not idx.size:
+            return math.inf
+        begin = np.maximum(sim.clock, ready)
+        return float((begin + self.actual_work[idx, cfg] * (1.0 - self.actual_progress[idx])).min())
 
     def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
         """Advance actual progress to `t`: completions, then (with noise) progress reports."""
-        out: list[Event] = []
-        done: set[str] = set()
-        for job in jobs:
-            if job.cfg >= 0:
-                j = self.index[job.id]
-                if sim.clock is not None:
-                    run = t - max(sim.clock, job.ready)
-                    if run > 0:
-                        self.actual_progress[j] += run / self.actual_work[j, job.cfg]
-                        self.segment[j] += run
-                if self.actual_work[j, job.cfg] * (1.0 - self.actual_progress[j]) <= TIME_TOL:
-                    out.append(Completion(t, job.id))
-                    done.add(job.id)
+        idx, cfg, ready = self._running(jobs)
+        work = self.actual_work[idx, cfg]
+        if sim.clock is not None:
+            run = t - np.maximum(sim.clock, ready)
+            ran = run > 0
+            self.actual_progress[idx[ran]] += run[ran] / work[ran]
+            self.segment[idx[ran]] += run[ran]
+        ends = work * (1.0 - self.actual_progress[idx]) <= TIME_TOL
+        ids = self.trace.job_ids
+        out: list[Event] = [Completion(t, ids[j]) for j in idx[ends].tolist()]
         if self.noise > 0:
+            done = set(idx[ends].tolist())
             out += [
                 ProgressReport(t, job.id, float(self.actual_progress[self.index[job.id]]))
                 for job in jobs
-                if job.id not in done and job.start is not None
+                if self.index[job.id] not in done and job.start is not None
             ]
         return out
 

@@ -30,6 +30,7 @@ it bounds schedules that move for free (`gpuaas.bounds`), which every cost here 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -94,8 +95,9 @@ def gpu_share_price(price: float, gpus: int, vm_gpus: int) -> float:
 # -- P1's reconfiguration extension (formulations/P1.md) ------------------------------------
 
 
+@lru_cache(maxsize=4)  # an Instance is immutable and hashes by identity; a point asks 3-7 times
 def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
-    """(kappa (J,), sigma (N, V)).
+    """(kappa (J,), sigma (N, V)), read-only.
 
     kappa_j: moving running job j off its node or configuration loses `overhead` seconds of its
     work at its configuration's GPU-share price (c_v g / G_v), plus omega_j x overhead when j is
@@ -117,6 +119,7 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     if instance.startup > 0:
         sigma[:] = instance.startup * cat.cost[None, :]
         sigma[instance.current_node[run], v] = 0.0
+    kappa.flags.writeable = sigma.flags.writeable = False
     return kappa, sigma
 
 

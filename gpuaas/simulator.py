@@ -43,6 +43,7 @@ import math
 import sys
 import time as _time
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -70,6 +71,8 @@ from gpuaas.run_config import RunConfig
 if TYPE_CHECKING:
     from gpuaas.availability import Availability
     from gpuaas.bounds import Bound
+
+_ID = attrgetter("id")
 
 #: consecutive events in which no job progressed (none submitted, none completed, no job
 #: closer to its end than ever before) after which a run is stopped: it cannot end
@@ -367,8 +370,8 @@ class Simulator:
         r = self.rescheduler
         if not plan.jobs and self.releases.exhausted:
             return  # finished
-        progress = self.execution.actual_progress
-        done = len(r.completions()) + sum(float(progress[self.index[j.id]]) for j in plan.jobs)
+        index = np.fromiter(map(self.index.__getitem__, map(_ID, plan.jobs)), np.int64)
+        done = len(r.completions()) + sum(self.execution.actual_progress[index].tolist())
         # with spot capacity, jobs may wait for it on purpose (until their due date draws near):
         # only the bound on events per job stops such a run
         if changed or self.market is not None or done > self.best_done + 1e-12:

@@ -168,7 +168,7 @@ def test_valid_with_and_without_incumbent(seed):
         sol = incremental(case, seed=seed)
         rep = validate(sol)
         assert rep.ok, rep.errors
-        assert rep.objective == pytest.approx(sol.objective, rel=1e-9)
+        assert rep.f_obj == pytest.approx(sol.f_obj, rel=1e-9)
 
 
 @settings(max_examples=30, deadline=None)

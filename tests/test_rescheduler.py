@@ -438,7 +438,10 @@ def test_state_of_the_previous_version_restores_and_continues_as_it_did():
         for d in ev["submit"]
     ]
     plan = r.update(ev["at"], submit=submit, complete=ev["complete"], progress=ev["progress"])
-    assert without_timing(plan) == sample["plan"]
+    # the same decisions; a plan's objective is P1$ since issue 27 (that release stated f_OBJ)
+    got, want = without_timing(plan), dict(sample["plan"])
+    got.pop("objective"), want.pop("objective")
+    assert got == want
     old = sample["state_after"]
     for k in (
         "vm_cost",

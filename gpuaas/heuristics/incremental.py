@@ -100,6 +100,7 @@ def incremental(
     queued_iterations: int = QUEUED_ITERATIONS,
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
+    polish: float = 0.0,
     _spot: bool = True,
     _judge: Instance | None = None,
     **options: Any,
@@ -126,6 +127,9 @@ def incremental(
     move_weight : float
         How many times its cost a move must save (>= 1; 1: exactly its cost). Higher moves jobs
         less often at some cost in dollars.
+    polish : float
+        Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
+        0 (the default): none. Not with spot variants (the MILP plans on-demand VMs only).
 
     Returns
     -------
@@ -135,6 +139,8 @@ def incremental(
     """
     reject_unknown("incremental", options)
     if _spot and instance.catalog.has_spot:
+        if polish:
+            raise ValueError("incremental: polish is not available on a catalog with spot variants")
         return _with_spot(
             instance, seed, time_limit, iterations, queued_iterations, rivals, move_weight
         )
@@ -143,6 +149,7 @@ def incremental(
     queued_iterations = check_int("queued_iterations", queued_iterations, 1)
     rivals = check_int("rivals", rivals, 0)
     move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
+    polish = check_float("polish", polish, 0.0, 1e6)
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
@@ -167,12 +174,18 @@ def incremental(
         )
         done += more
     best.stats = {
-        "seconds": time.perf_counter() - start,
         "seed": seed,
         "kept": int((D.pin_node >= 0).sum()),
         "put_back": int(put.sum()),
         "iterations": done,
     }
+    if polish > 0:
+        from gpuaas.milp.polish import polish as milp_polish
+
+        left = polish if deadline is None else min(polish, deadline - time.perf_counter())
+        if left > 0:
+            best = milp_polish(best, time_limit=left, seed=seed)
+    best.stats["seconds"] = time.perf_counter() - start
     return best
 
 
@@ -227,7 +240,7 @@ def _construct(
         on = judge if judge is not None else instance
 
         def score(sol: Solution) -> float:
-            f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).objective
+            f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
             return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
 
         if score(other) < score(best):

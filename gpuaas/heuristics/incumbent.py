@@ -320,11 +320,13 @@ def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> n
     cat = instance.catalog
     values = plan_values(instance) if values is None else values
     out = np.full(instance.n_jobs, -1, dtype=np.int64)
-    vm_gpus = cat.gpus[cat.cfg_vm].astype(np.float64)
-    price = cat.cost[cat.cfg_vm]
-    for j in range(instance.n_jobs):
-        if np.isfinite(values[j]).any():
-            out[j] = int(np.lexsort((price, vm_gpus, values[j]))[0])
+    # each configuration's rank among equal values: fewer GPUs on the VM type, the cheaper VM
+    # type, the lower index
+    rank = np.empty(cat.n_configs, dtype=np.int64)
+    rank[np.lexsort((cat.cost[cat.cfg_vm], cat.gpus[cat.cfg_vm]))] = np.arange(cat.n_configs)
+    rows = np.flatnonzero(np.isfinite(values).any(axis=1))
+    least = values[rows] == values[rows].min(axis=1, keepdims=True)
+    out[rows] = np.argmin(np.where(least, rank, cat.n_configs), axis=1)
     return out
 
 

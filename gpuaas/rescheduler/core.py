@@ -52,6 +52,7 @@ import logging
 import time as _time
 from collections import deque
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -127,6 +128,10 @@ TOTALS = (
 )
 #: the prior of the interruption-rate estimate: this many VM-hours at the model's default rate
 PRIOR_HOURS = 10.0
+
+
+#: a job's fields, in `JOB_FIELDS` order, as one tuple (`_savepoint`)
+_JOB_VALUES = attrgetter(*JOB_FIELDS)
 
 
 class Rescheduler:
@@ -205,6 +210,9 @@ class Rescheduler:
         self._spot = cat.spot.tolist()
         self._spot_held = np.zeros(cat.n_vms)  # VM-seconds held per type (replaced, not changed)
         self._spot_lost = np.zeros(cat.n_vms)  # interruptions seen per type
+        # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
+        # (`_target`; not state)
+        self._planned: tuple[dict[int, Any], dict[str, Any]] = ({}, {})
 
     # -- the configuration ------------------------------------------------------------------
     nodes = property(lambda self: self.config.nodes, doc="N, node slots that may be open at once")
@@ -388,14 +396,16 @@ class Rescheduler:
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
-        names = [k for k in INSTANCE_VIEW if k != "work"]
-        scalars = np.array(
-            [tuple(getattr(j, INSTANCE_VIEW[k]) for k in names) for j in jobs], dtype=np.float64
-        ).reshape(len(jobs), len(names))
-        arrays: dict[str, Any] = {k: scalars[:, i] for i, k in enumerate(names)}
-        for k in ("current_node", "current_cfg"):
-            arrays[k] = arrays[k].astype(np.int64)
-        work = np.stack([j.work for j in jobs]) if jobs else np.zeros((0, C))
+        arrays: dict[str, Any] = {
+            k: np.fromiter(
+                map(attrgetter(field), jobs),
+                np.int64 if k in ("current_node", "current_cfg") else np.float64,
+                len(jobs),
+            )
+            for k, field in INSTANCE_VIEW.items()
+            if k != "work"
+        }
+        work = np.array([j.work for j in jobs]) if jobs else np.zeros((0, C))
         full = sorted({*self._full(), *full}) if self._capacity else sorted(full)
         if full and jobs:
             work = work.copy()
@@ -407,7 +417,7 @@ class Rescheduler:
         return Instance(
             catalog=self.catalog,
             nodes=self.nodes,
-            job_ids=tuple(j.id for j in jobs),
+            job_ids=tuple(self._jobs),
             work=work,
             time=at,
             H=self.H,
@@ -462,7 +472,7 @@ class Rescheduler:
         """What an event changes, copied so that `_rollback` can undo it: O(J + N) references
         (no value is changed in place, records.py)."""
         jobs = dict(self._jobs)
-        fields = [tuple(getattr(j, f) for f in JOB_FIELDS) for j in jobs.values()]
+        fields = list(map(_JOB_VALUES, jobs.values()))
         totals = tuple(getattr(self, k) for k in TOTALS)
         rest = (dict(self._nodes), self._capacity, list(self._plans), self._applied_now)
         return jobs, fields, totals, rest, len(self._completed)
@@ -596,8 +606,8 @@ class Rescheduler:
         """Map solver nodes onto physical ones, apply the solution, return the differences."""
         names = self.catalog.vm_names
         jobs = list(self._jobs.values())
-        cur_node = np.array([j.node for j in jobs], dtype=np.int64)
-        cur_cfg = np.array([j.cfg for j in jobs], dtype=np.int64)
+        cur_node = np.fromiter(map(attrgetter("node"), jobs), np.int64, len(jobs))
+        cur_cfg = np.fromiter(map(attrgetter("cfg"), jobs), np.int64, len(jobs))
         old_vm = self._node_vm()
         perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg)
         new_vm = np.full(self.nodes, -1, dtype=np.int64)
@@ -661,14 +671,34 @@ class Rescheduler:
                     self.migrations += 1
                     plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
             job.node, job.cfg = n, c
-        plan.nodes = [PlannedNode(p, names[n.vm]) for p, n in self._nodes.items()]
-        plan.jobs = [
-            PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
-            if j.cfg >= 0
-            else PlannedJob(j.id, None, None, None)
-            for j in jobs
-        ]
+        plan.nodes, plan.jobs = self._target(jobs)
         return plan
+
+    def _target(self, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
+        """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
+        last plan's where nothing changed (they are immutable): a plan lists every open node
+        and unfinished job, an event changes a few."""
+        names, cfg_vm, cfg_gpus = self.catalog.vm_names, self._cfg_vm, self._cfg_gpus
+        last_nodes, last_jobs = self._planned
+        nodes: dict[int, tuple[int, PlannedNode]] = {}
+        for p, n in self._nodes.items():
+            hit = last_nodes.get(p)
+            nodes[p] = (
+                hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
+            )
+        now: dict[str, tuple[int, int, PlannedJob]] = {}
+        for j in jobs:
+            hit = last_jobs.get(j.id)
+            if hit is None or hit[0] != j.node or hit[1] != j.cfg:
+                planned = (
+                    PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
+                    if j.cfg >= 0
+                    else PlannedJob(j.id, None, None, None)
+                )
+                hit = (j.node, j.cfg, planned)
+            now[j.id] = hit
+        self._planned = (nodes, now)
+        return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]
 
     def _lose_work(self, job: Job, extra: float = 0.0) -> float:
         """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place;

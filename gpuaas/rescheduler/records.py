@@ -342,7 +342,7 @@ class Plan:
     preempt: list[PreemptJob] = field(default_factory=list)
     nodes: list[PlannedNode] = field(default_factory=list)
     jobs: list[PlannedJob] = field(default_factory=list)
-    objective: float = 0.0  # f_OBJ (P1a) of the solver's solution at this point
+    objective: float = 0.0  # P1$ of the solver's solution at this point (formulations/P1D.md)
     method: str = ""
     solver_seconds: float = 0.0  # the method's own stats["seconds"]
     solver_cpu_seconds: float = 0.0  # process CPU time of the whole solve call
