@@ -172,12 +172,18 @@ def _reconfiguration(
 
 
 def _lp_values(
-    times: list[float], slack: float, weight: float, price: list[float], switch: list[float]
+    times: list[float],
+    slack: float,
+    weight: float,
+    price: list[float],
+    switch: list[float],
+    first: list[bool],
 ) -> list[float]:
     """The per-job LP (formulations/BOUND.md §1) of one job, read per configuration c: the least
     cost of a plan that runs c first, alone (price x time + tardiness) or, when c ends before
     the slack, mixed with a slower, cheaper configuration c2 so as to end at the slack (plus the
-    switch to c2)."""
+    switch to c2). When c2 is spot (`first`) and c is not, the mix runs c2 first and is c2's
+    value (plus the switch to c)."""
     out = [math.inf] * len(times)
     for c, t in enumerate(times):
         if math.isfinite(t):
@@ -190,7 +196,10 @@ def _lp_values(
             if not (math.isfinite(t2) and t2 > slack) or t2 * price[c2] >= a1:
                 continue
             f1 = (t2 - slack) / (t2 - t1)
-            out[c1] = min(out[c1], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c2])
+            if first[c2] and not first[c1]:
+                out[c2] = min(out[c2], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c1])
+            else:
+                out[c1] = min(out[c1], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c2])
     return out
 
 
@@ -201,7 +210,9 @@ def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]
     cat = inst.catalog
     vm_price = [float(c) / 3600.0 for c in cat.cost_per_hour]
     gpus = [int(g) for g in cat.gpus]
-    model = [cat.gpu_models[v] for v, _ in cfgs]
+    # a spot variant packs apart from its on-demand type: a GPU model of its own
+    model = [(cat.gpu_models[v], bool(cat.spot[v])) for v, _ in cfgs]
+    first = [bool(cat.spot[v]) for v, _ in cfgs]
     price = [vm_price[v] * (g / gpus[v]) for v, g in cfgs]
     demand: dict[str, float] | None = None
     for _ in range(FILL_ROUNDS):
@@ -211,7 +222,12 @@ def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]
         asked = dict.fromkeys(model, 0.0)
         for j in range(inst.n_jobs):
             values = _lp_values(
-                times[j], float(inst.due[j]) - inst.time, float(inst.weight[j]), price, switch
+                times[j],
+                float(inst.due[j]) - inst.time,
+                float(inst.weight[j]),
+                price,
+                switch,
+                first,
             )
             if any(math.isfinite(x) for x in values):
                 best = min(range(len(values)), key=values.__getitem__)
@@ -235,6 +251,7 @@ class Priced(NamedTuple):
     times: list[list[float]]  # remaining time per job and configuration
     price: list[float]  # the fill price per configuration
     switch: list[float]  # a switch's cost per configuration: lost work and a start-up
+    first: list[bool]  # per configuration: spot (run first in a mix)
 
 
 def priced(inst: Any) -> Priced:
@@ -251,7 +268,8 @@ def priced(inst: Any) -> Priced:
     switch = [
         inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)
     ]
-    return Priced(inst, cfgs, vm_price, times, price, switch)
+    first = [bool(cat.spot[v]) for v, _ in cfgs]
+    return Priced(inst, cfgs, vm_price, times, price, switch, first)
 
 
 def run_value(p: Priced, j: int, c: int) -> float:
@@ -264,7 +282,9 @@ def run_value(p: Priced, j: int, c: int) -> float:
     if t <= H:
         return t * p.price[c] + weight * max(0.0, t - slack)
     left = 1.0 - H / t
-    after = _lp_values([x * left for x in p.times[j]], slack - H, weight, p.price, p.switch)
+    after = _lp_values(
+        [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.first
+    )
     return H * p.price[c] + min(x + (0.0 if k == c else p.switch[k]) for k, x in enumerate(after))
 
 
@@ -273,7 +293,7 @@ def wait_value(p: Priced, j: int) -> float:
     that plan's first configuration."""
     inst = p.instance
     slack = float(inst.due[j]) - inst.time - inst.H
-    later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch)
+    later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch, p.first)
     return min(x + inst.startup * p.price[k] for k, x in enumerate(later))
 
 
