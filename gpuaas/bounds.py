@@ -181,7 +181,7 @@ def bound(
         Called with each step's description (`gpuaas.progress.Progress` prints them).
     availability : Availability, optional
         The spot capacity of the run, in hindsight (its VM types are the on-demand types; the
-        trace is put on its catalog's spot variants, `gpuaas.simulator.spot_trace`).
+        trace is put on its catalog's spot variants, `Instance.with_spot`).
 
     Returns
     -------
@@ -309,9 +309,8 @@ def spot_capacity(
     (its type has no capacity from the job's release on), and each spot type's capacity
     (variant index -> `Capacity` of its on-demand type; a type the availability does not list
     has none)."""
-    from gpuaas.simulator import spot_trace
 
-    trace = spot_trace(trace)
+    trace = trace.with_spot()
     cat = trace.catalog
     none = Capacity(np.zeros(1), np.zeros(1, dtype=np.int64))
     spot = {

@@ -135,6 +135,15 @@ class Instance:
         return self.overhead > 0 or self.startup > 0
 
     # -- derived instances ------------------------------------------------------------------
+    def with_spot(self) -> Instance:
+        """The instance on its catalog with spot variants (`Catalog.with_spot`): a variant runs
+        each job as fast as its on-demand type."""
+        cat = self.catalog.with_spot()
+        if cat is self.catalog:
+            return self
+        work = cat.spot_work(self.work)
+        return dataclasses.replace(self, catalog=cat, work=work, hazard=None, room=None)
+
     def subset(self, jobs: Any) -> Instance:
         """The instance restricted to the jobs at the given indices (in that order)."""
         idx = np.asarray(jobs, dtype=np.int64).reshape(-1)

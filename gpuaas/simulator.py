@@ -313,7 +313,7 @@ class Simulator:
         if config.spot:
             market = market if market is not None else spot_availability(trace, config)
             self.availability = market
-            trace = spot_trace(trace)
+            trace = trace.with_spot()
         self.trace = trace
         self.noise = config.noise
         self.tick = tick
@@ -475,16 +475,6 @@ class Simulator:
             notice=self.config.notice,
             tick=self.tick,
         )
-
-
-def spot_trace(trace: Instance) -> Instance:
-    """`trace` on its catalog with spot variants (`Catalog.with_spot`): a variant runs each job
-    as fast as its on-demand type."""
-    cat = trace.catalog.with_spot()
-    if cat is trace.catalog:
-        return trace
-    work = cat.spot_work(trace.work)
-    return dataclasses.replace(trace, catalog=cat, work=work, hazard=None, room=None)
 
 
 def spot_availability(trace: Instance, config: RunConfig) -> Availability:

@@ -21,7 +21,7 @@ from gpuaas.instance import Instance
 from gpuaas.reconfiguration import since_checkpoint
 from gpuaas.rescheduler import Interruption, Rescheduler
 from gpuaas.run_config import RunConfig
-from gpuaas.simulator import Simulator, simulate, spot_trace
+from gpuaas.simulator import Simulator, simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -286,7 +286,7 @@ def test_the_on_demand_run_is_the_run_without_spot():
     trace = aws_trace(jobs=8)
     sim = Simulator(trace, "incremental", seed=1)
     assert not sim.trace.catalog.has_spot and len(sim.producers) == 3
-    assert spot_trace(trace).catalog.has_spot
+    assert trace.with_spot().catalog.has_spot
 
 
 def test_cli_simulate_spot_and_availability(tmp_path):

@@ -19,7 +19,7 @@ from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
 from gpuaas.methods import solve
 from gpuaas.rescheduler import CapacityChange, Rescheduler
-from gpuaas.simulator import simulate, spot_trace
+from gpuaas.simulator import simulate
 from gpuaas.validator import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +94,7 @@ def test_on_demand_is_the_default_without_spot_variants():
     a = simulate(trace, "incremental", seed=1, bound=False)
     b = simulate(trace, "on-demand", seed=1, bound=False)
     assert a.total_cost == b.total_cost and a.jobs == b.jobs
-    spot = spot_trace(trace)
+    spot = trace.with_spot()
     sol = solve(spot.subset(range(4)), "on-demand")
     assert not spot.catalog.spot[sol.node_vm[sol.node_vm >= 0]].any()
 
