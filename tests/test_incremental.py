@@ -305,6 +305,8 @@ def three_full_nodes(waiting: int, slack: float = 0.0) -> tuple[Instance, np.nda
         weight=np.ones(J),
         current_node=np.array([0, 1, 2] + [-1] * waiting),
         current_cfg=np.array([one] * 3 + [-1] * waiting),
+        checkpoint=None,  # per job: the 4 generated jobs'
+        ready=None,
     )
     pref = preferred_configs(case)
     assert (cat.cfg_gpus[pref[3:]] == 1).all() and queued(case, pref)

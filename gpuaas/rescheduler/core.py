@@ -572,11 +572,17 @@ class Rescheduler:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
             t0, c0 = _time.perf_counter(), _time.process_time()
             sol = solve(inst, self.method, seed=seed, **self.config.options)
-            over = self._over_capacity(sol)
-            while over:  # a method blind to counts: the types it overfilled are left out
-                inst = self.instance(at, full=over | set(np.flatnonzero(inst.room == 0)))
-                sol = solve(inst, self.method, seed=seed, **self.config.options)
-                over = self._over_capacity(sol)
+            over, left = self._over_capacity(sol), set()
+            # a method blind to counts: the types it overfilled are left out, until it solves
+            # within them; one that overfills a type already left out keeps its first solution,
+            # which `_apply` refuses
+            while over and not over <= left:
+                left |= over | set(np.flatnonzero(inst.room == 0).tolist())
+                retry = solve(
+                    self.instance(at, full=left), self.method, seed=seed, **self.config.options
+                )
+                over = self._over_capacity(retry)
+                sol = sol if over else retry
             cpu = _time.process_time() - c0
             seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
             check_solution(sol)
