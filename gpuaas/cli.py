@@ -27,10 +27,16 @@ from gpuaas.files import (
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_COUNT, MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
-from gpuaas.methods import DEFAULT_METHOD, METHODS
+from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS, method_options
 from gpuaas.methods import solve as solve_instance
 from gpuaas.noise import DEFAULT_NOISE_MODEL, NOISE_MODELS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.objective import OBJECTIVES
+from gpuaas.reconfiguration import (
+    DEFAULT_CHECKPOINT,
+    DEFAULT_OVERHEAD,
+    DEFAULT_STARTUP,
+    PAPER_COSTS,
+)
 from gpuaas.run_config import RunConfig
 
 
@@ -161,23 +167,40 @@ PRESET_HELP = "YAML file of method options (e.g. heuristics/path_relinking.yaml)
 
 
 def _with_preset(
-    ctx: click.Context, preset: str | None, method: str, time_limit: float | None
-) -> tuple[str, dict[str, Any], float | None, set[str]]:
-    """(method, options, time limit, the names of those taken from the `--preset` file) with
-    the file's, if any; the file's method applies unless `--method` was given."""
-    if preset is None:
-        return method, {}, time_limit, set()
-    from gpuaas.heuristics.presets import load_preset, preset_options
+    ctx: click.Context,
+    preset: str | None,
+    method: str,
+    time_limit: float | None,
+    objective: str | None = None,
+) -> tuple[str, dict[str, Any], float | None, set[str], str | None]:
+    """(method, options, time limit, the names of those taken from the `--preset` file, the
+    objective) with the file's, if any; the file's method applies unless `--method` was given,
+    its objective unless `--objective` was. The objective is passed on to a method that solves
+    under either (milp, hierarchical)."""
+    options: dict[str, Any] = {}
+    taken: set[str] = set()
+    if preset is not None:
+        from gpuaas.heuristics.presets import load_preset, preset_options
 
-    data = load_preset(preset)
-    if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
-        method = data.get("method", method)
-    options = preset_options(data, method, preset)
-    taken = set(options)
-    if time_limit is None and data.get("time_limit") is not None:
-        time_limit = data["time_limit"]
-        taken.add("time_limit")
-    return method, options, time_limit, taken
+        data = load_preset(preset)
+        if ctx.get_parameter_source("method") is click.core.ParameterSource.DEFAULT:
+            method = data.get("method", method)
+        options = preset_options(data, method, preset)
+        taken = set(options)
+        if time_limit is None and data.get("time_limit") is not None:
+            time_limit = data["time_limit"]
+            taken.add("time_limit")
+        if objective is None and data.get("objective") is not None:
+            objective = data["objective"]
+            if objective not in OBJECTIVES:
+                raise InputError(
+                    preset,
+                    "objective",
+                    f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}",
+                )
+    if objective is not None and "objective" in method_options(method):
+        options["objective"] = objective
+    return method, options, time_limit, taken, objective
 
 
 @contextlib.contextmanager
@@ -235,7 +258,8 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
     type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
     default=None,
     help="milp: solve with this method first (within the time limit) and "
-    "start from its solution [default: greedy; none: no warm start].",
+    "start from its solution [default: incremental for P1$, greedy for P1a; none: no warm "
+    "start].",
 )
 @click.option(
     "--solver", default=None, help="milp: 'highs' (default), 'cbc' or another PuLP solver name."
@@ -255,7 +279,15 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
 @click.option(
     "--p1n/--no-p1n",
     default=None,
-    help="milp: require exactly min(N, J) open nodes (P1n; default on).",
+    help="milp: require exactly min(N, J) open nodes (P1n; default on for P1a, off for P1$).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(OBJECTIVES),
+    default=None,
+    help="The objective reported (and solved by milp, hierarchical): 'dollars', P1$, what the "
+    "plan costs (formulations/P1D.md); 'p1a', the paper's f_OBJ [default: the preset's, "
+    "else dollars].",
 )
 @click.pass_context
 def solve(
@@ -274,9 +306,12 @@ def solve(
     write_lp: str | None,
     write_mps: str | None,
     p1n: bool | None,
+    objective: str | None,
 ) -> None:
     """Solve the scheduling problem of INSTANCE_FILE at its `time` (jobs with release <= time).
 
+    The objective printed is P1$, what the plan costs in dollars, the same for every method;
+    the paper's presets (heuristics/*.yaml) and --objective p1a print the paper's f_OBJ (P1a).
     With --method milp the output adds the solver's status, best bound and gap. Exit codes:
     0 solved, 2 bad input, 3 no solution (e.g. a time limit reached before any solution).
     """
@@ -304,14 +339,16 @@ def solve(
             "--gap, --threads, --warm-start, --solver, --write-lp, "
             "--write-mps and --p1n apply to --method milp only",
         )
-    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken, objective = _with_preset(
+        ctx, preset, method, time_limit, objective
+    )
     instance = load_instance(instance_file).released()
     options.update(milp_options)
     if warm_method is not None:
         options["warm_start"] = None if warm_method == "none" else warm_method
     with _blame(preset, taken - set(milp_options) - {"warm_start"}):
         solution = solve_instance(instance, method, seed=seed, time_limit=time_limit, **options)
-    data = solution.to_dict()
+    data = solution.to_dict(objective or "dollars")
     emit(data, as_json, _human_solution(data), output)
 
 
@@ -320,7 +357,12 @@ def _human_solution(data: dict[str, Any]) -> str:
     run = [j for j in jobs if j["node"] is not None]
     lines = [
         f"method     {data['method']}",
-        f"objective  {data['objective']:.6g}  (f_OBJ, P1a)",
+        f"objective  {data['objective']:.6g}  "
+        + (
+            "(f_OBJ, P1a)"
+            if data["objective_function"] == "p1a"
+            else "(P1$, what the plan costs in $)"
+        ),
         f"nodes      {len(data['nodes'])} open",
         f"jobs       {len(run)} running, {len(jobs) - len(run)} postponed",
         f"seconds    {data['stats'].get('seconds', float('nan')):.3f}",
@@ -340,7 +382,9 @@ def _human_solution(data: dict[str, Any]) -> str:
 @click.option("--p1n", is_flag=True, help="Also require exactly min(N, J) open nodes (P1n).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> None:
-    """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective.
+    """Validate SOLUTION_FILE against INSTANCE_FILE and recompute its objective (the one its
+    `objective_function` names: P1$ for `gpuaas solve`'s files, P1a for the paper presets' and
+    for files without it).
 
     Exits 0 when the solution is valid; 1 when it is not: infeasible, a job listed twice or
     missing, or a stated objective that is not a number or differs from the recomputed one
@@ -353,6 +397,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     instance = load_instance(instance_file).released()
     data = read_json(solution_file)
     report = check_file(instance, data, solution_file, p1n=p1n)
+    kind = data.get("objective_function", "p1a")
+    kind = kind if kind in OBJECTIVES else "p1a"
     claimed = data.get("objective")
     number = (
         not isinstance(claimed, bool)
@@ -365,7 +411,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
                 {
                     "valid": report.ok,
                     "errors": report.errors,
-                    "objective": report.objective,
+                    "objective": report.value(kind),
+                    "objective_function": kind,
                     "claimed_objective": claimed if number else None,
                 }
             ),
@@ -373,7 +420,8 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
         )
     else:
         click.echo(
-            f"{'valid' if report.ok else 'INVALID'}  objective {report.objective:.6g}"
+            f"{'valid' if report.ok else 'INVALID'}  objective {report.value(kind):.6g}"
+            + (" (P1a)" if kind == "p1a" else " (P1$)")
             + (f"  (file says {claimed:.6g})" if number else "")
         )
         for e in report.errors:
@@ -416,6 +464,52 @@ def reconfiguration_options(f: Any) -> Any:
         default=None,
         help=f"Seconds of work a job loses per migration or preemption [default: {DEFAULT_OVERHEAD:g}].",
     )(f)
+
+
+def spot_options(f: Any) -> Any:
+    """--spot, --availability, --checkpoint and --notice: spot capacity (docs/spot.md)."""
+    f = click.option(
+        "--notice",
+        type=SECONDS_OR_ZERO,
+        default=None,
+        help="Seconds a job needs to write a checkpoint on an interruption notice; if the "
+        "provider's warning is that long (AWS 120, GCP and Azure 30), an interrupted job "
+        "loses only the restart overhead [default: no checkpoint on notice].",
+    )(f)
+    f = click.option(
+        "--checkpoint",
+        type=SECONDS_OR_ZERO,
+        default=DEFAULT_CHECKPOINT,
+        show_default=True,
+        help="Seconds between a job's checkpoints (a job's own `checkpoint` wins; 0: "
+        "continuous): an interrupted job loses the work since its last one.",
+    )(f)
+    f = click.option(
+        "--availability",
+        metavar="SOURCE",
+        default=None,
+        help="Spot capacity to replay (implies --spot): 'model[:rate=R,spell_rate=S,"
+        "spell_mean=M,seed=K]' or trace files '[VM=]PATH,...' (Can't Be Late .json, "
+        "Bamboo/Parcae .csv) [default with --spot: model].",
+    )(f)
+    return click.option(
+        "--spot",
+        is_flag=True,
+        help="Let the catalog's spot VMs (spot price, interruptible) be used; availability "
+        "from the default model unless --availability names one.",
+    )(f)
+
+
+def spot_settings(
+    spot: bool, availability: str | None, checkpoint: float, notice: float | None
+) -> dict[str, Any]:
+    """The RunConfig fields of the spot options."""
+    return {
+        "spot": spot or availability is not None,
+        "availability": availability,
+        "checkpoint": checkpoint,
+        "notice": notice,
+    }
 
 
 def reconfiguration(overhead: float | None, startup: float | None, paper: bool) -> dict[str, float]:
@@ -470,6 +564,7 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 )
 @disruption_options
 @reconfiguration_options
+@spot_options
 @click.option(
     "--tick",
     type=SECONDS,
@@ -514,6 +609,10 @@ def simulate(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    spot: bool,
+    availability: str | None,
+    checkpoint: float,
+    notice: float | None,
     tick: float | None,
     time_limit: float | None,
     preset: str | None,
@@ -534,7 +633,7 @@ def simulate(
     distinct_outputs(
         {"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file, "--preset": preset}
     )
-    method, options, time_limit, taken = _with_preset(ctx, preset, method, time_limit)
+    method, options, time_limit, taken, _ = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
     if time_limit is not None:
         options["time_limit"] = time_limit
@@ -552,6 +651,7 @@ def simulate(
             tick=tick,
             options=options,
             **reconfiguration(overhead, startup, paper_costs),
+            **spot_settings(spot, availability, checkpoint, notice),
         )
         result = run_simulation(trace, config=config, log=log_file, progress=not quiet)
     emit(result.to_dict(), as_json, result.summary(), output)
@@ -577,6 +677,19 @@ def simulate(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON bounds to this file."
 )
+@click.option(
+    "--spot",
+    is_flag=True,
+    help="Spot VMs at the spot price, their capacity that of --availability (in hindsight).",
+)
+@click.option(
+    "--availability",
+    metavar="SOURCE",
+    default=None,
+    help="Spot capacity (implies --spot): a model or trace files, as for simulate "
+    "[default with --spot: model, seed --seed].",
+)
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of a spot model.")
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -584,11 +697,16 @@ def bound(
     time_limit: float | None,
     as_json: bool,
     output: str | None,
+    spot: bool,
+    availability: str | None,
+    seed: int,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
 
     The best of the per-job bound (each job alone, cheapest mix of configurations) and the
-    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
+    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md);
+    with --spot, spot VMs at the spot price within the capacity of the availability (the one
+    `gpuaas simulate --spot --seed S` replays for the same source and seed).
     """
     from gpuaas.bounds import bound as compute_bound
     from gpuaas.progress import Progress
@@ -598,7 +716,20 @@ def bound(
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
-        result = compute_bound(trace, nodes=nodes, slot=slot, time_limit=time_limit, progress=say)
+        market = None
+        if spot or availability is not None:
+            from gpuaas.simulator import spot_availability
+
+            config = RunConfig(spot=True, availability=availability, seed=seed, nodes=nodes)
+            market = spot_availability(trace, config)
+        result = compute_bound(
+            trace,
+            nodes=nodes,
+            slot=slot,
+            time_limit=time_limit,
+            progress=say,
+            availability=market,
+        )
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -609,6 +740,8 @@ def bound(
     default=None,
     help="Comma-separated methods to simulate [default: "
     + ",".join(m for m in METHODS if METHODS[m].compare)
+    + "; with --spot: "
+    + ",".join(SPOT_METHODS)
     + "].",
 )
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
@@ -641,6 +774,7 @@ def bound(
 )
 @reconfiguration_options
 @disruption_options
+@spot_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
 )
@@ -666,6 +800,10 @@ def compare(
     paper_costs: bool,
     max_moves: int | None,
     moves_per_hour: int | None,
+    spot: bool,
+    availability: str | None,
+    checkpoint: float,
+    notice: float | None,
     as_json: bool,
     as_csv: bool,
     output: str | None,
@@ -691,11 +829,12 @@ def compare(
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
     distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
-    names = (
-        cmp.default_methods()
-        if methods is None
-        else [m.strip() for m in methods.split(",") if m.strip()]
-    )
+    if methods is not None:
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+    elif spot or availability is not None:
+        names = list(SPOT_METHODS)
+    else:
+        names = cmp.default_methods()
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
     options = cmp.parse_settings(settings, names)
@@ -726,6 +865,7 @@ def compare(
         max_moves=max_moves,
         moves_per_hour=moves_per_hour,
         **reconfiguration(overhead, startup, paper_costs),
+        **spot_settings(spot, availability, checkpoint, notice),
     )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
     text = to_csv(rows) if csv_out else to_json(rows)
@@ -856,7 +996,7 @@ def catalogs_cmd(as_json: bool) -> None:
     for r in rows:
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     click.echo(
-        "spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
+        "spot = VM types with a spot price (their spot variants with --spot); "
         "sources: gpuaas catalogs --json"
     )
 

@@ -1,18 +1,29 @@
-"""f_OBJ (P1a, minimise) and the proxy f̄_OBJ (eq. 1, maximise) of a whole solution, as numba kernels.
+"""The objectives of a whole solution at one rescheduling point.
 
-These evaluate a complete solution; the heuristics keep their own incremental deltas and are
-checked against these kernels, which are in turn checked against the plain-Python validator.
-The reconfiguration terms of P1's extension are `gpuaas.reconfiguration`'s.
+- **P1$** (`dollars`, minimise; formulations/P1D.md): what the plan costs in dollars, the
+  package's objective. The plan holds until the next re-plan (`H` s at the latest); then every
+  job follows its best plan (the per-job LP of `gpuaas.per_job` at the default method's fill
+  price). A running job pays its GPUs over those H s and its best plan from then, a waiting
+  job its best plan from then, every open VM the GPUs its jobs do not pay for, and moves P1's
+  reconfiguration terms (`gpuaas.reconfiguration`).
+- **f_OBJ** (P1a, minimise) and the proxy **f̄_OBJ** (eq. 1, maximise): the paper's, as numba
+  kernels. The heuristics keep their own incremental deltas of these and are checked against
+  the kernels.
+
+All are checked against the plain-Python validator (`gpuaas.validator`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from gpuaas.reconfiguration import reconfiguration_cost
+from gpuaas.heuristics.incumbent import fill_price
+from gpuaas.per_job import node_share, per_job_lp
+from gpuaas.reconfiguration import reconfiguration_cost, reconfiguration_terms, switch_costs
 
 if TYPE_CHECKING:
     from gpuaas.instance import Instance
@@ -115,3 +126,109 @@ def proxy(instance: Instance, job_cfg: np.ndarray) -> float:
 def evaluate(solution: Solution) -> float:
     """f_OBJ of a Solution."""
     return f_obj(solution.instance, solution.node_vm, solution.job_node, solution.job_cfg)
+
+
+#: the objectives a rescheduling point can be solved and reported under: P1$ and the paper's P1a
+OBJECTIVES = ("dollars", "p1a")
+
+
+class DollarTerms(NamedTuple):
+    """P1$'s coefficients at one rescheduling point (formulations/P1D.md)."""
+
+    run: np.ndarray  # (J, C) $: running on c until the next re-plan, then the best plan
+    wait: np.ndarray  # (J,) $: waiting until the next re-plan, then the best plan
+    price: np.ndarray  # (C,) $/s: the fill price, what a job's GPUs on c cost
+    kappa: np.ndarray  # (J,) $: moving a running job (gpuaas.reconfiguration)
+    sigma: np.ndarray  # (N, V) $: giving node n VM type v (start-up)
+
+
+class _Priced(NamedTuple):
+    """What P1$'s values are computed from, once per instance."""
+
+    price: np.ndarray  # (C,) the fill price
+    share: np.ndarray  # (C,) g / G_v (the per-job LP's tie-break)
+    switch: np.ndarray  # (C,) a switch's cost
+    first: np.ndarray  # (C,) bool: spot, run first in a mix (the per-job LP's order)
+    wait: np.ndarray  # (J,) the wait values
+
+
+@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity
+def _priced(instance: Instance) -> _Priced:
+    price = np.ascontiguousarray(fill_price(instance), dtype=np.float64)
+    share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
+    switch = np.ascontiguousarray(switch_costs(instance, price), dtype=np.float64)
+    slack = np.ascontiguousarray(instance.rel_due - instance.H, dtype=np.float64)
+    t, w = np.ascontiguousarray(instance.times), np.ascontiguousarray(instance.weight)
+    cat = instance.catalog
+    first = np.ascontiguousarray(cat.spot[cat.cfg_vm])
+    later = per_job_lp(t, slack, w, price, share, switch, first)[0]
+    wait = (later + instance.startup * price[None, :]).min(axis=1, initial=np.inf)
+    wait.flags.writeable = False
+    return _Priced(price, share, switch, first, wait)
+
+
+def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.ndarray:
+    """P1$'s run value of each job jobs[i] on configuration cfgs[i] (inf where it cannot run):
+    its GPUs at the fill price for H s, or to its end with its tardiness when it ends within
+    H s, then its best plan from T_c + H for the work left (the per-job LP; a configuration
+    other than cfgs[i] pays its switch, `gpuaas.reconfiguration.switch_costs`)."""
+    p = _priced(instance)
+    H = instance.H
+    t = instance.times[jobs, cfgs]
+    d = instance.rel_due[jobs]
+    w = instance.weight[jobs]
+    with np.errstate(invalid="ignore"):
+        out = t * p.price[cfgs] + w * np.maximum(0.0, t - d)
+    out[~np.isfinite(t)] = np.inf
+    k = np.flatnonzero(np.isfinite(t) & (t > H))
+    if k.size:
+        left = 1.0 - H / t[k]  # the fraction of its remaining work left after H s
+        rows = np.ascontiguousarray(instance.times[jobs[k]] * left[:, None])
+        slack = np.ascontiguousarray(d[k] - H)
+        after = per_job_lp(
+            rows, slack, np.ascontiguousarray(w[k]), p.price, p.share, p.switch, p.first
+        )[0]
+        moved = after + p.switch[None, :]
+        moved[np.arange(k.size), cfgs[k]] = after[np.arange(k.size), cfgs[k]]  # staying: no switch
+        out[k] = H * p.price[cfgs[k]] + moved.min(axis=1)
+    return out
+
+
+@lru_cache(maxsize=1)
+def dollar_terms(instance: Instance) -> DollarTerms:
+    """P1$'s per-job, per-configuration and per-node coefficients (formulations/P1D.md): the
+    run value of every job on every configuration (`run_values`), the wait values (a job's best
+    plan from T_c + H plus the start-up share of its first configuration: it needs a VM then,
+    as now), the fill price and the reconfiguration terms."""
+    J, C = instance.n_jobs, instance.catalog.n_configs
+    j, c = (a.ravel() for a in np.indices((J, C)))
+    run = run_values(instance, j, c).reshape(J, C)
+    kappa, sigma = reconfiguration_terms(instance)
+    p = _priced(instance)
+    for a in (run, kappa, sigma):
+        a.flags.writeable = False
+    return DollarTerms(run, p.wait, p.price, kappa, sigma)
+
+
+def dollars(
+    instance: Instance, node_vm: np.ndarray, job_node: np.ndarray, job_cfg: np.ndarray
+) -> float:
+    """P1$ (formulations/P1D.md) of the three solution arrays: the run values of running jobs,
+    the waiting values of the others, H x each open VM's price less its jobs' fill prices
+    (never below 0), and P1's reconfiguration terms."""
+    p = _priced(instance)
+    cat = instance.catalog
+    job_cfg = np.asarray(job_cfg)
+    node_vm = np.asarray(node_vm)
+    run = np.flatnonzero(job_cfg >= 0)
+    total = float(run_values(instance, run, job_cfg[run]).sum()) + float(p.wait[job_cfg < 0].sum())
+    paid = np.bincount(
+        np.asarray(job_node)[run], weights=p.price[job_cfg[run]], minlength=instance.nodes
+    )
+    is_open = np.flatnonzero(node_vm >= 0)
+    unfilled = np.maximum(0.0, cat.cost[node_vm[is_open]] - paid[is_open])
+    return (
+        total
+        + instance.H * float(unfilled.sum())
+        + reconfiguration_cost(instance, node_vm, job_node, job_cfg)
+    )

@@ -3,8 +3,9 @@ the Simulator and the Rescheduler.
 
 `RunConfig` holds what a user chooses about a run besides its jobs: the method and its solver
 options, the seed, the node count, the reconfiguration costs, the rescheduling tick, whether
-the Rescheduler learns each job's speed, the disruption limits and the simulated prediction
-error. It is checked once, when built; `RunConfig.build` turns the
+the Rescheduler learns each job's speed, the disruption limits, the simulated prediction error
+and spot capacity (whether spot VMs may be used, the availability a simulation replays, the
+jobs' checkpoints). It is checked once, when built; `RunConfig.build` turns the
 keyword arguments of the public APIs (`gpuaas.simulate`, `Simulator`, `Rescheduler`) into one.
 """
 
@@ -21,7 +22,7 @@ from gpuaas.errors import InputError
 from gpuaas.limits import MAX_COUNT, MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
 from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 
 @dataclass(frozen=True, eq=True)
@@ -64,6 +65,19 @@ class RunConfig:
         Disruption budget of the cluster: at most this many voluntary moves in any hour.
     options : mapping
         Solver options passed to the method at every rescheduling point (JSON-able).
+    spot : bool
+        The catalog's spot variants may be used (`gpuaas.catalog.Catalog.with_spot`): VMs at
+        the spot price that the provider can interrupt.
+    availability : str or None
+        The spot capacity a simulation replays (`gpuaas.availability.load_availability`: a
+        trace file or ``model[:k=v,...]``); None: ``model`` (its defaults). Needs `spot`.
+    checkpoint : float
+        Seconds between a job's checkpoints unless the job gives its own (0: continuous): an
+        interrupted job loses the work since its last one (`gpuaas.reconfiguration`).
+    notice : float or None
+        Seconds a job needs to write a checkpoint on an interruption notice; when the provider's
+        warning is that long, an interrupted job loses only the restart overhead. None: jobs
+        do not checkpoint on notice.
     """
 
     method: str = DEFAULT_METHOD
@@ -79,6 +93,10 @@ class RunConfig:
     max_moves: int | None = None
     moves_per_hour: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    spot: bool = False
+    availability: str | None = None
+    checkpoint: float = DEFAULT_CHECKPOINT
+    notice: float | None = None
 
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -111,11 +129,26 @@ class RunConfig:
                 f"got {noise!r}",
             )
         set_("noise", float(noise))
-        for k in ("oracle", "learn_speed"):
+        for k in ("oracle", "learn_speed", "spot"):
             set_(k, checks.flag(getattr(self, k), k))
         for k in ("max_moves", "moves_per_hour"):
             if getattr(self, k) is not None:
                 set_(k, checks.integer(getattr(self, k), k, minimum=0, maximum=MAX_COUNT))
+        if self.availability is not None:
+            if not isinstance(self.availability, str) or not self.availability.strip():
+                raise InputError(
+                    None,
+                    "availability",
+                    f"must name a trace file or 'model[:k=v,...]', got {self.availability!r}",
+                )
+            if not self.spot:
+                raise InputError(None, "availability", "needs spot capacity (spot=True, --spot)")
+        set_(
+            "checkpoint",
+            checks.number(self.checkpoint, "checkpoint", minimum=0.0, maximum=MAX_SECONDS),
+        )
+        if self.notice is not None:
+            set_("notice", checks.number(self.notice, "notice", minimum=0.0, maximum=MAX_SECONDS))
 
     @classmethod
     def build(

@@ -20,14 +20,23 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   of the actual durations.
 - **Guards.** A run that cannot end stops with a one-line `SolverError` (exit code 3):
   after ``MAX_IDLE_EVENTS`` events in a row in which no job got closer to its end than ever
-  before (every job left waiting, or restarts losing all the work done), after
+  before (every job left waiting, or restarts losing all the work done) and nothing happened
+  (no submission or completion; not with spot capacity, where jobs may wait for spot on
+  purpose), after
   ``EVENTS_PER_JOB`` x J events, or when the clock passes ``HORIZON`` = 2^33 s (where doubles
   no longer resolve 10^-6 s; `gpuaas.limits`). A tick so short that the trace needs more than
   ``EVENTS_PER_JOB`` x J events is refused before the run (`InputError`, exit code 2).
+- **Spot capacity** (`spot=True`): the trace runs on its catalog's spot variants too
+  (`gpuaas.catalog.Catalog.with_spot`), and the availability (`availability=`: an
+  `Availability`, else `RunConfig.availability` loaded with the run's seed, default the model)
+  is replayed by the `SpotMarket` producer: capacity changes and interruptions reach the
+  Rescheduler as events, and the jobs on an interrupted VM lose their work since their last
+  checkpoint (`Execution`).
 - **Event log** (`log=`): one JSON line per interval between two consecutive events,
   ``{"start", "end", "nodes": [{"node", "vm", "ready"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
-  (`ready`: when the node's VM finished starting up; a job on it works only after that);
-  from it alone the VM cost, capacity and each job's work can be recomputed.
+  (`ready`: when the node's VM finished starting up; a job on it works only after that) and,
+  when VMs are interrupted at its end, ``"interrupted": [node, ...]``; from it alone the VM
+  cost, capacity, each job's work and the work each interruption lost can be recomputed.
   The file appears only when the simulation finishes (written through a temporary file).
 """
 
@@ -38,6 +47,7 @@ import math
 import sys
 import time as _time
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -50,12 +60,24 @@ from gpuaas.limits import EVENTS_PER_JOB, HORIZON
 from gpuaas.methods import default_tick
 from gpuaas.metrics import job_metrics, summary_lines
 from gpuaas.noise import actual_trace, draw_factors, error_summary
-from gpuaas.producers import Execution, Releases, Ticks
-from gpuaas.rescheduler import Completion, JobStatus, Plan, Rescheduler, Submission, Tick
+from gpuaas.producers import Execution, Releases, SpotMarket, Ticks
+from gpuaas.rescheduler import (
+    CapacityChange,
+    Completion,
+    Interruption,
+    JobStatus,
+    Plan,
+    Rescheduler,
+    Submission,
+    Tick,
+)
 from gpuaas.run_config import RunConfig
 
 if TYPE_CHECKING:
+    from gpuaas.availability import Availability
     from gpuaas.bounds import Bound
+
+_ID = attrgetter("id")
 
 #: consecutive events in which no job progressed (none submitted, none completed, no job
 #: closer to its end than ever before) after which a run is stopped: it cannot end
@@ -69,10 +91,12 @@ class SimulationResult:
     `jobs` holds, per job: id, release, start (first), completion, due, tardiness_cost,
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
-    overhead, as a fraction of the actual work) and, with noise drawn per job (the uniform and
-    lognormal models), actual_factor (actual / predicted duration). `to_dict` adds the job
-    metrics of `gpuaas.metrics` (deadline-miss rate, tardiness, lateness, JCT and waiting
-    percentiles) and, with noise, the `prediction_error` drawn (`gpuaas.noise.error_summary`).
+    overhead, as a fraction of the actual work), interruptions and interrupted_work (VMs lost
+    under it and the fraction of its work they cost, part of lost_work) and, with noise drawn
+    per job (the uniform and lognormal models), actual_factor (actual / predicted duration).
+    `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate, tardiness,
+    lateness, JCT and waiting percentiles) and, with noise, the `prediction_error` drawn
+    (`gpuaas.noise.error_summary`).
     """
 
     method: str
@@ -94,6 +118,13 @@ class SimulationResult:
     startup: float = 0.0
     lost_work_cost: float = 0.0  # $ of work lost to restarts (included in vm_cost)
     startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
+    interruptions: int = 0  # VMs lost under running jobs (involuntary moves, apart)
+    interruption_cost: float = 0.0  # $ of work interruptions lost (part of lost_work_cost)
+    spot_cost: float = 0.0  # $ billed for spot VMs (part of vm_cost)
+    interrupted_hours: float = 0.0  # hours of the jobs' (actual) work interruptions lost
+    checkpoint: float = 0.0  # s between checkpoints of a job that gives none
+    notice: float | None = None  # s to write a checkpoint on an interruption notice
+    spot: str | None = None  # the availability replayed; None: on-demand only
     tick: float = 3600.0
     predicted: dict[str, float] | None = None
     prediction_error: dict[str, Any] | None = None
@@ -109,6 +140,11 @@ class SimulationResult:
     def max_job_moves(self) -> int:
         """The most migrations plus preemptions of one job (what `max_moves` caps)."""
         return max((j["migrations"] + j["preemptions"] for j in self.jobs), default=0)
+
+    @property
+    def interruptions_per_job(self) -> float:
+        """Jobs interrupted (a job on a VM lost counts once per VM) per job."""
+        return self.interruptions / max(1, len(self.jobs))
 
     @property
     def cost_over_bound(self) -> float | None:
@@ -152,6 +188,12 @@ class SimulationResult:
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
             "makespan": self.makespan,
+            "spot": self.spot,
+            "interruptions": self.interruptions,
+            "interruptions_per_job": self.interruptions_per_job,
+            "interruption_cost": self.interruption_cost,
+            "interrupted_hours": self.interrupted_hours,
+            "spot_cost": self.spot_cost,
             **job_metrics(self.jobs),
             "solver_seconds": self.solver_stats(),
             "wall_seconds": self.wall_seconds,
@@ -160,6 +202,8 @@ class SimulationResult:
             "noise": self.noise,
             "overhead": self.overhead,
             "startup": self.startup,
+            "checkpoint": self.checkpoint,
+            "notice": self.notice,
             "tick": self.tick,
             "jobs": self.jobs,
         }
@@ -194,6 +238,15 @@ class SimulationResult:
             (
                 f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
                 f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"
+            ),
+            *(
+                [
+                    f"spot          {self.spot_cost:.4f} $ of spot VMs ({self.spot}); "
+                    f"{self.interruptions} interruptions ({self.interruptions_per_job:.2f} per "
+                    f"job) lost {self.interrupted_hours:.2f} h of work, {self.interruption_cost:.4f} $"
+                ]
+                if self.spot is not None
+                else []
             ),
             (
                 f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
@@ -242,8 +295,9 @@ class Simulator:
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
     (`method`, `seed`, `nodes`, `noise`, `noise_model`, `oracle`, `overhead`, `startup`,
-    `tick`, solver options). `actual` is the trace with its actual durations; with `oracle`
-    it is the trace replayed (`trace`).
+    `tick`, `spot`, `availability`, `checkpoint`, `notice`, solver options); `availability`,
+    an `Availability` object instead of a source, is replayed as it is (spot on). `actual` is
+    the trace with its actual durations; with `oracle` it is the trace replayed (`trace`).
     """
 
     def __init__(
@@ -256,6 +310,12 @@ class Simulator:
     ) -> None:
         if not isinstance(trace, Instance):
             raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
+        market = settings.pop("availability", None)
+        if isinstance(market, str):
+            settings["availability"] = market
+            market = None
+        elif market is not None:
+            settings["spot"] = True
         config = RunConfig.build(config, method, **settings)
         own = config.tick is not None or default_tick(config.method) is not None
         source = "tick" if own else "tick (the trace's params.H)"
@@ -266,6 +326,7 @@ class Simulator:
             e = error_summary(trace, factors, config.noise, config.noise_model)
             self.prediction_error = {**e, "oracle": config.oracle}
         self.actual = actual_trace(trace, factors) if config.noise > 0 else trace
+        predicted = trace  # what the availability is drawn for, told or not
         told = config.oracle and config.noise > 0
         if told:  # the method sees the actual durations, which nothing then departs from
             trace, factors = self.actual, np.ones_like(factors)
@@ -282,6 +343,11 @@ class Simulator:
         if config.nodes is None:
             config = dataclasses.replace(config, nodes=trace.nodes)
         self.config = config
+        self.availability = None
+        if config.spot:
+            market = market if market is not None else spot_availability(predicted, config)
+            self.availability = market
+            trace = trace.with_spot()
         self.trace = trace
         self.noise = config.noise
         self.tick = tick
@@ -290,8 +356,14 @@ class Simulator:
         )
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.releases = Releases(trace)
-        self.execution = Execution(trace, factors, report=config.noise > 0 and not told)
+        factors = trace.catalog.spot_work(factors)  # a spot variant's are its type's
+        self.execution = Execution(trace, factors, config.noise > 0 and not told, config)
         self.producers: list[Any] = [self.releases, self.execution, Ticks(tick)]
+        self.market = (
+            None if self.availability is None else SpotMarket(self.availability, trace.catalog)
+        )
+        if self.market is not None:
+            self.producers.append(self.market)
         self.clock: float | None = None
         self.solver_seconds: list[float] = []
         self.solver_cpu_seconds = 0.0
@@ -311,8 +383,10 @@ class Simulator:
             return None  # no job left, none to come
         if self.clock is not None:
             t = max(t, self.clock)
-            self._log_interval(self.clock, t, jobs)
         events = [e for p in self.producers for e in p.events(self, t, jobs)]
+        if self.clock is not None:
+            lost = sorted({e.node for e in events if isinstance(e, Interruption)})
+            self._log_interval(self.clock, t, jobs, lost)
         plan = self.rescheduler.handle(events or [Tick(t)])
         self.clock = t
         if plan.jobs:
@@ -320,7 +394,9 @@ class Simulator:
             self.solver_cpu_seconds += plan.solver_cpu_seconds
         for p in self.producers:
             p.planned(self, plan)
-        self._guard(t, any(isinstance(e, (Submission, Completion)) for e in events), plan)
+        # a new job, a completion or a change of spot capacity is news, not idling
+        news = (Submission, Completion, CapacityChange, Interruption)
+        self._guard(t, any(isinstance(e, news) for e in events), plan)
         return plan
 
     def _guard(self, t: float, changed: bool, plan: Plan) -> None:
@@ -329,9 +405,11 @@ class Simulator:
         r = self.rescheduler
         if not plan.jobs and self.releases.exhausted:
             return  # finished
-        progress = self.execution.actual_progress
-        done = len(r.completions()) + sum(float(progress[self.index[j.id]]) for j in plan.jobs)
-        if changed or done > self.best_done + 1e-12:
+        index = np.fromiter(map(self.index.__getitem__, map(_ID, plan.jobs)), np.int64)
+        done = len(r.completions()) + sum(self.execution.actual_progress[index].tolist())
+        # with spot capacity, jobs may wait for it on purpose (until their due date draws near):
+        # only the bound on events per job stops such a run
+        if changed or self.market is not None or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
         else:
@@ -355,10 +433,12 @@ class Simulator:
                 f"simulation stopped at t={t:g} s after {r.events} events: {stop}; it cannot end"
             )
 
-    def _log_interval(self, start: float, end: float, jobs: list[JobStatus]) -> None:
+    def _log_interval(
+        self, start: float, end: float, jobs: list[JobStatus], interrupted: list[int]
+    ) -> None:
         if self.log_lines is None:
             return
-        rec = {
+        rec: dict[str, Any] = {
             "start": start,
             "end": end,
             "nodes": [n._asdict() for n in self.rescheduler.open_nodes()],
@@ -366,6 +446,8 @@ class Simulator:
                 {"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus} for j in jobs if j.cfg >= 0
             ],
         }
+        if interrupted:
+            rec["interrupted"] = interrupted
         self.log_lines.write(to_json(rec, indent=None) + "\n")
 
     def run(self, progress: bool = False) -> SimulationResult:
@@ -402,6 +484,7 @@ class Simulator:
                 if per_job:
                     d["actual_factor"] = float(ex.factor[j, 0])
                 d["lost_work"] = float(ex.actual_lost[j])
+                d["interrupted_work"] = float(ex.actual_interrupted[j])
         return SimulationResult(
             method=r.method,
             seed=r.seed,
@@ -421,9 +504,52 @@ class Simulator:
             startup=r.startup,
             lost_work_cost=r.lost_work_cost,
             startup_cost=r.startup_cost,
+            interruptions=r.interruptions,
+            interruption_cost=r.interruption_cost,
+            spot_cost=r.spot_cost,
+            spot=None if self.availability is None else self.availability.source,
+            interrupted_hours=float(self.execution.interrupted_seconds.sum()) / 3600.0,
+            checkpoint=self.config.checkpoint,
+            notice=self.config.notice,
             tick=self.tick,
             prediction_error=self.prediction_error,
         )
+
+
+def spot_availability(trace: Instance, config: RunConfig) -> Availability:
+    """The availability `config` names (default: the model), for `trace`'s on-demand VM types,
+    seeded by the run's seed; a model covers the whole run (`horizon`)."""
+    from gpuaas.availability import load_availability
+
+    cat = trace.catalog
+    if cat.has_spot:  # the types an availability names are the on-demand ones
+        keep = ~cat.spot
+        cat = dataclasses.replace(
+            cat,
+            vm_names=tuple(n for n, k in zip(cat.vm_names, keep) if k),
+            gpu_models=tuple(m for m, k in zip(cat.gpu_models, keep) if k),
+            gpus=cat.gpus[keep],
+            cost_per_hour=cat.cost_per_hour[keep],
+            spot_per_hour=cat.spot_per_hour[keep],
+            base=None,
+        )
+    horizon = horizon_of(trace)
+    return load_availability(
+        config.availability or "model",
+        cat,
+        seed=config.seed,
+        horizon=horizon,
+        slots=config.nodes or trace.nodes,
+    )
+
+
+def horizon_of(trace: Instance) -> float:
+    """How long a simulation of `trace` may take, generously: its last release, plus every job
+    run one after the other on its fastest configuration, plus a week (capped at HORIZON)."""
+    if not trace.n_jobs:
+        return 7 * 86400.0
+    work = float(np.sum(trace.min_time[np.isfinite(trace.min_time)]))
+    return min(HORIZON, float(trace.release.max()) + work + 7 * 86400.0)
 
 
 def min_events(trace: Instance, tick: float) -> float:
@@ -506,8 +632,8 @@ def simulate(
         Show a progress line on stderr.
     bound : bool or Bound
         Attach the lower bound of any schedule of the trace (its actual durations) on the run's
-        node count (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a
-        cached value).
+        node count (`gpuaas.bound`, default options; with spot, the spot-aware bound of the
+        availability replayed); False: none; a `Bound`: that one (a cached value).
     predicted : dict, optional
         With noise: the costs of the same run with exact predictions when already known
         (`SimulationResult.predicted` of a run of the same trace and settings; a cache), else
@@ -533,7 +659,11 @@ def simulate(
         result = _run_logged(sim, Path(log), progress)
     if sim.config.noise > 0 and not sim.config.oracle:
         if predicted is None:
-            exact = Simulator(trace, config=dataclasses.replace(sim.config, noise=0.0)).run()
+            exact = Simulator(
+                trace,
+                config=dataclasses.replace(sim.config, noise=0.0),
+                availability=sim.availability,
+            ).run()
             predicted = {
                 "total_cost": exact.total_cost,
                 "vm_cost": exact.vm_cost,
@@ -541,7 +671,7 @@ def simulate(
             }
         result.predicted = dict(predicted)
     if bound is True:
-        result.bound = trace_bound(sim.actual, result.nodes)
+        result.bound = trace_bound(sim.actual, result.nodes, availability=sim.availability)
     elif bound is not False:
         result.bound = bound
     return result

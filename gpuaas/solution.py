@@ -10,7 +10,7 @@ import numpy as np
 
 from gpuaas.errors import InputError, brief
 from gpuaas.instance import Instance, placement_config
-from gpuaas.objective import f_obj, proxy
+from gpuaas.objective import OBJECTIVES, dollars, f_obj, proxy
 
 
 @dataclass(eq=False)
@@ -47,8 +47,22 @@ class Solution:
 
     @property
     def objective(self) -> float:
-        """f_OBJ (P1a), whatever proxy the method optimised."""
+        """P1$: what the plan costs in dollars (formulations/P1D.md), whatever the method
+        optimised."""
+        return dollars(self.instance, self.node_vm, self.job_node, self.job_cfg)
+
+    @property
+    def f_obj(self) -> float:
+        """f_OBJ (P1a): the paper's objective (formulations/P1.md)."""
         return f_obj(self.instance, self.node_vm, self.job_node, self.job_cfg)
+
+    def value(self, objective: str = "dollars") -> float:
+        """The objective named `objective` ("dollars": P1$, "p1a": f_OBJ) of this solution."""
+        if objective not in OBJECTIVES:
+            raise InputError(
+                None, "objective", f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}"
+            )
+        return self.f_obj if objective == "p1a" else self.objective
 
     @property
     def proxy(self) -> float:
@@ -69,8 +83,9 @@ class Solution:
             dict(self.stats),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The solution file format of docs/design.md §10."""
+    def to_dict(self, objective: str = "dollars") -> dict[str, Any]:
+        """The solution file format of docs/design.md §10, its `objective` the one named
+        (`value`), `objective_function` its name."""
         cat = self.instance.catalog
         jobs = []
         for j, jid in enumerate(self.instance.job_ids):
@@ -88,7 +103,8 @@ class Solution:
                 )
         return {
             "method": self.method,
-            "objective": self.objective,
+            "objective": self.value(objective),
+            "objective_function": objective,
             "nodes": [
                 {"node": int(n), "vm": cat.vm_names[self.node_vm[n]]} for n in self.open_nodes
             ],

@@ -1,7 +1,9 @@
-"""Independent validator: feasibility of a Solution and its f_OBJ, recomputed in plain Python.
+"""Independent validator: feasibility of a Solution and its objectives, recomputed in plain Python.
 
-Deliberately written apart from the numba kernels (no shared code beyond reading the Instance
-fields), so that tests comparing the two catch a mistake in either.
+Deliberately written apart from the numba kernels and numpy code (no shared code beyond reading
+the Instance fields and the number of fill-price rounds), so that tests comparing the two catch
+a mistake in either: P1$ (formulations/P1D.md, with its per-job LP and fill price written out
+again) and f_OBJ (P1a).
 """
 
 from __future__ import annotations
@@ -9,10 +11,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpuaas.errors import brief
+from gpuaas.heuristics.incumbent import FILL_ROUNDS
 from gpuaas.instance import Instance
+from gpuaas.objective import OBJECTIVES
 from gpuaas.solution import Solution
 
 #: relative tolerance between a solution file's stated objective and the recomputed one
@@ -21,14 +25,28 @@ OBJECTIVE_RTOL = 1e-6
 
 @dataclass
 class ValidationReport:
-    """`errors` lists every violated rule (empty: feasible); `objective` is f_OBJ recomputed."""
+    """`errors` lists every violated rule (empty: feasible); `f_obj` is f_OBJ (P1a) recomputed,
+    `objective` P1$ (recomputed on first use: the per-job LPs in plain Python take a while)."""
 
     errors: list[str] = field(default_factory=list)
-    objective: float = math.nan
+    f_obj: float = math.nan
+    solution: Solution | None = field(default=None, repr=False)
+    _dollars: float | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @property
+    def objective(self) -> float:
+        """P1$ of the solution, recomputed (nan when the arrays do not fit the instance)."""
+        if self._dollars is None:
+            self._dollars = math.nan if self.solution is None else dollars(self.solution)
+        return self._dollars
+
+    def value(self, objective: str) -> float:
+        """The recomputed objective named `objective` ("dollars" or "p1a")."""
+        return self.f_obj if objective == "p1a" else self.objective
 
 
 def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
@@ -51,9 +69,11 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     if len(node_vm) != N or len(job_node) != J or len(job_cfg) != J:
         err(f"array sizes {len(node_vm)}/{len(job_node)}/{len(job_cfg)} do not match N={N}, J={J}")
         return rep
+    priced = True  # every index in range and every time finite: P1$ can be recomputed
     for n, v in enumerate(node_vm):
         if not -1 <= v < len(names):
             err(f"node {n}: VM index {v} out of range")
+            priced = False
     used = [0] * N
     hosted = [0] * N
     first_end = [math.inf] * N
@@ -76,17 +96,21 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
             continue
         if n == -1 or c == -1:
             err(f"job {jid}: node {n} and configuration {c} must both be set or both be -1")
+            priced = False
             continue
         if not 0 <= n < N:
             err(f"job {jid}: node {n} out of range 0..{N - 1}")
+            priced = False
             continue
         if not 0 <= c < len(cfg_list):
             err(f"job {jid}: configuration {c} out of range")
+            priced = False
             continue
         v, g = cfg_list[c]
         t = remaining[c]
         if not math.isfinite(t):
             err(f"job {jid}: cannot run on {names[v]} with {g} GPU(s)")
+            priced = False
             continue
         if node_vm[n] != v:
             have = names[node_vm[n]] if 0 <= node_vm[n] < len(names) else "closed"
@@ -112,7 +136,9 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
         err(f"{n_open} open nodes exceed N={N}")
     if p1n and n_open != min(N, J):
         err(f"P1n: {n_open} open nodes, required exactly min(N, J) = {min(N, J)}")
-    rep.objective = total
+    rep.f_obj = total
+    if priced:
+        rep.solution = solution
     return rep
 
 
@@ -150,6 +176,157 @@ def _reconfiguration(
     return total
 
 
+def _lp_values(
+    times: list[float],
+    slack: float,
+    weight: float,
+    price: list[float],
+    switch: list[float],
+    first: list[bool],
+) -> list[float]:
+    """The per-job LP (formulations/BOUND.md §1) of one job, read per configuration c: the least
+    cost of a plan that runs c first, alone (price x time + tardiness) or, when c ends before
+    the slack, mixed with a slower, cheaper configuration c2 so as to end at the slack (plus the
+    switch to c2). When c2 is spot (`first`) and c is not, the mix runs c2 first and is c2's
+    value (plus the switch to c)."""
+    out = [math.inf] * len(times)
+    for c, t in enumerate(times):
+        if math.isfinite(t):
+            out[c] = t * price[c] + weight * max(0.0, t - slack)
+    for c1, t1 in enumerate(times):
+        if not t1 < slack:
+            continue
+        a1 = t1 * price[c1]
+        for c2, t2 in enumerate(times):
+            if not (math.isfinite(t2) and t2 > slack) or t2 * price[c2] >= a1:
+                continue
+            f1 = (t2 - slack) / (t2 - t1)
+            if first[c2] and not first[c1]:
+                out[c2] = min(out[c2], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c1])
+            else:
+                out[c1] = min(out[c1], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c2])
+    return out
+
+
+def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]) -> list[float]:
+    """The fill price (`gpuaas.heuristics.incumbent.fill_price`) again: each configuration's
+    share of its VM price, then price_v x g / min(G_v, max(g, D_m)) with D_m the GPUs of model m
+    that the jobs' cheapest plans ask for, until D repeats (at most FILL_ROUNDS rounds)."""
+    cat = inst.catalog
+    vm_price = [float(c) / 3600.0 for c in cat.cost_per_hour]
+    gpus = [int(g) for g in cat.gpus]
+    # a spot variant packs apart from its on-demand type: a GPU model of its own
+    model = [(cat.gpu_models[v], bool(cat.spot[v])) for v, _ in cfgs]
+    first = [bool(cat.spot[v]) for v, _ in cfgs]
+    price = [vm_price[v] * (g / gpus[v]) for v, g in cfgs]
+    demand: dict[str, float] | None = None
+    for _ in range(FILL_ROUNDS):
+        switch = [
+            inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)
+        ]
+        asked = dict.fromkeys(model, 0.0)
+        for j in range(inst.n_jobs):
+            values = _lp_values(
+                times[j],
+                float(inst.due[j]) - inst.time,
+                float(inst.weight[j]),
+                price,
+                switch,
+                first,
+            )
+            if any(math.isfinite(x) for x in values):
+                best = min(range(len(values)), key=values.__getitem__)
+                asked[model[best]] += cfgs[best][1]
+        if asked == demand:
+            break
+        demand = asked
+        price = [
+            vm_price[v] * g / min(gpus[v], max(g, demand[model[c]]))
+            for c, (v, g) in enumerate(cfgs)
+        ]
+    return price
+
+
+class Priced(NamedTuple):
+    """What P1$ prices, recomputed plainly for one instance (`priced`)."""
+
+    instance: Any
+    configs: list[tuple[int, int]]  # (VM type, GPUs) per configuration
+    vm_price: list[float]  # $/s per VM type
+    times: list[list[float]]  # remaining time per job and configuration
+    price: list[float]  # the fill price per configuration
+    switch: list[float]  # a switch's cost per configuration: lost work and a start-up
+    first: list[bool]  # per configuration: spot (run first in a mix)
+
+
+def priced(inst: Any) -> Priced:
+    """The fill price and switch costs of `inst`, for `run_value` and `wait_value`."""
+    cat = inst.catalog
+    gpus = [int(g) for g in cat.gpus]
+    vm_price = [float(c) / 3600.0 for c in cat.cost_per_hour]
+    cfgs = [(v, g) for v in range(len(gpus)) for g in range(1, gpus[v] + 1)]
+    times = [
+        [float(inst.work[j][c]) * (1.0 - float(inst.progress[j])) for c in range(len(cfgs))]
+        for j in range(inst.n_jobs)
+    ]
+    price = _fill_price(inst, cfgs, times)
+    switch = [
+        inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)
+    ]
+    first = [bool(cat.spot[v]) for v, _ in cfgs]
+    return Priced(inst, cfgs, vm_price, times, price, switch, first)
+
+
+def run_value(p: Priced, j: int, c: int) -> float:
+    """P1$'s value of running job j on configuration c: its GPUs at the fill price for H s (or
+    to its end, with its tardiness), then its best plan from T_c + H for the work left, a
+    configuration other than c after its switch."""
+    inst, H = p.instance, p.instance.H
+    slack, weight = float(inst.due[j]) - inst.time, float(inst.weight[j])
+    t = p.times[j][c]
+    if t <= H:
+        return t * p.price[c] + weight * max(0.0, t - slack)
+    left = 1.0 - H / t
+    after = _lp_values(
+        [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.first
+    )
+    return H * p.price[c] + min(x + (0.0 if k == c else p.switch[k]) for k, x in enumerate(after))
+
+
+def wait_value(p: Priced, j: int) -> float:
+    """P1$'s value of job j waiting: its best plan from T_c + H, plus the start-up share of
+    that plan's first configuration."""
+    inst = p.instance
+    slack = float(inst.due[j]) - inst.time - inst.H
+    later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch, p.first)
+    return min(x + inst.startup * p.price[k] for k, x in enumerate(later))
+
+
+def dollars(solution: Solution) -> float:
+    """P1$ (formulations/P1D.md) of a solution of the right sizes, in plain Python: each running
+    job's `run_value`, each waiting job's `wait_value`, H x each open VM's price less its jobs'
+    fill prices (at least 0), and the reconfiguration terms (`_reconfiguration`)."""
+    inst = solution.instance
+    p = priced(inst)
+    node_vm = [int(x) for x in solution.node_vm]
+    job_node = [int(x) for x in solution.job_node]
+    job_cfg = [int(x) for x in solution.job_cfg]
+    paid = [0.0] * inst.nodes
+    total = 0.0
+    for j in range(inst.n_jobs):
+        n, c = job_node[j], job_cfg[j]
+        if c < 0:
+            total += wait_value(p, j)
+        else:
+            paid[n] += p.price[c]
+            total += run_value(p, j, c)
+    for n, v in enumerate(node_vm):
+        if v >= 0:
+            total += inst.H * max(0.0, p.vm_price[v] - paid[n])
+    gpus = [int(g) for g in inst.catalog.gpus]
+    return total + _reconfiguration(inst, node_vm, job_node, job_cfg, p.configs, gpus, p.vm_price)
+
+
 def check_file(
     instance: Instance, data: Any, source: str | None = None, p1n: bool = False
 ) -> ValidationReport:
@@ -158,8 +335,10 @@ def check_file(
     Structure errors (unknown job ids, malformed entries) are InputErrors from
     `Solution.from_dict`. Besides feasibility (`validate`), the report lists a job given more
     than once, a job of the instance the file leaves out (a postponed job is listed with node
-    null), and a stated ``objective`` (absent or null: none stated) that is not a finite number or differs from the
-    recomputed f_OBJ by more than `OBJECTIVE_RTOL` (relative).
+    null), and a stated ``objective`` (absent or null: none stated) that is not a finite
+    number or differs from the recomputed one by more than `OBJECTIVE_RTOL` (relative): P1$
+    when the file's ``objective_function`` is "dollars", f_OBJ when it is "p1a" or absent (files
+    written before P1$ stated f_OBJ).
     """
     rep = validate(Solution.from_dict(instance, data, source), p1n=p1n)
     listed = Counter(jb["id"] for jb in data["jobs"])
@@ -169,16 +348,21 @@ def check_file(
     for jid in instance.job_ids:
         if jid not in listed:
             rep.errors.append(f"job {jid}: missing (every job is listed; node null when postponed)")
-    if data.get("objective") is not None:  # null or absent: no objective stated
+    kind = data.get("objective_function", "p1a")
+    if kind not in OBJECTIVES:
+        rep.errors.append(
+            f"objective_function: the file says {brief(kind)}, not one of {', '.join(OBJECTIVES)}"
+        )
+    elif data.get("objective") is not None:  # null or absent: no objective stated
         claimed = data["objective"]
         if isinstance(claimed, bool) or not isinstance(claimed, (int, float)):
             rep.errors.append(f"objective: the file says {brief(claimed)}, not a number")
         elif not math.isfinite(claimed):
             rep.errors.append(f"objective: the file says {claimed!r}, not a finite number")
         elif not math.isclose(
-            claimed, rep.objective, rel_tol=OBJECTIVE_RTOL, abs_tol=OBJECTIVE_RTOL
+            claimed, rep.value(kind), rel_tol=OBJECTIVE_RTOL, abs_tol=OBJECTIVE_RTOL
         ):
             rep.errors.append(
-                f"objective: the file says {claimed:.10g}, recomputed {rep.objective:.10g}"
+                f"objective: the file says {claimed:.10g}, recomputed {rep.value(kind):.10g}"
             )
     return rep

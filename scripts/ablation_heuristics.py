@@ -108,11 +108,11 @@ def main() -> None:
             gain(gs["greedy"]["f_obj"], gs["postprocessed"]["f_obj"], False),
             gain(rs["greedy"]["f_obj"], rs["best_elite"]["f_obj"], False),
             gain(rs["best_elite"]["f_obj"], rs["postprocessed"]["f_obj"], False),
-            gain(g.objective, rg.objective, False),
+            gain(g.f_obj, rg.f_obj, False),
             gain(ps["best_elite"]["proxy"], ps["path_relinking"]["proxy"], True),
             gain(ps["path_relinking"]["proxy"], ps["postprocessed"]["proxy"], True),
             gain(ps["path_relinking"]["f_obj"], ps["postprocessed"]["f_obj"], False),
-            gain(g.objective, pr.objective, False),
+            gain(g.f_obj, pr.f_obj, False),
         ]
         for (row, _), v in zip(ROWS, vals):
             gains[row].append(v)

@@ -48,7 +48,7 @@ def main() -> None:
             for fn in METHODS.values():
                 runs = [fn(inst, seed=args.seed, open_rule=rule) for _ in range(args.repeats)]
                 med = statistics.median(r.stats["seconds"] for r in runs)
-                cells.append(f"{med:>20.4f} {runs[0].objective:>12.6g}")
+                cells.append(f"{med:>20.4f} {runs[0].f_obj:>12.6g}")
             print(f"{n:>4} {j:>4} {rule:>9} " + " ".join(cells), flush=True)
 
 

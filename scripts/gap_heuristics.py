@@ -50,12 +50,12 @@ def gaps(
         inst = generate_instance(
             int(rng.integers(1, max_nodes + 1)), int(rng.integers(1, max_jobs + 1)), seed=seed
         )
-        opt = milp(inst, p1n=False, gap=0.0, threads=1)
+        opt = milp(inst, objective="p1a", p1n=False, gap=0.0, threads=1)
         if opt.stats["status"] != "optimal":
             raise RuntimeError(f"instance {seed}: MILP not optimal ({opt.stats['status']})")
-        best = opt.objective
+        best = opt.f_obj
         for (rule, name), vals in out.items():
-            val = METHODS[name](inst, seed=seed, open_rule=rule).objective
+            val = METHODS[name](inst, seed=seed, open_rule=rule).f_obj
             if val < best * (1 - 1e-7) - 1e-7:
                 raise RuntimeError(f"instance {seed}: {name} {val} below the MILP optimum {best}")
             vals.append((val - best) / best if best > 0 else 0.0)

@@ -10,9 +10,10 @@ compare the two files (`cmp` or `diff`; exit 0 of `--compare` means identical).
 Inputs: `instances/example.json`, `instances/trace-small.json` (its released jobs) and the
 snapshots `gpuaas generate --snapshot --nodes 5 --seed S` for S = 1..3 on azure-2021 and
 aws-us-east-1 (with a 600 s restart and a 120 s start-up, so the incumbent rules act). Every
-registered method, seed 1; the MILP with a 0.05 gap (deterministic: one thread, no time limit).
-`hierarchical` keeps its controllers' wall-clock time limit: a solution reached at a time limit
-depends on the machine's load and is listed as not compared.
+registered method, seed 1; the MILP with a 0.05 gap (deterministic: one thread, no time limit),
+on P1$ (its default) and on P1 (`milp p1a`). Each solution states P1$ (`objective`) and f_OBJ
+(`f_obj`). `hierarchical` keeps its controllers' wall-clock time limit: a solution reached at a
+time limit depends on the machine's load and is listed as not compared.
 """
 
 from __future__ import annotations
@@ -57,12 +58,16 @@ def instances() -> dict[str, object]:
 def outputs() -> dict[str, object]:
     from gpuaas.methods import METHODS, solve
 
+    runs = [(m, m, {}) for m in METHODS] + [("milp p1a", "milp", {"objective": "p1a"})]
     res = {}
     for name, inst in instances().items():
-        for method in METHODS:
-            options = {"gap": 0.05, "threads": 1} if method in ("milp",) else {}
-            sol = solve(inst, method, seed=1, **options).to_dict()
-            res[f"{name} {method}"] = sol
+        for key, method, options in runs:
+            if method == "milp":
+                options = {"gap": 0.05, "threads": 1, **options}
+            solution = solve(inst, method, seed=1, **options)
+            sol = solution.to_dict()
+            sol["f_obj"] = solution.f_obj
+            res[f"{name} {key}"] = sol
     return res
 
 

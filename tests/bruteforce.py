@@ -1,4 +1,4 @@
-"""Brute-force optimum of P1 on tiny instances, written independently of gpuaas's solvers.
+"""Brute-force optima of P1 and P1$ on tiny instances, written independently of gpuaas's solvers.
 
 Nodes are interchangeable, so for each number k of open nodes it enumerates the multisets of k
 VM types, then every placement of every job (postponed, or on one of the k nodes with one of its
@@ -123,6 +123,29 @@ def _best_placement(
     return best[0], best[1]
 
 
+def _incumbent(inst: Instance) -> tuple[list[tuple[int, int]], dict[int, int], list[float]]:
+    """Each job's (node, configuration) now, each busy node's VM type, and kappa_j (the cost of
+    moving running job j: `overhead` s at its GPU share of the VM price, plus its weight x
+    `overhead` when late on every configuration; formulations/P1.md), written out again."""
+    cat = inst.catalog
+    gpus = [int(g) for g in cat.gpus]
+    price = [float(p) / 3600.0 for p in cat.cost_per_hour]
+    cur = [(int(inst.current_node[j]), int(inst.current_cfg[j])) for j in range(inst.n_jobs)]
+    now_type = {n: int(cat.cfg_vm[c]) for n, c in cur if c >= 0}
+    kappa = []
+    for j in range(inst.n_jobs):
+        n0, c0 = cur[j]
+        if c0 < 0 or inst.overhead <= 0:
+            kappa.append(0.0)
+            continue
+        v0 = int(cat.cfg_vm[c0])
+        t = [float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
+        late = float(inst.due[j]) - inst.time < min(x for x in t if math.isfinite(x))
+        share = price[v0] * int(cat.cfg_gpus[c0]) / gpus[v0]
+        kappa.append(inst.overhead * (share + (float(inst.weight[j]) if late else 0.0)))
+    return cur, now_type, kappa
+
+
 def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
     """Optimum of P1 with the reconfiguration extension (no P1n): nodes are not interchangeable
     once jobs run on them, so every VM type (or closed) of every node is enumerated, then every
@@ -138,18 +161,7 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
         [float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
         for j in range(J)
     ]
-    cur = [(int(inst.current_node[j]), int(inst.current_cfg[j])) for j in range(J)]
-    now_type = {n: int(cat.cfg_vm[c]) for n, c in cur if c >= 0}
-    kappa = []
-    for j in range(J):
-        n0, c0 = cur[j]
-        if c0 < 0 or inst.overhead <= 0:
-            kappa.append(0.0)
-            continue
-        v0 = int(cat.cfg_vm[c0])
-        late = d[j] < min(x for x in t[j] if math.isfinite(x))
-        share = price[v0] * int(cat.cfg_gpus[c0]) / gpus[v0]
-        kappa.append(inst.overhead * (share + (float(inst.weight[j]) if late else 0.0)))
+    cur, now_type, kappa = _incumbent(inst)
     best: tuple[float, Any] = (math.inf, None)
     for types in itertools.product(range(-1, V), repeat=N):
         opened = [n for n in range(N) if types[n] >= 0]
@@ -189,3 +201,92 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
     return best[0], Solution(
         inst, np.array(types, dtype=np.int64), job_node, job_cfg, "brute-force"
     )
+
+
+def brute_force_dollars(inst: Instance) -> tuple[float, Solution]:
+    """Optimum of P1$ (formulations/P1D.md): every VM type (or closed) of every node, then every
+    placement of every job (waiting, or on an open node with a runnable configuration of its
+    type) within the nodes' GPUs, each open node hosting a job. A placement costs its jobs'
+    run or wait values and the fill prices (`gpuaas.validator`'s plain-Python per-job LPs), H x
+    each open VM's price less its jobs' fill prices (at least 0), kappa_j per moved running job
+    and `startup` s of the VM's price per open node whose type is not the one it runs now."""
+    from gpuaas.validator import priced, run_value, wait_value
+
+    cat = inst.catalog
+    V, J, N = cat.n_vms, inst.n_jobs, inst.nodes
+    p = priced(inst)
+    cur, now_type, kappa = _incumbent(inst)
+    run = [
+        [
+            run_value(p, j, c) if math.isfinite(p.times[j][c]) else math.inf
+            for c in range(cat.n_configs)
+        ]
+        for j in range(J)
+    ]
+    wait = [wait_value(p, j) for j in range(J)]
+    best: tuple[float, Any] = (math.inf, None)
+    for types in itertools.product(range(-1, V), repeat=N):
+        opened = [n for n in range(N) if types[n] >= 0]
+        fixed = sum(
+            inst.startup * p.vm_price[types[n]] for n in opened if now_type.get(n) != types[n]
+        )
+        options = []
+        for j in range(J):
+            opts = [(-1, -1, wait[j] + kappa[j])]
+            for n in opened:
+                for c, (v, _) in enumerate(p.configs):
+                    if v == types[n] and math.isfinite(run[j][c]):
+                        opts.append((n, c, run[j][c] + (0.0 if (n, c) == cur[j] else kappa[j])))
+            options.append(opts)
+        total, choice = _cheapest_dollars(inst, p, types, opened, options, fixed)
+        if total < best[0]:
+            best = (total, (types, choice))
+    types, choice = best[1]
+    return best[0], Solution(
+        inst,
+        np.array(types, dtype=np.int64),
+        np.array([o[0] for o in choice], dtype=np.int64),
+        np.array([o[1] for o in choice], dtype=np.int64),
+        "brute-force",
+    )
+
+
+def _cheapest_dollars(
+    inst: Instance,
+    p: Any,
+    types: tuple[int, ...],
+    opened: list[int],
+    options: list[list[tuple[int, int, float]]],
+    fixed: float,
+) -> tuple[float, list[tuple[int, int, float]]]:
+    """Cheapest choice of one option per job (depth first, pruning placements over a node's
+    GPUs), every open node hosting a job: options' values + `fixed` + H x the unfilled prices."""
+    gpus = [int(g) for g in inst.catalog.gpus]
+    used = [0] * inst.nodes
+    paid = [0.0] * inst.nodes
+    choice: list[tuple[int, int, float]] = []
+    best: list[Any] = [math.inf, []]
+
+    def rec(j: int, cost: float) -> None:
+        if j == len(options):
+            if any(used[n] == 0 for n in opened):
+                return  # an open node must host a job
+            total = cost + sum(inst.H * max(0.0, p.vm_price[types[n]] - paid[n]) for n in opened)
+            if total < best[0]:
+                best[0], best[1] = total, list(choice)
+            return
+        for n, c, value in options[j]:
+            if n >= 0:
+                if used[n] + p.configs[c][1] > gpus[types[n]]:
+                    continue  # over capacity
+                used[n] += p.configs[c][1]
+                paid[n] += p.price[c]
+            choice.append((n, c, value))
+            rec(j + 1, cost + value)
+            choice.pop()
+            if n >= 0:
+                used[n] -= p.configs[c][1]
+                paid[n] -= p.price[c]
+
+    rec(0, fixed)
+    return best[0], best[1]

@@ -130,7 +130,7 @@ def test_edf_configurations_follow_the_rule():
     # f_OBJ: a postponed: rho * w * (H + M - d) = 100 * 0.005 * (3600 + 100 - 480) = 1610;
     # b: tardiness 0.01 * (60 - 60) = 0, node L: price 0.002 x 60 s = 0.12, no idle GPU;
     # c: tardiness 0, node S: 0.001 x 100 = 0.10.
-    assert sol.objective == pytest.approx(1610 + 0.12 + 0.10)
+    assert sol.f_obj == pytest.approx(1610 + 0.12 + 0.10)
 
 
 @pytest.mark.parametrize("method", ["fifo", "edf", "ps"])

@@ -90,7 +90,7 @@ def test_open_rule_largest_shares_a_vm():
     assert [_placement(big, j) for j in range(2)] == [(0, "NC12", 1), (0, "NC12", 1)]
     lit = greedy(inst, open_rule="config")
     assert [_placement(lit, j) for j in range(2)] == [(0, "NC6", 1), None]
-    assert validate(big).ok and big.objective < lit.objective
+    assert validate(big).ok and big.f_obj < lit.f_obj
     assert big.stats["open_rule"] == "largest"
 
 
@@ -132,8 +132,8 @@ def test_postprocessing_downsizes_to_best_smaller_vm():
     assert _placement(raw, 0) == (0, "NC24", 1)
     sol = greedy(inst)
     assert _placement(sol, 0) == (0, "NC6", 1)
-    assert sol.objective < raw.objective
-    assert sol.stats["steps"]["greedy"]["f_obj"] == pytest.approx(raw.objective)
+    assert sol.f_obj < raw.f_obj
+    assert sol.stats["steps"]["greedy"]["f_obj"] == pytest.approx(raw.f_obj)
 
 
 def test_postprocessing_gives_idle_gpus_to_best_speedup():
@@ -146,7 +146,7 @@ def test_postprocessing_gives_idle_gpus_to_best_speedup():
     sol = postprocess(raw)
     assert _placement(sol, 0) == (0, "NC24", 1)
     assert _placement(sol, 1) == (0, "NC24", 3)  # speed-up 1000/600 beats 1000/900
-    assert sol.objective < raw.objective and validate(sol).ok
+    assert sol.f_obj < raw.f_obj and validate(sol).ok
     assert sol.stats["postprocess_changes"] == 1
 
 
@@ -193,7 +193,7 @@ def test_postprocessing_never_worsens(proxy):
         assert after["f_obj"] <= before["f_obj"] * (1 + 1e-12) + 1e-9
         if proxy == "f_bar":
             assert after["proxy"] >= before["proxy"] * (1 - 1e-12) - 1e-9
-        assert sol.objective == pytest.approx(after["f_obj"], rel=1e-12)
+        assert sol.f_obj == pytest.approx(after["f_obj"], rel=1e-12)
 
 
 def _check_valid(seeds, open_rule="largest"):
@@ -202,7 +202,7 @@ def _check_valid(seeds, open_rule="largest"):
         sol = greedy(inst, open_rule=open_rule)
         rep = validate(sol)
         assert rep.ok, (seed, rep.errors[:3])
-        assert rep.objective == pytest.approx(sol.objective, rel=1e-9, abs=1e-9)
+        assert rep.f_obj == pytest.approx(sol.f_obj, rel=1e-9, abs=1e-9)
 
 
 def test_greedy_valid_on_generated_instances():
@@ -229,7 +229,7 @@ def test_no_jobs():
     """An instance with no jobs gives the empty solution."""
     inst = random_instance(3, nodes=4, jobs=5).subset([])
     sol = greedy(inst)
-    assert (sol.node_vm == -1).all() and sol.objective == 0.0
+    assert (sol.node_vm == -1).all() and sol.f_obj == 0.0
 
 
 def test_registered_and_stats():

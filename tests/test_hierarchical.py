@@ -81,7 +81,7 @@ def test_controllers_solve_their_own_jobs_and_nodes():
     assert sol.job_node.tolist() == [0, 1, 0]
     assert sol.job_cfg.tolist() == [L1, S1, L1]
     assert sol.node_vm.tolist() == [1, 0]
-    assert sol.objective == pytest.approx(0.3)
+    assert sol.f_obj == pytest.approx(0.3)
     assert validate(sol).ok
     assert sol.stats["controllers"] == 2 and sol.stats["statuses"] == {"optimal": 2}
 
@@ -107,8 +107,8 @@ def test_never_better_than_the_whole_problem(seed):
     inst = Instance.from_dict({"catalog": CATALOG, "nodes": 3, "time": float(J), "jobs": jobs})
     hier = solve(inst, "hierarchical", controller_nodes=2, gap=0.0, workers=1, seed=seed)
     assert validate(hier).ok
-    whole = milp(inst, gap=0.0, p1n=False, seed=seed)
-    assert hier.objective >= whole.objective - 1e-9 * max(1.0, abs(whole.objective))
+    whole = milp(inst, objective="p1a", gap=0.0, p1n=False, seed=seed)
+    assert hier.f_obj >= whole.f_obj - 1e-9 * max(1.0, abs(whole.f_obj))
 
 
 def test_parallel_controllers_give_the_same_solution():
@@ -116,7 +116,7 @@ def test_parallel_controllers_give_the_same_solution():
     inst = instance(8, 10)
     a = solve(inst, "hierarchical", gap=0.0, workers=1)
     b = solve(inst, "hierarchical", gap=0.0, workers=2)
-    assert a.objective == pytest.approx(b.objective)
+    assert a.f_obj == pytest.approx(b.f_obj)
     assert b.stats["workers"] == 2 and validate(b).ok
 
 
@@ -146,7 +146,7 @@ def test_p1n_warm_start_splits_a_shared_node():
     assert fixed.node_vm.tolist() == [1, 1] and fixed.job_node.tolist() == [0, 1]
     assert fixed.job_cfg.tolist() == [L1, L1]
     assert validate(fixed, p1n=True).ok and not validate(shared, p1n=True).ok
-    assert fixed.objective == pytest.approx(2 * (0.2 + 1))
+    assert fixed.f_obj == pytest.approx(2 * (0.2 + 1))
 
 
 def test_p1n_warm_start_starts_a_waiting_job():

@@ -47,7 +47,8 @@ def test_solve_with_preset(instance_file, tmp_path):
 
 
 def test_bundled_preset_runs(instance_file):
-    """The bundled path-relinking preset solves from the shell."""
+    """The bundled path-relinking preset solves from the shell and reports the paper's
+    objective, f_OBJ (P1a), as its file asks."""
     res = CliRunner().invoke(
         cli,
         [
@@ -59,7 +60,8 @@ def test_bundled_preset_runs(instance_file):
         ],
     )
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["method"] == "path-relinking"
+    out = json.loads(res.output)
+    assert out["method"] == "path-relinking" and out["objective_function"] == "p1a"
 
 
 @pytest.mark.parametrize(
@@ -71,6 +73,7 @@ def test_bundled_preset_runs(instance_file):
         ("a: [1\n", "not valid YAML"),
         ("max_it_rg: -3\n", "bad.yaml: max_it_rg: must be"),
         ("time_limit: -3\n", "bad.yaml: time_limit: must be"),
+        ("objective: euros\n", "bad.yaml: objective: must be one of dollars, p1a, got 'euros'"),
     ],
 )
 def test_bad_presets_are_one_line_errors(instance_file, tmp_path, text, message):

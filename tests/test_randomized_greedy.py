@@ -101,7 +101,7 @@ def test_without_randomness_it_is_greedy():
     inst = random_instance(5, nodes=1, jobs=30)
     rg = randomized_greedy(inst, max_it_rg=20, swap_prob=0.0, candidates=1)
     g = greedy(inst)
-    assert np.array_equal(rg.job_cfg, g.job_cfg) and rg.objective == g.objective
+    assert np.array_equal(rg.job_cfg, g.job_cfg) and rg.f_obj == g.f_obj
     assert rg.stats["elite"] == 1  # all later iterations were duplicates
 
 
@@ -111,10 +111,10 @@ def _check(seeds, max_it, open_rule="largest"):
         sol = randomized_greedy(inst, seed=seed, max_it_rg=max_it, open_rule=open_rule)
         rep = validate(sol)
         assert rep.ok, (seed, rep.errors[:3])
-        assert rep.objective == pytest.approx(sol.objective, rel=1e-9)
+        assert rep.f_obj == pytest.approx(sol.f_obj, rel=1e-9)
         steps = sol.stats["steps"]
         assert steps["best_elite"]["f_obj"] <= steps["greedy"]["f_obj"]
-        assert sol.objective <= greedy(inst, open_rule=open_rule).objective * (1 + 1e-12)
+        assert sol.f_obj <= greedy(inst, open_rule=open_rule).f_obj * (1 + 1e-12)
         assert steps["postprocessed"]["f_obj"] <= steps["best_elite"]["f_obj"] * (1 + 1e-12)
 
 

@@ -210,3 +210,22 @@ def test_progress_reports_are_events_with_ids_too():
     before = r.state()
     r.handle(ProgressReport(400.0, "j1", 0.2, id="p2"))  # redelivered: nothing changes
     assert r.state() == before and np.isfinite(status(r)["j1"].eta)
+
+
+def test_a_spot_variant_shares_its_types_evidence():
+    """A spot VM runs a job as fast as its on-demand type: the speed evidence of A:spot is
+    A's, and both configurations get the same estimate."""
+    SCRIPT.update(j1=("A:spot", 1))
+    cat = {"vm_types": [dict(v, spot_per_hour=v["cost_per_hour"] / 3) for v in CATALOG["vm_types"]]}
+    r = Rescheduler(cat, 1, "test-scripted", spot=True, **PAPER_COSTS)
+    r.submit(job("j1"), at=0.0)
+    r.tick(100.0, progress={"j1": 0.05})
+    r.tick(400.0, progress={"j1": 0.2})
+    c = r.catalog
+    a, a_spot = c.config(c.vm_index("A"), 1), c.config(c.vm_index("A:spot"), 1)
+    assert status(r)["j1"].vm == "A:spot"
+    [(hardware, seen, worth)] = r._jobs["j1"].observed
+    assert hardware == a and (seen, worth) == pytest.approx((400.0, 200.0))
+    est = ratios(r._jobs["j1"].observed, (), c.n_configs, learn=True)
+    seen = r.instance().work[0] / r._jobs["j1"].work
+    assert seen[a_spot] == seen[a] == pytest.approx(est[a]) and est[a] > 1.0

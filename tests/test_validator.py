@@ -34,8 +34,8 @@ def test_objective_by_hand():
     assert rep.ok, rep.errors
     # a: t=800 <= 1000 no tardiness; b: t=300, d=100 -> 0.02*200 = 4
     # node 0: idle 2-2 = 0; first-ending job b: 0.002 * 300 = 0.6
-    assert rep.objective == pytest.approx(4.6)
-    assert sol.objective == pytest.approx(4.6)
+    assert rep.f_obj == pytest.approx(4.6)
+    assert sol.f_obj == pytest.approx(4.6)
 
 
 def test_postponed_and_idle_by_hand():
@@ -45,7 +45,7 @@ def test_postponed_and_idle_by_hand():
     rep = validate(sol)
     assert rep.ok
     # a: 0 tardiness; node: idle 1 -> 1.0, cost 0.002*800 = 1.6; b: 100*0.02*(3600+300-100) = 7600
-    assert rep.objective == pytest.approx(1.0 + 1.6 + 7600.0)
+    assert rep.f_obj == pytest.approx(1.0 + 1.6 + 7600.0)
 
 
 def test_late_job_pays_only_its_own_decision():
@@ -54,9 +54,9 @@ def test_late_job_pays_only_its_own_decision():
         [{"id": "x", "due": 50.0, "weight": 0.01, "times": {"S": [100.0]}}], nodes=1, time=100.0
     )
     run = validate(Solution(inst, [0], [0], [0]))
-    assert run.objective == pytest.approx(0.01 * (100 + 50) + 0.001 * 100)
+    assert run.f_obj == pytest.approx(0.01 * (100 + 50) + 0.001 * 100)
     wait = validate(Solution(inst, [-1], [-1], [-1]))
-    assert wait.objective == pytest.approx(100 * 0.01 * (3600 + 100 + 50))
+    assert wait.f_obj == pytest.approx(100 * 0.01 * (3600 + 100 + 50))
 
 
 @pytest.mark.parametrize(
@@ -103,6 +103,6 @@ def test_progress_shortens_remaining_time():
     jobs = [{"id": "a", "due": 1e6, "weight": 0.01, "times": {"S": [1000.0]}, "progress": 0.75}]
     inst = make(jobs, nodes=1)
     assert inst.times[0, 0] == pytest.approx(250.0)
-    assert validate(Solution(inst, [0], [0], [0])).objective == pytest.approx(0.001 * 250)
+    assert validate(Solution(inst, [0], [0], [0])).f_obj == pytest.approx(0.001 * 250)
     assert math.isinf(inst.times[0, 1]) and np.isinf(inst.times[0, 2])
     assert load_catalog(CAT).n_configs == 3

@@ -99,7 +99,13 @@ def deal_jobs(instance: Instance, controllers: int, size: int = CONTROLLER_NODES
 
 
 def _controller(
-    sub: Instance, seed: int, time_limit: float, gap: float, p1n: bool, milp_options: dict[str, Any]
+    sub: Instance,
+    seed: int,
+    time_limit: float,
+    gap: float,
+    p1n: bool,
+    objective: str,
+    milp_options: dict[str, Any],
 ) -> tuple[Solution, str]:
     """Solve one controller's P1: MILP warm-started from Greedy, Greedy if HiGHS finds nothing."""
     from gpuaas.heuristics.greedy import greedy
@@ -109,7 +115,14 @@ def _controller(
         warm = p1n_warm_start(warm)
     try:
         sol = milp(
-            sub, seed=seed, time_limit=time_limit, gap=gap, p1n=p1n, warm_start=warm, **milp_options
+            sub,
+            seed=seed,
+            time_limit=time_limit,
+            gap=gap,
+            objective=objective,
+            p1n=p1n,
+            warm_start=warm,
+            **milp_options,
         )
     except SolverError:
         return warm, "fallback"
@@ -125,6 +138,7 @@ def hierarchical(
     gap: float = GAP,
     controller_time_limit: float = CONTROLLER_TIME_LIMIT,
     p1n: bool = True,
+    objective: str = "p1a",
     workers: int | None = None,
     **milp_options: Any,
 ) -> Solution:
@@ -147,6 +161,9 @@ def hierarchical(
         Time limit (s) of one controller's MILP.
     p1n : bool
         Each controller's MILP requires exactly min(nodes, jobs) open nodes (P1n).
+    objective : {"p1a", "dollars"}
+        The controllers' problem: P1 as the paper writes it (the method of [11], the default)
+        or P1$ (`gpuaas.milp.milp`).
     workers : int, optional
         Controllers solved at once (threads); default min(K, CPU count).
     **milp_options
@@ -192,7 +209,7 @@ def hierarchical(
     n_workers = max(1, min(len(tasks), workers or os.cpu_count() or 1))
 
     def run(task: tuple[int, np.ndarray, int, Instance]) -> tuple[Solution, str]:
-        return _controller(task[3], seed, limit, gap, p1n, milp_options)
+        return _controller(task[3], seed, limit, gap, p1n, objective, milp_options)
 
     if n_workers == 1:
         results = [run(t) for t in tasks]

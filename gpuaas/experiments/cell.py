@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
+from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS, SPOT_COLUMNS
 from gpuaas.metrics import NAMES as JOB_METRICS
 from gpuaas.noise import DEFAULT_NOISE_MODEL
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _RESULT_KEYS = {
     "method",
@@ -55,13 +55,22 @@ _RESULT_KEYS = {
     "bound",
     "cost_over_bound",
     "bound_detail",
+    "spot",
+    "checkpoint",
+    "notice",
+    "interruptions",
+    "interruptions_per_job",
+    "interruption_cost",
+    "interrupted_hours",
+    "spot_cost",
     *JOB_METRICS,
 }
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One simulation: a trace, a method, a seed, a node count and reconfiguration costs.
+    """One simulation: a trace, a method, a seed, a node count, reconfiguration costs and spot
+    capacity (`spot`: the availability source, None: on-demand only).
 
     A generated trace is named by (arrivals, nodes, jobs, trace_seed, catalog); a given trace by
     its file name `trace`, its Instance travelling with the cell in `instance` (so that remote
@@ -87,6 +96,9 @@ class Cell:
     learn_speed: bool = True
     max_moves: int | None = None  # voluntary moves per job
     moves_per_hour: int | None = None  # voluntary moves per hour
+    spot: str | None = None  # the availability replayed (spot capacity on); None: on-demand only
+    checkpoint: float = DEFAULT_CHECKPOINT  # s between the jobs' checkpoints
+    notice: float | None = None  # s to write a checkpoint on an interruption notice
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
@@ -94,7 +106,8 @@ class Cell:
     @property
     def config(self) -> Any:
         """The cell's run configuration (`gpuaas.run_config.RunConfig`): its simulation runs
-        with `node_multiplier` x `nodes` nodes."""
+        with `node_multiplier` x `nodes` nodes; a spot model without its own seed is seeded by
+        the trace's seed and the solver's (`availability_source`)."""
         from gpuaas.run_config import RunConfig
 
         return RunConfig(
@@ -111,7 +124,22 @@ class Cell:
             max_moves=self.max_moves,
             moves_per_hour=self.moves_per_hour,
             options=json.loads(self.options),
+            spot=self.spot is not None,
+            availability=self.availability_source,
+            checkpoint=self.checkpoint,
+            notice=self.notice,
         )
+
+    @property
+    def availability_source(self) -> str | None:
+        """The availability the simulation replays: `spot`, a model without a seed of its own
+        seeded by (trace seed, solver seed), so that each trace of a campaign meets its own
+        draw and every method on it the same one."""
+        src = self.spot
+        if src is None or not (src == "model" or src.startswith("model:")) or "seed=" in src:
+            return src
+        seed = (self.trace_seed or 0) * 1000 + self.seed
+        return f"{src}{',' if ':' in src else ':'}seed={seed}"
 
     @property
     def key(self) -> str:
@@ -145,6 +173,14 @@ class Cell:
             k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
         if self.catalog != "azure-2021" and self.trace is None:
             k += f"-{self.catalog}"
+        if self.spot is not None:
+            k += "-spot" + (
+                "" if self.spot == "model" else hashlib.sha1(self.spot.encode()).hexdigest()[:8]
+            )
+            if self.checkpoint != DEFAULT_CHECKPOINT:
+                k += f"-ckpt{self.checkpoint:g}"
+            if self.notice is not None:
+                k += f"-notice{self.notice:g}"
         return k
 
     def params(self) -> dict[str, Any]:
@@ -152,6 +188,8 @@ class Cell:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["cell"] = self.key
         d["sim_nodes"] = self.nodes * self.node_multiplier
+        if self.spot is None:
+            d["checkpoint"] = None  # only spot runs are interrupted
         return {c: d[c] for c in PARAM_COLUMNS}
 
 
@@ -212,6 +250,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "off_by_2x": error.get("off_by_2x"),
             "bound": result.get("bound"),
             "cost_over_bound": result.get("cost_over_bound"),
+            **{k: result.get(k) if cell.spot is not None else None for k in SPOT_COLUMNS},
             "error": None,
             "extra": json.dumps(extra, sort_keys=True) if extra else None,
             "solver_seconds_mean": solver.get("mean"),
@@ -296,22 +335,27 @@ def _actual(cell: Cell) -> tuple[Any, ...]:
     return (cell.noise, cell.noise_model, cell.seed) if cell.noise else ()
 
 
-def _bound_of(cell: Cell, trace: Any) -> Any:
-    """`gpuaas.bound` of the cell's trace with its actual durations, on its simulated nodes."""
+def _bound_of(cell: Cell, trace: Any, market: Any) -> Any:
+    """`gpuaas.bound` of the cell's trace with its actual durations, on its simulated nodes
+    (with spot, the spot-aware bound within the availability `market`)."""
     from gpuaas.noise import actual_trace, draw_factors
     from gpuaas.simulator import trace_bound
 
     if cell.noise:
         trace = actual_trace(trace, draw_factors(trace, cell.seed, cell.noise, cell.noise_model))
-    return trace_bound(trace, cell.nodes * cell.node_multiplier)
+    return trace_bound(trace, cell.nodes * cell.node_multiplier, availability=market)
 
 
 def cell_bound(cell: Cell, trace: Any) -> Any:
     """`gpuaas.bound` of the cell's generated trace (its actual durations) on its simulated
-    node count, computed once per process for all the methods and seeds that share them (a
-    given trace's bound comes with its cells: `with_bounds`)."""
+    node count (with spot, within the availability the simulation replays), computed once per
+    process for all the methods and seeds that share them (a given trace's bound comes with
+    its cells: `with_bounds`)."""
+    from gpuaas.simulator import spot_availability
+
+    market = None if cell.spot is None else spot_availability(trace, cell.config)
     if cell.instance is not None:
-        return _bound_of(cell, trace)
+        return _bound_of(cell, trace, market)
     key = (
         cell.arrivals,
         cell.nodes,
@@ -320,25 +364,26 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         cell.catalog,
         cell.nodes * cell.node_multiplier,
         *_actual(cell),
+        None if market is None else market.source,
     )
     if key not in _bounds:
         if len(_bounds) >= 64:
             _bounds.clear()
-        _bounds[key] = _bound_of(cell, trace)
+        _bounds[key] = _bound_of(cell, trace, market)
     return _bounds[key]
 
 
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     """The cells, those over a given trace with its bound on their node count attached,
-    computed here once per (trace, node count, actual durations) instead of once per cell in
-    the workers."""
+    computed here once per (trace, node count, actual durations, availability) instead of
+    once per cell in the workers."""
     done: dict[tuple[Any, ...], Any] = {}
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
-            key = (str(c.trace), c.nodes * c.node_multiplier, *_actual(c))
+            key = (str(c.trace), c.nodes * c.node_multiplier, *_actual(c), c.availability_source)
             if key not in done:
-                done[key] = _bound_of(c, c.instance)
+                done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])
         out.append(c)
     return out

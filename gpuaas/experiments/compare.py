@@ -25,7 +25,7 @@ from gpuaas.experiments.runners import make_runner
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.instance import Instance
 from gpuaas.limits import MAX_SEED, MAX_SIMULATIONS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +149,10 @@ def compare(
     moves_per_hour: int | None = None,
     name: str = "trace",
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    spot: bool = False,
+    availability: str | None = None,
+    checkpoint: float = DEFAULT_CHECKPOINT,
+    notice: float | None = None,
 ) -> list[dict[str, Any]]:
     """Simulate every method with every seed on `trace`: the rows, in method then seed order.
 
@@ -179,6 +183,9 @@ def compare(
         The trace's name in the rows (`trace` column and cell keys): its file.
     on_row : callable, optional
         Called with each row as it is produced (progress reporting).
+    spot, availability, checkpoint, notice
+        Spot capacity of every simulation (`gpuaas.run_config.RunConfig`): with `spot`, the
+        availability source (default ``model``) replayed for every method.
 
     Returns
     -------
@@ -196,6 +203,7 @@ def compare(
         "overhead": overhead,
         "startup": startup,
         "tick": tick,
+        "checkpoint": checkpoint,
     }
     if max_moves is not None or moves_per_hour is not None:
         data["max_moves"] = [None] if max_moves is None else [None, max_moves]
@@ -205,6 +213,10 @@ def compare(
                 {"max_moves": None, "moves_per_hour": moves_per_hour},
                 {"max_moves": max_moves, "moves_per_hour": None},
             ]
+    if spot or availability is not None:
+        data["spot"] = availability or "model"
+    if notice is not None:
+        data["notice"] = notice
     spec = parse_spec(data, None, traces={name: trace})
     cells = expand(spec)
     order = {c.key: i for i, c in enumerate(cells)}

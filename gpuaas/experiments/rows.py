@@ -30,6 +30,9 @@ oracle                        bool  the method was told the actual durations
 learn_speed                   bool  the Rescheduler learned each job's speed from its progress
 max_moves                     int   voluntary moves allowed per job; empty: no limit
 moves_per_hour                int   voluntary moves allowed per hour; empty: no limit
+spot                          str   the spot availability replayed (a model or trace files);
+                                    empty: on-demand only
+checkpoint                    float seconds between the jobs' checkpoints (spot runs)
 ============================  ====  ===========================================================
 
 What the simulation measured (`gpuaas.simulate`; costs in $, times in s; the job metrics from
@@ -73,8 +76,14 @@ prediction_error              float with noise: mean |actual / predicted - 1| dr
 off_by_2x                     float with noise: their share off by 2x or more
 error                         str   the exception of a failed cell
 extra                         str   any other scalar of the simulation result, JSON
-bound                         float `gpuaas.bound` of the trace on sim_nodes nodes
+bound                         float `gpuaas.bound` of the trace on sim_nodes nodes (with spot:
+                                    the spot-aware bound, formulations/BOUND.md)
 cost_over_bound               float total_cost / bound (1: no schedule costs less)
+interruptions                 int   jobs on a VM the provider took back (involuntary moves)
+interruptions_per_job         float interruptions / jobs
+interruption_cost             float VM cost of the work interruptions lost (in lost_work_cost)
+interrupted_hours             float hours of the jobs' work interruptions lost
+spot_cost                     float the part of vm_cost billed for spot VMs
 ============================  ====  ===========================================================
 
 Wall-clock measurements (`TIMING_COLUMNS`: they differ between two runs of the same cell):
@@ -123,6 +132,16 @@ PARAM_COLUMNS = [
     "learn_speed",
     "max_moves",
     "moves_per_hour",
+    "spot",
+    "checkpoint",
+]
+#: what a simulation with spot capacity measured about it (empty without)
+SPOT_COLUMNS = [
+    "interruptions",
+    "interruptions_per_job",
+    "interruption_cost",
+    "interrupted_hours",
+    "spot_cost",
 ]
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [
@@ -151,6 +170,7 @@ METRIC_COLUMNS = [
     "extra",
     "bound",
     "cost_over_bound",
+    *SPOT_COLUMNS,
 ]
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
@@ -194,6 +214,9 @@ ADDED_COLUMNS = [
     "max_job_moves",
     "prediction_error",
     "off_by_2x",
+    "spot",
+    "checkpoint",
+    *SPOT_COLUMNS,
 ]
 
 INT_COLUMNS = {
@@ -212,6 +235,7 @@ INT_COLUMNS = {
     "max_moves",
     "moves_per_hour",
     "max_job_moves",
+    "interruptions",
 }
 BOOL_COLUMNS = {"oracle", "learn_speed"}
 STR_COLUMNS = {
@@ -222,6 +246,7 @@ STR_COLUMNS = {
     "options",
     "catalog",
     "noise_model",
+    "spot",
     "status",
     "error",
     "extra",

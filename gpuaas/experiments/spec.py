@@ -31,7 +31,7 @@ from gpuaas.limits import (
     MAX_SIMULATIONS,
 )
 from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _SPEC_FIELDS = {
     "name",
@@ -55,6 +55,9 @@ _SPEC_FIELDS = {
     "startup",
     "tick",
     "exclude",
+    "spot",
+    "checkpoint",
+    "notice",
 }
 #: the fields of a generated-trace grid (a spec of given `traces` has none of them)
 _GENERATED = ("nodes", "arrivals", "seeds", "jobs_per_node", "catalog")
@@ -76,10 +79,10 @@ _EXCLUDE_KEYS = (
     "moves_per_hour",
     "overhead",
     "startup",
+    "spot",
 )
-#: exclude keys whose values are true / false, and those that may be null (no limit)
+#: exclude keys whose values are true / false
 _BOOL_KEYS = ("oracle", "learn_speed")
-_LIMIT_KEYS = ("max_moves", "moves_per_hour")
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,13 @@ class CampaignSpec:
         Rescheduling interval of every simulation; None: each method's own, else the trace's H.
     exclude : tuple of dict
         Cells matching every (parameter, value) of one of these patterns are left out.
+    spot : tuple of str or None
+        Spot availability sources (`gpuaas.availability.load_availability`), a grid axis;
+        None in it: on-demand only. Default (None,).
+    checkpoint : float
+        Seconds between the jobs' checkpoints (`RunConfig.checkpoint`).
+    notice : float or None
+        Seconds to write a checkpoint on an interruption notice (`RunConfig.notice`).
     """
 
     name: str
@@ -152,6 +162,9 @@ class CampaignSpec:
     traces: dict[str, Any] = field(default_factory=dict)
     tick: float | None = None
     exclude: tuple[dict[str, Any], ...] = ()
+    spot: tuple[str | None, ...] = (None,)
+    checkpoint: float = DEFAULT_CHECKPOINT
+    notice: float | None = None
 
 
 def _int_list(
@@ -257,7 +270,8 @@ def parse_spec(
         ``noise`` (list), ``noise_model`` (names), ``oracle``, ``learn_speed`` (true / false
         or both), ``max_moves``, ``moves_per_hour`` (integers or null), ``overhead`` and
         ``startup`` (s, a number or a list), ``tick`` (s),
-        ``exclude`` (list of mappings parameter -> value), ``name``.
+        ``exclude`` (list of mappings parameter -> value), ``spot`` (availability sources, a
+        source or a list; null: on-demand only), ``checkpoint`` and ``notice`` (s), ``name``.
     source : str, optional
         File name used in error messages (and the directory trace files are relative to).
     traces : dict, optional
@@ -373,6 +387,13 @@ def parse_spec(
     tick = data.get("tick")
     if tick is not None:
         checks.number(tick, "tick", source, maximum=MAX_SECONDS, positive=True)
+    spot = _spot_list(data.get("spot"), source)
+    checkpoint = checks.number(
+        data.get("checkpoint", DEFAULT_CHECKPOINT), "checkpoint", source, **seconds
+    )
+    notice = data.get("notice")
+    if notice is not None:
+        notice = checks.number(notice, "notice", source, **seconds)
     catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
     if not given:
         for name in catalog:
@@ -387,6 +408,7 @@ def parse_spec(
         * len(learn)
         * len(max_moves)
         * len(per_hour)
+        * len(spot)
         * per_trace
     )
     if cells > MAX_SIMULATIONS:
@@ -418,7 +440,28 @@ def parse_spec(
         traces=given,
         tick=None if tick is None else float(tick),
         exclude=exclude,
+        spot=spot,
+        checkpoint=float(checkpoint),
+        notice=None if notice is None else float(notice),
     )
+
+
+def _spot_list(value: Any, source: str | None) -> tuple[str | None, ...]:
+    """The `spot` axis: availability sources (strings), null for on-demand only."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise InputError(source, "spot", "is empty; leave it out for on-demand only")
+    for v in items:
+        if v is not None and (not isinstance(v, str) or not v.strip()):
+            raise InputError(
+                source,
+                "spot",
+                f"expected availability sources ('model[:k=v,...]' or trace files) or null, "
+                f"got {v!r}",
+            )
+    if len(set(items)) != len(items):
+        raise InputError(source, "spot", "a source is listed twice")
+    return tuple(items)
 
 
 def _load_traces(
@@ -463,11 +506,9 @@ def _exclude(value: Any, source: str | None) -> tuple[dict[str, Any], ...]:
                 )
             if k in _BOOL_KEYS:
                 checks.flag(v, f"exclude[{i}].{k}", source)
-            elif v is None and k in _LIMIT_KEYS:
-                pass
-            elif isinstance(v, bool) or not isinstance(v, int | float | str):
+            elif isinstance(v, bool) or not isinstance(v, int | float | str | None):
                 raise InputError(
-                    source, f"exclude[{i}].{k}", f"expected a number or a name, got {v!r}"
+                    source, f"exclude[{i}].{k}", f"expected a number, a name or null, got {v!r}"
                 )
         out.append(dict(pat))
     return tuple(out)
@@ -523,12 +564,13 @@ def expand(spec: CampaignSpec) -> list[Cell]:
             for mult in spec.node_multipliers[method]:
                 for seed in seeds:
                     for noise, model, oracle in _errors(spec):
-                        for ovh, up, learn, moves, per_hour in itertools.product(
+                        for ovh, up, learn, moves, per_hour, spot in itertools.product(
                             spec.overhead,
                             spec.startup,
                             spec.learn_speed,
                             spec.max_moves,
                             spec.moves_per_hour,
+                            spec.spot,
                         ):
                             cell = Cell(
                                 method=method,
@@ -544,6 +586,9 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                                 moves_per_hour=per_hour,
                                 options=opts,
                                 tick=spec.tick,
+                                spot=spot,
+                                checkpoint=spec.checkpoint,
+                                notice=spec.notice,
                                 **t,
                             )
                             if not any(_matches(cell, pat) for pat in spec.exclude):

@@ -302,6 +302,7 @@ def _plan_values(
     )  # (rows,): delay is a scalar or per row
     # the switch to the slower configuration is a move: its lost work and a new VM's start-up
     switch = reconfiguration.switch_costs(instance, p)
+    cat = instance.catalog
     return per_job_lp(
         np.ascontiguousarray(instance.times[rows]),
         d,
@@ -309,6 +310,7 @@ def _plan_values(
         np.ascontiguousarray(p, dtype=np.float64),
         np.ascontiguousarray(node_share(instance), dtype=np.float64),
         np.ascontiguousarray(switch, dtype=np.float64),
+        np.ascontiguousarray(cat.spot[cat.cfg_vm]),  # spot first, the reliable part last
     )[0]
 
 
@@ -318,11 +320,13 @@ def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> n
     cat = instance.catalog
     values = plan_values(instance) if values is None else values
     out = np.full(instance.n_jobs, -1, dtype=np.int64)
-    vm_gpus = cat.gpus[cat.cfg_vm].astype(np.float64)
-    price = cat.cost[cat.cfg_vm]
-    for j in range(instance.n_jobs):
-        if np.isfinite(values[j]).any():
-            out[j] = int(np.lexsort((price, vm_gpus, values[j]))[0])
+    # each configuration's rank among equal values: fewer GPUs on the VM type, the cheaper VM
+    # type, the lower index
+    rank = np.empty(cat.n_configs, dtype=np.int64)
+    rank[np.lexsort((cat.cost[cat.cfg_vm], cat.gpus[cat.cfg_vm]))] = np.arange(cat.n_configs)
+    rows = np.flatnonzero(np.isfinite(values).any(axis=1))
+    least = values[rows] == values[rows].min(axis=1, keepdims=True)
+    out[rows] = np.argmin(np.where(least, rank, cat.n_configs), axis=1)
     return out
 
 
@@ -375,14 +379,17 @@ def incumbent_rules(
     )
     cur = instance.current_cfg[run]
     stay = values[run, cur]
-    move = move_weight * move_costs(instance, price)[run]
+    cat = instance.catalog
+    # a move onto spot saves its price difference for the job's life, not until the next
+    # re-plan: weight 1 (docs/spot.md, "The default's decisions")
+    weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
+    move = weight[None, :] * move_costs(instance, price)[run]
     best = (values[run] + move).min(axis=1, initial=np.inf)
     free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
     own = _beats(best, stay) & free
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
     cheap = (move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)) & free
     others = np.zeros(run.size, dtype=bool)
-    cat = instance.catalog
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref

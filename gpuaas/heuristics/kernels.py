@@ -98,20 +98,40 @@ def pick_weighted(weights, k, rng):
 
 
 # -- objective terms ------------------------------------------------------------------------
+# The per-job and per-node terms take scalars: a call that passes D (or several arrays) is not
+# always inlined, and then costs more in reference counting than the term itself, once per job
+# or node of every construction. `job_term` and `node_term` are the array-reading forms.
+@njit(cache=True)
+def waiting_term(proxy, weight, max_time, rel_due, H, rho):
+    """Score contribution of a postponed job: rho x its worst-case tardiness (f_OBJ), 0 (f̄)."""
+    if proxy == PROXY_FOBJ:
+        return rho * weight * max(0.0, H + max_time - rel_due)
+    return 0.0
+
+
+@njit(cache=True)
+def running_term(proxy, t, weight, max_time, rel_due, price):
+    """Score contribution of a job running for t seconds on a VM of `price` $/s."""
+    tard = weight * max(0.0, t - rel_due)
+    if proxy == PROXY_FOBJ:
+        return tard
+    return -max_time / (t * price + tard)
+
+
 @njit(cache=True)
 def job_term(D, proxy, j, c):
     """Score contribution of job j with configuration c (-1: postponed)."""
-    times, rel_due, weight, max_time, cfg_vm = D.times, D.rel_due, D.weight, D.max_time, D.cfg_vm
-    vm_cost, H, rho = D.vm_cost, D.H, D.rho
     if c < 0:
-        if proxy == PROXY_FOBJ:
-            return rho * weight[j] * max(0.0, H + max_time[j] - rel_due[j])
-        return 0.0
-    t = times[j, c]
-    tard = weight[j] * max(0.0, t - rel_due[j])
-    if proxy == PROXY_FOBJ:
-        return tard
-    return -max_time[j] / (t * vm_cost[cfg_vm[c]] + tard)
+        return waiting_term(proxy, D.weight[j], D.max_time[j], D.rel_due[j], D.H, D.rho)
+    price = D.vm_cost[D.cfg_vm[c]]
+    return running_term(proxy, D.times[j, c], D.weight[j], D.max_time[j], D.rel_due[j], price)
+
+
+@njit(cache=True)
+def open_node_term(mu, gpus, price, used, first):
+    """f_OBJ contribution of an open node of `gpus` GPUs at `price` $/s with `used` GPUs busy
+    and its first job ending after `first` s: mu * idle GPUs + price * first."""
+    return mu * (gpus - used) + price * first
 
 
 @njit(cache=True)
@@ -119,7 +139,7 @@ def node_term(D, v, used, first):
     """f_OBJ contribution of an open node of VM type v: mu * idle GPUs + c_v * first-ending time."""
     if v < 0:
         return 0.0
-    return D.mu * (D.vm_gpus[v] - used) + D.vm_cost[v] * first
+    return open_node_term(D.mu, D.vm_gpus[v], D.vm_cost[v], used, first)
 
 
 @njit(cache=True)
@@ -138,25 +158,29 @@ def node_first(D, node_cnt, node_jobs, job_cfg, n, skip, extra_t):
 @njit(cache=True)
 def full_score(D, proxy, node_vm, job_node, job_cfg):
     """Score of a whole solution from its three arrays (f_OBJ, or -f̄_OBJ)."""
-    times, cfg_gpus = D.times, D.cfg_gpus
+    times, cfg_gpus, cfg_vm, vm_cost, vm_gpus = D.times, D.cfg_gpus, D.cfg_vm, D.vm_cost, D.vm_gpus
+    weight, max_time, rel_due = D.weight, D.max_time, D.rel_due
     N = node_vm.shape[0]
     used = np.zeros(N, dtype=np.int64)
     first = np.full(N, np.inf)
     total = 0.0
     for j in range(job_cfg.shape[0]):
         c = job_cfg[j]
-        total += job_term(D, proxy, j, c)
-        if c >= 0:
-            n = job_node[j]
-            used[n] += cfg_gpus[c]
-            t = times[j, c]
-            first[n] = min(first[n], t)
+        if c < 0:
+            total += waiting_term(proxy, weight[j], max_time[j], rel_due[j], D.H, D.rho)
+            continue
+        t = times[j, c]
+        total += running_term(proxy, t, weight[j], max_time[j], rel_due[j], vm_cost[cfg_vm[c]])
+        n = job_node[j]
+        used[n] += cfg_gpus[c]
+        first[n] = min(first[n], t)
     if proxy == PROXY_FOBJ:
         for n in range(N):
-            if node_vm[n] >= 0 and used[n] > 0:
-                total += node_term(D, node_vm[n], used[n], first[n])
-            elif node_vm[n] >= 0:
-                total += D.mu * D.vm_gpus[node_vm[n]]
+            v = node_vm[n]
+            if v >= 0 and used[n] > 0:
+                total += open_node_term(D.mu, vm_gpus[v], vm_cost[v], used[n], first[n])
+            elif v >= 0:
+                total += D.mu * vm_gpus[v]
     return total
 
 
@@ -303,7 +327,7 @@ def best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, weights
     with probability inversely proportional to 1 + the idle GPUs left. -1 if none. Joinable:
     VM type v (OPEN_CONFIG), or any VM type of v's GPU model on which j runs with g GPUs
     (OPEN_LARGEST; the job then takes that VM type's configuration with g GPUs)."""
-    vm_gpus, vm_model = D.vm_gpus, D.vm_model
+    vm_gpus, vm_model, times, cfg_offset = D.vm_gpus, D.vm_model, D.times, D.cfg_offset
     m = 0
     best = -1
     best_left = 1 << 30
@@ -314,8 +338,12 @@ def best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, weights
         if rule == OPEN_CONFIG:
             if vn != v:
                 continue
-        elif vm_model[vn] != vm_model[v] or same_model_cfg(D, j, vn, g) < 0:
-            continue
+        elif (
+            vm_model[vn] != vm_model[v]
+            or g > vm_gpus[vn]
+            or not np.isfinite(times[j, cfg_offset[vn] + g - 1])
+        ):
+            continue  # not of v's GPU model, or j cannot run there with g GPUs (same_model_cfg)
         left = vm_gpus[vn] - node_used[n] - g
         if left >= 0:
             if left < best_left:
@@ -415,14 +443,22 @@ def randomized_construction_schedule(
     reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
     n_open = 0
     free_total = 0
-    for j in range(pin_node.shape[0]):  # the incumbent kept in place
-        if pin_node[j] >= 0:
-            n = pin_node[j]
+    # the incumbent kept in place: `place` written out, since a call to it (not inlined) costs
+    # more in reference counting than the placement, per kept job and construction
+    for j in range(pin_node.shape[0]):
+        n = pin_node[j]
+        if n >= 0:
+            c = pin_cfg[j]
             if node_vm[n] < 0:
+                node_vm[n] = cfg_vm[c]
                 n_open += 1
-                free_total += vm_gpus[cfg_vm[pin_cfg[j]]]
-            place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, pin_cfg[j])
-            free_total -= cfg_gpus[pin_cfg[j]]
+                free_total += vm_gpus[cfg_vm[c]]
+            job_node[j] = n
+            job_cfg[j] = c
+            node_used[n] += cfg_gpus[c]
+            node_jobs[n, node_cnt[n]] = j
+            node_cnt[n] += 1
+            free_total -= cfg_gpus[c]
     seq = order.copy()
     if randomized and swap_prob > 0.0:
         swap_pass(seq, weight, swap_prob, rng)
@@ -467,6 +503,8 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     """Score of node n and its jobs if the node had VM type ``v_new`` and job ``k`` had
     configuration ``c_k`` (k = -1: no such change). inf if a job cannot run or GPUs overflow."""
     times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
+    weight, max_time, rel_due, price = D.weight, D.max_time, D.rel_due, D.vm_cost[v_new]
+    cur_node, cur_cfg, kappa = D.cur_node, D.cur_cfg, D.kappa
     used = 0
     first = np.inf
     total = 0.0
@@ -480,13 +518,13 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
             return np.inf
         used += g
         first = min(first, t)
-        total += job_term(D, proxy, i, c)
-        if proxy == PROXY_FOBJ and (n != D.cur_node[i] or c != D.cur_cfg[i]):
-            total += D.kappa[i]
+        total += running_term(proxy, t, weight[i], max_time[i], rel_due[i], price)
+        if proxy == PROXY_FOBJ and (n != cur_node[i] or c != cur_cfg[i]):
+            total += kappa[i]
     if used > D.vm_gpus[v_new]:
         return np.inf
     if proxy == PROXY_FOBJ:
-        total += node_term(D, v_new, used, first)
+        total += open_node_term(D.mu, D.vm_gpus[v_new], price, used, first)
     return total
 
 

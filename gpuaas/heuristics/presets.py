@@ -1,7 +1,8 @@
 """Parameter presets: YAML files of method options (heuristics/*.yaml), checked before solving.
 
 A preset is a mapping of option names to values, with an optional ``method`` naming the
-method it is for and an optional ``time_limit``. Unknown options are an error naming the
+method it is for, an optional ``time_limit`` and an optional ``objective`` (the one `gpuaas
+solve` reports, and milp and hierarchical solve: "dollars", P1$, or "p1a", the paper's). Unknown options are an error naming the
 file and the options the method accepts, so a typo never silently falls back to a default.
 """
 
@@ -44,10 +45,11 @@ def load_preset(path: str | Path) -> dict[str, Any]:
 def preset_options(
     preset: dict[str, Any], method: str, source: str | None = None
 ) -> dict[str, Any]:
-    """The method options of `preset` (without ``method`` / ``time_limit``), checked by name."""
+    """The method options of `preset` (without ``method``, ``time_limit``, ``objective``),
+    checked by name."""
     if preset.get("method", method) != method:
         raise InputError(source, "method", f"preset is for {preset['method']!r}, not {method!r}")
-    options = {k: v for k, v in preset.items() if k not in ("method", "time_limit")}
+    options = {k: v for k, v in preset.items() if k not in ("method", "time_limit", "objective")}
     allowed = method_options(method)
     unknown = sorted(set(options) - set(allowed))
     if unknown:

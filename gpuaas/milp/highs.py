@@ -89,15 +89,15 @@ def load_lp(h: highspy.Highs, lp: SparseLP) -> None:
     )
 
 
-def to_highs(model: P1Model, names: bool = True) -> highspy.Highs:
-    """A highspy.Highs holding `model` (columns, CSR rows, integrality and, if `names`, the
-    names), output off."""
+def to_highs(model: P1Model, names: bool = True, offset: bool = True) -> highspy.Highs:
+    """A highspy.Highs holding `model` (columns, CSR rows, integrality, the objective's
+    constant if `offset` and, if `names`, the names), output off."""
     h = new_highs()
     load_lp(h, model)
     ints = np.flatnonzero(model.col_integer).astype(np.int32)
     if ints.size:
         h.changeColsIntegrality(len(ints), ints, np.full(len(ints), 1, dtype=np.uint8))
-    if model.offset:
+    if model.offset and offset:
         h.changeObjectiveOffset(model.offset)
     if names:
         for i, name in enumerate(model.col_names):
@@ -107,15 +107,16 @@ def to_highs(model: P1Model, names: bool = True) -> highspy.Highs:
     return h
 
 
-def write_model(model: P1Model, path: str) -> None:
+def write_model(model: P1Model, path: str, offset: bool = True) -> None:
     """Write the model as LP or MPS (by the file's extension, HiGHS's writer), through
-    `gpuaas.files.write_atomic` (HiGHS writes a temporary file that is then copied)."""
+    `gpuaas.files.write_atomic` (HiGHS writes a temporary file that is then copied); without
+    the objective's constant if not `offset` (PuLP's MPS reader cannot read it)."""
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in (".lp", ".mps"):
         raise InputError(str(path), None, "model file must end in .lp or .mps")
     with tempfile.TemporaryDirectory(prefix="gpuaas-model-") as tmp:
         out = os.path.join(tmp, f"p1{ext}")
-        status = to_highs(model).writeModel(out)
+        status = to_highs(model, offset=offset).writeModel(out)
         if status == highspy.HighsStatus.kError or not os.path.exists(out):
             raise SolverError(f"HiGHS could not write {path}")
         with open(out, "rb") as fh:

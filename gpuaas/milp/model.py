@@ -1,5 +1,9 @@
-"""P1 as arrays (paper §3.1, formulations/P1.md): its variables, its rows and the map between
-its columns and a Solution.
+"""P1 as arrays (paper §3.1, formulations/P1.md) and P1$, the same placement in dollars
+(formulations/P1D.md): their variables, their rows and the map between columns and a Solution.
+
+The two problems share the placement (w, y, z, x and rows P1b-P1g, P1m); P1a adds α, p, τ, τ̂
+(and β) with rows P1h-P1l, P1$ the unfilled price e_n of each node with rows `unfilled` and
+`hosts`. `build_model(instance, objective=...)` builds either.
 
 `build_model` calls one `define_*` function per variable family and one `constrain_P1*`
 function per constraint family; each states its mathematics in its docstring and
@@ -21,6 +25,7 @@ import numpy as np
 
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.objective import OBJECTIVES, dollar_terms
 from gpuaas.reconfiguration import reconfiguration_terms
 from gpuaas.solution import Solution
 
@@ -46,10 +51,12 @@ class SparseLP:
 
 @dataclass(eq=False)
 class P1Model(SparseLP):
-    """P1 as arrays: columns (bounds, cost, integrality, names), rows as one CSR matrix, and the
-    column indices of every variable family (-1 where a variable does not exist)."""
+    """P1 or P1$ as arrays: columns (bounds, cost, integrality, names), rows as one CSR matrix,
+    and the column indices of every variable family (-1 where a variable does not exist; the
+    families of the other problem are empty)."""
 
     instance: Instance
+    objective: str  # "dollars" (P1$) or "p1a" (P1)
     p1n: bool
     literal: bool
     linearisation: str
@@ -74,7 +81,8 @@ class P1Model(SparseLP):
     tau: np.ndarray  # (J,)
     tauhat: np.ndarray  # (J,)
     beta: np.ndarray  # (J, N, C), product linearisation only (else all -1)
-    offset: float = 0.0  # constant of the objective (Σ κ_j of the reconfiguration extension)
+    e: np.ndarray  # (N,), P1$ only: the unfilled price of node n over H
+    offset: float = 0.0  # constant of the objective (Σ κ_j; P1$: + Σ wait_j)
 
     @functools.cached_property
     def col_names(self) -> list[str]:
@@ -192,13 +200,15 @@ def define_w(b: _Builder) -> np.ndarray:
     return b.cols([f"w_n{i}" for i in n], 0.0, True, 1.0)
 
 
-def define_y(b: _Builder) -> np.ndarray:
-    """y_nv ∈ {0,1} (P1p): node n runs VM type v. Objective μ·G_v·y_nv (the available-GPU half
-    of the idle-GPU term of P1a) + σ_nv (VM start-up unless n runs v now, P1's extension)."""
+def define_y(b: _Builder, objective: str = "p1a") -> np.ndarray:
+    """y_nv ∈ {0,1} (P1p): node n runs VM type v. Objective σ_nv (VM start-up unless n runs v
+    now, P1's extension) and, in P1a, μ·G_v·y_nv (the available-GPU half of the idle-GPU term;
+    P1$ prices idle GPUs through e_n)."""
     inst, cat = b.instance, b.instance.catalog
     n, v = _grid(inst.nodes, cat.n_vms)
     _, sigma = reconfiguration_terms(inst)
-    idx = b.cols(_labels_pref("y", n=n, v=v), inst.mu * cat.gpus[v] + sigma[n, v], True, 1.0)
+    cost = sigma[n, v] + (inst.mu * cat.gpus[v] if objective == "p1a" else 0.0)
+    idx = b.cols(_labels_pref("y", n=n, v=v), cost, True, 1.0)
     return idx.reshape(inst.nodes, cat.n_vms)
 
 
@@ -209,19 +219,30 @@ def define_z(b: _Builder) -> np.ndarray:
     return b.cols(_labels_pref("z", j=j, n=n), 0.0, True, 1.0).reshape(inst.n_jobs, inst.nodes)
 
 
-def define_x(b: _Builder) -> np.ndarray:
+def define_x(b: _Builder, objective: str = "p1a", allowed: np.ndarray | None = None) -> np.ndarray:
     """x_jnvg ∈ {0,1} (P1s): job j runs on node n with VM type v and g GPUs — only for the
-    configurations c = (v, g) with finite t_jvg. Objective −μ·g·x_jnvg (the used-GPU half of the
-    idle-GPU term of P1a), and −κ_j on the column of a running job's current node and
-    configuration (with the constant Σ κ_j: κ_j is paid unless the job stays, P1's extension). Returns the (J, N, C) column map, -1 where no variable exists."""
+    configurations c = (v, g) with finite t_jvg. Objective −κ_j on the column of a running
+    job's current node and configuration (with the constant Σ κ_j: κ_j is paid unless the job
+    stays, P1's extension), and in P1a −μ·g·x_jnvg (the used-GPU half of the idle-GPU term),
+    in P1$ run_jc − wait_j (with the constant Σ wait_j: a job pays its run value when it runs,
+    its waiting value otherwise). `allowed` (J, N, C), if given, leaves out the other columns (a
+    neighbourhood, `gpuaas.milp.polish`). Returns the (J, N, C) column map, -1 where no variable
+    exists."""
     inst, cat = b.instance, b.instance.catalog
     J, N, C = inst.n_jobs, inst.nodes, cat.n_configs
     runnable = np.broadcast_to(np.isfinite(inst.times)[:, None, :], (J, N, C))
+    if allowed is not None:
+        runnable = runnable & allowed
     j, n, c = np.nonzero(runnable)
     names = _labels_pref("x", j=j, n=n, v=cat.cfg_vm[c], g=cat.cfg_gpus[c])
     kappa, _ = reconfiguration_terms(inst)
     stay = (inst.current_node[j] == n) & (inst.current_cfg[j] == c)
-    idx = b.cols(names, -inst.mu * cat.cfg_gpus[c] - np.where(stay, kappa[j], 0.0), True, 1.0)
+    if objective == "p1a":
+        cost = -inst.mu * cat.cfg_gpus[c]
+    else:
+        terms = dollar_terms(inst)
+        cost = terms.run[j, c] - terms.wait[j]
+    idx = b.cols(names, cost - np.where(stay, kappa[j], 0.0), True, 1.0)
     xmap = np.full((J, N, C), -1, dtype=np.int64)
     xmap[j, n, c] = idx
     return xmap
@@ -251,6 +272,13 @@ def define_beta(b: _Builder, xmap: np.ndarray) -> np.ndarray:
     bmap = np.full(xmap.shape, -1, dtype=np.int64)
     bmap[j, n, c] = idx
     return bmap
+
+
+def define_e(b: _Builder) -> np.ndarray:
+    """e_n ≥ 0 (P1$): the $ node n's VM costs over H beyond what its jobs pay at the fill price
+    (row `unfilled`). Objective e_n."""
+    (n,) = _grid(b.instance.nodes)
+    return b.cols([f"e_n{i}" for i in n], 1.0, False, INF)
 
 
 def define_tau(b: _Builder) -> tuple[np.ndarray, np.ndarray]:
@@ -500,6 +528,31 @@ def constrain_P1m(b: _Builder, m: dict[str, np.ndarray]) -> None:
     b.rows("P1m", [f"j{i}" for i in range(J)], -INF, 1.0, jj, m["z"][jj, nn], np.ones(J * N))
 
 
+def constrain_unfilled(b: _Builder, m: dict[str, np.ndarray]) -> None:
+    """unfilled (P1$): e_n ≥ H·(Σ_v c_v·y_nv − Σ_{j,c} f_c·x_jnc)  ∀n, written
+    e_n − H Σ_v c_v y_nv + H Σ f_c x_jnc ≥ 0: the VM's price over H less what its jobs pay for
+    their GPUs at the fill price f (with e_n ≥ 0: never below 0, as in `gpuaas.objective.dollars`)."""
+    inst, cat = b.instance, b.instance.catalog
+    N, V = m["y"].shape
+    _, n, c, col = _x_entries(m)
+    price = dollar_terms(inst).price
+    nn, vv = _grid(N, V)
+    rows = np.concatenate([n, nn, np.arange(N)])
+    cols = np.concatenate([col, m["y"][nn, vv], m["e"]])
+    vals = np.concatenate([inst.H * price[c], -inst.H * cat.cost[vv], np.ones(N)])
+    b.rows("unfilled", [f"n{i}" for i in range(N)], 0.0, INF, rows, cols, vals)
+
+
+def constrain_hosts(b: _Builder, m: dict[str, np.ndarray]) -> None:
+    """hosts (P1$): w_n ≤ Σ_j z_jn  ∀n — an open node hosts a job (P1k's role in P1)."""
+    J, N = m["z"].shape
+    jj, nn = _grid(J, N)
+    rows = np.concatenate([nn, np.arange(N)])
+    cols = np.concatenate([m["z"][jj, nn], m["w"]])
+    vals = np.concatenate([-np.ones(J * N), np.ones(N)])
+    b.rows("hosts", [f"n{i}" for i in range(N)], -INF, 0.0, rows, cols, vals)
+
+
 def constrain_P1n(b: _Builder, m: dict[str, np.ndarray]) -> None:
     """P1n (optional, on by default): Σ_n w_n = min(N, J) — open as many nodes as can be used."""
     J, N = m["z"].shape
@@ -508,68 +561,106 @@ def constrain_P1n(b: _Builder, m: dict[str, np.ndarray]) -> None:
 
 
 def build_model(
-    instance: Instance, *, p1n: bool = True, literal: bool = False, linearisation: str = "product"
+    instance: Instance,
+    *,
+    objective: str = "dollars",
+    p1n: bool | None = None,
+    literal: bool = False,
+    linearisation: str = "product",
+    allowed: np.ndarray | None = None,
 ) -> P1Model:
-    """Build P1 for `instance`: one define_* per variable family, one constrain_P1* per row family;
-    a pinned job's x on its current node and configuration is fixed to 1 (`Instance.pinned`).
+    """Build P1 or P1$ for `instance`: one define_* per variable family, one constrain_* per
+    row family; a pinned job's x on its current node and configuration is fixed to 1
+    (`Instance.pinned`).
 
     Parameters
     ----------
     instance : Instance
         The rescheduling point (all its jobs are candidates).
-    p1n : bool
-        Add P1n (exactly min(N, J) open nodes), as in the paper.
+    objective : {"dollars", "p1a"}
+        P1$ (formulations/P1D.md) or P1 as the paper writes it (formulations/P1.md).
+    p1n : bool, optional
+        Add P1n (exactly min(N, J) open nodes); default: on for P1, off for P1$ (whose
+        dollars decide how many nodes pay).
     literal : bool
-        Use the paper's literal P1h/P1i instead of the corrected rows of formulations/P1.md (only to
-        show the difference; the literal rows penalise running jobs that are already late).
+        P1 only: the paper's literal P1h/P1i instead of the corrected rows of formulations/P1.md
+        (only to show the difference; the literal rows penalise running jobs that are already late).
     linearisation : {"product", "bigm"}
-        How π·α is linearised: "product" (default) adds β = α·x with rows P1jx/P1ja, a much
-        tighter LP bound; "bigm" is formulations/P1.md's p ≥ Σ t·c·x − M̂(1 − α). On a quiet 2-core
-        machine at a 5 % gap, product solves N = 10, J = 100 in a third of big-M's time
+        P1 only: how π·α is linearised: "product" (default) adds β = α·x with rows P1jx/P1ja, a
+        much tighter LP bound; "bigm" is formulations/P1.md's p ≥ Σ t·c·x − M̂(1 − α). On a quiet
+        2-core machine at a 5 % gap, product solves N = 10, J = 100 in a third of big-M's time
         (formulations/P1.md), hence the default.
+    allowed : (J, N, C) bool array, optional
+        Only these x columns (with finite times) are built: a neighbourhood of a plan
+        (`gpuaas.milp.polish`); default all.
     """
+    if objective not in OBJECTIVES:
+        raise InputError(
+            None, "objective", f"must be one of {', '.join(OBJECTIVES)}, got {objective!r}"
+        )
     if linearisation not in ("product", "bigm"):
         raise InputError(
             None, "linearisation", f"must be 'product' or 'bigm', got {linearisation!r}"
         )
+    p1a = objective == "p1a"
+    p1n = p1a if p1n is None else bool(p1n)
     b = _Builder(instance)
     m: dict[str, Any] = {}
     m["w"] = define_w(b)
-    m["y"] = define_y(b)
+    m["y"] = define_y(b, objective)
     m["z"] = define_z(b)
-    m["x"] = define_x(b)
-    m["alpha"] = define_alpha(b)
-    m["p"] = define_p(b)
-    m["tau"], m["tauhat"] = define_tau(b)
-    m["beta"] = define_beta(b, m["x"]) if linearisation == "product" else np.full(m["x"].shape, -1)
+    m["x"] = define_x(b, objective, allowed)
+    none = np.zeros((instance.n_jobs, instance.nodes), dtype=np.int64) - 1
+    if p1a:
+        m["alpha"] = define_alpha(b)
+        m["p"] = define_p(b)
+        m["tau"], m["tauhat"] = define_tau(b)
+        m["beta"] = (
+            define_beta(b, m["x"]) if linearisation == "product" else np.full(m["x"].shape, -1)
+        )
+        m["e"] = np.zeros(0, dtype=np.int64)
+    else:
+        m["alpha"], m["p"] = none, none.copy()
+        m["tau"] = m["tauhat"] = np.zeros(0, dtype=np.int64)
+        m["beta"] = np.full(m["x"].shape, -1)
+        m["e"] = define_e(b)
     constrain_P1b(b, m)
     constrain_P1c(b, m)
     constrain_P1d(b, m)
     constrain_P1e(b, m)
     constrain_P1f(b, m)
     constrain_P1g(b, m)
-    constrain_P1h(b, m, literal)
-    constrain_P1i(b, m, literal)
-    if linearisation == "product":
-        constrain_P1j_product(b, m)
-    else:
-        constrain_P1j(b, m)
-    constrain_P1k(b, m)
-    constrain_P1l(b, m)
+    if p1a:
+        constrain_P1h(b, m, literal)
+        constrain_P1i(b, m, literal)
+        if linearisation == "product":
+            constrain_P1j_product(b, m)
+        else:
+            constrain_P1j(b, m)
+        constrain_P1k(b, m)
+        constrain_P1l(b, m)
     constrain_P1m(b, m)
+    if not p1a:
+        constrain_unfilled(b, m)
+        constrain_hosts(b, m)
     if p1n:
         constrain_P1n(b, m)
     lower = np.concatenate(b.lower).astype(np.float64) if b.lower else np.zeros(0)
     pinned = np.flatnonzero(instance.pinned)  # a disruption limit: x = 1 where they run now
-    lower[m["x"][pinned, instance.current_node[pinned], instance.current_cfg[pinned]]] = 1.0
+    stay = m["x"][pinned, instance.current_node[pinned], instance.current_cfg[pinned]]
+    lower[stay[stay >= 0]] = 1.0  # a column `allowed` left out: the validator refuses the move
     r = np.concatenate([t[0] for t in b.coo]) if b.coo else np.zeros(0, np.int64)
     c = np.concatenate([t[1] for t in b.coo]) if b.coo else np.zeros(0, np.int64)
     v = np.concatenate([t[2] for t in b.coo]) if b.coo else np.zeros(0)
     order = np.argsort(r, kind="stable")
     indptr = np.concatenate(([0], np.cumsum(np.bincount(r, minlength=b.n_rows)))).astype(np.int32)
     cc = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)
+    offset = float(reconfiguration_terms(instance)[0].sum())
+    if not p1a:
+        offset += float(dollar_terms(instance).wait.sum())
     return P1Model(
         instance=instance,
+        objective=objective,
         p1n=p1n,
         literal=literal,
         linearisation=linearisation,
@@ -585,15 +676,19 @@ def build_model(
         indices=c[order].astype(np.int32),
         data=v[order].astype(np.float64),
         families=b.families,
-        offset=float(reconfiguration_terms(instance)[0].sum()),
+        offset=offset,
         **m,
     )
 
 
-def model_columns(instance: Instance, linearisation: str = "product") -> int:
+def model_columns(
+    instance: Instance, linearisation: str = "product", objective: str = "dollars"
+) -> int:
     """The number of columns `build_model` makes, without building it."""
     J, N, V = instance.n_jobs, instance.nodes, instance.catalog.n_vms
     nx = int(np.isfinite(instance.times).sum()) * N
+    if objective == "dollars":
+        return 2 * N + N * V + J * N + nx
     return N + N * V + 3 * J * N + 2 * J + nx * (2 if linearisation == "product" else 1)
 
 
@@ -601,8 +696,9 @@ def model_columns(instance: Instance, linearisation: str = "product") -> int:
 
 
 def solution_columns(model: P1Model, solution: Solution) -> np.ndarray:
-    """The column vector of P1 that represents `solution` (α on each node's first-ending job),
-    used as a warm start. The solution must be feasible (see `gpuaas.validator.validate`)."""
+    """The column vector of the model that represents `solution` (P1: α on each node's
+    first-ending job; P1$: e_n at its least value), used as a warm start. The solution must be
+    feasible (see `gpuaas.validator.validate`)."""
     inst, cat = model.instance, model.instance.catalog
     x = np.zeros(model.n_cols)
     for n in np.flatnonzero(solution.node_vm >= 0):
@@ -613,6 +709,18 @@ def solution_columns(model: P1Model, solution: Solution) -> np.ndarray:
         n, c = int(solution.job_node[j]), int(solution.job_cfg[j])
         x[model.z[j, n]] = 1.0
         x[model.x[j, n, c]] = 1.0
+    if model.objective == "dollars":
+        price = dollar_terms(inst).price
+        run = np.flatnonzero(solution.job_node >= 0)
+        paid = np.bincount(
+            solution.job_node[run], weights=price[solution.job_cfg[run]], minlength=inst.nodes
+        )
+        vm = np.maximum(solution.node_vm, 0)
+        bill = np.where(solution.node_vm >= 0, cat.cost[vm], 0.0)
+        x[model.e] = inst.H * np.maximum(0.0, bill - paid)
+        return x
+    for j in np.flatnonzero(solution.job_node >= 0):
+        n, c = int(solution.job_node[j]), int(solution.job_cfg[j])
         if n not in first or inst.times[j, c] < inst.times[first[n], solution.job_cfg[first[n]]]:
             first[n] = int(j)
     for n, j in first.items():

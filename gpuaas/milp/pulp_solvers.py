@@ -62,7 +62,7 @@ def solve_pulp(
     cls = pulp_solver_name(name)
     with tempfile.TemporaryDirectory(prefix="gpuaas-milp-") as tmp:
         path = os.path.join(tmp, "p1.mps")
-        write_model(model, path)
+        write_model(model, path, offset=False)  # added back to the objective below
         variables, prob = pulp.LpProblem.fromMPS(path)
     missing = set(model.col_names) - set(variables)
     if missing:
@@ -101,7 +101,9 @@ def solve_pulp(
         "status": status,
         "values": values,
         "bound": None,
-        "solver_objective": float(pulp.value(prob.objective)) if values is not None else None,
+        "solver_objective": (
+            float(pulp.value(prob.objective)) + model.offset if values is not None else None
+        ),
         "solver_status": pulp.LpStatus[prob.status],
         "solver": cls,
     }

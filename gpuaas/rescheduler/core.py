@@ -19,9 +19,18 @@ preempted or whose VM is lost restarts from a checkpoint `overhead` seconds old;
 resized at t is billed from t but runs jobs from t + `startup`. They are passed to the method in
 the `Instance`, so methods that price moves keep a running job in place unless moving pays.
 
+**Spot capacity** (`RunConfig.spot`, docs/spot.md): the catalog gets its spot variants, VM
+types at the spot price that `Interruption` events take away. A job on an interrupted VM loses,
+besides the restart overhead, the work since its last checkpoint (`checkpoint` seconds apart,
+the job's own or the run's); interruptions are counted apart from the voluntary moves
+(`interruptions`, `interrupted_work`, `interruption_cost`). Methods see each spot type's
+interruption rate (`Instance.hazard`), estimated from the VM-hours held and the interruptions
+seen, from the availability model's default rate as a prior (`spot_hazard`).
+
 **Progress reports.** Progress is predicted from the configurations' times, times the job's
 estimated actual / predicted ratio (the speed model, `gpuaas.rescheduler.speed`, learned from
-the progress measured between consecutive reports and from throughput reports); a measured
+the progress measured between consecutive reports and from throughput reports; a spot variant's
+configuration counts as its on-demand type's, the same hardware); a measured
 fraction (`ProgressReport`) replaces it. A job predicted finished but not reported complete is
 held at `MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
 unless the job was restarted in between (a restart may lose more than predicted): each job keeps
@@ -56,6 +65,7 @@ import logging
 import time as _time
 from collections import deque
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -73,6 +83,7 @@ from gpuaas.reconfiguration import (
     lost_work_cost,
     moved,
     ready_time,
+    since_checkpoint,
     startup_cost,
 )
 from gpuaas.rescheduler import intake, persistence, speed
@@ -126,7 +137,17 @@ TOTALS = (
     "interruptions",
     "lost_work_cost",
     "startup_cost",
+    "interruption_cost",
+    "spot_cost",
+    "_spot_held",
+    "_spot_lost",
 )
+#: the prior of the interruption-rate estimate: this many VM-hours at the model's default rate
+PRIOR_HOURS = 10.0
+
+
+#: a job's fields, in `JOB_FIELDS` order, as one tuple (`_savepoint`)
+_JOB_VALUES = attrgetter(*JOB_FIELDS)
 
 
 class Rescheduler:
@@ -175,6 +196,8 @@ class Rescheduler:
         if self.config.nodes is None:
             raise InputError(None, "nodes", "missing: the number of node slots N")
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        if self.config.spot:
+            self.catalog = self.catalog.with_spot()
         self.H = checks.number(H, "H", minimum=0.0, maximum=MAX_SECONDS, positive=True)
         self.mu = checks.number(mu, "mu", minimum=0.0, maximum=MAX_WEIGHT)
         self.rho = checks.number(rho, "rho", minimum=0.0, maximum=MAX_WEIGHT)
@@ -182,6 +205,9 @@ class Rescheduler:
         self._cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
         self._cfg_gpus = [int(g) for g in cat.cfg_gpus]
         self._price = [float(c) for c in cat.cost]
+        # each configuration's hardware (a spot variant's: its on-demand type's), what the speed
+        # model keys its evidence by: a job runs as fast on either
+        self._hardware = cat.spot_configs() if cat.has_spot else None
         self.time: float | None = None  # clock: time of the last event
         self.events = 0
         self._nodes: dict[int, Node] = {}  # open nodes, in node order
@@ -204,6 +230,14 @@ class Rescheduler:
         self._speed_pool: speed.Pool = speed.EMPTY_POOL
         # job id -> (observed, measured, share, estimated ratios): `_estimate`'s cache (not state)
         self._speed: dict[str, tuple[Any, Any, float, np.ndarray | None]] = {}
+        self.interruption_cost = 0.0  # $: the part of lost_work_cost that interruptions lost
+        self.spot_cost = 0.0  # $: the part of vm_cost billed for spot VMs
+        self._spot = cat.spot.tolist()
+        self._spot_held = np.zeros(cat.n_vms)  # VM-seconds held per type (replaced, not changed)
+        self._spot_lost = np.zeros(cat.n_vms)  # interruptions seen per type
+        # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
+        # (`_target`; not state)
+        self._planned: tuple[dict[int, Any], dict[str, Any]] = ({}, {})
 
     # -- the configuration ------------------------------------------------------------------
     nodes = property(lambda self: self.config.nodes, doc="N, node slots that may be open at once")
@@ -245,7 +279,8 @@ class Rescheduler:
                 self._report(self._jobs[jid], p)
             for jid, seconds in speeds.items():
                 job = self._jobs[jid]
-                job.measured = speed.measure(job.measured, job.cfg, seconds / job.work[job.cfg])
+                c = self._hardware_of(job.cfg)
+                job.measured = speed.measure(job.measured, c, seconds / job.work[job.cfg])
             for jid in done:
                 self._finish(jid, at)
             interrupted = [a for p in lost for a in self._interrupt(p)]
@@ -379,24 +414,27 @@ class Rescheduler:
         held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
         return [v for v, k in self._capacity.items() if held[v] >= k]
 
-    def instance(self, at: float | None = None) -> Instance:
+    def instance(self, at: float | None = None, full: Iterable[int] = ()) -> Instance:
         """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
         of `records.INSTANCE_VIEW`, whole-job times at each job's estimated speed (`_work`),
         the running jobs the disruption limits pin (`_pinned`); configurations of VM types at
-        their capacity are left out (inf), except each running job's own."""
+        their capacity (and of the types `full`) are left out (inf), except each running job's
+        own; `room` says how many more VMs of each type may open."""
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
-        names = [k for k in INSTANCE_VIEW if k != "work"]
-        scalars = np.array(
-            [tuple(getattr(j, INSTANCE_VIEW[k]) for k in names) for j in jobs], dtype=np.float64
-        ).reshape(len(jobs), len(names))
-        arrays: dict[str, Any] = {k: scalars[:, i] for i, k in enumerate(names)}
-        for k in ("current_node", "current_cfg"):
-            arrays[k] = arrays[k].astype(np.int64)
+        arrays: dict[str, Any] = {
+            k: np.fromiter(
+                map(attrgetter(field), jobs),
+                np.int64 if k in ("current_node", "current_cfg") else np.float64,
+                len(jobs),
+            )
+            for k, field in INSTANCE_VIEW.items()
+            if k != "work"
+        }
         arrays["pinned"] = self._pinned(jobs, at)
-        work = np.stack([self._work(j) for j in jobs]) if jobs else np.zeros((0, C))
-        full = self._full() if self._capacity else []
+        work = np.array([self._work(j) for j in jobs]) if jobs else np.zeros((0, C))
+        full = sorted({*self._full(), *full}) if self._capacity else sorted(full)
         if full and jobs:
             work = work.copy()
             off = np.isin(self.catalog.cfg_vm, full)
@@ -407,7 +445,7 @@ class Rescheduler:
         return Instance(
             catalog=self.catalog,
             nodes=self.nodes,
-            job_ids=tuple(j.id for j in jobs),
+            job_ids=tuple(self._jobs),
             work=work,
             time=at,
             H=self.H,
@@ -415,8 +453,22 @@ class Rescheduler:
             rho=self.rho,
             overhead=self.overhead,
             startup=self.startup,
+            hazard=self.spot_hazard() if self.catalog.has_spot else None,
+            room=self._room(full),
+            ready=[self._nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
             **arrays,
         )
+
+    def _room(self, full: list[int]) -> np.ndarray | None:
+        """(V,) VMs of each type that may still open (inf: no limit); None: no limit at all."""
+        if not self._capacity and not full:
+            return None
+        held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
+        room = np.full(self.catalog.n_vms, np.inf)
+        for v, k in self._capacity.items():
+            room[v] = max(0, k - int(held[v]))
+        room[full] = 0.0
+        return room
 
     # -- persistence (gpuaas.rescheduler.persistence) ---------------------------------------
     def state(self) -> dict[str, Any]:
@@ -448,7 +500,7 @@ class Rescheduler:
         """What an event changes, copied so that `_rollback` can undo it: O(J + N) references
         (no value is changed in place, records.py)."""
         jobs = dict(self._jobs)
-        fields = [tuple(getattr(j, f) for f in JOB_FIELDS) for j in jobs.values()]
+        fields = list(map(_JOB_VALUES, jobs.values()))
         totals = tuple(getattr(self, k) for k in TOTALS)
         rest = (
             dict(self._nodes),
@@ -488,8 +540,14 @@ class Rescheduler:
         dt = at - self.time
         if dt <= 0:
             return
+        held = np.zeros(len(self._spot))
         for n in self._nodes.values():  # open nodes, in node order
             self.vm_cost += self._price[n.vm] * dt
+            if self._spot[n.vm]:
+                self.spot_cost += self._price[n.vm] * dt
+                held[n.vm] += dt
+        if held.any():
+            self._spot_held = self._spot_held + held
         nodes = self._nodes
         for job in self._jobs.values():
             if job.cfg >= 0:
@@ -498,6 +556,7 @@ class Rescheduler:
                     continue
                 job.progress += run / (float(job.work[job.cfg]) * self._ratio(job, job.cfg))
                 job.running += run
+                job.segment += run
                 if job.progress > MAX_PROGRESS and job.id not in completing:
                     job.progress = MAX_PROGRESS
 
@@ -512,18 +571,44 @@ class Rescheduler:
         self._log.append(jid)
 
     def _interrupt(self, p: int) -> list[InterruptedJob]:
-        """Node p's VM is gone: its jobs lose work as in a restart and wait; it closes."""
+        """Node p's VM is gone: its jobs lose the work since their last checkpoint and the
+        restart's, and wait; it closes."""
         out = []
         for job in self._jobs.values():
             if job.node == p and job.cfg >= 0:
                 c = job.cfg
-                lost = self._lose_work(job)
+                extra = since_checkpoint(
+                    job.segment, job.checkpoint, self.config.notice, self.catalog.warning
+                )
+                before = self.lost_work_cost
+                lost = self._lose_work(job, extra)
+                job.interrupted_work += lost
+                self.interruption_cost += self.lost_work_cost - before
                 job.interruptions += 1
                 self.interruptions += 1
                 job.anchor = None
                 out.append(InterruptedJob(job.id, p, self._cfg_vm[c], self._cfg_gpus[c], lost))
                 job.node, job.cfg = -1, -1
-        del self._nodes[p]
+        v = self._nodes.pop(p).vm
+        if self._spot[v]:
+            lost_vms = self._spot_lost.copy()
+            lost_vms[v] += 1
+            self._spot_lost = lost_vms
+        return out
+
+    def spot_hazard(self) -> np.ndarray:
+        """(V,) interruptions per second of a VM held, per spot type (0 for on-demand types):
+        (PRIOR_HOURS x the model's default rate + interruptions seen) / (PRIOR_HOURS + hours
+        held), a Gamma-Poisson estimate that starts at the default rate
+        (`gpuaas.availability.model.default_rate`) and follows what this run sees."""
+        from gpuaas.availability.model import default_rate
+
+        cat = self.catalog
+        out = np.zeros(cat.n_vms)
+        for v in np.flatnonzero(cat.spot):
+            prior = default_rate(cat.vm_names[cat.base[v]])  # per hour
+            hours = PRIOR_HOURS + self._spot_held[v] / 3600.0
+            out[v] = (PRIOR_HOURS * prior + self._spot_lost[v]) / hours / 3600.0
         return out
 
     def _pinned(self, jobs: list[Job], at: float) -> np.ndarray:
@@ -544,7 +629,7 @@ class Rescheduler:
         left = self._moves_left(at)
         if inst.n_jobs:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
-            sol, seconds, cpu = self._solve(inst, seed)
+            sol, seconds, cpu = self._solve(inst, at, seed)
             running = inst.current_cfg >= 0
             moving = np.flatnonzero(moved(inst, sol.job_node, sol.job_cfg) & running)
             if left is not None and len(moving) > left:
@@ -554,7 +639,7 @@ class Rescheduler:
                 pinned = inst.pinned | running
                 pinned[moving[np.argsort(slack, kind="stable")[:left]]] = False
                 inst = dataclasses.replace(inst, pinned=pinned)
-                sol, more, more_cpu = self._solve(inst, seed)
+                sol, more, more_cpu = self._solve(inst, at, seed)
                 seconds, cpu = seconds + more, cpu + more_cpu
         else:
             sol = Solution.empty(inst, self.method)
@@ -572,10 +657,20 @@ class Rescheduler:
         self.events += 1
         return plan
 
-    def _solve(self, inst: Instance, seed: int) -> tuple[Solution, float, float]:
-        """The method's checked Solution, its own seconds and the process CPU seconds."""
+    def _solve(self, inst: Instance, at: float, seed: int) -> tuple[Solution, float, float]:
+        """The method's checked Solution, its own seconds and the process CPU seconds. A method
+        blind to VM counts: the types it overfilled are left out, until it solves within them;
+        one that overfills a type already left out keeps its first solution, which `_apply`
+        refuses."""
         t0, c0 = _time.perf_counter(), _time.process_time()
         sol = solve(inst, self.method, seed=seed, **self.config.options)
+        over, out = self._over_capacity(sol), set()
+        while over and not over <= out:
+            out |= over | set(np.flatnonzero(inst.room == 0).tolist())
+            retry = dataclasses.replace(self.instance(at, full=out), pinned=inst.pinned)
+            retry = solve(retry, self.method, seed=seed, **self.config.options)
+            over = self._over_capacity(retry)
+            sol = sol if over else retry
         cpu = _time.process_time() - c0
         seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
         check_solution(sol)
@@ -588,6 +683,14 @@ class Rescheduler:
             return None
         return max(0, budget - sum(k for t, k in self._recent_moves if t > at - HOUR))
 
+    def _over_capacity(self, sol: Solution) -> set[int]:
+        """The VM types of which `sol` opens more VMs than their capacity lets open."""
+        if not self._capacity:
+            return set()
+        held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
+        opened = np.bincount(sol.node_vm[sol.node_vm >= 0], minlength=self.catalog.n_vms)
+        return {v for v, k in self._capacity.items() if opened[v] > max(k, held[v])}
+
     def _node_vm(self) -> np.ndarray:
         """(N,) VM type of every node slot, -1: closed."""
         vm = np.full(self.nodes, -1, dtype=np.int64)
@@ -599,8 +702,8 @@ class Rescheduler:
         nodes of the `pinned` jobs stay where they are, and so must the jobs."""
         names = self.catalog.vm_names
         jobs = list(self._jobs.values())
-        cur_node = np.array([j.node for j in jobs], dtype=np.int64)
-        cur_cfg = np.array([j.cfg for j in jobs], dtype=np.int64)
+        cur_node = np.fromiter(map(attrgetter("node"), jobs), np.int64, len(jobs))
+        cur_cfg = np.fromiter(map(attrgetter("cfg"), jobs), np.int64, len(jobs))
         old_vm = self._node_vm()
         fixed = np.unique(cur_node[pinned]) if pinned.any() else None
         perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg, fixed)
@@ -653,6 +756,7 @@ class Rescheduler:
                     f"{sol.method or self.method}: moves job {job.id}, pinned by the "
                     f"disruption limit of {self.config.max_moves} moves per job"
                 )
+            job.segment = 0.0  # it (re)starts: its checkpoint clock too
             if job.cfg < 0:
                 plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
                 if job.start is None:
@@ -673,13 +777,7 @@ class Rescheduler:
                     self.migrations += 1
                     plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
             job.node, job.cfg = n, c
-        plan.nodes = [PlannedNode(p, names[n.vm]) for p, n in self._nodes.items()]
-        plan.jobs = [
-            PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
-            if j.cfg >= 0
-            else PlannedJob(j.id, None, None, None)
-            for j in jobs
-        ]
+        plan.nodes, plan.jobs = self._target(jobs)
         return plan
 
     # -- the speed model (gpuaas.rescheduler.speed) --------------------------------------------
@@ -691,7 +789,9 @@ class Rescheduler:
             seconds = job.running - run0
             if seconds > 0.0:
                 made = max(0.0, p - p0) * float(job.work[job.cfg])
-                job.observed = speed.observe(job.observed, job.cfg, seconds, made)
+                job.observed = speed.observe(
+                    job.observed, self._hardware_of(job.cfg), seconds, made
+                )
         job.progress = job.reported = p
         job.anchor = (p, job.running) if job.cfg >= 0 else None
 
@@ -715,8 +815,14 @@ class Rescheduler:
                 self.config.learn_speed,
                 job_share=share,
             )
+            if r is not None and self._hardware is not None:
+                r = r[self._hardware]
             hit = self._speed[job.id] = (job.observed, job.measured, share, r)
         return hit[3]
+
+    def _hardware_of(self, c: int) -> int:
+        """Configuration c's hardware: its own, or a spot variant's on-demand configuration."""
+        return c if self._hardware is None else int(self._hardware[c])
 
     def _ratio(self, job: Job, c: int) -> float:
         r = self._estimate(job)
@@ -727,13 +833,40 @@ class Rescheduler:
         r = self._estimate(job)
         return job.work if r is None else job.work * r
 
-    def _lose_work(self, job: Job) -> float:
-        """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place."""
-        if self.overhead <= 0:
+    def _target(self, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
+        """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
+        last plan's where nothing changed (they are immutable): a plan lists every open node
+        and unfinished job, an event changes a few."""
+        names, cfg_vm, cfg_gpus = self.catalog.vm_names, self._cfg_vm, self._cfg_gpus
+        last_nodes, last_jobs = self._planned
+        nodes: dict[int, tuple[int, PlannedNode]] = {}
+        for p, n in self._nodes.items():
+            hit = last_nodes.get(p)
+            nodes[p] = (
+                hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
+            )
+        now: dict[str, tuple[int, int, PlannedJob]] = {}
+        for j in jobs:
+            hit = last_jobs.get(j.id)
+            if hit is None or hit[0] != j.node or hit[1] != j.cfg:
+                planned = (
+                    PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
+                    if j.cfg >= 0
+                    else PlannedJob(j.id, None, None, None)
+                )
+                hit = (j.node, j.cfg, planned)
+            now[j.id] = hit
+        self._planned = (nodes, now)
+        return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]
+
+    def _lose_work(self, job: Job, extra: float = 0.0) -> float:
+        """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place;
+        `extra`: seconds of work it loses besides the restart's (an interruption's)."""
+        if self.overhead + extra <= 0:
             return 0.0
         c = job.cfg
         work = float(job.work[c]) * self._ratio(job, c)
-        lost = lost_work(job.progress, work, self.overhead)
+        lost = lost_work(job.progress, work, self.overhead + extra)
         job.progress -= lost
         job.reported = None  # the real restart may lose more than predicted
         job.lost += lost

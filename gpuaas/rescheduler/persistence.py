@@ -7,8 +7,9 @@ changes and an event costs the same however many jobs completed before:
   `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
 - ``live``: what events change: the clock, the event count, the running totals, the voluntary
   moves of the last hour (the budget of `RunConfig.moves_per_hour`), the completed jobs' speed
-  evidence (`speed.pool`), the open nodes, the
-  capacity of VM types, the unfinished jobs (with their speed evidence), the plans kept for
+  evidence (`speed.pool`), the open nodes, the capacity of VM types, the spot VM-seconds held
+  and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
+  unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
   redelivered events and the number of completion records (so that a restore knows the log it
   gets is whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
@@ -24,10 +25,13 @@ refused: it was written by a newer gpuaas.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
@@ -50,19 +54,32 @@ if TYPE_CHECKING:
 
 STATE_VERSION = 4
 #: the running totals of the live part: money (>= 0) and counts (integers >= 0)
-MONEY = ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost")
+MONEY = (
+    "vm_cost",
+    "tardiness_cost",
+    "lost_work_cost",
+    "startup_cost",
+    "interruption_cost",
+    "spot_cost",
+)
 COUNTS = ("migrations", "preemptions", "interruptions")
 
 
 # -- a job enters ---------------------------------------------------------------------------
 
 
-def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> Job:
+def submitted_job(
+    job: Any, catalog: Catalog, at: float, where: str = "job", checkpoint: float = 0.0
+) -> Job:
     """The record of a job submitted at `at` (released then unless it says earlier): a job
     object of the instance format, checked by `gpuaas.instance.parse_job`, or a `JobSpec`
-    already checked (e.g. from a trace); a placement it gives is ignored (it waits)."""
+    already checked (e.g. from a trace; its times on the on-demand types only are those of
+    their spot variants too); a placement it gives is ignored (it waits). `checkpoint`: the
+    interval of a job that gives none."""
     if isinstance(job, JobSpec):
         spec = job
+        if catalog.has_spot and len(spec.work) == int(catalog.gpus[~catalog.spot].sum()):
+            spec = dataclasses.replace(spec, work=catalog.spot_work(spec.work))
         if len(spec.work) != catalog.n_configs:
             raise InputError(
                 None,
@@ -85,6 +102,7 @@ def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> 
         work=spec.work,
         progress=spec.progress,
         reported=spec.progress,
+        checkpoint=checkpoint if spec.checkpoint is None else spec.checkpoint,
     )
 
 
@@ -142,6 +160,10 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
     live["capacity"] = r.capacity()
     live["recent_moves"] = _lists(r._recent_moves)
     live["speed_pool"] = _lists(r._speed_pool)
+    live["spot_held"] = {
+        names[v]: [float(r._spot_held[v]), int(r._spot_lost[v])]
+        for v in np.flatnonzero(r._spot_held + r._spot_lost)
+    }
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
@@ -175,7 +197,8 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
     node_vm, ready = s["node_vm"], s["node_ready"]
     if not isinstance(node_vm, list) or not isinstance(ready, list) or len(node_vm) != len(ready):
         raise InputError(None, "node_vm", "must be a list as long as node_ready")
-    live = {k: s[k] for k in ("time", "events", *MONEY, "migrations", "preemptions")}
+    money = ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost")
+    live = {k: s[k] for k in ("time", "events", *money, "migrations", "preemptions")}
     live["interruptions"] = 0
     live["nodes"] = [
         {"node": p, "vm": v, "ready": ready[p]} for p, v in enumerate(node_vm) if v is not None
@@ -195,12 +218,32 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
-    """Version 3 (no speed evidence, no record of recent moves): none yet."""
-    live = dict(s["live"])
-    live["jobs"] = [dict(d, observed=[], measured=[], anchor=None) for d in live["jobs"]]
-    live["recent_moves"] = []
-    live["speed_pool"] = [0, 0.0, 0, 0.0]
-    return {**s, "version": 4, "live": live}
+    """Version 3 (no spot capacity: no checkpoints, interruption losses or spot totals; no
+    speed evidence, no record of recent moves): none yet, and the run's checkpoint interval."""
+    run = s["config"]["run"]
+    checkpoint = run.get("checkpoint", RunConfig().checkpoint)
+    live = dict(
+        s["live"],
+        interruption_cost=0.0,
+        spot_cost=0.0,
+        spot_held={},
+        recent_moves=[],
+        speed_pool=[0, 0.0, 0, 0.0],
+    )
+    live["jobs"] = [
+        dict(
+            d,
+            interrupted_work=0.0,
+            checkpoint=checkpoint,
+            segment=0.0,
+            observed=[],
+            measured=[],
+            anchor=None,
+        )
+        for d in live["jobs"]
+    ]
+    completed = [dict(d, interrupted_work=0.0) for d in s["completed"]]
+    return {"version": 4, "config": s["config"], "live": live, "completed": completed}
 
 
 #: version -> the function turning a state of that version into one of the next
@@ -289,6 +332,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             "speed_pool",
             "nodes",
             "capacity",
+            "spot_held",
             "jobs",
             "plans",
         ),
@@ -310,6 +354,16 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
     r._recent_moves = _recent_moves(live["recent_moves"], clock)
     r._speed_pool = _speed_pool(live["speed_pool"])
+    held = _fields("live.spot_held", live["spot_held"], ())
+    for vm, pair in held.items():
+        at = f"live.spot_held.{vm}"
+        if vm not in cat.vm_names or not cat.spot[cat.vm_index(vm)]:
+            _fail(at, "not a spot VM type of the catalog")
+        if not isinstance(pair, list) or len(pair) != 2:
+            _fail(at, f"must be [seconds held, interruptions], got {brief(pair)}")
+        v = cat.vm_index(vm)
+        r._spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
+        r._spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or r._nodes):

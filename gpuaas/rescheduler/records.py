@@ -39,9 +39,10 @@ def _spec(instance: str | None = None) -> Any:
     return field(metadata={"saved": "job", "instance": instance})
 
 
-def _saved(default: Any, check: Callable[[Any, str], Any]) -> Any:
-    """A field saved under its own name, checked on restore by `check(value, where)`."""
-    return field(default=default, metadata={"saved": "own", "check": check})
+def _saved(default: Any, check: Callable[[Any, str], Any], instance: str | None = None) -> Any:
+    """A field saved under its own name, checked on restore by `check(value, where)`;
+    `instance`: the Instance array it feeds."""
+    return field(default=default, metadata={"saved": "own", "check": check, "instance": instance})
 
 
 def _count(value: Any, where: str) -> int:
@@ -132,6 +133,10 @@ class Job:
     observed: tuple[tuple[int, float, float], ...] = _saved((), _observed)
     measured: tuple[tuple[int, float], ...] = _saved((), _measured)
     anchor: tuple[float, float] | None = _saved(None, _anchor)
+    # involuntary moves apart from the voluntary ones above: the work its lost VMs cost it
+    interrupted_work: float = _saved(0.0, _share)  # fraction of its work (part of `lost`)
+    checkpoint: float = _saved(0.0, _seconds, "checkpoint")  # s between its checkpoints
+    segment: float = _saved(0.0, _seconds)  # s run since it last (re)started: checkpoint clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +180,7 @@ COMPLETED_FIELDS = (
     "preemptions",
     "lost_work",
     "interruptions",
+    "interrupted_work",
 )
 
 
@@ -197,6 +203,7 @@ def completed_record(job: Job, at: float, tardiness_cost: float) -> dict[str, An
         "lost_work": job.lost,
     }
     rec["interruptions"] = job.interruptions
+    rec["interrupted_work"] = job.interrupted_work
     return rec
 
 
@@ -389,7 +396,7 @@ class Plan:
     preempt: list[PreemptJob] = field(default_factory=list)
     nodes: list[PlannedNode] = field(default_factory=list)
     jobs: list[PlannedJob] = field(default_factory=list)
-    objective: float = 0.0  # f_OBJ (P1a) of the solver's solution at this point
+    objective: float = 0.0  # P1$ of the solver's solution at this point (formulations/P1D.md)
     method: str = ""
     solver_seconds: float = 0.0  # the method's own stats["seconds"]
     solver_cpu_seconds: float = 0.0  # process CPU time of the whole solve call

@@ -40,5 +40,5 @@ def test_heuristic_speed(benchmark, open_rule, method, nodes, jobs):
         rounds=5 if jobs > 100 else 10,
         warmup_rounds=1,
     )
-    benchmark.extra_info["f_obj"] = sol.objective
+    benchmark.extra_info["f_obj"] = sol.f_obj
     assert sol.stats["seconds"] > 0
