@@ -81,7 +81,9 @@ class RunConfig:
             isinstance(noise, (int, float)) and 0.0 <= noise < MAX_NOISE
         ):
             raise InputError(
-                None, "noise", f"must be a mean relative error in [0, {MAX_NOISE:g}), got {brief(noise)}"
+                None,
+                "noise",
+                f"must be a mean relative error in [0, {MAX_NOISE:g}), got {brief(noise)}",
             )
         set_("noise", float(noise))
 
