@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuaas import checks
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.limits import MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
@@ -81,10 +81,10 @@ class RunConfig:
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         if not isinstance(self.method, str):
-            raise InputError(None, "method", f"must be a method name, got {self.method!r}")
+            raise InputError(None, "method", f"must be a method name, got {brief(self.method)}")
         get_method(self.method)  # unknown method: InputError now, not at the first event
         if not isinstance(self.options, Mapping):
-            raise InputError(None, "options", f"must be a mapping, got {self.options!r}")
+            raise InputError(None, "options", f"must be a mapping, got {brief(self.options)}")
         check_options(self.method, self.options)
         set_("options", dict(self.options))  # a copy: the caller's mapping may change
         set_("seed", checks.seed(self.seed))
@@ -99,7 +99,9 @@ class RunConfig:
             isinstance(noise, (int, float)) and 0.0 <= noise < MAX_NOISE
         ):
             raise InputError(
-                None, "noise", f"must be a mean relative error in [0, {MAX_NOISE:g}), got {noise!r}"
+                None,
+                "noise",
+                f"must be a mean relative error in [0, {MAX_NOISE:g}), got {brief(noise)}",
             )
         set_("noise", float(noise))
         if not isinstance(self.spot, bool):
