@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuaas import checks
-from gpuaas.errors import InputError
+from gpuaas.errors import InputError, brief
 from gpuaas.limits import MAX_COUNT, MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
 from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
@@ -101,10 +101,10 @@ class RunConfig:
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         if not isinstance(self.method, str):
-            raise InputError(None, "method", f"must be a method name, got {self.method!r}")
+            raise InputError(None, "method", f"must be a method name, got {brief(self.method)}")
         get_method(self.method)  # unknown method: InputError now, not at the first event
         if not isinstance(self.options, Mapping):
-            raise InputError(None, "options", f"must be a mapping, got {self.options!r}")
+            raise InputError(None, "options", f"must be a mapping, got {brief(self.options)}")
         check_options(self.method, self.options)
         set_("options", dict(self.options))  # a copy: the caller's mapping may change
         set_("seed", checks.seed(self.seed))
@@ -118,7 +118,7 @@ class RunConfig:
             raise InputError(
                 None,
                 "noise_model",
-                f"unknown model {self.noise_model!r}; expected one of {', '.join(NOISE_MODELS)}",
+                f"unknown model {brief(self.noise_model)}; expected one of {', '.join(NOISE_MODELS)}",
             )
         noise, top = self.noise, MAX_NOISE[self.noise_model]
         if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and 0.0 <= noise < top):
@@ -126,7 +126,7 @@ class RunConfig:
                 None,
                 "noise",
                 f"must be a mean relative error in [0, {top:g}) ({self.noise_model} model), "
-                f"got {noise!r}",
+                f"got {brief(noise)}",
             )
         set_("noise", float(noise))
         for k in ("oracle", "learn_speed", "spot"):
@@ -139,7 +139,7 @@ class RunConfig:
                 raise InputError(
                     None,
                     "availability",
-                    f"must name a trace file or 'model[:k=v,...]', got {self.availability!r}",
+                    f"must name a trace file or 'model[:k=v,...]', got {brief(self.availability)}",
                 )
             if not self.spot:
                 raise InputError(None, "availability", "needs spot capacity (spot=True, --spot)")

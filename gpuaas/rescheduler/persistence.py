@@ -262,7 +262,7 @@ def migrate(state: Any) -> Mapping[str, Any]:
             f"Rescheduler state version {version} was written by a newer gpuaas; this one reads "
             f"versions {min(MIGRATIONS)} to {STATE_VERSION}: upgrade gpuaas"
         )
-    if version not in MIGRATIONS:
+    if not checks.is_int(version) or version not in MIGRATIONS:
         raise StateError(
             f"not a Rescheduler state of a known version ({min(MIGRATIONS)} to {STATE_VERSION}), "
             f"got version {brief(version)}"
