@@ -158,6 +158,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         names[v]: [float(r._spot_held[v]), int(r._spot_lost[v])]
         for v in np.flatnonzero(r._spot_held + r._spot_lost)
     }
+    live["outages"] = {names[v]: list(o) for v, o in r._outage.items()}
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
@@ -210,7 +211,7 @@ def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
     """Version 3 (no spot capacity: no checkpoints, interruption losses or spot totals)."""
     run = s["config"]["run"]
     checkpoint = run.get("checkpoint", RunConfig().checkpoint)
-    live = dict(s["live"], interruption_cost=0.0, spot_cost=0.0, spot_held={})
+    live = dict(s["live"], interruption_cost=0.0, spot_cost=0.0, spot_held={}, outages={})
     live["jobs"] = [
         dict(d, interrupted_work=0.0, checkpoint=checkpoint, segment=0.0) for d in live["jobs"]
     ]
@@ -295,7 +296,18 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     live = _fields(
         "live",
         state["live"],
-        ("time", "events", *MONEY, *COUNTS, "nodes", "capacity", "spot_held", "jobs", "plans"),
+        (
+            "time",
+            "events",
+            *MONEY,
+            *COUNTS,
+            "nodes",
+            "capacity",
+            "spot_held",
+            "outages",
+            "jobs",
+            "plans",
+        ),
     )
     _fields("live", live, ("applied_now", "completed"))
     clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
@@ -322,6 +334,17 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         v = cat.vm_index(vm)
         r._spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
         r._spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
+    for vm, o in _fields("live.outages", live["outages"], ()).items():
+        at = f"live.outages.{vm}"
+        if vm not in cat.vm_names:
+            _fail(at, "not a VM type of the catalog")
+        if not isinstance(o, list) or len(o) != 3:
+            _fail(at, f"must be [seconds, outages, start or null], got {brief(o)}")
+        r._outage[cat.vm_index(vm)] = (
+            checks.number(o[0], f"{at}[0]", minimum=0.0),
+            checks.integer(o[1], f"{at}[1]", minimum=0),
+            checks.optional_number(o[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
+        )
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or r._nodes):
