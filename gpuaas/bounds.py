@@ -22,6 +22,13 @@ with the argument why any real schedule satisfies it):
    at slots of a day is cut into groups of consecutive jobs (`capacity_groups`) whose LPs'
    sum is a relaxation of the whole LP's; the whole trace's coarse LP is kept when small.
 
+**Spot capacity** (`availability=`, formulations/BOUND.md §4). On a catalog with spot variants
+every spot configuration is priced at the spot price; with the availability a simulation
+replayed, known in hindsight, a job cannot use a spot type that has no capacity from its
+release on (its columns are left out, in the per-job bound too), and the node-seconds of spot
+type v in slot k are at most the integral of v's count over the slot (a row per type and slot
+whose integral is finite). Interruptions only add cost, so they are not modelled.
+
 What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
 at one configuration at a time (migrating freely and at no cost), taking the instance's
 *predicted* times — `gpuaas simulate` with noise 0 can never cost less (restart overhead and
@@ -37,6 +44,7 @@ floating-point rounding.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time as _time
 from collections.abc import Callable
@@ -47,6 +55,7 @@ import highspy
 import numpy as np
 
 from gpuaas import checks
+from gpuaas.availability import UNLIMITED, Availability, Capacity
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.milp.highs import load_lp, new_highs
@@ -151,6 +160,7 @@ def bound(
     slot: float | None = None,
     time_limit: float | None = None,
     progress: Callable[[str], None] | None = None,
+    availability: Availability | None = None,
 ) -> Bound:
     """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
 
@@ -169,6 +179,9 @@ def bound(
         capacity bound is a valid dual bound, never a primal estimate.
     progress : callable, optional
         Called with each step's description (`gpuaas.progress.Progress` prints them).
+    availability : Availability, optional
+        The spot capacity of the run, in hindsight (its VM types are the on-demand types; the
+        trace is put on its catalog's spot variants, `Instance.with_spot`).
 
     Returns
     -------
@@ -177,24 +190,27 @@ def bound(
     t0 = _time.perf_counter()
     if not isinstance(trace, Instance):
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
+    spot = None
+    if availability is not None:
+        trace, spot = spot_capacity(trace, availability)
     nodes = checks.nodes(trace.nodes if nodes is None else nodes)
     for name, value in (("slot", slot), ("time_limit", time_limit)):
         checks.optional_number(value, name, positive=True)
     if slot is not None and trace.n_jobs:
-        check_slot(trace, int(nodes), float(slot))
+        check_slot(trace, int(nodes), float(slot), spot)
     say = progress or (lambda step: None)
     say(f"per-job bound of {trace.n_jobs} jobs")
     plan = per_job_plan(trace)
     per_job = plan.total
-    if trace.n_jobs == 0 or peak_nodes(trace, plan) <= nodes:
+    if trace.n_jobs == 0 or (peak_nodes(trace, plan) <= nodes and not limits(trace, spot, plan)):
         return Bound(per_job, per_job, per_job, "fits", _time.perf_counter() - t0, None, int(nodes))
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     say("capacity LP: choosing the slot")
-    L, start, groups = capacity_groups(trace, int(nodes), slot)
-    best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say)
+    L, start, groups = capacity_groups(trace, int(nodes), slot, spot)
+    best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot)
     if len(groups) > 1 and slot is None:
         say("capacity LP: the whole trace with one coarse slot")
-        whole = _whole(trace, int(nodes), deadline)
+        whole = _whole(trace, int(nodes), deadline, spot)
         if whole is not None and whole.value > best.value:
             best = whole
     return Bound(
@@ -234,13 +250,18 @@ def _grouped(
     plan: PerJobPlan,
     deadline: float,
     say: Callable[[str], None],
+    spot: dict[int, Capacity] | None = None,
 ) -> _Relaxation:
     """Σ over the groups of their LP's dual bound (at least their per-job bound)."""
     out = _Relaxation(0.0, "optimal", slot, 0, 0, len(groups), 0)
     for n, idx in enumerate(groups):
         sub = trace.subset(idx) if len(groups) > 1 else trace
         sub_plan = per_job_plan(sub) if len(groups) > 1 else plan
-        if len(groups) > 1 and peak_nodes(sub, sub_plan) <= nodes:
+        if (
+            len(groups) > 1
+            and peak_nodes(sub, sub_plan) <= nodes
+            and not limits(sub, spot, sub_plan)
+        ):
             out.value += sub_plan.total  # this group's LP optimum is its per-job bound
             continue
         left = deadline - _time.perf_counter()
@@ -250,7 +271,7 @@ def _grouped(
             continue
         which = f" (group {n + 1} of {len(groups)})" if len(groups) > 1 else ""
         say(f"capacity LP{which}: building")
-        lp = capacity_lp(sub, nodes, slot, start=start)
+        lp = capacity_lp(sub, nodes, slot, start=start, spot=spot)
         say(f"capacity LP{which}: HiGHS on {lp.n_cols} columns, {lp.n_rows} rows")
         value, status = solve_capacity(lp, left)
         out.value += sub_plan.total if value is None else max(value, sub_plan.total)
@@ -262,21 +283,74 @@ def _grouped(
     return out
 
 
-def _whole(trace: Instance, nodes: int, deadline: float) -> _Relaxation | None:
+def _whole(
+    trace: Instance, nodes: int, deadline: float, spot: dict[int, Capacity] | None = None
+) -> _Relaxation | None:
     """The whole trace's LP at `auto_slot`'s slot (one slot over the horizon, at most), if it
     has at most WHOLE_COLUMNS x-columns and time is left: coarse, but it sees the capacity of
     the whole horizon, which groups of consecutive jobs do not share."""
-    _, _, _, n_cfg, start, end = _grid(trace, nodes)
+    _, _, _, n_cfg, start, end = _grid(trace, nodes, spot)
     r = effective_release(trace)
     L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
     left = deadline - _time.perf_counter()
     if count_columns(r, n_cfg, start, end, L) > WHOLE_COLUMNS or left <= 0:
         return None
-    lp = capacity_lp(trace, nodes, L)
+    lp = capacity_lp(trace, nodes, L, spot=spot)
     value, status = solve_capacity(lp, left)
     if value is None:
         return None
     return _Relaxation(value, status, L, lp.n_cols, lp.n_rows, 1, 1)
+
+
+def spot_capacity(
+    trace: Instance, availability: Availability
+) -> tuple[Instance, dict[int, Capacity]]:
+    """`trace` on its catalog's spot variants, without the spot configurations a job cannot use
+    (its type has no capacity from the job's release on), and each spot type's capacity
+    (variant index -> `Capacity` of its on-demand type; a type the availability does not list
+    has none)."""
+
+    trace = trace.with_spot()
+    cat = trace.catalog
+    none = Capacity(np.zeros(1), np.zeros(1, dtype=np.int64))
+    spot = {
+        int(v): availability.capacity.get(cat.vm_names[cat.base[v]], none)
+        for v in np.flatnonzero(cat.spot)
+    }
+    r = effective_release(trace)
+    work = trace.work.copy()
+    for v, cap in spot.items():
+        # the most VMs of v any time from each job's release on
+        later = np.maximum.accumulate(cap.counts[::-1])[::-1]
+        most = later[np.maximum(np.searchsorted(cap.times, r, side="right") - 1, 0)]
+        work[np.ix_(most == 0, cat.cfg_vm == v)] = np.inf
+    return dataclasses.replace(trace, work=work), spot
+
+
+def limits(instance: Instance, spot: dict[int, Capacity] | None, plan: PerJobPlan) -> bool:
+    """Whether the per-job plans use a spot type whose capacity is ever finite (the LP's spot
+    rows may then bind, so its optimum need not be the per-job bound)."""
+    if not spot:
+        return False
+    used = plan.cfg[plan.cfg >= 0]
+    types = set(instance.catalog.cfg_vm[used].tolist())
+    return any((cap.counts < UNLIMITED).any() for v, cap in spot.items() if v in types)
+
+
+def available_seconds(cap: Capacity, a: float, b: float) -> float:
+    """∫ count dt over [a, b) (inf when the count is unlimited there or b is inf and the last
+    count is not 0)."""
+    times, counts = cap.times, cap.counts
+    if b == math.inf:
+        if counts[-1] > 0:
+            return math.inf
+        b = max(a, float(times[-1]))
+    edges = np.clip(np.append(times, math.inf), a, b)
+    span = np.diff(edges)
+    used = span > 0
+    if (counts[used] >= UNLIMITED).any():
+        return math.inf
+    return float(np.sum(span[used] * counts[used]))
 
 
 def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
@@ -410,21 +484,36 @@ def auto_slot(
     return hi * SLOT_UNIT
 
 
-def _grid(instance: Instance, nodes: int) -> tuple[Any, ...]:
+def _grid(
+    instance: Instance, nodes: int, spot: dict[int, Capacity] | None = None
+) -> tuple[Any, ...]:
     """(cost, node-seconds, kept configurations, their count per job) arrays and the start and
-    end of the regular slots."""
+    end of the regular slots. A configuration of a spot type with limited capacity (`spot`)
+    dominates only those of its own type: its capacity row is its own."""
     t = instance.times
     with np.errstate(invalid="ignore"):
         cost, node_sec = t * share_price(instance), t * node_share(instance)
-    keep = non_dominated(t, cost, node_sec)
+    cfg_vm = instance.catalog.cfg_vm
+    limited = [v for v, cap in (spot or {}).items() if (cap.counts < UNLIMITED).any()]
+    if not limited:
+        keep = non_dominated(t, cost, node_sec)
+    else:
+        alone = np.isin(cfg_vm, limited)
+        keep = non_dominated(np.where(alone, np.inf, t), cost, node_sec)
+        for v in limited:
+            group = ~alone | (cfg_vm == v)
+            mine = non_dominated(np.where(group, t, np.inf), cost, node_sec)
+            keep |= mine & (cfg_vm == v)[None, :]
     start = float(effective_release(instance).min())
     return cost, node_sec, keep, keep.sum(axis=1), start, _horizon(instance, nodes, keep, node_sec)
 
 
-def check_slot(instance: Instance, nodes: int, slot: float) -> None:
+def check_slot(
+    instance: Instance, nodes: int, slot: float, spot: dict[int, Capacity] | None = None
+) -> None:
     """InputError when `slot` would give one job more than LIMIT_COLUMNS columns of the capacity
     LP (a group of consecutive jobs holds at least one job, `capacity_groups`)."""
-    _, _, _, n_cfg, start, end = _grid(instance, nodes)
+    _, _, _, n_cfg, start, end = _grid(instance, nodes, spot)
     _check_slot(effective_release(instance), n_cfg, start, end, slot)
 
 
@@ -441,7 +530,10 @@ def _check_slot(r: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot
 
 
 def capacity_groups(
-    instance: Instance, nodes: int, slot: float | None = None
+    instance: Instance,
+    nodes: int,
+    slot: float | None = None,
+    spot: dict[int, Capacity] | None = None,
 ) -> tuple[float, float, list[np.ndarray]]:
     """(slot, start of the slot grid, groups of job indices) of the capacity LP.
 
@@ -452,7 +544,7 @@ def capacity_groups(
     (the one of the whole trace): the sum of the groups' LP optima is then at most the whole
     LP's, and at least the per-job bound (BOUND.md, "Groups of consecutive jobs").
     """
-    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes)
+    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes, spot)
     r = effective_release(instance)
     if slot is None:
         L = min(auto_slot(r, n_cfg, start, end, MAX_COLUMNS), GROUP_SLOT)
@@ -476,18 +568,23 @@ def capacity_groups(
 
 
 def capacity_lp(
-    instance: Instance, nodes: int, slot: float | None = None, start: float | None = None
+    instance: Instance,
+    nodes: int,
+    slot: float | None = None,
+    start: float | None = None,
+    spot: dict[int, Capacity] | None = None,
 ) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
-    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups).
+    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups);
+    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity.
     """
     J = instance.n_jobs
     t = instance.times
     r = effective_release(instance)
     d = instance.due
     w = instance.weight
-    cost, node_sec, keep, n_cfg, earliest, end = _grid(instance, nodes)
+    cost, node_sec, keep, n_cfg, earliest, end = _grid(instance, nodes, spot)
     if start is None:
         start = earliest
     else:  # the first slot holding a release, on the given grid
@@ -535,11 +632,25 @@ def capacity_lp(
         node_sec[cj[regular], cc[regular]],
         tt[has_t],
     ]
+    n_rows = 3 * J + K + int(need.sum())
+    spot_upper = []
+    cat = instance.catalog
+    for v, cap in sorted((spot or {}).items()):
+        of_v = cat.cfg_vm[cc] == v
+        for k in range(K + 1):
+            end = math.inf if k == K else start + (k + 1) * L
+            room = available_seconds(cap, start + k * L, end)
+            hit = of_v & (ck == k)
+            if math.isfinite(room) and hit.any():
+                rows.append(np.full(int(hit.sum()), n_rows))
+                cols.append(ids[hit])
+                vals.append(node_sec[cj[hit], cc[hit]])
+                spot_upper.append(room)
+                n_rows += 1
     T_cols = n_x + np.arange(J)
     rows += [J + np.arange(J), 2 * J + np.arange(J)]
     cols += [T_cols, T_cols]
     vals += [np.ones(J), np.ones(J)]
-    n_rows = 3 * J + K + int(need.sum())
     row_lower = np.concatenate(
         [
             np.ones(J),
@@ -547,10 +658,17 @@ def capacity_lp(
             np.zeros(J),
             np.full(K, -np.inf),
             np.full(int(need.sum()), -np.inf),
+            np.full(len(spot_upper), -np.inf),
         ]
     )
     row_upper = np.concatenate(
-        [np.ones(J), np.full(2 * J, np.inf), np.full(K, nodes * L), cap_len[need]]
+        [
+            np.ones(J),
+            np.full(2 * J, np.inf),
+            np.full(K, nodes * L),
+            cap_len[need],
+            np.asarray(spot_upper, dtype=np.float64),
+        ]
     )
     R = np.concatenate(rows)
     Cc = np.concatenate(cols)

@@ -3,6 +3,14 @@
 A configuration is a VM type v with g of its G_v GPUs (g = 1..G_v). Configurations are
 numbered c = 0..C-1, VM by VM in catalog order, so `cfg_vm[c]`, `cfg_gpus[c]` give (v, g) and
 `cfg_offset[v] + g - 1` gives c.
+
+**Spot variants.** `Catalog.with_spot()` adds, after the on-demand types, a spot variant of
+every type with a spot price: ``NAME:spot``, the same GPUs at the spot price, interruptible
+(`base[v]`: the on-demand type a variant stands for, -1 for on-demand types). A node is spot
+exactly when its VM type is a variant, so the validator, the matching of nodes, capacity
+limits and the event log carry the kind without a field of their own. Variants are a GPU
+model of their own for the methods (`gpu_model_id`), so that packing keeps interruptible work
+apart from work on on-demand VMs; `gpu_models` keeps the GPU's name for times and throughputs.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
@@ -22,6 +31,8 @@ from gpuaas.files import read_yaml
 from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE
 
 SECONDS_PER_HOUR = 3600.0
+#: the suffix naming a spot variant of a VM type (``p3.2xlarge:spot``)
+SPOT_SUFFIX = ":spot"
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -38,8 +49,9 @@ class Catalog:
     gpu_models: tuple[str, ...]
     gpus: np.ndarray  # int64 (V,): G_v
     cost_per_hour: np.ndarray  # float64 (V,)
-    spot_per_hour: np.ndarray | None = None  # float64 (V,), nan where unknown; not used yet
+    spot_per_hour: np.ndarray | None = None  # float64 (V,), nan where unknown or a variant
     info: dict[str, str] = field(default_factory=dict)  # provider, region, date, source, price_page
+    base: np.ndarray | None = None  # int64 (V,): a spot variant's on-demand type, -1: on-demand
     cost: np.ndarray = field(init=False)  # float64 (V,): c_v in $/s
     gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
     cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
@@ -49,7 +61,15 @@ class Catalog:
     def __post_init__(self) -> None:
         gpus = _frozen(np.asarray(self.gpus, dtype=np.int64).copy())
         price = _frozen(np.asarray(self.cost_per_hour, dtype=np.float64).copy())
+        base = np.full(len(gpus), -1) if self.base is None else self.base
+        base = _frozen(np.asarray(base, dtype=np.int64).copy())
         models = sorted(set(self.gpu_models))
+        # a spot variant's GPUs are a model of their own for the methods (module docstring)
+        spot_models = sorted({m for m, b in zip(self.gpu_models, base) if b >= 0})
+        model_id = [
+            len(models) + spot_models.index(m) if b >= 0 else models.index(m)
+            for m, b in zip(self.gpu_models, base)
+        ]
         offset = np.concatenate(([0], np.cumsum(gpus)[:-1])).astype(np.int64)
         cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), gpus)
         cfg_gpus = np.concatenate([np.arange(1, g + 1, dtype=np.int64) for g in gpus])
@@ -59,11 +79,9 @@ class Catalog:
             ("info", dict(self.info)),
             ("gpus", gpus),
             ("cost_per_hour", price),
+            ("base", base),
             ("cost", _frozen(price / SECONDS_PER_HOUR)),
-            (
-                "gpu_model_id",
-                _frozen(np.array([models.index(m) for m in self.gpu_models], dtype=np.int64)),
-            ),
+            ("gpu_model_id", _frozen(np.array(model_id, dtype=np.int64))),
             ("cfg_vm", _frozen(cfg_vm)),
             ("cfg_gpus", _frozen(cfg_gpus)),
             ("cfg_offset", _frozen(offset)),
@@ -78,6 +96,67 @@ class Catalog:
     def n_configs(self) -> int:
         return int(self.gpus.sum())
 
+    @property
+    def spot(self) -> np.ndarray:
+        """(V,) bool: the VM type is a spot variant (interruptible)."""
+        return self.base >= 0
+
+    @property
+    def has_spot(self) -> bool:
+        """Whether the catalog holds spot variants (`with_spot`)."""
+        return bool((self.base >= 0).any())
+
+    @property
+    def on_demand(self) -> np.ndarray:
+        """(V,) int: each VM type's on-demand type (itself for an on-demand type)."""
+        return np.where(self.base >= 0, self.base, np.arange(len(self.base)))
+
+    @property
+    def warning(self) -> float:
+        """Seconds between the provider's interruption notice and a spot VM's interruption
+        (`gpuaas.availability.WARNING_SECONDS` by the catalog's `provider`; 0 without one)."""
+        from gpuaas.availability.capacity import WARNING_SECONDS
+
+        return WARNING_SECONDS.get(self.info.get("provider", ""), 0.0)
+
+    def with_spot(self) -> Catalog:
+        """The catalog with a spot variant of every VM type that has a spot price, appended
+        after the on-demand types (module docstring); itself when it has them already."""
+        if self.has_spot:
+            return self
+        have = [v for v in range(self.n_vms) if math.isfinite(self.spot_per_hour[v])]
+        return Catalog(
+            name=self.name,
+            vm_names=self.vm_names + tuple(self.vm_names[v] + SPOT_SUFFIX for v in have),
+            gpu_models=self.gpu_models + tuple(self.gpu_models[v] for v in have),
+            gpus=np.concatenate([self.gpus, self.gpus[have]]),
+            cost_per_hour=np.concatenate([self.cost_per_hour, self.spot_per_hour[have]]),
+            spot_per_hour=np.concatenate([self.spot_per_hour, np.full(len(have), np.nan)]),
+            info=self.info,
+            base=np.concatenate([np.full(self.n_vms, -1), have]).astype(np.int64),
+        )
+
+    def without_spot(self) -> Catalog:
+        """The catalog of the on-demand types only (itself when it has no spot variants):
+        their indices and configurations are the same in both."""
+        if not self.has_spot:
+            return self
+        return _without_spot(self)
+
+    def spot_configs(self) -> np.ndarray:
+        """(C,) int: each configuration's on-demand configuration (itself if on-demand)."""
+        od = self.on_demand[self.cfg_vm]
+        return self.cfg_offset[od] + self.cfg_gpus - 1
+
+    def spot_work(self, work: np.ndarray) -> np.ndarray:
+        """Rows of whole-job times on the on-demand types only ((..., C_on-demand), e.g. a
+        trace's on the catalog without variants) as rows on this catalog: a spot variant runs a
+        job as fast as its on-demand type."""
+        work = np.asarray(work, dtype=np.float64)
+        if work.shape[-1] == self.n_configs:
+            return work
+        return work[..., self.spot_configs()]
+
     def vm_index(self, name: str) -> int:
         """Index of VM type `name`; KeyError if absent."""
         return self.vm_names.index(name)
@@ -90,26 +169,37 @@ class Catalog:
 
     def to_dict(self) -> dict[str, Any]:
         vms = []
-        for n, m, g, c, s in zip(
-            self.vm_names, self.gpu_models, self.gpus, self.cost_per_hour, self.spot_per_hour
+        for n, m, g, c, s, b in zip(
+            self.vm_names,
+            self.gpu_models,
+            self.gpus,
+            self.cost_per_hour,
+            self.spot_per_hour,
+            self.base,
         ):
+            if b >= 0:
+                continue  # a spot variant: `"spot": true` makes it again
             vm = {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
             if math.isfinite(s):
                 vm["spot_per_hour"] = float(s)
             vms.append(vm)
-        return {"name": self.name, **self.info, "vm_types": vms}
+        out = {"name": self.name, **self.info, "vm_types": vms}
+        if self.has_spot:
+            out["spot"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, source: str | None = None, where: str = "catalog") -> Catalog:
         """Build a catalog from `{"vm_types": [{"name", "gpu", "gpus", "cost_per_hour"}]}`.
 
         Optional: top-level `INFO_FIELDS` (provider, region, date "YYYY-MM-DD", source,
-        price_page: where the figures come from) and, per VM type, `spot_per_hour` (the spot
-        price of the same date; recorded, not used by the solvers yet).
+        price_page: where the figures come from), per VM type `spot_per_hour` (the spot price
+        of the same date) and top-level `spot: true` (the catalog with its spot variants,
+        `with_spot`).
         """
         if not isinstance(data, dict):
             raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
-        unknown = set(data) - {"name", "vm_types", *INFO_FIELDS}
+        unknown = set(data) - {"name", "vm_types", "spot", *INFO_FIELDS}
         if unknown:
             raise InputError(source, where, f"unknown field(s) {sorted(unknown)}")
         info = {}
@@ -137,6 +227,13 @@ class Catalog:
                 raise InputError(source, f"{at}.name", "must be a non-empty string")
             if vm["name"] in names:
                 raise InputError(source, f"{at}.name", f"duplicate VM type {vm['name']!r}")
+            if vm["name"].endswith(SPOT_SUFFIX):
+                raise InputError(
+                    source,
+                    f"{at}.name",
+                    f"{vm['name']!r}: names ending in {SPOT_SUFFIX!r} are the spot variants "
+                    "gpuaas makes (give spot_per_hour instead)",
+                )
             if not isinstance(vm["gpu"], str) or not vm["gpu"]:
                 raise InputError(source, f"{at}.gpu", "must be a non-empty string")
             g = checks.integer(
@@ -157,7 +254,10 @@ class Catalog:
                 if "spot_per_hour" in vm
                 else math.nan
             )
-        return cls(
+        spot = data.get("spot", False)
+        if not isinstance(spot, bool):
+            raise InputError(source, f"{where}.spot", f"must be true or false, got {brief(spot)}")
+        cat = cls(
             name=str(name),
             vm_names=tuple(names),
             gpu_models=tuple(models),
@@ -166,6 +266,21 @@ class Catalog:
             spot_per_hour=np.array(spots),
             info=info,
         )
+        return cat.with_spot() if spot else cat
+
+
+@lru_cache(maxsize=8)  # a Catalog is immutable and hashes by identity
+def _without_spot(cat: Catalog) -> Catalog:
+    od = int((cat.base < 0).sum())
+    return Catalog(
+        name=cat.name,
+        vm_names=cat.vm_names[:od],
+        gpu_models=cat.gpu_models[:od],
+        gpus=cat.gpus[:od],
+        cost_per_hour=cat.cost_per_hour[:od],
+        spot_per_hour=cat.spot_per_hour[:od],
+        info=cat.info,
+    )
 
 
 #: Optional top-level fields of a catalog naming where its figures come from.

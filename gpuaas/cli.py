@@ -27,10 +27,15 @@ from gpuaas.files import (
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
-from gpuaas.methods import DEFAULT_METHOD, METHODS, method_options
+from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS, method_options
 from gpuaas.methods import solve as solve_instance
 from gpuaas.objective import OBJECTIVES
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS
+from gpuaas.reconfiguration import (
+    DEFAULT_CHECKPOINT,
+    DEFAULT_OVERHEAD,
+    DEFAULT_STARTUP,
+    PAPER_COSTS,
+)
 from gpuaas.run_config import RunConfig
 
 
@@ -444,6 +449,52 @@ def reconfiguration_options(f: Any) -> Any:
     )(f)
 
 
+def spot_options(f: Any) -> Any:
+    """--spot, --availability, --checkpoint and --notice: spot capacity (docs/spot.md)."""
+    f = click.option(
+        "--notice",
+        type=SECONDS_OR_ZERO,
+        default=None,
+        help="Seconds a job needs to write a checkpoint on an interruption notice; if the "
+        "provider's warning is that long (AWS 120, GCP and Azure 30), an interrupted job "
+        "loses only the restart overhead [default: no checkpoint on notice].",
+    )(f)
+    f = click.option(
+        "--checkpoint",
+        type=SECONDS_OR_ZERO,
+        default=DEFAULT_CHECKPOINT,
+        show_default=True,
+        help="Seconds between a job's checkpoints (a job's own `checkpoint` wins; 0: "
+        "continuous): an interrupted job loses the work since its last one.",
+    )(f)
+    f = click.option(
+        "--availability",
+        metavar="SOURCE",
+        default=None,
+        help="Spot capacity to replay (implies --spot): 'model[:rate=R,spell_rate=S,"
+        "spell_mean=M,seed=K]' or trace files '[VM=]PATH,...' (Can't Be Late .json, "
+        "Bamboo/Parcae .csv) [default with --spot: model].",
+    )(f)
+    return click.option(
+        "--spot",
+        is_flag=True,
+        help="Let the catalog's spot VMs (spot price, interruptible) be used; availability "
+        "from the default model unless --availability names one.",
+    )(f)
+
+
+def spot_settings(
+    spot: bool, availability: str | None, checkpoint: float, notice: float | None
+) -> dict[str, Any]:
+    """The RunConfig fields of the spot options."""
+    return {
+        "spot": spot or availability is not None,
+        "availability": availability,
+        "checkpoint": checkpoint,
+        "notice": notice,
+    }
+
+
 def reconfiguration(overhead: float | None, startup: float | None, paper: bool) -> dict[str, float]:
     """The overhead and start-up to simulate: explicit values, else the paper's or the defaults."""
     base = PAPER_COSTS if paper else {"overhead": DEFAULT_OVERHEAD, "startup": DEFAULT_STARTUP}
@@ -475,6 +526,7 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
     help="Mean absolute relative error of predicted durations (paper: 0.11).",
 )
 @reconfiguration_options
+@spot_options
 @click.option(
     "--tick",
     type=SECONDS,
@@ -514,6 +566,10 @@ def simulate(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    spot: bool,
+    availability: str | None,
+    checkpoint: float,
+    notice: float | None,
     tick: float | None,
     time_limit: float | None,
     preset: str | None,
@@ -547,6 +603,7 @@ def simulate(
             tick=tick,
             options=options,
             **reconfiguration(overhead, startup, paper_costs),
+            **spot_settings(spot, availability, checkpoint, notice),
         )
         result = run_simulation(trace, config=config, log=log_file, progress=not quiet)
     emit(result.to_dict(), as_json, result.summary(), output)
@@ -572,6 +629,19 @@ def simulate(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the JSON bounds to this file."
 )
+@click.option(
+    "--spot",
+    is_flag=True,
+    help="Spot VMs at the spot price, their capacity that of --availability (in hindsight).",
+)
+@click.option(
+    "--availability",
+    metavar="SOURCE",
+    default=None,
+    help="Spot capacity (implies --spot): a model or trace files, as for simulate "
+    "[default with --spot: model, seed --seed].",
+)
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of a spot model.")
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -579,11 +649,16 @@ def bound(
     time_limit: float | None,
     as_json: bool,
     output: str | None,
+    spot: bool,
+    availability: str | None,
+    seed: int,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
 
     The best of the per-job bound (each job alone, cheapest mix of configurations) and the
-    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md).
+    capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md);
+    with --spot, spot VMs at the spot price within the capacity of the availability (the one
+    `gpuaas simulate --spot --seed S` replays for the same source and seed).
     """
     from gpuaas.bounds import bound as compute_bound
     from gpuaas.progress import Progress
@@ -593,7 +668,20 @@ def bound(
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
-        result = compute_bound(trace, nodes=nodes, slot=slot, time_limit=time_limit, progress=say)
+        market = None
+        if spot or availability is not None:
+            from gpuaas.simulator import spot_availability
+
+            config = RunConfig(spot=True, availability=availability, seed=seed, nodes=nodes)
+            market = spot_availability(trace, config)
+        result = compute_bound(
+            trace,
+            nodes=nodes,
+            slot=slot,
+            time_limit=time_limit,
+            progress=say,
+            availability=market,
+        )
     emit(result.to_dict(), as_json, result.summary(), output)
 
 
@@ -604,6 +692,8 @@ def bound(
     default=None,
     help="Comma-separated methods to simulate [default: "
     + ",".join(m for m in METHODS if METHODS[m].compare)
+    + "; with --spot: "
+    + ",".join(SPOT_METHODS)
     + "].",
 )
 @click.option("--seeds", default="1", show_default=True, help="Method seeds, e.g. 1-10 or 1,3,5.")
@@ -635,6 +725,7 @@ def bound(
     help="Simulations run in this many processes.",
 )
 @reconfiguration_options
+@spot_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
 )
@@ -658,6 +749,10 @@ def compare(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    spot: bool,
+    availability: str | None,
+    checkpoint: float,
+    notice: float | None,
     as_json: bool,
     as_csv: bool,
     output: str | None,
@@ -681,11 +776,12 @@ def compare(
         raise InputError(None, "--json/--csv", "choose one output format")
     check_output(output)
     distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
-    names = (
-        cmp.default_methods()
-        if methods is None
-        else [m.strip() for m in methods.split(",") if m.strip()]
-    )
+    if methods is not None:
+        names = [m.strip() for m in methods.split(",") if m.strip()]
+    elif spot or availability is not None:
+        names = list(SPOT_METHODS)
+    else:
+        names = cmp.default_methods()
     seed_list = cmp.parse_seeds(seeds)
     mult = cmp.parse_multipliers(multipliers, names)
     options = cmp.parse_settings(settings, names)
@@ -714,6 +810,7 @@ def compare(
         workers=workers,
         on_row=progress,
         **reconfiguration(overhead, startup, paper_costs),
+        **spot_settings(spot, availability, checkpoint, notice),
     )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
     text = to_csv(rows) if csv_out else to_json(rows)
@@ -844,7 +941,7 @@ def catalogs_cmd(as_json: bool) -> None:
     for r in rows:
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     click.echo(
-        "spot = VM types with a spot price (recorded only: simulations use on-demand prices); "
+        "spot = VM types with a spot price (their spot variants with --spot); "
         "sources: gpuaas catalogs --json"
     )
 

@@ -31,7 +31,17 @@ from gpuaas.limits import (
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
-_JOB_FIELDS = {"id", "release", "due", "weight", "times", "workload", "progress", "placement"}
+_JOB_FIELDS = {
+    "id",
+    "release",
+    "due",
+    "weight",
+    "times",
+    "workload",
+    "progress",
+    "placement",
+    "checkpoint",
+}
 
 
 def _ro(a: Any, dtype: Any) -> np.ndarray:
@@ -66,6 +76,11 @@ class Instance:
     startup: float = DEFAULT_PARAMS["startup"]  # s a VM opened or resized is billed but not usable
     current_node: np.ndarray | None = None  # (J,) int, -1 waiting
     current_cfg: np.ndarray | None = None  # (J,) int, -1 waiting
+    checkpoint: np.ndarray | None = None  # (J,) s between a job's checkpoints; nan: the default
+    hazard: np.ndarray | None = None  # (V,) interruptions per second of a VM held (spot types)
+    outage: np.ndarray | None = None  # (V,) s a spot type out of capacity is expected to stay out
+    room: np.ndarray | None = None  # (V,) VMs of each type that may still open (a run's state)
+    ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
     rel_due: np.ndarray = field(init=False)  # (J,) d_j = due_j - T_c
     max_time: np.ndarray = field(init=False)  # (J,) M_j = max finite t_jvg
@@ -89,6 +104,16 @@ class Instance:
         for k in ("current_node", "current_cfg"):
             v = getattr(self, k)
             set_(k, _ro(np.full(J, -1) if v is None else v, np.int64).reshape(J))
+        V = self.catalog.n_vms
+        for k, n, default in (
+            ("checkpoint", J, np.nan),
+            ("ready", J, -np.inf),
+            ("hazard", V, 0.0),
+            ("outage", V, 0.0),
+            ("room", V, np.inf),
+        ):
+            v = getattr(self, k)
+            set_(k, _ro(np.full(n, default) if v is None else v, np.float64).reshape(n))
         times = work * (1.0 - self.progress)[:, None]
         set_("times", _ro(times, np.float64))
         set_("rel_due", _ro(self.due - self.time, np.float64))
@@ -112,6 +137,17 @@ class Instance:
         return self.overhead > 0 or self.startup > 0
 
     # -- derived instances ------------------------------------------------------------------
+    def with_spot(self) -> Instance:
+        """The instance on its catalog with spot variants (`Catalog.with_spot`): a variant runs
+        each job as fast as its on-demand type."""
+        cat = self.catalog.with_spot()
+        if cat is self.catalog:
+            return self
+        work = cat.spot_work(self.work)
+        return dataclasses.replace(
+            self, catalog=cat, work=work, hazard=None, outage=None, room=None
+        )
+
     def subset(self, jobs: Any) -> Instance:
         """The instance restricted to the jobs at the given indices (in that order)."""
         idx = np.asarray(jobs, dtype=np.int64).reshape(-1)
@@ -125,6 +161,8 @@ class Instance:
             progress=self.progress[idx],
             current_node=self.current_node[idx],
             current_cfg=self.current_cfg[idx],
+            checkpoint=self.checkpoint[idx],
+            ready=self.ready[idx],
         )
 
     def released(self) -> Instance:
@@ -147,6 +185,8 @@ class Instance:
             }
             if self.progress[j] > 0:
                 job["progress"] = float(self.progress[j])
+            if math.isfinite(self.checkpoint[j]):
+                job["checkpoint"] = float(self.checkpoint[j])
             c = int(self.current_cfg[j])
             if c >= 0:
                 job["placement"] = {
@@ -155,11 +195,16 @@ class Instance:
                     "gpus": int(cat.cfg_gpus[c]),
                 }
             jobs.append(job)
+        params: dict[str, Any] = {k: getattr(self, k) for k in DEFAULT_PARAMS}
+        if self.hazard.any():
+            params["hazard"] = {
+                cat.vm_names[v]: float(self.hazard[v] * 3600.0) for v in np.flatnonzero(self.hazard)
+            }
         return {
-            "catalog": cat.to_dict() if cat.name == "inline" else cat.name,
+            "catalog": cat.to_dict() if cat.name == "inline" or cat.has_spot else cat.name,
             "nodes": self.nodes,
             "time": self.time,
-            "params": {k: getattr(self, k) for k in DEFAULT_PARAMS},
+            "params": params,
             "jobs": jobs,
         }
 
@@ -185,6 +230,8 @@ class Instance:
             raise InputError(
                 source, "params", f"must be an object with {', '.join(DEFAULT_PARAMS)}"
             )
+        hazard = _hazard(params.get("hazard", {}), catalog, source)
+        params = {k: v for k, v in params.items() if k != "hazard"}
         bad = set(params) - set(DEFAULT_PARAMS)
         if bad:
             raise InputError(
@@ -239,6 +286,10 @@ class Instance:
             progress=np.array([spec.progress for spec in parsed]),
             current_node=np.array([spec.node for spec in parsed], dtype=np.int64),
             current_cfg=np.array([spec.cfg for spec in parsed], dtype=np.int64),
+            checkpoint=np.array(
+                [math.nan if spec.checkpoint is None else spec.checkpoint for spec in parsed]
+            ),
+            hazard=hazard,
             time=time,
             **p,
         )
@@ -257,6 +308,7 @@ class JobSpec:
     progress: float
     node: int = -1  # where the job runs now (placement), -1 waiting
     cfg: int = -1
+    checkpoint: float | None = None  # s between its checkpoints; None: the run's default
 
     def __post_init__(self) -> None:
         check_job(self)
@@ -355,6 +407,11 @@ def parse_job(
         ),
         work=np.asarray(work, dtype=np.float64),
         progress=progress,
+        checkpoint=None
+        if job.get("checkpoint") is None
+        else checks.number(
+            job["checkpoint"], f"{at}.checkpoint", source, minimum=0.0, maximum=MAX_SECONDS
+        ),
     )
 
 
@@ -429,6 +486,11 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
     if not isinstance(times, dict):
         raise InputError(source, where, "must be an object mapping VM type to a list of seconds")
     row = np.full(catalog.n_configs, np.inf)
+    if catalog.has_spot:  # a spot variant runs as fast as its on-demand type, unless given
+        given = [catalog.vm_index(vm) for vm in times if vm in catalog.vm_names]
+        for v, b in enumerate(catalog.base):
+            if b >= 0 and v not in given and catalog.vm_names[b] in times:
+                times = {**times, catalog.vm_names[v]: times[catalog.vm_names[b]]}
     for vm, ts in times.items():
         if vm not in catalog.vm_names:
             raise InputError(
@@ -463,14 +525,41 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
     return row
 
 
+def _hazard(hazard: Any, catalog: Catalog, source: str | None) -> np.ndarray:
+    """(V,) interruptions per second from `params.hazard`, {VM type: interruptions per hour}."""
+    if not isinstance(hazard, Mapping):
+        raise InputError(
+            source, "params.hazard", "must be an object mapping VM type to interruptions per hour"
+        )
+    out = np.zeros(catalog.n_vms)
+    for vm, rate in hazard.items():
+        if vm not in catalog.vm_names:
+            raise InputError(
+                source, f"params.hazard.{vm}", f"unknown VM type for catalog {catalog.name!r}"
+            )
+        out[catalog.vm_index(vm)] = (
+            checks.number(rate, f"params.hazard.{vm}", source, minimum=0.0, maximum=MAX_WEIGHT)
+            / 3600.0
+        )
+    return out
+
+
 def times_object(work: Any, catalog: Catalog) -> dict[str, list[Any]]:
     """The instance format's `times` of a row of whole-job times per configuration (inf or
-    None: cannot run): `{"VM": [t_g1, t_g2, ...]}` for the VM types that can run the job."""
+    None: cannot run): `{"VM": [t_g1, t_g2, ...]}` for the VM types that can run the job (a
+    spot variant only where it differs from its on-demand type, which it runs as by default)."""
     row = [None if w is None or w == math.inf else w for w in work]
     out = {}
+
+    def of(v: int) -> list[Any]:
+        return row[int(catalog.cfg_offset[v]) : int(catalog.cfg_offset[v] + catalog.gpus[v])]
+
     for v, name in enumerate(catalog.vm_names):
-        ts = row[int(catalog.cfg_offset[v]) : int(catalog.cfg_offset[v] + catalog.gpus[v])]
-        if any(t is not None for t in ts):
+        ts, b = of(v), int(catalog.base[v])
+        if b >= 0:  # a spot variant is written when it differs from its on-demand type's
+            if ts != of(b):
+                out[name] = ts
+        elif any(t is not None for t in ts):
             out[name] = ts
     return out
 

@@ -118,6 +118,13 @@ METHODS: dict[str, Method] = {
             "Per-job bound plans, incumbent kept unless moving pays (the default)",
             "Incremental",
         ),
+        Method(
+            "on-demand",
+            _H + "incremental",
+            "on_demand",
+            "The default on on-demand VMs only (spot variants left out): today's default",
+            "On-demand",
+        ),
         # exact method [§3.1]
         Method(
             "milp",
@@ -202,8 +209,28 @@ METHODS: dict[str, Method] = {
             seed_independent=True,
             compare=True,
         ),
+        # spot baselines [issue 24]: each job alone on its own VM
+        Method(
+            "managed-spot",
+            _B + "spot",
+            "managed_spot",
+            "SkyPilot managed jobs: spot, relaunched after interruptions, on-demand while none",
+            "Managed spot",
+            seed_independent=True,
+        ),
+        Method(
+            "uniform-progress",
+            _B + "spot",
+            "uniform_progress",
+            "Can't Be Late's Uniform Progress per job (greedy=true: their greedy policy)",
+            "Uniform Progress",
+            seed_independent=True,
+        ),
     )
 }
+#: what `gpuaas compare --spot` simulates unless told: the default, on-demand only (today's
+#: default), and the spot baselines
+SPOT_METHODS = ("incremental", "on-demand", "managed-spot", "uniform-progress")
 
 DEFAULT_METHOD = "incremental"
 

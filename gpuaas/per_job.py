@@ -92,14 +92,15 @@ def per_job_plan(instance: Instance) -> PerJobPlan:
     price = np.ascontiguousarray(share_price(instance), dtype=np.float64)
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
     free = np.zeros(times.shape[1])  # moves are free in the bound
-    _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free)
+    partner = np.full(times.shape[1], -1, dtype=np.int64)  # its plan values are not read
+    _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free, partner)
     return PerJobPlan(
         cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
     )
 
 
 @njit(cache=True)
-def per_job_lp(times, slack, weight, price, share, switch):  # pragma: no cover - compiled
+def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: no cover - compiled
     """The per-job LP of every job (module docstring), read two ways in one pass.
 
     Candidates, per job j with slack D_j: every single configuration c (price x time +
@@ -108,7 +109,9 @@ def per_job_lp(times, slack, weight, price, share, switch):  # pragma: no cover 
     bound). Returns
 
     - `value` (J, C): the cheapest candidate that uses c first (c alone, or c as the fast part of
-      a pair): the incumbent rules' plan value of c (`gpuaas.heuristics.incumbent`);
+      a pair; the slow part when the fast one is its `partner`, its own VM on demand for a spot
+      configuration: spot while the slack lasts, then the same VM on demand, Can't Be Late's
+      order): the incumbent rules' plan value of c (`gpuaas.heuristics.incumbent`);
     - per job the cheapest candidate (vm, tard, cfg (J, 2), frac (J, 2), dur): among candidates
       of equal cost (to 1e-12 relative) the one with the fewest node-seconds (time x g/G_v)
       wins, then the first found (single configurations in index order, then pairs).
@@ -151,9 +154,14 @@ def per_job_lp(times, slack, weight, price, share, switch):  # pragma: no cover 
                 if a2 >= a1:  # the slow one must be cheaper, or c1 alone is no worse
                     continue
                 f1 = (t2 - D) / (t2 - t1)
-                a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
-                if a < value[j, c1]:
-                    value[j, c1] = a
+                if partner[c2] == c1:  # spot first, then its own VM on demand
+                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c1]
+                    if a < value[j, c2]:
+                        value[j, c2] = a
+                else:
+                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
+                    if a < value[j, c1]:
+                        value[j, c1] = a
                 ns = f1 * t1 * share[c1] + (1.0 - f1) * t2 * share[c2]
                 if _better(a, ns, best, best_ns):
                     best, best_ns = a, ns

@@ -3,9 +3,10 @@
 A producer says when its next event is (`next_time`, inf: none), gives its events at an instant
 (`events`; the simulator batches every producer's events at that instant into one rescheduling
 point) and sees the Plan that answered them (`planned`). `Simulator.step` is one loop over
-them (SimPy's shape). A new source of events (spot interruptions replayed from a trace or drawn
-from a model, capacity that comes and goes) is a new producer here, added to
-`Simulator.producers`.
+them (SimPy's shape). A new source of events is a new producer here, added to
+`Simulator.producers`: `Releases` (submissions), `Execution` (completions, progress, the work
+restarts lose), `Ticks` and `SpotMarket` (spot capacity and interruptions from an
+`gpuaas.availability.Availability`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuaas.availability import UNLIMITED, Availability
 from gpuaas.instance import Instance, JobSpec
-from gpuaas.reconfiguration import lost_work
+from gpuaas.reconfiguration import lost_work, since_checkpoint
 from gpuaas.rescheduler import (
     TIME_TOL,
+    CapacityChange,
     Completion,
     Event,
+    Interruption,
     JobStatus,
     Plan,
     ProgressReport,
@@ -61,6 +65,7 @@ class Releases:
                 weight=float(tr.weight[j]),
                 work=tr.work[j],
                 progress=float(tr.progress[j]),
+                checkpoint=None if math.isnan(tr.checkpoint[j]) else float(tr.checkpoint[j]),
             )
             out.append(Submission(t, spec))
             self.next += 1
@@ -77,13 +82,20 @@ class Execution:
     job progresses from its node's `ready` time; it completes (`Completion`) when its actual
     remaining time is below `TIME_TOL`; with noise, every job that has run is reported
     (`ProgressReport`) at every event; a job the plan moves loses actual work by the restart
-    rule of `gpuaas.reconfiguration`.
+    rule of `gpuaas.reconfiguration`, and one whose VM is interrupted the work since its last
+    checkpoint too (its own clock of seconds run since it last (re)started, `segment`).
     """
 
-    def __init__(self, trace: Instance, seed: int, noise: float) -> None:
+    def __init__(self, trace: Instance, seed: int, noise: float, config=None) -> None:
         J = trace.n_jobs
         self.trace = trace
         self.noise = noise
+        self.config = config
+        default = 0.0 if config is None else config.checkpoint
+        self.checkpoint = np.where(np.isnan(trace.checkpoint), default, trace.checkpoint)
+        self.segment = np.zeros(J)  # seconds run since the last (re)start
+        self.actual_interrupted = np.zeros(J)  # fraction of actual work lost to interruptions
+        self.interrupted_seconds = np.zeros(J)  # seconds of actual work lost to them
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))  # the noise stream
         self.factor = 1.0 + rng.uniform(-2 * noise, 2 * noise, size=J) if noise > 0 else np.ones(J)
@@ -119,6 +131,7 @@ class Execution:
             run = t - np.maximum(sim.clock, ready)
             ran = run > 0
             self.actual_progress[idx[ran]] += run[ran] / work[ran]
+            self.segment[idx[ran]] += run[ran]
         ends = work * (1.0 - self.actual_progress[idx]) <= TIME_TOL
         ids = self.trace.job_ids
         out: list[Event] = [Completion(t, ids[j]) for j in idx[ends].tolist()]
@@ -132,18 +145,30 @@ class Execution:
         return out
 
     def planned(self, sim: Simulator, plan: Plan) -> None:
-        """The restart rule on the actual work of each job the plan moves or whose VM it lost."""
-        ov = sim.rescheduler.overhead
-        if ov <= 0:
-            return
+        """The restart rule on the actual work of each job the plan moves or whose VM it lost
+        (and, for a lost VM, the work since the job's last checkpoint); every job that starts
+        or moves restarts its checkpoint clock."""
+        r = sim.rescheduler
         cat = self.trace.catalog
+        notice = None if self.config is None else self.config.notice
+        lost_vm = {a["id"] for a in plan.interrupted}
         moved = [*plan.preempt, *plan.interrupted, *(dict(m.old, id=m.id) for m in plan.migrate)]
         for a in moved:
             j = self.index[a["id"]]
             c = cat.config(cat.vm_index(a["vm"]), a["gpus"])
-            lost = lost_work(float(self.actual_progress[j]), float(self.actual_work[j, c]), ov)
+            seconds = r.overhead
+            if a["id"] in lost_vm:
+                seconds += since_checkpoint(
+                    float(self.segment[j]), float(self.checkpoint[j]), notice, cat.warning
+                )
+            lost = lost_work(float(self.actual_progress[j]), float(self.actual_work[j, c]), seconds)
             self.actual_progress[j] -= lost
             self.actual_lost[j] += lost
+            if a["id"] in lost_vm:
+                self.actual_interrupted[j] += lost
+                self.interrupted_seconds[j] += lost * float(self.actual_work[j, c])
+        for a in (*moved, *plan.start, *plan.migrate):
+            self.segment[self.index[a["id"]]] = 0.0
 
 
 class Ticks:
@@ -160,3 +185,78 @@ class Ticks:
 
     def planned(self, sim: Simulator, plan: Plan) -> None:
         pass
+
+
+class SpotMarket:
+    """Producer: spot capacity and interruptions replayed from an `Availability` (on-demand
+    type names; the catalog's spot variants are what it limits and interrupts).
+
+    At the first event it tells the Rescheduler every spot variant's capacity (0 for a type the
+    availability does not list: no spot capacity); then each capacity change is a
+    `CapacityChange`, and when a count drops below the spot VMs held of the type the excess is
+    interrupted at that instant (the VMs in the highest slots). Each spot VM opened takes the
+    lowest free slot of its type (`Availability`'s per-slot interruption streams); an
+    interruption event of a slot held is an `Interruption` of that node. While no job is
+    unfinished and no spot VM held, changes wait for the next event and only the counts then
+    are told (nothing to interrupt, nobody to plan for).
+    """
+
+    def __init__(self, availability: Availability, catalog) -> None:
+        self.availability = availability
+        names = catalog.vm_names
+        self.variant = {names[int(b)]: names[v] for v, b in enumerate(catalog.base) if b >= 0}
+        self.queue = [e for e in availability.events() if e.vm in self.variant]
+        self.next = 0
+        self.told: dict[str, int | None] | None = None  # the counts the Rescheduler knows
+        self.slots: dict[str, dict[int, int]] = {v: {} for v in self.variant.values()}  # node->slot
+
+    def next_time(self, sim: Simulator, jobs: list[JobStatus]) -> float:
+        idle = not jobs and not any(self.slots.values())
+        if self.told is None or idle or self.next >= len(self.queue):
+            return math.inf
+        return max(self.queue[self.next].time, sim.clock if sim.clock is not None else 0.0)
+
+    def _count(self, count: int) -> int | None:
+        return None if count >= UNLIMITED else count
+
+    def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
+        if self.told is None:  # the first event: every variant's count
+            self.told = {
+                s: self._count(self.availability.count(b, t)) for b, s in self.variant.items()
+            }
+            while self.next < len(self.queue) and self.queue[self.next].time <= t:
+                self.next += 1
+            return [CapacityChange(t, s, n) for s, n in self.told.items()]
+        lost: set[int] = set()
+        count: dict[str, int | None] = {}
+        while self.next < len(self.queue) and self.queue[self.next].time <= t:
+            ev = self.queue[self.next]
+            self.next += 1
+            vm = self.variant[ev.vm]
+            held = {n: s for n, s in self.slots[vm].items() if n not in lost}
+            if ev.count is not None:
+                n = count[vm] = self._count(ev.count)
+                if n is not None:
+                    lost.update(sorted(held, key=held.get, reverse=True)[: max(0, len(held) - n)])
+            else:
+                lost.update(n for n, s in held.items() if s == ev.slot)
+        out: list[Event] = [
+            CapacityChange(t, vm, n) for vm, n in count.items() if n != self.told[vm]
+        ]
+        self.told.update(count)
+        for n in sorted(lost):
+            out.append(Interruption(t, n))
+            for held in self.slots.values():
+                held.pop(n, None)
+        return out
+
+    def planned(self, sim: Simulator, plan: Plan) -> None:
+        """Free the slots of spot VMs closed or resized away, give new ones the lowest free."""
+        for a in (*plan.close, *(dict(node=x.node, vm=x.old) for x in plan.resize)):
+            if a["vm"] in self.slots:
+                self.slots[a["vm"]].pop(a["node"], None)
+        for a in (*plan.open, *(dict(node=x.node, vm=x.new) for x in plan.resize)):
+            held = self.slots.get(a["vm"])
+            if held is not None:
+                used = set(held.values())
+                held[a["node"]] = next(s for s in range(len(used) + 1) if s not in used)

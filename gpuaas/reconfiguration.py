@@ -8,6 +8,10 @@ The model (docs/reconfiguration.md, "The model"):
   configuration's GPU share of the VM price (`lost_work_cost`).
 - **VM start-up** (`startup`, seconds). A VM opened or resized at t is billed from t but runs
   jobs only from t + `startup` (`ready_time`, `startup_cost`).
+- **Interruption** (a spot VM reclaimed, docs/spot.md). A job checkpoints every `checkpoint`
+  seconds of running since it last (re)started; on an interrupted VM it loses, besides the
+  restart `overhead`, the work since its last checkpoint (`since_checkpoint`), unless it writes
+  a checkpoint in the provider's warning (`notice` seconds to write one, at most the warning).
 
 Both are on by default (`DEFAULT_OVERHEAD`, `DEFAULT_STARTUP`, grounded in public figures in
 docs/reconfiguration.md); `PAPER_COSTS` switches them off, the paper's setting [§3.1].
@@ -25,6 +29,7 @@ it bounds schedules that move for free (`gpuaas.bounds`), which every cost here 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -39,6 +44,8 @@ if TYPE_CHECKING:
 DEFAULT_OVERHEAD = 600.0
 #: seconds a VM opened or resized is billed before it runs jobs, by default
 DEFAULT_STARTUP = 120.0
+#: seconds between a job's checkpoints by default: Check-N-Run's production default (docs/spot.md)
+DEFAULT_CHECKPOINT = 1800.0
 #: the paper's setting: reconfiguration is free [§3.1]
 PAPER_COSTS = {"overhead": 0.0, "startup": 0.0}
 
@@ -48,6 +55,18 @@ def lost_work(progress: float, work: float, overhead: float) -> float:
     seconds old; `work` is its whole-job time on the configuration it left, `progress` the
     fraction done (it never loses more than that)."""
     return min(progress, overhead / work) if overhead > 0 else 0.0
+
+
+def since_checkpoint(
+    segment: float, checkpoint: float, notice: float | None = None, warning: float = 0.0
+) -> float:
+    """Seconds of work an interrupted job loses besides the restart overhead: those since its
+    last checkpoint, `segment` seconds after it (re)started with one every `checkpoint` s (0:
+    continuously), or none when it writes one on the interruption notice (`notice` s to write,
+    at most the provider's `warning`)."""
+    if checkpoint <= 0 or (notice is not None and notice <= warning):
+        return 0.0
+    return math.fmod(segment, checkpoint)
 
 
 def lost_work_cost(lost: float, work: float, share: float) -> float:

@@ -2,8 +2,9 @@
 the Simulator and the Rescheduler.
 
 `RunConfig` holds what a user chooses about a run besides its jobs: the method and its solver
-options, the seed, the node count, the reconfiguration costs, the rescheduling tick and the
-simulated prediction error. It is checked once, when built; `RunConfig.build` turns the
+options, the seed, the node count, the reconfiguration costs, the rescheduling tick, the
+simulated prediction error and spot capacity (whether spot VMs may be used, the availability
+a simulation replays, the jobs' checkpoints). It is checked once, when built; `RunConfig.build` turns the
 keyword arguments of the public APIs (`gpuaas.simulate`, `Simulator`, `Rescheduler`) into one.
 """
 
@@ -19,7 +20,7 @@ from gpuaas import checks
 from gpuaas.errors import InputError, brief
 from gpuaas.limits import MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 #: the largest simulated prediction error (mean absolute relative error): factors stay > 0
 MAX_NOISE = 0.5
@@ -49,6 +50,19 @@ class RunConfig:
         [0, 0.5) (the paper: 0.11). Only the simulator reads it.
     options : mapping
         Solver options passed to the method at every rescheduling point (JSON-able).
+    spot : bool
+        The catalog's spot variants may be used (`gpuaas.catalog.Catalog.with_spot`): VMs at
+        the spot price that the provider can interrupt.
+    availability : str or None
+        The spot capacity a simulation replays (`gpuaas.availability.load_availability`: a
+        trace file or ``model[:k=v,...]``); None: ``model`` (its defaults). Needs `spot`.
+    checkpoint : float
+        Seconds between a job's checkpoints unless the job gives its own (0: continuous): an
+        interrupted job loses the work since its last one (`gpuaas.reconfiguration`).
+    notice : float or None
+        Seconds a job needs to write a checkpoint on an interruption notice; when the provider's
+        warning is that long, an interrupted job loses only the restart overhead. None: jobs
+        do not checkpoint on notice.
     """
 
     method: str = DEFAULT_METHOD
@@ -59,6 +73,10 @@ class RunConfig:
     tick: float | None = None
     noise: float = 0.0
     options: Mapping[str, Any] = field(default_factory=dict)
+    spot: bool = False
+    availability: str | None = None
+    checkpoint: float = DEFAULT_CHECKPOINT
+    notice: float | None = None
 
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -86,6 +104,23 @@ class RunConfig:
                 f"must be a mean relative error in [0, {MAX_NOISE:g}), got {brief(noise)}",
             )
         set_("noise", float(noise))
+        if not isinstance(self.spot, bool):
+            raise InputError(None, "spot", f"must be true or false, got {self.spot!r}")
+        if self.availability is not None:
+            if not isinstance(self.availability, str) or not self.availability.strip():
+                raise InputError(
+                    None,
+                    "availability",
+                    f"must name a trace file or 'model[:k=v,...]', got {self.availability!r}",
+                )
+            if not self.spot:
+                raise InputError(None, "availability", "needs spot capacity (spot=True, --spot)")
+        set_(
+            "checkpoint",
+            checks.number(self.checkpoint, "checkpoint", minimum=0.0, maximum=MAX_SECONDS),
+        )
+        if self.notice is not None:
+            set_("notice", checks.number(self.notice, "notice", minimum=0.0, maximum=MAX_SECONDS))
 
     @classmethod
     def build(

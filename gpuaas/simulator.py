@@ -16,14 +16,23 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   exact predictions (noise 0); the result reports both and their relative deviation.
 - **Guards.** A run that cannot end stops with a one-line `SolverError` (exit code 3):
   after ``MAX_IDLE_EVENTS`` events in a row in which no job got closer to its end than ever
-  before (every job left waiting, or restarts losing all the work done), after
+  before (every job left waiting, or restarts losing all the work done) and nothing happened
+  (no submission or completion; not with spot capacity, where jobs may wait for spot on
+  purpose), after
   ``EVENTS_PER_JOB`` x J events, or when the clock passes ``HORIZON`` = 2^33 s (where doubles
   no longer resolve 10^-6 s; `gpuaas.limits`). A tick so short that the trace needs more than
   ``EVENTS_PER_JOB`` x J events is refused before the run (`InputError`, exit code 2).
+- **Spot capacity** (`spot=True`): the trace runs on its catalog's spot variants too
+  (`gpuaas.catalog.Catalog.with_spot`), and the availability (`availability=`: an
+  `Availability`, else `RunConfig.availability` loaded with the run's seed, default the model)
+  is replayed by the `SpotMarket` producer: capacity changes and interruptions reach the
+  Rescheduler as events, and the jobs on an interrupted VM lose their work since their last
+  checkpoint (`Execution`).
 - **Event log** (`log=`): one JSON line per interval between two consecutive events,
   ``{"start", "end", "nodes": [{"node", "vm", "ready"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
-  (`ready`: when the node's VM finished starting up; a job on it works only after that);
-  from it alone the VM cost, capacity and each job's work can be recomputed.
+  (`ready`: when the node's VM finished starting up; a job on it works only after that) and,
+  when VMs are interrupted at its end, ``"interrupted": [node, ...]``; from it alone the VM
+  cost, capacity, each job's work and the work each interruption lost can be recomputed.
   The file appears only when the simulation finishes (written through a temporary file).
 """
 
@@ -46,11 +55,21 @@ from gpuaas.instance import Instance
 from gpuaas.limits import EVENTS_PER_JOB, HORIZON
 from gpuaas.methods import default_tick
 from gpuaas.metrics import job_metrics, summary_lines
-from gpuaas.producers import Execution, Releases, Ticks
-from gpuaas.rescheduler import Completion, JobStatus, Plan, Rescheduler, Submission, Tick
+from gpuaas.producers import Execution, Releases, SpotMarket, Ticks
+from gpuaas.rescheduler import (
+    CapacityChange,
+    Completion,
+    Interruption,
+    JobStatus,
+    Plan,
+    Rescheduler,
+    Submission,
+    Tick,
+)
 from gpuaas.run_config import RunConfig
 
 if TYPE_CHECKING:
+    from gpuaas.availability import Availability
     from gpuaas.bounds import Bound
 
 _ID = attrgetter("id")
@@ -67,8 +86,9 @@ class SimulationResult:
     `jobs` holds, per job: id, release, start (first), completion, due, tardiness_cost,
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
-    overhead, as a fraction of the actual work) and, with noise, actual_factor (actual /
-    predicted duration). `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate,
+    overhead, as a fraction of the actual work), interruptions and interrupted_work (VMs lost
+    under it and the fraction of its work they cost, part of lost_work) and, with noise,
+    actual_factor (actual / predicted duration). `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate,
     tardiness, lateness, JCT and waiting percentiles).
     """
 
@@ -91,6 +111,13 @@ class SimulationResult:
     startup: float = 0.0
     lost_work_cost: float = 0.0  # $ of work lost to restarts (included in vm_cost)
     startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
+    interruptions: int = 0  # VMs lost under running jobs (involuntary moves, apart)
+    interruption_cost: float = 0.0  # $ of work interruptions lost (part of lost_work_cost)
+    spot_cost: float = 0.0  # $ billed for spot VMs (part of vm_cost)
+    interrupted_hours: float = 0.0  # hours of the jobs' (actual) work interruptions lost
+    checkpoint: float = 0.0  # s between checkpoints of a job that gives none
+    notice: float | None = None  # s to write a checkpoint on an interruption notice
+    spot: str | None = None  # the availability replayed; None: on-demand only
     tick: float = 3600.0
     predicted: dict[str, float] | None = None
     bound: Bound | None = None  # lower bound on any schedule's cost (gpuaas.bound), same nodes
@@ -100,6 +127,11 @@ class SimulationResult:
     def moves_per_job(self) -> float:
         """Migrations plus preemptions per job."""
         return (self.migrations + self.preemptions) / max(1, len(self.jobs))
+
+    @property
+    def interruptions_per_job(self) -> float:
+        """Jobs interrupted (a job on a VM lost counts once per VM) per job."""
+        return self.interruptions / max(1, len(self.jobs))
 
     @property
     def cost_over_bound(self) -> float | None:
@@ -142,6 +174,12 @@ class SimulationResult:
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
             "makespan": self.makespan,
+            "spot": self.spot,
+            "interruptions": self.interruptions,
+            "interruptions_per_job": self.interruptions_per_job,
+            "interruption_cost": self.interruption_cost,
+            "interrupted_hours": self.interrupted_hours,
+            "spot_cost": self.spot_cost,
             **job_metrics(self.jobs),
             "solver_seconds": self.solver_stats(),
             "wall_seconds": self.wall_seconds,
@@ -150,6 +188,8 @@ class SimulationResult:
             "noise": self.noise,
             "overhead": self.overhead,
             "startup": self.startup,
+            "checkpoint": self.checkpoint,
+            "notice": self.notice,
             "tick": self.tick,
             "jobs": self.jobs,
         }
@@ -182,6 +222,15 @@ class SimulationResult:
             (
                 f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
                 f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"
+            ),
+            *(
+                [
+                    f"spot          {self.spot_cost:.4f} $ of spot VMs ({self.spot}); "
+                    f"{self.interruptions} interruptions ({self.interruptions_per_job:.2f} per "
+                    f"job) lost {self.interrupted_hours:.2f} h of work, {self.interruption_cost:.4f} $"
+                ]
+                if self.spot is not None
+                else []
             ),
             (
                 f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
@@ -222,7 +271,9 @@ class Simulator:
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
-    (`method`, `seed`, `nodes`, `noise`, `overhead`, `startup`, `tick`, solver options).
+    (`method`, `seed`, `nodes`, `noise`, `overhead`, `startup`, `tick`, `spot`,
+    `availability`, `checkpoint`, `notice`, solver options); `availability`, an
+    `Availability` object instead of a source, is replayed as it is (spot on).
     """
 
     def __init__(
@@ -235,6 +286,12 @@ class Simulator:
     ) -> None:
         if not isinstance(trace, Instance):
             raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
+        market = settings.pop("availability", None)
+        if isinstance(market, str):
+            settings["availability"] = market
+            market = None
+        elif market is not None:
+            settings["spot"] = True
         config = RunConfig.build(config, method, **settings)
         own = config.tick is not None or default_tick(config.method) is not None
         source = "tick" if own else "tick (the trace's params.H)"
@@ -252,6 +309,11 @@ class Simulator:
         if config.nodes is None:
             config = dataclasses.replace(config, nodes=trace.nodes)
         self.config = config
+        self.availability = None
+        if config.spot:
+            market = market if market is not None else spot_availability(trace, config)
+            self.availability = market
+            trace = trace.with_spot()
         self.trace = trace
         self.noise = config.noise
         self.tick = tick
@@ -260,8 +322,13 @@ class Simulator:
         )
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.releases = Releases(trace)
-        self.execution = Execution(trace, config.seed, config.noise)
+        self.execution = Execution(trace, config.seed, config.noise, config)
         self.producers: list[Any] = [self.releases, self.execution, Ticks(tick)]
+        self.market = (
+            None if self.availability is None else SpotMarket(self.availability, trace.catalog)
+        )
+        if self.market is not None:
+            self.producers.append(self.market)
         self.clock: float | None = None
         self.solver_seconds: list[float] = []
         self.solver_cpu_seconds = 0.0
@@ -281,8 +348,10 @@ class Simulator:
             return None  # no job left, none to come
         if self.clock is not None:
             t = max(t, self.clock)
-            self._log_interval(self.clock, t, jobs)
         events = [e for p in self.producers for e in p.events(self, t, jobs)]
+        if self.clock is not None:
+            lost = sorted({e.node for e in events if isinstance(e, Interruption)})
+            self._log_interval(self.clock, t, jobs, lost)
         plan = self.rescheduler.handle(events or [Tick(t)])
         self.clock = t
         if plan.jobs:
@@ -290,7 +359,9 @@ class Simulator:
             self.solver_cpu_seconds += plan.solver_cpu_seconds
         for p in self.producers:
             p.planned(self, plan)
-        self._guard(t, any(isinstance(e, (Submission, Completion)) for e in events), plan)
+        # a new job, a completion or a change of spot capacity is news, not idling
+        news = (Submission, Completion, CapacityChange, Interruption)
+        self._guard(t, any(isinstance(e, news) for e in events), plan)
         return plan
 
     def _guard(self, t: float, changed: bool, plan: Plan) -> None:
@@ -301,7 +372,9 @@ class Simulator:
             return  # finished
         index = np.fromiter(map(self.index.__getitem__, map(_ID, plan.jobs)), np.int64)
         done = len(r.completions()) + sum(self.execution.actual_progress[index].tolist())
-        if changed or done > self.best_done + 1e-12:
+        # with spot capacity, jobs may wait for it on purpose (until their due date draws near):
+        # only the bound on events per job stops such a run
+        if changed or self.market is not None or done > self.best_done + 1e-12:
             self.idle = 0
             self.best_done = max(self.best_done, done)
         else:
@@ -325,10 +398,12 @@ class Simulator:
                 f"simulation stopped at t={t:g} s after {r.events} events: {stop}; it cannot end"
             )
 
-    def _log_interval(self, start: float, end: float, jobs: list[JobStatus]) -> None:
+    def _log_interval(
+        self, start: float, end: float, jobs: list[JobStatus], interrupted: list[int]
+    ) -> None:
         if self.log_lines is None:
             return
-        rec = {
+        rec: dict[str, Any] = {
             "start": start,
             "end": end,
             "nodes": [n._asdict() for n in self.rescheduler.open_nodes()],
@@ -336,6 +411,8 @@ class Simulator:
                 {"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus} for j in jobs if j.cfg >= 0
             ],
         }
+        if interrupted:
+            rec["interrupted"] = interrupted
         self.log_lines.write(to_json(rec, indent=None) + "\n")
 
     def run(self, progress: bool = False) -> SimulationResult:
@@ -369,6 +446,7 @@ class Simulator:
             for d in jobs:
                 d["actual_factor"] = float(ex.factor[self.index[d["id"]]])
                 d["lost_work"] = float(ex.actual_lost[self.index[d["id"]]])
+                d["interrupted_work"] = float(ex.actual_interrupted[self.index[d["id"]]])
         return SimulationResult(
             method=r.method,
             seed=r.seed,
@@ -388,8 +466,51 @@ class Simulator:
             startup=r.startup,
             lost_work_cost=r.lost_work_cost,
             startup_cost=r.startup_cost,
+            interruptions=r.interruptions,
+            interruption_cost=r.interruption_cost,
+            spot_cost=r.spot_cost,
+            spot=None if self.availability is None else self.availability.source,
+            interrupted_hours=float(self.execution.interrupted_seconds.sum()) / 3600.0,
+            checkpoint=self.config.checkpoint,
+            notice=self.config.notice,
             tick=self.tick,
         )
+
+
+def spot_availability(trace: Instance, config: RunConfig) -> Availability:
+    """The availability `config` names (default: the model), for `trace`'s on-demand VM types,
+    seeded by the run's seed; a model covers the whole run (`horizon`)."""
+    from gpuaas.availability import load_availability
+
+    cat = trace.catalog
+    if cat.has_spot:  # the types an availability names are the on-demand ones
+        keep = ~cat.spot
+        cat = dataclasses.replace(
+            cat,
+            vm_names=tuple(n for n, k in zip(cat.vm_names, keep) if k),
+            gpu_models=tuple(m for m, k in zip(cat.gpu_models, keep) if k),
+            gpus=cat.gpus[keep],
+            cost_per_hour=cat.cost_per_hour[keep],
+            spot_per_hour=cat.spot_per_hour[keep],
+            base=None,
+        )
+    horizon = horizon_of(trace)
+    return load_availability(
+        config.availability or "model",
+        cat,
+        seed=config.seed,
+        horizon=horizon,
+        slots=config.nodes or trace.nodes,
+    )
+
+
+def horizon_of(trace: Instance) -> float:
+    """How long a simulation of `trace` may take, generously: its last release, plus every job
+    run one after the other on its fastest configuration, plus a week (capped at HORIZON)."""
+    if not trace.n_jobs:
+        return 7 * 86400.0
+    work = float(np.sum(trace.min_time[np.isfinite(trace.min_time)]))
+    return min(HORIZON, float(trace.release.max()) + work + 7 * 86400.0)
 
 
 def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
@@ -470,7 +591,8 @@ def simulate(
         Show a progress line on stderr.
     bound : bool or Bound
         Attach the lower bound of any schedule of the trace on the run's node count
-        (`gpuaas.bound`, default options); False: none; a `Bound`: that one (a cached value).
+        (`gpuaas.bound`, default options; with spot, the spot-aware bound of the availability
+        replayed); False: none; a `Bound`: that one (a cached value).
     **settings
         Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
         ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
@@ -490,14 +612,16 @@ def simulate(
     else:
         result = _run_logged(sim, Path(log), progress)
     if sim.config.noise > 0:
-        exact = Simulator(trace, config=dataclasses.replace(sim.config, noise=0.0)).run()
+        exact = Simulator(
+            trace, config=dataclasses.replace(sim.config, noise=0.0), availability=sim.availability
+        ).run()
         result.predicted = {
             "total_cost": exact.total_cost,
             "vm_cost": exact.vm_cost,
             "tardiness_cost": exact.tardiness_cost,
         }
     if bound is True:
-        result.bound = trace_bound(trace, result.nodes)
+        result.bound = trace_bound(trace, result.nodes, availability=sim.availability)
     elif bound is not False:
         result.bound = bound
     return result

@@ -21,7 +21,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +31,15 @@ from gpuaas.files import to_json, write_atomic
 from gpuaas.instance import load_instance
 
 PARAMS = [f.name for f in fields(Cell) if f.name not in ("instance", "bound", "tick")]
+#: parameters with a default: an empty value (a column newer than the file, or one a row leaves
+#: empty, as non-spot rows leave `checkpoint`) takes it
+DEFAULTED = {f.name for f in fields(Cell) if f.default is not MISSING}
 
 
 def row_cell(row: dict[str, Any], traces: dict[str, Any]) -> Cell:
-    """The cell of a results row (the tick from its key, the only parameter not in a column)."""
-    params = {k: row[k] for k in PARAMS}
+    """The cell of a results row (the tick from its key, the only parameter not in a column; a
+    parameter newer than the file, empty in its rows, at its default)."""
+    params = {k: row.get(k) for k in PARAMS if not (k in DEFAULTED and row.get(k) is None)}
     if row["trace"] is not None:
         if row["trace"] not in traces:
             sys.exit(f"{row['cell']}: no --trace for {row['trace']!r}")

@@ -126,9 +126,11 @@ def simulate(
     policy: Policy,
     k: float,
     switch: float | None = None,
+    choices: list[int] | None = None,
 ) -> Run:
     """One job on the availability `avail` (ticks of `gap` s) under `policy`; on-demand costs
-    `k` per hour, spot 1; with `switch`, `greedy` until (work left) / (time left) >= switch."""
+    `k` per hour, spot 1; with `switch`, `greedy` until (work left) / (time left) >= switch;
+    `choices`, when given, gets the VM of every tick until the job is done."""
     done = overhead = cost = spot_s = od_s = 0.0
     vm, switches = NONE, 0
     anchor = None if switch is not None else (0.0, 0.0)
@@ -146,6 +148,8 @@ def simulate(
         if choice not in (NONE, vm):
             overhead, switches = d, switches + 1
         vm = choice
+        if choices is not None:
+            choices.append(vm)
         if vm == NONE:
             continue
         cost += (k if vm == ON_DEMAND else 1.0) * gap / 3600

@@ -7,9 +7,20 @@ Usage::
 
     rec = recompute("events.jsonl", trace)  # trace: gpuaas Instance (its JSON form is read)
     rec.errors            # capacity / consistency violations, empty when the log is sound
-    rec.vm_cost, rec.tardiness_cost, rec.total_cost
+    rec.vm_cost, rec.tardiness_cost, rec.total_cost, rec.spot_cost
     rec.work[job_id]      # sum of length / whole-job time on the configuration it ran on
     rec.completion[job_id]
+    check_against(rec, result, trace)  # [] when the log and the result agree
+
+Spot VMs are the VM types named ``NAME:spot`` (billed at NAME's ``spot_per_hour``). With
+`capacity` (a function (on-demand VM type, time) -> spot VMs that can be held, None: no limit)
+every interval is checked against it. `check_against` recomputes every restart's lost work
+from the placements alone: a job leaving its place (migrated, preempted) loses the result's
+`overhead` seconds of work, one whose node is listed as ``interrupted`` at the interval's end
+also the work since its last checkpoint (the result's `checkpoint` or the job's own, every so
+many seconds of running since it last (re)started; none when the result's `notice` fits in the
+provider's warning), at most its progress; the losses must match each job's `lost_work` and
+`interrupted_work`, and their dollars the result's `interruption_cost`.
 """
 
 from __future__ import annotations
@@ -20,6 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+SPOT = ":spot"
+#: the providers' interruption warnings (s), as the cloud documents them (docs/spot.md)
+WARNING = {"AWS": 120.0, "GCP": 30.0, "Azure": 30.0}
+
 
 @dataclass
 class Recomputed:
@@ -27,8 +42,12 @@ class Recomputed:
 
     vm_cost: float = 0.0
     tardiness_cost: float = 0.0
+    spot_cost: float = 0.0
     work: dict[str, float] = field(default_factory=dict)
     completion: dict[str, float] = field(default_factory=dict)
+    # per job, its runs in order: [place (node, vm, gpus), seconds worked, interrupted at end]
+    runs: dict[str, list[list[Any]]] = field(default_factory=dict)
+    interruptions: int = 0  # jobs on an interrupted node
     intervals: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -43,18 +62,40 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recomputed:
+def prices(catalog: dict[str, Any]) -> tuple[dict[str, float], dict[str, int]]:
+    """$/s and GPUs per VM type name of a catalog's JSON form, spot variants included."""
+    price, gpus = {}, {}
+    for vm in catalog["vm_types"]:
+        price[vm["name"]] = vm["cost_per_hour"] / 3600.0
+        gpus[vm["name"]] = vm["gpus"]
+        if "spot_per_hour" in vm:
+            price[vm["name"] + SPOT] = vm["spot_per_hour"] / 3600.0
+            gpus[vm["name"] + SPOT] = vm["gpus"]
+    return price, gpus
+
+
+def times_of(job: dict[str, Any], vm: str) -> list[Any]:
+    """A job's whole-job times on VM type `vm` (a spot variant: its on-demand type's unless
+    the job gives its own)."""
+    times = job["times"]
+    if vm not in times and vm.endswith(SPOT):
+        return times[vm[: -len(SPOT)]]
+    return times[vm]
+
+
+def recompute(
+    path: str | Path, trace: Any, work_tol: float = 1e-9, capacity: Any = None
+) -> Recomputed:
     """Recompute VM cost, tardiness, capacity and work from the log at `path`.
 
     `trace` is the simulated Instance; only its JSON form (`to_dict`) and its catalog's JSON
     form are read. Intervals must be in time order and contiguous; every node at most once per
-    interval, jobs only on open nodes of their VM type, GPUs per node within the VM's count.
+    interval, jobs only on open nodes of their VM type, GPUs per node within the VM's count,
+    interrupted nodes open; with `capacity`, spot VMs of a type at most its count.
     A job completes at the end of its last interval; tardiness = weight * max(0, that - due).
     """
     data = trace.to_dict()
-    cat = trace.catalog.to_dict()
-    price = {vm["name"]: vm["cost_per_hour"] / 3600.0 for vm in cat["vm_types"]}
-    gpus = {vm["name"]: vm["gpus"] for vm in cat["vm_types"]}
+    price, gpus = prices(trace.catalog.to_dict())
     jobs = {j["id"]: j for j in data["jobs"]}
     rec = Recomputed()
     err = rec.errors.append
@@ -76,6 +117,21 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
                 err(f"interval {k}: node {nd['node']} listed twice")
             node_vm[nd["node"]] = nd["vm"]
             rec.vm_cost += price[nd["vm"]] * length
+            if nd["vm"].endswith(SPOT):
+                rec.spot_cost += price[nd["vm"]] * length
+        if capacity is not None:
+            held: dict[str, int] = {}
+            for vm in node_vm.values():
+                if vm.endswith(SPOT):
+                    held[vm] = held.get(vm, 0) + 1
+            for vm, n in held.items():
+                limit = capacity(vm[: -len(SPOT)], start)
+                if limit is not None and n > limit:
+                    err(f"interval {k}: {n} {vm} VMs held, {limit} available")
+        lost = set(line.get("interrupted", []))
+        for n in lost:
+            if n not in node_vm:
+                err(f"interval {k}: node {n} interrupted but not open")
         used: dict[int, int] = {}
         seen: set[str] = set()
         for jb in line["jobs"]:
@@ -86,7 +142,7 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
             if node_vm.get(n) != vm:
                 err(f"interval {k}: job {jid} on node {n} as {vm}, node is {node_vm.get(n)}")
             used[n] = used.get(n, 0) + g
-            t = jobs[jid]["times"][vm][g - 1]
+            t = times_of(jobs[jid], vm)[g - 1]
             if t is None:
                 err(f"interval {k}: job {jid} runs on {vm} x{g}, which it cannot")
                 continue
@@ -94,6 +150,16 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
             worked = max(0.0, end - max(start, ready.get(n, 0.0)))
             rec.work[jid] = rec.work.get(jid, 0.0) + worked / t
             rec.completion[jid] = end
+            runs = rec.runs.setdefault(jid, [])
+            place = (n, vm, g)
+            if runs and runs[-1][0] == place and not runs[-1][2] and runs[-1][3] == start:
+                runs[-1][1] += worked
+                runs[-1][3] = end
+            else:
+                runs.append([place, worked, False, end])
+            if n in lost:
+                runs[-1][2] = True
+                rec.interruptions += 1
         for n, u in used.items():
             if n in node_vm and u > gpus[node_vm[n]]:
                 err(f"interval {k}: node {n} uses {u} GPUs, {node_vm[n]} has {gpus[node_vm[n]]}")
@@ -102,32 +168,90 @@ def recompute(path: str | Path, trace: Any, work_tol: float = 1e-9) -> Recompute
     return rec
 
 
+def losses(
+    rec: Recomputed, trace: Any, result: dict[str, Any]
+) -> tuple[dict[str, float], dict[str, float], float]:
+    """Per job, the fraction of its (actual) work lost to restarts and to interruptions, and
+    the dollars the interruptions lost (at the lost configuration's GPU share of its price),
+    from the runs of the log alone (module docstring)."""
+    data = trace.to_dict()
+    cat = trace.catalog.to_dict()
+    price, gpus = prices(cat)
+    warning = WARNING.get(cat.get("provider", ""), 0.0)
+    notice = result.get("notice")
+    saves = notice is not None and notice <= warning
+    overhead = result.get("overhead", 0.0)
+    factor = {j["id"]: j.get("actual_factor", 1.0) for j in result["jobs"]}
+    lost, interrupted, dollars = {}, {}, 0.0
+    for job in data["jobs"]:
+        jid = job["id"]
+        every = job.get("checkpoint", result.get("checkpoint", 0.0))
+        progress = job.get("progress", 0.0)
+        lost[jid] = interrupted[jid] = 0.0
+        runs = rec.runs.get(jid, [])
+        for i, (place, worked, cut, _) in enumerate(runs):
+            n, vm, g = place
+            t = times_of(job, vm)[g - 1] * factor.get(jid, 1.0)
+            progress += worked / t
+            if i == len(runs) - 1 and not cut:
+                break  # it completed there
+            seconds = overhead
+            if cut and every > 0 and not saves:
+                seconds += math.fmod(worked, every)
+            loss = min(progress, seconds / t) if seconds > 0 else 0.0
+            progress -= loss
+            lost[jid] += loss
+            if cut:
+                interrupted[jid] += loss
+                dollars += loss * t / factor.get(jid, 1.0) * price[vm] * g / gpus[vm]
+    return lost, interrupted, dollars
+
+
 def check_against(
     rec: Recomputed, result: dict[str, Any], trace: Any, rel: float = 1e-6, work_tol: float = 1e-9
 ) -> list[str]:
     """Differences between the recomputation and a simulation result (`to_dict()`); [] if none.
 
     Each job's work must sum to 1 + its lost_work (restart overhead), times its actual_factor
-    when the run had noise; jobs that start with progress p need 1 - p.
+    when the run had noise; jobs that start with progress p need 1 - p. The losses recomputed
+    from the log (`losses`) must equal the result's per job, and so must the spot VMs' cost,
+    the interruptions and (without noise) the dollars interruptions lost.
     """
     problems = list(rec.errors)
     for key in ("vm_cost", "tardiness_cost", "total_cost"):
         a, b = getattr(rec, key), result[key]
         if not math.isclose(a, b, rel_tol=rel, abs_tol=1e-9):
             problems.append(f"{key}: log gives {a!r}, result says {b!r}")
+    for key in ("spot_cost", "interruptions"):
+        a, b = getattr(rec, key), result.get(key, 0)
+        if not math.isclose(a, b, rel_tol=rel, abs_tol=1e-9):
+            problems.append(f"{key}: log gives {a!r}, result says {b!r}")
     initial = {j["id"]: j.get("progress", 0.0) for j in trace.to_dict()["jobs"]}
     by_id = {j["id"]: j for j in result["jobs"]}
     if set(by_id) != set(initial):
         problems.append(f"{len(initial) - len(by_id)} job(s) of the trace did not complete")
+    lost, interrupted, dollars = losses(rec, trace, result)
     for jid, job in by_id.items():
         want = (1.0 - initial[jid] + job.get("lost_work", 0.0)) * job.get("actual_factor", 1.0)
         got = rec.work.get(jid, 0.0)
         if abs(got - want) > work_tol * max(1.0, want):
             problems.append(f"job {jid}: work sums to {got!r}, expected {want!r}")
+        for name, mine in (("lost_work", lost), ("interrupted_work", interrupted)):
+            theirs = job.get(name, 0.0)
+            if abs(mine[jid] - theirs) > 1e-7 * max(1.0, theirs):
+                problems.append(
+                    f"job {jid}: the log loses {mine[jid]!r} of its work to {name}, the result {theirs!r}"
+                )
         if jid in rec.completion and not math.isclose(
             rec.completion[jid], job["completion"], rel_tol=1e-12, abs_tol=1e-6
         ):
             problems.append(
                 f"job {jid}: log ends at {rec.completion[jid]}, result {job['completion']}"
             )
+    if not result.get("noise") and not math.isclose(
+        dollars, result.get("interruption_cost", 0.0), rel_tol=1e-6, abs_tol=1e-9
+    ):
+        problems.append(
+            f"interruption_cost: log gives {dollars!r}, result says {result.get('interruption_cost')!r}"
+        )
     return problems

@@ -137,7 +137,7 @@ def test_exclude_and_tick(trace) -> None:
             {"exclude": [{"colour": "red"}]},
             "spec.yaml: exclude[0].colour: not a cell parameter; expected one of "
             "trace, catalog, arrivals, nodes, trace_seed, method, seed, node_multiplier, "
-            "noise, overhead, startup",
+            "noise, overhead, startup, spot",
         ),
         (
             {"exclude": {"method": "edf"}},
@@ -230,7 +230,7 @@ def test_instances_readme_lists_the_new_cases_with_their_messages() -> None:
         (
             "spec-exclude",
             "exclude[0].colour: not a cell parameter; expected one of trace, catalog, arrivals, "
-            "nodes, trace_seed, method, seed, node_multiplier, noise, overhead, startup",
+            "nodes, trace_seed, method, seed, node_multiplier, noise, overhead, startup, spot",
         ),
         (
             "results-old-format",

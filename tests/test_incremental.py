@@ -22,6 +22,7 @@ from gpuaas.heuristics.incumbent import (
     keep_incumbent,
     make_room,
     move_costs,
+    paper_keep,
     patient,
     plan_values,
     pointless_moves,
@@ -178,8 +179,9 @@ def test_valid_with_and_without_incumbent(seed):
     startup=st.sampled_from([0.0, 120.0]),
 )
 def test_kept_jobs_stay_exactly(seed, overhead, startup):
-    """Jobs `keep_incumbent` keeps have the same node and configuration in the solution of every
-    heuristic; with no reconfiguration cost nothing is kept."""
+    """Jobs the keep rules keep (`keep_incumbent` for the default, `paper_keep` for the paper's
+    heuristics) have the same node and configuration in the solution of every heuristic; with
+    no reconfiguration cost nothing is kept."""
     inst = with_incumbent(
         random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead, startup
     )
@@ -188,10 +190,10 @@ def test_kept_jobs_stay_exactly(seed, overhead, startup):
         ("greedy", {}),
         ("randomized-greedy", {"max_it_rg": 5}),
     ):
-        ours = method == "incremental"
-        pin_node, pin_cfg = keep_incumbent(
-            inst, grow=ours, move_weight=MOVE_WEIGHT if ours else 1.0
-        )
+        if method == "incremental":
+            pin_node, pin_cfg = keep_incumbent(inst, grow=True, move_weight=MOVE_WEIGHT)
+        else:  # the paper's methods keep by the rules at the VM share
+            pin_node, pin_cfg = paper_keep(inst)
         kept = pin_node >= 0
         if overhead == 0 and startup == 0:
             assert not kept.any()
@@ -305,6 +307,8 @@ def three_full_nodes(waiting: int, slack: float = 0.0) -> tuple[Instance, np.nda
         weight=np.ones(J),
         current_node=np.array([0, 1, 2] + [-1] * waiting),
         current_cfg=np.array([one] * 3 + [-1] * waiting),
+        checkpoint=None,  # per job: the 4 generated jobs'
+        ready=None,
     )
     pref = preferred_configs(case)
     assert (cat.cfg_gpus[pref[3:]] == 1).all() and queued(case, pref)

@@ -145,7 +145,12 @@ def _with_costs(inst, rng, catalog):
         if not keep.any():
             return None
         inst = dataclasses.replace(
-            inst.subset(np.flatnonzero(keep)), catalog=catalog, work=work[keep]
+            inst.subset(np.flatnonzero(keep)),
+            catalog=catalog,
+            work=work[keep],
+            hazard=None,  # per VM type: the old catalog's
+            outage=None,
+            room=None,
         )
     cur = random_solution(inst, rng)
     return dataclasses.replace(
@@ -243,3 +248,33 @@ def test_best_run_value_is_the_least_plan_value_when_moves_are_free():
         assert np.allclose(run.min(axis=1)[long], best[long], rtol=1e-9, atol=1e-9)
         checked += int(long.sum())
     assert checked >= 200
+
+
+def test_dollars_agree_with_validator_on_spot_variants():
+    """The same on catalogs with spot variants, where the per-job LP's mixes run the spot part
+    first (its value is the spot configuration's): 60 random solutions on aws-us-east-1."""
+    import dataclasses
+
+    from gpuaas.catalog import load_catalog
+
+    cat = load_catalog("aws-us-east-1").with_spot()
+    mixed = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        base = random_instance(seed, nodes=int(rng.integers(1, 5)), jobs=int(rng.integers(1, 9)))
+        work = cat.spot_work(
+            rng.uniform(2, 200, (base.n_jobs, cat.without_spot().n_configs)) * 3600
+        )
+        inst = _with_costs(
+            dataclasses.replace(base, catalog=cat, work=work, hazard=None, outage=None, room=None),
+            rng,
+            None,
+        )
+        sol = random_solution(inst, rng)
+        rep = validate(sol)
+        assert rep.ok, rep.errors
+        assert sol.objective == pytest.approx(rep.objective, rel=1e-9, abs=1e-9)
+        mixed += int(
+            np.any(sol.job_cfg >= 0) and cat.spot[cat.cfg_vm[sol.job_cfg[sol.job_cfg >= 0]]].any()
+        )
+    assert mixed >= 10

@@ -424,7 +424,7 @@ def test_state_of_the_previous_version_restores_and_continues_as_it_did():
     sample = json.loads((DATA / "rescheduler-state-v2.json").read_text())
     assert sample["state"]["version"] == 2
     r = Rescheduler.restore(sample["state"])
-    assert r.state()["version"] == 3
+    assert r.state()["version"] == 4
     ev = sample["event"]
     submit = [
         JobSpec(
@@ -465,11 +465,11 @@ def test_unknown_versions_are_refused_clearly():
     state = r.state()
     for version, message in [
         (
-            4,
-            "Rescheduler state version 4 was written by a newer gpuaas; this one reads versions 2 to 3: upgrade gpuaas",
+            5,
+            "Rescheduler state version 5 was written by a newer gpuaas; this one reads versions 2 to 4: upgrade gpuaas",
         ),
-        (1, "not a Rescheduler state of a known version (2 to 3), got version 1"),
-        ("3", "not a Rescheduler state of a known version (2 to 3), got version '3'"),
+        (1, "not a Rescheduler state of a known version (2 to 4), got version 1"),
+        ("3", "not a Rescheduler state of a known version (2 to 4), got version '3'"),
     ]:
         with pytest.raises(StateError) as err:
             Rescheduler.restore(state | {"version": version})
@@ -561,21 +561,24 @@ def test_completion_or_progress_of_a_job_that_never_started_is_refused():
 
 
 def test_interruption_loses_work_and_the_job_is_replanned():
-    """A lost VM: its jobs lose `overhead` s of work (the restart rule), wait, and are
-    re-planned at once; the node is billed up to the interruption only."""
+    """A lost VM: its jobs lose the work since their last checkpoint (every `checkpoint` s of
+    running) and `overhead` s (the restart rule), wait, and are re-planned at once; the node is
+    billed up to the interruption only; the loss is an involuntary move, apart from the rest."""
     from gpuaas.rescheduler import Interruption
 
     SCRIPT.update(j1=("B", 2))
-    r = Rescheduler(CATALOG, 2, "test-scripted", overhead=50.0, startup=0.0)
+    r = Rescheduler(CATALOG, 2, "test-scripted", overhead=50.0, startup=0.0, checkpoint=150.0)
     r.submit(job("j1"), at=0.0)
     SCRIPT.update(j1=("A", 1))
-    plan = r.handle(Interruption(200.0, node=0))  # 0.4 done on B x2, loses 50/500
+    plan = r.handle(Interruption(200.0, node=0))  # 0.4 done on B x2: loses (50 + 50) / 500
     assert [a.to_dict() for a in plan.interrupted] == [
-        {"id": "j1", "node": 0, "vm": "B", "gpus": 2, "lost_work": pytest.approx(0.1)}
+        {"id": "j1", "node": 0, "vm": "B", "gpus": 2, "lost_work": pytest.approx(0.2)}
     ]
     assert plan.close == [] and plan.open == [{"node": 0, "vm": "A"}] and plan.migrate == []
-    assert plan.start[0]["progress"] == pytest.approx(0.3)
+    assert plan.start[0]["progress"] == pytest.approx(0.2)
     assert (r.interruptions, r.migrations, r.preemptions) == (1, 0, 0)
+    assert r.interruption_cost == pytest.approx(r.lost_work_cost) and r.interruption_cost > 0
+    assert r._jobs["j1"].interrupted_work == pytest.approx(0.2)
     assert r.vm_cost == pytest.approx(0.002 * 200) and "lost" in str(plan)
     with pytest.raises(StateError, match="^node 1 was interrupted but it is not open$"):
         r.handle(Interruption(300.0, node=1))

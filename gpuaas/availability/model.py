@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 
 import numpy as np
@@ -56,6 +57,13 @@ def bucket_rate(bucket: str) -> float:
     return -math.log1p(-BUCKET_FRACTION[bucket]) / HOURS_PER_MONTH
 
 
+def default_rate(vm: str) -> float:
+    """Interruptions per hour of a spot VM of type `vm` held under the model's defaults: its
+    Spot Advisor bucket's rate plus the unavailable spells' (each interrupts every VM held)."""
+    return bucket_rate(spot_advisor_buckets().get(vm, DEFAULT_BUCKET)) + SPELL_RATE
+
+
+@lru_cache(maxsize=1)
 def spot_advisor_buckets() -> dict[str, str]:
     """VM type -> Spot Advisor interruption bucket, from the bundled extract."""
     text = (resources.files("gpuaas") / "availability" / "spot_advisor.csv").read_text()

@@ -14,13 +14,21 @@
   node``, the spot VMs an autoscaling group held over time (lines starting with ``#`` are
   comments). Read as capacity = VMs held after
   every event at that time (0 before the first). No default VM type: name one (``VM=PATH``).
+- **Count logs** (Bamboo's GCP traces, ``traces/gcloud/*.txt``, MIT): lines ``YYYY-MM-DD,
+  HH:MM:SS, n``, the spot VMs held at that time; read as capacity n from then on, times from
+  the first line. ``.txt``; no default VM type.
+
+Paths may name environment variables (``$GPUAAS_SPOT_TRACES/availability/...``): a campaign
+spec can then name the user's copy of unlicensed data without pointing outside the repository.
 
 Errors name the file, the line (CSV) or the JSON field, and the problem.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
+import os
 import re
 from pathlib import Path
 
@@ -108,6 +116,42 @@ def read_node_events(path: str) -> tuple[Capacity, float]:
     return Capacity(np.array(times), np.array(counts)), max(times[-1], 1.0)
 
 
+def read_count_log(path: str) -> tuple[Capacity, float]:
+    """Capacity from a count log (``YYYY-MM-DD, HH:MM:SS, n`` lines) and the seconds it covers."""
+    source = str(path)
+    times: list[float] = []
+    counts: list[int] = []
+    first = None
+    for n, line in enumerate(read_text(path, "text").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        at = f"line {n}"
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) != 3:
+            raise InputError(
+                source, at, f"has {len(fields)} field(s); expected 3: YYYY-MM-DD, HH:MM:SS, count"
+            )
+        try:
+            when = datetime.datetime.fromisoformat(f"{fields[0]}T{fields[1]}")
+        except ValueError:
+            raise InputError(
+                source, at, f"expected a date and a time (YYYY-MM-DD, HH:MM:SS), got {line!r}"
+            ) from None
+        count = parse_int(fields[2], source, f"{at}: count", minimum=0)
+        first = when if first is None else first
+        t = (when - first).total_seconds()
+        if times and t < times[-1]:
+            raise InputError(source, f"{at}: time", f"goes back in time ({line!r})")
+        if times and t == times[-1]:
+            counts[-1] = count
+        else:
+            times.append(t)
+            counts.append(count)
+    if not times:
+        raise InputError(source, None, "no lines; expected YYYY-MM-DD, HH:MM:SS, count")
+    return Capacity(np.array(times), np.array(counts)), max(times[-1], 1.0)
+
+
 _GPU_SUFFIX = re.compile(r"_([A-Za-z0-9]+)_(\d+)$")
 
 
@@ -141,15 +185,17 @@ def read_trace_files(spec: str, catalog) -> Availability:
         if not item:
             raise InputError("--availability", spec, "empty item in the list of trace files")
         vm, _, path = item.rpartition("=")
+        path = os.path.expandvars(path)
         suffix = Path(path).suffix.lower()
-        if suffix not in (".json", ".csv"):
+        if suffix not in (".json", ".csv", ".txt"):
             raise InputError(
                 "--availability",
                 item,
-                "a trace file is .json (Can't Be Late) or .csv (Bamboo / Parcae node events)",
+                "a trace file is .json (Can't Be Late), .csv (Bamboo / Parcae node events) or "
+                ".txt (Bamboo's GCP count logs)",
             )
         if not vm:
-            if suffix == ".csv":
+            if suffix in (".csv", ".txt"):
                 raise InputError("--availability", item, "name the VM type: VM=PATH")
             vm = default_vm(path, catalog)
         elif vm not in catalog.vm_names:
@@ -158,7 +204,8 @@ def read_trace_files(spec: str, catalog) -> Availability:
             )
         if vm in capacity:
             raise InputError("--availability", item, f"VM type {vm!r} given twice")
-        cap, length = read_spot_traces(path) if suffix == ".json" else read_node_events(path)
+        read = {".json": read_spot_traces, ".csv": read_node_events, ".txt": read_count_log}
+        cap, length = read[suffix](path)
         capacity[vm] = cap
         end = min(end, length)
     return Availability(capacity, end=end, source=spec)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS
+from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS, SPOT_COLUMNS
 from gpuaas.metrics import NAMES as JOB_METRICS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _RESULT_KEYS = {
     "method",
@@ -51,13 +51,22 @@ _RESULT_KEYS = {
     "bound",
     "cost_over_bound",
     "bound_detail",
+    "spot",
+    "checkpoint",
+    "notice",
+    "interruptions",
+    "interruptions_per_job",
+    "interruption_cost",
+    "interrupted_hours",
+    "spot_cost",
     *JOB_METRICS,
 }
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One simulation: a trace, a method, a seed, a node count and reconfiguration costs.
+    """One simulation: a trace, a method, a seed, a node count, reconfiguration costs and spot
+    capacity (`spot`: the availability source, None: on-demand only).
 
     A generated trace is named by (arrivals, nodes, jobs, trace_seed, catalog); a given trace by
     its file name `trace`, its Instance travelling with the cell in `instance` (so that remote
@@ -78,6 +87,9 @@ class Cell:
     catalog: str = "azure-2021"
     trace: str | None = None  # a given trace's file name
     tick: float | None = None  # rescheduling interval; None: the method's own, else H
+    spot: str | None = None  # the availability replayed (spot capacity on); None: on-demand only
+    checkpoint: float = DEFAULT_CHECKPOINT  # s between the jobs' checkpoints
+    notice: float | None = None  # s to write a checkpoint on an interruption notice
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
@@ -85,7 +97,8 @@ class Cell:
     @property
     def config(self) -> Any:
         """The cell's run configuration (`gpuaas.run_config.RunConfig`): its simulation runs
-        with `node_multiplier` x `nodes` nodes."""
+        with `node_multiplier` x `nodes` nodes; a spot model without its own seed is seeded by
+        the trace's seed and the solver's (`availability_source`)."""
         from gpuaas.run_config import RunConfig
 
         return RunConfig(
@@ -97,7 +110,22 @@ class Cell:
             tick=self.tick,
             noise=self.noise,
             options=json.loads(self.options),
+            spot=self.spot is not None,
+            availability=self.availability_source,
+            checkpoint=self.checkpoint,
+            notice=self.notice,
         )
+
+    @property
+    def availability_source(self) -> str | None:
+        """The availability the simulation replays: `spot`, a model without a seed of its own
+        seeded by (trace seed, solver seed), so that each trace of a campaign meets its own
+        draw and every method on it the same one."""
+        src = self.spot
+        if src is None or not (src == "model" or src.startswith("model:")) or "seed=" in src:
+            return src
+        seed = (self.trace_seed or 0) * 1000 + self.seed
+        return f"{src}{',' if ':' in src else ':'}seed={seed}"
 
     @property
     def key(self) -> str:
@@ -121,6 +149,14 @@ class Cell:
             k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
         if self.catalog != "azure-2021" and self.trace is None:
             k += f"-{self.catalog}"
+        if self.spot is not None:
+            k += "-spot" + (
+                "" if self.spot == "model" else hashlib.sha1(self.spot.encode()).hexdigest()[:8]
+            )
+            if self.checkpoint != DEFAULT_CHECKPOINT:
+                k += f"-ckpt{self.checkpoint:g}"
+            if self.notice is not None:
+                k += f"-notice{self.notice:g}"
         return k
 
     def params(self) -> dict[str, Any]:
@@ -128,6 +164,8 @@ class Cell:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["cell"] = self.key
         d["sim_nodes"] = self.nodes * self.node_multiplier
+        if self.spot is None:
+            d["checkpoint"] = None  # only spot runs are interrupted
         return {c: d[c] for c in PARAM_COLUMNS}
 
 
@@ -184,6 +222,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "cost_deviation": result.get("cost_deviation"),
             "bound": result.get("bound"),
             "cost_over_bound": result.get("cost_over_bound"),
+            **{k: result.get(k) if cell.spot is not None else None for k in SPOT_COLUMNS},
             "error": None,
             "extra": json.dumps(extra, sort_keys=True) if extra else None,
             "solver_seconds_mean": solver.get("mean"),
@@ -252,10 +291,11 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
     """`gpuaas.bound` of the cell's generated trace on its simulated node count, computed once
     per process for all the methods and seeds that share them (a given trace's bound comes with
     its cells: `with_bounds`)."""
-    from gpuaas.simulator import trace_bound
+    from gpuaas.simulator import spot_availability, trace_bound
 
+    market = None if cell.spot is None else spot_availability(trace, cell.config)
     if cell.instance is not None:
-        return trace_bound(trace, cell.nodes * cell.node_multiplier)
+        return trace_bound(trace, cell.nodes * cell.node_multiplier, availability=market)
     key = (
         cell.arrivals,
         cell.nodes,
@@ -263,26 +303,26 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         cell.trace_seed,
         cell.catalog,
         cell.nodes * cell.node_multiplier,
+        None if market is None else market.source,
     )
     if key not in _bounds:
         if len(_bounds) >= 64:
             _bounds.clear()
-        _bounds[key] = trace_bound(trace, key[-1])
+        _bounds[key] = trace_bound(trace, key[-2], availability=market)
     return _bounds[key]
 
 
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     """The cells, those over a given trace with its bound on their node count attached,
-    computed here once per (trace, node count) instead of once per cell in the workers."""
-    from gpuaas.simulator import trace_bound
-
-    done: dict[tuple[str, int], Any] = {}
+    computed here once per (trace, node count, availability) instead of once per cell in the
+    workers."""
+    done: dict[tuple[str, int, str | None], Any] = {}
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
-            key = (str(c.trace), c.nodes * c.node_multiplier)
+            key = (str(c.trace), c.nodes * c.node_multiplier, c.availability_source)
             if key not in done:
-                done[key] = trace_bound(c.instance, key[1])
+                done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])
         out.append(c)
     return out

@@ -23,7 +23,7 @@ from gpuaas.experiments.runners import make_runner
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.instance import Instance
 from gpuaas.limits import MAX_SEED, MAX_SIMULATIONS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,10 @@ def compare(
     startup: float = DEFAULT_STARTUP,
     name: str = "trace",
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    spot: bool = False,
+    availability: str | None = None,
+    checkpoint: float = DEFAULT_CHECKPOINT,
+    notice: float | None = None,
 ) -> list[dict[str, Any]]:
     """Simulate every method with every seed on `trace`: the rows, in method then seed order.
 
@@ -172,6 +176,9 @@ def compare(
         The trace's name in the rows (`trace` column and cell keys): its file.
     on_row : callable, optional
         Called with each row as it is produced (progress reporting).
+    spot, availability, checkpoint, notice
+        Spot capacity of every simulation (`gpuaas.run_config.RunConfig`): with `spot`, the
+        availability source (default ``model``) replayed for every method.
 
     Returns
     -------
@@ -189,7 +196,12 @@ def compare(
         "overhead": overhead,
         "startup": startup,
         "tick": tick,
+        "checkpoint": checkpoint,
     }
+    if spot or availability is not None:
+        data["spot"] = availability or "model"
+    if notice is not None:
+        data["notice"] = notice
     spec = parse_spec(data, None, traces={name: trace})
     cells = expand(spec)
     order = {c.key: i for i, c in enumerate(cells)}

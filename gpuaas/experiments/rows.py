@@ -25,6 +25,9 @@ overhead                      float seconds of work lost per migration or preemp
 startup                       float seconds a VM opened or resized is billed before it works
 options                       str   the method's options, canonical JSON
 catalog                       str   VM catalog name
+spot                          str   the spot availability replayed (a model or trace files);
+                                    empty: on-demand only
+checkpoint                    float seconds between the jobs' checkpoints (spot runs)
 ============================  ====  ===========================================================
 
 What the simulation measured (`gpuaas.simulate`; costs in $, times in s; the job metrics from
@@ -64,8 +67,14 @@ predicted_tardiness_cost
 cost_deviation                float with noise: relative difference actual / predicted
 error                         str   the exception of a failed cell
 extra                         str   any other scalar of the simulation result, JSON
-bound                         float `gpuaas.bound` of the trace on sim_nodes nodes
+bound                         float `gpuaas.bound` of the trace on sim_nodes nodes (with spot:
+                                    the spot-aware bound, formulations/BOUND.md)
 cost_over_bound               float total_cost / bound (1: no schedule costs less)
+interruptions                 int   jobs on a VM the provider took back (involuntary moves)
+interruptions_per_job         float interruptions / jobs
+interruption_cost             float VM cost of the work interruptions lost (in lost_work_cost)
+interrupted_hours             float hours of the jobs' work interruptions lost
+spot_cost                     float the part of vm_cost billed for spot VMs
 ============================  ====  ===========================================================
 
 Wall-clock measurements (`TIMING_COLUMNS`: they differ between two runs of the same cell):
@@ -109,6 +118,16 @@ PARAM_COLUMNS = [
     "startup",
     "options",
     "catalog",
+    "spot",
+    "checkpoint",
+]
+#: what a simulation with spot capacity measured about it (empty without)
+SPOT_COLUMNS = [
+    "interruptions",
+    "interruptions_per_job",
+    "interruption_cost",
+    "interrupted_hours",
+    "spot_cost",
 ]
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [
@@ -134,6 +153,7 @@ METRIC_COLUMNS = [
     "extra",
     "bound",
     "cost_over_bound",
+    *SPOT_COLUMNS,
 ]
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
@@ -169,6 +189,9 @@ ADDED_COLUMNS = [
     "jct_p95",
     "jct_p99",
     "waiting_p95",
+    "spot",
+    "checkpoint",
+    *SPOT_COLUMNS,
 ]
 
 INT_COLUMNS = {
@@ -184,6 +207,7 @@ INT_COLUMNS = {
     "jobs_completed",
     "late_jobs",
     "solver_calls",
+    "interruptions",
 }
 STR_COLUMNS = {
     "cell",
@@ -192,6 +216,7 @@ STR_COLUMNS = {
     "method",
     "options",
     "catalog",
+    "spot",
     "status",
     "error",
     "extra",

@@ -21,7 +21,7 @@ from gpuaas.experiments.cell import Cell
 from gpuaas.files import read_yaml
 from gpuaas.generator import ARRIVALS
 from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULATIONS
-from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 from gpuaas.run_config import MAX_NOISE
 
 _SPEC_FIELDS = {
@@ -41,6 +41,9 @@ _SPEC_FIELDS = {
     "startup",
     "tick",
     "exclude",
+    "spot",
+    "checkpoint",
+    "notice",
 }
 #: the fields of a generated-trace grid (a spec of given `traces` has none of them)
 _GENERATED = ("nodes", "arrivals", "seeds", "jobs_per_node", "catalog")
@@ -57,6 +60,7 @@ _EXCLUDE_KEYS = (
     "noise",
     "overhead",
     "startup",
+    "spot",
 )
 
 
@@ -99,6 +103,13 @@ class CampaignSpec:
         Rescheduling interval of every simulation; None: each method's own, else the trace's H.
     exclude : tuple of dict
         Cells matching every (parameter, value) of one of these patterns are left out.
+    spot : tuple of str or None
+        Spot availability sources (`gpuaas.availability.load_availability`), a grid axis;
+        None in it: on-demand only. Default (None,).
+    checkpoint : float
+        Seconds between the jobs' checkpoints (`RunConfig.checkpoint`).
+    notice : float or None
+        Seconds to write a checkpoint on an interruption notice (`RunConfig.notice`).
     """
 
     name: str
@@ -117,6 +128,9 @@ class CampaignSpec:
     traces: dict[str, Any] = field(default_factory=dict)
     tick: float | None = None
     exclude: tuple[dict[str, Any], ...] = ()
+    spot: tuple[str | None, ...] = (None,)
+    checkpoint: float = DEFAULT_CHECKPOINT
+    notice: float | None = None
 
 
 def _int_list(
@@ -197,7 +211,8 @@ def parse_spec(
         relative to the spec file's directory); ``solver_seeds``, ``node_multipliers`` (a list
         for every method or a mapping method -> list), ``options`` (method -> solver options),
         ``noise`` (list), ``overhead`` and ``startup`` (s, a number or a list), ``tick`` (s),
-        ``exclude`` (list of mappings parameter -> value), ``name``.
+        ``exclude`` (list of mappings parameter -> value), ``spot`` (availability sources, a
+        source or a list; null: on-demand only), ``checkpoint`` and ``notice`` (s), ``name``.
     source : str, optional
         File name used in error messages (and the directory trace files are relative to).
     traces : dict, optional
@@ -299,6 +314,13 @@ def parse_spec(
     tick = data.get("tick")
     if tick is not None:
         checks.number(tick, "tick", source, maximum=MAX_SECONDS, positive=True)
+    spot = _spot_list(data.get("spot"), source)
+    checkpoint = checks.number(
+        data.get("checkpoint", DEFAULT_CHECKPOINT), "checkpoint", source, **seconds
+    )
+    notice = data.get("notice")
+    if notice is not None:
+        notice = checks.number(notice, "notice", source, **seconds)
     catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
     if not given:
         for name in catalog:
@@ -308,6 +330,7 @@ def parse_spec(
     cells = (
         (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds))
         * len(noise_list)
+        * len(spot)
         * per_trace
     )
     if cells > MAX_SIMULATIONS:
@@ -334,7 +357,28 @@ def parse_spec(
         traces=given,
         tick=None if tick is None else float(tick),
         exclude=exclude,
+        spot=spot,
+        checkpoint=float(checkpoint),
+        notice=None if notice is None else float(notice),
     )
+
+
+def _spot_list(value: Any, source: str | None) -> tuple[str | None, ...]:
+    """The `spot` axis: availability sources (strings), null for on-demand only."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise InputError(source, "spot", "is empty; leave it out for on-demand only")
+    for v in items:
+        if v is not None and (not isinstance(v, str) or not v.strip()):
+            raise InputError(
+                source,
+                "spot",
+                f"expected availability sources ('model[:k=v,...]' or trace files) or null, "
+                f"got {v!r}",
+            )
+    if len(set(items)) != len(items):
+        raise InputError(source, "spot", "a source is listed twice")
+    return tuple(items)
 
 
 def _load_traces(
@@ -377,9 +421,9 @@ def _exclude(value: Any, source: str | None) -> tuple[dict[str, Any], ...]:
                     f"exclude[{i}].{k}",
                     f"not a cell parameter; expected one of {', '.join(_EXCLUDE_KEYS)}",
                 )
-            if isinstance(v, bool) or not isinstance(v, int | float | str):
+            if isinstance(v, bool) or not isinstance(v, int | float | str | None):
                 raise InputError(
-                    source, f"exclude[{i}].{k}", f"expected a number or a name, got {v!r}"
+                    source, f"exclude[{i}].{k}", f"expected a number, a name or null, got {v!r}"
                 )
         out.append(dict(pat))
     return tuple(out)
@@ -436,19 +480,23 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                     for noise in spec.noise:
                         for ovh in spec.overhead:
                             for up in spec.startup:
-                                cell = Cell(
-                                    method=method,
-                                    seed=seed,
-                                    node_multiplier=mult,
-                                    noise=noise,
-                                    overhead=ovh,
-                                    startup=up,
-                                    options=opts,
-                                    tick=spec.tick,
-                                    **t,
-                                )
-                                if not any(_matches(cell, pat) for pat in spec.exclude):
-                                    cells.append(cell)
+                                for spot in spec.spot:
+                                    cell = Cell(
+                                        method=method,
+                                        seed=seed,
+                                        node_multiplier=mult,
+                                        noise=noise,
+                                        overhead=ovh,
+                                        startup=up,
+                                        options=opts,
+                                        tick=spec.tick,
+                                        spot=spot,
+                                        checkpoint=spec.checkpoint,
+                                        notice=spec.notice,
+                                        **t,
+                                    )
+                                    if not any(_matches(cell, pat) for pat in spec.exclude):
+                                        cells.append(cell)
     return cells
 
 

@@ -58,6 +58,7 @@ from gpuaas.heuristics.incumbent import (
     queued,
 )
 from gpuaas.heuristics.randomized_greedy import randomized_construction, randomized_greedy
+from gpuaas.heuristics.spot import NONE, SPOT, on_demand_part, spot_instance, spot_modes
 from gpuaas.heuristics.state import (
     check_float,
     check_int,
@@ -100,6 +101,8 @@ def incremental(
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
     polish: float = 0.0,
+    _spot: bool = True,
+    _judge: Instance | None = None,
     **options: Any,
 ) -> Solution:
     """Per-job-bound configurations, incumbent kept unless moving pays (module docstring).
@@ -126,7 +129,7 @@ def incremental(
         less often at some cost in dollars.
     polish : float
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
-        0 (the default): none.
+        0 (the default): none. Not with spot variants (the MILP plans on-demand VMs only).
 
     Returns
     -------
@@ -135,6 +138,12 @@ def incremental(
         put-back), ``put_back`` (rule 5) and ``iterations``.
     """
     reject_unknown("incremental", options)
+    if _spot and instance.catalog.has_spot:
+        if polish:
+            raise ValueError("incremental: polish is not available on a catalog with spot variants")
+        return _with_spot(
+            instance, seed, time_limit, iterations, queued_iterations, rivals, move_weight
+        )
     limit = check_time_limit(time_limit)
     iterations = check_int("iterations", iterations, 1)
     queued_iterations = check_int("queued_iterations", queued_iterations, 1)
@@ -150,7 +159,7 @@ def incremental(
     if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):
         iterations = queued_iterations
     D = kernel_data(instance, pref, kept(instance, rules), move_weight)
-    best, done = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
+    best, done = _construct(instance, D, seed, iterations, rivals, move_weight, deadline, _judge)
     back = pointless_moves(instance, rules, best.job_node, best.job_cfg)
     put = back & moved(instance, best.job_node, best.job_cfg)
     if put.any():
@@ -160,7 +169,9 @@ def incremental(
             pin_node=np.where(back, instance.current_node, D.pin_node),
             pin_cfg=np.where(back, instance.current_cfg, D.pin_cfg),
         )
-        best, more = _construct(instance, D, seed, iterations, rivals, move_weight, deadline)
+        best, more = _construct(
+            instance, D, seed, iterations, rivals, move_weight, deadline, _judge
+        )
         done += more
     best.stats = {
         "seed": seed,
@@ -186,6 +197,7 @@ def _construct(
     rivals: int,
     move_weight: float,
     deadline: float | None,
+    judge: Instance | None = None,
 ) -> tuple[Solution, int]:
     """The plan's construction(s) around the kept jobs of D and, with reconfiguration costs on,
     the rivals; the solution of least f_OBJ (moves weighted by `move_weight`) and the number of
@@ -225,9 +237,102 @@ def _construct(
         )
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
         kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
-        if (
-            other.f_obj + kappa[moved(instance, other.job_node, other.job_cfg)].sum()
-            < best.f_obj + kappa[moved(instance, best.job_node, best.job_cfg)].sum()
-        ):
+        on = judge if judge is not None else instance
+
+        def score(sol: Solution) -> float:
+            f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
+            return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
+
+        if score(other) < score(best):
             best = other
     return best, elite.iterations
+
+
+def on_demand(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    iterations: int = ITERATIONS,
+    queued_iterations: int = QUEUED_ITERATIONS,
+    rivals: int = RIVALS,
+    move_weight: float = MOVE_WEIGHT,
+    **options: Any,
+) -> Solution:
+    """The default method on on-demand VMs only (today's default): `incremental` on the
+    instance without the catalog's spot variants (the on-demand types keep their indices, so
+    its solution is one of `instance` too; a job on a spot VM is seen as waiting). Without
+    spot variants it is `incremental` itself."""
+    reject_unknown("on-demand", options)
+    od = on_demand_part(instance)
+    sol = incremental(
+        od,
+        seed=seed,
+        time_limit=time_limit,
+        iterations=iterations,
+        queued_iterations=queued_iterations,
+        rivals=rivals,
+        move_weight=move_weight,
+    )
+    return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
+
+
+def _with_spot(
+    instance: Instance,
+    seed: int,
+    time_limit: float | None,
+    iterations: int,
+    queued_iterations: int,
+    rivals: int,
+    move_weight: float,
+) -> Solution:
+    """`incremental` on a catalog with spot variants (`gpuaas.heuristics.spot`): the jobs
+    waiting for spot are left out, the others planned on the expected instance; the solution
+    is the real instance's. The on-demand-only plan (`on_demand`) is its rival: whichever has
+    the lower P1$ on the expected instance with every job free to take spot (the judge's
+    expected times, `spot_instance`) is returned. Without the rival, replayed spot capacity
+    that comes and goes made the spot plans dearer than on demand alone (docs/spot.md, "The
+    default's decisions")."""
+    t0 = time.perf_counter()
+    modes = spot_modes(instance)
+    active = np.flatnonzero(modes != NONE)
+    J = instance.n_jobs
+    node_vm = np.full(instance.nodes, -1, dtype=np.int64)
+    job_node = np.full(J, -1, dtype=np.int64)
+    job_cfg = np.full(J, -1, dtype=np.int64)
+    stats: dict[str, Any] = {"seed": seed}
+    if active.size:
+        expected = spot_instance(instance, modes).subset(active)
+        sol = incremental(
+            expected,
+            seed=seed,
+            time_limit=time_limit,
+            iterations=iterations,
+            queued_iterations=queued_iterations,
+            rivals=rivals,
+            move_weight=move_weight,
+            _spot=False,
+            _judge=spot_instance(instance, modes, judge=True).subset(active),
+        )
+        node_vm, stats = sol.node_vm, dict(sol.stats)
+        job_node[active], job_cfg[active] = sol.job_node, sol.job_cfg
+    od = on_demand(
+        instance,
+        seed=seed,
+        time_limit=time_limit,
+        iterations=iterations,
+        queued_iterations=queued_iterations,
+        rivals=rivals,
+        move_weight=move_weight,
+    )
+    judge = spot_instance(instance, np.full(J, SPOT), judge=True)
+    mine = Solution(judge, node_vm, job_node, job_cfg).objective
+    rival = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective < mine
+    if rival:
+        node_vm, job_node, job_cfg = od.node_vm, od.job_node, od.job_cfg
+    stats.update(
+        seconds=time.perf_counter() - t0,
+        waiting_for_spot=0 if rival else int(J - active.size),
+        on_demand_rival=rival,
+    )
+    return Solution(instance, node_vm, job_node, job_cfg, "incremental", stats)

@@ -302,6 +302,7 @@ def _plan_values(
     )  # (rows,): delay is a scalar or per row
     # the switch to the slower configuration is a move: its lost work and a new VM's start-up
     switch = reconfiguration.switch_costs(instance, p)
+    cat = instance.catalog
     return per_job_lp(
         np.ascontiguousarray(instance.times[rows]),
         d,
@@ -309,6 +310,7 @@ def _plan_values(
         np.ascontiguousarray(p, dtype=np.float64),
         np.ascontiguousarray(node_share(instance), dtype=np.float64),
         np.ascontiguousarray(switch, dtype=np.float64),
+        np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1),  # spot first, then on demand
     )[0]
 
 
@@ -377,13 +379,16 @@ def incumbent_rules(
     )
     cur = instance.current_cfg[run]
     stay = values[run, cur]
-    move = move_weight * move_costs(instance, price)[run]
+    cat = instance.catalog
+    # a move onto spot saves its price difference for the job's life, not until the next
+    # re-plan: weight 1 (docs/spot.md, "The default's decisions")
+    weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
+    move = weight[None, :] * move_costs(instance, price)[run]
     best = (values[run] + move).min(axis=1, initial=np.inf)
     own = _beats(best, stay)
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
     cheap = move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)
     others = np.zeros(run.size, dtype=bool)
-    cat = instance.catalog
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref

@@ -19,6 +19,14 @@ preempted or whose VM is lost restarts from a checkpoint `overhead` seconds old;
 resized at t is billed from t but runs jobs from t + `startup`. They are passed to the method in
 the `Instance`, so methods that price moves keep a running job in place unless moving pays.
 
+**Spot capacity** (`RunConfig.spot`, docs/spot.md): the catalog gets its spot variants, VM
+types at the spot price that `Interruption` events take away. A job on an interrupted VM loses,
+besides the restart overhead, the work since its last checkpoint (`checkpoint` seconds apart,
+the job's own or the run's); interruptions are counted apart from the voluntary moves
+(`interruptions`, `interrupted_work`, `interruption_cost`). Methods see each spot type's
+interruption rate (`Instance.hazard`), estimated from the VM-hours held and the interruptions
+seen, from the availability model's default rate as a prior (`spot_hazard`).
+
 **Progress reports.** Progress is predicted from the configurations' times; a measured fraction
 (`ProgressReport`) replaces it. A job predicted finished but not reported complete is held at
 `MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
@@ -61,6 +69,7 @@ from gpuaas.reconfiguration import (
     lost_work,
     lost_work_cost,
     ready_time,
+    since_checkpoint,
     startup_cost,
 )
 from gpuaas.rescheduler import intake, persistence
@@ -112,7 +121,14 @@ TOTALS = (
     "interruptions",
     "lost_work_cost",
     "startup_cost",
+    "interruption_cost",
+    "spot_cost",
+    "_spot_held",
+    "_spot_lost",
+    "_outage",
 )
+#: the prior of the interruption-rate estimate: this many VM-hours at the model's default rate
+PRIOR_HOURS = 10.0
 
 
 #: a job's fields, in `JOB_FIELDS` order, as one tuple (`_savepoint`)
@@ -165,6 +181,8 @@ class Rescheduler:
         if self.config.nodes is None:
             raise InputError(None, "nodes", "missing: the number of node slots N")
         self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        if self.config.spot:
+            self.catalog = self.catalog.with_spot()
         self.H = checks.number(H, "H", minimum=0.0, maximum=MAX_SECONDS, positive=True)
         self.mu = checks.number(mu, "mu", minimum=0.0, maximum=MAX_WEIGHT)
         self.rho = checks.number(rho, "rho", minimum=0.0, maximum=MAX_WEIGHT)
@@ -188,6 +206,13 @@ class Rescheduler:
         self.interruptions = 0
         self.lost_work_cost = 0.0  # $: work lost to restarts, at the old configuration's GPU share
         self.startup_cost = 0.0  # $: VMs billed while starting up
+        self.interruption_cost = 0.0  # $: the part of lost_work_cost that interruptions lost
+        self.spot_cost = 0.0  # $: the part of vm_cost billed for spot VMs
+        self._spot = cat.spot.tolist()
+        self._spot_held = np.zeros(cat.n_vms)  # VM-seconds held per type (replaced, not changed)
+        self._spot_lost = np.zeros(cat.n_vms)  # interruptions seen per type
+        # per type: [seconds of the outages seen, outages seen, start of the one now or None]
+        self._outage: dict[int, tuple[float, int, float | None]] = {}
         # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
         # (`_target`; not state)
         self._planned: tuple[dict[int, Any], dict[str, Any]] = ({}, {})
@@ -239,6 +264,7 @@ class Rescheduler:
                 self._finish(jid, at)
             interrupted = [a for p in lost for a in self._interrupt(p)]
             if capacity:
+                self._outages(at, capacity)
                 limits = {**self._capacity, **capacity}
                 self._capacity = {v: k for v, k in sorted(limits.items()) if k is not None}
             for job in new:
@@ -366,10 +392,11 @@ class Rescheduler:
         held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
         return [v for v, k in self._capacity.items() if held[v] >= k]
 
-    def instance(self, at: float | None = None) -> Instance:
+    def instance(self, at: float | None = None, full: Iterable[int] = ()) -> Instance:
         """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
-        of `records.INSTANCE_VIEW`; configurations of VM types at their capacity are left out
-        (inf), except each running job's own."""
+        of `records.INSTANCE_VIEW`; configurations of VM types at their capacity (and of the
+        types `full`) are left out (inf), except each running job's own; `room` says how many
+        more VMs of each type may open."""
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
@@ -383,7 +410,7 @@ class Rescheduler:
             if k != "work"
         }
         work = np.array([j.work for j in jobs]) if jobs else np.zeros((0, C))
-        full = self._full() if self._capacity else []
+        full = sorted({*self._full(), *full}) if self._capacity else sorted(full)
         if full and jobs:
             work = work.copy()
             off = np.isin(self.catalog.cfg_vm, full)
@@ -402,8 +429,23 @@ class Rescheduler:
             rho=self.rho,
             overhead=self.overhead,
             startup=self.startup,
+            hazard=self.spot_hazard() if self.catalog.has_spot else None,
+            outage=self.spot_outage() if self.catalog.has_spot else None,
+            room=self._room(full),
+            ready=[self._nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
             **arrays,
         )
+
+    def _room(self, full: list[int]) -> np.ndarray | None:
+        """(V,) VMs of each type that may still open (inf: no limit); None: no limit at all."""
+        if not self._capacity and not full:
+            return None
+        held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
+        room = np.full(self.catalog.n_vms, np.inf)
+        for v, k in self._capacity.items():
+            room[v] = max(0, k - int(held[v]))
+        room[full] = 0.0
+        return room
 
     # -- persistence (gpuaas.rescheduler.persistence) ---------------------------------------
     def state(self) -> dict[str, Any]:
@@ -461,8 +503,14 @@ class Rescheduler:
         dt = at - self.time
         if dt <= 0:
             return
+        held = np.zeros(len(self._spot))
         for n in self._nodes.values():  # open nodes, in node order
             self.vm_cost += self._price[n.vm] * dt
+            if self._spot[n.vm]:
+                self.spot_cost += self._price[n.vm] * dt
+                held[n.vm] += dt
+        if held.any():
+            self._spot_held = self._spot_held + held
         nodes = self._nodes
         for job in self._jobs.values():
             if job.cfg >= 0:
@@ -471,6 +519,7 @@ class Rescheduler:
                     continue
                 job.progress += run / float(job.work[job.cfg])
                 job.running += run
+                job.segment += run
                 if job.progress > MAX_PROGRESS and job.id not in completing:
                     job.progress = MAX_PROGRESS
 
@@ -482,17 +531,67 @@ class Rescheduler:
         self._log.append(jid)
 
     def _interrupt(self, p: int) -> list[InterruptedJob]:
-        """Node p's VM is gone: its jobs lose work as in a restart and wait; it closes."""
+        """Node p's VM is gone: its jobs lose the work since their last checkpoint and the
+        restart's, and wait; it closes."""
         out = []
         for job in self._jobs.values():
             if job.node == p and job.cfg >= 0:
                 c = job.cfg
-                lost = self._lose_work(job)
+                extra = since_checkpoint(
+                    job.segment, job.checkpoint, self.config.notice, self.catalog.warning
+                )
+                before = self.lost_work_cost
+                lost = self._lose_work(job, extra)
+                job.interrupted_work += lost
+                self.interruption_cost += self.lost_work_cost - before
                 job.interruptions += 1
                 self.interruptions += 1
                 out.append(InterruptedJob(job.id, p, self._cfg_vm[c], self._cfg_gpus[c], lost))
                 job.node, job.cfg = -1, -1
-        del self._nodes[p]
+        v = self._nodes.pop(p).vm
+        if self._spot[v]:
+            lost_vms = self._spot_lost.copy()
+            lost_vms[v] += 1
+            self._spot_lost = lost_vms
+        return out
+
+    def _outages(self, at: float, capacity: dict[int, int | None]) -> None:
+        """Count the outages of spot types (capacity 0) as capacity changes say they begin and
+        end (`spot_outage`)."""
+        out = dict(self._outage)
+        for v, k in capacity.items():
+            seconds, n, since = out.get(v, (0.0, 0, None))
+            if k == 0 and since is None:
+                out[v] = (seconds, n, at)
+            elif k != 0 and since is not None:
+                out[v] = (seconds + at - since, n + 1, None)
+        self._outage = out
+
+    def spot_outage(self) -> np.ndarray:
+        """(V,) seconds a spot type out of capacity now is expected to stay out (0 for the
+        others): the mean outage seen, from the availability model's mean spell as a prior of
+        one outage (outages taken as memoryless)."""
+        from gpuaas.availability.model import SPELL_MEAN
+
+        out = np.zeros(self.catalog.n_vms)
+        for v, (seconds, n, since) in self._outage.items():
+            if since is not None:
+                out[v] = (SPELL_MEAN * 3600.0 + seconds) / (1 + n)
+        return out
+
+    def spot_hazard(self) -> np.ndarray:
+        """(V,) interruptions per second of a VM held, per spot type (0 for on-demand types):
+        (PRIOR_HOURS x the model's default rate + interruptions seen) / (PRIOR_HOURS + hours
+        held), a Gamma-Poisson estimate that starts at the default rate
+        (`gpuaas.availability.model.default_rate`) and follows what this run sees."""
+        from gpuaas.availability.model import default_rate
+
+        cat = self.catalog
+        out = np.zeros(cat.n_vms)
+        for v in np.flatnonzero(cat.spot):
+            prior = default_rate(cat.vm_names[cat.base[v]])  # per hour
+            hours = PRIOR_HOURS + self._spot_held[v] / 3600.0
+            out[v] = (PRIOR_HOURS * prior + self._spot_lost[v]) / hours / 3600.0
         return out
 
     def _reschedule(self, at: float) -> Plan:
@@ -502,6 +601,17 @@ class Rescheduler:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
             t0, c0 = _time.perf_counter(), _time.process_time()
             sol = solve(inst, self.method, seed=seed, **self.config.options)
+            over, left = self._over_capacity(sol), set()
+            # a method blind to counts: the types it overfilled are left out, until it solves
+            # within them; one that overfills a type already left out keeps its first solution,
+            # which `_apply` refuses
+            while over and not over <= left:
+                left |= over | set(np.flatnonzero(inst.room == 0).tolist())
+                retry = solve(
+                    self.instance(at, full=left), self.method, seed=seed, **self.config.options
+                )
+                over = self._over_capacity(retry)
+                sol = sol if over else retry
             cpu = _time.process_time() - c0
             seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
             check_solution(sol)
@@ -512,6 +622,14 @@ class Rescheduler:
         self.time = at
         self.events += 1
         return plan
+
+    def _over_capacity(self, sol: Solution) -> set[int]:
+        """The VM types of which `sol` opens more VMs than their capacity lets open."""
+        if not self._capacity:
+            return set()
+        held = np.bincount([n.vm for n in self._nodes.values()], minlength=self.catalog.n_vms)
+        opened = np.bincount(sol.node_vm[sol.node_vm >= 0], minlength=self.catalog.n_vms)
+        return {v for v, k in self._capacity.items() if opened[v] > max(k, held[v])}
 
     def _node_vm(self) -> np.ndarray:
         """(N,) VM type of every node slot, -1: closed."""
@@ -571,6 +689,7 @@ class Rescheduler:
             n, c = new_node[i], new_cfg[i]
             if (n, c) == (job.node, job.cfg):
                 continue
+            job.segment = 0.0  # it (re)starts: its checkpoint clock too
             if job.cfg < 0:
                 plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
                 if job.start is None:
@@ -616,13 +735,14 @@ class Rescheduler:
         self._planned = (nodes, now)
         return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]
 
-    def _lose_work(self, job: Job) -> float:
-        """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place."""
-        if self.overhead <= 0:
+    def _lose_work(self, job: Job, extra: float = 0.0) -> float:
+        """The restart rule (`gpuaas.reconfiguration`) on a running job leaving its place;
+        `extra`: seconds of work it loses besides the restart's (an interruption's)."""
+        if self.overhead + extra <= 0:
             return 0.0
         c = job.cfg
         work = float(job.work[c])
-        lost = lost_work(job.progress, work, self.overhead)
+        lost = lost_work(job.progress, work, self.overhead + extra)
         job.progress -= lost
         job.reported = None  # the real restart may lose more than predicted
         job.lost += lost

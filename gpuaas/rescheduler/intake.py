@@ -77,7 +77,7 @@ def _submissions(r: Rescheduler, jobs: list[Any], at: float) -> list[Job]:
     out: list[Job] = []
     seen: set[str] = set()
     for i, job in enumerate(jobs):
-        parsed = submitted_job(job, r.catalog, at, f"job[{i}]")
+        parsed = submitted_job(job, r.catalog, at, f"job[{i}]", r.config.checkpoint)
         if parsed.id in r._jobs or parsed.id in r._completed or parsed.id in seen:
             raise StateError(f"job {parsed.id!r} was already submitted")
         seen.add(parsed.id)

@@ -21,10 +21,13 @@ refused: it was written by a newer gpuaas.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
@@ -45,21 +48,34 @@ from gpuaas.run_config import RunConfig
 if TYPE_CHECKING:
     from gpuaas.rescheduler.core import Rescheduler
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 #: the running totals of the live part: money (>= 0) and counts (integers >= 0)
-MONEY = ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost")
+MONEY = (
+    "vm_cost",
+    "tardiness_cost",
+    "lost_work_cost",
+    "startup_cost",
+    "interruption_cost",
+    "spot_cost",
+)
 COUNTS = ("migrations", "preemptions", "interruptions")
 
 
 # -- a job enters ---------------------------------------------------------------------------
 
 
-def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> Job:
+def submitted_job(
+    job: Any, catalog: Catalog, at: float, where: str = "job", checkpoint: float = 0.0
+) -> Job:
     """The record of a job submitted at `at` (released then unless it says earlier): a job
     object of the instance format, checked by `gpuaas.instance.parse_job`, or a `JobSpec`
-    already checked (e.g. from a trace); a placement it gives is ignored (it waits)."""
+    already checked (e.g. from a trace; its times on the on-demand types only are those of
+    their spot variants too); a placement it gives is ignored (it waits). `checkpoint`: the
+    interval of a job that gives none."""
     if isinstance(job, JobSpec):
         spec = job
+        if catalog.has_spot and len(spec.work) == int(catalog.gpus[~catalog.spot].sum()):
+            spec = dataclasses.replace(spec, work=catalog.spot_work(spec.work))
         if len(spec.work) != catalog.n_configs:
             raise InputError(
                 None,
@@ -82,6 +98,7 @@ def submitted_job(job: Any, catalog: Catalog, at: float, where: str = "job") -> 
         work=spec.work,
         progress=spec.progress,
         reported=spec.progress,
+        checkpoint=checkpoint if spec.checkpoint is None else spec.checkpoint,
     )
 
 
@@ -137,6 +154,11 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         for p, n in r._nodes.items()
     ]
     live["capacity"] = r.capacity()
+    live["spot_held"] = {
+        names[v]: [float(r._spot_held[v]), int(r._spot_lost[v])]
+        for v in np.flatnonzero(r._spot_held + r._spot_lost)
+    }
+    live["outages"] = {names[v]: list(o) for v, o in r._outage.items()}
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
@@ -165,7 +187,8 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
     node_vm, ready = s["node_vm"], s["node_ready"]
     if not isinstance(node_vm, list) or not isinstance(ready, list) or len(node_vm) != len(ready):
         raise InputError(None, "node_vm", "must be a list as long as node_ready")
-    live = {k: s[k] for k in ("time", "events", *MONEY, "migrations", "preemptions")}
+    money = ("vm_cost", "tardiness_cost", "lost_work_cost", "startup_cost")
+    live = {k: s[k] for k in ("time", "events", *money, "migrations", "preemptions")}
     live["interruptions"] = 0
     live["nodes"] = [
         {"node": p, "vm": v, "ready": ready[p]} for p, v in enumerate(node_vm) if v is not None
@@ -184,8 +207,20 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 3 (no spot capacity: no checkpoints, interruption losses or spot totals)."""
+    run = s["config"]["run"]
+    checkpoint = run.get("checkpoint", RunConfig().checkpoint)
+    live = dict(s["live"], interruption_cost=0.0, spot_cost=0.0, spot_held={}, outages={})
+    live["jobs"] = [
+        dict(d, interrupted_work=0.0, checkpoint=checkpoint, segment=0.0) for d in live["jobs"]
+    ]
+    completed = [dict(d, interrupted_work=0.0) for d in s["completed"]]
+    return {"version": 4, "config": s["config"], "live": live, "completed": completed}
+
+
 #: version -> the function turning a state of that version into one of the next
-MIGRATIONS = {2: _from_v2}
+MIGRATIONS = {2: _from_v2, 3: _from_v3}
 
 
 def migrate(state: Any) -> Mapping[str, Any]:
@@ -261,7 +296,18 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     live = _fields(
         "live",
         state["live"],
-        ("time", "events", *MONEY, *COUNTS, "nodes", "capacity", "jobs", "plans"),
+        (
+            "time",
+            "events",
+            *MONEY,
+            *COUNTS,
+            "nodes",
+            "capacity",
+            "spot_held",
+            "outages",
+            "jobs",
+            "plans",
+        ),
     )
     _fields("live", live, ("applied_now", "completed"))
     clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
@@ -278,6 +324,27 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             _fail(f"live.capacity.{vm}", "not a VM type of the catalog")
         checks.integer(k, f"live.capacity.{vm}", minimum=0)
     r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
+    held = _fields("live.spot_held", live["spot_held"], ())
+    for vm, pair in held.items():
+        at = f"live.spot_held.{vm}"
+        if vm not in cat.vm_names or not cat.spot[cat.vm_index(vm)]:
+            _fail(at, "not a spot VM type of the catalog")
+        if not isinstance(pair, list) or len(pair) != 2:
+            _fail(at, f"must be [seconds held, interruptions], got {brief(pair)}")
+        v = cat.vm_index(vm)
+        r._spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
+        r._spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
+    for vm, o in _fields("live.outages", live["outages"], ()).items():
+        at = f"live.outages.{vm}"
+        if vm not in cat.vm_names:
+            _fail(at, "not a VM type of the catalog")
+        if not isinstance(o, list) or len(o) != 3:
+            _fail(at, f"must be [seconds, outages, start or null], got {brief(o)}")
+        r._outage[cat.vm_index(vm)] = (
+            checks.number(o[0], f"{at}[0]", minimum=0.0),
+            checks.integer(o[1], f"{at}[1]", minimum=0),
+            checks.optional_number(o[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
+        )
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or r._nodes):

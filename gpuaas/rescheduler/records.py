@@ -38,9 +38,10 @@ def _spec(instance: str | None = None) -> Any:
     return field(metadata={"saved": "job", "instance": instance})
 
 
-def _saved(default: Any, check: Callable[[Any, str], Any]) -> Any:
-    """A field saved under its own name, checked on restore by `check(value, where)`."""
-    return field(default=default, metadata={"saved": "own", "check": check})
+def _saved(default: Any, check: Callable[[Any, str], Any], instance: str | None = None) -> Any:
+    """A field saved under its own name, checked on restore by `check(value, where)`;
+    `instance`: the Instance array it feeds."""
+    return field(default=default, metadata={"saved": "own", "check": check, "instance": instance})
 
 
 def _count(value: Any, where: str) -> int:
@@ -82,6 +83,10 @@ class Job:
     interruptions: int = _saved(0, _count)  # VMs lost under it (`Interruption` events)
     lost: float = _saved(0.0, _share)  # fraction of its work lost to restarts
     reported: float | None = _saved(None, _reported)  # last measured progress: a floor
+    # involuntary moves apart from the voluntary ones above: the work its lost VMs cost it
+    interrupted_work: float = _saved(0.0, _share)  # fraction of its work (part of `lost`)
+    checkpoint: float = _saved(0.0, _seconds, "checkpoint")  # s between its checkpoints
+    segment: float = _saved(0.0, _seconds)  # s run since it last (re)started: checkpoint clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,7 @@ COMPLETED_FIELDS = (
     "preemptions",
     "lost_work",
     "interruptions",
+    "interrupted_work",
 )
 
 
@@ -147,6 +153,7 @@ def completed_record(job: Job, at: float, tardiness_cost: float) -> dict[str, An
         "lost_work": job.lost,
     }
     rec["interruptions"] = job.interruptions
+    rec["interrupted_work"] = job.interrupted_work
     return rec
 
 

@@ -1,0 +1,5 @@
+# Issue 24's many-jobs campaigns (commit 087413f's code), then the report. GPUAAS_SPOT_TRACES
+# names the user's copy of github.com/skypilot-org/spot-traces (unlicensed: never committed).
+GPUAAS_SPOT_TRACES=/path/to/spot-traces gpuaas campaign scripts/campaigns/spot-aws.yaml -o scripts/results/spot-aws.csv --backend processes --workers 1
+gpuaas campaign scripts/campaigns/spot-gcp.yaml -o scripts/results/spot-gcp.csv --backend processes --workers 1
+python scripts/spot_report.py scripts/results/spot-aws.csv scripts/results/spot-gcp.csv -o scripts/results/spot.md

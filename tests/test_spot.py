@@ -1,0 +1,362 @@
+"""Spot capacity: catalog variants, the checkpoint rule, the Rescheduler's spot state, the
+availability producer, and simulations whose every interruption reconciles from the event log
+(money, capacity, work)."""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gpuaas.availability import UNLIMITED, Availability, Capacity, load_availability
+from gpuaas.availability.model import default_rate
+from gpuaas.catalog import load_catalog
+from gpuaas.cli import cli
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_trace
+from gpuaas.instance import Instance
+from gpuaas.reconfiguration import since_checkpoint
+from gpuaas.rescheduler import Interruption, Rescheduler
+from gpuaas.run_config import RunConfig
+from gpuaas.simulator import Simulator, simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from eventlog import check_against, recompute  # noqa: E402
+
+AWS = load_catalog("aws-us-east-1")
+SAMPLE = ROOT / "instances" / "spot" / "bamboo-p3-sample.csv"
+
+
+def aws_trace(nodes=3, jobs=12, seed=1, arrivals="exponential"):
+    return Instance.from_dict(
+        generate_trace(nodes, jobs=jobs, arrivals=arrivals, seed=seed, catalog="aws-us-east-1")
+    )
+
+
+def capacity_of(avail):
+    """What `eventlog.recompute` checks each interval against."""
+
+    def count(vm, t):
+        n = avail.count(vm, t)
+        return None if n >= UNLIMITED else n
+
+    return count
+
+
+# -- the catalog --------------------------------------------------------------------------------
+
+
+def test_spot_variants_follow_the_on_demand_types_at_the_spot_price():
+    cat = AWS.with_spot()
+    assert cat.vm_names[: AWS.n_vms] == AWS.vm_names  # on-demand indices unchanged
+    spot = [n for n in cat.vm_names if n.endswith(":spot")]
+    assert len(spot) == int(np.isfinite(AWS.spot_per_hour).sum()) == 14
+    assert "p5.4xlarge:spot" not in cat.vm_names  # no spot price in the snapshot
+    v = cat.vm_index("p3.2xlarge:spot")
+    assert cat.cost_per_hour[v] == 0.3707 and cat.spot[v] and not cat.spot[: AWS.n_vms].any()
+    assert cat.vm_names[cat.base[v]] == "p3.2xlarge" and cat.gpu_models[v] == "V100"
+    # interruptible GPUs are a model of their own for the methods' packing
+    od = cat.vm_index("p3.8xlarge")
+    assert cat.gpu_model_id[v] != cat.gpu_model_id[od]
+    assert cat.gpu_model_id[v] == cat.gpu_model_id[cat.vm_index("p3.16xlarge:spot")]
+    assert (cat.gpu_model_id[: AWS.n_vms] == AWS.gpu_model_id).all()
+    assert cat.with_spot() is cat and cat.warning == 120.0
+    assert load_catalog("gcp-us-central1").warning == 30.0
+    # a whole-job row on the on-demand types becomes one on every type
+    row = np.arange(AWS.n_configs, dtype=float) + 1
+    full = cat.spot_work(row)
+    assert full.shape == (cat.n_configs,) and (full[: AWS.n_configs] == row).all()
+    c = cat.config(v, 1)
+    assert full[c] == row[AWS.config(AWS.vm_index("p3.2xlarge"), 1)]
+    # the catalog format: base types and `spot: true`
+    data = cat.to_dict()
+    assert data["spot"] is True and len(data["vm_types"]) == AWS.n_vms
+    again = load_catalog(data)
+    assert again.vm_names == cat.vm_names and (again.cost_per_hour == cat.cost_per_hour).all()
+
+
+def test_spot_variant_names_are_reserved():
+    bad = {"vm_types": [{"name": "A:spot", "gpu": "K80", "gpus": 1, "cost_per_hour": 1}]}
+    with pytest.raises(InputError, match="names ending in ':spot' are the spot variants"):
+        load_catalog(bad)
+    with pytest.raises(InputError, match=r"catalog.spot: must be true or false, got 'yes'"):
+        load_catalog(
+            {
+                "vm_types": bad["vm_types"][:0]
+                or [{"name": "A", "gpu": "K", "gpus": 1, "cost_per_hour": 1}],
+                "spot": "yes",
+            }
+        )
+
+
+def test_instance_spot_times_checkpoints_and_hazards_round_trip():
+    cat = AWS.with_spot().to_dict()
+    job = {"id": "a", "due": 10.0, "weight": 1.0, "times": {"p3.2xlarge": [100.0]}}
+    own = dict(
+        job, id="b", checkpoint=600.0, times={"p3.2xlarge": [100.0], "p3.2xlarge:spot": [None]}
+    )
+    data = {
+        "catalog": cat,
+        "nodes": 2,
+        "jobs": [job, own],
+        "params": {"hazard": {"p3.2xlarge:spot": 0.36}},
+    }
+    inst = Instance.from_dict(data)
+    c = inst.catalog.config(inst.catalog.vm_index("p3.2xlarge:spot"), 1)
+    assert inst.work[0, c] == 100.0  # as fast as on-demand ...
+    assert math.isinf(inst.work[1, c])  # ... unless the job says otherwise
+    assert math.isnan(inst.checkpoint[0]) and inst.checkpoint[1] == 600.0
+    assert inst.hazard[inst.catalog.vm_index("p3.2xlarge:spot")] == pytest.approx(1e-4)
+    back = Instance.from_dict(json.loads(json.dumps(inst.to_dict())))
+    assert (back.work == inst.work).all() and back.to_dict() == inst.to_dict()
+    with pytest.raises(InputError, match=r"params.hazard.zz: unknown VM type"):
+        Instance.from_dict(dict(data, params={"hazard": {"zz": 1}}))
+    with pytest.raises(InputError, match=r"checkpoint: must be"):
+        Instance.from_dict(dict(data, jobs=[dict(job, checkpoint=-1)]))
+
+
+# -- the checkpoint rule ------------------------------------------------------------------------
+
+
+def test_an_interruption_loses_the_work_since_the_last_checkpoint():
+    assert since_checkpoint(4000.0, 1800.0) == pytest.approx(400.0)
+    assert since_checkpoint(1799.0, 1800.0) == 1799.0
+    assert since_checkpoint(4000.0, 0.0) == 0.0  # continuous checkpoints
+    # a checkpoint written on the notice saves the work when it fits in the warning
+    assert since_checkpoint(4000.0, 1800.0, notice=60.0, warning=120.0) == 0.0
+    assert since_checkpoint(4000.0, 1800.0, notice=60.0, warning=30.0) == pytest.approx(400.0)
+
+
+def test_run_config_spot_fields_are_checked():
+    assert RunConfig(spot=True, availability="model").availability == "model"
+    with pytest.raises(InputError, match="availability: needs spot capacity"):
+        RunConfig(availability="model")
+    with pytest.raises(InputError, match="checkpoint: must be"):
+        RunConfig(spot=True, checkpoint=-1.0)
+    with pytest.raises(InputError, match="spot: must be true or false"):
+        RunConfig(spot="yes")
+
+
+# -- the Rescheduler ----------------------------------------------------------------------------
+
+
+def test_the_interruption_rate_estimate_starts_at_the_model_and_follows_the_run():
+    r = Rescheduler("aws-us-east-1", nodes=2, method="greedy", spot=True, seed=1)
+    cat = r.catalog
+    v = cat.vm_index("p3.2xlarge:spot")
+    h0 = r.spot_hazard()
+    assert h0[v] * 3600 == pytest.approx(default_rate("p3.2xlarge"))
+    assert (h0[~cat.spot] == 0).all()
+    job = {"id": "a", "due": 1e6, "weight": 0.001, "times": {"p3.2xlarge": [36000.0]}}
+    r.submit(job, at=0.0)
+    node = r.open_nodes()[0]
+    assert node.vm.endswith(":spot")  # greedy takes the cheaper VM at face value
+    r.tick(7200.0)
+    r.handle(Interruption(7300.0, node=node.node))
+    w = cat.vm_index(node.vm)
+    h = r.spot_hazard()
+    held = 7300.0 / 3600.0
+    expect = (10.0 * default_rate(cat.vm_names[cat.base[w]]) + 1.0) / (10.0 + held) / 3600.0
+    assert h[w] == pytest.approx(expect)
+    assert r.instance().hazard[w] == pytest.approx(expect)
+    # the state keeps it
+    again = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert again.spot_hazard() == pytest.approx(h) and again.state() == r.state()
+    assert again.spot_cost == r.spot_cost > 0 and again.catalog.vm_names == cat.vm_names
+
+
+def test_a_state_of_format_3_restores_and_an_interruption_gets_the_same_plan():
+    """Format 3 knew no checkpoints: with continuous ones (checkpoint 0) the interruption
+    loses what it lost then; with the default 30 min, also the 100 s run since the restore."""
+    sample = json.loads((ROOT / "tests" / "data" / "rescheduler-state-v3.json").read_text())
+    assert sample["state"]["version"] == 3
+    ev = sample["event"]
+    continuous = json.loads(json.dumps(sample["state"]))
+    continuous["config"]["run"]["checkpoint"] = 0.0
+    r = Rescheduler.restore(continuous)
+    assert r.state()["version"] == 4
+    plan = r.handle(Interruption(ev["at"], node=ev["node"]))
+    got = {
+        k: v for k, v in plan.to_dict().items() if k not in ("solver_seconds", "solver_cpu_seconds")
+    }
+    assert got == sample["plan"]
+    for k, v in sample["state_after"].items():
+        assert getattr(r, k) == pytest.approx(v), k
+    r = Rescheduler.restore(sample["state"])
+    work = r._jobs[plan.interrupted[0].id].work[
+        r.catalog.config(r.catalog.vm_index(plan.interrupted[0].vm), plan.interrupted[0].gpus)
+    ]
+    lost = r.handle(Interruption(ev["at"], node=ev["node"])).interrupted[0].lost_work
+    assert lost == pytest.approx(sample["plan"]["interrupted"][0]["lost_work"] + 100.0 / work)
+
+
+# -- the producer -------------------------------------------------------------------------------
+
+
+class _Sim:
+    clock = 0.0
+
+
+def test_spot_market_interrupts_the_excess_and_the_slots_it_is_told():
+    from gpuaas.producers import SpotMarket
+    from gpuaas.rescheduler import CapacityChange
+    from gpuaas.rescheduler.records import OpenVM, Plan
+
+    cat = AWS.with_spot()
+    avail = Availability(
+        {"p3.2xlarge": Capacity([0, 100, 200], [3, 1, UNLIMITED])},
+        {"p3.2xlarge": [[150, 0], [160, 5]]},
+    )
+    m = SpotMarket(avail, cat)
+    first = m.events(_Sim, 10.0, [])
+    caps = {e.vm: e.count for e in first if isinstance(e, CapacityChange)}
+    assert caps["p3.2xlarge:spot"] == 3 and caps["g4dn.xlarge:spot"] == 0  # not listed: none
+    assert len(caps) == 14
+    plan = Plan(10.0, open=[OpenVM(n, "p3.2xlarge:spot") for n in (4, 2, 7)])
+    m.planned(_Sim, plan)  # slots 0, 1, 2 in the order opened
+    assert m.next_time(_Sim, []) == 100.0
+    ev = m.events(_Sim, 100.0, [])
+    assert [type(e).__name__ for e in ev] == ["CapacityChange", "Interruption", "Interruption"]
+    assert sorted(e.node for e in ev[1:]) == [2, 7]  # the highest slots
+    assert m.events(_Sim, 150.0, [])[0].node == 4  # slot 0's stream
+    assert m.events(_Sim, 160.0, []) == []  # slot 5 holds no VM
+    assert m.events(_Sim, 200.0, [])[0].count is None  # unlimited again
+
+
+# -- simulations reconcile ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.1])
+def test_every_interruption_reconciles_from_the_event_log(tmp_path, noise):
+    """Money (VMs, spot VMs, the work interruptions lost), capacity (never more spot VMs than
+    available) and work (each job's runs, its losses to restarts and to interruptions)."""
+    trace = aws_trace(jobs=15)
+    avail = load_availability("model:spell_rate=1.0,rate=0.05", AWS, seed=3, horizon=3e6, slots=3)
+    log = tmp_path / "ev.jsonl"
+    res = simulate(trace, "greedy", seed=2, log=log, availability=avail, noise=noise, bound=False)
+    out = res.to_dict()
+    assert res.interruptions >= 10 and res.interruption_cost > 0 and res.spot_cost > 0
+    assert res.interrupted_hours > 0 and out["interruptions_per_job"] == res.interruptions / 15
+    assert sum(j["interruptions"] for j in out["jobs"]) == res.interruptions
+    assert check_against(recompute(log, trace, capacity=capacity_of(avail)), out, trace) == []
+
+
+def test_interruptions_from_replayed_traces_and_checkpoints_on_notice(tmp_path):
+    """Replayed node events (Bamboo's format) and a Can't Be Late file; jobs whose checkpoint
+    fits in the warning lose only the restart, and the log says so too."""
+    trace = aws_trace(jobs=10, seed=4, arrivals="high")
+    hour = 3_600_000
+    events = ["0,add,a", "0,add,b", f"{2 * hour},remove,a", f"{3 * hour},add,c"]
+    events += [f"{5 * hour},remove,b", f"{8 * hour},remove,c", f"{9 * hour},add,d"]
+    (tmp_path / "nodes.csv").write_text("\n".join(events) + "\n")
+    ticks = [1, 1, 0, 1, 1, 1, 0, 0, 1] * 30
+    (tmp_path / "x_v100_1.json").write_text(
+        json.dumps({"metadata": {"gap_seconds": 1800}, "data": ticks})
+    )
+    src = f"g6.xlarge={tmp_path / 'nodes.csv'},g4dn.xlarge={tmp_path / 'nodes.csv'},"
+    src += f"{tmp_path / 'x_v100_1.json'}"
+    lost = {}
+    for notice in (None, 60.0):
+        log = tmp_path / f"ev-{notice}.jsonl"
+        res = simulate(
+            trace,
+            "greedy",
+            seed=1,
+            log=log,
+            spot=True,
+            availability=src,
+            notice=notice,
+            checkpoint=900.0,
+            bound=False,
+        )
+        avail = Simulator(trace, "greedy", spot=True, availability=src).availability
+        rec = recompute(log, trace, capacity=capacity_of(avail))
+        assert check_against(rec, res.to_dict(), trace) == []
+        assert res.interruptions > 0 and rec.interruptions == res.interruptions
+        lost[notice] = res.interrupted_hours
+    assert lost[60.0] < lost[None]  # the checkpoint on notice saves work
+
+
+def test_the_on_demand_run_is_the_run_without_spot():
+    """Spot off: no variant, no producer, the same rows as before spot existed."""
+    trace = aws_trace(jobs=8)
+    sim = Simulator(trace, "incremental", seed=1)
+    assert not sim.trace.catalog.has_spot and len(sim.producers) == 3
+    assert trace.with_spot().catalog.has_spot
+
+
+def test_cli_simulate_spot_and_availability(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(generate_trace(2, jobs=6, seed=1, catalog="aws-us-east-1")))
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, ["simulate", str(path), "--spot", "-q", "--json", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["spot"].startswith("model:") and data["spot_cost"] > 0
+    res = CliRunner().invoke(
+        cli, ["simulate", str(path), "-q", "--availability", f"p3.2xlarge={SAMPLE}"]
+    )
+    assert res.exit_code == 0 and "interruptions" in res.output
+    res = CliRunner().invoke(cli, ["simulate", str(path), "--availability", "model:seed=-1"])
+    assert res.exit_code == 2
+    assert (
+        res.output.strip().splitlines()[-1].startswith("gpuaas: error: --availability: model: seed")
+    )
+
+
+# -- the spot-aware bound -----------------------------------------------------------------------
+
+
+def test_available_seconds_integrates_the_count():
+    from gpuaas.bounds import available_seconds
+
+    cap = Capacity([0.0, 100.0, 300.0], [2, 0, 1])
+    assert available_seconds(cap, 0.0, 100.0) == 200.0
+    assert available_seconds(cap, 50.0, 350.0) == 100.0 + 50.0
+    assert available_seconds(cap, 400.0, math.inf) == math.inf  # 1 VM for ever
+    gone = Capacity([0.0, 100.0], [3, 0])
+    assert available_seconds(gone, 50.0, math.inf) == 150.0
+    assert available_seconds(Capacity([0.0], [UNLIMITED]), 0.0, 10.0) == math.inf
+
+
+def test_the_bound_knows_when_spot_was_there():
+    """One job of 10 h on p3.2xlarge, due in 12 h: with spot for ever it pays the spot price;
+    with one spot VM for the first 2 h only, at most 2 h of it are at that price."""
+    from gpuaas.bounds import bound
+
+    job = {"id": "a", "due": 12 * 3600.0, "weight": 0.01, "times": {"p3.2xlarge": [36000.0]}}
+    trace = Instance.from_dict({"catalog": "aws-us-east-1", "nodes": 1, "jobs": [job]})
+    spot, od = 0.3707, 3.06
+    always = Availability({"p3.2xlarge": Capacity([0.0], [1])})
+    assert bound(trace, availability=always).bound == pytest.approx(10 * spot)
+    short = Availability({"p3.2xlarge": Capacity([0.0, 7200.0], [1, 0])})
+    b = bound(trace, availability=short, slot=3600.0)
+    assert b.bound == pytest.approx(2 * spot + 8 * od) and b.status == "optimal"
+    never = Availability({})
+    assert bound(trace, availability=never).bound == pytest.approx(10 * od)
+
+
+@pytest.mark.parametrize("source", ["model:spell_rate=0.5", "trace"])
+def test_the_spot_bound_is_below_every_simulated_schedule(tmp_path, source):
+    """Default, baselines and a method that takes spot at face value, on a model and on a
+    replayed trace with finite counts: none costs less than the spot-aware bound, which is at
+    least the per-job bound of the same columns."""
+    trace = aws_trace(nodes=2, jobs=8, seed=3, arrivals="high")
+    if source == "trace":
+        ticks = [2, 2, 1, 0, 0, 1, 2, 2, 0, 1] * 20
+        path = tmp_path / "x_v100_1.json"
+        path.write_text(json.dumps({"metadata": {"gap_seconds": 3600}, "data": ticks}))
+        source = f"{path},g6.xlarge={path},g5.xlarge={path}"
+    sim = Simulator(trace, "greedy", spot=True, availability=source, seed=1)
+    from gpuaas.bounds import bound
+
+    b = bound(trace, availability=sim.availability)
+    assert b.bound >= b.per_job - 1e-9
+    for method in ("incremental", "managed-spot", "uniform-progress", "greedy"):
+        res = simulate(trace, method, seed=1, spot=True, availability=source, bound=False)
+        assert res.total_cost >= b.bound - 1e-6, method
+    assert b.bound <= simulate(trace, "incremental", seed=1, bound=False).total_cost
