@@ -80,6 +80,7 @@ class Instance:
     pinned: np.ndarray | None = None  # (J,) bool: running jobs that must stay where they are
     checkpoint: np.ndarray | None = None  # (J,) s between a job's checkpoints; nan: the default
     hazard: np.ndarray | None = None  # (V,) interruptions per second of a VM held (spot types)
+    outage: np.ndarray | None = None  # (V,) s a spot type out of capacity is expected to stay out
     room: np.ndarray | None = None  # (V,) VMs of each type that may still open (a run's state)
     ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
@@ -117,6 +118,7 @@ class Instance:
             ("checkpoint", J, np.nan),
             ("ready", J, -np.inf),
             ("hazard", V, 0.0),
+            ("outage", V, 0.0),
             ("room", V, np.inf),
         ):
             v = getattr(self, k)
@@ -151,7 +153,9 @@ class Instance:
         if cat is self.catalog:
             return self
         work = cat.spot_work(self.work)
-        return dataclasses.replace(self, catalog=cat, work=work, hazard=None, room=None)
+        return dataclasses.replace(
+            self, catalog=cat, work=work, hazard=None, outage=None, room=None
+        )
 
     def subset(self, jobs: Any) -> Instance:
         """The instance restricted to the jobs at the given indices (in that order)."""

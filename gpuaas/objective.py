@@ -148,7 +148,7 @@ class _Priced(NamedTuple):
     price: np.ndarray  # (C,) the fill price
     share: np.ndarray  # (C,) g / G_v (the per-job LP's tie-break)
     switch: np.ndarray  # (C,) a switch's cost
-    first: np.ndarray  # (C,) bool: spot, run first in a mix (the per-job LP's order)
+    partner: np.ndarray  # (C,) a spot configuration's on-demand one (-1: none; `per_job_lp`)
     wait: np.ndarray  # (J,) the wait values
 
 
@@ -160,11 +160,11 @@ def _priced(instance: Instance) -> _Priced:
     slack = np.ascontiguousarray(instance.rel_due - instance.H, dtype=np.float64)
     t, w = np.ascontiguousarray(instance.times), np.ascontiguousarray(instance.weight)
     cat = instance.catalog
-    first = np.ascontiguousarray(cat.spot[cat.cfg_vm])
-    later = per_job_lp(t, slack, w, price, share, switch, first)[0]
+    partner = np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1)
+    later = per_job_lp(t, slack, w, price, share, switch, partner)[0]
     wait = (later + instance.startup * price[None, :]).min(axis=1, initial=np.inf)
     wait.flags.writeable = False
-    return _Priced(price, share, switch, first, wait)
+    return _Priced(price, share, switch, partner, wait)
 
 
 def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.ndarray:
@@ -186,7 +186,7 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
         rows = np.ascontiguousarray(instance.times[jobs[k]] * left[:, None])
         slack = np.ascontiguousarray(d[k] - H)
         after = per_job_lp(
-            rows, slack, np.ascontiguousarray(w[k]), p.price, p.share, p.switch, p.first
+            rows, slack, np.ascontiguousarray(w[k]), p.price, p.share, p.switch, p.partner
         )[0]
         moved = after + p.switch[None, :]
         moved[np.arange(k.size), cfgs[k]] = after[np.arange(k.size), cfgs[k]]  # staying: no switch

@@ -92,15 +92,15 @@ def per_job_plan(instance: Instance) -> PerJobPlan:
     price = np.ascontiguousarray(share_price(instance), dtype=np.float64)
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
     free = np.zeros(times.shape[1])  # moves are free in the bound
-    first = np.zeros(times.shape[1], dtype=np.bool_)  # its plan values are not read
-    _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free, first)
+    partner = np.full(times.shape[1], -1, dtype=np.int64)  # its plan values are not read
+    _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free, partner)
     return PerJobPlan(
         cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
     )
 
 
 @njit(cache=True)
-def per_job_lp(times, slack, weight, price, share, switch, first):  # pragma: no cover - compiled
+def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: no cover - compiled
     """The per-job LP of every job (module docstring), read two ways in one pass.
 
     Candidates, per job j with slack D_j: every single configuration c (price x time +
@@ -109,10 +109,9 @@ def per_job_lp(times, slack, weight, price, share, switch, first):  # pragma: no
     bound). Returns
 
     - `value` (J, C): the cheapest candidate that uses c first (c alone, or c as the fast part of
-      a pair; the slow part when it is a `first` configuration and the fast one is not: a spot
-      configuration is run while the slack lasts and the job finishes on the reliable one, the
-      order that risks the due date least): the incumbent rules' plan value of c
-      (`gpuaas.heuristics.incumbent`);
+      a pair; the slow part when the fast one is its `partner`, its own VM on demand for a spot
+      configuration: spot while the slack lasts, then the same VM on demand, Can't Be Late's
+      order): the incumbent rules' plan value of c (`gpuaas.heuristics.incumbent`);
     - per job the cheapest candidate (vm, tard, cfg (J, 2), frac (J, 2), dur): among candidates
       of equal cost (to 1e-12 relative) the one with the fewest node-seconds (time x g/G_v)
       wins, then the first found (single configurations in index order, then pairs).
@@ -155,7 +154,7 @@ def per_job_lp(times, slack, weight, price, share, switch, first):  # pragma: no
                 if a2 >= a1:  # the slow one must be cheaper, or c1 alone is no worse
                     continue
                 f1 = (t2 - D) / (t2 - t1)
-                if first[c2] and not first[c1]:  # the slow, risky part first
+                if partner[c2] == c1:  # spot first, then its own VM on demand
                     a = f1 * a1 + (1.0 - f1) * a2 + switch[c1]
                     if a < value[j, c2]:
                         value[j, c2] = a

@@ -182,13 +182,13 @@ def _lp_values(
     weight: float,
     price: list[float],
     switch: list[float],
-    first: list[bool],
+    partner: list[int],
 ) -> list[float]:
     """The per-job LP (formulations/BOUND.md §1) of one job, read per configuration c: the least
     cost of a plan that runs c first, alone (price x time + tardiness) or, when c ends before
     the slack, mixed with a slower, cheaper configuration c2 so as to end at the slack (plus the
-    switch to c2). When c2 is spot (`first`) and c is not, the mix runs c2 first and is c2's
-    value (plus the switch to c)."""
+    switch to c2). When c is c2's on-demand `partner` (c2 spot on the same VM type), the mix
+    runs c2 first and is c2's value (plus the switch to c)."""
     out = [math.inf] * len(times)
     for c, t in enumerate(times):
         if math.isfinite(t):
@@ -201,11 +201,21 @@ def _lp_values(
             if not (math.isfinite(t2) and t2 > slack) or t2 * price[c2] >= a1:
                 continue
             f1 = (t2 - slack) / (t2 - t1)
-            if first[c2] and not first[c1]:
+            if partner[c2] == c1:
                 out[c2] = min(out[c2], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c1])
             else:
                 out[c1] = min(out[c1], f1 * a1 + (1.0 - f1) * (t2 * price[c2]) + switch[c2])
     return out
+
+
+def _partners(cat: Any, cfgs: list[tuple[int, int]]) -> list[int]:
+    """Per configuration (v, g): for a spot variant, the index of (its on-demand type, g), found
+    by the type's name without the ``:spot`` suffix; -1 for an on-demand one."""
+    index = {(cat.vm_names[v], g): c for c, (v, g) in enumerate(cfgs)}
+    return [
+        index[(cat.vm_names[v].removesuffix(":spot"), g)] if bool(cat.spot[v]) else -1
+        for v, g in cfgs
+    ]
 
 
 def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]) -> list[float]:
@@ -217,7 +227,7 @@ def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]
     gpus = [int(g) for g in cat.gpus]
     # a spot variant packs apart from its on-demand type: a GPU model of its own
     model = [(cat.gpu_models[v], bool(cat.spot[v])) for v, _ in cfgs]
-    first = [bool(cat.spot[v]) for v, _ in cfgs]
+    partner = _partners(cat, cfgs)
     price = [vm_price[v] * (g / gpus[v]) for v, g in cfgs]
     demand: dict[str, float] | None = None
     for _ in range(FILL_ROUNDS):
@@ -232,7 +242,7 @@ def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]
                 float(inst.weight[j]),
                 price,
                 switch,
-                first,
+                partner,
             )
             if any(math.isfinite(x) for x in values):
                 best = min(range(len(values)), key=values.__getitem__)
@@ -256,7 +266,7 @@ class Priced(NamedTuple):
     times: list[list[float]]  # remaining time per job and configuration
     price: list[float]  # the fill price per configuration
     switch: list[float]  # a switch's cost per configuration: lost work and a start-up
-    first: list[bool]  # per configuration: spot (run first in a mix)
+    partner: list[int]  # per configuration: a spot one's on-demand configuration, else -1
 
 
 def priced(inst: Any) -> Priced:
@@ -273,8 +283,7 @@ def priced(inst: Any) -> Priced:
     switch = [
         inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)
     ]
-    first = [bool(cat.spot[v]) for v, _ in cfgs]
-    return Priced(inst, cfgs, vm_price, times, price, switch, first)
+    return Priced(inst, cfgs, vm_price, times, price, switch, _partners(cat, cfgs))
 
 
 def run_value(p: Priced, j: int, c: int) -> float:
@@ -288,7 +297,7 @@ def run_value(p: Priced, j: int, c: int) -> float:
         return t * p.price[c] + weight * max(0.0, t - slack)
     left = 1.0 - H / t
     after = _lp_values(
-        [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.first
+        [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.partner
     )
     return H * p.price[c] + min(x + (0.0 if k == c else p.switch[k]) for k, x in enumerate(after))
 
@@ -298,7 +307,7 @@ def wait_value(p: Priced, j: int) -> float:
     that plan's first configuration."""
     inst = p.instance
     slack = float(inst.due[j]) - inst.time - inst.H
-    later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch, p.first)
+    later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch, p.partner)
     return min(x + inst.startup * p.price[k] for k, x in enumerate(later))
 
 

@@ -77,7 +77,7 @@ def main() -> None:
         "# Spot capacity, many jobs (issue 24)",
         "",
         "`gpuaas campaign scripts/campaigns/spot-aws.yaml` and `spot-gcp.yaml` (N = 10 and 20, "
-        "10 jobs per node, three arrival patterns, traces 1-3, solver seed 1, restart 600 s, "
+        "10 jobs per node, three arrival patterns, traces 4-6, solver seed 1, restart 600 s, "
         "start-up 120 s, checkpoints every 30 min), then `python scripts/spot_report.py "
         "scripts/results/spot-aws.csv scripts/results/spot-gcp.csv -o scripts/results/spot.md`. "
         "Per cell the mean over the three traces, the largest single trace in brackets.",

@@ -17,6 +17,7 @@ from test_rescheduler import CATALOG, SCRIPT, _methods, job  # noqa: F401
 from gpuaas.cli import cli
 from gpuaas.errors import SolverError
 from gpuaas.generator import generate_trace
+from gpuaas.heuristics.spot import ON_DEMAND, spot_instance
 from gpuaas.instance import Instance
 from gpuaas.methods import METHODS, solve
 from gpuaas.rescheduler import Interruption, Rescheduler
@@ -186,3 +187,29 @@ def test_cli_simulate_and_compare_show_the_cap(tmp_path):
     assert any(line.startswith("incremental cap 1") for line in lines)
     assert any(line.startswith("incremental ") and "cap" not in line for line in lines)
     assert "cap cost %" in res.output
+
+
+@pytest.mark.parametrize("method", ["incremental", "managed-spot", "uniform-progress", "greedy"])
+def test_methods_keep_pinned_jobs_on_spot_vms(method):
+    """A spot run's rescheduling point (aws-us-east-1, spot capacity from the model) with every
+    running job pinned, some on spot VMs: the spot decisions, the spot baselines and the paper's
+    heuristics keep them (`on-demand` sees a job on spot as waiting and cannot)."""
+    on_spot = 0
+    for seed in (2, 3):
+        data = generate_trace(4, 24, seed=seed, arrivals="high", catalog="aws-us-east-1")
+        sim = Simulator(Instance.from_dict(data), "incremental", seed=seed, spot=True)
+        for _ in range(12):
+            sim.step()
+        inst = sim.rescheduler.instance()
+        inst = dataclasses.replace(inst, pinned=inst.current_cfg >= 0)
+        cat, p = inst.catalog, np.flatnonzero(inst.pinned)
+        on_spot += int(cat.spot[cat.cfg_vm[inst.current_cfg[p]]].sum())
+        sol = solve(inst, method, seed=seed)
+        assert validate(sol).ok, validate(sol).errors
+        assert (sol.job_node[p] == inst.current_node[p]).all()
+        assert (sol.job_cfg[p] == inst.current_cfg[p]).all()
+        # every job sent on demand: the pinned ones on spot stay on spot all the same
+        expected = spot_instance(inst, np.full(inst.n_jobs, ON_DEMAND))
+        assert (expected.current_cfg[p] == inst.current_cfg[p]).all()
+        assert np.isfinite(expected.times[p, inst.current_cfg[p]]).all()
+    assert on_spot >= 2

@@ -149,6 +149,7 @@ def _with_costs(inst, rng, catalog):
             catalog=catalog,
             work=work[keep],
             hazard=None,  # per VM type: the old catalog's
+            outage=None,
             room=None,
         )
     cur = random_solution(inst, rng)
@@ -265,7 +266,9 @@ def test_dollars_agree_with_validator_on_spot_variants():
             rng.uniform(2, 200, (base.n_jobs, cat.without_spot().n_configs)) * 3600
         )
         inst = _with_costs(
-            dataclasses.replace(base, catalog=cat, work=work, hazard=None, room=None), rng, None
+            dataclasses.replace(base, catalog=cat, work=work, hazard=None, outage=None, room=None),
+            rng,
+            None,
         )
         sol = random_solution(inst, rng)
         rep = validate(sol)

@@ -310,7 +310,7 @@ def _plan_values(
         np.ascontiguousarray(p, dtype=np.float64),
         np.ascontiguousarray(node_share(instance), dtype=np.float64),
         np.ascontiguousarray(switch, dtype=np.float64),
-        np.ascontiguousarray(cat.spot[cat.cfg_vm]),  # spot first, the reliable part last
+        np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1),  # spot first, then on demand
     )[0]
 
 

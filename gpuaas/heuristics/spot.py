@@ -75,6 +75,7 @@ def on_demand_part(instance: Instance) -> Instance:
         current_cfg=np.where(on_spot, -1, cur),
         pinned=instance.pinned & ~on_spot,
         hazard=instance.hazard[:V],
+        outage=instance.outage[:V],
         room=instance.room[:V],
     )
 
@@ -124,7 +125,7 @@ def spot_modes(instance: Instance, switch: float = SWITCH) -> np.ndarray:
         modes[j] = cbl_choice(tick=0.0, **args)
         if modes[j] == NONE:  # it idles until the next decision, which may be H away
             modes[j] = cbl_choice(tick=instance.H, **args)
-    return modes
+    return worth_waiting(instance, modes)
 
 
 def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) -> Instance:
@@ -163,3 +164,41 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
         current_node=np.where(leave, -1, instance.current_node),
         current_cfg=np.where(leave, -1, cur),
     )
+
+
+def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
+    """`modes` with NONE kept only where waiting for spot pays: the job's least plan value
+    on a spot type out of capacity, started when that type is expected back
+    (`Instance.outage`), beats its least plan value now. Otherwise it runs now (ON_DEMAND: no
+    spot can be had). Can't Be Late waits whenever it is ahead of its line, right for its one
+    VM type; with other types to run on, waiting hours for one type's spot and then racing the
+    due date on the fastest on-demand VM costs more than it saves (docs/spot.md)."""
+    from gpuaas.heuristics.incumbent import _plan_values, fill_price, queue_price
+
+    idle = np.flatnonzero(modes == NONE)
+    cat = instance.catalog
+    out = cat.spot & (instance.room < 1) & (instance.outage > 0)
+    if not idle.size:
+        return modes
+    modes = modes.copy()
+    if not out.any():
+        modes[idle] = ON_DEMAND
+        return modes
+    now_modes = modes.copy()
+    now_modes[idle] = ON_DEMAND
+    now = spot_instance(instance, now_modes)
+    price = fill_price(now) + queue_price(now) * cat.cfg_gpus
+    best_now = _plan_values(now, price, idle).min(axis=1)
+    # the Rescheduler leaves out the configurations of types out of capacity: a spot variant
+    # runs as its on-demand type
+    back = out[cat.cfg_vm]
+    work = np.where(back[None, :], instance.work[:, cat.spot_configs()], instance.work)
+    full = spot_instance(dataclasses.replace(instance, work=work), modes)
+    later = np.full((idle.size, cat.n_configs), np.inf)
+    for v in np.flatnonzero(out):
+        cols = cat.cfg_vm == v
+        value = _plan_values(full, price, idle, delay=float(instance.outage[v]))
+        later[:, cols] = value[:, cols]
+    wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now)
+    modes[idle[~wait]] = ON_DEMAND
+    return modes

@@ -141,6 +141,7 @@ TOTALS = (
     "spot_cost",
     "_spot_held",
     "_spot_lost",
+    "_outage",
 )
 #: the prior of the interruption-rate estimate: this many VM-hours at the model's default rate
 PRIOR_HOURS = 10.0
@@ -235,6 +236,8 @@ class Rescheduler:
         self._spot = cat.spot.tolist()
         self._spot_held = np.zeros(cat.n_vms)  # VM-seconds held per type (replaced, not changed)
         self._spot_lost = np.zeros(cat.n_vms)  # interruptions seen per type
+        # per type: [seconds of the outages seen, outages seen, start of the one now or None]
+        self._outage: dict[int, tuple[float, int, float | None]] = {}
         # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
         # (`_target`; not state)
         self._planned: tuple[dict[int, Any], dict[str, Any]] = ({}, {})
@@ -285,6 +288,7 @@ class Rescheduler:
                 self._finish(jid, at)
             interrupted = [a for p in lost for a in self._interrupt(p)]
             if capacity:
+                self._outages(at, capacity)
                 limits = {**self._capacity, **capacity}
                 self._capacity = {v: k for v, k in sorted(limits.items()) if k is not None}
             for job in new:
@@ -454,6 +458,7 @@ class Rescheduler:
             overhead=self.overhead,
             startup=self.startup,
             hazard=self.spot_hazard() if self.catalog.has_spot else None,
+            outage=self.spot_outage() if self.catalog.has_spot else None,
             room=self._room(full),
             ready=[self._nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
             **arrays,
@@ -594,6 +599,30 @@ class Rescheduler:
             lost_vms = self._spot_lost.copy()
             lost_vms[v] += 1
             self._spot_lost = lost_vms
+        return out
+
+    def _outages(self, at: float, capacity: dict[int, int | None]) -> None:
+        """Count the outages of spot types (capacity 0) as capacity changes say they begin and
+        end (`spot_outage`)."""
+        out = dict(self._outage)
+        for v, k in capacity.items():
+            seconds, n, since = out.get(v, (0.0, 0, None))
+            if k == 0 and since is None:
+                out[v] = (seconds, n, at)
+            elif k != 0 and since is not None:
+                out[v] = (seconds + at - since, n + 1, None)
+        self._outage = out
+
+    def spot_outage(self) -> np.ndarray:
+        """(V,) seconds a spot type out of capacity now is expected to stay out (0 for the
+        others): the mean outage seen, from the availability model's mean spell as a prior of
+        one outage (outages taken as memoryless)."""
+        from gpuaas.availability.model import SPELL_MEAN
+
+        out = np.zeros(self.catalog.n_vms)
+        for v, (seconds, n, since) in self._outage.items():
+            if since is not None:
+                out[v] = (SPELL_MEAN * 3600.0 + seconds) / (1 + n)
         return out
 
     def spot_hazard(self) -> np.ndarray:

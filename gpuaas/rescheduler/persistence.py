@@ -9,7 +9,8 @@ changes and an event costs the same however many jobs completed before:
   moves of the last hour (the budget of `RunConfig.moves_per_hour`), the completed jobs' speed
   evidence (`speed.pool`), the open nodes, the capacity of VM types, the spot VM-seconds held
   and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
-  unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
+  spot capacity outages seen per type (`outages`: seconds out, outages, the current one's
+  start), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
   redelivered events and the number of completion records (so that a restore knows the log it
   gets is whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
@@ -164,6 +165,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         names[v]: [float(r._spot_held[v]), int(r._spot_lost[v])]
         for v in np.flatnonzero(r._spot_held + r._spot_lost)
     }
+    live["outages"] = {names[v]: list(o) for v, o in r._outage.items()}
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
     live["applied_now"] = dict(r._applied_now)
@@ -227,6 +229,7 @@ def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
         interruption_cost=0.0,
         spot_cost=0.0,
         spot_held={},
+        outages={},
         recent_moves=[],
         speed_pool=[0, 0.0, 0, 0.0],
     )
@@ -333,6 +336,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             "nodes",
             "capacity",
             "spot_held",
+            "outages",
             "jobs",
             "plans",
         ),
@@ -364,6 +368,17 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         v = cat.vm_index(vm)
         r._spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
         r._spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
+    for vm, o in _fields("live.outages", live["outages"], ()).items():
+        at = f"live.outages.{vm}"
+        if vm not in cat.vm_names:
+            _fail(at, "not a VM type of the catalog")
+        if not isinstance(o, list) or len(o) != 3:
+            _fail(at, f"must be [seconds, outages, start or null], got {brief(o)}")
+        r._outage[cat.vm_index(vm)] = (
+            checks.number(o[0], f"{at}[0]", minimum=0.0),
+            checks.integer(o[1], f"{at}[1]", minimum=0),
+            checks.optional_number(o[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
+        )
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or r._nodes):
