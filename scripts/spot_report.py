@@ -130,7 +130,7 @@ def main() -> None:
         f"({len(aws)} runs), gcp-us-central1 {statistics.fmean(gcp):.3f} ({len(gcp)} runs)"
         if aws and gcp
         else "- total / OD: a catalog is missing",
-        f"- tard / OD, geometric view: median {statistics.median(v['tard'] for v in every):.3f}",
+        f"- tard / OD, median over every run: {statistics.median(v['tard'] for v in every):.3f}",
         f"- aws-us-east-1 cells above the 0.7 bar: {len(misses)} of "
         f"{sum(1 for k in cells if k[0].startswith('aws'))}"
         + ("" if not misses else ": " + "; ".join(misses)),

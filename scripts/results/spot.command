@@ -1,4 +1,4 @@
-# Issue 24's many-jobs campaigns (commit 087413f's code), then the report. GPUAAS_SPOT_TRACES
+# Issue 24's many-jobs campaigns (commit 1cb44d8's code: the spot decisions of 93b181e), then the report. GPUAAS_SPOT_TRACES
 # names the user's copy of github.com/skypilot-org/spot-traces (unlicensed: never committed).
 GPUAAS_SPOT_TRACES=/path/to/spot-traces gpuaas campaign scripts/campaigns/spot-aws.yaml -o scripts/results/spot-aws.csv --backend processes --workers 1
 gpuaas campaign scripts/campaigns/spot-gcp.yaml -o scripts/results/spot-gcp.csv --backend processes --workers 1
