@@ -128,3 +128,10 @@ def jobs(value: Any, source: str | None = None, where: str = "jobs") -> int:
 def seed(value: Any, where: str = "seed") -> int:
     """A seed: an integer in 0 .. MAX_SEED."""
     return integer(value, where, minimum=0, maximum=MAX_SEED)
+
+
+def flag(value: Any, where: str, source: str | None = None) -> bool:
+    """A yes/no setting: a bool (not 0 or 1, which are more likely a misplaced number)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(source, where, f"must be true or false, got {brief(value)}")
+    return bool(value)

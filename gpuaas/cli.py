@@ -26,9 +26,10 @@ from gpuaas.files import (
 )
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
 from gpuaas.instance import load_instance
-from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
+from gpuaas.limits import MAX_COUNT, MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS, method_options
 from gpuaas.methods import solve as solve_instance
+from gpuaas.noise import DEFAULT_NOISE_MODEL, NOISE_MODELS
 from gpuaas.objective import OBJECTIVES
 from gpuaas.reconfiguration import (
     DEFAULT_CHECKPOINT,
@@ -428,6 +429,22 @@ def check(instance_file: str, solution_file: str, p1n: bool, as_json: bool) -> N
     sys.exit(0 if report.ok else 1)
 
 
+def disruption_options(f: Any) -> Any:
+    """--max-moves and --moves-per-hour: the disruption limits of a simulation."""
+    f = click.option(
+        "--moves-per-hour",
+        type=click.IntRange(0, MAX_COUNT),
+        default=None,
+        help="At most this many voluntary moves (migrations, preemptions) in any hour.",
+    )(f)
+    return click.option(
+        "--max-moves",
+        type=click.IntRange(0, MAX_COUNT),
+        default=None,
+        help="At most this many voluntary moves per job (a lost spot VM does not count).",
+    )(f)
+
+
 def reconfiguration_options(f: Any) -> Any:
     """--overhead, --startup and --paper-costs: the reconfiguration costs of a simulation."""
     f = click.option(
@@ -520,11 +537,32 @@ def reconfiguration(overhead: float | None, startup: float | None, paper: bool) 
 @click.option("--nodes", type=NODES, default=None, help="Override the trace's N.")
 @click.option(
     "--noise",
-    type=FloatRange(0, 0.5, max_open=True),
+    type=FloatRange(0, 1, max_open=True),
     default=0.0,
     show_default=True,
-    help="Mean absolute relative error of predicted durations (paper: 0.11).",
+    help="Mean absolute relative error of predicted durations (paper: 0.11; uniform model: "
+    "below 0.5).",
 )
+@click.option(
+    "--noise-model",
+    type=click.Choice(NOISE_MODELS),
+    default=DEFAULT_NOISE_MODEL,
+    show_default=True,
+    help="How actual durations are drawn: one uniform factor per job, one log-normal factor "
+    "per job, or log-normal per job and configuration (gpuaas/noise.py).",
+)
+@click.option(
+    "--oracle",
+    is_flag=True,
+    help="Tell the method the actual durations (what a prediction error is measured against).",
+)
+@click.option(
+    "--learn-speed/--no-learn-speed",
+    default=True,
+    show_default=True,
+    help="Estimate each job's speed from its measured progress and plan with it.",
+)
+@disruption_options
 @reconfiguration_options
 @spot_options
 @click.option(
@@ -563,6 +601,11 @@ def simulate(
     seed: int,
     nodes: int | None,
     noise: float,
+    noise_model: str,
+    oracle: bool,
+    learn_speed: bool,
+    max_moves: int | None,
+    moves_per_hour: int | None,
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
@@ -600,6 +643,11 @@ def simulate(
             seed=seed,
             nodes=nodes,
             noise=noise,
+            noise_model=noise_model,
+            oracle=oracle,
+            learn_speed=learn_speed,
+            max_moves=max_moves,
+            moves_per_hour=moves_per_hour,
             tick=tick,
             options=options,
             **reconfiguration(overhead, startup, paper_costs),
@@ -725,6 +773,7 @@ def bound(
     help="Simulations run in this many processes.",
 )
 @reconfiguration_options
+@disruption_options
 @spot_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
@@ -749,6 +798,8 @@ def compare(
     overhead: float | None,
     startup: float | None,
     paper_costs: bool,
+    max_moves: int | None,
+    moves_per_hour: int | None,
     spot: bool,
     availability: str | None,
     checkpoint: float,
@@ -766,7 +817,9 @@ def compare(
     ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound), the
     deadline-miss rate, the late jobs' 95th-percentile lateness and the 95th-percentile JCT
     (every job metric is in the rows: gpuaas/metrics.py) and Path Relinking's cost reduction
-    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max.
+    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max. With --max-moves or
+    --moves-per-hour every method also runs with those disruption limits ("METHOD cap K",
+    "METHOD B/h") and "cap cost %" is what they add to its cost.
     """
     from gpuaas.experiments import analysis
     from gpuaas.experiments import compare as cmp
@@ -809,6 +862,8 @@ def compare(
         name=trace_file,
         workers=workers,
         on_row=progress,
+        max_moves=max_moves,
+        moves_per_hour=moves_per_hour,
         **reconfiguration(overhead, startup, paper_costs),
         **spot_settings(spot, availability, checkpoint, notice),
     )

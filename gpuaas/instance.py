@@ -57,7 +57,8 @@ class Instance:
     `work[j, c]` is the time (s) to run the whole job j with configuration c (inf: cannot run);
     `times[j, c] = work[j, c] * (1 - progress[j])` is t_jvg, the remaining time. `current_node`
     and `current_cfg` give where a job runs now (-1: waiting); they are inputs for baselines and
-    warm starts, not constraints of P1.
+    warm starts, not constraints of P1, except for the running jobs `pinned` (a disruption
+    limit, `RunConfig.max_moves`): every solution keeps those on their node and configuration.
     """
 
     catalog: Catalog
@@ -76,6 +77,7 @@ class Instance:
     startup: float = DEFAULT_PARAMS["startup"]  # s a VM opened or resized is billed but not usable
     current_node: np.ndarray | None = None  # (J,) int, -1 waiting
     current_cfg: np.ndarray | None = None  # (J,) int, -1 waiting
+    pinned: np.ndarray | None = None  # (J,) bool: running jobs that must stay where they are
     checkpoint: np.ndarray | None = None  # (J,) s between a job's checkpoints; nan: the default
     hazard: np.ndarray | None = None  # (V,) interruptions per second of a VM held (spot types)
     outage: np.ndarray | None = None  # (V,) s a spot type out of capacity is expected to stay out
@@ -104,6 +106,13 @@ class Instance:
         for k in ("current_node", "current_cfg"):
             v = getattr(self, k)
             set_(k, _ro(np.full(J, -1) if v is None else v, np.int64).reshape(J))
+        pinned = np.zeros(J) if self.pinned is None else np.asarray(self.pinned, dtype=bool)
+        if pinned.size != J and not pinned.any():
+            pinned = np.zeros(J)  # carried by `dataclasses.replace` to other jobs: pins nothing
+        set_("pinned", _ro(pinned, bool).reshape(J))
+        if (self.pinned & (self.current_cfg < 0)).any():
+            j = int(np.flatnonzero(self.pinned & (self.current_cfg < 0))[0])
+            raise InputError(None, f"jobs[{j}].placement.pinned", "a waiting job cannot be pinned")
         V = self.catalog.n_vms
         for k, n, default in (
             ("checkpoint", J, np.nan),
@@ -161,6 +170,7 @@ class Instance:
             progress=self.progress[idx],
             current_node=self.current_node[idx],
             current_cfg=self.current_cfg[idx],
+            pinned=self.pinned[idx],
             checkpoint=self.checkpoint[idx],
             ready=self.ready[idx],
         )
@@ -194,6 +204,8 @@ class Instance:
                     "vm": cat.vm_names[cat.cfg_vm[c]],
                     "gpus": int(cat.cfg_gpus[c]),
                 }
+                if self.pinned[j]:
+                    job["placement"]["pinned"] = True
             jobs.append(job)
         params: dict[str, Any] = {k: getattr(self, k) for k in DEFAULT_PARAMS}
         if self.hazard.any():
@@ -286,6 +298,7 @@ class Instance:
             progress=np.array([spec.progress for spec in parsed]),
             current_node=np.array([spec.node for spec in parsed], dtype=np.int64),
             current_cfg=np.array([spec.cfg for spec in parsed], dtype=np.int64),
+            pinned=np.array([spec.pinned for spec in parsed], dtype=bool),
             checkpoint=np.array(
                 [math.nan if spec.checkpoint is None else spec.checkpoint for spec in parsed]
             ),
@@ -308,6 +321,7 @@ class JobSpec:
     progress: float
     node: int = -1  # where the job runs now (placement), -1 waiting
     cfg: int = -1
+    pinned: bool = False  # it must stay there (placement.pinned)
     checkpoint: float | None = None  # s between its checkpoints; None: the run's default
 
     def __post_init__(self) -> None:
@@ -391,11 +405,12 @@ def parse_job(
             f"{at}.workload",
             f"the performance model gives {work[c]:.3g} s on {vm} with {g} GPU(s), {than} s",
         )
-    node, cfg = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
+    node, cfg, pinned = _placement(job.get("placement"), catalog, work, source, f"{at}.placement")
     return JobSpec(
         id=jid,
         node=node,
         cfg=cfg,
+        pinned=pinned,
         release=checks.number(
             job.get("release", release), f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS
         ),
@@ -468,17 +483,27 @@ def placement_config(
 
 def _placement(
     pl: Any, catalog: Catalog, work: np.ndarray, source: str | None, where: str
-) -> tuple[int, int]:
-    """(node, configuration) of a running job's `{"node", "vm", "gpus"}`; (-1, -1) when absent."""
+) -> tuple[int, int, bool]:
+    """(node, configuration, pinned) of a running job's `{"node", "vm", "gpus"}` (and optional
+    `"pinned"`: it must stay there); (-1, -1, False) when absent."""
     if pl is None:
-        return -1, -1
-    if not isinstance(pl, Mapping) or set(pl) != {"node", "vm", "gpus"}:
-        raise InputError(source, where, 'must be {"node": int, "vm": VM type, "gpus": int} or null')
+        return -1, -1, False
+    if not isinstance(pl, Mapping) or not {"node", "vm", "gpus"} <= set(pl) <= {
+        "node",
+        "vm",
+        "gpus",
+        "pinned",
+    }:
+        raise InputError(
+            source,
+            where,
+            'must be {"node": int, "vm": VM type, "gpus": int[, "pinned": bool]} or null',
+        )
     node, c = placement_config(pl["node"], pl["vm"], pl["gpus"], catalog, MAX_NODES, source, where)
     vm, g = pl["vm"], pl["gpus"]
     if not np.isfinite(work[c]):
         raise InputError(source, where, f"the job cannot run on {vm} with {g} GPU(s)")
-    return node, c
+    return node, c, checks.flag(pl.get("pinned", False), f"{where}.pinned", source)
 
 
 def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.ndarray:

@@ -34,6 +34,7 @@ from gpuaas.rescheduler import (
 )
 
 if TYPE_CHECKING:
+    from gpuaas.run_config import RunConfig
     from gpuaas.simulator import Simulator
 
 _ID, _CFG, _READY = attrgetter("id"), attrgetter("cfg"), attrgetter("ready")
@@ -78,18 +79,20 @@ class Releases:
 class Execution:
     """Producer: the jobs' actual execution in the simulated cloud.
 
-    Actual durations are the predicted ones times 1 + e_j (noise, module docstring). A running
+    Actual durations are the predicted ones times `factors` (J, C) (`gpuaas.noise`). A running
     job progresses from its node's `ready` time; it completes (`Completion`) when its actual
-    remaining time is below `TIME_TOL`; with noise, every job that has run is reported
+    remaining time is below `TIME_TOL`; with `report`, every job that has run is reported
     (`ProgressReport`) at every event; a job the plan moves loses actual work by the restart
     rule of `gpuaas.reconfiguration`, and one whose VM is interrupted the work since its last
     checkpoint too (its own clock of seconds run since it last (re)started, `segment`).
     """
 
-    def __init__(self, trace: Instance, seed: int, noise: float, config=None) -> None:
+    def __init__(
+        self, trace: Instance, factors: np.ndarray, report: bool, config: RunConfig | None = None
+    ) -> None:
         J = trace.n_jobs
         self.trace = trace
-        self.noise = noise
+        self.report = report
         self.config = config
         default = 0.0 if config is None else config.checkpoint
         self.checkpoint = np.where(np.isnan(trace.checkpoint), default, trace.checkpoint)
@@ -97,9 +100,8 @@ class Execution:
         self.actual_interrupted = np.zeros(J)  # fraction of actual work lost to interruptions
         self.interrupted_seconds = np.zeros(J)  # seconds of actual work lost to them
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
-        rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))  # the noise stream
-        self.factor = 1.0 + rng.uniform(-2 * noise, 2 * noise, size=J) if noise > 0 else np.ones(J)
-        self.actual_work = trace.work * self.factor[:, None]
+        self.factor = factors
+        self.actual_work = trace.work * factors
         self.actual_progress = np.array(trace.progress, dtype=np.float64)
         self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
 
@@ -124,7 +126,7 @@ class Execution:
         return float((begin + self.actual_work[idx, cfg] * (1.0 - self.actual_progress[idx])).min())
 
     def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
-        """Advance actual progress to `t`: completions, then (with noise) progress reports."""
+        """Advance actual progress to `t`: completions, then (`report`) progress reports."""
         idx, cfg, ready = self._running(jobs)
         work = self.actual_work[idx, cfg]
         if sim.clock is not None:
@@ -135,7 +137,7 @@ class Execution:
         ends = work * (1.0 - self.actual_progress[idx]) <= TIME_TOL
         ids = self.trace.job_ids
         out: list[Event] = [Completion(t, ids[j]) for j in idx[ends].tolist()]
-        if self.noise > 0:
+        if self.report:
             done = set(idx[ends].tolist())
             out += [
                 ProgressReport(t, job.id, float(self.actual_progress[self.index[job.id]]))

@@ -2,9 +2,10 @@
 the Simulator and the Rescheduler.
 
 `RunConfig` holds what a user chooses about a run besides its jobs: the method and its solver
-options, the seed, the node count, the reconfiguration costs, the rescheduling tick, the
-simulated prediction error and spot capacity (whether spot VMs may be used, the availability
-a simulation replays, the jobs' checkpoints). It is checked once, when built; `RunConfig.build` turns the
+options, the seed, the node count, the reconfiguration costs, the rescheduling tick, whether
+the Rescheduler learns each job's speed, the disruption limits, the simulated prediction error
+and spot capacity (whether spot VMs may be used, the availability a simulation replays, the
+jobs' checkpoints). It is checked once, when built; `RunConfig.build` turns the
 keyword arguments of the public APIs (`gpuaas.simulate`, `Simulator`, `Rescheduler`) into one.
 """
 
@@ -18,12 +19,10 @@ from typing import Any
 
 from gpuaas import checks
 from gpuaas.errors import InputError, brief
-from gpuaas.limits import MAX_SECONDS
+from gpuaas.limits import MAX_COUNT, MAX_SECONDS
 from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
+from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
-
-#: the largest simulated prediction error (mean absolute relative error): factors stay > 0
-MAX_NOISE = 0.5
 
 
 @dataclass(frozen=True, eq=True)
@@ -46,8 +45,24 @@ class RunConfig:
         Rescheduling interval when nothing happens; None: the method's own
         (`gpuaas.methods.default_tick`), else the instance's H (`interval`).
     noise : float
-        Simulated prediction error: mean absolute relative error of actual durations, in
-        [0, 0.5) (the paper: 0.11). Only the simulator reads it.
+        Simulated prediction error: mean absolute relative error of actual durations, below
+        `gpuaas.noise.MAX_NOISE` of the model (uniform: 0.5; the paper: 0.11). Only the
+        simulator reads it, and `noise_model` and `oracle`.
+    noise_model : str
+        How actual durations are drawn (`gpuaas.noise`): "uniform" (one factor per job,
+        1 + U(-2a, 2a)), "lognormal" (one heavy-tailed factor per job) or "lognormal-config"
+        (half of it per job, half per job and configuration).
+    oracle : bool
+        The method is told the actual durations: the simulator replays the trace with them as
+        its predictions (and no error), the run a prediction error is measured against.
+    learn_speed : bool
+        The Rescheduler estimates each job's actual / predicted time from its measured progress
+        and plans with the estimate (`gpuaas.rescheduler.speed`); False: with the predictions.
+    max_moves : int or None
+        Disruption limit: a running job that was migrated or preempted this many times by the
+        method (voluntary moves; a lost VM does not count) is not moved again; None: no limit.
+    moves_per_hour : int or None
+        Disruption budget of the cluster: at most this many voluntary moves in any hour.
     options : mapping
         Solver options passed to the method at every rescheduling point (JSON-able).
     spot : bool
@@ -72,6 +87,11 @@ class RunConfig:
     startup: float = DEFAULT_STARTUP
     tick: float | None = None
     noise: float = 0.0
+    noise_model: str = DEFAULT_NOISE_MODEL
+    oracle: bool = False
+    learn_speed: bool = True
+    max_moves: int | None = None
+    moves_per_hour: int | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     spot: bool = False
     availability: str | None = None
@@ -94,24 +114,32 @@ class RunConfig:
             set_(k, checks.number(getattr(self, k), k, minimum=0.0, maximum=MAX_SECONDS))
         if self.tick is not None:
             set_("tick", checks.number(self.tick, "tick", maximum=MAX_SECONDS, positive=True))
-        noise = self.noise
-        if isinstance(noise, bool) or not (
-            isinstance(noise, (int, float)) and 0.0 <= noise < MAX_NOISE
-        ):
+        if self.noise_model not in NOISE_MODELS:
+            raise InputError(
+                None,
+                "noise_model",
+                f"unknown model {brief(self.noise_model)}; expected one of {', '.join(NOISE_MODELS)}",
+            )
+        noise, top = self.noise, MAX_NOISE[self.noise_model]
+        if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and 0.0 <= noise < top):
             raise InputError(
                 None,
                 "noise",
-                f"must be a mean relative error in [0, {MAX_NOISE:g}), got {brief(noise)}",
+                f"must be a mean relative error in [0, {top:g}) ({self.noise_model} model), "
+                f"got {brief(noise)}",
             )
         set_("noise", float(noise))
-        if not isinstance(self.spot, bool):
-            raise InputError(None, "spot", f"must be true or false, got {self.spot!r}")
+        for k in ("oracle", "learn_speed", "spot"):
+            set_(k, checks.flag(getattr(self, k), k))
+        for k in ("max_moves", "moves_per_hour"):
+            if getattr(self, k) is not None:
+                set_(k, checks.integer(getattr(self, k), k, minimum=0, maximum=MAX_COUNT))
         if self.availability is not None:
             if not isinstance(self.availability, str) or not self.availability.strip():
                 raise InputError(
                     None,
                     "availability",
-                    f"must name a trace file or 'model[:k=v,...]', got {self.availability!r}",
+                    f"must name a trace file or 'model[:k=v,...]', got {brief(self.availability)}",
                 )
             if not self.spot:
                 raise InputError(None, "availability", "needs spot capacity (spot=True, --spot)")

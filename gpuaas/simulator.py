@@ -9,11 +9,15 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   Events closer than `TIME_TOL` (1e-6 s) are one rescheduling point, resolved deterministically:
   completions first, then submissions in (release, trace order); a job whose remaining time is
   below `TIME_TOL` at an event completes there (no floating-point leftovers).
-- **Noise.** With `noise = a > 0`, each job's actual durations are its predicted ones times
-  1 + e_j, e_j ~ Uniform(-2a, 2a) (mean absolute relative error a, one seeded stream per
-  purpose). The rescheduler decides on predictions; time runs on actuals, and at each event
+- **Noise.** With `noise = a > 0`, actual durations are the predicted ones times a factor per
+  job, or per job and configuration, drawn by the error model `noise_model` (`gpuaas.noise`:
+  uniform 1 + U(-2a, 2a) per job, or log-normal; mean absolute relative error a, one seeded
+  stream). The rescheduler decides on predictions; time runs on actuals, and at each event
   the measured progress is reported to it. The *predicted* cost is the same simulation with
-  exact predictions (noise 0); the result reports both and their relative deviation.
+  exact predictions (noise 0); the result reports both, their relative deviation and the
+  error drawn (`prediction_error`). With `oracle` the trace is replayed with its actual
+  durations as the predictions: the same method told the actual times. The bound is the one
+  of the actual durations.
 - **Guards.** A run that cannot end stops with a one-line `SolverError` (exit code 3):
   after ``MAX_IDLE_EVENTS`` events in a row in which no job got closer to its end than ever
   before (every job left waiting, or restarts losing all the work done) and nothing happened
@@ -55,6 +59,7 @@ from gpuaas.instance import Instance
 from gpuaas.limits import EVENTS_PER_JOB, HORIZON
 from gpuaas.methods import default_tick
 from gpuaas.metrics import job_metrics, summary_lines
+from gpuaas.noise import actual_trace, draw_factors, error_summary
 from gpuaas.producers import Execution, Releases, SpotMarket, Ticks
 from gpuaas.rescheduler import (
     CapacityChange,
@@ -87,9 +92,11 @@ class SimulationResult:
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
     overhead, as a fraction of the actual work), interruptions and interrupted_work (VMs lost
-    under it and the fraction of its work they cost, part of lost_work) and, with noise,
-    actual_factor (actual / predicted duration). `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate,
-    tardiness, lateness, JCT and waiting percentiles).
+    under it and the fraction of its work they cost, part of lost_work) and, with noise drawn
+    per job (the uniform and lognormal models), actual_factor (actual / predicted duration).
+    `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate, tardiness,
+    lateness, JCT and waiting percentiles) and, with noise, the `prediction_error` drawn
+    (`gpuaas.noise.error_summary`).
     """
 
     method: str
@@ -120,6 +127,7 @@ class SimulationResult:
     spot: str | None = None  # the availability replayed; None: on-demand only
     tick: float = 3600.0
     predicted: dict[str, float] | None = None
+    prediction_error: dict[str, Any] | None = None
     bound: Bound | None = None  # lower bound on any schedule's cost (gpuaas.bound), same nodes
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -127,6 +135,11 @@ class SimulationResult:
     def moves_per_job(self) -> float:
         """Migrations plus preemptions per job."""
         return (self.migrations + self.preemptions) / max(1, len(self.jobs))
+
+    @property
+    def max_job_moves(self) -> int:
+        """The most migrations plus preemptions of one job (what `max_moves` caps)."""
+        return max((j["migrations"] + j["preemptions"] for j in self.jobs), default=0)
 
     @property
     def interruptions_per_job(self) -> float:
@@ -171,6 +184,7 @@ class SimulationResult:
             "migrations": self.migrations,
             "preemptions": self.preemptions,
             "moves_per_job": self.moves_per_job,
+            "max_job_moves": self.max_job_moves,
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
             "makespan": self.makespan,
@@ -193,6 +207,8 @@ class SimulationResult:
             "tick": self.tick,
             "jobs": self.jobs,
         }
+        if self.prediction_error is not None:
+            out["prediction_error"] = self.prediction_error
         if self.predicted is not None:
             out["predicted"] = self.predicted
             out["cost_deviation"] = (
@@ -243,8 +259,15 @@ class SimulationResult:
                 f"bound         {self.bound.bound:.4f} $  cost / bound = "
                 + ("-" if ratio is None else f"{ratio:.4f}")
                 + f" ({self.bound.binding.replace('_', '-')} bound"
-                + ("; for predicted times" if self.noise > 0 else "")
+                + ("; for actual times" if self.noise > 0 else "")
                 + ")"
+            )
+        e = self.prediction_error
+        if e is not None:
+            lines.append(
+                f"prediction    {e['model']} error, level {e['level']:g}: mean |actual/predicted"
+                f" - 1| {e['mean_abs_error']:.3f}, {100 * e['off_by_2x']:.1f} % off by 2x or more"
+                + ("; the method was told the actual times" if e.get("oracle") else "")
             )
         if self.predicted is not None:
             dev = self.to_dict()["cost_deviation"]
@@ -271,9 +294,10 @@ class Simulator:
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
-    (`method`, `seed`, `nodes`, `noise`, `overhead`, `startup`, `tick`, `spot`,
-    `availability`, `checkpoint`, `notice`, solver options); `availability`, an
-    `Availability` object instead of a source, is replayed as it is (spot on).
+    (`method`, `seed`, `nodes`, `noise`, `noise_model`, `oracle`, `overhead`, `startup`,
+    `tick`, `spot`, `availability`, `checkpoint`, `notice`, solver options); `availability`,
+    an `Availability` object instead of a source, is replayed as it is (spot on). `actual` is
+    the trace with its actual durations; with `oracle` it is the trace replayed (`trace`).
     """
 
     def __init__(
@@ -296,8 +320,18 @@ class Simulator:
         own = config.tick is not None or default_tick(config.method) is not None
         source = "tick" if own else "tick (the trace's params.H)"
         tick = config.interval(trace.H)
+        factors = draw_factors(trace, config.seed, config.noise, config.noise_model)
+        self.prediction_error = None
+        if config.noise > 0:
+            e = error_summary(trace, factors, config.noise, config.noise_model)
+            self.prediction_error = {**e, "oracle": config.oracle}
+        self.actual = actual_trace(trace, factors) if config.noise > 0 else trace
+        predicted = trace  # what the availability is drawn for, told or not
+        told = config.oracle and config.noise > 0
+        if told:  # the method sees the actual durations, which nothing then departs from
+            trace, factors = self.actual, np.ones_like(factors)
         self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1)
-        need = min_events(trace, tick, config.noise)
+        need = min_events(self.actual, tick)
         if need > self.max_events:
             raise InputError(
                 None,
@@ -311,7 +345,7 @@ class Simulator:
         self.config = config
         self.availability = None
         if config.spot:
-            market = market if market is not None else spot_availability(trace, config)
+            market = market if market is not None else spot_availability(predicted, config)
             self.availability = market
             trace = trace.with_spot()
         self.trace = trace
@@ -322,7 +356,8 @@ class Simulator:
         )
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.releases = Releases(trace)
-        self.execution = Execution(trace, config.seed, config.noise, config)
+        factors = trace.catalog.spot_work(factors)  # a spot variant's are its type's
+        self.execution = Execution(trace, factors, config.noise > 0 and not told, config)
         self.producers: list[Any] = [self.releases, self.execution, Ticks(tick)]
         self.market = (
             None if self.availability is None else SpotMarket(self.availability, trace.catalog)
@@ -441,12 +476,15 @@ class Simulator:
         r = self.rescheduler
         done = r.completions()
         jobs = [dict(done[jid]) for jid in self.trace.job_ids if jid in done]
-        if self.noise > 0:
-            ex = self.execution
+        ex = self.execution
+        if ex.report:
+            per_job = self.config.noise_model != "lognormal-config"
             for d in jobs:
-                d["actual_factor"] = float(ex.factor[self.index[d["id"]]])
-                d["lost_work"] = float(ex.actual_lost[self.index[d["id"]]])
-                d["interrupted_work"] = float(ex.actual_interrupted[self.index[d["id"]]])
+                j = self.index[d["id"]]
+                if per_job:
+                    d["actual_factor"] = float(ex.factor[j, 0])
+                d["lost_work"] = float(ex.actual_lost[j])
+                d["interrupted_work"] = float(ex.actual_interrupted[j])
         return SimulationResult(
             method=r.method,
             seed=r.seed,
@@ -474,6 +512,7 @@ class Simulator:
             checkpoint=self.config.checkpoint,
             notice=self.config.notice,
             tick=self.tick,
+            prediction_error=self.prediction_error,
         )
 
 
@@ -513,16 +552,17 @@ def horizon_of(trace: Instance) -> float:
     return min(HORIZON, float(trace.release.max()) + work + 7 * 86400.0)
 
 
-def min_events(trace: Instance, tick: float, noise: float = 0.0) -> float:
-    """A lower bound on the rescheduling events a simulation of `trace` takes with `tick`.
+def min_events(trace: Instance, tick: float) -> float:
+    """A lower bound on the rescheduling events a simulation of `trace` (its actual
+    durations) takes with `tick`.
 
     While any job is unfinished, events are at most `tick` apart. Job j is unfinished at least
-    from its release for its shortest remaining time (shortened by the largest noise), so the
-    measure of the union of those intervals, divided by the tick, bounds the number of events.
+    from its release for its shortest remaining time, so the measure of the union of those
+    intervals, divided by the tick, bounds the number of events.
     """
     if not trace.n_jobs:
         return 0.0
-    least = trace.min_time * (1.0 - 2.0 * noise)
+    least = trace.min_time
     order = np.argsort(trace.release, kind="stable")
     busy, end = 0.0, -math.inf
     for r, d in zip(trace.release[order].tolist(), least[order].tolist()):
@@ -573,6 +613,7 @@ def simulate(
     log: str | Path | None = None,
     progress: bool = False,
     bound: bool | Bound = True,
+    predicted: dict[str, float] | None = None,
     **settings: Any,
 ) -> SimulationResult:
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
@@ -590,13 +631,18 @@ def simulate(
     progress : bool
         Show a progress line on stderr.
     bound : bool or Bound
-        Attach the lower bound of any schedule of the trace on the run's node count
-        (`gpuaas.bound`, default options; with spot, the spot-aware bound of the availability
-        replayed); False: none; a `Bound`: that one (a cached value).
+        Attach the lower bound of any schedule of the trace (its actual durations) on the run's
+        node count (`gpuaas.bound`, default options; with spot, the spot-aware bound of the
+        availability replayed); False: none; a `Bound`: that one (a cached value).
+    predicted : dict, optional
+        With noise: the costs of the same run with exact predictions when already known
+        (`SimulationResult.predicted` of a run of the same trace and settings; a cache), else
+        that run is simulated.
     **settings
         Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
         ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
-        predicted durations, in [0, 0.5); paper: 0.11), ``overhead`` and ``startup``
+        predicted durations; paper: 0.11) and ``noise_model`` (`gpuaas.noise`), ``oracle``
+        (the method is told the actual durations), ``overhead`` and ``startup``
         (reconfiguration costs, `gpuaas.reconfiguration`; ``**gpuaas.PAPER_COSTS`` for the
         paper's 0, 0), ``tick`` (rescheduling interval when nothing happens; default the
         method's own, else the trace's H); any other keyword is a solver option passed to
@@ -611,17 +657,21 @@ def simulate(
         result = sim.run(progress)
     else:
         result = _run_logged(sim, Path(log), progress)
-    if sim.config.noise > 0:
-        exact = Simulator(
-            trace, config=dataclasses.replace(sim.config, noise=0.0), availability=sim.availability
-        ).run()
-        result.predicted = {
-            "total_cost": exact.total_cost,
-            "vm_cost": exact.vm_cost,
-            "tardiness_cost": exact.tardiness_cost,
-        }
+    if sim.config.noise > 0 and not sim.config.oracle:
+        if predicted is None:
+            exact = Simulator(
+                trace,
+                config=dataclasses.replace(sim.config, noise=0.0),
+                availability=sim.availability,
+            ).run()
+            predicted = {
+                "total_cost": exact.total_cost,
+                "vm_cost": exact.vm_cost,
+                "tardiness_cost": exact.tardiness_cost,
+            }
+        result.predicted = dict(predicted)
     if bound is True:
-        result.bound = trace_bound(trace, result.nodes, availability=sim.availability)
+        result.bound = trace_bound(sim.actual, result.nodes, availability=sim.availability)
     elif bound is not False:
         result.bound = bound
     return result

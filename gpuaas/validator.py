@@ -51,7 +51,8 @@ class ValidationReport:
 
 def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     """Check capacity, one VM type per node, job VM = node VM, <= N open nodes each hosting a
-    job, runnable configurations; P1n (exactly min(N, J) open nodes) only when `p1n`."""
+    job, runnable configurations, pinned jobs where they run now; P1n (exactly min(N, J) open
+    nodes) only when `p1n`."""
     inst = solution.instance
     cat = inst.catalog
     N, J = inst.nodes, inst.n_jobs
@@ -85,6 +86,10 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
             float(inst.work[j][k]) * (1.0 - float(inst.progress[j])) for k in range(len(cfg_list))
         ]
         runnable = [t for t in remaining if math.isfinite(t)]
+        if inst.pinned[j] and (n, c) != (int(inst.current_node[j]), int(inst.current_cfg[j])):
+            err(
+                f"job {jid}: pinned to node {int(inst.current_node[j])} (a disruption limit) but moved"
+            )
         if n == -1 and c == -1:
             worst = inst.H + max(runnable) - d
             total += inst.rho * float(inst.weight[j]) * max(0.0, worst)

@@ -39,7 +39,9 @@ def main() -> None:
         "prototype error); predicted is the same simulation with exact predictions. "
         "Path Relinking runs with its preset's options (heuristics/path_relinking.yaml) and the "
         "paper's costs (no restart or start-up cost); the default method with the defaults "
-        "(600 s restart, 120 s start-up). N = 10, 100 jobs, traces 1-3.",
+        "(600 s restart, 120 s start-up). N = 10, 100 jobs, traces 1-3. Progress is measured "
+        "and the Rescheduler learns each job's speed from it (`gpuaas/rescheduler/speed.py`, "
+        "on by default), so every method plans with estimated times as the run goes.",
         "",
         f"The paper measured {PAPER:.2%} on a small Azure prototype (under three hours) with "
         "Path Relinking; its deviation comes from VM reboots and restarts from checkpoints, ours "

@@ -21,6 +21,7 @@ import argparse
 import math
 import os
 import platform
+import statistics
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -83,8 +84,11 @@ def _stats(s: dict[str, Any]) -> str:
 
 
 def report(rows: list[dict[str, Any]], command: str, csv_name: str) -> str:
-    """The markdown report: per-scenario tables and the comparison with the paper's ranges."""
+    """The markdown report: per-scenario tables and the comparison with the paper's ranges
+    (exact predictions), then the predicted against the actual cost (§4.6)."""
     rows = analysis.ok_rows(rows)
+    noisy = [r for r in rows if r["noise"]]
+    rows = [r for r in rows if not r["noise"]]
     arrivals_order = ["exponential", "high", "low", "mixed"]
     scen = sorted(
         {(r["nodes"], r["arrivals"]) for r in rows},
@@ -158,15 +162,63 @@ def report(rows: list[dict[str, Any]], command: str, csv_name: str) -> str:
             cells.append(f"{full[best]['pct_mean']:.1f} % ({best})")
         cheapest = min(full, key=lambda m: full[m]["total_cost"]) if full else "-"
         out.append(f"| N = {n}, {arr} | " + " | ".join(cells) + f" | {cheapest} |")
-    secs = [r["wall_seconds"] for r in rows if r["wall_seconds"] is not None]
+    out += deviation(noisy)
+    secs = [r["wall_seconds"] for r in rows + noisy if r["wall_seconds"] is not None]
     out += [
         "",
         (
-            f"Total simulation wall time {sum(secs) / 60:.1f} min over {len(rows)} simulations "
+            f"Total simulation wall time {sum(secs) / 60:.1f} min over {len(secs)} simulations "
             f"(sum over processes; {math.fsum(secs) / max(1, len(secs)):.1f} s mean)."
         ),
     ]
     return "\n".join(out) + "\n"
+
+
+def deviation(rows: list[dict[str, Any]]) -> list[str]:
+    """§4.6's figure: the actual total cost against the predicted one (the same run with exact
+    predictions), per method and scenario, for the rows with a prediction error."""
+    if not rows:
+        return []
+    level = sorted({r["noise"] for r in rows})
+    out = [
+        "",
+        "## Predicted against actual cost (§4.6, Table 4)",
+        "",
+        (
+            "The paper ran Path Relinking's schedules on a 2-node Azure prototype with 6 jobs, "
+            "times predicted by models of mean error below 11 %, and found the actual cost 4.31 % "
+            "above the predicted one (16.72 € against 16.03 €; it names VM boot, restarts from "
+            "checkpoints and the prediction error as causes). Here: the same traces as above "
+            "with actual durations off by a uniform factor per job of mean absolute error "
+            f"{', '.join(f'{x:g}' for x in level)} (`gpuaas/noise.py`), deviation = (actual - "
+            "predicted) / predicted total cost, predicted = the same run with exact predictions; "
+            "the default learns each job's speed from its progress (`gpuaas/rescheduler/speed.py`). "
+            "Mean over the traces [min, max], and the mean of |deviation|."
+        ),
+        "",
+        "| method | N | arrivals | deviation % | mean abs % | error drawn |",
+        "|---|---|---|---|---|---|",
+    ]
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["method"], r["nodes"], r["arrivals"]), []).append(r)
+    every: dict[str, list[float]] = {}
+    for (method, n, arr), rs in sorted(groups.items()):
+        dev = [100 * r["cost_deviation"] for r in rs]
+        every.setdefault(method, []).extend(dev)
+        out.append(
+            f"| {analysis.label(method)} | {n} | {arr} | {statistics.fmean(dev):+.2f} "
+            f"[{min(dev):+.2f}, {max(dev):+.2f}] | {statistics.fmean(map(abs, dev)):.2f} | "
+            f"{statistics.fmean(r['prediction_error'] for r in rs):.3f} |"
+        )
+    out.append("")
+    for method, dev in every.items():
+        out.append(
+            f"- {analysis.label(method)}: {statistics.fmean(dev):+.2f} % on average over "
+            f"{len(dev)} traces, mean |deviation| {statistics.fmean(map(abs, dev)):.2f} % "
+            f"(paper, Path Relinking on the prototype: +4.31 %)."
+        )
+    return out
 
 
 if __name__ == "__main__":

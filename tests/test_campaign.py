@@ -124,7 +124,12 @@ def test_seed_ranges_and_options_are_canonical() -> None:
         ),
         ({"options": {"greedy": 3}}, "options.greedy", "mapping of solver options"),
         ({"noise": [-0.1]}, "noise", "must be >= 0, got -0.1"),
-        ({"noise": [0.5]}, "noise", "must be < 0.5, got 0.5"),
+        ({"noise": [0.5]}, "noise", "must be < 0.5 for the uniform model, got 0.5"),
+        ({"noise_model": ["gamma"]}, "noise_model", "unknown model 'gamma'"),
+        ({"oracle": [True, True]}, "oracle", "a repeat"),
+        ({"learn_speed": "yes"}, "learn_speed", "must be true or false, got 'yes'"),
+        ({"max_moves": [-1]}, "max_moves", "must be an integer in 0..1000000000, got -1"),
+        ({"moves_per_hour": [1, 1]}, "moves_per_hour", "lists a value twice"),
         ({"seeds": "1-100000000"}, "seeds", "more than 100000 values"),
         ({"seeds": [2**32]}, "seeds", "above the maximum 4294967295"),
         (

@@ -179,7 +179,13 @@ CASES = [
         "placement-shape",
         "`placement` without `gpus`",
         _set(("jobs", 0, "placement"), {"node": 0, "vm": "NC6"}),
-        'bad.json: jobs[0] (a).placement: must be {"node": int, "vm": VM type, "gpus": int} or null',
+        'bad.json: jobs[0] (a).placement: must be {"node": int, "vm": VM type, "gpus": int[, "pinned": bool]} or null',
+    ),
+    (
+        "placement-pinned",
+        "`placement.pinned` not a bool",
+        _set(("jobs", 0, "placement"), {"node": 0, "vm": "NC6", "gpus": 1, "pinned": 1}),
+        "bad.json: jobs[0] (a).placement.pinned: must be true or false, got 1",
     ),
     (
         "placement-vm",

@@ -416,15 +416,18 @@ def without_timing(plan):
     }
 
 
-def test_state_of_the_previous_version_restores_and_continues_as_it_did():
-    """A state saved by the release of format version 2 (tests/data/README.md) restores, and the
-    event that came next gets the plan and leaves the costs that release gave."""
+@pytest.mark.parametrize("version", [2])
+def test_state_of_the_previous_version_restores_and_continues_as_it_did(version):
+    """A state saved by the releases of format version 2 (tests/data/README.md) restores
+    through both migrations, and the event that came next gets the plan and leaves the costs
+    that release gave (the version 3 sample, an interruption: tests/test_spot.py)."""
     from gpuaas.instance import JobSpec
+    from gpuaas.rescheduler import STATE_VERSION
 
-    sample = json.loads((DATA / "rescheduler-state-v2.json").read_text())
-    assert sample["state"]["version"] == 2
+    sample = json.loads((DATA / f"rescheduler-state-v{version}.json").read_text())
+    assert sample["state"]["version"] == version
     r = Rescheduler.restore(sample["state"])
-    assert r.state()["version"] == 4
+    assert r.state()["version"] == STATE_VERSION == 4
     ev = sample["event"]
     submit = [
         JobSpec(

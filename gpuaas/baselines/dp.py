@@ -4,7 +4,8 @@ Each job gets one configuration by a proxy F1 and, with it, an execution cost an
 postponement cost by a proxy F2; a DP over (jobs in FIFO order) x (nodes used) then decides
 which jobs run, one job per node, at most N nodes. The methods are invoked every Δt = 15 min as
 well as at events (their records' `tick` in `gpuaas.methods`, `DP_TICK`), and re-decide
-every job each time (running jobs may be migrated or preempted, as in [9]).
+every job each time (running jobs may be migrated or preempted, as in [9]), but a pinned one
+(a disruption limit) runs on, where it is.
 `formulations/DP.md` writes the proxies and the recurrence out and states the choices the
 paper leaves open (the horizon of τ_j, the weighting of τ̂_j, the constant B).
 """
@@ -123,6 +124,8 @@ def _dp(
     jobs = np.arange(J)
     kappa, _ = reconfiguration_terms(instance)  # 0 in the paper's setting
     cfg = choose_configs(instance, f1, dt, kappa)
+    pinned = instance.pinned  # a disruption limit: they run where they are, on their node
+    cfg[pinned] = instance.current_cfg[pinned]
     vm = cat.cfg_vm[cfg]
     tau = step_tardiness(instance, dt)[jobs, cfg]
     running = instance.current_cfg >= 0
@@ -137,6 +140,7 @@ def _dp(
             * np.maximum(0.0, dt + instance.max_time - instance.rel_due)
         )
     wait_cost = wait_cost + np.where(running, kappa, 0.0)  # preempted
+    wait_cost[pinned] = np.inf
     fifo = submission_order(instance)
     chosen, value = dp_select(run_cost[fifo], wait_cost[fifo], N)
     run = fifo[chosen]

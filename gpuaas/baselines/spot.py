@@ -10,7 +10,8 @@
 Each job gets a whole VM of one type for its life: the on-demand type a user would ask for, by
 the heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting
 the due date from its release, else the fastest), run as that type's spot variant or on demand.
-A job keeps its VM until it completes, is interrupted or its policy changes its kind; jobs
+A job keeps its VM until it completes, is interrupted or its policy changes its kind (never
+while a disruption limit pins it, `Instance.pinned`); jobs
 start in submission order (managed-spot) or least slack first (uniform-progress) while node
 slots and spot capacity (`Instance.room`) last.
 
@@ -71,15 +72,18 @@ def spot_of(instance: Instance) -> np.ndarray:
 def _place(
     instance: Instance, target: dict[int, int], order: list[int], method: str, seed: int, t0: float
 ) -> Solution:
-    """One job per node: `target[j]` is job j's configuration (its current one: it stays; -1:
+    """One job per new VM: `target[j]` is job j's configuration (its current one: it stays; -1:
     it waits). Jobs that stay keep their nodes; then, in `order`, running jobs that change take
-    a new VM (on their own node) and waiting ones start on the lowest free node, while node
-    slots and capacity (`Instance.room`) last; a running job that cannot have its new VM stays
-    where it is, a waiting one waits."""
+    a new VM (on their own node unless a job that stays or another that moved holds it, then on
+    the lowest free one) and waiting ones start on the lowest free node, while node slots and
+    capacity (`Instance.room`) last; a running job that cannot have its new VM stays where it
+    is if its node still has its VM, else it waits, as a waiting one does. (An incumbent of
+    these methods has one job per node; another method's may share nodes.)"""
     inst, cat = instance, instance.catalog
     node_vm = np.full(inst.nodes, -1, dtype=np.int64)
     job_node = np.full(inst.n_jobs, -1, dtype=np.int64)
     job_cfg = np.full(inst.n_jobs, -1, dtype=np.int64)
+    new_vm = np.zeros(inst.nodes, dtype=bool)  # nodes that get a new VM of a moving job
     room = inst.room.copy()
 
     def put(j: int, n: int, c: int) -> None:
@@ -94,13 +98,14 @@ def _place(
     for j in moving:
         c, v = target[j], int(cat.cfg_vm[target[j]])
         free = np.flatnonzero(node_vm < 0)
-        own = int(inst.current_node[j])
-        n = own if own >= 0 else (int(free[0]) if free.size else -1)
+        own, cur = int(inst.current_node[j]), int(inst.current_cfg[j])
+        n = own if own >= 0 and node_vm[own] < 0 else (int(free[0]) if free.size else -1)
         if n >= 0 and room[v] >= 1:
             room[v] -= 1
             put(j, n, c)
-        elif own >= 0:
-            put(j, own, int(inst.current_cfg[j]))
+            new_vm[n] = True
+        elif own >= 0 and not new_vm[own] and node_vm[own] in (-1, cat.cfg_vm[cur]):
+            put(j, own, cur)
     kinds = [_kind_of(inst, c) for c in job_cfg if c >= 0]
     stats = {
         "seconds": time.perf_counter() - t0,
@@ -147,6 +152,9 @@ def managed_spot(
     target: dict[int, int] = {}
     order = [int(j) for j in submission_order(inst)]
     for j in order:
+        if inst.pinned[j]:  # a disruption limit: it stays on its VM
+            target[j] = int(inst.current_cfg[j])
+            continue
         c = own_vm(inst, j)
         if c < 0:
             continue
@@ -263,6 +271,9 @@ def uniform_progress(
     order = [int(j) for j in np.lexsort((np.arange(inst.n_jobs), slack))]
     target: dict[int, int] = {}
     for j in order:
+        if inst.pinned[j]:  # a disruption limit: it stays on its VM
+            target[j] = int(inst.current_cfg[j])
+            continue
         c = own_vm(inst, j)
         if c < 0:
             continue

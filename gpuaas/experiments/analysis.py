@@ -2,9 +2,10 @@
 
 The one place that computes what tables, plots and reports show:
 
-- a *run* is a method with its node multiplier, named ``edf`` or ``edf x2`` (`run_name`) and
-  labelled in plots and reports by the method's record (`label`: ``EDF x2``), in the paper's
-  order (`order`);
+- a *run* is a method with its node multiplier and its disruption limits, named ``edf``,
+  ``edf x2`` or ``incremental cap 1`` (at most one voluntary move per job; ``6/h``: per hour)
+  (`run_name`) and labelled in plots and reports by the method's record (`label`: ``EDF x2``),
+  in the paper's order (`order`);
 - a *scenario* is what a plot column or report section shows: the arrival pattern of a
   generated trace, or the name of a given trace (`scenario`);
 - the percentage cost reduction of a reference method (eq. 3, Fig. 4),
@@ -35,31 +36,46 @@ REFERENCE = "path-relinking"
 BASELINE = "edf"
 
 
-def run_name(method: str, multiplier: int | None = 1) -> str:
-    """A method with its node multiplier, as tables name it: "edf", "edf x2"."""
+def run_name(
+    method: str,
+    multiplier: int | None = 1,
+    max_moves: int | None = None,
+    moves_per_hour: int | None = None,
+) -> str:
+    """A method with its node multiplier and disruption limits, as tables name it: "edf",
+    "edf x2", "incremental cap 1", "incremental cap 1 6/h"."""
     m = int(multiplier or 1)
-    return method if m == 1 else f"{method} x{m}"
+    return method + ("" if m == 1 else f" x{m}") + cap_name(max_moves, moves_per_hour)
+
+
+def cap_name(max_moves: int | None, moves_per_hour: int | None) -> str:
+    """The suffix of a run with disruption limits ("" without)."""
+    out = "" if max_moves is None else f" cap {int(max_moves)}"
+    return out + ("" if moves_per_hour is None else f" {int(moves_per_hour)}/h")
 
 
 def row_run(row: dict[str, Any]) -> str:
     """The run name of a results row."""
-    return run_name(row["method"], row.get("node_multiplier"))
+    return run_name(
+        row["method"], row.get("node_multiplier"), row.get("max_moves"), row.get("moves_per_hour")
+    )
 
 
 def split_run(run: str) -> tuple[str, int]:
-    """(method, multiplier) of a run name."""
-    method, _, mult = run.partition(" x")
-    return method, int(mult or 1)
+    """(method, multiplier) of a run name (its disruption limits aside: `label` keeps them)."""
+    method, *rest = run.split(" ")
+    mult = [int(r[1:]) for r in rest if r.startswith("x") and r[1:].isdigit()]
+    return method, mult[0] if mult else 1
 
 
 def label(run: str) -> str:
     """A run's label in plots and reports: the method's record label, e.g. "EDF x2" (a method
-    the registry does not know keeps its name)."""
+    the registry does not know keeps its name), with its disruption limits."""
     from gpuaas.methods import METHODS
 
-    method, mult = split_run(run)
+    method, _, rest = run.partition(" ")
     name = METHODS[method].label if method in METHODS else method
-    return name if mult == 1 else f"{name} x{mult}"
+    return f"{name} {rest}" if rest else name
 
 
 def order(runs: Iterable[str]) -> list[str]:
@@ -67,9 +83,10 @@ def order(runs: Iterable[str]) -> list[str]:
     each method's multipliers ascending."""
     from gpuaas.methods import METHODS
 
-    def key(run: str) -> tuple[int, str, int]:
+    def key(run: str) -> tuple[int, str, int, str]:
         method, mult = split_run(run)
-        return (METHODS[method].order if method in METHODS else len(METHODS)), method, mult
+        rank = METHODS[method].order if method in METHODS else len(METHODS)
+        return rank, method, mult, run
 
     return sorted(set(runs), key=key)
 
@@ -81,7 +98,8 @@ def scenario(row: dict[str, Any]) -> str:
 
 def trace_of(row: dict[str, Any]) -> tuple[Any, ...]:
     """What a row's simulation shares with the rows it is compared with: the trace and the
-    simulated conditions (noise and reconfiguration costs), not the method, seed or nodes used."""
+    simulated conditions (prediction error, reconfiguration costs, speed model, disruption
+    limits), not the method, seed or nodes used."""
     return tuple(
         row.get(k)
         for k in (
@@ -92,8 +110,13 @@ def trace_of(row: dict[str, Any]) -> tuple[Any, ...]:
             "trace_seed",
             "catalog",
             "noise",
+            "noise_model",
+            "oracle",
             "overhead",
             "startup",
+            "learn_speed",
+            "max_moves",
+            "moves_per_hour",
         )
     )
 
@@ -160,7 +183,9 @@ def summarize(
         In the order the runs first appear in `rows`, one dict per run with keys run, method, multiplier, nodes
         (simulated), runs (simulations), total_cost, vm_cost, tardiness_cost,
         ratio_to_baseline, pct_min, pct_mean, pct_max, bound, cost_over_bound (mean of
-        total / bound over the rows that have a bound) and each of `gpuaas.metrics.NAMES`
+        total / bound over the rows that have a bound), moves_per_job, max_job_moves (the
+        most of one job), cap_cost (a run with disruption limits: its mean total over that
+        of the same method and multiplier without them, minus 1) and each of `gpuaas.metrics.NAMES`
         (mean over the rows that have it: `lateness_of_late_*` over the simulations with a
         late job); None where the reference, the baseline, the bound or a metric is absent
         (results files older than the metric).
@@ -196,9 +221,17 @@ def summarize(
                 "cost_over_bound": mean(r["total_cost"] / r["bound"] for r in bounds)
                 if bounds
                 else None,
+                "moves_per_job": _mean_present(r.get("moves_per_job") for r in rs),
+                "max_job_moves": max((r.get("max_job_moves") or 0 for r in rs), default=None),
+                "cap_cost": None,
             }
             | {c: _mean_present(r.get(c) for r in rs) for c in JOB_METRICS}
         )
+    free = {s["run"]: s["total_cost"] for s in out}  # runs without limits among them
+    for s in out:
+        base = free.get(run_name(s["method"], s["multiplier"]))
+        if s["run"] != run_name(s["method"], s["multiplier"]) and base:
+            s["cap_cost"] = s["total_cost"] / base - 1.0
     return out
 
 
@@ -212,8 +245,9 @@ def format_table(
     summary: Sequence[dict[str, Any]], reference: str = REFERENCE, baseline: str = BASELINE
 ) -> str:
     """The human-readable comparison table: costs in $; miss % (the deadline-miss rate), late
-    p95 (the late jobs' 95th-percentile lateness, in hours) and JCT p95 (hours) are means over
-    the run's simulations (`summarize`); pct in %."""
+    p95 (the late jobs' 95th-percentile lateness, in hours), JCT p95 (hours) and moves per job
+    are means over the run's simulations (`summarize`); with disruption limits, cap cost % is
+    what they add to the same method's cost without them; pct in %."""
 
     def num(x: float | None, fmt: str) -> str:
         return "-" if x is None else format(x, fmt)
@@ -221,10 +255,13 @@ def format_table(
     def scaled(x: float | None, k: float, fmt: str) -> str:
         return num(None if x is None else x * k, fmt)
 
+    caps = any(s.get("cap_cost") is not None for s in summary)
     head = (
         f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
         f"{'/' + baseline:>8}{'/bound':>8}{'miss %':>8}{'late p95 h':>12}{'JCT p95 h':>11}"
-        f"   pct vs {reference} % (min / mean / max)"
+        f"{'moves/job':>11}"
+        + (f"{'cap cost %':>12}" if caps else "")
+        + f"   pct vs {reference} % (min / mean / max)"
     )
     lines = [head, "-" * len(head)]
     for s in summary:
@@ -239,7 +276,10 @@ def format_table(
             f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
             f"{scaled(s['deadline_miss_rate'], 100, '.1f'):>8}"
             f"{scaled(s['lateness_of_late_p95'], 1 / 3600, '.2f'):>12}"
-            f"{scaled(s['jct_p95'], 1 / 3600, '.1f'):>11}   {p}"
+            f"{scaled(s['jct_p95'], 1 / 3600, '.1f'):>11}"
+            f"{num(s.get('moves_per_job'), '.2f'):>11}"
+            + (f"{scaled(s.get('cap_cost'), 100, '+.1f'):>12}" if caps else "")
+            + f"   {p}"
         )
     return "\n".join(lines)
 

@@ -1,7 +1,8 @@
 """A cell: one simulation of an experiment, and the results row it becomes (`rows.COLUMNS`).
 
 A cell names a trace (generated from its parameters, or a given one carried along), a method,
-its seed and options, a node multiplier, noise and reconfiguration costs. `run_cell` simulates
+its seed and options, a node multiplier, the prediction error (level, model, or the method told
+the actual times), the reconfiguration costs, the speed model and the disruption limits. `run_cell` simulates
 it (`gpuaas.simulate`, with the lower bound of the trace on the simulated node count) and
 flattens the result into one row; a cell that raises becomes a "failed" row, so that a campaign
 goes on. Rows never depend on the process that ran them: only `rows.TIMING_COLUMNS` differ.
@@ -21,6 +22,7 @@ from typing import Any
 
 from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS, SPOT_COLUMNS
 from gpuaas.metrics import NAMES as JOB_METRICS
+from gpuaas.noise import DEFAULT_NOISE_MODEL
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 _RESULT_KEYS = {
@@ -44,8 +46,10 @@ _RESULT_KEYS = {
     "startup",
     "tick",
     "predicted",
+    "prediction_error",
     "cost_deviation",
     "moves_per_job",
+    "max_job_moves",
     "lost_work_cost",
     "startup_cost",
     "bound",
@@ -87,6 +91,11 @@ class Cell:
     catalog: str = "azure-2021"
     trace: str | None = None  # a given trace's file name
     tick: float | None = None  # rescheduling interval; None: the method's own, else H
+    noise_model: str = DEFAULT_NOISE_MODEL
+    oracle: bool = False  # the method is told the actual durations
+    learn_speed: bool = True
+    max_moves: int | None = None  # voluntary moves per job
+    moves_per_hour: int | None = None  # voluntary moves per hour
     spot: str | None = None  # the availability replayed (spot capacity on); None: on-demand only
     checkpoint: float = DEFAULT_CHECKPOINT  # s between the jobs' checkpoints
     notice: float | None = None  # s to write a checkpoint on an interruption notice
@@ -109,6 +118,11 @@ class Cell:
             startup=self.startup,
             tick=self.tick,
             noise=self.noise,
+            noise_model=self.noise_model,
+            oracle=self.oracle,
+            learn_speed=self.learn_speed,
+            max_moves=self.max_moves,
+            moves_per_hour=self.moves_per_hour,
             options=json.loads(self.options),
             spot=self.spot is not None,
             availability=self.availability_source,
@@ -139,6 +153,16 @@ class Cell:
             )
         if self.noise:
             k += f"-noise{self.noise:g}"
+            if self.noise_model != DEFAULT_NOISE_MODEL:
+                k += f"-{self.noise_model}"
+            if self.oracle:
+                k += "-oracle"
+        if not self.learn_speed:
+            k += "-nolearn"
+        if self.max_moves is not None:
+            k += f"-moves{self.max_moves}"
+        if self.moves_per_hour is not None:
+            k += f"-mph{self.moves_per_hour}"
         if self.overhead:
             k += f"-ovh{self.overhead:g}"
         if self.startup:
@@ -191,6 +215,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
     """Flatten a simulation result (SimulationResult.to_dict()) into the cell's results row."""
     solver = result.get("solver_seconds") or {}
     predicted = result.get("predicted") or {}
+    error = result.get("prediction_error") or {}
     # any other scalar is kept as JSON; one named for seconds is a measurement, not a result
     other = {
         k: v
@@ -210,6 +235,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "migrations": int(result["migrations"]),
             "preemptions": int(result["preemptions"]),
             "moves_per_job": result.get("moves_per_job"),
+            "max_job_moves": result.get("max_job_moves"),
             "lost_work_cost": result.get("lost_work_cost"),
             "startup_cost": result.get("startup_cost"),
             **{k: result.get(k) for k in JOB_METRICS},  # gpuaas.metrics, in to_dict
@@ -220,6 +246,8 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "predicted_vm_cost": predicted.get("vm_cost"),
             "predicted_tardiness_cost": predicted.get("tardiness_cost"),
             "cost_deviation": result.get("cost_deviation"),
+            "prediction_error": error.get("mean_abs_error"),
+            "off_by_2x": error.get("off_by_2x"),
             "bound": result.get("bound"),
             "cost_over_bound": result.get("cost_over_bound"),
             **{k: result.get(k) if cell.spot is not None else None for k in SPOT_COLUMNS},
@@ -262,13 +290,27 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
 
 
 def cell_simulation(cell: Cell) -> Any:
-    """The cell's `SimulationResult` (its trace generated, its bound attached)."""
+    """The cell's `SimulationResult` (its trace generated, its bound attached; with noise, the
+    run with exact predictions shared by the cells of every error on the trace, `_predicted`)."""
     from gpuaas.simulator import simulate
 
     trace = make_trace(cell)
     # no tick given: the simulator uses the method's own period (DP: 15 min) [§4.2.1]
     bound = cell.bound if cell.bound is not None else cell_bound(cell, trace)
-    return simulate(trace, config=cell.config, bound=bound)
+    key = None
+    if cell.noise and not cell.oracle:
+        exact = replace(cell, noise=0.0, noise_model=DEFAULT_NOISE_MODEL, instance=None, bound=None)
+        key = (exact.key, exact.trace)
+    result = simulate(trace, config=cell.config, bound=bound, predicted=_predicted.get(key))
+    if key is not None:
+        if len(_predicted) >= 256:
+            _predicted.clear()
+        _predicted[key] = result.predicted
+    return result
+
+
+#: this process's costs of runs with exact predictions, by the exact cell's key (`cell_simulation`)
+_predicted: dict[tuple[Any, ...], Any] = {}
 
 
 def run_cell(cell: Cell) -> dict[str, Any]:
@@ -287,15 +329,33 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 _bounds: dict[tuple[Any, ...], Any] = {}  # this process's bounds by (trace, simulated nodes)
 
 
+def _actual(cell: Cell) -> tuple[Any, ...]:
+    """What the actual durations of a cell's trace depend on besides the trace (none without
+    noise): the level, the model and the seed of the noise stream."""
+    return (cell.noise, cell.noise_model, cell.seed) if cell.noise else ()
+
+
+def _bound_of(cell: Cell, trace: Any, market: Any) -> Any:
+    """`gpuaas.bound` of the cell's trace with its actual durations, on its simulated nodes
+    (with spot, the spot-aware bound within the availability `market`)."""
+    from gpuaas.noise import actual_trace, draw_factors
+    from gpuaas.simulator import trace_bound
+
+    if cell.noise:
+        trace = actual_trace(trace, draw_factors(trace, cell.seed, cell.noise, cell.noise_model))
+    return trace_bound(trace, cell.nodes * cell.node_multiplier, availability=market)
+
+
 def cell_bound(cell: Cell, trace: Any) -> Any:
-    """`gpuaas.bound` of the cell's generated trace on its simulated node count, computed once
-    per process for all the methods and seeds that share them (a given trace's bound comes with
+    """`gpuaas.bound` of the cell's generated trace (its actual durations) on its simulated
+    node count (with spot, within the availability the simulation replays), computed once per
+    process for all the methods and seeds that share them (a given trace's bound comes with
     its cells: `with_bounds`)."""
-    from gpuaas.simulator import spot_availability, trace_bound
+    from gpuaas.simulator import spot_availability
 
     market = None if cell.spot is None else spot_availability(trace, cell.config)
     if cell.instance is not None:
-        return trace_bound(trace, cell.nodes * cell.node_multiplier, availability=market)
+        return _bound_of(cell, trace, market)
     key = (
         cell.arrivals,
         cell.nodes,
@@ -303,24 +363,25 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         cell.trace_seed,
         cell.catalog,
         cell.nodes * cell.node_multiplier,
+        *_actual(cell),
         None if market is None else market.source,
     )
     if key not in _bounds:
         if len(_bounds) >= 64:
             _bounds.clear()
-        _bounds[key] = trace_bound(trace, key[-2], availability=market)
+        _bounds[key] = _bound_of(cell, trace, market)
     return _bounds[key]
 
 
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     """The cells, those over a given trace with its bound on their node count attached,
-    computed here once per (trace, node count, availability) instead of once per cell in the
-    workers."""
-    done: dict[tuple[str, int, str | None], Any] = {}
+    computed here once per (trace, node count, actual durations, availability) instead of
+    once per cell in the workers."""
+    done: dict[tuple[Any, ...], Any] = {}
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
-            key = (str(c.trace), c.nodes * c.node_multiplier, c.availability_source)
+            key = (str(c.trace), c.nodes * c.node_multiplier, *_actual(c), c.availability_source)
             if key not in done:
                 done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])

@@ -7,6 +7,8 @@ once. The rows are the campaign rows (`gpuaas.experiments.rows`), so `gpuaas plo
 comparison's CSV; the table (`analysis.summarize`) gives per run the mean costs over seeds,
 their ratio to EDF's (Fig. 3), Path Relinking's cost reduction (eq. 3) paired by seed, and
 cost / bound with the lower bound on the run's own node count, computed once per node count.
+With disruption limits every method is simulated without and with them, and the table gives
+what they cost.
 Unlike a campaign, a simulation that fails stops the comparison with its error.
 """
 
@@ -143,6 +145,8 @@ def compare(
     workers: int = 1,
     overhead: float = DEFAULT_OVERHEAD,
     startup: float = DEFAULT_STARTUP,
+    max_moves: int | None = None,
+    moves_per_hour: int | None = None,
     name: str = "trace",
     on_row: Callable[[dict[str, Any]], None] | None = None,
     spot: bool = False,
@@ -172,6 +176,9 @@ def compare(
         Simulations run in this many processes (1: in this process).
     overhead, startup : float
         Reconfiguration costs of every simulation (see `gpuaas.simulate`).
+    max_moves, moves_per_hour : int, optional
+        Disruption limits (`gpuaas.run_config.RunConfig`): every method is simulated without
+        and with them (both together), so that the table shows what they cost.
     name : str
         The trace's name in the rows (`trace` column and cell keys): its file.
     on_row : callable, optional
@@ -198,6 +205,14 @@ def compare(
         "tick": tick,
         "checkpoint": checkpoint,
     }
+    if max_moves is not None or moves_per_hour is not None:
+        data["max_moves"] = [None] if max_moves is None else [None, max_moves]
+        data["moves_per_hour"] = [None] if moves_per_hour is None else [None, moves_per_hour]
+        if max_moves is not None and moves_per_hour is not None:  # both limits or neither
+            data["exclude"] = [
+                {"max_moves": None, "moves_per_hour": moves_per_hour},
+                {"max_moves": max_moves, "moves_per_hour": None},
+            ]
     if spot or availability is not None:
         data["spot"] = availability or "model"
     if notice is not None:

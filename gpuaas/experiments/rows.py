@@ -25,6 +25,11 @@ overhead                      float seconds of work lost per migration or preemp
 startup                       float seconds a VM opened or resized is billed before it works
 options                       str   the method's options, canonical JSON
 catalog                       str   VM catalog name
+noise_model                   str   how actual durations were drawn (`gpuaas.noise`)
+oracle                        bool  the method was told the actual durations
+learn_speed                   bool  the Rescheduler learned each job's speed from its progress
+max_moves                     int   voluntary moves allowed per job; empty: no limit
+moves_per_hour                int   voluntary moves allowed per hour; empty: no limit
 spot                          str   the spot availability replayed (a model or trace files);
                                     empty: on-demand only
 checkpoint                    float seconds between the jobs' checkpoints (spot runs)
@@ -41,6 +46,7 @@ vm_cost, tardiness_cost       float its two parts
 events                        int   rescheduling events
 migrations, preemptions       int   jobs moved between nodes / stopped while running
 moves_per_job                 float (migrations + preemptions) / jobs
+max_job_moves                 int   the most migrations + preemptions of one job
 lost_work_cost                float VM cost of the work lost to moves (overhead)
 startup_cost                  float VM cost of start-up time billed before VMs work
 jobs_completed                int   jobs that completed
@@ -65,6 +71,9 @@ predicted_total_cost,         float with noise: the costs of the predicted durat
 predicted_vm_cost,
 predicted_tardiness_cost
 cost_deviation                float with noise: relative difference actual / predicted
+prediction_error              float with noise: mean |actual / predicted - 1| drawn, over the
+                                    (job, configuration) pairs a job can run on
+off_by_2x                     float with noise: their share off by 2x or more
 error                         str   the exception of a failed cell
 extra                         str   any other scalar of the simulation result, JSON
 bound                         float `gpuaas.bound` of the trace on sim_nodes nodes (with spot:
@@ -118,6 +127,11 @@ PARAM_COLUMNS = [
     "startup",
     "options",
     "catalog",
+    "noise_model",
+    "oracle",
+    "learn_speed",
+    "max_moves",
+    "moves_per_hour",
     "spot",
     "checkpoint",
 ]
@@ -139,6 +153,7 @@ METRIC_COLUMNS = [
     "migrations",
     "preemptions",
     "moves_per_job",
+    "max_job_moves",
     "lost_work_cost",
     "startup_cost",
     *JOB_METRICS,
@@ -149,6 +164,8 @@ METRIC_COLUMNS = [
     "predicted_vm_cost",
     "predicted_tardiness_cost",
     "cost_deviation",
+    "prediction_error",
+    "off_by_2x",
     "error",
     "extra",
     "bound",
@@ -189,6 +206,14 @@ ADDED_COLUMNS = [
     "jct_p95",
     "jct_p99",
     "waiting_p95",
+    "noise_model",
+    "oracle",
+    "learn_speed",
+    "max_moves",
+    "moves_per_hour",
+    "max_job_moves",
+    "prediction_error",
+    "off_by_2x",
     "spot",
     "checkpoint",
     *SPOT_COLUMNS,
@@ -207,8 +232,12 @@ INT_COLUMNS = {
     "jobs_completed",
     "late_jobs",
     "solver_calls",
+    "max_moves",
+    "moves_per_hour",
+    "max_job_moves",
     "interruptions",
 }
+BOOL_COLUMNS = {"oracle", "learn_speed"}
 STR_COLUMNS = {
     "cell",
     "trace",
@@ -216,6 +245,7 @@ STR_COLUMNS = {
     "method",
     "options",
     "catalog",
+    "noise_model",
     "spot",
     "status",
     "error",
@@ -250,6 +280,8 @@ def parse_value(column: str, text: str) -> Any:
         return text
     if column in INT_COLUMNS:
         return int(text)
+    if column in BOOL_COLUMNS:
+        return text == "True"
     return float(text)
 
 

@@ -3,13 +3,15 @@
 A spec (YAML, or built by `gpuaas compare`) simulates either generated traces (``nodes``,
 ``arrivals``, ``seeds``, ``jobs_per_node``, ``catalog``: one trace per arrival pattern, N and
 seed, built by `gpuaas.generator.generate_trace` on any machine) or given trace files
-(``traces``), with every method, solver seed, node multiplier, noise level, restart overhead
-and VM start-up of the spec; ``exclude`` drops cells matching a pattern. `expand` turns it into
+(``traces``), with every method, solver seed, node multiplier, noise level and model (or the
+method told the actual times), restart overhead, VM start-up, speed model and disruption limit
+of the spec; ``exclude`` drops cells matching a pattern. `expand` turns it into
 independent `Cell`s (`gpuaas.experiments.cell`). The fields: scripts/campaigns/README.md.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +22,16 @@ from gpuaas.errors import InputError
 from gpuaas.experiments.cell import Cell
 from gpuaas.files import read_yaml
 from gpuaas.generator import ARRIVALS
-from gpuaas.limits import MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED, MAX_SIMULATIONS
+from gpuaas.limits import (
+    MAX_COUNT,
+    MAX_JOBS,
+    MAX_NODES,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_SIMULATIONS,
+)
+from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
-from gpuaas.run_config import MAX_NOISE
 
 _SPEC_FIELDS = {
     "name",
@@ -37,6 +46,11 @@ _SPEC_FIELDS = {
     "node_multipliers",
     "options",
     "noise",
+    "noise_model",
+    "oracle",
+    "learn_speed",
+    "max_moves",
+    "moves_per_hour",
     "overhead",
     "startup",
     "tick",
@@ -58,10 +72,17 @@ _EXCLUDE_KEYS = (
     "seed",
     "node_multiplier",
     "noise",
+    "noise_model",
+    "oracle",
+    "learn_speed",
+    "max_moves",
+    "moves_per_hour",
     "overhead",
     "startup",
     "spot",
 )
+#: exclude keys whose values are true / false
+_BOOL_KEYS = ("oracle", "learn_speed")
 
 
 @dataclass(frozen=True)
@@ -91,6 +112,14 @@ class CampaignSpec:
         Method -> solver options passed to `simulate` (canonical JSON per cell).
     noise : tuple of float
         Prediction-error levels (mean absolute relative error of actual durations).
+    noise_model : tuple of str
+        Error models (`gpuaas.noise`) of the levels above 0.
+    oracle : tuple of bool
+        False: the method sees the predicted times; True: the actual ones (at levels above 0).
+    learn_speed : tuple of bool
+        Whether the Rescheduler learns each job's speed from its progress.
+    max_moves, moves_per_hour : tuple of int or None
+        Disruption limits: voluntary moves per job, per hour (None: no limit).
     overhead, startup : tuple of float
         Reconfiguration costs simulated (seconds of work lost per migration or preemption;
         seconds a VM opened or resized is billed before it works): grid axes, default the
@@ -122,6 +151,11 @@ class CampaignSpec:
     node_multipliers: dict[str, tuple[int, ...]]
     options: dict[str, dict[str, Any]]
     noise: tuple[float, ...] = (0.0,)
+    noise_model: tuple[str, ...] = (DEFAULT_NOISE_MODEL,)
+    oracle: tuple[bool, ...] = (False,)
+    learn_speed: tuple[bool, ...] = (True,)
+    max_moves: tuple[int | None, ...] = (None,)
+    moves_per_hour: tuple[int | None, ...] = (None,)
     overhead: tuple[float, ...] = (DEFAULT_OVERHEAD,)
     startup: tuple[float, ...] = (DEFAULT_STARTUP,)
     catalog: tuple[str, ...] = ("azure-2021",)
@@ -198,6 +232,29 @@ def _number_list(value: Any, source: str | None, field: str, **bounds: Any) -> t
     return tuple(checks.number(v, field, source, **bounds) for v in values)
 
 
+def _flag_list(value: Any, source: str | None, field: str) -> tuple[bool, ...]:
+    """true / false, or a list of them."""
+    values = value if isinstance(value, list) else [value]
+    out = tuple(checks.flag(v, field, source) for v in values)
+    if not out or len(set(out)) != len(out):
+        raise InputError(
+            source, field, "expected true, false or both once, got an empty list or a repeat"
+        )
+    return out
+
+
+def _limit_list(value: Any, source: str | None, field: str) -> tuple[int | None, ...]:
+    """A limit (an integer >= 0, or null: none), or a list of them."""
+    values = value if isinstance(value, list) else [value]
+    out = tuple(
+        None if v is None else checks.integer(v, field, source, minimum=0, maximum=MAX_COUNT)
+        for v in values
+    )
+    if not out or len(set(out)) != len(out):
+        raise InputError(source, field, "is empty or lists a value twice")
+    return out
+
+
 def parse_spec(
     data: Any, source: str | None = None, traces: dict[str, Any] | None = None
 ) -> CampaignSpec:
@@ -210,7 +267,9 @@ def parse_spec(
         (required), ``jobs_per_node`` (10) and ``catalog``, or ``traces`` (trace files,
         relative to the spec file's directory); ``solver_seeds``, ``node_multipliers`` (a list
         for every method or a mapping method -> list), ``options`` (method -> solver options),
-        ``noise`` (list), ``overhead`` and ``startup`` (s, a number or a list), ``tick`` (s),
+        ``noise`` (list), ``noise_model`` (names), ``oracle``, ``learn_speed`` (true / false
+        or both), ``max_moves``, ``moves_per_hour`` (integers or null), ``overhead`` and
+        ``startup`` (s, a number or a list), ``tick`` (s),
         ``exclude`` (list of mappings parameter -> value), ``spot`` (availability sources, a
         source or a list; null: on-demand only), ``checkpoint`` and ``notice`` (s), ``name``.
     source : str, optional
@@ -305,9 +364,23 @@ def parse_spec(
             raise InputError(source, field, exc.problem) from None
         options[m] = o
     noise_list = _number_list(data.get("noise", [0.0]), source, "noise", minimum=0.0)
-    for v in noise_list:
-        if v >= MAX_NOISE:
-            raise InputError(source, "noise", f"must be < {MAX_NOISE:g}, got {v!r}")
+    models = _str_list(data.get("noise_model", DEFAULT_NOISE_MODEL), source, "noise_model")
+    for m in models:
+        if m not in NOISE_MODELS:
+            raise InputError(
+                source,
+                "noise_model",
+                f"unknown model {m!r}; expected one of {', '.join(NOISE_MODELS)}",
+            )
+        for v in noise_list:
+            if v >= MAX_NOISE[m]:
+                raise InputError(
+                    source, "noise", f"must be < {MAX_NOISE[m]:g} for the {m} model, got {v!r}"
+                )
+    oracle = _flag_list(data.get("oracle", False), source, "oracle")
+    learn = _flag_list(data.get("learn_speed", True), source, "learn_speed")
+    max_moves = _limit_list(data.get("max_moves"), source, "max_moves")
+    per_hour = _limit_list(data.get("moves_per_hour"), source, "moves_per_hour")
     seconds = {"minimum": 0.0, "maximum": MAX_SECONDS}
     overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", **seconds)
     startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", **seconds)
@@ -330,6 +403,11 @@ def parse_spec(
     cells = (
         (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds))
         * len(noise_list)
+        * len(models)
+        * len(oracle)
+        * len(learn)
+        * len(max_moves)
+        * len(per_hour)
         * len(spot)
         * per_trace
     )
@@ -351,6 +429,11 @@ def parse_spec(
         node_multipliers={m: multipliers.get(m, (1,)) for m in methods},
         options=options,
         noise=noise_list or (0.0,),
+        noise_model=models,
+        oracle=oracle,
+        learn_speed=learn,
+        max_moves=max_moves,
+        moves_per_hour=per_hour,
         overhead=overhead or (DEFAULT_OVERHEAD,),
         startup=startup or (DEFAULT_STARTUP,),
         catalog=catalog,
@@ -421,7 +504,9 @@ def _exclude(value: Any, source: str | None) -> tuple[dict[str, Any], ...]:
                     f"exclude[{i}].{k}",
                     f"not a cell parameter; expected one of {', '.join(_EXCLUDE_KEYS)}",
                 )
-            if isinstance(v, bool) or not isinstance(v, int | float | str | None):
+            if k in _BOOL_KEYS:
+                checks.flag(v, f"exclude[{i}].{k}", source)
+            elif isinstance(v, bool) or not isinstance(v, int | float | str | None):
                 raise InputError(
                     source, f"exclude[{i}].{k}", f"expected a number, a name or null, got {v!r}"
                 )
@@ -438,7 +523,8 @@ def expand(spec: CampaignSpec) -> list[Cell]:
     """The spec's grid as a list of independent cells, in a fixed (grid) order.
 
     A method that is seed independent (`gpuaas.methods.Method.seed_independent`) is simulated
-    once per trace, with the first seed.
+    once per trace, with the first seed. Without noise the error model and the oracle do not
+    apply: such cells are simulated once (the default model, not told).
     """
     from gpuaas.methods import METHODS
 
@@ -477,27 +563,48 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                 seeds = seeds[:1]  # the same result for every seed: simulate it once
             for mult in spec.node_multipliers[method]:
                 for seed in seeds:
-                    for noise in spec.noise:
-                        for ovh in spec.overhead:
-                            for up in spec.startup:
-                                for spot in spec.spot:
-                                    cell = Cell(
-                                        method=method,
-                                        seed=seed,
-                                        node_multiplier=mult,
-                                        noise=noise,
-                                        overhead=ovh,
-                                        startup=up,
-                                        options=opts,
-                                        tick=spec.tick,
-                                        spot=spot,
-                                        checkpoint=spec.checkpoint,
-                                        notice=spec.notice,
-                                        **t,
-                                    )
-                                    if not any(_matches(cell, pat) for pat in spec.exclude):
-                                        cells.append(cell)
+                    for noise, model, oracle in _errors(spec):
+                        for ovh, up, learn, moves, per_hour, spot in itertools.product(
+                            spec.overhead,
+                            spec.startup,
+                            spec.learn_speed,
+                            spec.max_moves,
+                            spec.moves_per_hour,
+                            spec.spot,
+                        ):
+                            cell = Cell(
+                                method=method,
+                                seed=seed,
+                                node_multiplier=mult,
+                                noise=noise,
+                                noise_model=model,
+                                oracle=oracle,
+                                overhead=ovh,
+                                startup=up,
+                                learn_speed=learn,
+                                max_moves=moves,
+                                moves_per_hour=per_hour,
+                                options=opts,
+                                tick=spec.tick,
+                                spot=spot,
+                                checkpoint=spec.checkpoint,
+                                notice=spec.notice,
+                                **t,
+                            )
+                            if not any(_matches(cell, pat) for pat in spec.exclude):
+                                cells.append(cell)
     return cells
+
+
+def _errors(spec: CampaignSpec) -> list[tuple[float, str, bool]]:
+    """(level, model, oracle) of the spec's grid; level 0 once, with the default model."""
+    out: list[tuple[float, str, bool]] = []
+    for noise in spec.noise:
+        if noise == 0:
+            out.append((0.0, DEFAULT_NOISE_MODEL, False))
+        else:
+            out += [(noise, m, o) for m in spec.noise_model for o in spec.oracle]
+    return out
 
 
 def _matches(cell: Cell, pattern: dict[str, Any]) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 from gpuaas.errors import InputError
 from gpuaas.experiments.rows import (
     ADDED_COLUMNS,
+    BOOL_COLUMNS,
     COLUMNS,
     INT_COLUMNS,
     STR_COLUMNS,
@@ -248,6 +249,8 @@ def _arrow_schema() -> Any:
     import pyarrow as pa
 
     def kind(c: str) -> Any:
+        if c in BOOL_COLUMNS:
+            return pa.bool_()
         return pa.int64() if c in INT_COLUMNS else pa.string() if c in STR_COLUMNS else pa.float64()
 
     return pa.schema([(c, kind(c)) for c in COLUMNS])

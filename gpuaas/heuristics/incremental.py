@@ -290,7 +290,7 @@ def _with_spot(
     waiting for spot are left out, the others planned on the expected instance; the solution
     is the real instance's. The on-demand-only plan (`on_demand`) is its rival: whichever has
     the lower P1$ on the expected instance with every job free to take spot (the judge's
-    expected times, `spot_instance`) is returned. Without the rival, replayed spot capacity
+    expected times, `spot_instance`) is returned (the rival only if it keeps the pinned jobs). Without the rival, replayed spot capacity
     that comes and goes made the spot plans dearer than on demand alone (docs/spot.md, "The
     default's decisions")."""
     t0 = time.perf_counter()
@@ -327,7 +327,12 @@ def _with_spot(
     )
     judge = spot_instance(instance, np.full(J, SPOT), judge=True)
     mine = Solution(judge, node_vm, job_node, job_cfg).objective
-    rival = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective < mine
+    pin = instance.pinned  # a pinned job on spot is waiting to `on_demand`: then no rival
+    keeps = bool(
+        (od.job_node[pin] == instance.current_node[pin]).all()
+        and (od.job_cfg[pin] == instance.current_cfg[pin]).all()
+    )
+    rival = keeps and Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective < mine
     if rival:
         node_vm, job_node, job_cfg = od.node_vm, od.job_node, od.job_cfg
     stats.update(

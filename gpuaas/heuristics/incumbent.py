@@ -385,9 +385,10 @@ def incumbent_rules(
     weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
     move = weight[None, :] * move_costs(instance, price)[run]
     best = (values[run] + move).min(axis=1, initial=np.inf)
-    own = _beats(best, stay)
+    free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
+    own = _beats(best, stay) & free
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
-    cheap = move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)
+    cheap = (move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)) & free
     others = np.zeros(run.size, dtype=bool)
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
@@ -424,7 +425,8 @@ def keep_incumbent(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned).
 
-    With no reconfiguration cost (the paper's setting) nothing is kept. Otherwise a running job
+    A pinned job (`Instance.pinned`, a disruption limit) is always kept. Otherwise, with no
+    reconfiguration cost (the paper's setting) nothing is kept, and with it a running job
     stays unless (1) some configuration's plan value plus the cost of moving there is below its
     current configuration's plan value by more than `HYSTERESIS` of it, or, where its move is
     that cheap, jobs queue (`queued`) that cannot wait for a completion (`patient`) and
@@ -456,10 +458,11 @@ def paper_keep(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kept(instance: Instance, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
-    """(pin_node, pin_cfg) of the running jobs no rule frees (-1: free to be re-planned)."""
+    """(pin_node, pin_cfg) of the running jobs no rule frees and of the pinned ones (a
+    disruption limit; -1: free to be re-planned)."""
     pin_node = np.full(instance.n_jobs, -1, dtype=np.int64)
     pin_cfg = np.full(instance.n_jobs, -1, dtype=np.int64)
-    keep = rules.run[~(rules.own | rules.others)]
+    keep = np.union1d(rules.run[~(rules.own | rules.others)], np.flatnonzero(instance.pinned))
     pin_node[keep] = instance.current_node[keep]
     pin_cfg[keep] = instance.current_cfg[keep]
     return pin_node, pin_cfg

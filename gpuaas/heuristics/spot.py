@@ -26,7 +26,8 @@ on an *expected* instance (`spot_instance`) that this module derives from the re
    work stays apart from work that cannot wait.
 
 A running job whose mode no longer allows its configuration (spot, where it can no longer
-afford an interruption) is planned as a waiting one: it moves. Measurements and sources:
+afford an interruption) is planned as a waiting one: it moves, unless a disruption limit pins
+it (`Instance.pinned`: it stays where it runs). Measurements and sources:
 docs/spot.md, "The default's decisions".
 """
 
@@ -58,7 +59,7 @@ def checkpoints(instance: Instance) -> np.ndarray:
 
 def on_demand_part(instance: Instance) -> Instance:
     """`instance` on the on-demand types only (itself without spot variants): a job on a spot
-    VM is seen as waiting."""
+    VM is seen as waiting (pinned there, it cannot be kept: the plan moving it is refused)."""
     cat = instance.catalog
     if not cat.has_spot:
         return instance
@@ -72,6 +73,7 @@ def on_demand_part(instance: Instance) -> Instance:
         work=instance.work[:, :C],
         current_node=np.where(on_spot, -1, instance.current_node),
         current_cfg=np.where(on_spot, -1, cur),
+        pinned=instance.pinned & ~on_spot,
         hazard=instance.hazard[:V],
         outage=instance.outage[:V],
         room=instance.room[:V],
@@ -129,7 +131,8 @@ def spot_modes(instance: Instance, switch: float = SWITCH) -> np.ndarray:
 def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) -> Instance:
     """The expected instance (module docstring, 2): spot configurations at their expected
     times, left out (inf) for jobs in mode ON_DEMAND (a running job on one is planned as
-    waiting); `instance` itself without spot variants.
+    waiting, unless `Instance.pinned` keeps it there); `instance` itself without spot
+    variants.
 
     `judge`: the instance plan and rivals are compared on (f_OBJ, `incremental`): a spot
     configuration that ends the job in time nominally counts as ending it by its due date at
@@ -148,9 +151,12 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
         left = np.maximum(1.0 - instance.progress, 1e-12)[:, None]
         cap = np.maximum(instance.work, instance.rel_due[:, None] / left)
         work = np.where(spot[None, :], np.minimum(work, cap), work)
+    cur = instance.current_cfg
+    pin = np.flatnonzero(instance.pinned)  # a disruption limit: it stays where it runs
+    kept = work[pin, cur[pin]]
     off = modes == ON_DEMAND
     work[np.ix_(off, spot)] = np.inf
-    cur = instance.current_cfg
+    work[pin, cur[pin]] = kept
     leave = (cur >= 0) & ~np.isfinite(work[np.arange(instance.n_jobs), np.maximum(cur, 0)])
     return dataclasses.replace(
         instance,

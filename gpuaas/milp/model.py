@@ -570,7 +570,8 @@ def build_model(
     allowed: np.ndarray | None = None,
 ) -> P1Model:
     """Build P1 or P1$ for `instance`: one define_* per variable family, one constrain_* per
-    row family.
+    row family; a pinned job's x on its current node and configuration is fixed to 1
+    (`Instance.pinned`).
 
     Parameters
     ----------
@@ -644,6 +645,10 @@ def build_model(
         constrain_hosts(b, m)
     if p1n:
         constrain_P1n(b, m)
+    lower = np.concatenate(b.lower).astype(np.float64) if b.lower else np.zeros(0)
+    pinned = np.flatnonzero(instance.pinned)  # a disruption limit: x = 1 where they run now
+    stay = m["x"][pinned, instance.current_node[pinned], instance.current_cfg[pinned]]
+    lower[stay[stay >= 0]] = 1.0  # a column `allowed` left out: the validator refuses the move
     r = np.concatenate([t[0] for t in b.coo]) if b.coo else np.zeros(0, np.int64)
     c = np.concatenate([t[1] for t in b.coo]) if b.coo else np.zeros(0, np.int64)
     v = np.concatenate([t[2] for t in b.coo]) if b.coo else np.zeros(0)
@@ -659,7 +664,7 @@ def build_model(
         p1n=p1n,
         literal=literal,
         linearisation=linearisation,
-        col_lower=cc(b.lower, np.float64),
+        col_lower=lower,
         col_upper=cc(b.upper, np.float64),
         col_cost=cc(b.cost, np.float64),
         col_integer=cc(b.integer, bool),

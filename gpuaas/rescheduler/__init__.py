@@ -3,7 +3,8 @@
 The package, by concept: `events` (what happens: typed event records), `records` (a job's and a
 node's persistent fields, declared once; `Plan` and its typed actions), `core` (the
 `Rescheduler`: the event state machine), `intake` (what a batch must satisfy before it changes
-anything; redelivered events), `persistence` (saving, checking, migrating and restoring its
+anything; redelivered events), `speed` (each job's actual / predicted time, learned from its
+progress), `persistence` (saving, checking, migrating and restoring its
 state) and `matching` (from a method's abstract nodes to physical ones). The
 cost of a change (lost work, start-up) is `gpuaas.reconfiguration`'s.
 """

@@ -27,9 +27,12 @@ the job's own or the run's); interruptions are counted apart from the voluntary 
 interruption rate (`Instance.hazard`), estimated from the VM-hours held and the interruptions
 seen, from the availability model's default rate as a prior (`spot_hazard`).
 
-**Progress reports.** Progress is predicted from the configurations' times; a measured fraction
-(`ProgressReport`) replaces it. A job predicted finished but not reported complete is held at
-`MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
+**Progress reports.** Progress is predicted from the configurations' times, times the job's
+estimated actual / predicted ratio (the speed model, `gpuaas.rescheduler.speed`, learned from
+the progress measured between consecutive reports and from throughput reports; a spot variant's
+configuration counts as its on-demand type's, the same hardware); a measured
+fraction (`ProgressReport`) replaces it. A job predicted finished but not reported complete is
+held at `MAX_PROGRESS`. A report below the job's previous report (or its submitted progress) is refused
 unless the job was restarted in between (a restart may lose more than predicted): each job keeps
 its last measured progress (`reported`). A job that never ran here (`start` None, even with
 progress at submission, which it made elsewhere) can be neither reported on nor completed.
@@ -40,6 +43,15 @@ points' (plans are saved with the state). Older ids are never applied twice eith
 earlier than the clock is refused, and the ids applied at the clock's instant are all kept.
 An id reused for another event (another content) is refused.
 
+**Disruption limits** (`RunConfig.max_moves`, `moves_per_hour`). A migration or preemption the
+method chooses is a voluntary move (a lost VM, `Interruption`, is not). A running job moved
+`max_moves` times is pinned in the Instance the method gets (`Instance.pinned`: every method
+keeps it where it is), and so is every running job once the last hour's voluntary moves reach
+`moves_per_hour`. When a plan would move more jobs than the hour has left, the jobs it moves of
+least slack (due date - remaining time where they run) keep their moves, every other running
+job is pinned and the method plans again. A plan that still moves a pinned job, or more than
+the budget, is refused (SolverError): nothing is applied.
+
 **Checks.** Everything is checked before anything changes; an event that raises (bad input,
 or a method that fails) leaves the state as it was, so it can be fed again.
 
@@ -48,6 +60,7 @@ Times are seconds; events come in time order.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time as _time
 from collections import deque
@@ -68,11 +81,12 @@ from gpuaas.reconfiguration import (
     gpu_share_price,
     lost_work,
     lost_work_cost,
+    moved,
     ready_time,
     since_checkpoint,
     startup_cost,
 )
-from gpuaas.rescheduler import intake, persistence
+from gpuaas.rescheduler import intake, persistence, speed
 from gpuaas.rescheduler.events import (
     Completion,
     Event,
@@ -110,6 +124,8 @@ log = logging.getLogger(__name__)
 
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
+#: seconds over which `RunConfig.moves_per_hour` counts voluntary moves
+HOUR = 3600.0
 #: the running totals an event changes (`_savepoint`)
 TOTALS = (
     "time",
@@ -190,6 +206,9 @@ class Rescheduler:
         self._cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
         self._cfg_gpus = [int(g) for g in cat.cfg_gpus]
         self._price = [float(c) for c in cat.cost]
+        # each configuration's hardware (a spot variant's: its on-demand type's), what the speed
+        # model keys its evidence by: a job runs as fast on either
+        self._hardware = cat.spot_configs() if cat.has_spot else None
         self.time: float | None = None  # clock: time of the last event
         self.events = 0
         self._nodes: dict[int, Node] = {}  # open nodes, in node order
@@ -206,6 +225,12 @@ class Rescheduler:
         self.interruptions = 0
         self.lost_work_cost = 0.0  # $: work lost to restarts, at the old configuration's GPU share
         self.startup_cost = 0.0  # $: VMs billed while starting up
+        # (time, count) of the voluntary moves at each of the last hour's events that had some
+        self._recent_moves: tuple[tuple[float, int], ...] = ()
+        # the completed jobs' speed evidence (`speed.pool`): how much of an error is the job's
+        self._speed_pool: speed.Pool = speed.EMPTY_POOL
+        # job id -> (observed, measured, share, estimated ratios): `_estimate`'s cache (not state)
+        self._speed: dict[str, tuple[Any, Any, float, np.ndarray | None]] = {}
         self.interruption_cost = 0.0  # $: the part of lost_work_cost that interruptions lost
         self.spot_cost = 0.0  # $: the part of vm_cost billed for spot VMs
         self._spot = cat.spot.tolist()
@@ -254,12 +279,11 @@ class Rescheduler:
         try:
             self._advance(at, set(done))
             for jid, p in reports.items():
-                self._jobs[jid].progress = self._jobs[jid].reported = p
+                self._report(self._jobs[jid], p)
             for jid, seconds in speeds.items():
                 job = self._jobs[jid]
-                work = job.work.copy()
-                work[job.cfg] = seconds
-                job.work = work
+                c = self._hardware_of(job.cfg)
+                job.measured = speed.measure(job.measured, c, seconds / job.work[job.cfg])
             for jid in done:
                 self._finish(jid, at)
             interrupted = [a for p in lost for a in self._interrupt(p)]
@@ -352,23 +376,25 @@ class Rescheduler:
 
     # -- reading the state ------------------------------------------------------------------
     def unfinished(self) -> list[JobStatus]:
-        """The submitted jobs not completed yet, in submission order."""
+        """The submitted jobs not completed yet, in submission order; a running job's `eta` is
+        when it ends at its estimated speed where it runs (`speed`: its estimated actual /
+        predicted time there, `gpuaas.rescheduler.speed`)."""
         vm, gpus, nodes = self._cfg_vm, self._cfg_gpus, self._nodes
-        return [
-            JobStatus(
-                j.id,
-                j.progress,
-                j.node,
-                j.cfg,
-                vm[j.cfg],
-                gpus[j.cfg],
-                nodes[j.node].ready,
-                j.start,
+        now = self.time or 0.0
+        out = []
+        for j in self._jobs.values():
+            if j.cfg < 0:
+                out.append(JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start))
+                continue
+            ready = nodes[j.node].ready
+            r = self._ratio(j, j.cfg)
+            eta = max(now, ready) + float(j.work[j.cfg]) * r * (1.0 - j.progress)
+            out.append(
+                JobStatus(
+                    j.id, j.progress, j.node, j.cfg, vm[j.cfg], gpus[j.cfg], ready, j.start, eta, r
+                )
             )
-            if j.cfg >= 0
-            else JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start)
-            for j in self._jobs.values()
-        ]
+        return out
 
     def open_nodes(self) -> list[NodeStatus]:
         """The open physical nodes, in node order."""
@@ -394,9 +420,10 @@ class Rescheduler:
 
     def instance(self, at: float | None = None, full: Iterable[int] = ()) -> Instance:
         """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
-        of `records.INSTANCE_VIEW`; configurations of VM types at their capacity (and of the
-        types `full`) are left out (inf), except each running job's own; `room` says how many
-        more VMs of each type may open."""
+        of `records.INSTANCE_VIEW`, whole-job times at each job's estimated speed (`_work`),
+        the running jobs the disruption limits pin (`_pinned`); configurations of VM types at
+        their capacity (and of the types `full`) are left out (inf), except each running job's
+        own; `room` says how many more VMs of each type may open."""
         at = (self.time or 0.0) if at is None else at
         jobs = list(self._jobs.values())
         C = self.catalog.n_configs
@@ -409,7 +436,8 @@ class Rescheduler:
             for k, field in INSTANCE_VIEW.items()
             if k != "work"
         }
-        work = np.array([j.work for j in jobs]) if jobs else np.zeros((0, C))
+        arrays["pinned"] = self._pinned(jobs, at)
+        work = np.array([self._work(j) for j in jobs]) if jobs else np.zeros((0, C))
         full = sorted({*self._full(), *full}) if self._capacity else sorted(full)
         if full and jobs:
             work = work.copy()
@@ -479,7 +507,14 @@ class Rescheduler:
         jobs = dict(self._jobs)
         fields = list(map(_JOB_VALUES, jobs.values()))
         totals = tuple(getattr(self, k) for k in TOTALS)
-        rest = (dict(self._nodes), self._capacity, list(self._plans), self._applied_now)
+        rest = (
+            dict(self._nodes),
+            self._capacity,
+            list(self._plans),
+            self._applied_now,
+            self._recent_moves,
+            self._speed_pool,
+        )
         return jobs, fields, totals, rest, len(self._completed)
 
     def _rollback(self, saved: tuple[Any, ...]) -> None:
@@ -490,7 +525,14 @@ class Rescheduler:
         self._jobs = jobs
         for k, v in zip(TOTALS, totals):
             setattr(self, k, v)
-        self._nodes, self._capacity, plans, self._applied_now = rest
+        (
+            self._nodes,
+            self._capacity,
+            plans,
+            self._applied_now,
+            self._recent_moves,
+            self._speed_pool,
+        ) = rest
         self._plans = deque(plans, maxlen=PLAN_MEMORY)
         for jid in self._log[completed:]:
             del self._completed[jid]
@@ -517,7 +559,7 @@ class Rescheduler:
                 run = at - max(self.time, nodes[job.node].ready)
                 if run <= 0:
                     continue
-                job.progress += run / float(job.work[job.cfg])
+                job.progress += run / (float(job.work[job.cfg]) * self._ratio(job, job.cfg))
                 job.running += run
                 job.segment += run
                 if job.progress > MAX_PROGRESS and job.id not in completing:
@@ -525,6 +567,9 @@ class Rescheduler:
 
     def _finish(self, jid: str, at: float) -> None:
         job = self._jobs.pop(jid)
+        self._speed.pop(jid, None)
+        if job.observed:
+            self._speed_pool = speed.pool(self._speed_pool, job.observed)
         tard = job.weight * max(0.0, at - job.due)
         self.tardiness_cost += tard
         self._completed[jid] = completed_record(job, at, tard)
@@ -546,6 +591,7 @@ class Rescheduler:
                 self.interruption_cost += self.lost_work_cost - before
                 job.interruptions += 1
                 self.interruptions += 1
+                job.anchor = None
                 out.append(InterruptedJob(job.id, p, self._cfg_vm[c], self._cfg_gpus[c], lost))
                 job.node, job.cfg = -1, -1
         v = self._nodes.pop(p).vm
@@ -594,34 +640,77 @@ class Rescheduler:
             out[v] = (PRIOR_HOURS * prior + self._spot_lost[v]) / hours / 3600.0
         return out
 
+    def _pinned(self, jobs: list[Job], at: float) -> np.ndarray:
+        """(J,) the running jobs that must stay (the disruption limits): those moved
+        `max_moves` times, and every one when the hour's budget of moves is spent."""
+        cap, spent = self.config.max_moves, self._moves_left(at) == 0
+        return np.array(
+            [
+                j.cfg >= 0 and (spent or (cap is not None and j.migrations + j.preemptions >= cap))
+                for j in jobs
+            ],
+            dtype=bool,
+        )
+
     def _reschedule(self, at: float) -> Plan:
         inst = self.instance(at)
         seconds = cpu = 0.0
+        left = self._moves_left(at)
         if inst.n_jobs:
             seed = int(np.random.SeedSequence([self.seed, self.events]).generate_state(1)[0])
-            t0, c0 = _time.perf_counter(), _time.process_time()
-            sol = solve(inst, self.method, seed=seed, **self.config.options)
-            over, left = self._over_capacity(sol), set()
-            # a method blind to counts: the types it overfilled are left out, until it solves
-            # within them; one that overfills a type already left out keeps its first solution,
-            # which `_apply` refuses
-            while over and not over <= left:
-                left |= over | set(np.flatnonzero(inst.room == 0).tolist())
-                retry = solve(
-                    self.instance(at, full=left), self.method, seed=seed, **self.config.options
-                )
-                over = self._over_capacity(retry)
-                sol = sol if over else retry
-            cpu = _time.process_time() - c0
-            seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
-            check_solution(sol)
+            sol, seconds, cpu = self._solve(inst, at, seed)
+            running = inst.current_cfg >= 0
+            moving = np.flatnonzero(moved(inst, sol.job_node, sol.job_cfg) & running)
+            if left is not None and len(moving) > left:
+                # over the hourly budget: the `left` moving jobs of least slack may move, the
+                # method plans again around every other running job
+                slack = inst.rel_due[moving] - inst.times[moving, inst.current_cfg[moving]]
+                pinned = inst.pinned | running
+                pinned[moving[np.argsort(slack, kind="stable")[:left]]] = False
+                inst = dataclasses.replace(inst, pinned=pinned)
+                sol, more, more_cpu = self._solve(inst, at, seed)
+                seconds, cpu = seconds + more, cpu + more_cpu
         else:
             sol = Solution.empty(inst, self.method)
-        plan = self._apply(sol, at)
+        plan = self._apply(sol, at, inst.pinned)
+        voluntary = len(plan.migrate) + len(plan.preempt)
+        if left is not None and voluntary > left:
+            raise SolverError(
+                f"{sol.method or self.method}: {voluntary} voluntary moves, more than the "
+                f"{left} left of the hour's budget ({self.config.moves_per_hour})"
+            )
+        recent = [m for m in self._recent_moves if m[0] > at - HOUR]
+        self._recent_moves = tuple(recent + ([(at, voluntary)] if voluntary else []))
         plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
         self.time = at
         self.events += 1
         return plan
+
+    def _solve(self, inst: Instance, at: float, seed: int) -> tuple[Solution, float, float]:
+        """The method's checked Solution, its own seconds and the process CPU seconds. A method
+        blind to VM counts: the types it overfilled are left out, until it solves within them;
+        one that overfills a type already left out keeps its first solution, which `_apply`
+        refuses."""
+        t0, c0 = _time.perf_counter(), _time.process_time()
+        sol = solve(inst, self.method, seed=seed, **self.config.options)
+        over, out = self._over_capacity(sol), set()
+        while over and not over <= out:
+            out |= over | set(np.flatnonzero(inst.room == 0).tolist())
+            retry = dataclasses.replace(self.instance(at, full=out), pinned=inst.pinned)
+            retry = solve(retry, self.method, seed=seed, **self.config.options)
+            over = self._over_capacity(retry)
+            sol = sol if over else retry
+        cpu = _time.process_time() - c0
+        seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
+        check_solution(sol)
+        return sol, seconds, cpu
+
+    def _moves_left(self, at: float) -> int | None:
+        """Voluntary moves the hourly budget allows at `at` (None: no budget)."""
+        budget = self.config.moves_per_hour
+        if budget is None:
+            return None
+        return max(0, budget - sum(k for t, k in self._recent_moves if t > at - HOUR))
 
     def _over_capacity(self, sol: Solution) -> set[int]:
         """The VM types of which `sol` opens more VMs than their capacity lets open."""
@@ -637,14 +726,16 @@ class Rescheduler:
         vm[list(self._nodes)] = [n.vm for n in self._nodes.values()]
         return vm
 
-    def _apply(self, sol: Solution, at: float) -> Plan:
-        """Map solver nodes onto physical ones, apply the solution, return the differences."""
+    def _apply(self, sol: Solution, at: float, pinned: np.ndarray) -> Plan:
+        """Map solver nodes onto physical ones, apply the solution, return the differences; the
+        nodes of the `pinned` jobs stay where they are, and so must the jobs."""
         names = self.catalog.vm_names
         jobs = list(self._jobs.values())
         cur_node = np.fromiter(map(attrgetter("node"), jobs), np.int64, len(jobs))
         cur_cfg = np.fromiter(map(attrgetter("cfg"), jobs), np.int64, len(jobs))
         old_vm = self._node_vm()
-        perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg)
+        fixed = np.unique(cur_node[pinned]) if pinned.any() else None
+        perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg, fixed)
         new_vm = np.full(self.nodes, -1, dtype=np.int64)
         new_vm[perm] = sol.node_vm
         plan = Plan(
@@ -689,12 +780,21 @@ class Rescheduler:
             n, c = new_node[i], new_cfg[i]
             if (n, c) == (job.node, job.cfg):
                 continue
+            if pinned[i]:
+                raise SolverError(
+                    f"{sol.method or self.method}: moves job {job.id}, pinned by the "
+                    f"disruption limit of {self.config.max_moves} moves per job"
+                )
             job.segment = 0.0  # it (re)starts: its checkpoint clock too
             if job.cfg < 0:
                 plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
                 if job.start is None:
                     job.start = at
+                # a measured progress (not one predicted since) anchors the evidence
+                measured = job.reported is not None and job.progress == job.reported
+                job.anchor = (job.progress, job.running) if measured else None
             else:
+                job.anchor = None  # a new placement: its speed is counted from the next report
                 lost = self._lose_work(job)
                 old = place(job.node, job.cfg)
                 if c < 0:
@@ -708,6 +808,59 @@ class Rescheduler:
             job.node, job.cfg = n, c
         plan.nodes, plan.jobs = self._target(jobs)
         return plan
+
+    # -- the speed model (gpuaas.rescheduler.speed) --------------------------------------------
+    def _report(self, job: Job, p: float) -> None:
+        """Measured progress p: the evidence of its speed since the last measurement on this
+        placement, then p replaces the predicted progress."""
+        if self.config.learn_speed and job.anchor is not None and job.cfg >= 0:
+            p0, run0 = job.anchor
+            seconds = job.running - run0
+            if seconds > 0.0:
+                made = max(0.0, p - p0) * float(job.work[job.cfg])
+                job.observed = speed.observe(
+                    job.observed, self._hardware_of(job.cfg), seconds, made
+                )
+        job.progress = job.reported = p
+        job.anchor = (p, job.running) if job.cfg >= 0 else None
+
+    def _estimate(self, job: Job) -> np.ndarray | None:
+        """(C,) the job's estimated actual / predicted times (None: the predictions), cached
+        while its evidence is the same."""
+        if not job.observed and not job.measured:
+            return None
+        share = speed.pooled_share(self._speed_pool)
+        hit = self._speed.get(job.id)
+        if (
+            hit is None
+            or hit[0] is not job.observed
+            or hit[1] is not job.measured
+            or hit[2] != share
+        ):
+            r = speed.ratios(
+                job.observed,
+                job.measured,
+                self.catalog.n_configs,
+                self.config.learn_speed,
+                job_share=share,
+            )
+            if r is not None and self._hardware is not None:
+                r = r[self._hardware]
+            hit = self._speed[job.id] = (job.observed, job.measured, share, r)
+        return hit[3]
+
+    def _hardware_of(self, c: int) -> int:
+        """Configuration c's hardware: its own, or a spot variant's on-demand configuration."""
+        return c if self._hardware is None else int(self._hardware[c])
+
+    def _ratio(self, job: Job, c: int) -> float:
+        r = self._estimate(job)
+        return 1.0 if r is None else float(r[c])
+
+    def _work(self, job: Job) -> np.ndarray:
+        """(C,) the job's whole-job times at its estimated speed."""
+        r = self._estimate(job)
+        return job.work if r is None else job.work * r
 
     def _target(self, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
         """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
@@ -741,7 +894,7 @@ class Rescheduler:
         if self.overhead + extra <= 0:
             return 0.0
         c = job.cfg
-        work = float(job.work[c])
+        work = float(job.work[c]) * self._ratio(job, c)
         lost = lost_work(job.progress, work, self.overhead + extra)
         job.progress -= lost
         job.reported = None  # the real restart may lose more than predicted

@@ -5,8 +5,10 @@ node s is assigned to physical node p by a maximum-weight assignment (Hungarian 
 whose weights rank, lexicographically: (1) jobs that stay where they are (same physical node
 and configuration: no migration), (2) nodes that keep their VM type (no resize), (3) open nodes
 reused rather than one closed and another opened, (4) s = p. So a node whose VM type is
-unchanged keeps its jobs without a spurious migration. `check_solution` first makes sure the
-Solution is feasible (a method's bug is reported, not applied).
+unchanged keeps its jobs without a spurious migration. A node hosting a pinned job (a
+disruption limit) stays where it is (s = p), so the job does. `check_solution` first makes
+sure the Solution is feasible and leaves pinned jobs in place (a method's bug is reported, not
+applied).
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ def check_solution(sol: Solution) -> None:
         )
     if not np.isfinite(inst.times[run, jc[run]]).all():
         raise SolverError(f"{name}: a job was given a configuration it cannot run on")
+    moved = inst.pinned & ((jn != inst.current_node) | (jc != inst.current_cfg))
+    if moved.any():
+        j = int(np.flatnonzero(moved)[0])
+        raise SolverError(
+            f"{name}: job {inst.job_ids[j]} is pinned (a disruption limit) but the solution moves it"
+        )
     used = np.bincount(jn[run], weights=cat.cfg_gpus[jc[run]], minlength=N)
     hosted = np.bincount(jn[run], minlength=N)
     is_open = nv >= 0
@@ -52,14 +60,23 @@ def match_nodes(
     cur_cfg: np.ndarray,
     job_node: np.ndarray,
     job_cfg: np.ndarray,
+    fixed: np.ndarray | None = None,
 ) -> np.ndarray:
     """The physical node `perm[s]` of each solver node s (module docstring).
 
     A node closed both before and after has weight only on s == p, so every optimal assignment
     keeps it there: the assignment is solved among the nodes open before or after only (at most
-    2 min(N, J)), on the weights of `match_weights`.
+    2 min(N, J)), on the weights of `match_weights`. The nodes `fixed` (their indices; those of
+    pinned jobs) stay where they are and take no part in it.
     """
     perm = np.arange(len(old_vm), dtype=np.int64)
+    old_vm, new_vm = np.asarray(old_vm), np.asarray(new_vm)
+    if fixed is not None and len(fixed):
+        old_vm, new_vm = old_vm.copy(), new_vm.copy()
+        old_vm[fixed] = new_vm[fixed] = -1  # out of the assignment: kept at s = p
+        held = np.isin(job_node, fixed)
+        job_node = np.where(held, -1, job_node)
+        cur_node = np.where(np.isin(cur_node, fixed), -1, cur_node)
     act, w = match_weights(old_vm, new_vm, cur_node, cur_cfg, job_node, job_cfg)
     if len(act):
         perm[act] = act[assign_max(w)]

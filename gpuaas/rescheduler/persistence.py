@@ -1,13 +1,18 @@
 """How a Rescheduler's state is saved, checked, migrated and restored, and how a job enters it.
 
-A state (format `STATE_VERSION` 3) has three parts, so that a service saves each as often as it
+A state (format `STATE_VERSION` 4) has three parts, so that a service saves each as often as it
 changes and an event costs the same however many jobs completed before:
 
 - ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
   `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
-- ``live``: what events change: the clock, the event count, the running totals, the open nodes,
-  the capacity of VM types, the unfinished jobs, the plans kept for redelivered events and the
-  number of completion records (so that a restore knows the log it gets is whole);
+- ``live``: what events change: the clock, the event count, the running totals, the voluntary
+  moves of the last hour (the budget of `RunConfig.moves_per_hour`), the completed jobs' speed
+  evidence (`speed.pool`), the open nodes, the capacity of VM types, the spot VM-seconds held
+  and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
+  spot capacity outages seen per type (`outages`: seconds out, outages, the current one's
+  start), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
+  redelivered events and the number of completion records (so that a restore knows the log it
+  gets is whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
   records a service has not saved yet).
 
@@ -144,7 +149,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
             if j.cfg < 0
             else {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])},
         }
-        d.update({k: getattr(j, k) for k in JOB_SAVED})
+        d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
     live: dict[str, Any] = {"time": r.time, "events": r.events}
@@ -154,6 +159,8 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         for p, n in r._nodes.items()
     ]
     live["capacity"] = r.capacity()
+    live["recent_moves"] = _lists(r._recent_moves)
+    live["speed_pool"] = _lists(r._speed_pool)
     live["spot_held"] = {
         names[v]: [float(r._spot_held[v]), int(r._spot_lost[v])]
         for v in np.flatnonzero(r._spot_held + r._spot_lost)
@@ -164,6 +171,11 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
     live["applied_now"] = dict(r._applied_now)
     live["completed"] = len(r._completed)
     return live
+
+
+def _lists(value: Any) -> Any:
+    """A saved field as JSON reads it back: tuples (the speed evidence) as lists."""
+    return [_lists(v) for v in value] if isinstance(value, tuple) else value
 
 
 def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
@@ -208,12 +220,30 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
-    """Version 3 (no spot capacity: no checkpoints, interruption losses or spot totals)."""
+    """Version 3 (no spot capacity: no checkpoints, interruption losses or spot totals; no
+    speed evidence, no record of recent moves): none yet, and the run's checkpoint interval."""
     run = s["config"]["run"]
     checkpoint = run.get("checkpoint", RunConfig().checkpoint)
-    live = dict(s["live"], interruption_cost=0.0, spot_cost=0.0, spot_held={}, outages={})
+    live = dict(
+        s["live"],
+        interruption_cost=0.0,
+        spot_cost=0.0,
+        spot_held={},
+        outages={},
+        recent_moves=[],
+        speed_pool=[0, 0.0, 0, 0.0],
+    )
     live["jobs"] = [
-        dict(d, interrupted_work=0.0, checkpoint=checkpoint, segment=0.0) for d in live["jobs"]
+        dict(
+            d,
+            interrupted_work=0.0,
+            checkpoint=checkpoint,
+            segment=0.0,
+            observed=[],
+            measured=[],
+            anchor=None,
+        )
+        for d in live["jobs"]
     ]
     completed = [dict(d, interrupted_work=0.0) for d in s["completed"]]
     return {"version": 4, "config": s["config"], "live": live, "completed": completed}
@@ -301,6 +331,8 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             "events",
             *MONEY,
             *COUNTS,
+            "recent_moves",
+            "speed_pool",
             "nodes",
             "capacity",
             "spot_held",
@@ -324,6 +356,8 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             _fail(f"live.capacity.{vm}", "not a VM type of the catalog")
         checks.integer(k, f"live.capacity.{vm}", minimum=0)
     r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
+    r._recent_moves = _recent_moves(live["recent_moves"], clock)
+    r._speed_pool = _speed_pool(live["speed_pool"])
     held = _fields("live.spot_held", live["spot_held"], ())
     for vm, pair in held.items():
         at = f"live.spot_held.{vm}"
@@ -380,6 +414,33 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     r._plans.extend(dict(p) for p in plans)
     r._applied_now = _digests("live.applied_now", live["applied_now"])
     return r
+
+
+def _speed_pool(value: Any) -> tuple[int, float, int, float]:
+    """[observations, Σ y², degrees of freedom, Σ within-job squares] (`speed.pool`)."""
+    if not isinstance(value, list) or len(value) != 4:
+        _fail("live.speed_pool", f"must be a list of 4 numbers, got {brief(value)}")
+    n, sq, dof, within = value
+    return (
+        checks.integer(n, "live.speed_pool[0]", minimum=0),
+        checks.number(sq, "live.speed_pool[1]", minimum=0.0),
+        checks.integer(dof, "live.speed_pool[2]", minimum=0),
+        checks.number(within, "live.speed_pool[3]", minimum=0.0),
+    )
+
+
+def _recent_moves(value: Any, clock: float | None) -> tuple[tuple[float, int], ...]:
+    """[[time, count], ...]: voluntary moves at times within the hour before the clock."""
+    out = []
+    for i, m in enumerate(_list("live.recent_moves", value)):
+        at = f"live.recent_moves[{i}]"
+        if not isinstance(m, list) or len(m) != 2:
+            _fail(at, f"must be [time, count], got {brief(m)}")
+        t = checks.number(m[0], f"{at}[0]", minimum=0.0, maximum=HORIZON)
+        if clock is None or not clock - 3600.0 < t <= clock or (out and t <= out[-1][0]):
+            _fail(f"{at}[0]", f"{t!r} is not in the hour before the clock, after the previous")
+        out.append((t, checks.integer(m[1], f"{at}[1]", minimum=1)))
+    return tuple(out)
 
 
 def _digests(where: str, value: Any) -> dict[str, str]:
@@ -440,6 +501,11 @@ def _jobs(
             **own,
         )
         _in_order(at, job, clock, tol)
+        for c in [e[0] for e in job.observed] + [m[0] for m in job.measured]:
+            if c >= cat.n_configs or not math.isfinite(job.work[c]):
+                _fail(f"{at}.observed", f"configuration {c} is not one the job runs on")
+        if job.anchor is not None and (job.cfg < 0 or job.anchor[1] > job.running + tol):
+            _fail(f"{at}.anchor", "is set for a waiting job or after its running time")
         if job.cfg >= 0 and job.node not in r._nodes:
             _fail(f"{at}.placement", f"node {job.node} is not open")
         specs.append(spec)

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpuaas import checks
+from gpuaas.errors import InputError, brief
 from gpuaas.limits import HORIZON
 
 # -- declarations --------------------------------------------------------------------------
@@ -64,6 +65,48 @@ def _reported(value: Any, where: str) -> float | None:
     return None if value is None else checks.fraction(value, where)
 
 
+def _entries(value: Any, where: str, size: int) -> list[list[Any]]:
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(v, (list, tuple)) and len(v) == size for v in value
+    ):
+        raise InputError(None, where, f"must be a list of {size}-element lists, got {brief(value)}")
+    return [list(v) for v in value]
+
+
+def _observed(value: Any, where: str) -> tuple[tuple[int, float, float], ...]:
+    out = tuple(
+        (
+            checks.integer(c, f"{where}[{i}][0]", minimum=0),
+            checks.number(e, f"{where}[{i}][1]", minimum=0.0, maximum=HORIZON),
+            checks.number(w, f"{where}[{i}][2]", minimum=0.0),
+        )
+        for i, (c, e, w) in enumerate(_entries(value, where, 3))
+    )
+    if len({c for c, _, _ in out}) != len(out):
+        raise InputError(None, where, "lists a configuration twice")
+    return out
+
+
+def _measured(value: Any, where: str) -> tuple[tuple[int, float], ...]:
+    out = tuple(
+        (
+            checks.integer(c, f"{where}[{i}][0]", minimum=0),
+            checks.number(m, f"{where}[{i}][1]", positive=True),
+        )
+        for i, (c, m) in enumerate(_entries(value, where, 2))
+    )
+    if len({c for c, _ in out}) != len(out):
+        raise InputError(None, where, "lists a configuration twice")
+    return out
+
+
+def _anchor(value: Any, where: str) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    ((p, run),) = _entries([value], where, 2)
+    return (checks.fraction(p, f"{where}[0]"), _seconds(run, f"{where}[1]"))
+
+
 @dataclass(eq=False, slots=True)
 class Job:
     """An unfinished job: its data, progress and place (node = cfg = -1: waiting)."""
@@ -83,6 +126,13 @@ class Job:
     interruptions: int = _saved(0, _count)  # VMs lost under it (`Interruption` events)
     lost: float = _saved(0.0, _share)  # fraction of its work lost to restarts
     reported: float | None = _saved(None, _reported)  # last measured progress: a floor
+    # the speed model (`gpuaas.rescheduler.speed`): per configuration it ran on, the seconds
+    # observed and the predicted seconds of the progress made in them; per configuration, the
+    # actual / predicted ratio a throughput report measured; the last measured (progress,
+    # running) on its current placement, from which the next report's evidence is counted
+    observed: tuple[tuple[int, float, float], ...] = _saved((), _observed)
+    measured: tuple[tuple[int, float], ...] = _saved((), _measured)
+    anchor: tuple[float, float] | None = _saved(None, _anchor)
     # involuntary moves apart from the voluntary ones above: the work its lost VMs cost it
     interrupted_work: float = _saved(0.0, _share)  # fraction of its work (part of `lost`)
     checkpoint: float = _saved(0.0, _seconds, "checkpoint")  # s between its checkpoints
@@ -164,9 +214,11 @@ class JobStatus(NamedTuple):
     """An unfinished job as the rescheduler sees it now (a copy: changing it changes nothing).
 
     `progress` is the predicted fraction of its work done (the measured one when reported).
-    A waiting job has `node` = `cfg` = -1 and `vm`, `gpus`, `ready` None; a running one runs on
-    physical node `node` with catalog configuration `cfg` (VM type `vm`, `gpus` GPUs) and makes
-    progress from `ready` on (when its node's VM finished starting up, see `startup`).
+    A waiting job has `node` = `cfg` = -1 and `vm`, `gpus`, `ready`, `eta`, `speed` None; a
+    running one runs on physical node `node` with catalog configuration `cfg` (VM type `vm`,
+    `gpus` GPUs), makes progress from `ready` on (when its node's VM finished starting up, see
+    `startup`), runs `speed` times its predicted time there (the speed model's estimate) and
+    ends at `eta` if it stays.
     """
 
     id: str
@@ -177,6 +229,8 @@ class JobStatus(NamedTuple):
     gpus: int | None
     ready: float | None
     start: float | None  # first start, None if never started
+    eta: float | None = None  # estimated completion where it runs
+    speed: float | None = None  # estimated actual / predicted time where it runs
 
 
 class NodeStatus(NamedTuple):

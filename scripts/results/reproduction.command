@@ -1,1 +1,1 @@
-python scripts/reproduce_paper.py
+python scripts/reproduce_paper.py --workers 2

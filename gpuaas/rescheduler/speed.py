@@ -1,0 +1,141 @@
+"""The speed model: each job's actual / predicted time, learned from what is measured of it.
+
+Predicted times are wrong (`gpuaas.noise`): a job slower than predicted looks nearly done
+until it is late. The Rescheduler therefore keeps, per job and configuration c it ran on, the
+seconds it was observed running there (E_c) and the predicted seconds of the progress it made
+in them (W_c = progress made x predicted whole-job time on c), from consecutive progress
+reports on one placement (`Job.observed`); and, per configuration, the ratio a throughput
+report measured (`Job.measured`). From them it estimates the ratio r_c = actual / predicted
+time of the job on every configuration, shrunk toward the prediction (r = 1) while evidence is
+thin, in log space (a Gaussian prior on log r, centred on the prediction, and observations whose
+weight grows with the seconds observed: the posterior mean, i.e. a credibility weight):
+
+    log r̂_c = log(E_c / W_c)            (c's observed ratio; a measured one when reported)
+    L       = Σ_c w_c log r̂_c / (K + Σ_c w_c)          shared by all the job's configurations
+    log r_c = L + w_c / (w_c + K) (log r̂_c - L)        refined where the job ran
+
+with w_c = E_c (a measured configuration: at least K) and K = `CREDIBILITY` seconds: K
+seconds of observed progress weigh as much as the prediction. A measured configuration's
+estimate is its measurement (log r_c = log r̂_c). Configurations the job never ran on get the
+shared L: the error of a job's time is partly the job's own (its size, its input) and partly
+the configuration's (scaling on g GPUs, a GPU model's speed), and only the first carries over.
+
+Every method sees the estimate (the Instance's whole-job times are the predicted ones x r);
+progress between reports, the work a restart loses and the ETA of `Rescheduler.unfinished`
+use it too. Without evidence r = 1 exactly, so exact predictions change nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: seconds of observed progress that weigh as much as the prediction (module docstring): the
+#: first minutes of a run (framework start, data-loader warm-up, autotuning) measure a speed
+#: below the steady one, so a few minutes of it should not override the prediction
+CREDIBILITY = 60.0
+#: the share of a job's (log) error that is the job's own and carries over to its other
+#: configurations (the rest is the configuration's) before the cluster's completed jobs say
+#: otherwise (`pooled_share`), and how many jobs' worth of evidence that guess weighs
+JOB_SHARE = 1.0
+PRIOR_JOBS = 5.0
+#: estimated ratios are kept within [1 / MAX_RATIO, MAX_RATIO] (a job reported stalled)
+MAX_RATIO = 100.0
+
+#: (configuration, seconds observed, predicted seconds of the progress made in them)
+Observed = tuple[tuple[int, float, float], ...]
+#: (configuration, actual / predicted ratio measured by a throughput report)
+Measured = tuple[tuple[int, float], ...]
+
+
+def observe(observed: Observed, c: int, seconds: float, predicted: float) -> Observed:
+    """`observed` with `seconds` more on configuration c, in which the job made progress worth
+    `predicted` seconds (a new tuple: records are never changed in place)."""
+    out = dict((k, (e, w)) for k, e, w in observed)
+    e, w = out.get(c, (0.0, 0.0))
+    out[c] = (e + seconds, w + predicted)
+    return tuple((k, e, w) for k, (e, w) in sorted(out.items()))
+
+
+def measure(measured: Measured, c: int, ratio: float) -> Measured:
+    """`measured` with configuration c's ratio replaced by `ratio`."""
+    out = dict(measured)
+    out[c] = ratio
+    return tuple(sorted(out.items()))
+
+
+def ratios(
+    observed: Observed,
+    measured: Measured,
+    n_configs: int,
+    learn: bool,
+    credibility: float = CREDIBILITY,
+    job_share: float = JOB_SHARE,
+) -> np.ndarray | None:
+    """(C,) estimated actual / predicted time per configuration (module docstring); None when
+    nothing applies (r = 1 everywhere). Without `learn` only measured configurations change."""
+    if not measured and not (learn and observed):
+        return None
+    log_hat: dict[int, float] = {}
+    seconds: dict[int, float] = {}
+    if learn:
+        for c, e, w in observed:
+            if e > 0.0:
+                log_hat[c] = _clamp(math.log(e / w) if w > 0.0 else math.inf)
+                seconds[c] = e
+    for c, m in measured:
+        log_hat[c] = _clamp(math.log(m))
+        seconds[c] = max(seconds.get(c, 0.0), credibility)
+    # y_c = u + v_c + noise: var u = share, var v_c = 1 - share, var noise = K / E_c (units
+    # of the prior's variance); û and v̂_c are the posterior means
+    spread = {c: (1.0 - job_share) + credibility / seconds[c] for c in log_hat}
+    precision = 1.0 / job_share + sum(1.0 / s for s in spread.values())
+    shared = sum(log_hat[c] / spread[c] for c in log_hat) / precision if learn else 0.0
+    out = np.full(n_configs, shared)
+    for c, lh in log_hat.items():
+        own = 1.0 - job_share
+        out[c] = shared + own / (own + credibility / seconds[c]) * (lh - shared)
+    out = np.exp(out)
+    for c, m in measured:
+        out[c] = min(MAX_RATIO, max(1.0 / MAX_RATIO, m))
+    return out
+
+
+#: (observations, Σ y², degrees of freedom, Σ within-job squares) over completed jobs
+Pool = tuple[int, float, int, float]
+EMPTY_POOL: Pool = (0, 0.0, 0, 0.0)
+
+
+def pool(stats: Pool, observed: Observed) -> Pool:
+    """`stats` with a completed job's evidence: the log ratio y_c of each configuration it was
+    observed on for at least `CREDIBILITY` seconds, and, with two or more, their spread around
+    the job's mean (what the configurations' own errors add)."""
+    ys = [math.log(e / w) for _, e, w in observed if e >= CREDIBILITY and w > 0.0]
+    if not ys:
+        return stats
+    n, sq, dof, within = stats
+    mean = sum(ys) / len(ys)
+    return (
+        n + len(ys),
+        sq + sum(y * y for y in ys),
+        dof + len(ys) - 1,
+        within + sum((y - mean) ** 2 for y in ys),
+    )
+
+
+def pooled_share(stats: Pool) -> float:
+    """The job share the completed jobs give (empirical Bayes): 1 - (the spread between a
+    job's configurations) / (the spread of all log ratios), blended with `JOB_SHARE` weighing
+    `PRIOR_JOBS` jobs; in [0.05, 1]."""
+    n, sq, dof, within = stats
+    if not dof or sq <= 0.0:
+        return JOB_SHARE
+    seen = min(1.0, max(0.0, 1.0 - (within / dof) / (sq / n)))
+    share = (PRIOR_JOBS * JOB_SHARE + dof * seen) / (PRIOR_JOBS + dof)
+    return max(0.05, share)
+
+
+def _clamp(log_ratio: float) -> float:
+    top = math.log(MAX_RATIO)
+    return min(top, max(-top, log_ratio))
