@@ -292,7 +292,8 @@ def main() -> None:
         "# Can't Be Late, single job: our reference vs the paper",
         "",
         f"`python scripts/spot_single_job.py SPOT_TRACES -o scripts/results/spot-single-job.md "
-        f"--samples {args.samples} --seed {args.seed}` (reference: `tests/cant_be_late.py`; "
+        f"--samples {args.samples} --seed {args.seed} --gpuaas-samples {args.gpuaas_samples}` "
+        "(reference: `tests/cant_be_late.py`; "
         'notes, data source and differences: `docs/spot.md`, "Can\'t Be Late reference").',
         "",
         f"Files read ({TRACES}/ of the user's copy of skypilot-org/spot-traces): {files}.",
