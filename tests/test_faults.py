@@ -310,9 +310,13 @@ def test_output_file_on_a_disk_that_fills(tmp_path):
 def test_signal_removes_temporaries(tmp_path, sig):
     """A simulation killed while its event log streams into a temporary file: the temporary
     is removed (each kill left a hidden `.ev.jsonl.*.tmp`), the command says so in one line
-    and ends by the same signal, as an unhandled one would."""
+    and ends by the same signal, as an unhandled one would. The trace (N = 20, 2 000 jobs) takes
+    minutes to simulate, so the run is still going when the signal comes even on a loaded
+    machine (on trace-small it could end between two polls)."""
+    from gpuaas.generator import generate_trace
+
     trace = tmp_path / "t.json"
-    trace.write_text(Path(TRACE).read_text())
+    trace.write_text(json.dumps(generate_trace(20, 2000, seed=1)))
     proc = subprocess.Popen(
         [*GPUAAS, "simulate", "t.json", "-m", "path-relinking", "--log", "ev.jsonl"]
         + ["-o", "r.json", "-q"],
