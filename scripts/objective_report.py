@@ -6,8 +6,8 @@ method and the options that set it apart (`milp` on P1$ and on P1, `incremental`
 and prints, per arrival pattern and restart overhead, each label's mean cost / bound, mean
 moves per job and its total cost against the first label's on the same traces (paired).
 
-    python scripts/objective_report.py objective-loop.csv \\
-        objective-loop-p1a.csv -o objective-loop.md
+    python scripts/objective_report.py scripts/results/objective-loop.csv \\
+        scripts/results/objective-loop-p1a.csv -o scripts/results/objective-loop.md
 """
 
 from __future__ import annotations
