@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 from gpuaas.experiments.analysis import ok_rows, order, row_run
 from gpuaas.experiments.store import read_results
+from gpuaas.files import write_atomic
 
 
 def main() -> None:
@@ -72,7 +72,7 @@ def main() -> None:
         out.append("")
     text = "\n".join(out) + "\n"
     if args.output:
-        Path(args.output).write_text(text)
+        write_atomic(args.output, text)
     else:
         print(text, end="")
 

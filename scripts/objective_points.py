@@ -134,7 +134,9 @@ def main(argv: list[str]) -> int:
     ]
     text = "\n".join(lines) + "\n"
     if args.output:
-        args.output.write_text(text)
+        from gpuaas.files import write_atomic
+
+        write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from gpuaas.experiments.store import read_results
+from gpuaas.files import write_atomic
 
 
 def label(row: dict) -> str:
@@ -86,7 +87,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     text = table(args.files, args.title)
     if args.output:
-        args.output.write_text(text)
+        write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     return 0

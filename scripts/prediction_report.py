@@ -20,10 +20,10 @@ import csv
 import math
 import statistics
 from collections import defaultdict
-from pathlib import Path
 
 from gpuaas.experiments.analysis import ok_rows
 from gpuaas.experiments.store import read_results
+from gpuaas.files import write_atomic
 from gpuaas.noise import NOISE_MODELS
 
 #: issue 25's bars on after / told, by error model
@@ -106,7 +106,7 @@ def main() -> None:
     bars: dict[str, list[tuple]] = defaultdict(list)
     summary: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for model in sorted(
-        {k[0] for k in cells}, key=lambda m: list(BARS).index(m) if m in BARS else 1
+        {k[0] for k in cells}, key=lambda m: (list(BARS).index(m) if m in BARS else 1, m)
     ):
         out += [f"## {model}", ""]
         out += [
@@ -172,7 +172,7 @@ def main() -> None:
         )
     text = "\n".join(out) + "\n"
     if args.output:
-        Path(args.output).write_text(text)
+        write_atomic(args.output, text)
     else:
         print(text, end="")
 
