@@ -27,10 +27,10 @@ BASELINES = ("managed-spot", "uniform-progress")
 
 
 def source(spot: str | None) -> str:
-    """A short name of a row's spot column."""
+    """A short name of a row's spot column: the model's specification, or "replay"."""
     if spot is None:
         return "on-demand only"
-    return "model" if spot.startswith("model") else "replay"
+    return spot if spot.startswith("model") else "replay"
 
 
 def main() -> None:
@@ -46,9 +46,10 @@ def main() -> None:
             trace = (r["catalog"], r["nodes"], r["arrivals"], r["trace_seed"], r["seed"])
             runs[trace][f"{r['method']}|{source(r['spot'])}"] = r
     cells: dict[tuple, list[dict[str, float]]] = defaultdict(list)
+    sources = sorted({k.partition("|")[2] for by in runs.values() for k in by} - {"on-demand only"})
     for (cat, n, arrivals, _, _), by in runs.items():
         od = by.get("incremental|on-demand only")
-        for src in ("model", "replay"):
+        for src in sources:
             de = by.get(f"incremental|{src}")
             if od is None or de is None:
                 continue

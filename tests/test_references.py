@@ -74,3 +74,15 @@ def test_readme_layout_names_every_module():
     assert not [d for d in folders if f"| `{d}/` |" not in readme]
     design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     assert not [n for n in packages if f"gpuaas/{n}/" not in design]
+
+
+def test_no_merge_conflict_markers():
+    """A merge's conflict markers left in a text file (one reached the CHANGELOG once)."""
+    marker = re.compile(r"^(<<<<<<< |=======$|>>>>>>> )", re.MULTILINE)
+    left = [
+        str(f.relative_to(ROOT))
+        for pattern in [*SOURCES, "CHANGELOG.md", "tests/*.py", "pyproject.toml"]
+        for f in ROOT.glob(pattern)
+        if marker.search(f.read_text(encoding="utf-8"))
+    ]
+    assert not left, left
