@@ -2,6 +2,7 @@
 availability producer, and simulations whose every interruption reconciles from the event log
 (money, capacity, work)."""
 
+import dataclasses
 import json
 import math
 import sys
@@ -363,3 +364,36 @@ def test_the_spot_bound_is_below_every_simulated_schedule(tmp_path, source):
         res = simulate(trace, method, seed=1, spot=True, availability=source, bound=False)
         assert res.total_cost >= b.bound - 1e-6, method
     assert b.bound <= simulate(trace, "incremental", seed=1, bound=False).total_cost
+
+
+# -- the default's decisions --------------------------------------------------------------------
+
+
+def test_a_running_job_is_judged_on_its_fastest_configuration():
+    """A job on a slow on-demand type that its fastest on-demand configuration keeps well ahead
+    of its due date may take spot (`heuristics.spot.reference_configs`): judged on the type it
+    runs on it was behind its line and stayed on demand."""
+    from gpuaas.baselines.spot import ON_DEMAND, SPOT
+    from gpuaas.heuristics.spot import reference_configs, spot_modes
+
+    inst = aws_trace(jobs=1).with_spot()
+    cat = inst.catalog
+    od = np.flatnonzero(~cat.spot[cat.cfg_vm] & np.isfinite(inst.work[0]))
+    slow, fast = od[np.argmax(inst.work[0, od])], od[np.argmin(inst.work[0, od])]
+    assert inst.work[0, slow] > 2 * inst.work[0, fast]
+    running = dataclasses.replace(
+        inst,
+        time=float(inst.release[0]),
+        due=inst.release[:1] + 1.5 * inst.work[0, fast] + 3 * 3600.0,
+        current_node=np.array([0]),
+        current_cfg=np.array([slow]),
+        ready=inst.release[:1],
+        overhead=600.0,
+        startup=120.0,
+    )
+    assert reference_configs(running)[0] == fast
+    assert spot_modes(running)[0] == SPOT
+    assert (
+        spot_modes(dataclasses.replace(running, due=running.release + inst.work[0, fast]))[0]
+        == ON_DEMAND
+    )  # no slack even on the fastest: the Safety Net

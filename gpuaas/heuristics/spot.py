@@ -4,9 +4,10 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
 on an *expected* instance (`spot_instance`) that this module derives from the real one:
 
 1. **Modes** (`spot_modes`). Each job's mode follows Can't Be Late's rules (Wu et al., NSDI
-   '24; `gpuaas.baselines.spot.cbl_choice`) on its reference configuration: the on-demand
-   configuration it runs on (a running job: its own type's; a waiting one: the first of its
-   per-job plan on on-demand prices). Its pace line is the §A.8 variant: while the work left
+   '24; `gpuaas.baselines.spot.cbl_choice`) on its reference configuration: its fastest
+   on-demand configuration, running or waiting (the one it can fall back on; judged on the
+   slower type it runs on, a job on a cheap type went on demand while it could still afford
+   spot: docs/spot.md). Its pace line is the §A.8 variant: while the work left
    over the time left is below max(`SWITCH`, the job's whole work over its window) the job
    takes spot whenever some spot VM it can run on can be had, and waits otherwise; past it,
    Uniform Progress (spot if available, else on demand, on demand kept until ahead of the line
@@ -81,15 +82,11 @@ def on_demand_part(instance: Instance) -> Instance:
 
 
 def reference_configs(instance: Instance) -> np.ndarray:
-    """(J,) each job's on-demand reference configuration (module docstring; -1: none)."""
-    cat = instance.catalog
+    """(J,) each job's on-demand reference configuration, its fastest (module docstring; -1:
+    none)."""
     od = on_demand_part(instance)
     t = np.where(np.isfinite(od.work), od.work, np.inf)
-    ref = np.where(np.isfinite(t).any(axis=1), np.argmin(t, axis=1), -1)
-    cur = instance.current_cfg
-    run = cur >= 0
-    ref[run] = cat.spot_configs()[cur[run]]
-    return ref
+    return np.where(np.isfinite(t).any(axis=1), np.argmin(t, axis=1), -1)
 
 
 def spot_modes(instance: Instance, switch: float = SWITCH) -> np.ndarray:
