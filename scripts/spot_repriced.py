@@ -66,7 +66,7 @@ def main() -> None:
         "price wherever the type has one; total = VMs + the run's tardiness.",
         "",
         "| N | arrivals | trace seed | on-demand total $ | repriced total $ | repriced / on demand "
-        "| VM $ on types without spot |",
+        "| VM $ share on types without spot |",
         "|---|---|---|---|---|---|---|",
     ]
     ratios = []
