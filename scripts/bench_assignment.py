@@ -4,7 +4,7 @@
 The matrices are those the matching step solves (`gpuaas.rescheduler.match_weights`): a
 generated §4.1 snapshot with N nodes and J = 4.5 N jobs, some running (the incumbent), and the
 solution `--method` returns for it, whose nodes are numbered freely; the matrix covers the
-nodes open before or after (up to 2 N). Prints a markdown table: the matrix size, the median
+nodes open before or after (up to 2 N) but the pairs the matching step fixes first. Prints a markdown table: the matrix size, the median
 and best of `--repeat` calls of each solver in milliseconds (numba kernel compiled first), and
 whether both chose the same assignment and the same total weight.
 
@@ -51,7 +51,7 @@ def matching_matrix(nodes: int, seed: int, method: str, kind: str) -> np.ndarray
         node_vm = np.empty_like(node_vm)
         node_vm[shuffle] = sol.node_vm
         job_node = np.where(job_node >= 0, shuffle[np.maximum(job_node, 0)], -1)
-    _act, w = match_weights(
+    _rows, _cols, w = match_weights(
         old_vm, node_vm, inst.current_node, inst.current_cfg, job_node, sol.job_cfg
     )
     if kind == "random":

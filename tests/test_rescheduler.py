@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError, SolverError, StateError
 from gpuaas.limits import MIN_SECONDS
 from gpuaas.methods import METHODS, Method
-from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max
+from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max, match_nodes
 from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -386,6 +386,61 @@ def test_assignment_is_optimal_against_enumeration():
         assert sorted(perm) == list(range(n))
         best = max(sum(w[i, p[i]] for i in range(n)) for p in itertools.permutations(range(n)))
         assert sum(w[i, perm[i]] for i in range(n)) == best
+
+
+def _matching_weights(old_vm, new_vm, cur_node, cur_cfg, job_node, job_cfg):
+    """W[s, p]: the matching step's objective over every node slot, written out from its
+    definition (gpuaas.rescheduler.matching): kept jobs, VM types kept, open nodes reused,
+    s == p, each level above all lower ones together."""
+    n = len(old_vm)
+    A, B, C = (n + 1.0) ** 3, (n + 1.0) ** 2, n + 1.0
+    W = np.zeros((n, n))
+    for s in range(n):
+        for p in range(n):
+            kept = (job_node == s) & (cur_node == p) & (job_cfg == cur_cfg)
+            W[s, p] = A * kept.sum() + (s == p)
+            if new_vm[s] >= 0:
+                W[s, p] += B * (new_vm[s] == old_vm[p]) + C * (old_vm[p] >= 0)
+    return W
+
+
+def test_node_matching_is_optimal_with_its_forced_pairs():
+    """match_nodes, which solves only the nodes its forced pairs leave, reaches the optimum of
+    the whole assignment (the Hungarian algorithm on every slot) on random incumbents and
+    solutions: some nodes kept as they are, renumbered, resized, opened or closed."""
+    rng = np.random.default_rng(3)
+    for _ in range(150):
+        n, V = int(rng.integers(1, 8)), 3
+        old_vm = np.where(rng.random(n) < 0.7, rng.integers(0, V, n), -1)
+        new_vm = np.where(rng.random(n) < 0.7, rng.integers(0, V, n), -1)
+        J = int(rng.integers(0, 12))
+        open_old, open_new = np.flatnonzero(old_vm >= 0), np.flatnonzero(new_vm >= 0)
+        cur_node = np.where(
+            (rng.random(J) < 0.8) & bool(len(open_old)),
+            rng.choice(open_old, J) if len(open_old) else -1,
+            -1,
+        )
+        job_node = np.where(
+            (rng.random(J) < 0.8) & bool(len(open_new)),
+            rng.choice(open_new, J) if len(open_new) else -1,
+            -1,
+        )
+        if len(open_old) and len(open_new) and rng.random() < 0.5:  # solver kept the numbering
+            stay = rng.random(J) < 0.7
+            ok = stay & (cur_node >= 0) & (new_vm[np.maximum(cur_node, 0)] >= 0)
+            job_node = np.where(ok, cur_node, job_node)
+        cur_cfg = np.where(cur_node >= 0, rng.integers(0, 2, J), -1)
+        job_cfg = np.where(
+            job_node >= 0, np.where(rng.random(J) < 0.6, cur_cfg, rng.integers(0, 2, J)), -1
+        )
+        job_cfg = np.where((job_node >= 0) & (job_cfg < 0), 0, job_cfg)
+        args = (old_vm, new_vm, cur_node, cur_cfg, job_node, job_cfg)
+        perm = match_nodes(*args)
+        assert sorted(perm) == list(range(n))
+        W = _matching_weights(*args)
+        every = np.array(list(itertools.permutations(range(n))))
+        best = W[np.arange(n), every].sum(axis=1).max()
+        assert W[np.arange(n), perm].sum() == best
 
 
 def test_readme_example_runs(tmp_path):

@@ -19,6 +19,8 @@ from numba import njit
 from gpuaas.errors import SolverError
 from gpuaas.solution import Solution
 
+_NONE = np.zeros(0, dtype=np.int64)
+
 
 def check_solution(sol: Solution) -> None:
     """Raise SolverError unless `sol` is feasible for its instance (vectorised P1 checks)."""
@@ -65,9 +67,11 @@ def match_nodes(
     """The physical node `perm[s]` of each solver node s (module docstring).
 
     A node closed both before and after has weight only on s == p, so every optimal assignment
-    keeps it there: the assignment is solved among the nodes open before or after only (at most
-    2 min(N, J)), on the weights of `match_weights`. The nodes `fixed` (their indices; those of
-    pinned jobs) stay where they are and take no part in it.
+    keeps it there; a solver node s whose kept jobs all come from one physical node p, the only
+    source of p's kept jobs, goes to p (`forced_pairs`). The assignment is solved among the
+    other nodes open before or after only, on the weights of `match_weights`: at the scale of a
+    cloud, where an event changes a few nodes, it is small. The nodes `fixed` (their indices;
+    those of pinned jobs) stay where they are and take no part in it.
     """
     perm = np.arange(len(old_vm), dtype=np.int64)
     old_vm, new_vm = np.asarray(old_vm), np.asarray(new_vm)
@@ -77,10 +81,25 @@ def match_nodes(
         held = np.isin(job_node, fixed)
         job_node = np.where(held, -1, job_node)
         cur_node = np.where(np.isin(cur_node, fixed), -1, cur_node)
-    act, w = match_weights(old_vm, new_vm, cur_node, cur_cfg, job_node, job_cfg)
-    if len(act):
-        perm[act] = act[assign_max(w)]
+    keep = (job_node >= 0) & (cur_node >= 0) & (job_cfg == cur_cfg)
+    src, dst = forced_pairs(len(old_vm), job_node[keep], cur_node[keep])
+    perm[src] = dst
+    rows, cols, w = match_weights(old_vm, new_vm, cur_node, cur_cfg, job_node, job_cfg, src, dst)
+    if len(rows):
+        perm[rows] = cols[assign_max(w)]
     return perm
+
+
+def forced_pairs(n: int, s: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (solver node, physical node) in every optimal assignment, from the kept jobs'
+    (solver node `s`, current node `p`): s's kept jobs all come from p and p's kept jobs all
+    go to s. Any assignment without such a pair loses at least one kept job's weight, more
+    than every lower level together can give back (exchange s and p's partners)."""
+    pairs = np.unique(s * n + p)
+    ps, pp = pairs // n, pairs % n
+    out, into = np.bincount(ps, minlength=n), np.bincount(pp, minlength=n)
+    only = (out[ps] == 1) & (into[pp] == 1)
+    return ps[only], pp[only]
 
 
 def match_weights(
@@ -90,29 +109,41 @@ def match_weights(
     cur_cfg: np.ndarray,
     job_node: np.ndarray,
     job_cfg: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The nodes `act` open before or after, and the weight w[s, p] of solver node act[s] on
-    physical node act[p]. Lexicographic, each level weighing more than all lower ones together:
-    jobs kept in place (same physical node and configuration), VM type kept, an open node
-    reused, s == p (scaled to the number of nodes)."""
+    src: np.ndarray = _NONE,
+    dst: np.ndarray = _NONE,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The solver nodes `rows` and physical nodes `cols` open before or after, but the pairs
+    already matched (`src` -> `dst`), and the weight w[a, b] of rows[a] on cols[b].
+    Lexicographic, each level weighing more than all lower ones together: jobs kept in place
+    (same physical node and configuration), VM type kept, an open node reused, s == p (scaled
+    to the number of nodes)."""
     N = len(old_vm)
-    act = np.flatnonzero((old_vm >= 0) | (new_vm >= 0))
-    n = len(act)
-    local = np.full(N, -1, dtype=np.int64)
-    local[act] = np.arange(n)
-    old, new = old_vm[act], new_vm[act]
+    act = (old_vm >= 0) | (new_vm >= 0)
+    rows, cols = act.copy(), act
+    if len(src):
+        rows[src] = False
+        cols = act.copy()
+        cols[dst] = False
+    rows, cols = np.flatnonzero(rows), np.flatnonzero(cols)
+    n = len(rows)
+    row_of = np.full(N, -1, dtype=np.int64)
+    col_of = np.full(N, -1, dtype=np.int64)
+    row_of[rows], col_of[cols] = np.arange(n), np.arange(n)
+    new, old = new_vm[rows], old_vm[cols]
     D = 1.0
     Cw = n + 1.0
     B = (n + 1.0) ** 2
     A = (n + 1.0) ** 3
     w = np.zeros((n, n))
     keep = (job_node >= 0) & (cur_node >= 0) & (job_cfg == cur_cfg)
-    np.add.at(w, (local[job_node[keep]], local[cur_node[keep]]), A)
+    a, b = row_of[job_node[keep]], col_of[cur_node[keep]]
+    both = (a >= 0) & (b >= 0)
+    np.add.at(w, (a[both], b[both]), A)
     s_open = (new >= 0)[:, None]
     w += B * (s_open & (new[:, None] == old[None, :]))
     w += Cw * (s_open & (old >= 0)[None, :])
-    w += D * np.eye(n)
-    return act, w
+    w += D * (rows[:, None] == cols[None, :])
+    return rows, cols, w
 
 
 def assign_max(weight: np.ndarray) -> np.ndarray:
