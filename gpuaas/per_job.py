@@ -123,13 +123,22 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
     cfg = np.full((J, 2), -1, dtype=np.int64)
     frac = np.zeros((J, 2))
     dur = np.zeros(J)
+    fast = np.empty(C, dtype=np.int64)  # per job, the configurations ending before D ...
+    slow = np.empty(C, dtype=np.int64)  # ... and after it, in index order
     for j in range(J):
         D = slack[j]
         w = weight[j]
         best = np.inf
         best_ns = np.inf
+        n_fast = n_slow = 0
         for c in range(C):
             t = times[j, c]
+            if t < D:
+                fast[n_fast] = c
+                n_fast += 1
+            elif np.isfinite(t) and t > D:
+                slow[n_slow] = c
+                n_slow += 1
             if not np.isfinite(t):
                 continue
             a = t * price[c]
@@ -141,15 +150,13 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
                 vm[j], tard[j], dur[j] = a, late, t
                 cfg[j, 0], cfg[j, 1] = c, -1
                 frac[j, 0], frac[j, 1] = 1.0, 0.0
-        for c1 in range(C):  # fast: ends before the due date
+        for i1 in range(n_fast):  # fast: ends before the due date
+            c1 = fast[i1]
             t1 = times[j, c1]
-            if not (t1 < D):
-                continue
             a1 = t1 * price[c1]
-            for c2 in range(C):  # slow: ends after it
+            for i2 in range(n_slow):  # slow: ends after it
+                c2 = slow[i2]
                 t2 = times[j, c2]
-                if not (np.isfinite(t2) and t2 > D):
-                    continue
                 a2 = t2 * price[c2]
                 if a2 >= a1:  # the slow one must be cheaper, or c1 alone is no worse
                     continue

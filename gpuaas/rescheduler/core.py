@@ -382,18 +382,16 @@ class Rescheduler:
         vm, gpus, nodes = self._cfg_vm, self._cfg_gpus, self._nodes
         now = self.time or 0.0
         out = []
+        make = JobStatus._make
         for j in self._jobs.values():
-            if j.cfg < 0:
-                out.append(JobStatus(j.id, j.progress, -1, -1, None, None, None, j.start))
+            c = j.cfg
+            if c < 0:
+                out.append(make((j.id, j.progress, -1, -1, None, None, None, j.start, None, None)))
                 continue
             ready = nodes[j.node].ready
-            r = self._ratio(j, j.cfg)
-            eta = max(now, ready) + float(j.work[j.cfg]) * r * (1.0 - j.progress)
-            out.append(
-                JobStatus(
-                    j.id, j.progress, j.node, j.cfg, vm[j.cfg], gpus[j.cfg], ready, j.start, eta, r
-                )
-            )
+            r = self._ratio(j, c) if j.observed or j.measured else 1.0  # `_estimate`'s None
+            eta = max(now, ready) + float(j.work[c]) * r * (1.0 - j.progress)
+            out.append(make((j.id, j.progress, j.node, c, vm[c], gpus[c], ready, j.start, eta, r)))
         return out
 
     def open_nodes(self) -> list[NodeStatus]:
@@ -425,7 +423,7 @@ class Rescheduler:
         their capacity (and of the types `full`) are left out (inf), except each running job's
         own; `room` says how many more VMs of each type may open."""
         at = (self.time or 0.0) if at is None else at
-        jobs = list(self._jobs.values())
+        jobs, nodes = list(self._jobs.values()), self._nodes
         C = self.catalog.n_configs
         arrays: dict[str, Any] = {
             k: np.fromiter(
@@ -437,7 +435,11 @@ class Rescheduler:
             if k != "work"
         }
         arrays["pinned"] = self._pinned(jobs, at)
-        work = np.array([self._work(j) for j in jobs]) if jobs else np.zeros((0, C))
+        work = (
+            np.array([self._work(j) if j.observed or j.measured else j.work for j in jobs])
+            if jobs
+            else np.zeros((0, C))
+        )
         full = sorted({*self._full(), *full}) if self._capacity else sorted(full)
         if full and jobs:
             work = work.copy()
@@ -460,7 +462,7 @@ class Rescheduler:
             hazard=self.spot_hazard() if self.catalog.has_spot else None,
             outage=self.spot_outage() if self.catalog.has_spot else None,
             room=self._room(full),
-            ready=[self._nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
+            ready=[nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
             **arrays,
         )
 
@@ -553,13 +555,16 @@ class Rescheduler:
                 held[n.vm] += dt
         if held.any():
             self._spot_held = self._spot_held + held
-        nodes = self._nodes
+        since = self.time
+        ready = {p: n.ready for p, n in self._nodes.items()}
         for job in self._jobs.values():
-            if job.cfg >= 0:
-                run = at - max(self.time, nodes[job.node].ready)
+            c = job.cfg
+            if c >= 0:
+                run = at - max(since, ready[job.node])
                 if run <= 0:
                     continue
-                job.progress += run / (float(job.work[job.cfg]) * self._ratio(job, job.cfg))
+                r = self._ratio(job, c) if job.observed or job.measured else 1.0
+                job.progress += run / (float(job.work[c]) * r)
                 job.running += run
                 job.segment += run
                 if job.progress > MAX_PROGRESS and job.id not in completing:
@@ -644,6 +649,8 @@ class Rescheduler:
         """(J,) the running jobs that must stay (the disruption limits): those moved
         `max_moves` times, and every one when the hour's budget of moves is spent."""
         cap, spent = self.config.max_moves, self._moves_left(at) == 0
+        if cap is None and not spent:
+            return np.zeros(len(jobs), dtype=bool)
         return np.array(
             [
                 j.cfg >= 0 and (spent or (cap is not None and j.migrations + j.preemptions >= cap))
@@ -672,7 +679,7 @@ class Rescheduler:
                 seconds, cpu = seconds + more, cpu + more_cpu
         else:
             sol = Solution.empty(inst, self.method)
-        plan = self._apply(sol, at, inst.pinned)
+        plan = self._apply(sol, at, inst)
         voluntary = len(plan.migrate) + len(plan.preempt)
         if left is not None and voluntary > left:
             raise SolverError(
@@ -726,13 +733,13 @@ class Rescheduler:
         vm[list(self._nodes)] = [n.vm for n in self._nodes.values()]
         return vm
 
-    def _apply(self, sol: Solution, at: float, pinned: np.ndarray) -> Plan:
-        """Map solver nodes onto physical ones, apply the solution, return the differences; the
-        nodes of the `pinned` jobs stay where they are, and so must the jobs."""
+    def _apply(self, sol: Solution, at: float, inst: Instance) -> Plan:
+        """Map solver nodes onto physical ones, apply the solution, return the differences;
+        `inst` is the instance solved (the jobs' places, in `_jobs` order); the nodes of its
+        pinned jobs stay where they are, and so must the jobs."""
         names = self.catalog.vm_names
         jobs = list(self._jobs.values())
-        cur_node = np.fromiter(map(attrgetter("node"), jobs), np.int64, len(jobs))
-        cur_cfg = np.fromiter(map(attrgetter("cfg"), jobs), np.int64, len(jobs))
+        cur_node, cur_cfg, pinned = inst.current_node, inst.current_cfg, inst.pinned
         old_vm = self._node_vm()
         fixed = np.unique(cur_node[pinned]) if pinned.any() else None
         perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg, fixed)
