@@ -9,6 +9,10 @@ whichever is larger; `--before` gives those costs, measured on the issue's commi
 catalogs gets a catalog column.
 
     python scripts/quality_report.py scripts/results/quality.csv -o scripts/results/quality.md
+
+With ``--previous OLD.csv`` (the same campaign run on earlier code) a second table gives, per
+cell and method, the mean cost / bound and moves per job in OLD and now, and how many of the
+cell's runs have the same total cost.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ def main() -> None:
         help="CSV rows N, trace seed, restart s, method, total cost of the paper's "
         "heuristics at the issue's commit (high arrivals), for the high-arrival bar",
     )
+    ap.add_argument("--previous", help="the same campaign's results on earlier code")
     args = ap.parse_args()
     before: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if args.before:
@@ -120,11 +125,49 @@ def main() -> None:
         f"The default method meets every bar in {sum(verdicts)} of {len(verdicts)} cells.",
         "",
     ]
+    if args.previous:
+        out += changes(ok_rows(read_results(args.previous)), rows, methods, args.previous)
     text = "\n".join(out)
     if args.output:
         Path(args.output).write_text(text)
     else:
         print(text)
+
+
+def changes(old: list[dict], new: list[dict], methods: list[str], name: str) -> list[str]:
+    """Per cell and method: mean cost / bound and moves per job in `old` -> in `new`, and the
+    runs whose total cost is the same."""
+    before = {r["cell"]: r for r in old}
+    cells: dict[tuple, dict[str, list[tuple[dict, dict]]]] = defaultdict(lambda: defaultdict(list))
+    for r in new:
+        if r["cell"] in before:
+            key = (r["catalog"], r["nodes"], r["arrivals"], r["overhead"])
+            cells[key][row_run(r)].append((before[r["cell"]], r))
+    out = [
+        f"## Change from {name}",
+        "",
+        "Each cell: mean cost / bound before -> now, moves per job before -> now, runs with the "
+        "same total cost.",
+        "",
+        "| N | arrivals | restart s | " + " | ".join(methods) + " |",
+        "|---|---|---|" + "---|" * len(methods),
+    ]
+    order = ["exponential", "low", "high"]
+    for key in sorted(cells, key=lambda k: (k[0], k[1], order.index(k[2]), k[3])):
+        parts = []
+        for m in methods:
+            pairs = cells[key].get(m, [])
+            if not pairs:
+                parts.append("")
+                continue
+            a = statistics.mean(o["cost_over_bound"] for o, _ in pairs)
+            b = statistics.mean(n["cost_over_bound"] for _, n in pairs)
+            ma = statistics.mean(moves(o) for o, _ in pairs)
+            mb = statistics.mean(moves(n) for _, n in pairs)
+            same = sum(o["total_cost"] == n["total_cost"] for o, n in pairs)
+            parts.append(f"{a:.3f} -> {b:.3f}, {ma:.1f} -> {mb:.1f}, {same}/{len(pairs)}")
+        out.append(f"| {key[1]} | {key[2]} | {key[3]:g} | " + " | ".join(parts) + " |")
+    return out + [""]
 
 
 if __name__ == "__main__":

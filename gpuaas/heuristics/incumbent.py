@@ -296,7 +296,23 @@ def _plan_values(
     delay: np.ndarray | float = 0.0,
 ) -> np.ndarray:
     """`plan_values` of the jobs `rows` with prices p (C,, $/s), starting `delay` seconds
-    from now (nothing is paid while they wait)."""
+    from now (nothing is paid while they wait). Those of every job from now are computed once
+    per instance and prices (`_all_plan_values`): the rules ask for them several times."""
+    if isinstance(rows, slice) and rows == slice(None) and np.ndim(delay) == 0 and delay == 0.0:
+        return _all_plan_values(instance, np.ascontiguousarray(p, dtype=np.float64).tobytes())
+    return _per_job_values(instance, p, rows, delay)
+
+
+@lru_cache(maxsize=4)  # an Instance is immutable and hashes by identity
+def _all_plan_values(instance: Instance, p: bytes) -> np.ndarray:
+    values = _per_job_values(instance, np.frombuffer(p), slice(None), 0.0)
+    values.flags.writeable = False
+    return values
+
+
+def _per_job_values(
+    instance: Instance, p: np.ndarray, rows: np.ndarray | slice, delay: np.ndarray | float
+) -> np.ndarray:
     d = np.asarray(
         instance.rel_due[rows] - delay, dtype=np.float64
     )  # (rows,): delay is a scalar or per row
