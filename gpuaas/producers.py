@@ -12,21 +12,19 @@ restarts lose), `Ticks` and `SpotMarket` (spot capacity and interruptions from a
 from __future__ import annotations
 
 import math
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuaas.availability import UNLIMITED, Availability
 from gpuaas.instance import Instance, JobSpec
-from gpuaas.reconfiguration import lost_work, since_checkpoint
+from gpuaas.reconfiguration import lost_work, ready_time, since_checkpoint
 from gpuaas.rescheduler import (
     TIME_TOL,
     CapacityChange,
     Completion,
     Event,
     Interruption,
-    JobStatus,
     Plan,
     ProgressReport,
     Submission,
@@ -37,7 +35,10 @@ if TYPE_CHECKING:
     from gpuaas.run_config import RunConfig
     from gpuaas.simulator import Simulator
 
-_ID, _CFG, _READY = attrgetter("id"), attrgetter("cfg"), attrgetter("ready")
+
+def submission_order(trace: Instance) -> np.ndarray:
+    """The trace's job indices in the order they are submitted: (release, trace order)."""
+    return np.lexsort((np.arange(trace.n_jobs), trace.release))
 
 
 class Releases:
@@ -45,17 +46,17 @@ class Releases:
 
     def __init__(self, trace: Instance) -> None:
         self.trace = trace
-        self.order = np.lexsort((np.arange(trace.n_jobs), trace.release))
+        self.order = submission_order(trace)
         self.next = 0
 
     @property
     def exhausted(self) -> bool:
         return self.next >= self.trace.n_jobs
 
-    def next_time(self, sim: Simulator, jobs: list[JobStatus]) -> float:
+    def next_time(self, sim: Simulator) -> float:
         return math.inf if self.exhausted else float(self.trace.release[self.order[self.next]])
 
-    def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
+    def events(self, sim: Simulator, t: float) -> list[Event]:
         tr, out = self.trace, []
         while not self.exhausted and tr.release[self.order[self.next]] <= t:
             j = int(self.order[self.next])
@@ -104,30 +105,33 @@ class Execution:
         self.actual_work = trace.work * factors
         self.actual_progress = np.array(trace.progress, dtype=np.float64)
         self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
+        self.order = submission_order(trace)  # the Rescheduler's order of its jobs
+        self.unfinished = np.zeros(J, dtype=bool)  # submitted, not completed
+        self.started = np.zeros(J, dtype=bool)  # ... and started here once
+        self.node = np.full(J, -1, dtype=np.int64)  # where it runs (-1: it does not)
+        self.cfg = np.full(J, -1, dtype=np.int64)
+        self.ready = np.zeros(config.nodes or trace.nodes)  # when each node's VM runs jobs
 
-    def _running(self, jobs: list[JobStatus]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(trace index, configuration, ready) of the running jobs, in the order of `jobs`:
-        every per-job formula below is then one numpy operation over them, element by element
-        the same arithmetic as a loop over the jobs."""
-        run = [job for job in jobs if job.cfg >= 0]
-        idx = np.fromiter(map(self.index.__getitem__, map(_ID, run)), np.int64, len(run))
-        cfg = np.fromiter(map(_CFG, run), np.int64, len(run))
-        ready = np.fromiter(map(_READY, run), np.float64, len(run))
-        return idx, cfg, ready
+    def _running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(trace index, configuration, ready) of the running jobs, in submission order (the
+        Rescheduler's): every per-job formula below is then one numpy operation over them,
+        element by element the same arithmetic as a loop over the jobs."""
+        idx = self.order[self.cfg[self.order] >= 0]
+        return idx, self.cfg[idx], self.ready[self.node[idx]]
 
-    def next_time(self, sim: Simulator, jobs: list[JobStatus]) -> float:
+    def next_time(self, sim: Simulator) -> float:
         """The earliest actual completion of a running job."""
         if sim.clock is None:
             return math.inf
-        idx, cfg, ready = self._running(jobs)
+        idx, cfg, ready = self._running()
         if not idx.size:
             return math.inf
         begin = np.maximum(sim.clock, ready)
         return float((begin + self.actual_work[idx, cfg] * (1.0 - self.actual_progress[idx])).min())
 
-    def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
+    def events(self, sim: Simulator, t: float) -> list[Event]:
         """Advance actual progress to `t`: completions, then (`report`) progress reports."""
-        idx, cfg, ready = self._running(jobs)
+        idx, cfg, ready = self._running()
         work = self.actual_work[idx, cfg]
         if sim.clock is not None:
             run = t - np.maximum(sim.clock, ready)
@@ -140,9 +144,9 @@ class Execution:
         if self.report:
             done = set(idx[ends].tolist())
             out += [
-                ProgressReport(t, job.id, float(self.actual_progress[self.index[job.id]]))
-                for job in jobs
-                if self.index[job.id] not in done and job.start is not None
+                ProgressReport(t, ids[j], float(self.actual_progress[j]))
+                for j in self.order[self.started[self.order]].tolist()
+                if j not in done
             ]
         return out
 
@@ -171,6 +175,29 @@ class Execution:
                 self.interrupted_seconds[j] += lost * float(self.actual_work[j, c])
         for a in (*moved, *plan.start, *plan.migrate):
             self.segment[self.index[a["id"]]] = 0.0
+        self._place(plan)
+
+    def _place(self, plan: Plan) -> None:
+        """Where the jobs run after `plan` (its changes only)."""
+        cat, index = self.trace.catalog, self.index
+        for jid in plan.submitted:
+            self.unfinished[index[jid]] = True
+        for jid in plan.completed:
+            j = index[jid]
+            self.unfinished[j] = self.started[j] = False
+            self.node[j] = self.cfg[j] = -1
+        for a in (*plan.preempt, *plan.interrupted):
+            self.node[index[a.id]] = self.cfg[index[a.id]] = -1
+        ready = ready_time(plan.time, self.config.startup)
+        for a in (*plan.open, *plan.resize):
+            self.ready[a.node] = ready
+        for jid, where in (
+            *((a.id, a) for a in plan.start),
+            *((m.id, m.new) for m in plan.migrate),
+        ):
+            j = index[jid]
+            self.node[j], self.cfg[j] = where.node, cat.config(cat.vm_index(where.vm), where.gpus)
+            self.started[j] = True
 
 
 class Ticks:
@@ -179,11 +206,11 @@ class Ticks:
     def __init__(self, tick: float) -> None:
         self.tick = tick
 
-    def next_time(self, sim: Simulator, jobs: list[JobStatus]) -> float:
-        return sim.clock + self.tick if sim.clock is not None and jobs else math.inf
+    def next_time(self, sim: Simulator) -> float:
+        return sim.clock + self.tick if sim.clock is not None and sim.busy else math.inf
 
-    def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
-        return [Tick(t)] if t >= self.next_time(sim, jobs) else []
+    def events(self, sim: Simulator, t: float) -> list[Event]:
+        return [Tick(t)] if t >= self.next_time(sim) else []
 
     def planned(self, sim: Simulator, plan: Plan) -> None:
         pass
@@ -212,8 +239,8 @@ class SpotMarket:
         self.told: dict[str, int | None] | None = None  # the counts the Rescheduler knows
         self.slots: dict[str, dict[int, int]] = {v: {} for v in self.variant.values()}  # node->slot
 
-    def next_time(self, sim: Simulator, jobs: list[JobStatus]) -> float:
-        idle = not jobs and not any(self.slots.values())
+    def next_time(self, sim: Simulator) -> float:
+        idle = not sim.busy and not any(self.slots.values())
         if self.told is None or idle or self.next >= len(self.queue):
             return math.inf
         return max(self.queue[self.next].time, sim.clock if sim.clock is not None else 0.0)
@@ -221,7 +248,7 @@ class SpotMarket:
     def _count(self, count: int) -> int | None:
         return None if count >= UNLIMITED else count
 
-    def events(self, sim: Simulator, t: float, jobs: list[JobStatus]) -> list[Event]:
+    def events(self, sim: Simulator, t: float) -> list[Event]:
         if self.told is None:  # the first event: every variant's count
             self.told = {
                 s: self._count(self.availability.count(b, t)) for b, s in self.variant.items()

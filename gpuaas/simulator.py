@@ -47,7 +47,6 @@ import math
 import sys
 import time as _time
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -65,7 +64,6 @@ from gpuaas.rescheduler import (
     CapacityChange,
     Completion,
     Interruption,
-    JobStatus,
     Plan,
     Rescheduler,
     Submission,
@@ -77,7 +75,6 @@ if TYPE_CHECKING:
     from gpuaas.availability import Availability
     from gpuaas.bounds import Bound
 
-_ID = attrgetter("id")
 
 #: consecutive events in which no job progressed (none submitted, none completed, no job
 #: closer to its end than ever before) after which a run is stopped: it cannot end
@@ -289,8 +286,9 @@ class Simulator:
     that comes and goes) is one more producer in `producers`, not a branch in `step`.
 
     It drives its `rescheduler` through the Rescheduler's public API only (events, `Plan`s,
-    `unfinished()`, `open_nodes()`, `completions()` and the cost attributes), as orchestration
-    code would. The attribute may be replaced between steps (e.g. by
+    `completions()` and the cost attributes; `unfinished()` and `open_nodes()` for the event
+    log), as orchestration code would: where jobs run it learns from the plans, as a cloud
+    does (`Execution`). The attribute may be replaced between steps (e.g. by
     `Rescheduler.restore(state)`), which is how a restart mid-simulation is tested.
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
@@ -372,21 +370,25 @@ class Simulator:
         self.log_lines: IO[str] | None = None
 
     @property
+    def busy(self) -> bool:
+        """A submitted job is unfinished."""
+        return bool(self.execution.unfinished.any())
+
+    @property
     def finished(self) -> bool:
-        return self.releases.exhausted and not self.rescheduler.unfinished()
+        return self.releases.exhausted and not self.busy
 
     def step(self) -> Plan | None:
         """Advance to the next event and reschedule there; None when the simulation is over."""
-        jobs = self.rescheduler.unfinished()
-        t = min(p.next_time(self, jobs) for p in self.producers)
+        t = min(p.next_time(self) for p in self.producers)
         if t == math.inf:
             return None  # no job left, none to come
         if self.clock is not None:
             t = max(t, self.clock)
-        events = [e for p in self.producers for e in p.events(self, t, jobs)]
+        events = [e for p in self.producers for e in p.events(self, t)]
         if self.clock is not None:
             lost = sorted({e.node for e in events if isinstance(e, Interruption)})
-            self._log_interval(self.clock, t, jobs, lost)
+            self._log_interval(self.clock, t, lost)
         plan = self.rescheduler.handle(events or [Tick(t)])
         self.clock = t
         if plan.jobs:
@@ -405,8 +407,9 @@ class Simulator:
         r = self.rescheduler
         if not plan.jobs and self.releases.exhausted:
             return  # finished
-        index = np.fromiter(map(self.index.__getitem__, map(_ID, plan.jobs)), np.int64)
-        done = len(r.completions()) + sum(self.execution.actual_progress[index].tolist())
+        x = self.execution
+        index = x.order[x.unfinished[x.order]]  # plan.jobs' order
+        done = len(r.completions()) + sum(x.actual_progress[index].tolist())
         # with spot capacity, jobs may wait for it on purpose (until their due date draws near):
         # only the bound on events per job stops such a run
         if changed or self.market is not None or done > self.best_done + 1e-12:
@@ -433,11 +436,10 @@ class Simulator:
                 f"simulation stopped at t={t:g} s after {r.events} events: {stop}; it cannot end"
             )
 
-    def _log_interval(
-        self, start: float, end: float, jobs: list[JobStatus], interrupted: list[int]
-    ) -> None:
+    def _log_interval(self, start: float, end: float, interrupted: list[int]) -> None:
         if self.log_lines is None:
             return
+        jobs = self.rescheduler.unfinished()
         rec: dict[str, Any] = {
             "start": start,
             "end": end,

@@ -39,7 +39,7 @@ def told_own_part(trace: Instance, seed: int, level: float) -> float:
     own, config = log_parts(trace, rng, level, "lognormal-config")
     told = actual_trace(trace, np.repeat(np.exp(own)[:, None], trace.n_configs, axis=1))
     sim = Simulator(told, "incremental", seed=seed, overhead=600.0, startup=0.0)
-    sim.execution = Execution(told, np.exp(config), report=True)
+    sim.execution = Execution(told, np.exp(config), report=True, config=sim.config)
     sim.producers[1] = sim.execution
     return sim.run().total_cost
 

@@ -203,6 +203,7 @@ def test_a_state_of_format_3_restores_and_an_interruption_gets_the_same_plan():
 
 class _Sim:
     clock = 0.0
+    busy = False  # no job unfinished
 
 
 def test_spot_market_interrupts_the_excess_and_the_slots_it_is_told():
@@ -216,19 +217,19 @@ def test_spot_market_interrupts_the_excess_and_the_slots_it_is_told():
         {"p3.2xlarge": [[150, 0], [160, 5]]},
     )
     m = SpotMarket(avail, cat)
-    first = m.events(_Sim, 10.0, [])
+    first = m.events(_Sim, 10.0)
     caps = {e.vm: e.count for e in first if isinstance(e, CapacityChange)}
     assert caps["p3.2xlarge:spot"] == 3 and caps["g4dn.xlarge:spot"] == 0  # not listed: none
     assert len(caps) == 14
     plan = Plan(10.0, open=[OpenVM(n, "p3.2xlarge:spot") for n in (4, 2, 7)])
     m.planned(_Sim, plan)  # slots 0, 1, 2 in the order opened
-    assert m.next_time(_Sim, []) == 100.0
-    ev = m.events(_Sim, 100.0, [])
+    assert m.next_time(_Sim) == 100.0
+    ev = m.events(_Sim, 100.0)
     assert [type(e).__name__ for e in ev] == ["CapacityChange", "Interruption", "Interruption"]
     assert sorted(e.node for e in ev[1:]) == [2, 7]  # the highest slots
-    assert m.events(_Sim, 150.0, [])[0].node == 4  # slot 0's stream
-    assert m.events(_Sim, 160.0, []) == []  # slot 5 holds no VM
-    assert m.events(_Sim, 200.0, [])[0].count is None  # unlimited again
+    assert m.events(_Sim, 150.0)[0].node == 4  # slot 0's stream
+    assert m.events(_Sim, 160.0) == []  # slot 5 holds no VM
+    assert m.events(_Sim, 200.0)[0].count is None  # unlimited again
 
 
 # -- simulations reconcile ----------------------------------------------------------------------
