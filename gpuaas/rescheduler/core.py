@@ -781,12 +781,10 @@ class Rescheduler:
         def place(n: int, c: int) -> Place:
             return Place(n, cfg_vm[c], cfg_gpus[c])
 
-        new_node = np.where(sol.job_node >= 0, perm[np.maximum(sol.job_node, 0)], -1).tolist()
-        new_cfg = sol.job_cfg.tolist()
-        for i, job in enumerate(jobs):
-            n, c = new_node[i], new_cfg[i]
-            if (n, c) == (job.node, job.cfg):
-                continue
+        new_node = np.where(sol.job_node >= 0, perm[np.maximum(sol.job_node, 0)], -1)
+        changed = np.flatnonzero((new_node != cur_node) | (sol.job_cfg != cur_cfg)).tolist()
+        for i, n, c in zip(changed, new_node[changed].tolist(), sol.job_cfg[changed].tolist()):
+            job = jobs[i]
             if pinned[i]:
                 raise SolverError(
                     f"{sol.method or self.method}: moves job {job.id}, pinned by the "
