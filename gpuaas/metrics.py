@@ -95,7 +95,8 @@ def job_metrics(jobs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     late = [lateness(j) for j in done if is_late(j)]
     tardiness = [lateness(j) if is_late(j) else 0.0 for j in done]
     jct = [float(j["jct"]) for j in done]
-    wait = [float(j["waiting"]) for j in done]
+    # jct - running: a job that ran its whole JCT can come out a few ulps below 0 by rounding
+    wait = [max(0.0, float(j["waiting"])) for j in done]
     out: dict[str, Any] = {
         "jobs_completed": len(done),
         "late_jobs": len(late),
