@@ -368,6 +368,38 @@ def test_state_restore_continues_exactly():
         Rescheduler.restore({"version": 99})
 
 
+def test_plan_objective_is_the_solutions_p1_dollars(monkeypatch):
+    """A plan's objective (computed when first read) is P1$ of the solution the method
+    returned at that point, in the plan's JSON too."""
+    from gpuaas import methods
+    from gpuaas.generator import generate_trace
+    from gpuaas.instance import Instance, JobSpec
+
+    seen = []
+    solve = methods.solve
+
+    def spy(inst, method, **kw):
+        sol = solve(inst, method, **kw)
+        seen.append(sol)
+        return sol
+
+    monkeypatch.setattr("gpuaas.rescheduler.core.solve", spy)
+    trace = Instance.from_dict(generate_trace(2, 5, 1))
+    r = Rescheduler(trace.catalog, 2, "incremental")
+    for j in range(trace.n_jobs):
+        spec = JobSpec(
+            id=trace.job_ids[j],
+            release=float(trace.release[j]),
+            due=float(trace.due[j]),
+            weight=float(trace.weight[j]),
+            work=trace.work[j],
+            progress=0.0,
+        )
+        plan = r.submit(spec, at=float(trace.release[j]))
+        assert plan.objective == pytest.approx(seen[-1].objective, rel=1e-12)
+        assert plan.to_dict()["objective"] == plan.objective
+
+
 def test_plan_is_json_and_readable():
     """Plan.to_dict() is JSON-able and str(plan) names every action."""
     SCRIPT.update(j1=("B", 2))

@@ -748,7 +748,7 @@ class Rescheduler:
         plan = Plan(
             time=at,
             method=self.method,
-            objective=sol.objective,
+            objective=lambda: sol.objective,  # P1$ of a whole plan: computed if read
             next_tick=at + self.config.interval(self.H),
         )
         changed = np.flatnonzero((old_vm >= 0) | (new_vm >= 0)).tolist()  # O(open), not O(N)

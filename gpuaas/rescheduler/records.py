@@ -397,6 +397,7 @@ class Plan:
     nodes: list[PlannedNode] = field(default_factory=list)
     jobs: list[PlannedJob] = field(default_factory=list)
     objective: float = 0.0  # P1$ of the solver's solution at this point (formulations/P1D.md)
+    # (a zero-argument callable is evaluated at the first read: simulations never read it)
     method: str = ""
     solver_seconds: float = 0.0  # the method's own stats["seconds"]
     solver_cpu_seconds: float = 0.0  # process CPU time of the whole solve call
@@ -445,3 +446,19 @@ class Plan:
         ]
         lines += [f"  preempt {a.id} from node {a.node}" for a in self.preempt]
         return "\n".join(lines)
+
+
+def _plan_objective(plan: Plan) -> float:
+    value = plan.__dict__["_objective"]
+    if callable(value):
+        value = plan.__dict__["_objective"] = float(value())
+    return value
+
+
+def _set_plan_objective(plan: Plan, value: float | Callable[[], float]) -> None:
+    plan.__dict__["_objective"] = value
+
+
+# P1$ costs a per-job LP over every job: the Rescheduler hands it over as a callable, computed
+# when (if ever) `objective` is read, and then kept
+Plan.objective = property(_plan_objective, _set_plan_objective)  # type: ignore[assignment]
