@@ -157,6 +157,18 @@ class Instance:
             self, catalog=cat, work=work, hazard=None, outage=None, room=None
         )
 
+    def job_spec(self, j: int) -> JobSpec:
+        """Job j as a submission (`Rescheduler.submit`): its data, its progress, no placement."""
+        return JobSpec(
+            id=self.job_ids[j],
+            release=float(self.release[j]),
+            due=float(self.due[j]),
+            weight=float(self.weight[j]),
+            work=self.work[j],
+            progress=float(self.progress[j]),
+            checkpoint=None if math.isnan(self.checkpoint[j]) else float(self.checkpoint[j]),
+        )
+
     def subset(self, jobs: Any) -> Instance:
         """The instance restricted to the jobs at the given indices (in that order)."""
         idx = np.asarray(jobs, dtype=np.int64).reshape(-1)

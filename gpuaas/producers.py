@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuaas.availability import UNLIMITED, Availability
-from gpuaas.instance import Instance, JobSpec
+from gpuaas.instance import Instance
 from gpuaas.reconfiguration import lost_work, ready_time, since_checkpoint
 from gpuaas.rescheduler import (
     TIME_TOL,
@@ -59,17 +59,7 @@ class Releases:
     def events(self, sim: Simulator, t: float) -> list[Event]:
         tr, out = self.trace, []
         while not self.exhausted and tr.release[self.order[self.next]] <= t:
-            j = int(self.order[self.next])
-            spec = JobSpec(
-                id=tr.job_ids[j],
-                release=float(tr.release[j]),
-                due=float(tr.due[j]),
-                weight=float(tr.weight[j]),
-                work=tr.work[j],
-                progress=float(tr.progress[j]),
-                checkpoint=None if math.isnan(tr.checkpoint[j]) else float(tr.checkpoint[j]),
-            )
-            out.append(Submission(t, spec))
+            out.append(Submission(t, tr.job_spec(int(self.order[self.next]))))
             self.next += 1
         return out
 

@@ -373,7 +373,7 @@ def test_plan_objective_is_the_solutions_p1_dollars(monkeypatch):
     returned at that point, in the plan's JSON too."""
     from gpuaas import methods
     from gpuaas.generator import generate_trace
-    from gpuaas.instance import Instance, JobSpec
+    from gpuaas.instance import Instance
 
     seen = []
     solve = methods.solve
@@ -387,14 +387,7 @@ def test_plan_objective_is_the_solutions_p1_dollars(monkeypatch):
     trace = Instance.from_dict(generate_trace(2, 5, 1))
     r = Rescheduler(trace.catalog, 2, "incremental")
     for j in range(trace.n_jobs):
-        spec = JobSpec(
-            id=trace.job_ids[j],
-            release=float(trace.release[j]),
-            due=float(trace.due[j]),
-            weight=float(trace.weight[j]),
-            work=trace.work[j],
-            progress=0.0,
-        )
+        spec = trace.job_spec(j)
         plan = r.submit(spec, at=float(trace.release[j]))
         assert plan.objective == pytest.approx(seen[-1].objective, rel=1e-12)
         assert plan.to_dict()["objective"] == plan.objective
