@@ -30,6 +30,14 @@ from gpuaas.methods import DEFAULT_METHOD
 PAPER_HEURISTICS = ("greedy", "randomized-greedy", "path-relinking")
 
 
+def cell_order(key: tuple) -> tuple:
+    """Sort key of a cell (catalog, N, arrivals, restart s): exponential, low, high arrivals
+    first, any other pattern after them."""
+    catalog, n, arrivals, overhead = key
+    known = ("exponential", "low", "high")
+    return catalog, n, known.index(arrivals) if arrivals in known else len(known), overhead
+
+
 def moves(row: dict) -> float:
     """Migrations + preemptions per job."""
     return (row["migrations"] + row["preemptions"]) / max(1, row["jobs_completed"])
@@ -72,17 +80,7 @@ def main() -> None:
     )
     out.append("|---|---|---|" + "---|" * (len(methods) + 1 + catalogs))
     verdicts = []
-    for key in sorted(
-        cells,
-        key=lambda k: (
-            k[0],
-            k[1],
-            ["exponential", "low", "high"].index(k[2])
-            if k[2] in ("exponential", "low", "high")
-            else 9,
-            k[3],
-        ),
-    ):
+    for key in sorted(cells, key=cell_order):
         by = cells[key]
         catalog, key = key[0], key[1:]
         ratio = {m: [r["cost_over_bound"] for r in rs] for m, rs in by.items()}
@@ -152,8 +150,7 @@ def changes(old: list[dict], new: list[dict], methods: list[str], name: str) -> 
         "| N | arrivals | restart s | " + " | ".join(methods) + " |",
         "|---|---|---|" + "---|" * len(methods),
     ]
-    order = ["exponential", "low", "high"]
-    for key in sorted(cells, key=lambda k: (k[0], k[1], order.index(k[2]), k[3])):
+    for key in sorted(cells, key=cell_order):
         parts = []
         for m in methods:
             pairs = cells[key].get(m, [])
