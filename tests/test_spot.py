@@ -23,6 +23,7 @@ from gpuaas.reconfiguration import since_checkpoint
 from gpuaas.rescheduler import Interruption, Rescheduler
 from gpuaas.run_config import RunConfig
 from gpuaas.simulator import Simulator, simulate
+from gpuaas.validator import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -398,3 +399,31 @@ def test_a_running_job_is_judged_on_its_fastest_configuration():
         spot_modes(dataclasses.replace(running, due=running.release + inst.work[0, fast]))[0]
         == ON_DEMAND
     )  # no slack even on the fastest: the Safety Net
+
+
+def test_a_job_late_even_on_demand_is_placed_by_price_against_its_expected_delay():
+    """A job that misses its due date even on its fastest on-demand configuration has no
+    deadline left to protect: it may take spot (mode SPOT), and the plan prices spot's
+    expected delay by its tardiness weight: a light job goes on spot, a heavy one on demand."""
+    from gpuaas.baselines.spot import SPOT
+    from gpuaas.heuristics.spot import reference_configs, spot_modes
+    from gpuaas.methods import solve
+
+    inst = aws_trace(jobs=1).with_spot()
+    cat = inst.catalog
+    fast = reference_configs(inst)[0]
+    late = dataclasses.replace(
+        inst,
+        time=float(inst.release[0]),
+        due=inst.release[:1] + 0.5 * inst.work[0, fast],
+        overhead=600.0,
+        startup=120.0,
+        hazard=np.where(cat.spot, 0.2 / 3600.0, 0.0),
+    )
+    assert spot_modes(late)[0] == SPOT
+    on_spot = []
+    for weight in (1e-6, 1.0):  # $ per second late
+        sol = solve(dataclasses.replace(late, weight=np.array([weight])), "incremental", seed=1)
+        assert validate(sol).ok
+        on_spot.append(bool(cat.spot[cat.cfg_vm[sol.job_cfg[0]]]))
+    assert on_spot == [True, False]

@@ -12,7 +12,10 @@ on an *expected* instance (`spot_instance`) that this module derives from the re
    takes spot whenever some spot VM it can run on can be had, and waits otherwise; past it,
    Uniform Progress (spot if available, else on demand, on demand kept until ahead of the line
    2d later); the Safety Net sends it on demand when its work left plus 2d (or d on spot) no
-   longer fits before its due date. d, what a change costs the job in time, is the restart
+   longer fits before its due date. A job late even on its reference configuration from
+   now has no deadline left to protect: it is in mode SPOT, and the plan weighs spot's price
+   against its expected delay at the job's tardiness weight (2.). d, what a change costs the
+   job in time, is the restart
    `overhead` + VM `startup` + its whole `checkpoint` interval (the worst an interruption
    loses). Mode SPOT lets the job take spot and on-demand configurations, ON_DEMAND only
    on-demand ones, NONE makes it wait for spot (a waiting job only).
@@ -119,6 +122,11 @@ def spot_modes(instance: Instance, switch: float = SWITCH) -> np.ndarray:
             spot=bool(spot_any[j] or vm == SPOT),
             pace=max(switch, work / window) if window > 0 else np.inf,
         )
+        if spot_any[j] and args["work"] - args["done"] > window - args["t"]:
+            # late even on demand at once: no deadline left to protect, spot or on demand
+            # is a question of price against the expected delay, which the plan values weigh
+            modes[j] = SPOT
+            continue
         modes[j] = cbl_choice(tick=0.0, **args)
         if modes[j] == NONE:  # it idles until the next decision, which may be H away
             modes[j] = cbl_choice(tick=instance.H, **args)
