@@ -3,3 +3,4 @@
 GPUAAS_SPOT_TRACES=/path/to/spot-traces gpuaas campaign scripts/campaigns/spot-aws.yaml -o scripts/results/spot-aws.csv --backend processes --workers 1
 gpuaas campaign scripts/campaigns/spot-gcp.yaml -o scripts/results/spot-gcp.csv --backend processes --workers 1
 python scripts/spot_report.py scripts/results/spot-aws.csv scripts/results/spot-gcp.csv -o scripts/results/spot.md
+# 2026-11-27: the default's spot rows (incremental with spot) of spot-aws.csv and spot-gcp.csv rerun after the late-job change: the campaign specs restricted to methods [incremental] and the spot sources, their rows replacing those in the files; the Philly model row likewise with `gpuaas compare ... --methods incremental`.
