@@ -20,7 +20,7 @@ def test_polish_of_a_whole_small_point_is_the_optimum():
     for k in range(20):
         inst = tiny_instance(k)
         inst = with_incumbent(inst, k) if k % 2 else inst
-        plan = incremental(inst, seed=k)
+        plan = incremental(inst, seed=k, polish=0.0)
         best, _ = brute_force_dollars(inst)
         sol = polish(plan, time_limit=30.0)
         assert validate(sol).ok
@@ -48,10 +48,36 @@ def test_polish_keeps_the_jobs_outside_its_neighbourhood():
 def test_incremental_polish_option():
     """`incremental(..., polish=s)` returns the polished plan with its stats; 0 leaves the plan
     as it was."""
-    inst = generate_instance(3, 12, seed=4)
+    inst = generate_instance(6, 12, seed=4)  # N > POLISH_NODES: no polish by default
     plain = incremental(inst, seed=1)
     same = incremental(inst, seed=1, polish=0.0)
     assert np.array_equal(plain.job_cfg, same.job_cfg) and "polish" not in same.stats
     sol = incremental(inst, seed=1, polish=10.0)
     assert validate(sol).ok and sol.objective <= plain.objective + 1e-9
     assert sol.stats["polish"]["status"] in ("optimal", "time_limit")
+
+
+def test_the_default_polishes_small_contended_points_the_same_on_any_machine():
+    """By default (rule 6) a point of N <= POLISH_NODES with more jobs than nodes is polished
+    within a node limit, not a time limit: its P1$ is the optimum (brute force) on tiny
+    instances, the same plan twice, and points with free node slots or N above the limit are
+    left as the construction made them."""
+    from gpuaas.milp.polish import POLISH_NODES
+
+    polished = 0
+    for k in range(12):
+        inst = with_incumbent(tiny_instance(k), k) if k % 2 else tiny_instance(k)
+        sol = incremental(inst, seed=k)
+        assert validate(sol).ok
+        if inst.n_jobs > inst.nodes:
+            polished += 1
+            best, _ = brute_force_dollars(inst)
+            assert close(sol.objective, best), (k, sol.objective, best)
+            again = incremental(inst, seed=k)
+            assert np.array_equal(again.job_cfg, sol.job_cfg)
+            assert np.array_equal(again.job_node, sol.job_node)
+        else:
+            assert "polish" not in sol.stats
+    assert polished >= 4
+    big = generate_instance(POLISH_NODES + 1, 20, seed=2)
+    assert "polish" not in incremental(big, seed=1).stats

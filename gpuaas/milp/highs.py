@@ -132,11 +132,12 @@ def solve_highs(
     seed: int = 0,
     warm_start: np.ndarray | None = None,
     solver_log: bool = False,
+    node_limit: int | None = None,
 ) -> dict[str, Any]:
     """Solve `model` with HiGHS; return {status, values, bound, solver_objective, consistent, ...}.
 
-    status is "optimal", "time_limit" (stopped with an incumbent), "no_solution" (stopped
-    without one) or "infeasible"; values is None without an incumbent. consistent is False
+    status is "optimal", "time_limit" (stopped at the time or `node_limit` with an incumbent),
+    "no_solution" (stopped without one) or "infeasible"; values is None without an incumbent. consistent is False
     when the objective of the returned values is not the one HiGHS reports (HiGHS 1.16 can
     return a MIP start as "optimal" with the objective of its presolved space).
 
@@ -152,11 +153,13 @@ def solve_highs(
         or "fork" not in multiprocessing.get_all_start_methods()
         or multiprocessing.current_process().daemon
     ):
-        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log)
+        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log, node_limit)
         if h.run() == highspy.HighsStatus.kError:
             raise SolverError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
         return _result(model, h)
-    return _solve_in_child(model, float(time_limit), gap, threads, seed, warm_start, solver_log)
+    return _solve_in_child(
+        model, float(time_limit), gap, threads, seed, warm_start, solver_log, node_limit
+    )
 
 
 def _prepared(
@@ -167,8 +170,11 @@ def _prepared(
     seed: int,
     warm_start: np.ndarray | None,
     solver_log: bool,
+    node_limit: int | None = None,
 ) -> highspy.Highs:
     h = to_highs(model, names=False)
+    if node_limit is not None:  # a limit of work, unlike time, keeps the run deterministic
+        h.setOptionValue("mip_max_nodes", int(node_limit))
     h.setOptionValue("output_flag", bool(solver_log))
     h.setOptionValue("random_seed", int(seed) % 2147483647)
     if time_limit is not None:
@@ -232,12 +238,13 @@ def _solve_in_child(
     seed: int,
     warm_start: np.ndarray | None,
     solver_log: bool,
+    node_limit: int | None,
 ) -> dict[str, Any]:
     """solve_highs in a forked process, killed `time_limit` seconds from now (see there)."""
     stop = _time.monotonic() + time_limit
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
-    args = (send, model, time_limit, gap, threads, seed, warm_start, solver_log)
+    args = (send, model, time_limit, gap, threads, seed, warm_start, solver_log, node_limit)
     proc = ctx.Process(target=_child, args=args, daemon=True, name="gpuaas-highs")
     incumbent: tuple[np.ndarray, float] | None = None
     bound = -INF
@@ -300,12 +307,13 @@ def _child(
     seed: int,
     warm_start: np.ndarray | None,
     solver_log: bool,
+    node_limit: int | None,
 ) -> None:  # pragma: no cover - child
     """The forked HiGHS run: improving solutions and bounds go to the parent as they come."""
     try:
         highspy.Highs.resetGlobalScheduler(True)  # the parent's HiGHS worker threads are not here
         _scheduler_threads.clear()
-        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log)
+        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log, node_limit)
         last = [0.0]
 
         def improving(e: Any) -> None:

@@ -57,13 +57,16 @@ def neighbourhood(solution: Solution, nodes: int = POLISH_NODES) -> tuple[np.nda
 def polish(
     solution: Solution,
     *,
-    time_limit: float,
+    time_limit: float | None,
     nodes: int = POLISH_NODES,
     seed: int = 0,
     threads: int | None = 1,
+    node_limit: int | None = None,
 ) -> Solution:
     """`solution` with a neighbourhood re-optimised by the P1$ MILP within `time_limit` s
-    (module docstring); `solution` itself when HiGHS finds nothing better in time.
+    and `node_limit` branch-and-bound nodes (module docstring); `solution` itself when HiGHS
+    finds nothing better within them. Without a time limit HiGHS runs in this process, and a
+    node limit alone gives the same result on any machine under any load.
 
     The returned Solution's `stats` are `solution`'s plus ``polish``: the P1$ saved ($, 0 when
     unchanged), the HiGHS status and the seconds taken.
@@ -86,13 +89,14 @@ def polish(
     model.col_lower[model.y[fixed[is_open], solution.node_vm[fixed[is_open]]]] = 1.0
     model.col_upper[model.w[fixed[~is_open]]] = 0.0
     before = solution.objective
-    left = time_limit - (_time.perf_counter() - start)
+    left = None if time_limit is None else max(time_limit - (_time.perf_counter() - start), 1e-3)
     res = solve_highs(
         model,
-        time_limit=max(left, 1e-3),
+        time_limit=left,
         threads=threads,
         seed=seed,
         warm_start=solution_columns(model, solution),
+        node_limit=node_limit,
     )
     out = solution
     if res["values"] is not None and res.get("consistent", True):
