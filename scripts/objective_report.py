@@ -7,7 +7,8 @@ and prints, per arrival pattern and restart overhead, each label's mean cost / b
 moves per job and its total cost against the first label's on the same traces (paired).
 
     python scripts/objective_report.py scripts/results/objective-loop.csv \\
-        scripts/results/objective-loop-p1a.csv -o scripts/results/objective-loop.md
+        scripts/results/objective-loop-before.csv scripts/results/objective-loop-p1a.csv \\
+        -o scripts/results/objective-loop.md
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ def label(row: dict) -> str:
     if row["method"] == "milp":
         obj = options.get("objective", "dollars")
         return f"milp {'P1$' if obj == 'dollars' else 'P1'} {options.get('time_limit', '')} s"
-    if options.get("polish"):
-        return f"{row['method']} + polish {options['polish']} s"
+    if "polish" in options:
+        p = options["polish"]
+        return f"{row['method']} + polish {p} s" if p else f"{row['method']} without polish"
     return row["method"]
 
 
