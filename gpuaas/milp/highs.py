@@ -132,11 +132,12 @@ def solve_highs(
     seed: int = 0,
     warm_start: np.ndarray | None = None,
     solver_log: bool = False,
-    node_limit: int | None = None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Solve `model` with HiGHS; return {status, values, bound, solver_objective, consistent, ...}.
 
-    status is "optimal", "time_limit" (stopped at the time or `node_limit` with an incumbent),
+    status is "optimal", "time_limit" (stopped at a limit, of time or of `options`' such as
+    ``mip_max_nodes``, with an incumbent),
     "no_solution" (stopped without one) or "infeasible"; values is None without an incumbent. consistent is False
     when the objective of the returned values is not the one HiGHS reports (HiGHS 1.16 can
     return a MIP start as "optimal" with the objective of its presolved space).
@@ -153,12 +154,12 @@ def solve_highs(
         or "fork" not in multiprocessing.get_all_start_methods()
         or multiprocessing.current_process().daemon
     ):
-        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log, node_limit)
+        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log, options)
         if h.run() == highspy.HighsStatus.kError:
             raise SolverError(f"HiGHS failed: {h.modelStatusToString(h.getModelStatus())}")
         return _result(model, h)
     return _solve_in_child(
-        model, float(time_limit), gap, threads, seed, warm_start, solver_log, node_limit
+        model, float(time_limit), gap, threads, seed, warm_start, solver_log, options
     )
 
 
@@ -170,11 +171,11 @@ def _prepared(
     seed: int,
     warm_start: np.ndarray | None,
     solver_log: bool,
-    node_limit: int | None = None,
+    options: dict[str, Any] | None = None,
 ) -> highspy.Highs:
     h = to_highs(model, names=False)
-    if node_limit is not None:  # a limit of work, unlike time, keeps the run deterministic
-        h.setOptionValue("mip_max_nodes", int(node_limit))
+    for key, value in (options or {}).items():  # HiGHS's own options, e.g. mip_max_nodes
+        h.setOptionValue(key, value)
     h.setOptionValue("output_flag", bool(solver_log))
     h.setOptionValue("random_seed", int(seed) % 2147483647)
     if time_limit is not None:
@@ -238,13 +239,13 @@ def _solve_in_child(
     seed: int,
     warm_start: np.ndarray | None,
     solver_log: bool,
-    node_limit: int | None,
+    options: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """solve_highs in a forked process, killed `time_limit` seconds from now (see there)."""
     stop = _time.monotonic() + time_limit
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
-    args = (send, model, time_limit, gap, threads, seed, warm_start, solver_log, node_limit)
+    args = (send, model, time_limit, gap, threads, seed, warm_start, solver_log, options)
     proc = ctx.Process(target=_child, args=args, daemon=True, name="gpuaas-highs")
     incumbent: tuple[np.ndarray, float] | None = None
     bound = -INF
@@ -307,13 +308,13 @@ def _child(
     seed: int,
     warm_start: np.ndarray | None,
     solver_log: bool,
-    node_limit: int | None,
+    options: dict[str, Any] | None,
 ) -> None:  # pragma: no cover - child
     """The forked HiGHS run: improving solutions and bounds go to the parent as they come."""
     try:
         highspy.Highs.resetGlobalScheduler(True)  # the parent's HiGHS worker threads are not here
         _scheduler_threads.clear()
-        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log, node_limit)
+        h = _prepared(model, time_limit, gap, threads, seed, warm_start, solver_log, options)
         last = [0.0]
 
         def improving(e: Any) -> None:
