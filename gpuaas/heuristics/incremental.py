@@ -40,15 +40,14 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
 
 6. **Polish at small N.** Where the MILP polish frees the whole point (N <= `POLISH_NODES`,
    on-demand catalogs) and jobs contend for the node slots (J > N), the plan is re-optimised by
-   the P1$ MILP from itself
-   (`gpuaas.milp.polish`; kept only if better), within `AUTO_POLISH_NODES` branch-and-bound
-   nodes rather than seconds, so that the result does not depend on the machine's load (and
-   within the method's `time_limit`, if given). The construction decides job by job and misses
-   joint exchanges (urgent jobs onto faster configurations while slack jobs wait): at N = 5 it
-   was 2.2-2.5 % above the P1$ optimum at points of high load, which HiGHS closes within 10
-   nodes, and the MILP in the loop was 1-5 % cheaper online (scripts/results/objective-loop.md).
-   Without HiGHS's presolve (most of the time on such small models) it costs 0.05-0.2 s a
-   point at N = 5.
+   the P1$ MILP from itself (`gpuaas.milp.polish`; kept only if better), within
+   `AUTO_POLISH_NODES` branch-and-bound nodes rather than seconds, so that the result does not
+   depend on the machine's load (and within the method's `time_limit`, if given). The
+   construction decides job by job and misses joint exchanges (urgent jobs onto faster
+   configurations while slack jobs wait): at N = 5 it was 2.2-2.5 % above the P1$ optimum at
+   points of high load, which HiGHS closes within 10 nodes; online it costs 0.98 x in total
+   there, more on an overloaded trace (formulations/P1D.md). Without HiGHS's presolve (most of
+   the time on such small models) it takes 0.05-0.2 s a point at N = 5.
 
 Under the paper's zero reconfiguration costs nothing is kept and only rule 2 differs from Greedy.
 """

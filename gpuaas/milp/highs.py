@@ -136,9 +136,9 @@ def solve_highs(
 ) -> dict[str, Any]:
     """Solve `model` with HiGHS; return {status, values, bound, solver_objective, consistent, ...}.
 
-    status is "optimal", "time_limit" (stopped at a limit, of time or of `options`' such as
-    ``mip_max_nodes``, with an incumbent),
-    "no_solution" (stopped without one) or "infeasible"; values is None without an incumbent. consistent is False
+    status is "optimal", "time_limit" (stopped at a limit, the time or one of `options` such as
+    ``mip_max_nodes``, with an incumbent), "no_solution" (stopped without one) or "infeasible";
+    values is None without an incumbent. `options` are HiGHS's own. consistent is False
     when the objective of the returned values is not the one HiGHS reports (HiGHS 1.16 can
     return a MIP start as "optimal" with the objective of its presolved space).
 
