@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuaas.availability import UNLIMITED, Availability
+from gpuaas.baselines.dispatch import submission_order
 from gpuaas.instance import Instance
 from gpuaas.reconfiguration import lost_work, ready_time, since_checkpoint
 from gpuaas.rescheduler import (
@@ -34,11 +35,6 @@ from gpuaas.rescheduler import (
 if TYPE_CHECKING:
     from gpuaas.run_config import RunConfig
     from gpuaas.simulator import Simulator
-
-
-def submission_order(trace: Instance) -> np.ndarray:
-    """The trace's job indices in the order they are submitted: (release, trace order)."""
-    return np.lexsort((np.arange(trace.n_jobs), trace.release))
 
 
 class Releases:
