@@ -427,3 +427,53 @@ def test_a_job_late_even_on_demand_is_placed_by_price_against_its_expected_delay
         assert validate(sol).ok
         on_spot.append(bool(cat.spot[cat.cfg_vm[sol.job_cfg[0]]]))
     assert on_spot == [True, False]
+
+
+def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
+    """Can't Be Late's single job, well ahead of its line while its one type's spot is out
+    (mode NONE: waiting pays): the on-demand rival's P1$ equals the waiting plan's (P1$ does
+    not know that spot comes back), and the spot plan wins the tie (rounding once started it
+    on demand: 70 h deadline, d = 0.02 h, 22 % dearer than Uniform Progress on one start of
+    scripts/spot_single_job.py)."""
+    from gpuaas.baselines.spot import NONE
+    from gpuaas.heuristics.spot import spot_modes
+    from gpuaas.methods import solve
+
+    catalog = {
+        "name": "one-type",
+        "vm_types": [
+            {
+                "name": "p3.2xlarge",
+                "gpu": "V100",
+                "gpus": 1,
+                "cost_per_hour": 3.06,
+                "spot_per_hour": 0.9731,
+            },
+        ],
+    }
+    job = {
+        "id": "j",
+        "release": 0.0,
+        "due": 70 * 3600.0,
+        "weight": 0.1,
+        "times": {"p3.2xlarge": [48 * 3600.0]},
+    }
+    inst = Instance.from_dict(
+        {"catalog": catalog, "nodes": 1, "params": {"H": 600.0}, "jobs": [job]}
+    ).with_spot()
+    spot = inst.catalog.spot
+    ahead = dataclasses.replace(
+        inst,
+        time=108600.0,  # 30.17 h, 20.77 h of work left: well ahead of its line
+        progress=np.array([1.0 - 74760.0 / 172800.0]),
+        startup=72.0,
+        checkpoint=np.array([0.0]),
+        room=np.where(spot, 0.0, np.inf),
+        outage=np.where(spot, 3256.8, 0.0),
+        hazard=np.where(spot, 0.197 / 3600.0, 0.0),
+        work=np.where(spot[inst.catalog.cfg_vm], np.inf, inst.work),  # out of capacity
+    )
+    assert spot_modes(ahead)[0] == NONE
+    sol = solve(ahead, "incremental", seed=1)
+    assert validate(sol).ok
+    assert sol.job_cfg[0] == -1  # it waits for spot

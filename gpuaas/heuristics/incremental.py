@@ -357,7 +357,10 @@ def _with_spot(
         (od.job_node[pin] == instance.current_node[pin]).all()
         and (od.job_cfg[pin] == instance.current_cfg[pin]).all()
     )
-    rival = keeps and Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective < mine
+    # the spot plan wins ties: a waiting job's P1$ term equals its on-demand plan's when spot
+    # is out, and rounding alone started Can't Be Late's single job on demand while waiting paid
+    tie = 1e-9 * abs(mine)
+    rival = keeps and Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective < mine - tie
     if rival:
         node_vm, job_node, job_cfg = od.node_vm, od.job_node, od.job_cfg
     stats.update(
