@@ -477,3 +477,55 @@ def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
     sol = solve(ahead, "incremental", seed=1)
     assert validate(sol).ok
     assert sol.job_cfg[0] == -1  # it waits for spot
+
+
+def test_a_job_waits_for_spot_while_waiting_until_the_next_decision_is_free():
+    """`worth_waiting`: a job ahead of its line whose one type's spot is out for longer than
+    its slack (waiting for it would make it late) still waits while starting at the next
+    decision (H) costs its plan nothing: it can start on demand then (it went on demand at
+    once: Can't Be Late's single job, deadline 52 h, d = 0.2 h, 0.1 % dearer than Uniform
+    Progress over the eight traces)."""
+    from gpuaas.baselines.spot import NONE, ON_DEMAND
+    from gpuaas.heuristics.spot import worth_waiting
+
+    catalog = {
+        "name": "one-type",
+        "vm_types": [
+            {
+                "name": "p3.2xlarge",
+                "gpu": "V100",
+                "gpus": 1,
+                "cost_per_hour": 3.06,
+                "spot_per_hour": 0.9731,
+            },
+        ],
+    }
+    job = {
+        "id": "j",
+        "release": 0.0,
+        "due": 70 * 3600.0,
+        "weight": 0.1,
+        "times": {"p3.2xlarge": [48 * 3600.0]},
+    }
+    inst = Instance.from_dict(
+        {"catalog": catalog, "nodes": 1, "params": {"H": 600.0}, "jobs": [job]}
+    ).with_spot()
+    spot = inst.catalog.spot
+    ahead = dataclasses.replace(
+        inst,
+        time=108600.0,  # 20.77 h of work left in 39.83 h
+        progress=np.array([1.0 - 74760.0 / 172800.0]),
+        startup=72.0,
+        checkpoint=np.array([0.0]),
+        room=np.where(spot, 0.0, np.inf),
+        hazard=np.where(spot, 0.197 / 3600.0, 0.0),
+        work=np.where(spot[inst.catalog.cfg_vm], np.inf, inst.work),
+    )
+    wait = np.array([NONE])
+    for outage_h in (1.0, 30.0):  # spot back in an hour; back only after its slack is gone
+        out = dataclasses.replace(ahead, outage=np.where(spot, outage_h * 3600.0, 0.0))
+        assert worth_waiting(out, wait)[0] == NONE
+    late = dataclasses.replace(  # no slack: an hour later is late
+        ahead, due=np.array([108600.0 + 74760.0 + 300.0]), outage=np.where(spot, 36000.0, 0.0)
+    )
+    assert worth_waiting(late, wait)[0] == ON_DEMAND

@@ -174,7 +174,8 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
 def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     """`modes` with NONE kept only where waiting for spot pays: the job's least plan value
     on a spot type out of capacity, started when that type is expected back
-    (`Instance.outage`), beats its least plan value now. Otherwise it runs now (ON_DEMAND: no
+    (`Instance.outage`), beats its least plan value now, or starting at the next decision (H
+    from now) costs it nothing (it can still start then). Otherwise it runs now (ON_DEMAND: no
     spot can be had). Can't Be Late waits whenever it is ahead of its line, right for its one
     VM type; with other types to run on, waiting hours for one type's spot and then racing the
     due date on the fastest on-demand VM costs more than it saves (docs/spot.md)."""
@@ -204,6 +205,9 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
         cols = cat.cfg_vm == v
         value = _plan_values(full, price, idle, delay=float(instance.outage[v]))
         later[:, cols] = value[:, cols]
-    wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now)
+    # or waiting until the next decision (H) costs nothing: the job can still start then
+    soon = _plan_values(now, price, idle, delay=float(instance.H)).min(axis=1)
+    tol = 1e-9 * np.abs(best_now)
+    wait = (later.min(axis=1) < best_now - tol) | (soon <= best_now + tol)
     modes[idle[~wait]] = ON_DEMAND
     return modes
