@@ -429,42 +429,27 @@ def test_a_job_late_even_on_demand_is_placed_by_price_against_its_expected_delay
     assert on_spot == [True, False]
 
 
-def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
-    """Can't Be Late's single job, well ahead of its line while its one type's spot is out
-    (mode NONE: waiting pays): the on-demand rival's P1$ equals the waiting plan's (P1$ does
-    not know that spot comes back), and the spot plan wins the tie (rounding once started it
-    on demand: 70 h deadline, d = 0.02 h, 22 % dearer than Uniform Progress on one start of
-    scripts/spot_single_job.py)."""
-    from gpuaas.baselines.spot import NONE
-    from gpuaas.heuristics.spot import spot_modes
-    from gpuaas.methods import solve
+def single_job_ahead_while_spot_is_out(**changes):
+    """Can't Be Late's single job through gpuaas (scripts/spot_single_job.py: 48 h of work, due
+    in 70 h) at 30.17 h with 20.77 h of work left, its one type's spot out of capacity: well
+    ahead of its line (mode NONE)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from spot_single_job import CATALOG, WEIGHT
 
-    catalog = {
-        "name": "one-type",
-        "vm_types": [
-            {
-                "name": "p3.2xlarge",
-                "gpu": "V100",
-                "gpus": 1,
-                "cost_per_hour": 3.06,
-                "spot_per_hour": 0.9731,
-            },
-        ],
-    }
     job = {
         "id": "j",
         "release": 0.0,
         "due": 70 * 3600.0,
-        "weight": 0.1,
+        "weight": WEIGHT,
         "times": {"p3.2xlarge": [48 * 3600.0]},
     }
     inst = Instance.from_dict(
-        {"catalog": catalog, "nodes": 1, "params": {"H": 600.0}, "jobs": [job]}
+        {"catalog": CATALOG, "nodes": 1, "params": {"H": 600.0}, "jobs": [job]}
     ).with_spot()
     spot = inst.catalog.spot
     ahead = dataclasses.replace(
         inst,
-        time=108600.0,  # 30.17 h, 20.77 h of work left: well ahead of its line
+        time=108600.0,
         progress=np.array([1.0 - 74760.0 / 172800.0]),
         startup=72.0,
         checkpoint=np.array([0.0]),
@@ -473,6 +458,19 @@ def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
         hazard=np.where(spot, 0.197 / 3600.0, 0.0),
         work=np.where(spot[inst.catalog.cfg_vm], np.inf, inst.work),  # out of capacity
     )
+    return dataclasses.replace(ahead, **changes)
+
+
+def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
+    """The single job ahead of its line while spot is out: the on-demand rival's P1$ equals
+    the waiting plan's (P1$ does not know that spot comes back), and the spot plan wins the
+    tie (rounding once started it on demand: 70 h deadline, d = 0.02 h, 22 % dearer than
+    Uniform Progress on one start of scripts/spot_single_job.py)."""
+    from gpuaas.baselines.spot import NONE
+    from gpuaas.heuristics.spot import spot_modes
+    from gpuaas.methods import solve
+
+    ahead = single_job_ahead_while_spot_is_out()
     assert spot_modes(ahead)[0] == NONE
     sol = solve(ahead, "incremental", seed=1)
     assert validate(sol).ok
@@ -480,52 +478,19 @@ def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
 
 
 def test_a_job_waits_for_spot_while_waiting_until_the_next_decision_is_free():
-    """`worth_waiting`: a job ahead of its line whose one type's spot is out for longer than
-    its slack (waiting for it would make it late) still waits while starting at the next
-    decision (H) costs its plan nothing: it can start on demand then (it went on demand at
-    once: Can't Be Late's single job, deadline 52 h, d = 0.2 h, 0.1 % dearer than Uniform
-    Progress over the eight traces)."""
+    """`worth_waiting`: the single job, whose spot is out for longer than its slack (waiting
+    for it would make it late), still waits while starting at the next decision (H) costs its
+    plan nothing: it can start on demand then (it went on demand at once: deadline 52 h,
+    d = 0.2 h, 0.1 % dearer than Uniform Progress over the eight traces)."""
     from gpuaas.baselines.spot import NONE, ON_DEMAND
     from gpuaas.heuristics.spot import worth_waiting
 
-    catalog = {
-        "name": "one-type",
-        "vm_types": [
-            {
-                "name": "p3.2xlarge",
-                "gpu": "V100",
-                "gpus": 1,
-                "cost_per_hour": 3.06,
-                "spot_per_hour": 0.9731,
-            },
-        ],
-    }
-    job = {
-        "id": "j",
-        "release": 0.0,
-        "due": 70 * 3600.0,
-        "weight": 0.1,
-        "times": {"p3.2xlarge": [48 * 3600.0]},
-    }
-    inst = Instance.from_dict(
-        {"catalog": catalog, "nodes": 1, "params": {"H": 600.0}, "jobs": [job]}
-    ).with_spot()
-    spot = inst.catalog.spot
-    ahead = dataclasses.replace(
-        inst,
-        time=108600.0,  # 20.77 h of work left in 39.83 h
-        progress=np.array([1.0 - 74760.0 / 172800.0]),
-        startup=72.0,
-        checkpoint=np.array([0.0]),
-        room=np.where(spot, 0.0, np.inf),
-        hazard=np.where(spot, 0.197 / 3600.0, 0.0),
-        work=np.where(spot[inst.catalog.cfg_vm], np.inf, inst.work),
-    )
     wait = np.array([NONE])
+    spot = single_job_ahead_while_spot_is_out().catalog.spot
     for outage_h in (1.0, 30.0):  # spot back in an hour; back only after its slack is gone
-        out = dataclasses.replace(ahead, outage=np.where(spot, outage_h * 3600.0, 0.0))
+        out = single_job_ahead_while_spot_is_out(outage=np.where(spot, outage_h * 3600.0, 0.0))
         assert worth_waiting(out, wait)[0] == NONE
-    late = dataclasses.replace(  # no slack: an hour later is late
-        ahead, due=np.array([108600.0 + 74760.0 + 300.0]), outage=np.where(spot, 36000.0, 0.0)
+    late = single_job_ahead_while_spot_is_out(  # no slack: an hour later is late
+        due=np.array([108600.0 + 74760.0 + 300.0]), outage=np.where(spot, 36000.0, 0.0)
     )
     assert worth_waiting(late, wait)[0] == ON_DEMAND
