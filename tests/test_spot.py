@@ -31,6 +31,7 @@ from eventlog import check_against, recompute  # noqa: E402
 
 AWS = load_catalog("aws-us-east-1")
 SAMPLE = ROOT / "instances" / "spot" / "bamboo-p3-sample.csv"
+STAY_POINT = ROOT / "tests" / "data" / "spot-stay-point.json"
 
 
 def aws_trace(nodes=3, jobs=12, seed=1, arrivals="exponential"):
@@ -494,3 +495,42 @@ def test_a_job_waits_for_spot_while_waiting_until_the_next_decision_is_free():
         due=np.array([108600.0 + 74760.0 + 300.0]), outage=np.where(spot, 36000.0, 0.0)
     )
     assert worth_waiting(late, wait)[0] == ON_DEMAND
+
+
+def test_jobs_on_spot_stay_where_the_plan_that_keeps_them_is_cheaper():
+    """A point of a simulation with replayed capacity (tests/data/README.md): the spot plan
+    moved j7 from its g4dn spot VM to a p3.2xlarge spot VM; the plan keeping every job where
+    it runs (the `stay-on-spot` rival) has the lower P1$ and is returned. With the on-demand
+    rival alone, which took every job off spot where it won by cents, jobs went back and forth
+    between spot and on demand (aws-us-east-1 replayed, N = 10, 90 moves onto spot and 85 off,
+    48 of them chosen: docs/spot.md)."""
+    from gpuaas.heuristics.incremental import incremental
+    from gpuaas.reconfiguration import moved
+
+    point = Instance.from_dict(json.loads(STAY_POINT.read_text()))
+    sol = incremental(point, seed=3491236898)
+    assert validate(sol).ok
+    assert not moved(point, sol.job_node, sol.job_cfg).any()
+    assert sol.stats["rival"] == "stay-on-spot"
+
+
+def test_the_stay_on_spot_rival_keeps_only_jobs_that_may_keep_spot():
+    """A job on spot whose mode sends it on demand (Can't Be Late's Safety Net) is not kept
+    on spot by a rival: without any job in mode SPOT on spot, the on-demand rival alone."""
+    from gpuaas.baselines.spot import ON_DEMAND, SPOT
+    from gpuaas.heuristics import incremental as inc
+
+    point = Instance.from_dict(json.loads(STAY_POINT.read_text()))
+    J = point.n_jobs
+    options = dict(
+        seed=1,
+        time_limit=None,
+        iterations=inc.ITERATIONS,
+        queued_iterations=inc.QUEUED_ITERATIONS,
+        rivals=inc.RIVALS,
+        move_weight=inc.MOVE_WEIGHT,
+    )
+    names = [name for name, _ in inc._rivals(point, np.full(J, SPOT), options)]
+    assert names == ["on-demand", "stay-on-spot"]
+    names = [name for name, _ in inc._rivals(point, np.full(J, ON_DEMAND), options)]
+    assert names == ["on-demand"]

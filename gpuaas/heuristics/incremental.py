@@ -54,7 +54,9 @@ Under the paper's zero reconfiguration costs nothing is kept and only rule 2 dif
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -69,7 +71,7 @@ from gpuaas.heuristics.incumbent import (
     queued,
 )
 from gpuaas.heuristics.randomized_greedy import randomized_construction, randomized_greedy
-from gpuaas.heuristics.spot import NONE, SPOT, on_demand_part, spot_instance, spot_modes
+from gpuaas.heuristics.spot import NONE, ON_DEMAND, SPOT, on_demand_part, spot_instance, spot_modes
 from gpuaas.heuristics.state import (
     check_float,
     check_int,
@@ -312,11 +314,11 @@ def _with_spot(
 ) -> Solution:
     """`incremental` on a catalog with spot variants (`gpuaas.heuristics.spot`): the jobs
     waiting for spot are left out, the others planned on the expected instance; the solution
-    is the real instance's. The on-demand-only plan (`on_demand`) is its rival: whichever has
-    the lower P1$ on the expected instance with every job free to take spot (the judge's
-    expected times, `spot_instance`) is returned (the rival only if it keeps the pinned jobs). Without the rival, replayed spot capacity
-    that comes and goes made the spot plans dearer than on demand alone (docs/spot.md, "The
-    default's decisions")."""
+    is the real instance's. Of it and its on-demand `_rivals`, the plan of least P1$ on the
+    expected instance with every job free to take spot (the judge's expected times,
+    `spot_instance`) is returned (a rival only if it keeps the pinned jobs). Without the
+    rivals, replayed spot capacity that comes and goes made the spot plans dearer than on
+    demand alone (docs/spot.md, "The default's decisions")."""
     t0 = time.perf_counter()
     modes = spot_modes(instance)
     active = np.flatnonzero(modes != NONE)
@@ -325,47 +327,64 @@ def _with_spot(
     job_node = np.full(J, -1, dtype=np.int64)
     job_cfg = np.full(J, -1, dtype=np.int64)
     stats: dict[str, Any] = {"seed": seed}
-    if active.size:
-        expected = spot_instance(instance, modes).subset(active)
-        sol = incremental(
-            expected,
-            seed=seed,
-            time_limit=time_limit,
-            iterations=iterations,
-            queued_iterations=queued_iterations,
-            rivals=rivals,
-            move_weight=move_weight,
-            _spot=False,
-            _judge=spot_instance(instance, modes, judge=True).subset(active),
-        )
-        node_vm, stats = sol.node_vm, dict(sol.stats)
-        job_node[active], job_cfg[active] = sol.job_node, sol.job_cfg
-    od = on_demand(
-        instance,
+    options = dict(
         seed=seed,
         time_limit=time_limit,
         iterations=iterations,
         queued_iterations=queued_iterations,
         rivals=rivals,
         move_weight=move_weight,
-        polish=0.0,  # the rival of a spot plan, which is not polished either
     )
-    judge = spot_instance(instance, np.full(J, SPOT), judge=True)
-    mine = Solution(judge, node_vm, job_node, job_cfg).objective
-    pin = instance.pinned  # a pinned job on spot is waiting to `on_demand`: then no rival
-    keeps = bool(
-        (od.job_node[pin] == instance.current_node[pin]).all()
-        and (od.job_cfg[pin] == instance.current_cfg[pin]).all()
-    )
+    if active.size:
+        sol = incremental(
+            spot_instance(instance, modes).subset(active),
+            _spot=False,
+            _judge=spot_instance(instance, modes, judge=True).subset(active),
+            **options,
+        )
+        node_vm, stats = sol.node_vm, dict(sol.stats)
+        job_node[active], job_cfg[active] = sol.job_node, sol.job_cfg
     # the spot plan wins ties: a waiting job's P1$ term equals its on-demand plan's when spot
     # is out, and rounding alone started Can't Be Late's single job on demand while waiting paid
-    tie = 1e-9 * abs(mine)
-    rival = keeps and Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective < mine - tie
-    if rival:
-        node_vm, job_node, job_cfg = od.node_vm, od.job_node, od.job_cfg
+    judge = spot_instance(instance, np.full(J, SPOT), judge=True)
+    mine = Solution(judge, node_vm, job_node, job_cfg).objective
+    rival = ""
+    pin = instance.pinned  # a pinned job on spot is waiting to `on_demand`: then no rival
+    for name, other in _rivals(instance, modes, options):
+        value = Solution(judge, other.node_vm, other.job_node, other.job_cfg).objective
+        keeps = (other.job_node[pin] == instance.current_node[pin]).all() and (
+            other.job_cfg[pin] == instance.current_cfg[pin]
+        ).all()
+        if keeps and value < mine - 1e-9 * abs(mine):
+            node_vm, job_node, job_cfg = other.node_vm, other.job_node, other.job_cfg
+            mine, rival = value, name
     stats.update(
         seconds=time.perf_counter() - t0,
         waiting_for_spot=0 if rival else int(J - active.size),
-        on_demand_rival=rival,
+        rival=rival,
     )
     return Solution(instance, node_vm, job_node, job_cfg, "incremental", stats)
+
+
+def _rivals(
+    instance: Instance, modes: np.ndarray, options: dict[str, Any]
+) -> Iterator[tuple[str, Solution]]:
+    """The spot plan's rivals (`_with_spot`): the same method on on-demand VMs only
+    (`on_demand`), and, while jobs run on spot, the same with those that may keep spot (mode
+    SPOT) staying where they run and every other job on demand. The first alone, winning by
+    cents where the spot plan placed the on-demand jobs worse, took every job off spot, and the
+    next decisions put them back."""
+    yield "on-demand", on_demand(instance, polish=0.0, **options)  # a spot plan is not polished
+    cat = instance.catalog
+    cur = instance.current_cfg
+    stay = (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]] & (modes == SPOT)
+    if stay.any():
+        modes = np.where(stay, SPOT, ON_DEMAND)
+        pinned = instance.pinned | stay
+        sol = incremental(
+            dataclasses.replace(spot_instance(instance, modes), pinned=pinned),
+            _spot=False,
+            _judge=dataclasses.replace(spot_instance(instance, modes, judge=True), pinned=pinned),
+            **options,
+        )
+        yield "stay-on-spot", sol
