@@ -344,8 +344,6 @@ def _with_spot(
         )
         node_vm, stats = sol.node_vm, dict(sol.stats)
         job_node[active], job_cfg[active] = sol.job_node, sol.job_cfg
-    # the spot plan wins ties: a waiting job's P1$ term equals its on-demand plan's when spot
-    # is out, and rounding alone started Can't Be Late's single job on demand while waiting paid
     judge = spot_instance(instance, np.full(J, SPOT), judge=True)
     mine = Solution(judge, node_vm, job_node, job_cfg).objective
     rival = ""
@@ -355,6 +353,9 @@ def _with_spot(
         keeps = (other.job_node[pin] == instance.current_node[pin]).all() and (
             other.job_cfg[pin] == instance.current_cfg[pin]
         ).all()
+        # the spot plan wins ties: a waiting job's P1$ term equals its on-demand plan's when
+        # spot is out, and rounding alone started Can't Be Late's single job on demand while
+        # waiting paid
         if keeps and value < mine - 1e-9 * abs(mine):
             node_vm, job_node, job_cfg = other.node_vm, other.job_node, other.job_cfg
             mine, rival = value, name
