@@ -110,8 +110,8 @@ def main() -> None:
         out.append(
             f"| {cat} | {src} | {n} | {arrivals} | {stat(vs, 'total')} | {stat(vs, 'tard')} "
             f"| {stat(vs, 'managed-spot')} | {stat(vs, 'uniform-progress')} | {stat(vs, 'bound')} "
-            f"| {stat(vs, 'od_bound')} | {stat(vs, 'floor')} | {stat(vs, 'ipj', '.2f')} | {stat(vs, 'lost_h', '.1f')} "
-            f"| {miss:.1%} / {od_miss:.1%} |"
+            f"| {stat(vs, 'od_bound')} | {stat(vs, 'floor')} | {stat(vs, 'ipj', '.2f')} "
+            f"| {stat(vs, 'lost_h', '.1f')} | {miss:.1%} / {od_miss:.1%} |"
         )
         total = statistics.fmean(v["total"] for v in vs)
         if cat.startswith("aws") and total > BAR:
