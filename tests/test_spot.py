@@ -503,7 +503,7 @@ def test_jobs_on_spot_stay_where_the_plan_that_keeps_them_is_cheaper():
     it runs (the `stay-on-spot` rival) has the lower P1$ and is returned. With the on-demand
     rival alone, which took every job off spot where it won by cents, jobs went back and forth
     between spot and on demand (aws-us-east-1 replayed, N = 10, 90 moves onto spot and 85 off,
-    48 of them chosen: docs/spot.md)."""
+    42 of them the on-demand rival's: docs/spot.md)."""
     from gpuaas.heuristics.incremental import incremental
     from gpuaas.reconfiguration import moved
 

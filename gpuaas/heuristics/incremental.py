@@ -42,12 +42,10 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
    on-demand catalogs) and jobs contend for the node slots (J > N), the plan is re-optimised by
    the P1$ MILP from itself (`gpuaas.milp.polish`; kept only if better), within
    `AUTO_POLISH_NODES` branch-and-bound nodes rather than seconds, so that the result does not
-   depend on the machine's load (and within the method's `time_limit`, if given). The
-   construction decides job by job and misses joint exchanges (urgent jobs onto faster
-   configurations while slack jobs wait): at N = 5 it was 2.2-2.5 % above the P1$ optimum at
-   points of high load, which HiGHS closes within 10 nodes; online it costs 0.98 x in total
-   there, more on an overloaded trace (formulations/P1D.md). Without HiGHS's presolve (most of
-   the time on such small models) it takes 0.05-0.2 s a point at N = 5.
+   depend on the machine's load (and within the method's `time_limit`, if given), without
+   HiGHS's presolve (most of the time on such small models). The construction decides job by
+   job and misses joint exchanges (urgent jobs onto faster configurations while slack jobs
+   wait); what the polish closes and costs, per point and online: formulations/P1D.md.
 
 Under the paper's zero reconfiguration costs nothing is kept and only rule 2 differs from Greedy.
 """
@@ -56,7 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -336,12 +334,7 @@ def _with_spot(
         move_weight=move_weight,
     )
     if active.size:
-        sol = incremental(
-            spot_instance(instance, modes).subset(active),
-            _spot=False,
-            _judge=spot_instance(instance, modes, judge=True).subset(active),
-            **options,
-        )
+        sol = _on_expected(instance, modes, options, lambda inst: inst.subset(active))
         node_vm, stats = sol.node_vm, dict(sol.stats)
         job_node[active], job_cfg[active] = sol.job_node, sol.job_cfg
     judge = spot_instance(instance, np.full(J, SPOT), judge=True)
@@ -380,12 +373,27 @@ def _rivals(
     cur = instance.current_cfg
     stay = (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]] & (modes == SPOT)
     if stay.any():
-        modes = np.where(stay, SPOT, ON_DEMAND)
         pinned = instance.pinned | stay
-        sol = incremental(
-            dataclasses.replace(spot_instance(instance, modes), pinned=pinned),
-            _spot=False,
-            _judge=dataclasses.replace(spot_instance(instance, modes, judge=True), pinned=pinned),
-            **options,
+        keep = _on_expected(
+            instance,
+            np.where(stay, SPOT, ON_DEMAND),
+            options,
+            lambda inst: dataclasses.replace(inst, pinned=pinned),
         )
-        yield "stay-on-spot", sol
+        yield "stay-on-spot", keep
+
+
+def _on_expected(
+    instance: Instance,
+    modes: np.ndarray,
+    options: dict[str, Any],
+    view: Callable[[Instance], Instance],
+) -> Solution:
+    """`incremental` on `view` of the expected instance of `modes` (`spot_instance`), its
+    plans compared on `view` of the judge's (spot times capped at the due date)."""
+    return incremental(
+        view(spot_instance(instance, modes)),
+        _spot=False,
+        _judge=view(spot_instance(instance, modes, judge=True)),
+        **options,
+    )

@@ -15,9 +15,9 @@ on an *expected* instance (`spot_instance`) that this module derives from the re
    longer fits before its due date. A job late even on its reference configuration from
    now has no deadline left to protect: it is in mode SPOT, and the plan weighs spot's price
    against its expected delay at the job's tardiness weight (2.). d, what a change costs the
-   job in time, is the restart
-   `overhead` + VM `startup` + half its `checkpoint` interval (`changeover`). Mode SPOT lets the job take spot and on-demand configurations, ON_DEMAND only
-   on-demand ones, NONE makes it wait for spot (a waiting job only).
+   job in time, is the restart `overhead` + VM `startup` + half its `checkpoint` interval
+   (`changeover`). Mode SPOT lets the job take spot and on-demand configurations, ON_DEMAND
+   only on-demand ones, NONE makes it wait for spot (a waiting job only).
 2. **Expected times.** A spot configuration of type v takes, in expectation, t (1 + h_v L_j)
    instead of t: interruptions come at h_v per second held (`Instance.hazard`, the
    Rescheduler's estimate) and each costs the job L_j = `overhead` + `startup` + half its
