@@ -157,7 +157,9 @@ def main(argv: list[str]) -> int:
     if forks:
         lines += [
             "",
-            f"## Points more than {args.fork_above:g} % above the optimum: the run forked there",
+            "## Every point: the run forked there"
+            if args.fork_above < 0
+            else f"## Points more than {args.fork_above:g} % above the optimum: the run forked there",
             "",
             "The same simulation with the MILP's P1$ optimum in place of the default's plan at that "
             "event and the default at every other: what the bill says of the two plans (the "
