@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from bruteforce import brute_force_dollars
 from test_milp import close, tiny_instance, with_incumbent
 
@@ -81,3 +82,39 @@ def test_the_default_polishes_small_contended_points_the_same_on_any_machine():
     assert polished >= 4
     big = generate_instance(POLISH_NODES + 1, 20, seed=2)
     assert "polish" not in incremental(big, seed=1).stats
+
+
+def test_incremental_polish_nodes_acts_where_no_job_queues():
+    """`polish_nodes=K` polishes the plan within K branch-and-bound nodes at points above rule
+    6's size where no job queues: never dearer in P1$, feasible, the same plan twice, and
+    strictly cheaper at some; where jobs queue (P1$ has no queue price) the plan is left as
+    the construction made it."""
+    from gpuaas.heuristics.incumbent import plan_values, preferred_configs, queued
+
+    gained = 0
+    for seed in (1, 3, 5):
+        inst = generate_instance(8, 12, seed=seed)
+        assert not queued(inst, preferred_configs(inst, plan_values(inst)))
+        plain = incremental(inst, seed=1)
+        sol = incremental(inst, seed=1, polish_nodes=20)
+        assert validate(sol).ok and sol.objective <= plain.objective + 1e-9
+        assert sol.stats["polish"]["status"] in ("optimal", "time_limit")  # a limit: time or nodes
+        again = incremental(inst, seed=1, polish_nodes=20)
+        assert np.array_equal(again.job_node, sol.job_node)
+        assert np.array_equal(again.job_cfg, sol.job_cfg)
+        gained += sol.objective < plain.objective - 1e-6
+    assert gained >= 2
+    busy = generate_instance(8, 40, seed=1)
+    assert queued(busy, preferred_configs(busy, plan_values(busy)))
+    sol = incremental(busy, seed=1, polish_nodes=20)
+    assert "polish" not in sol.stats
+    assert np.array_equal(sol.job_cfg, incremental(busy, seed=1).job_cfg)
+
+
+def test_incremental_refuses_a_polish_with_spot_variants():
+    """The MILP plans on-demand VMs only, so neither polish option is taken with spot."""
+    inst = generate_instance(8, 12, seed=1, catalog="aws-us-east-1").with_spot()
+    assert inst.catalog.has_spot
+    for option in ({"polish": 1.0}, {"polish_nodes": 20}):
+        with pytest.raises(ValueError, match="spot variants"):
+            incremental(inst, seed=1, **option)

@@ -114,6 +114,7 @@ def incremental(
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
     polish: float | None = None,
+    polish_nodes: int = 0,
     _spot: bool = True,
     _judge: Instance | None = None,
     **options: Any,
@@ -144,6 +145,10 @@ def incremental(
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
         whole point (rule 6), else none. Not with spot variants (the MILP plans on-demand VMs only).
+    polish_nodes : int
+        Branch-and-bound nodes of the same polish at every point where no job queues for
+        capacity (`queued`) and rule 6 does not act: deterministic, unlike `polish`; 0 (the
+        default): none. What it saves and costs: formulations/P1D.md, "The polish beyond N = 5".
 
     Returns
     -------
@@ -153,7 +158,7 @@ def incremental(
     """
     reject_unknown("incremental", options)
     if _spot and instance.catalog.has_spot:
-        if polish:
+        if polish or polish_nodes:
             raise ValueError("incremental: polish is not available on a catalog with spot variants")
         return _with_spot(
             instance, seed, time_limit, iterations, queued_iterations, rivals, move_weight
@@ -165,6 +170,7 @@ def incremental(
     move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
     auto = polish is None
     polish = 0.0 if auto else check_float("polish", polish, 0.0, 1e6)
+    polish_nodes = check_int("polish_nodes", polish_nodes, 0)
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
@@ -202,6 +208,12 @@ def incremental(
         if left is None or left > 0:
             best = milp_polish(
                 best, time_limit=left, seed=seed, node_limit=AUTO_POLISH_NODES, presolve=False
+            )
+    elif polish_nodes and not instance.catalog.has_spot and not queued(instance, pref):
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is None or left > 0:
+            best = milp_polish(
+                best, time_limit=left, seed=seed, node_limit=polish_nodes, presolve=False
             )
     elif polish > 0:
         left = polish if deadline is None else min(polish, deadline - time.perf_counter())
