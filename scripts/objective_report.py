@@ -26,11 +26,13 @@ from gpuaas.files import write_atomic
 
 
 def label(row: dict) -> str:
-    """The method and what its options change: milp's objective, incremental's polish."""
+    """The method and what its options change: milp's objective, incremental's polishes."""
     options = json.loads(row["options"] or "{}")
     if row["method"] == "milp":
         obj = options.get("objective", "dollars")
         return f"milp {'P1$' if obj == 'dollars' else 'P1'} {options.get('time_limit', '')} s"
+    if options.get("polish_nodes"):
+        return f"{row['method']} + polish {options['polish_nodes']} nodes"
     if "polish" in options:
         p = options["polish"]
         return f"{row['method']} + polish {p} s" if p else f"{row['method']} without polish"
