@@ -12,7 +12,7 @@ example comes first. Where the default is more than --fork-above % above the opt
 is simulated again with the MILP's plan imposed at that event: whether the bill rewards the
 P1$ optimum there.
 
-    python scripts/objective_points.py -o scripts/results/objective-points.md
+    python scripts/objective_points.py --fork-above -1 -o scripts/results/objective-points.md
 
 The instances are taken by wrapping the Rescheduler's call of `gpuaas.methods.solve` (only in
 this script's process).
@@ -32,7 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(
-    nodes: int, arrivals: str, overhead: float, seed: int, impose: int = -1, time_limit=None
+    nodes: int,
+    arrivals: str,
+    overhead: float,
+    seed: int,
+    impose: int = -1,
+    time_limit: float | None = None,
 ) -> tuple[list, float]:
     """The default's run of the cell's trace: ((instance, solver seed) at each event, total cost
     $). At event `impose` the MILP's P1$ optimum replaces the default's plan (the fork)."""
