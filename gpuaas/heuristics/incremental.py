@@ -203,17 +203,17 @@ def incremental(
     from gpuaas.milp.polish import POLISH_NODES
     from gpuaas.milp.polish import polish as milp_polish
 
-    if auto and instance.n_jobs > instance.nodes <= POLISH_NODES and not instance.catalog.has_spot:
+    node_limit = None  # a polish within branch-and-bound nodes: rule 6, or `polish_nodes`
+    if not instance.catalog.has_spot:
+        if auto and instance.n_jobs > instance.nodes <= POLISH_NODES:
+            node_limit = AUTO_POLISH_NODES
+        elif polish_nodes and not queued(instance, pref):
+            node_limit = polish_nodes
+    if node_limit is not None:
         left = None if deadline is None else deadline - time.perf_counter()
         if left is None or left > 0:
             best = milp_polish(
-                best, time_limit=left, seed=seed, node_limit=AUTO_POLISH_NODES, presolve=False
-            )
-    elif polish_nodes and not instance.catalog.has_spot and not queued(instance, pref):
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is None or left > 0:
-            best = milp_polish(
-                best, time_limit=left, seed=seed, node_limit=polish_nodes, presolve=False
+                best, time_limit=left, seed=seed, node_limit=node_limit, presolve=False
             )
     elif polish > 0:
         left = polish if deadline is None else min(polish, deadline - time.perf_counter())
