@@ -4,11 +4,17 @@
 Reads campaign result files (each row a simulation: `gpuaas campaign`), labels each row by its
 method and the options that set it apart (`milp` on P1$ and on P1, `incremental` with a polish),
 and prints, per arrival pattern and restart overhead, each label's mean cost / bound, mean
-moves per job and its total cost against the first label's on the same traces (paired).
+moves per job and its total cost against the first label's on the same traces (paired). A file
+given as PATH=NAME labels its rows NAME: runs of an earlier version of the code.
 
     python scripts/objective_report.py scripts/results/objective-loop.csv \\
         scripts/results/objective-loop-before.csv scripts/results/objective-loop-p1a.csv \\
         -o scripts/results/objective-loop.md
+    python scripts/objective_report.py scripts/results/objective-loop.csv \
+        scripts/results/objective-loop-more.csv \
+        "scripts/results/objective-loop-c63badd.csv=incremental at c63badd" \
+        --title "The default's polish of every point at N = 5 against its polish at c63badd" \
+        -o scripts/results/objective-rule6.md
 """
 
 from __future__ import annotations
@@ -40,11 +46,14 @@ def label(row: dict) -> str:
 
 
 def table(paths: list[str], title: str) -> str:
-    rows = [r for p in paths for r in read_results(p) if r["status"] == "ok"]
+    rows = []
+    for spec in paths:
+        path, _, name = spec.partition("=")
+        rows += [(r, name) for r in read_results(path) if r["status"] == "ok"]
     groups: dict[tuple, dict[str, dict]] = defaultdict(dict)
     order: list[str] = []
-    for r in rows:
-        lab = label(r)
+    for r, name in rows:
+        lab = name or label(r)
         if lab not in order:
             order.append(lab)
         key = (int(r["nodes"]), r["arrivals"], float(r["overhead"]), float(r["startup"]))

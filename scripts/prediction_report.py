@@ -95,8 +95,8 @@ def main() -> None:
     out = [
         f"# Wrong predictions: the default with and without its speed model ({args.results})",
         "",
-        "after: the default with its speed model; before: without it (the method before the "
-        "speed model, bit for bit); told: the same method told the actual times (the trace "
+        "after: the default with its speed model; before: without it (`learn_speed: false`); "
+        "told: the same method told the actual times (the trace "
         "replayed with its actual durations as the predictions). Each row: the mean over the "
         "traces [largest], cost / bound (the bound of the actual durations) and moves per "
         f"job; error drawn: mean |actual / predicted - 1| and the share off by 2x or more. "

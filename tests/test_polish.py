@@ -58,28 +58,34 @@ def test_incremental_polish_option():
     assert sol.stats["polish"]["status"] in ("optimal", "time_limit")
 
 
-def test_the_default_polishes_small_contended_points_the_same_on_any_machine():
-    """By default (rule 6) a point of N <= POLISH_NODES with more jobs than nodes is polished
-    within a node limit, not a time limit: its P1$ is the optimum (brute force) on tiny
-    instances, the same plan twice, and points with free node slots or N above the limit are
-    left as the construction made them."""
+def test_the_default_polishes_small_points_the_same_on_any_machine():
+    """By default (rule 6) every point of N <= POLISH_NODES is polished within a node limit, not
+    a time limit. With a move charged once (`move_weight=1`) its P1$ is the optimum (brute
+    force) on tiny instances, with free node slots or not; with the default's weight on a
+    move it is never dearer than the construction, and the optimum where no move costs
+    anything (κ = 0); the same plan twice. Points of N above the limit are left as the
+    construction made them."""
     from gpuaas.milp.polish import POLISH_NODES
+    from gpuaas.reconfiguration import reconfiguration_terms
 
-    polished = 0
+    slots = free = 0
     for k in range(12):
         inst = with_incumbent(tiny_instance(k), k) if k % 2 else tiny_instance(k)
+        best, _ = brute_force_dollars(inst)
+        once = incremental(inst, seed=k, move_weight=1.0)
+        assert validate(once).ok and "polish" in once.stats
+        assert close(once.objective, best), (k, once.objective, best)
         sol = incremental(inst, seed=k)
-        assert validate(sol).ok
-        if inst.n_jobs > inst.nodes:
-            polished += 1
-            best, _ = brute_force_dollars(inst)
+        assert validate(sol).ok and "polish" in sol.stats
+        assert sol.objective <= incremental(inst, seed=k, polish=0.0).objective + 1e-9
+        if not reconfiguration_terms(inst)[0].any():
+            free += 1
             assert close(sol.objective, best), (k, sol.objective, best)
-            again = incremental(inst, seed=k)
-            assert np.array_equal(again.job_cfg, sol.job_cfg)
-            assert np.array_equal(again.job_node, sol.job_node)
-        else:
-            assert "polish" not in sol.stats
-    assert polished >= 4
+        again = incremental(inst, seed=k)
+        assert np.array_equal(again.job_cfg, sol.job_cfg)
+        assert np.array_equal(again.job_node, sol.job_node)
+        slots += inst.n_jobs <= inst.nodes
+    assert slots >= 2 and free >= 6
     big = generate_instance(POLISH_NODES + 1, 20, seed=2)
     assert "polish" not in incremental(big, seed=1).stats
 
@@ -118,3 +124,24 @@ def test_incremental_refuses_a_polish_with_spot_variants():
     for option in ({"polish": 1.0}, {"polish_nodes": 20}):
         with pytest.raises(ValueError, match="spot variants"):
             incremental(inst, seed=1, **option)
+
+
+def test_the_model_counts_each_moved_jobs_lost_work_move_weight_times():
+    """`build_model(move_weight=W)` prices a plan at its P1$ plus (W - 1) x the κ_j of the jobs
+    it moves: the objective the default's polish minimises."""
+    from gpuaas.methods import solve
+    from gpuaas.milp.model import build_model, solution_columns
+    from gpuaas.reconfiguration import moved, reconfiguration_terms
+
+    priced = 0
+    for k in range(1, 20, 2):
+        inst = with_incumbent(tiny_instance(k), k)
+        sol = solve(inst, "greedy")
+        kappa = reconfiguration_terms(inst)[0][moved(inst, sol.job_node, sol.job_cfg)].sum()
+        priced += kappa > 0
+        for w in (1.0, 4.0):
+            model = build_model(inst, objective="dollars", move_weight=w)
+            x = solution_columns(model, sol)
+            value = float(model.col_cost @ x) + model.offset
+            assert close(value, sol.objective + (w - 1.0) * kappa), (k, w, value)
+    assert priced >= 2

@@ -38,14 +38,17 @@ rest of Greedy (Algorithm 1's placement and the §3.3 postprocessing):
    and the others are placed again (`pointless_moves`; one more construction): fewer moves
    for the same cost or less (docs/reconfiguration.md, "Put back").
 
-6. **Polish at small N.** Where the MILP polish frees the whole point (N <= `POLISH_NODES`,
-   on-demand catalogs) and jobs contend for the node slots (J > N), the plan is re-optimised by
-   the P1$ MILP from itself (`gpuaas.milp.polish`; kept only if better), within
-   `AUTO_POLISH_NODES` branch-and-bound nodes rather than seconds, so that the result does not
-   depend on the machine's load (and within the method's `time_limit`, if given), without
-   HiGHS's presolve (most of the time on such small models). The construction decides job by
-   job and misses joint exchanges (urgent jobs onto faster configurations while slack jobs
-   wait); what the polish closes and costs, per point and online: formulations/P1D.md.
+6. **Polish at small N.** Where the MILP polish frees the whole point (at most `POLISH_NODES`
+   node slots: a method sees min(N, J) of them, `gpuaas.methods.kept_nodes`, so every point of
+   a cluster of N <= 5 and every point with J <= 5 jobs in any cluster; on-demand catalogs),
+   the plan is re-optimised by the P1$ MILP from itself, each moved job's lost work weighted
+   by `move_weight` as in rules 1-4 (`gpuaas.milp.polish`; kept only if its P1$ is lower),
+   within `AUTO_POLISH_NODES` branch-and-bound nodes rather than seconds, so that the result
+   does not depend on the machine's load (and within the method's `time_limit`, if given),
+   without HiGHS's presolve (most of the time on such small models). The construction decides
+   job by job and misses joint exchanges (urgent jobs onto faster configurations while slack
+   jobs wait, two jobs sharing a VM split onto smaller ones); what the polish closes and
+   costs, per point and online: formulations/P1D.md.
 
 Under the paper's zero reconfiguration costs nothing is kept and only rule 2 differs from Greedy.
 """
@@ -147,8 +150,9 @@ def incremental(
         whole point (rule 6), else none. Not with spot variants (the MILP plans on-demand VMs only).
     polish_nodes : int
         Branch-and-bound nodes of the same polish at every point where no job queues for
-        capacity (`queued`) and rule 6 does not act: deterministic, unlike `polish`; 0 (the
-        default): none. What it saves and costs: formulations/P1D.md, "The polish beyond N = 5".
+        capacity (`queued`), in place of rule 6 there, a move charged once: deterministic,
+        unlike `polish`; 0 (the default): none. What it saves and costs: formulations/P1D.md,
+        "The polish beyond N = 5".
 
     Returns
     -------
@@ -204,16 +208,22 @@ def incremental(
     from gpuaas.milp.polish import polish as milp_polish
 
     node_limit = None  # a polish within branch-and-bound nodes: rule 6, or `polish_nodes`
+    weight = 1.0  # `polish_nodes` as measured (formulations/P1D.md): a move charged once
     if not instance.catalog.has_spot:
-        if auto and instance.n_jobs > instance.nodes <= POLISH_NODES:
-            node_limit = AUTO_POLISH_NODES
-        elif polish_nodes and not queued(instance, pref):
+        if polish_nodes and not queued(instance, pref):
             node_limit = polish_nodes
+        elif auto and instance.nodes <= POLISH_NODES:
+            node_limit, weight = AUTO_POLISH_NODES, move_weight
     if node_limit is not None:
         left = None if deadline is None else deadline - time.perf_counter()
         if left is None or left > 0:
             best = milp_polish(
-                best, time_limit=left, seed=seed, node_limit=node_limit, presolve=False
+                best,
+                time_limit=left,
+                seed=seed,
+                node_limit=node_limit,
+                presolve=False,
+                move_weight=weight,
             )
     elif polish > 0:
         left = polish if deadline is None else min(polish, deadline - time.perf_counter())

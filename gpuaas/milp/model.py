@@ -219,15 +219,20 @@ def define_z(b: _Builder) -> np.ndarray:
     return b.cols(_labels_pref("z", j=j, n=n), 0.0, True, 1.0).reshape(inst.n_jobs, inst.nodes)
 
 
-def define_x(b: _Builder, objective: str = "p1a", allowed: np.ndarray | None = None) -> np.ndarray:
+def define_x(
+    b: _Builder,
+    objective: str = "p1a",
+    allowed: np.ndarray | None = None,
+    move_weight: float = 1.0,
+) -> np.ndarray:
     """x_jnvg ∈ {0,1} (P1s): job j runs on node n with VM type v and g GPUs — only for the
     configurations c = (v, g) with finite t_jvg. Objective −κ_j on the column of a running
     job's current node and configuration (with the constant Σ κ_j: κ_j is paid unless the job
     stays, P1's extension), and in P1a −μ·g·x_jnvg (the used-GPU half of the idle-GPU term),
     in P1$ run_jc − wait_j (with the constant Σ wait_j: a job pays its run value when it runs,
     its waiting value otherwise). `allowed` (J, N, C), if given, leaves out the other columns (a
-    neighbourhood, `gpuaas.milp.polish`). Returns the (J, N, C) column map, -1 where no variable
-    exists."""
+    neighbourhood, `gpuaas.milp.polish`). κ_j is counted `move_weight` times. Returns the
+    (J, N, C) column map, -1 where no variable exists."""
     inst, cat = b.instance, b.instance.catalog
     J, N, C = inst.n_jobs, inst.nodes, cat.n_configs
     runnable = np.broadcast_to(np.isfinite(inst.times)[:, None, :], (J, N, C))
@@ -242,7 +247,7 @@ def define_x(b: _Builder, objective: str = "p1a", allowed: np.ndarray | None = N
     else:
         terms = dollar_terms(inst)
         cost = terms.run[j, c] - terms.wait[j]
-    idx = b.cols(names, cost - np.where(stay, kappa[j], 0.0), True, 1.0)
+    idx = b.cols(names, cost - np.where(stay, move_weight * kappa[j], 0.0), True, 1.0)
     xmap = np.full((J, N, C), -1, dtype=np.int64)
     xmap[j, n, c] = idx
     return xmap
@@ -568,6 +573,7 @@ def build_model(
     literal: bool = False,
     linearisation: str = "product",
     allowed: np.ndarray | None = None,
+    move_weight: float = 1.0,
 ) -> P1Model:
     """Build P1 or P1$ for `instance`: one define_* per variable family, one constrain_* per
     row family; a pinned job's x on its current node and configuration is fixed to 1
@@ -593,6 +599,9 @@ def build_model(
     allowed : (J, N, C) bool array, optional
         Only these x columns (with finite times) are built: a neighbourhood of a plan
         (`gpuaas.milp.polish`); default all.
+    move_weight : float
+        κ_j counted this many times (the objective's Σ κ_j and each stay column's −κ_j): the
+        default method's weight on a move, for its polish; 1 (the default) is P1 / P1$.
     """
     if objective not in OBJECTIVES:
         raise InputError(
@@ -609,7 +618,7 @@ def build_model(
     m["w"] = define_w(b)
     m["y"] = define_y(b, objective)
     m["z"] = define_z(b)
-    m["x"] = define_x(b, objective, allowed)
+    m["x"] = define_x(b, objective, allowed, move_weight)
     none = np.zeros((instance.n_jobs, instance.nodes), dtype=np.int64) - 1
     if p1a:
         m["alpha"] = define_alpha(b)
@@ -655,7 +664,7 @@ def build_model(
     order = np.argsort(r, kind="stable")
     indptr = np.concatenate(([0], np.cumsum(np.bincount(r, minlength=b.n_rows)))).astype(np.int32)
     cc = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)
-    offset = float(reconfiguration_terms(instance)[0].sum())
+    offset = move_weight * float(reconfiguration_terms(instance)[0].sum())
     if not p1a:
         offset += float(dollar_terms(instance).wait.sum())
     return P1Model(

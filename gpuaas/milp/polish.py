@@ -6,8 +6,9 @@ and lets HiGHS re-place the rest: the `nodes` open nodes whose jobs lose most ag
 run values (plus their unfilled price) are freed with their jobs, together with every waiting
 job and up to `nodes` closed nodes; the other nodes keep their VM type and their jobs, whose
 spare GPUs the freed jobs may still take. With N <= `nodes` the whole point is re-optimised.
-HiGHS starts from the plan itself, so the result is never worse in P1$; it is returned only if
-it is better and passes the independent validator.
+HiGHS starts from the plan itself. With `move_weight` W > 1 it minimises P1$ with each moved
+job's lost work κ_j counted W times (the default method's weight on a move); either way the
+result is returned only if its P1$ is lower and it passes the independent validator.
 """
 
 from __future__ import annotations
@@ -63,13 +64,15 @@ def polish(
     threads: int | None = 1,
     node_limit: int | None = None,
     presolve: bool = True,
+    move_weight: float = 1.0,
 ) -> Solution:
     """`solution` with a neighbourhood re-optimised by the P1$ MILP within `time_limit` s
     and `node_limit` branch-and-bound nodes (module docstring); `solution` itself when HiGHS
     finds nothing better within them. Without a time limit HiGHS runs in this process, and a
     node limit alone gives the same result on any machine under any load. `presolve=False`
     turns HiGHS's presolve off, which on small points took most of the time (0.3-0.4 s of
-    0.45 s at N = 5, J = 18; the default's polish, rule 6 of `incremental`).
+    0.45 s at N = 5, J = 18; the default's polish, rule 6 of `incremental`). `move_weight`:
+    the weight on κ_j in the MILP's objective (module docstring).
 
     The returned Solution's `stats` are `solution`'s plus ``polish``: the P1$ saved ($, 0 when
     unchanged), the HiGHS status and the seconds taken.
@@ -85,7 +88,7 @@ def polish(
     allowed[jobs] = (free[:, None] | on_type)[None, :, :]
     kept = np.flatnonzero(~jobs)
     allowed[kept, solution.job_node[kept], solution.job_cfg[kept]] = True
-    model = build_model(inst, objective="dollars", allowed=allowed)
+    model = build_model(inst, objective="dollars", allowed=allowed, move_weight=move_weight)
     model.col_lower[model.x[kept, solution.job_node[kept], solution.job_cfg[kept]]] = 1.0
     fixed = np.flatnonzero(~free)
     is_open = solution.node_vm[fixed] >= 0

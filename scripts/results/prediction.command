@@ -1,6 +1,7 @@
 # The wrong-predictions campaign (issue 25) and its report; "before" is the same spec's
-# learn_speed: false rows (the default as it was before the speed model, bit for bit: checked
-# against the code of 420d423 under the uniform model, the only one it had).
+# learn_speed: false rows (the default without its speed model: until the default's rule 6 acted
+# at every point of at most 5 slots, these were bit for bit the code of 420d423 under the
+# uniform model, the only one it had). All rows rerun after that change.
 gpuaas campaign scripts/campaigns/prediction.yaml -o scripts/results/prediction.csv --backend processes --workers 1
 python scripts/prediction_job_part.py -o scripts/results/prediction-job-part.csv
 python scripts/prediction_report.py scripts/results/prediction.csv --job-part scripts/results/prediction-job-part.csv -o scripts/results/prediction.md
