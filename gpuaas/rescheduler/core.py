@@ -687,7 +687,11 @@ class Rescheduler:
                 f"{left} left of the hour's budget ({self.config.moves_per_hour})"
             )
         recent = [m for m in self._recent_moves if m[0] > at - HOUR]
-        self._recent_moves = tuple(recent + ([(at, voluntary)] if voluntary else []))
+        if voluntary and recent and recent[-1][0] == at:  # another point at the same instant
+            recent[-1] = (at, recent[-1][1] + voluntary)
+        elif voluntary:
+            recent.append((at, voluntary))
+        self._recent_moves = tuple(recent)
         plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
         self.time = at
         self.events += 1

@@ -38,7 +38,7 @@ from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, StateError, brief
 from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object
-from gpuaas.limits import HORIZON, MAX_JOBS
+from gpuaas.limits import HORIZON, MAX_COUNT, MAX_JOBS
 from gpuaas.rescheduler.events import TIME_TOL
 from gpuaas.rescheduler.records import (
     COMPLETED_FIELDS,
@@ -430,16 +430,22 @@ def _speed_pool(value: Any) -> tuple[int, float, int, float]:
 
 
 def _recent_moves(value: Any, clock: float | None) -> tuple[tuple[float, int], ...]:
-    """[[time, count], ...]: voluntary moves at times within the hour before the clock."""
-    out = []
+    """[[time, count], ...]: voluntary moves at times within the hour before the clock, in
+    order; two entries of one time (written before issue 39, one per rescheduling point at
+    that instant) are added up, as the budget counts them."""
+    out: list[tuple[float, int]] = []
     for i, m in enumerate(_list("live.recent_moves", value)):
         at = f"live.recent_moves[{i}]"
         if not isinstance(m, list) or len(m) != 2:
             _fail(at, f"must be [time, count], got {brief(m)}")
         t = checks.number(m[0], f"{at}[0]", minimum=0.0, maximum=HORIZON)
-        if clock is None or not clock - 3600.0 < t <= clock or (out and t <= out[-1][0]):
+        if clock is None or not clock - 3600.0 < t <= clock or (out and t < out[-1][0]):
             _fail(f"{at}[0]", f"{t!r} is not in the hour before the clock, after the previous")
-        out.append((t, checks.integer(m[1], f"{at}[1]", minimum=1)))
+        k = checks.integer(m[1], f"{at}[1]", minimum=1, maximum=MAX_COUNT)
+        if out and t == out[-1][0]:
+            out[-1] = (t, out[-1][1] + k)
+        else:
+            out.append((t, k))
     return tuple(out)
 
 

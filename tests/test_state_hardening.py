@@ -1,0 +1,137 @@
+"""The Rescheduler's state and events under attack (issue 39, cases 1-4, 8 and 13): every state
+the package writes restores, a migration refuses content of another version, an event id names
+one content for good, a batch says one thing per job or VM type, and a corrupt state is a
+StateError naming its field."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from gpuaas import Rescheduler
+from gpuaas.rescheduler.events import (
+    Completion,
+    ProgressReport,
+    Submission,
+    ThroughputReport,
+    Tick,
+)
+
+
+def _copy(state):
+    return json.loads(json.dumps(state))
+
+
+def _plain(plan):
+    """A plan's JSON without its timings."""
+    return {
+        k: v for k, v in plan.to_dict().items() if k not in ("solver_seconds", "solver_cpu_seconds")
+    }
+
+
+def _state(r: Rescheduler):
+    """`r.state()` without the timings of its remembered plans (they differ run to run)."""
+    state = _copy(r.state())
+    for p in state["live"]["plans"]:
+        p["plan"] = {k: v for k, v in p["plan"].items() if not k.startswith("solver_")}
+    return state
+
+
+# -- case 1: two points at one instant, each moving a job ------------------------------------
+
+#: (time, job) submitted one at a time to the default method at N = 1 (found by a search):
+#: j5 and j6, both at t = 4200, each move a job
+SAME_INSTANT = [
+    (3600.0, {"id": "j0", "due": 17781, "weight": 10, "times": {"NC6": [27324], "NC12": [30000, 3709]}}),
+    (3600.0, {"id": "j1", "due": 53434, "weight": 0.1, "times": {"NC6": [12414], "NC12": [30000, 16397]}}),
+    (3600.0, {"id": "j2", "due": 31951, "weight": 10, "times": {"NC6": [25721], "NC12": [30000, 19583]}}),
+    (4200.0, {"id": "j3", "due": 13151, "weight": 0.001, "times": {"NC6": [4235], "NC12": [30000, 16558]}}),
+    (4200.0, {"id": "j4", "due": 30362, "weight": 0.1, "times": {"NC6": [27895], "NC12": [30000, 16160]}}),
+    (4200.0, {"id": "j5", "due": 6112, "weight": 0.001, "times": {"NC6": [33147], "NC12": [30000, 13579]}}),
+    (4200.0, {"id": "j6", "due": 9658, "weight": 0.1, "times": {"NC6": [37975], "NC12": [30000, 3138]}}),
+]  # fmt: skip
+
+
+def test_two_points_at_one_instant_that_move_jobs_restore():
+    """Case 1: the moves of two points at one instant are one entry of `recent_moves` (was
+    two of the same time, which restore refused); a state listing them apart still restores."""
+    r = Rescheduler("azure-2021", nodes=1)
+    moved = []
+    for t, job in SAME_INSTANT:
+        plan = r.submit(job, at=t)
+        moved.append(len(plan.migrate) + len(plan.preempt))
+    assert moved[-2:] == [1, 1]
+    state = _copy(r.state())
+    assert state["live"]["recent_moves"] == [[4200.0, 2]]
+    b = Rescheduler.restore(state)
+    assert b.state() == state
+    state["live"]["recent_moves"] = [[4200.0, 1], [4200.0, 1]]
+    assert Rescheduler.restore(state).state() == r.state()
+
+
+#: one step of an event sequence: (seconds since the last event, 0 most often: the same
+#: instant; what happens; applied as one batch or one event at a time; a choice in [0, 1))
+STEP = st.tuples(
+    st.sampled_from([0.0, 0.0, 0.0, 60.0, 1800.0, 7200.0]),
+    st.lists(
+        st.sampled_from(["submit", "complete", "progress", "throughput", "tick"]),
+        min_size=1,
+        max_size=3,
+    ),
+    st.booleans(),
+    st.floats(0.0, 0.999),
+)
+
+
+def _event(r: Rescheduler, at: float, kind: str, u: float, name: str, busy: set[str]):
+    """An event of `kind` at `at`, valid for `r`'s state (a tick where none is possible);
+    `busy`: jobs the batch already has an event for."""
+    eid = name if len(name) % 2 else None
+    running = [j for j in r.unfinished() if j.node >= 0 and j.id not in busy]
+    pick = running[int(u * len(running))] if running else None
+    if kind == "submit":
+        job = {
+            "id": f"j{name}",
+            "due": at + 2000.0 + 40000.0 * u,
+            "weight": [0.001, 0.1, 10.0][len(r.unfinished()) % 3],
+            "times": {"NC6": [3000.0 + 30000.0 * u], "NC12": [30000.0, 2000.0 + 15000 * u]},
+        }
+        if len(name) % 3 == 0:
+            job["checkpoint"] = 600.0
+        return Submission(at, job, id=eid)
+    if pick is None or kind == "tick":
+        return Tick(at, id=eid)
+    busy.add(pick.id)
+    if kind == "complete":
+        return Completion(at, pick.id, id=eid)
+    if kind == "progress":
+        p = min(0.99, pick.progress + (1.0 - pick.progress) * u / 4)
+        return ProgressReport(at, pick.id, p, id=eid)
+    return ThroughputReport(at, pick.id, 5000.0 + 20000.0 * u, id=eid)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@example(steps=[(0.0, ["submit"] * 3, False, 0.0)], nodes=1)  # case 1 (the moves at one instant)
+@given(steps=st.lists(STEP, min_size=1, max_size=8), nodes=st.sampled_from([1, 2]))
+def test_every_state_written_restores_and_continues_alike(steps, nodes):
+    """Case 1: save and restore after every event of a sequence with same-instant events
+    (submissions, completions, ticks, progress and throughput reports; batches, and one event
+    at a time at one instant): the restored Rescheduler has the same state and gives the same
+    next plan."""
+    r = Rescheduler("azure-2021", nodes=nodes)
+    at = 0.0
+    for k, (dt, kinds, together, u) in enumerate(steps):
+        at += dt
+        groups = [kinds] if together else [[kind] for kind in kinds]
+        for i, group in enumerate(groups):
+            busy: set[str] = set()
+            evs = [_event(r, at, kind, u, f"{k}.{i}.{n}", busy) for n, kind in enumerate(group)]
+            ticks = [e for e in evs if isinstance(e, Tick)]
+            group = [e for e in evs if not isinstance(e, Tick)] + ticks[:1]
+            b = Rescheduler.restore(_copy(r.state()))
+            assert b.state() == r.state()
+            assert _plain(b.handle(group)) == _plain(r.handle(group))
+            assert _state(b) == _state(r)
+    assert Rescheduler.restore(_copy(r.state())).state() == r.state()
