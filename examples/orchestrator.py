@@ -25,7 +25,7 @@ import heapq
 import json
 
 from gpuaas import Rescheduler
-from gpuaas.rescheduler import Completion, ProgressReport, Submission, Tick
+from gpuaas.rescheduler import STATE_VERSION, Completion, ProgressReport, Submission, Tick
 
 BOOT = 120.0  # s a VM takes to become ready (the Rescheduler's `startup`)
 OVERHEAD = 600.0  # s of work a stopped job redoes (the Rescheduler's `overhead`)
@@ -143,7 +143,8 @@ def main() -> dict:
     cloud = Cloud({job["id"]: job["times"] for _, job in JOBS})
     arrivals = [(t, i, job) for i, (t, job) in enumerate(JOBS)]
     heapq.heapify(arrivals)
-    saved = {"config": r.config_state(), "live": None, "completed": []}  # a service's store
+    # a service's store: the format version and the static part once
+    saved = {"version": STATE_VERSION, "config": r.config_state(), "live": None, "completed": []}
     clock, next_tick, k, last = 0.0, float("inf"), 0, None
     done: list[str] = []
     while arrivals or cloud.jobs or r.unfinished():
@@ -171,7 +172,7 @@ def main() -> dict:
         saved["live"] = r.live_state()
         saved["completed"] += r.completion_log(len(saved["completed"]))
         if k == 6:  # the process restarts: continue from what was saved
-            r = Rescheduler.restore({"version": 3, **json.loads(json.dumps(saved))})
+            r = Rescheduler.restore(json.loads(json.dumps(saved)))
             print(f"restarted at t={r.time:g} s from the saved state")
     batch, plan = last
     before = json.dumps(r.state())

@@ -6,11 +6,16 @@ StateError naming its field."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpuaas import Rescheduler
+from gpuaas.errors import StateError
+from gpuaas.rescheduler import STATE_VERSION
 from gpuaas.rescheduler.events import (
     Completion,
     ProgressReport,
@@ -18,6 +23,7 @@ from gpuaas.rescheduler.events import (
     ThroughputReport,
     Tick,
 )
+from gpuaas.rescheduler.persistence import ADDED
 
 
 def _copy(state):
@@ -135,3 +141,56 @@ def test_every_state_written_restores_and_continues_alike(steps, nodes):
             assert _plain(b.handle(group)) == _plain(r.handle(group))
             assert _state(b) == _state(r)
     assert Rescheduler.restore(_copy(r.state())).state() == r.state()
+
+
+# -- case 2: a state of one format labelled another ------------------------------------------
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _sample(version: int):
+    return json.loads((DATA / f"rescheduler-state-v{version}.json").read_text())["state"]
+
+
+def test_a_later_format_labelled_earlier_is_refused():
+    """Case 2: a format-4 state labelled version 3 was "migrated", wiping its speed evidence
+    and resetting a job's checkpoint (60 -> 600 s); now StateError names the first field of
+    the later format. The states of versions 2 and 3 still migrate."""
+    r = Rescheduler("azure-2021", nodes=2)
+    job = {"id": "a", "due": 3e4, "weight": 0.01, "times": {"NC6": [36000.0]}, "checkpoint": 60}
+    r.submit(job, at=0.0)
+    r.tick(3600.0, progress={"a": 0.05})
+    r.tick(7200.0, progress={"a": 0.07})
+    state = _copy(r.state())
+    assert state["live"]["jobs"][0]["observed"] and state["live"]["jobs"][0]["checkpoint"] == 60
+    state["version"] = 3
+    with pytest.raises(StateError) as err:
+        Rescheduler.restore(state)
+    assert str(err.value) == (
+        "Rescheduler state labelled version 3 has live.interruption_cost, a field of version 4: "
+        "it was written in a later format than the version it claims"
+    )
+    # every field a later format added, alone in a state of an earlier version
+    for version, later in ((2, 3), (2, 4), (3, 4)):
+        for kind, names in ADDED[later].items():
+            for name in names:
+                s = _sample(version)
+                path = {
+                    ("state", 2): (),
+                    ("live", 2): (),
+                    ("job", 2): ("jobs", 0),
+                    ("completed", 2): ("completed", 0),
+                    ("live", 3): ("live",),
+                    ("job", 3): ("live", "jobs", 0),
+                    ("completed", 3): ("completed", 0),
+                }[kind, version]
+                obj = s
+                for p in path:
+                    obj = obj[p]
+                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) + "."
+                where = (obj, where.lstrip("."))
+                where[0][name] = 0
+                with pytest.raises(StateError, match=rf"has {re.escape(where[1] + name)}, a field"):
+                    Rescheduler.restore(s)
+    for version in (2, 3):
+        assert Rescheduler.restore(_sample(version)).state()["version"] == STATE_VERSION

@@ -21,7 +21,8 @@ checks of a submitted job (`gpuaas.instance.parse_job`, on its instance-format o
 other field through the check `records.py` declares for it, and the times in order (release
 <= start <= the clock, no more running time than since the first start, completions before the
 clock). A state of an earlier version is migrated first (`MIGRATIONS`); a later version is
-refused: it was written by a newer gpuaas.
+refused: it was written by a newer gpuaas; so is a state labelled an earlier version that has a
+field a later format added (`ADDED`): migrating it would wipe what that field holds.
 """
 
 from __future__ import annotations
@@ -185,9 +186,78 @@ def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
 
 # -- migrating ------------------------------------------------------------------------------
 
+#: the fields each format added, by the object they are in (a state labelled an earlier
+#: version that has one was written in a later format: migrating it would wipe them, so it is
+#: refused; issue 39)
+ADDED = {
+    3: {
+        "state": ("config", "live"),
+        "live": ("interruptions",),
+        "job": ("interruptions",),
+        "completed": ("interruptions",),
+    },
+    4: {
+        "live": (
+            "interruption_cost",
+            "spot_cost",
+            "spot_held",
+            "outages",
+            "recent_moves",
+            "speed_pool",
+        ),
+        "job": ("interrupted_work", "checkpoint", "segment", "observed", "measured", "anchor"),
+        "completed": ("interrupted_work",),
+    },
+}
+
+
+def _object(version: int, where: str, value: Any) -> Mapping[str, Any]:
+    """`value`, an object of a version-`version` state (StateError naming `where` otherwise)."""
+    if not isinstance(value, Mapping):
+        raise StateError(
+            f"corrupt Rescheduler state of version {version}: {where} must be an object, "
+            f"got {brief(value)}"
+        )
+    return value
+
+
+def _objects(version: int, where: str, value: Any) -> list[Mapping[str, Any]]:
+    """`value`, a list of objects of a version-`version` state."""
+    if not isinstance(value, list):
+        raise StateError(
+            f"corrupt Rescheduler state of version {version}: {where} must be a list, "
+            f"got {brief(value)}"
+        )
+    return [_object(version, f"{where}[{i}]", d) for i, d in enumerate(value)]
+
+
+def _not_later(version: int, kinds: tuple[str, ...], where: str, value: Mapping[str, Any]) -> None:
+    """StateError when `value`, an object (of `kinds`: "state", "live", "job", "completed") of
+    a state labelled `version`, has a field that a later format added."""
+    for later in range(version + 1, STATE_VERSION + 1):
+        for name in (n for k in kinds for n in ADDED[later].get(k, ())):
+            if name in value:
+                at = f"{where}.{name}" if where else name
+                raise StateError(
+                    f"Rescheduler state labelled version {version} has {at}, a field of "
+                    f"version {later}: it was written in a later format than the version it "
+                    "claims"
+                )
+
+
+def _entries(version: int, where: str, value: Any, kind: str) -> list[Mapping[str, Any]]:
+    """The objects of list `value` (jobs or completion records), none of a later format."""
+    out = _objects(version, where, value)
+    for i, d in enumerate(out):
+        _not_later(version, (kind,), f"{where}[{i}]", d)
+    return out
+
 
 def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
     """Version 2 (one flat object; N-long node lists; no ids, interruptions or availability)."""
+    _not_later(2, ("state", "live"), "", s)
+    jobs = _entries(2, "jobs", s["jobs"], "job")
+    done = _entries(2, "completed", s["completed"], "completed")
     run = {
         "method": s["method"],
         "seed": s["seed"],
@@ -206,11 +276,11 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
         {"node": p, "vm": v, "ready": ready[p]} for p, v in enumerate(node_vm) if v is not None
     ]
     live["capacity"] = {}
-    live["jobs"] = [dict(d, interruptions=0) for d in s["jobs"]]
+    live["jobs"] = [dict(d, interruptions=0) for d in jobs]
     live["plans"] = []
     live["applied_now"] = {}
-    live["completed"] = len(s["completed"])
-    completed = [dict(d, interruptions=0) for d in s["completed"]]
+    live["completed"] = len(done)
+    completed = [dict(d, interruptions=0) for d in done]
     return {
         "version": 3,
         "config": {"catalog": s["catalog"], "params": s["params"], "run": run},
@@ -222,10 +292,15 @@ def _from_v2(s: Mapping[str, Any]) -> dict[str, Any]:
 def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
     """Version 3 (no spot capacity: no checkpoints, interruption losses or spot totals; no
     speed evidence, no record of recent moves): none yet, and the run's checkpoint interval."""
-    run = s["config"]["run"]
+    config = _object(3, "config", s["config"])
+    run = _object(3, "config.run", config["run"])
+    live = _object(3, "live", s["live"])
+    _not_later(3, ("live",), "live", live)
+    jobs = _entries(3, "live.jobs", live["jobs"], "job")
+    done = _entries(3, "completed", s["completed"], "completed")
     checkpoint = run.get("checkpoint", RunConfig().checkpoint)
     live = dict(
-        s["live"],
+        live,
         interruption_cost=0.0,
         spot_cost=0.0,
         spot_held={},
@@ -243,10 +318,10 @@ def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
             measured=[],
             anchor=None,
         )
-        for d in live["jobs"]
+        for d in jobs
     ]
-    completed = [dict(d, interrupted_work=0.0) for d in s["completed"]]
-    return {"version": 4, "config": s["config"], "live": live, "completed": completed}
+    completed = [dict(d, interrupted_work=0.0) for d in done]
+    return {"version": 4, "config": config, "live": live, "completed": completed}
 
 
 #: version -> the function turning a state of that version into one of the next
@@ -254,7 +329,8 @@ MIGRATIONS = {2: _from_v2, 3: _from_v3}
 
 
 def migrate(state: Any) -> Mapping[str, Any]:
-    """`state` in the current format (StateError for an unknown version)."""
+    """`state` in the current format (StateError for an unknown version, a corrupt state of an
+    earlier one, or one whose fields are of a later format than its version says)."""
     if not isinstance(state, Mapping):
         raise StateError(f"not a Rescheduler state (a JSON object), got {brief(state)}")
     version = state.get("version")
@@ -273,7 +349,13 @@ def migrate(state: Any) -> Mapping[str, Any]:
     while version != STATE_VERSION:
         try:
             state = MIGRATIONS[version](state)
-        except (KeyError, TypeError, InputError) as exc:
+        except StateError:
+            raise
+        except KeyError as exc:
+            raise StateError(
+                f"corrupt Rescheduler state of version {version}: missing field {exc}"
+            ) from None
+        except (TypeError, ValueError, AttributeError) as exc:
             raise StateError(f"corrupt Rescheduler state of version {version}: {exc}") from None
         version = state["version"]
     return state
