@@ -194,3 +194,35 @@ def test_a_later_format_labelled_earlier_is_refused():
                     Rescheduler.restore(s)
     for version in (2, 3):
         assert Rescheduler.restore(_sample(version)).state()["version"] == STATE_VERSION
+
+
+# -- case 13: corrupt states of earlier formats ----------------------------------------------
+
+CORRUPT_EARLIER = [
+    (3, ("live",), "x", "live must be an object, got 'x'"),
+    (3, ("config", "run"), [], "config.run must be an object, got []"),
+    (3, ("config",), "x", "config must be an object, got 'x'"),
+    (3, ("live", "jobs"), ["ab"], "live.jobs[0] must be an object, got 'ab'"),
+    (3, ("live", "jobs"), "ab", "live.jobs must be a list, got 'ab'"),
+    (3, ("completed",), "ab", "completed must be a list, got 'ab'"),
+    (3, ("completed",), ["ab"], "completed[0] must be an object, got 'ab'"),
+    (3, ("live", "time"), None, None),  # no event yet, but jobs: refused after migrating
+    (2, ("jobs",), ["ab"], "jobs[0] must be an object, got 'ab'"),
+    (2, ("completed",), "ab", "completed must be a list, got 'ab'"),
+    (2, ("node_vm",), "x", "node_vm: must be a list as long as node_ready"),
+]
+
+
+@pytest.mark.parametrize(("version", "path", "value", "message"), CORRUPT_EARLIER)
+def test_corrupt_states_of_earlier_formats_are_state_errors(version, path, value, message):
+    """Case 13: corrupt format-2/3 states raised ValueError / AttributeError in the migration;
+    now StateError naming the field."""
+    s = _sample(version)
+    obj = s
+    for p in path[:-1]:
+        obj = obj[p]
+    obj[path[-1]] = value
+    with pytest.raises(StateError) as err:
+        Rescheduler.restore(s)
+    if message is not None:
+        assert str(err.value) == f"corrupt Rescheduler state of version {version}: {message}"
