@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpuaas import Rescheduler
-from gpuaas.errors import StateError
+from gpuaas.errors import InputError, StateError
 from gpuaas.rescheduler import STATE_VERSION
 from gpuaas.rescheduler.events import (
+    CapacityChange,
     Completion,
     ProgressReport,
     Submission,
@@ -226,3 +227,36 @@ def test_corrupt_states_of_earlier_formats_are_state_errors(version, path, value
         Rescheduler.restore(s)
     if message is not None:
         assert str(err.value) == f"corrupt Rescheduler state of version {version}: {message}"
+
+
+# -- case 4: two reports on one job or two capacities of one type in one batch -----------------
+
+
+def test_one_batch_says_one_thing_per_job_and_vm_type():
+    """Case 4: two `ThroughputReport`s for one job, or two `CapacityChange`s for one VM type,
+    in one batch: the last won silently; now refused like two `ProgressReport`s, and nothing
+    changes."""
+    r = Rescheduler("azure-2021", nodes=2)
+    r.submit({"id": "a", "due": 3e4, "weight": 0.01, "times": {"NC6": [36000.0]}}, at=0.0)
+    before = r.state()
+    cases = [
+        (
+            [ThroughputReport(60.0, "a", 40000.0), ThroughputReport(60.0, "a", 30000.0)],
+            "throughput['a']: reported twice in one batch",
+        ),
+        (
+            [CapacityChange(60.0, "NC6", 1), CapacityChange(60.0, "NC6", 3)],
+            "capacity['NC6']: changed twice in one batch",
+        ),
+        (
+            [ProgressReport(60.0, "a", 0.1), ProgressReport(60.0, "a", 0.2)],
+            "progress['a']: reported twice in one batch",
+        ),
+    ]
+    for batch, message in cases:
+        with pytest.raises(InputError) as err:
+            r.handle(batch)
+        assert str(err.value) == message
+        assert r.state() == before
+    r.handle([CapacityChange(60.0, "NC6", 1), CapacityChange(60.0, "NC12", 0)])  # two types
+    assert r.capacity() == {"NC6": 1, "NC12": 0}

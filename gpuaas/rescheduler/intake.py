@@ -2,7 +2,8 @@
 
 `check` reads a batch against a Rescheduler's state and returns what it will change (`Intake`),
 or raises with nothing changed: an unknown or never-started job, a report going backwards, a
-node that is not open, a VM type not in the catalog. `redelivered` answers a batch whose ids
+node that is not open, a VM type not in the catalog, two reports on one job or two capacities
+of one VM type in one batch (which would win is arbitrary). `redelivered` answers a batch whose ids
 were applied already with the plan they got (`core`'s docstring, "Idempotent events");
 `remember` keeps that plan.
 """
@@ -154,6 +155,8 @@ def _throughput(
         if isinstance(e.job, str) and e.job in done:
             continue
         job = _started(r, e.job, "throughput")
+        if e.job in out:
+            raise InputError(None, f"throughput[{e.job!r}]", "reported twice in one batch")
         if job.cfg < 0:
             raise StateError(f"throughput reported for job {e.job!r}, which is not running")
         out[e.job] = checks.number(
@@ -179,6 +182,8 @@ def _capacity(r: Rescheduler, events: list[CapacityChange]) -> dict[int, int | N
         if e.vm not in r.catalog.vm_names:
             raise InputError(None, "capacity.vm", f"unknown VM type {brief(e.vm)}")
         count = None if e.count is None else checks.integer(e.count, "capacity.count", minimum=0)
+        if r.catalog.vm_index(e.vm) in out:
+            raise InputError(None, f"capacity[{e.vm!r}]", "changed twice in one batch")
         out[r.catalog.vm_index(e.vm)] = count
     return out
 
