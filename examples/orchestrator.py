@@ -13,7 +13,7 @@ orchestrator loop:
    jobs (they run once their VM is ready).
 
 It saves the Rescheduler's state as a service would (the static part once, the live part after
-every event, the completion log appended), restarts from it half-way, and redelivers the last
+every event, the completion and id logs appended), restarts from it half-way, and redelivers the last
 batch (same ids) to show that a redelivered event gets the same plan and changes nothing.
 
     python examples/orchestrator.py
@@ -144,7 +144,8 @@ def main() -> dict:
     arrivals = [(t, i, job) for i, (t, job) in enumerate(JOBS)]
     heapq.heapify(arrivals)
     # a service's store: the format version and the static part once
-    saved = {"version": STATE_VERSION, "config": r.config_state(), "live": None, "completed": []}
+    saved = {"version": STATE_VERSION, "config": r.config_state(), "live": None}
+    saved |= {"completed": [], "ids": []}
     clock, next_tick, k, last = 0.0, float("inf"), 0, None
     done: list[str] = []
     while arrivals or cloud.jobs or r.unfinished():
@@ -171,6 +172,7 @@ def main() -> dict:
         # what a service saves after every event: the live part, and the new completions
         saved["live"] = r.live_state()
         saved["completed"] += r.completion_log(len(saved["completed"]))
+        saved["ids"] += r.id_log(len(saved["ids"]))
         if k == 6:  # the process restarts: continue from what was saved
             r = Rescheduler.restore(json.loads(json.dumps(saved)))
             print(f"restarted at t={r.time:g} s from the saved state")

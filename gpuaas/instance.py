@@ -339,6 +339,60 @@ class JobSpec:
     def __post_init__(self) -> None:
         check_job(self)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, JSON-able (`work`: null where inf): the one serialiser of a job (a
+        `Submission`'s, so its digest too, `from_dict` reads it back). The instance format
+        (`Instance.to_dict`) and a saved state write the same fields but name the VM types
+        (`times`, `placement`) where this form has catalog indices: it needs no catalog."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["work"] = work_list(self.work)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "job") -> JobSpec:
+        """The JobSpec of a `to_dict` object (`node`, `cfg`, `pinned`, `checkpoint` may be
+        left out: their defaults), checked (`check_job`); InputError naming the field."""
+        if not isinstance(data, Mapping):
+            raise InputError(None, where, f"must be an object, got {brief(data)}")
+        fields = dataclasses.fields(cls)
+        unknown = sorted(set(data) - {f.name for f in fields}, key=str)
+        if unknown:
+            raise InputError(None, f"{where}.{unknown[0]}", "unknown field of a job")
+        missing = [
+            f.name for f in fields if f.name not in data and f.default is dataclasses.MISSING
+        ]
+        if missing:
+            raise InputError(None, f"{where}.{missing[0]}", "missing required field")
+        data = {f.name: data.get(f.name, f.default) for f in fields}
+        work = data["work"]
+        if not isinstance(work, list) or not all(
+            w is None or (isinstance(w, (int, float)) and not isinstance(w, bool)) for w in work
+        ):
+            raise InputError(
+                None,
+                f"{where}.work",
+                f"must be a list of seconds (null: cannot run), got {brief(work)}",
+            )
+        row = np.array([math.inf if w is None else w for w in work], dtype=np.float64)
+        node = checks.integer(data["node"], f"{where}.node", minimum=-1, maximum=MAX_NODES - 1)
+        cfg = checks.integer(data["cfg"], f"{where}.cfg", minimum=-1, maximum=len(row) - 1)
+        if (node < 0) != (cfg < 0) or (cfg >= 0 and not math.isfinite(row[cfg])):
+            raise InputError(
+                None, f"{where}.cfg", "a running job has a node and a configuration it runs on"
+            )
+        return cls(
+            id=data["id"],
+            release=data["release"],
+            due=data["due"],
+            weight=data["weight"],
+            work=row,
+            progress=data["progress"],
+            node=node,
+            cfg=cfg,
+            pinned=checks.flag(data["pinned"], f"{where}.pinned"),
+            checkpoint=data["checkpoint"],
+        )
+
 
 def check_job(
     job: JobSpec, catalog: Catalog | None = None, source: str | None = None, where: str = "job"
@@ -357,6 +411,8 @@ def check_job(
     checks.number(job.weight, f"{at}.weight", source, minimum=0.0, maximum=MAX_WEIGHT)
     if not 0.0 <= checks.number(job.progress, f"{at}.progress", source) < 1.0:
         raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {job.progress!r}")
+    if job.checkpoint is not None:
+        checks.number(job.checkpoint, f"{at}.checkpoint", source, minimum=0.0, maximum=MAX_SECONDS)
     work = np.asarray(job.work, dtype=np.float64)
     bad = np.flatnonzero(~((work >= MIN_SECONDS) & (work <= MAX_SECONDS) | (work == np.inf)))
     if bad.size:
@@ -579,6 +635,11 @@ def _hazard(hazard: Any, catalog: Catalog, source: str | None) -> np.ndarray:
             / 3600.0
         )
     return out
+
+
+def work_list(work: Any) -> list[float | None]:
+    """A row of whole-job times as JSON writes it: null where a job cannot run (inf)."""
+    return [w if w != math.inf else None for w in np.asarray(work, dtype=np.float64).tolist()]
 
 
 def times_object(work: Any, catalog: Catalog) -> dict[str, list[Any]]:

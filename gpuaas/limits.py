@@ -38,6 +38,10 @@ then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·
 random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at
 most ``MAX_SIMULATIONS`` = 10^5 simulations (methods x seeds; a campaign grid too).
 
+**Names**: a job id or an event id is at most ``MAX_ID`` = 1000 characters: a state and every
+plan list each job's id, and a Rescheduler keeps every event id it applied, so a 10 MB id would
+be copied into every save (ids in traces and queues are tens of characters).
+
 **YAML files** (catalogs, campaign specs, presets) may use aliases, but a document expands to
 at most ``MAX_YAML_NODES`` = 10^5 nodes (values, lists, mappings): the largest real file, a
 campaign spec listing traces and options, has a few thousand, while a 1 KB file of nested
@@ -66,3 +70,4 @@ MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
 MAX_YAML_NODES = 10**5
+MAX_ID = 1000

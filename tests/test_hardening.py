@@ -550,7 +550,7 @@ def test_readme_lists_every_hard_case():
         "bad.yaml: objective: must be one of dollars, p1a, got 'euros'",
         "job a: listed 2 times",
         "live.jobs[0].release: 5000.0 is after the clock 3600.0",
-        "Rescheduler state version 5 was written by a newer gpuaas",
+        "Rescheduler state version 6 was written by a newer gpuaas",
         "cannot complete job 'j1': it never started",
         "standard output: cannot write: No space left on device",
         "standard output: cannot write: Broken pipe",

@@ -510,7 +510,7 @@ def test_state_of_the_previous_version_restores_and_continues_as_it_did(version)
     # are asked of it without
     sample["state"]["solver_options"] = {"polish": 0.0}
     r = Rescheduler.restore(sample["state"])
-    assert r.state()["version"] == STATE_VERSION == 4
+    assert r.state()["version"] == STATE_VERSION == 5
     ev = sample["event"]
     submit = [
         JobSpec(
@@ -551,11 +551,11 @@ def test_unknown_versions_are_refused_clearly():
     state = r.state()
     for version, message in [
         (
-            5,
-            "Rescheduler state version 5 was written by a newer gpuaas; this one reads versions 2 to 4: upgrade gpuaas",
+            6,
+            "Rescheduler state version 6 was written by a newer gpuaas; this one reads versions 2 to 5: upgrade gpuaas",
         ),
-        (1, "not a Rescheduler state of a known version (2 to 4), got version 1"),
-        ("3", "not a Rescheduler state of a known version (2 to 4), got version '3'"),
+        (1, "not a Rescheduler state of a known version (2 to 5), got version 1"),
+        ("3", "not a Rescheduler state of a known version (2 to 5), got version '3'"),
     ]:
         with pytest.raises(StateError) as err:
             Rescheduler.restore(state | {"version": version})
@@ -604,8 +604,10 @@ def test_old_ids_are_never_applied_twice():
     assert (
         r.handle(Tick(10.0 + PLAN_MEMORY + 1, id=f"t{PLAN_MEMORY + 1}")).time == 11.0 + PLAN_MEMORY
     )
+    with pytest.raises(StateError, match="'t0' was applied already; its plan is no longer kept"):
+        r.handle(Tick(10.0, id="t0"))  # every id is remembered (issue 39)
     with pytest.raises(StateError, match="before the previous event"):
-        r.handle(Tick(10.0, id="t0"))
+        r.handle(Tick(10.0, id="new"))
     for k in range(PLAN_MEMORY + 2):  # all at one instant: their ids stay known
         r.handle(Tick(100.0, id=f"n{k}"))
     with pytest.raises(

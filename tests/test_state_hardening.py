@@ -5,17 +5,20 @@ StateError naming its field."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpuaas import Rescheduler
 from gpuaas.errors import InputError, StateError
-from gpuaas.rescheduler import STATE_VERSION
+from gpuaas.instance import JobSpec
+from gpuaas.rescheduler import PLAN_MEMORY, STATE_VERSION
 from gpuaas.rescheduler.events import (
     CapacityChange,
     Completion,
@@ -23,6 +26,7 @@ from gpuaas.rescheduler.events import (
     Submission,
     ThroughputReport,
     Tick,
+    event_from_dict,
 )
 from gpuaas.rescheduler.persistence import ADDED
 
@@ -260,3 +264,121 @@ def test_one_batch_says_one_thing_per_job_and_vm_type():
         assert r.state() == before
     r.handle([CapacityChange(60.0, "NC6", 1), CapacityChange(60.0, "NC12", 0)])  # two types
     assert r.capacity() == {"NC6": 1, "NC12": 0}
+
+
+# -- case 3: one serialiser of a job, and an id names one content for good ---------------------
+
+JOB_FIELDS = st.fixed_dictionaries(
+    {
+        "id": st.text(min_size=1, max_size=20),
+        "release": st.floats(0.0, 1e9),
+        "due": st.floats(-1e9, 1e9),
+        "weight": st.floats(0.0, 1e6),
+        "work": st.lists(st.one_of(st.none(), st.floats(1.0, 1e9)), min_size=3, max_size=3),
+        "progress": st.floats(0.0, 1.0, exclude_max=True),
+        "placement": st.one_of(st.none(), st.tuples(st.integers(0, 10**6 - 1), st.integers(0, 2))),
+        "pinned": st.booleans(),
+        "checkpoint": st.one_of(st.none(), st.floats(0.0, 1e9)),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fields=JOB_FIELDS, at=st.floats(0.0, 1e9))
+def test_a_submission_round_trips_every_jobspec_field(fields, at):
+    """Issue 40 item 5: `event_from_dict(Submission(t, spec).to_dict())` gives back every field
+    of the JobSpec (was: "unknown field(s) ['work']" and `checkpoint` dropped)."""
+    work = [1e4 if w is None and i == 0 else w for i, w in enumerate(fields.pop("work"))]
+    place = fields.pop("placement")
+    node, cfg = (-1, -1) if place is None or work[place[1]] is None else place
+    spec = JobSpec(
+        work=np.array([np.inf if w is None else w for w in work]), node=node, cfg=cfg, **fields
+    )
+    event = Submission(at, spec, id="s")
+    back = event_from_dict(json.loads(json.dumps(event.to_dict())))
+    assert isinstance(back.job, JobSpec)
+    for f in dataclasses.fields(JobSpec):
+        got, want = getattr(back.job, f.name), getattr(spec, f.name)
+        if f.name == "work":
+            assert np.array_equal(got, want)
+        else:
+            assert got == want and type(got) is type(want), f.name
+    assert back.digest() == event.digest()
+
+
+def test_the_digest_covers_every_field_of_a_submission():
+    """Each JobSpec field changed alone changes the submission's digest (was: `checkpoint`
+    left out, so another checkpoint under the same id got the old plan)."""
+    base = JobSpec("a", 5.0, 100.0, 0.5, np.array([100.0, np.inf, 200.0]), 0.25)
+    other = {
+        "id": "b",
+        "release": 6.0,
+        "due": 101.0,
+        "weight": 0.6,
+        "work": np.array([100.0, 300.0, 200.0]),
+        "progress": 0.5,
+        "node": 2,
+        "cfg": 0,
+        "pinned": True,
+        "checkpoint": 60.0,
+    }
+    assert set(other) == {f.name for f in dataclasses.fields(JobSpec)}
+    digest = Submission(0.0, base, id="x").digest()
+    for name, value in other.items():
+        changed = dataclasses.replace(base, **{name: value})
+        assert Submission(0.0, changed, id="x").digest() != digest, name
+
+
+def test_an_id_is_refused_with_another_content_however_long_ago():
+    """Case 3: the same id with another checkpoint was answered with the old plan; an id reused
+    after `PLAN_MEMORY` points with new content was applied (progress 0.05 -> 0.5). Both are
+    refused, also after a save and restore, and nothing changes."""
+    cat = {"NC6": [36000.0], "NC12": [36000.0, 20000.0]}
+    r = Rescheduler("azure-2021", nodes=2)
+    spec = {"id": "a", "due": 9e4, "weight": 0.01, "times": cat, "checkpoint": 60.0}
+    plan = r.handle(Submission(0.0, spec, id="s"))
+    again = Submission(0.0, spec, id="s")
+    assert _plain(r.handle(again)) == _plain(plan)  # a redelivery: the same plan
+    with pytest.raises(StateError, match="event id 's' was applied already, to another event"):
+        r.handle(Submission(0.0, {**spec, "checkpoint": 600.0}, id="s"))
+    r.handle(ProgressReport(600.0, "a", 0.05, id="p"))
+    for k in range(PLAN_MEMORY + 1):
+        r.handle(Tick(1200.0 + k, id=f"t{k}"))
+    for s in (r, Rescheduler.restore(_copy(r.state()))):
+        before = _state(s)
+        with pytest.raises(StateError, match="event id 'p' was applied already, to another"):
+            s.handle(ProgressReport(1300.0, "a", 0.5, id="p"))
+        with pytest.raises(StateError, match="'p' was applied already; its plan is no longer"):
+            s.handle(ProgressReport(600.0, "a", 0.05, id="p"))
+        assert _state(s) == before
+
+
+def test_the_id_log_is_append_only_and_the_live_part_stays_small():
+    """Every id is kept, but in the append-only id log: the live part counts them and does not
+    grow with them (an event's save costs the same however many came before)."""
+    r = Rescheduler("azure-2021", nodes=2)
+    sizes = []
+    saved: list = []
+    for k in range(40):
+        r.handle(Tick(60.0 * k, id=f"tick-{k}"))
+        saved += r.id_log(len(saved))
+        sizes.append(len(json.dumps(r.live_state())))
+    assert saved == r.state()["ids"] and len(saved) == 40
+    assert r.live_state()["ids"] == 40
+    assert max(sizes[PLAN_MEMORY + 2 :]) - min(sizes[PLAN_MEMORY + 2 :]) <= 40  # digits only
+
+
+def test_a_format_4_state_migrates_its_ids():
+    """A format-4 state (tests/data/README.md) gets the ids of its kept plans and of the
+    clock's instant as its id log: the next redelivery gets the plan that release answered,
+    an id of a kept plan with another content is refused."""
+    sample = json.loads((DATA / "rescheduler-state-v4.json").read_text())
+    r = Rescheduler.restore(sample["state"])
+    state = r.state()
+    assert state["version"] == STATE_VERSION == 5
+    assert [i for i, _ in state["ids"]] == [f"e{k}" for k in range(4, 12)]
+    plan = r.handle(event_from_dict(sample["event"]))
+    want = {k: v for k, v in sample["plan"].items() if k != "objective"}
+    assert {k: v for k, v in _plain(plan).items() if k != "objective"} == want
+    with pytest.raises(StateError, match="event id 'e4' was applied already, to another"):
+        r.handle(Submission(8000.0, {"id": "x", "due": 1e5, "weight": 1, "times": {}}, id="e4"))

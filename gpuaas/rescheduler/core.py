@@ -39,9 +39,9 @@ progress at submission, which it made elsewhere) can be neither reported on nor 
 
 **Idempotent events.** An event with an `id` that was already applied is answered with the plan
 it got and changes nothing, as long as the plan is among the last `PLAN_MEMORY` rescheduling
-points' (plans are saved with the state). Older ids are never applied twice either: an event
-earlier than the clock is refused, and the ids applied at the clock's instant are all kept.
-An id reused for another event (another content) is refused.
+points' (plans are saved with the state); an older one is refused. Every id applied is kept
+with its event's digest (the state's append-only id log, `id_log`), so an id reused for another
+event (another content: any field of the event) is refused however long ago it was applied.
 
 **Disruption limits** (`RunConfig.max_moves`, `moves_per_hour`). A migration or preemption the
 method chooses is a voluntary move (a lost VM, `Interruption`, is not). A running job moved
@@ -217,7 +217,8 @@ class Rescheduler:
         self._completed: dict[str, dict[str, Any]] = {}  # id -> completion record
         self._log: list[str] = []  # completed ids in completion order: the append-only log
         self._plans: deque[dict[str, Any]] = deque(maxlen=PLAN_MEMORY)  # {"ids", "plan"}
-        self._applied_now: dict[str, str] = {}  # id -> digest of the events at `time`
+        self._ids: dict[str, str] = {}  # every event id applied -> its event's digest
+        self._id_log: list[str] = []  # those ids in the order applied: the append-only id log
         self.vm_cost = 0.0
         self.tardiness_cost = 0.0
         self.migrations = 0
@@ -480,7 +481,8 @@ class Rescheduler:
     # -- persistence (gpuaas.rescheduler.persistence) ---------------------------------------
     def state(self) -> dict[str, Any]:
         """Everything needed to continue exactly, JSON-able: {"version", "config", "live",
-        "completed"} (`restore`; the parts: `config_state`, `live_state`, `completion_log`)."""
+        "completed", "ids"} (`restore`; the parts: `config_state`, `live_state`,
+        `completion_log`, `id_log`)."""
         return persistence.state(self)
 
     def config_state(self) -> dict[str, Any]:
@@ -495,6 +497,11 @@ class Rescheduler:
         """The completion records from the `start`-th on (the log only grows: a service
         appends `completion_log(n)` to what it saved, n = the records it has)."""
         return persistence.completion_log(self, start)
+
+    def id_log(self, start: int = 0) -> list[list[str]]:
+        """[event id, digest] of every event id applied, from the `start`-th on (the log only
+        grows: a service appends `id_log(n)` to what it saved, as `completion_log`)."""
+        return persistence.id_log(self, start)
 
     @classmethod
     def restore(cls, state: Mapping[str, Any]) -> Rescheduler:
@@ -513,14 +520,13 @@ class Rescheduler:
             dict(self._nodes),
             self._capacity,
             list(self._plans),
-            self._applied_now,
             self._recent_moves,
             self._speed_pool,
         )
-        return jobs, fields, totals, rest, len(self._completed)
+        return jobs, fields, totals, rest, len(self._completed), len(self._id_log)
 
     def _rollback(self, saved: tuple[Any, ...]) -> None:
-        jobs, fields, totals, rest, completed = saved
+        jobs, fields, totals, rest, completed, ids = saved
         for job, values in zip(jobs.values(), fields):
             for f, v in zip(JOB_FIELDS, values):
                 setattr(job, f, v)
@@ -531,7 +537,6 @@ class Rescheduler:
             self._nodes,
             self._capacity,
             plans,
-            self._applied_now,
             self._recent_moves,
             self._speed_pool,
         ) = rest
@@ -539,6 +544,9 @@ class Rescheduler:
         for jid in self._log[completed:]:
             del self._completed[jid]
         del self._log[completed:]
+        for i in self._id_log[ids:]:
+            del self._ids[i]
+        del self._id_log[ids:]
 
     def _advance(self, at: float, completing: set[str]) -> None:
         """Charge open VMs and progress running jobs from the last event to `at`."""

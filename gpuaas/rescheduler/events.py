@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -116,7 +115,8 @@ class CapacityChange(Event):
 @dataclass(frozen=True)
 class Submission(Event):
     """A job is submitted: a job object of the instance format (`release` defaults to `at`) or a
-    checked `gpuaas.instance.JobSpec`."""
+    checked `gpuaas.instance.JobSpec` (in JSON its `to_dict`, which has `work` where the
+    instance format has `times`)."""
 
     job: Mapping[str, Any] | JobSpec
     kind: ClassVar[str] = "submission"
@@ -159,7 +159,10 @@ def event_from_dict(data: Any, where: str = "event") -> Event:
     missing = [n for n in names - {"id"} if n not in data]
     if missing:
         raise InputError(None, f"{where}.{sorted(missing)[0]}", "missing required field")
-    return cls(**{k: v for k, v in data.items() if k != "kind"})
+    fields = {k: v for k, v in data.items() if k != "kind"}
+    if cls is Submission and isinstance(fields["job"], Mapping) and "work" in fields["job"]:
+        fields["job"] = JobSpec.from_dict(fields["job"], f"{where}.job")  # a JobSpec's to_dict
+    return cls(**fields)
 
 
 def batch(events: Event | Any) -> list[Event]:
@@ -175,16 +178,9 @@ def batch(events: Event | Any) -> list[Event]:
 
 
 def _json(value: Any) -> Any:
-    """A JSON-able form of an event field (a JobSpec becomes its fields, inf None)."""
+    """A JSON-able form of an event field (a JobSpec: `JobSpec.to_dict`)."""
     if isinstance(value, JobSpec):
-        return {
-            "id": value.id,
-            "release": value.release,
-            "due": value.due,
-            "weight": value.weight,
-            "work": [w if math.isfinite(w) else None for w in value.work.tolist()],
-            "progress": value.progress,
-        }
+        return value.to_dict()
     if isinstance(value, Mapping):
         return {str(k): _json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpuaas import checks
 from gpuaas.errors import InputError, StateError, brief
-from gpuaas.limits import HORIZON, MAX_JOBS, MAX_SECONDS
+from gpuaas.limits import HORIZON, MAX_ID, MAX_JOBS, MAX_SECONDS
 from gpuaas.rescheduler.events import (
     CapacityChange,
     Completion,
@@ -26,16 +26,13 @@ from gpuaas.rescheduler.events import (
     ThroughputReport,
 )
 from gpuaas.rescheduler.persistence import submitted_job
-from gpuaas.rescheduler.records import Job, Plan
+from gpuaas.rescheduler.records import PLAN_MEMORY, Job, Plan
 
 if TYPE_CHECKING:
     from gpuaas.rescheduler.core import Rescheduler
 
 #: a progress report this far below the previous one is rounding, not going backwards
 PROGRESS_TOL = 1e-9
-#: rescheduling points whose plans are kept for redelivered events: a redelivery answers the
-#: last events unacknowledged, a handful; each plan lists every job
-PLAN_MEMORY = 8
 
 
 class Intake(NamedTuple):
@@ -192,17 +189,25 @@ def _capacity(r: Rescheduler, events: list[CapacityChange]) -> dict[int, int | N
 
 
 def redelivered(r: Rescheduler, evs: list[Event]) -> Plan | None:
-    """The plan of a batch already applied, None for a new one (`core`, "Idempotent events")."""
+    """The plan of a batch already applied, None for a new one (`core`, "Idempotent events").
+
+    Every id applied is remembered with its event's digest (`Rescheduler._ids`, saved as the
+    append-only id log), so an id sent again with another content is refused however long ago
+    it was applied; the plans of the last `PLAN_MEMORY` points are kept to answer a
+    redelivery."""
     ids = [e.id for e in evs if e.id is not None]
     if not ids:
         return None
     for e in evs:
         if e.id is not None and not isinstance(e.id, str):
             raise InputError(None, "id", f"must be a string, got {brief(e.id)}")
+        if e.id is not None and len(e.id) > MAX_ID:
+            raise InputError(
+                None, "id", f"{len(e.id)} characters; at most {MAX_ID} (gpuaas.limits)"
+            )
     if len(set(ids)) != len(ids):
         raise InputError(None, "id", "two events of the batch have the same id")
-    kept = {i: (k, p) for k, p in enumerate(r._plans) for i in p["ids"]}
-    known = [e for e in evs if e.id in kept or e.id in r._applied_now]
+    known = [e for e in evs if e.id in r._ids]
     if not known:
         return None
     if len(known) != len(evs):
@@ -211,11 +216,11 @@ def redelivered(r: Rescheduler, evs: list[Event]) -> Plan | None:
             "send them apart"
         )
     for e in evs:
-        digest = kept[e.id][1]["ids"][e.id] if e.id in kept else r._applied_now[e.id]
-        if digest != e.digest():
+        if r._ids[e.id] != e.digest():
             raise StateError(f"event id {e.id!r} was applied already, to another event")
-    points = {kept[e.id][0] for e in evs if e.id in kept}
-    if len(points) != 1 or any(e.id not in kept for e in evs):
+    kept = {i: k for k, p in enumerate(r._plans) for i in p["ids"]}
+    points = {kept.get(e.id) for e in evs}
+    if len(points) != 1 or None in points:
         raise StateError(
             f"event {evs[0].id!r} was applied already; its plan is no longer kept "
             f"(the last {PLAN_MEMORY} are)"
@@ -224,11 +229,10 @@ def redelivered(r: Rescheduler, evs: list[Event]) -> Plan | None:
 
 
 def remember(r: Rescheduler, evs: list[Event], plan: Plan) -> None:
-    """Keep the plan of a batch with ids, and the ids applied at the clock's instant."""
+    """Keep the plan of a batch with ids, and each id's digest (for good)."""
     ids = {e.id: e.digest() for e in evs if e.id is not None}
     if not ids:
         return
-    if r._plans and r._plans[-1]["plan"]["time"] != plan.time:
-        r._applied_now = {}
-    r._applied_now = {**r._applied_now, **ids}
     r._plans.append({"ids": ids, "plan": plan.to_dict()})
+    r._ids.update(ids)
+    r._id_log.extend(ids)

@@ -1,7 +1,7 @@
 """How a Rescheduler's state is saved, checked, migrated and restored, and how a job enters it.
 
-A state (format `STATE_VERSION` 4) has three parts, so that a service saves each as often as it
-changes and an event costs the same however many jobs completed before:
+A state (format `STATE_VERSION` 5) has four parts, so that a service saves each as often as it
+changes and an event costs the same however many jobs completed or events came before:
 
 - ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
   `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
@@ -11,10 +11,12 @@ changes and an event costs the same however many jobs completed before:
   and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
   spot capacity outages seen per type (`outages`: seconds out, outages, the current one's
   start), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
-  redelivered events and the number of completion records (so that a restore knows the log it
-  gets is whole);
+  redelivered events and the number of completion records and of event ids (so that a restore
+  knows the logs it gets are whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
-  records a service has not saved yet).
+  records a service has not saved yet);
+- ``ids``: the id log, append-only: [event id, digest] of every event id applied
+  (`Rescheduler.id_log(n)`), so that an id reused for another event is refused for good.
 
 Restore checks every field and names the first bad one (StateError): each job through the
 checks of a submitted job (`gpuaas.instance.parse_job`, on its instance-format object), every
@@ -38,13 +40,14 @@ import numpy as np
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, StateError, brief
-from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object
-from gpuaas.limits import HORIZON, MAX_COUNT, MAX_JOBS
+from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object, work_list
+from gpuaas.limits import HORIZON, MAX_COUNT, MAX_ID, MAX_JOBS
 from gpuaas.rescheduler.events import TIME_TOL
 from gpuaas.rescheduler.records import (
     COMPLETED_FIELDS,
     JOB_SAVED,
     NODE_SAVED,
+    PLAN_MEMORY,
     Job,
     Node,
     Plan,
@@ -54,7 +57,7 @@ from gpuaas.run_config import RunConfig
 if TYPE_CHECKING:
     from gpuaas.rescheduler.core import Rescheduler
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 #: the running totals of the live part: money (>= 0) and counts (integers >= 0)
 MONEY = (
     "vm_cost",
@@ -112,12 +115,13 @@ def submitted_job(
 
 
 def state(r: Rescheduler) -> dict[str, Any]:
-    """The three parts (module docstring)."""
+    """The four parts (module docstring)."""
     out = {
         "version": STATE_VERSION,
         "config": config_state(r),
         "live": live_state(r),
         "completed": completion_log(r),
+        "ids": id_log(r),
     }
     try:
         json.dumps(out, allow_nan=False)
@@ -144,7 +148,7 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
             "release": j.release,
             "due": j.due,
             "weight": j.weight,
-            "work": [w if math.isfinite(w) else None for w in j.work.tolist()],
+            "work": work_list(j.work),
             "progress": j.progress,
             "placement": None
             if j.cfg < 0
@@ -169,8 +173,8 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
     live["outages"] = {names[v]: list(o) for v, o in r._outage.items()}
     live["jobs"] = [job(j) for j in r._jobs.values()]
     live["plans"] = list(r._plans)
-    live["applied_now"] = dict(r._applied_now)
     live["completed"] = len(r._completed)
+    live["ids"] = len(r._id_log)
     return live
 
 
@@ -182,6 +186,11 @@ def _lists(value: Any) -> Any:
 def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
     start = checks.integer(start, "start", minimum=0)
     return [dict(r._completed[jid]) for jid in r._log[start:]]
+
+
+def id_log(r: Rescheduler, start: int = 0) -> list[list[str]]:
+    start = checks.integer(start, "start", minimum=0)
+    return [[i, r._ids[i]] for i in r._id_log[start:]]
 
 
 # -- migrating ------------------------------------------------------------------------------
@@ -208,6 +217,7 @@ ADDED = {
         "job": ("interrupted_work", "checkpoint", "segment", "observed", "measured", "anchor"),
         "completed": ("interrupted_work",),
     },
+    5: {"state": ("ids",), "live": ("ids",)},
 }
 
 
@@ -324,8 +334,23 @@ def _from_v3(s: Mapping[str, Any]) -> dict[str, Any]:
     return {"version": 4, "config": config, "live": live, "completed": completed}
 
 
+def _from_v4(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 4 (the ids of the kept plans and of the clock's instant only): those ids begin
+    the id log."""
+    _not_later(4, ("state",), "", s)
+    live = _object(4, "live", s["live"])
+    _not_later(4, ("live",), "live", live)
+    ids: dict[str, Any] = {}
+    for i, p in enumerate(_objects(4, "live.plans", live["plans"])):
+        ids.update(_object(4, f"live.plans[{i}].ids", p["ids"]))
+    ids.update(_object(4, "live.applied_now", live["applied_now"]))
+    live = {k: v for k, v in live.items() if k != "applied_now"}
+    live["ids"] = len(ids)
+    return {**s, "version": 5, "live": live, "ids": [[i, d] for i, d in ids.items()]}
+
+
 #: version -> the function turning a state of that version into one of the next
-MIGRATIONS = {2: _from_v2, 3: _from_v3}
+MIGRATIONS = {2: _from_v2, 3: _from_v3, 4: _from_v4}
 
 
 def migrate(state: Any) -> Mapping[str, Any]:
@@ -392,7 +417,7 @@ def _list(where: str, value: Any) -> list[Any]:
 
 
 def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
-    _fields("", state, ("config", "live", "completed"))
+    _fields("", state, ("config", "live", "completed", "ids"))
     conf = _fields("config", state["config"], ("catalog", "params", "run"))
     try:
         cat = load_catalog(conf["catalog"])
@@ -423,7 +448,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             "plans",
         ),
     )
-    _fields("live", live, ("applied_now", "completed"))
+    _fields("live", live, ("completed", "ids"))
     clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
     r.time = clock
     r.events = checks.integer(live["events"], "live.events", minimum=0)
@@ -485,17 +510,42 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         vm = [j.cfg for j in r._jobs.values() if j.node == p]
         if vm and int(cat.cfg_vm[vm[0]]) != n.vm:
             _fail(f"live.nodes (node {p})", f"runs {cat.vm_names[n.vm]}, its jobs another VM type")
+    r._ids, r._id_log = _id_log(state["ids"], live["ids"])
     plans = _list("live.plans", live["plans"])
+    if len(plans) > PLAN_MEMORY:
+        _fail("live.plans", f"{len(plans)} plans; at most {PLAN_MEMORY} are kept")
     for i, p in enumerate(plans):
         p = _fields(f"live.plans[{i}]", p, ("ids", "plan"))
-        _digests(f"live.plans[{i}].ids", p["ids"])
+        for eid, digest in _digests(f"live.plans[{i}].ids", p["ids"]).items():
+            if r._ids.get(eid) != digest:
+                _fail(f"live.plans[{i}].ids.{eid}", "is not in the id log with that digest")
         try:
             Plan.from_dict(p["plan"])
         except (KeyError, TypeError, AttributeError) as exc:
             _fail(f"live.plans[{i}].plan", f"is not a plan: {exc!r}")
     r._plans.extend(dict(p) for p in plans)
-    r._applied_now = _digests("live.applied_now", live["applied_now"])
     return r
+
+
+def _id_log(value: Any, count: Any) -> tuple[dict[str, str], list[str]]:
+    """The id log ([[event id, digest], ...], ids once each) and the live part's count of it."""
+    ids: dict[str, str] = {}
+    for i, pair in enumerate(_list("ids", value)):
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(v, str) and 0 < len(v) <= MAX_ID for v in pair)
+        ):
+            _fail(f"ids[{i}]", f"must be [event id, digest] (strings), got {brief(pair)}")
+        if pair[0] in ids:
+            _fail(f"ids[{i}]", f"{pair[0]!r} is listed twice")
+        ids[pair[0]] = pair[1]
+    if checks.integer(count, "live.ids", minimum=0) != len(ids):
+        _fail(
+            "ids",
+            f"has {len(ids)} ids but the live part counts {count}: the id log is not whole",
+        )
+    return ids, list(ids)
 
 
 def _speed_pool(value: Any) -> tuple[int, float, int, float]:

@@ -375,6 +375,12 @@ _ACTIONS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
 }
 
 
+#: rescheduling points whose plans are kept for redelivered events: a redelivery answers the
+#: last events unacknowledged, a handful; each plan lists every job (the ids themselves are all
+#: kept, with their digests: `intake.redelivered`)
+PLAN_MEMORY = 8
+
+
 @dataclass
 class Plan:
     """What to do at one rescheduling point, and the target state after doing it.
