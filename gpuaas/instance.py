@@ -21,6 +21,7 @@ from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
 from gpuaas.limits import (
+    MAX_ID,
     MAX_JOB_CONFIGS,
     MAX_JOBS,
     MAX_NODES,
@@ -399,12 +400,11 @@ def check_job(
 ) -> None:
     """The limits every job meets however it enters (the instance parser, the importers,
     `Rescheduler.submit`, a `JobSpec` made in Python, a restored state), so that whatever is
-    accepted can be simulated, saved and restored: a non-empty string id; release in
-    [0, MAX_SECONDS]; due within ±MAX_SECONDS; weight in [0, MAX_WEIGHT]; progress in [0, 1);
+    accepted can be simulated, saved and restored: a non-empty string id (at most MAX_ID
+    characters); release in [0, MAX_SECONDS]; due within ±MAX_SECONDS; weight in [0, MAX_WEIGHT]; progress in [0, 1);
     whole-job times `work` inf (cannot run) or in [MIN_SECONDS, MAX_SECONDS], one at least
     finite. InputError naming `where` and, with `catalog`, the VM type and GPU count."""
-    if not isinstance(job.id, str) or not job.id:
-        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(job.id)}")
+    _check_id(job.id, source, where)
     at = f"{where} ({job.id})"
     checks.number(job.release, f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS)
     checks.number(job.due, f"{at}.due", source, minimum=-MAX_SECONDS, maximum=MAX_SECONDS)
@@ -430,6 +430,16 @@ def check_job(
         raise InputError(source, f"{at}.work", "no configuration can run the job")
 
 
+def _check_id(jid: Any, source: str | None, where: str) -> None:
+    """A job id: a non-empty string of at most `MAX_ID` characters."""
+    if not isinstance(jid, str) or not jid:
+        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(jid)}")
+    if len(jid) > MAX_ID:
+        raise InputError(
+            source, f"{where}.id", f"{len(jid)} characters; at most {MAX_ID} (gpuaas.limits)"
+        )
+
+
 def parse_job(
     job: Any, catalog: Catalog, source: str | None, where: str, release: float = 0.0
 ) -> JobSpec:
@@ -443,8 +453,7 @@ def parse_job(
         if req not in job:
             raise InputError(source, f"{where}.{req}", "missing required field")
     jid = job["id"]
-    if not isinstance(jid, str) or not jid:
-        raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(jid)}")
+    _check_id(jid, source, where)
     at = f"{where} ({jid})"
     progress = checks.number(job.get("progress", 0.0), f"{at}.progress", source, minimum=0.0)
     if progress >= 1.0:

@@ -38,6 +38,11 @@ then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·
 random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at
 most ``MAX_SIMULATIONS`` = 10^5 simulations (methods x seeds; a campaign grid too).
 
+**Running totals** of a `Rescheduler` (its VM, tardiness and lost-work costs, restored from a
+state) are at most ``MAX_MONEY`` = 10^30 $: VMs cost at most MAX_PRICE x MAX_NODES x HORIZON
+≈ 2.4·10^18 $ and a job's tardiness at most MAX_WEIGHT x 2 HORIZON ≈ 1.7·10^16 $, so the limit
+is 10^14 such jobs away, and far from where sums of doubles overflow.
+
 **Names**: a job id or an event id is at most ``MAX_ID`` = 1000 characters: a state and every
 plan list each job's id, and a Rescheduler keeps every event id it applied, so a 10 MB id would
 be copied into every save (ids in traces and queues are tens of characters).
@@ -71,3 +76,4 @@ MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
 MAX_YAML_NODES = 10**5
 MAX_ID = 1000
+MAX_MONEY = 1e30

@@ -382,3 +382,63 @@ def test_a_format_4_state_migrates_its_ids():
     assert {k: v for k, v in _plain(plan).items() if k != "objective"} == want
     with pytest.raises(StateError, match="event id 'e4' was applied already, to another"):
         r.handle(Submission(8000.0, {"id": "x", "due": 1e5, "weight": 1, "times": {}}, id="e4"))
+
+
+# -- case 8: what restore still accepted -----------------------------------------------------
+
+RESTORE_CASES = [
+    (
+        lambda s: s["live"]["nodes"][0].update(ready=1e9),
+        "live.nodes (node 0).ready: 1000000000.0 is later than the clock plus the start-up (120 s)",
+    ),
+    (
+        lambda s: s["live"]["nodes"].append({"node": 2, "vm": "NC6", "ready": 120.0}),
+        "live.nodes (node 2): is open but hosts no job",
+    ),
+    (
+        lambda s: s["completed"][0].update(colour=1),
+        "completed[0].colour: unknown field of a completion record",
+    ),
+    (
+        lambda s: s["live"].update(vm_cost=1e308),
+        "live.vm_cost: must be <= 1e+30 (gpuaas.limits), got 1e+308",
+    ),
+    (
+        lambda s: s["live"]["jobs"][0].update(id="x" * 10**7),
+        "live.jobs[0].id: 10000000 characters; at most 1000 (gpuaas.limits)",
+    ),
+    (
+        lambda s: s["completed"][0].update(id="x" * 10**7),
+        "completed[0].id: must be a non-empty string of at most 1000 characters",
+    ),
+    (
+        lambda s: s["completed"][0].update(completion=0.0, jct=0.0, waiting=0.0, running=0.0),
+        "completed[0].completion: is not after its start: a job runs before it completes",
+    ),
+]
+
+
+def test_restore_refuses_what_the_package_never_writes():
+    """Case 8: a node ready at 1e9, an open node with no job, an extra key in a completion
+    record, `vm_cost` 1e308, a 10 MB job id and a completion at the submission instant were
+    restored; each is a StateError naming the field. None is written by the package: a node is
+    ready at most `startup` after the event that opened it, every plan closes a node left
+    without jobs (`matching.check_solution` refuses an open node that hosts none), and a job
+    cannot complete at the instant it started (refused by `handle` too)."""
+    r = Rescheduler("azure-2021", nodes=3)
+    r.submit({"id": "a", "due": 3e4, "weight": 0.01, "times": {"NC6": [36000.0]}}, at=0.0)
+    r.submit({"id": "b", "due": 3e4, "weight": 0.01, "times": {"NC6": [7200.0]}}, at=0.0)
+    r.complete("b", at=7300.0)
+    state = _copy(r.state())
+    assert Rescheduler.restore(_copy(state)).state() == state
+    for change, message in RESTORE_CASES:
+        bad = _copy(state)
+        change(bad)
+        with pytest.raises(StateError) as err:
+            Rescheduler.restore(bad)
+        assert str(err.value) == f"corrupt Rescheduler state: {message}"
+    r.submit({"id": "c", "due": 3e4, "weight": 0.01, "times": {"NC6": [7200.0]}}, at=8000.0)
+    with pytest.raises(StateError, match="cannot complete job 'c': it started at this instant"):
+        r.complete("c", at=8000.0)
+    with pytest.raises(InputError, match="id: 10000000 characters; at most 1000"):
+        r.submit({"id": "x" * 10**7, "due": 3e4, "weight": 0.01, "times": {"NC6": [1e4]}}, at=9e3)

@@ -63,7 +63,7 @@ def check(r: Rescheduler, evs: list[Event]) -> Intake:
     for e in sorted(evs, key=lambda e: e.order):
         kinds.setdefault(type(e), []).append(e)
     new = _submissions(r, [e.job for e in kinds.get(Submission, [])], at)
-    done = _completions(r, [e.job for e in kinds.get(Completion, [])])
+    done = _completions(r, [e.job for e in kinds.get(Completion, [])], at)
     reports = _progress(r, [(e.job, e.progress) for e in kinds.get(ProgressReport, [])], done)
     speeds = _throughput(r, kinds.get(ThroughputReport, []), done)
     lost = _interruptions(r, kinds.get(Interruption, []))
@@ -89,7 +89,7 @@ def _submissions(r: Rescheduler, jobs: list[Any], at: float) -> list[Job]:
     return out
 
 
-def _completions(r: Rescheduler, ids: list[Any]) -> list[str]:
+def _completions(r: Rescheduler, ids: list[Any], at: float) -> list[str]:
     done: list[str] = []
     for jid in ids:
         if not isinstance(jid, str):
@@ -101,6 +101,8 @@ def _completions(r: Rescheduler, ids: list[Any]) -> list[str]:
             raise StateError(f"cannot complete unknown job {jid!r}")
         elif r._jobs[jid].start is None:
             raise StateError(f"cannot complete job {jid!r}: it never started")
+        elif r._jobs[jid].start >= at:  # started at this instant: it has not run
+            raise StateError(f"cannot complete job {jid!r}: it started at this instant")
         else:
             done.append(jid)
     return done

@@ -41,7 +41,7 @@ from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, StateError, brief
 from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object, work_list
-from gpuaas.limits import HORIZON, MAX_COUNT, MAX_ID, MAX_JOBS
+from gpuaas.limits import HORIZON, MAX_COUNT, MAX_ID, MAX_JOBS, MAX_MONEY
 from gpuaas.rescheduler.events import TIME_TOL
 from gpuaas.rescheduler.records import (
     COMPLETED_FIELDS,
@@ -453,10 +453,16 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     r.time = clock
     r.events = checks.integer(live["events"], "live.events", minimum=0)
     for k in MONEY:
-        setattr(r, k, checks.number(live[k], f"live.{k}", minimum=0.0))
+        setattr(r, k, checks.number(live[k], f"live.{k}", minimum=0.0, maximum=MAX_MONEY))
     for k in COUNTS:
         setattr(r, k, checks.integer(live[k], f"live.{k}", minimum=0))
     r._nodes = _nodes(live["nodes"], cat, r.nodes)
+    for p, n in r._nodes.items():
+        if clock is None or n.ready > clock + r.startup + TIME_TOL + 1e-9 * clock:
+            _fail(
+                f"live.nodes (node {p}).ready",
+                f"{n.ready!r} is later than the clock plus the start-up ({r.startup:g} s)",
+            )
     capacity = _fields("live.capacity", live["capacity"], ())
     for vm, k in capacity.items():
         if vm not in cat.vm_names:
@@ -506,9 +512,12 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         r._completed[d["id"]] = d
         r._log.append(d["id"])
     r._jobs = _jobs(jobs, cat, r, clock, tol)
+    hosted = {j.node: j.cfg for j in r._jobs.values() if j.cfg >= 0}
     for p, n in r._nodes.items():
-        vm = [j.cfg for j in r._jobs.values() if j.node == p]
-        if vm and int(cat.cfg_vm[vm[0]]) != n.vm:
+        # every plan closes the nodes its jobs leave (`matching.check_solution`)
+        if p not in hosted:
+            _fail(f"live.nodes (node {p})", "is open but hosts no job")
+        if int(cat.cfg_vm[hosted[p]]) != n.vm:
             _fail(f"live.nodes (node {p})", f"runs {cat.vm_names[n.vm]}, its jobs another VM type")
     r._ids, r._id_log = _id_log(state["ids"], live["ids"])
     plans = _list("live.plans", live["plans"])
@@ -673,8 +682,11 @@ def _in_order(at: str, job: Job, clock: float | None, tol: float) -> None:
 def _completed(at: str, d: Any, clock: float | None, tol: float) -> dict[str, Any]:
     """A completion record: its fields, and release <= start <= completion <= clock."""
     d = _fields(at, d, COMPLETED_FIELDS)
-    if not isinstance(d["id"], str) or not d["id"]:
-        _fail(f"{at}.id", f"must be a non-empty string, got {brief(d['id'])}")
+    unknown = sorted(set(d) - set(COMPLETED_FIELDS), key=str)
+    if unknown:
+        _fail(f"{at}.{unknown[0]}", "unknown field of a completion record")
+    if not isinstance(d["id"], str) or not d["id"] or len(d["id"]) > MAX_ID:
+        _fail(f"{at}.id", f"must be a non-empty string of at most {MAX_ID} characters")
     for k in COMPLETED_FIELDS[1:]:
         if k in ("migrations", "preemptions", "interruptions"):
             checks.integer(d[k], f"{at}.{k}", minimum=0)
@@ -683,10 +695,12 @@ def _completed(at: str, d: Any, clock: float | None, tol: float) -> dict[str, An
         elif k == "due":
             checks.number(d[k], f"{at}.{k}")
         else:
-            checks.number(d[k], f"{at}.{k}", minimum=-tol)
+            checks.number(d[k], f"{at}.{k}", minimum=-tol, maximum=MAX_MONEY)
     now = clock if clock is not None else 0.0
     if not d["release"] - tol <= d["start"] <= d["completion"] + tol <= now + 2 * tol:
         _fail(at, "its release, start, completion and the clock are not in that order")
+    if d["completion"] <= d["start"]:
+        _fail(f"{at}.completion", "is not after its start: a job runs before it completes")
     if d["running"] > d["completion"] - d["start"] + tol:
         _fail(f"{at}.running", "is longer than from its start to its completion")
     return dict(d)
