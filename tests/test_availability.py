@@ -108,6 +108,7 @@ BAD = [
     ("csv-event", "n.csv", "0,join,a\n", "p3.2xlarge=", "n.csv: line 1: event: must be add or remove, got 'join'"),
     ("csv-remove", "n.csv", "0,add,a\n10,remove,b\n", "p3.2xlarge=", "n.csv: line 2: node: 'b' removed but not held"),
     ("csv-ms", "n.csv", "soon,add,a\n", "p3.2xlarge=", "n.csv: line 1: milliseconds: must be an integer, got 'soon'"),
+    ("csv-no-spot-price", "n.csv", "0,add,a\n", "p5.4xlarge=", "--availability: p5.4xlarge=n.csv: VM type 'p5.4xlarge' has no spot price in catalog aws-us-east-1, so no spot capacity to replay; name a type with one (gpuaas catalogs --json)"),
     ("suffix", "t.dat", "x", "p3.2xlarge=", "--availability: p3.2xlarge=t.dat: a trace file is .json (Can't Be Late), .csv (Bamboo / Parcae node events) or .txt (Bamboo's GCP count logs)"),
     ("txt-no-vm", "c.txt", "2021-12-11, 11:11:30, 5\n", "", "--availability: c.txt: name the VM type: VM=PATH"),
     ("txt-fields", "c.txt", "2021-12-11, 5\n", "p3.2xlarge=", "c.txt: line 1: has 2 field(s); expected 3: YYYY-MM-DD, HH:MM:SS, count"),

@@ -22,6 +22,8 @@ One type, `Availability`, whatever the source, with a semantics a simulator repl
 
 from __future__ import annotations
 
+import math
+
 from gpuaas.availability.capacity import (
     UNLIMITED,
     WARNING_SECONDS,
@@ -43,11 +45,24 @@ def load_availability(
     events; `seed` seeds it."""
     if not isinstance(source, str) or not source.strip():
         raise InputError("--availability", None, "must name a trace file or 'model[:k=v,...]'")
+    require_spot_prices(catalog)
     text = source.strip()
     if text == "model" or text.startswith("model:"):
         params = parse_model(text, seed)
         return model_availability(catalog, params, horizon=horizon, slots=slots)
     return read_trace_files(text, catalog)
+
+
+def require_spot_prices(catalog) -> None:
+    """Refuse spot capacity on a catalog without a spot price (`spot_per_hour`): no VM type
+    could run on spot, and the run would be an on-demand one that says it used spot."""
+    if not any(math.isfinite(p) for p in catalog.spot_per_hour):
+        raise InputError(
+            None,
+            "--spot",
+            f"catalog {catalog.name} has no VM type with a spot price (spot_per_hour); "
+            "use a catalog with them (gpuaas catalogs, column spot)",
+        )
 
 
 __all__ = [
@@ -57,4 +72,5 @@ __all__ = [
     "Capacity",
     "SpotEvent",
     "load_availability",
+    "require_spot_prices",
 ]

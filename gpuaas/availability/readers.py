@@ -204,6 +204,13 @@ def read_trace_files(spec: str, catalog) -> Availability:
             )
         if vm in capacity:
             raise InputError("--availability", item, f"VM type {vm!r} given twice")
+        if not math.isfinite(catalog.spot_per_hour[catalog.vm_names.index(vm)]):
+            raise InputError(
+                "--availability",
+                item,
+                f"VM type {vm!r} has no spot price in catalog {catalog.name}, so no spot "
+                "capacity to replay; name a type with one (gpuaas catalogs --json)",
+            )
         read = {".json": read_spot_traces, ".csv": read_node_events, ".txt": read_count_log}
         cap, length = read[suffix](path)
         capacity[vm] = cap

@@ -1,0 +1,61 @@
+"""Inputs that must not hang or lie (issue 39): spot capacity on a catalog without spot prices,
+availability files and models beyond the limits, input files that are devices or too large, and
+an availability that changes too often for a simulation to end. Each answer is one line, exit
+code 2, no output file (instances/README.md, "Availability errors" and "Limits")."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpuaas.cli import cli
+from gpuaas.generator import generate_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = ROOT / "instances" / "trace-small.json"
+P3_SAMPLE = ROOT / "instances" / "spot" / "bamboo-p3-sample.csv"
+
+
+def refused(tmp_path, monkeypatch, args, message):
+    """`gpuaas ARGS -o out.json`: exit 2, exactly `message` on one line, no new file."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    res = CliRunner().invoke(cli, [*args, "-o", "out.json"])
+    assert res.exit_code == 2, res.output
+    assert res.output == f"gpuaas: error: {message}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.fixture
+def aws_trace(tmp_path):
+    path = tmp_path / "aws.json"
+    path.write_text(json.dumps(generate_trace(2, jobs=3, seed=1, catalog="aws-us-east-1")))
+    return path.name
+
+
+# -- case 7: spot capacity needs spot prices -------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["simulate", "bound"])
+@pytest.mark.parametrize("option", [["--spot"], ["--availability", "model"]])
+def test_spot_on_a_catalog_without_spot_prices(tmp_path, monkeypatch, command, option):
+    refused(
+        tmp_path,
+        monkeypatch,
+        [command, str(TRACE), *option],
+        "--spot: catalog azure-2021 has no VM type with a spot price (spot_per_hour); use a "
+        "catalog with them (gpuaas catalogs, column spot)",
+    )
+
+
+def test_availability_for_a_type_without_spot_price(tmp_path, monkeypatch, aws_trace):
+    item = f"p5.4xlarge={P3_SAMPLE}"
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["simulate", aws_trace, "--availability", item],
+        f"--availability: {item}: VM type 'p5.4xlarge' has no spot price in catalog "
+        "aws-us-east-1, so no spot capacity to replay; name a type with one "
+        "(gpuaas catalogs --json)",
+    )
