@@ -32,7 +32,9 @@ J <= ``MAX_JOBS`` = 10^5 jobs in a file or unfinished in a `Rescheduler`; at mos
 and ``MAX_JOB_CONFIGS`` = 10^7 (job, configuration) pairs per instance (each (J, C) array is
 then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·10^6 columns
 (about J·min(N, J)·C x 2: the paper's largest point, N = 100 and J = 450, has 0.6·10^6). Integer counts of a workload (epochs, batch size, files) are at most
-``MAX_COUNT`` = 10^9, and so are the disruption limits (moves per job, per hour).
+``MAX_COUNT`` = 10^9, and so are the disruption limits (moves per job, per hour) and the spot
+VM counts of an availability file (whose times are within ``MAX_SECONDS`` too, a Can't Be Late
+file's `gap_seconds` at least ``MIN_SECONDS``).
 
 **Seeds** are integers in 0 .. ``MAX_SEED`` = 2^32 − 1 everywhere (numpy's legacy range; every
 random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at

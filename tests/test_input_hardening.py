@@ -59,3 +59,41 @@ def test_availability_for_a_type_without_spot_price(tmp_path, monkeypatch, aws_t
         "aws-us-east-1, so no spot capacity to replay; name a type with one "
         "(gpuaas catalogs --json)",
     )
+
+
+# -- case 10: availability files beyond the limits -------------------------------------------
+
+AVAILABILITY_FILES = {
+    "huge-count": (
+        "x_v100_1.json",
+        '{"metadata": {"gap_seconds": 600}, "data": [1, 1000000000000000000000000000000]}',
+        "x_v100_1.json: data[1]: must be <= 1000000000 (gpuaas.limits), got "
+        "1000000000000000000000000000000",
+    ),
+    "huge-gap": (
+        "x_v100_1.json",
+        '{"metadata": {"gap_seconds": 1e308}, "data": [1, 0]}',
+        "x_v100_1.json: metadata.gap_seconds: must be in [1, 1e+09] s (gpuaas.limits), got 1e+308",
+    ),
+    "log-count": (
+        "p3.2xlarge=c.txt",
+        "2021-12-11, 11:11:30, 1e30\n",
+        "c.txt: line 1: count: must be <= 1000000000 (gpuaas.limits), got 1e+30",
+    ),
+    "log-offset": (
+        "p3.2xlarge=c.txt",
+        "2021-12-11, 11:11:30, 5\n2021-12-11, 11:11:40+05:00, 4\n",
+        "c.txt: line 2: time: has a UTC offset, unlike line 1; give every line one or none",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare", "bound"])
+@pytest.mark.parametrize("case", sorted(AVAILABILITY_FILES))
+def test_availability_files_beyond_the_limits(tmp_path, monkeypatch, aws_trace, command, case):
+    item, content, message = AVAILABILITY_FILES[case]
+    (tmp_path / item.rpartition("=")[2]).write_text(content)
+    args = [command, aws_trace, "--availability", item]
+    if command == "compare":
+        args += ["--methods", "managed-spot", "-q"]  # -q: no "compare: ..." header line
+    refused(tmp_path, monkeypatch, args, message)

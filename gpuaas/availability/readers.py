@@ -37,6 +37,7 @@ import numpy as np
 from gpuaas.availability.capacity import Availability, Capacity
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json, read_text
+from gpuaas.limits import MAX_COUNT, MAX_SECONDS, MIN_SECONDS
 from gpuaas.throughputs import parse_int
 
 
@@ -55,13 +56,30 @@ def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
         raise InputError(source, "metadata.gap_seconds", f"must be a number > 0, got {brief(gap)}")
     if not math.isfinite(gap):
         raise InputError(source, "metadata.gap_seconds", f"must be finite, got {brief(gap)}")
+    if not MIN_SECONDS <= gap <= MAX_SECONDS:
+        raise InputError(
+            source,
+            "metadata.gap_seconds",
+            f"must be in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] s (gpuaas.limits), got {brief(gap)}",
+        )
     data = doc.get("data")
     if not isinstance(data, list) or not data:
         raise InputError(source, "data", "must be a non-empty list of counts")
+    length = len(data) * float(gap)
+    if length > MAX_SECONDS:
+        raise InputError(
+            source,
+            "data",
+            f"{len(data)} counts of {gap:g} s cover {length:.3g} s, more than {MAX_SECONDS:g} s "
+            "(gpuaas.limits)",
+        )
     for i, v in enumerate(data):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise InputError(source, f"data[{i}]", f"must be an integer >= 0, got {brief(v)}")
-    length = len(data) * float(gap)
+        if v > MAX_COUNT:
+            raise InputError(
+                source, f"data[{i}]", f"must be <= {MAX_COUNT} (gpuaas.limits), got {brief(v)}"
+            )
     if not 0.0 <= start < length:
         raise InputError(source, "start", f"must be in [0, {length:g}) s, got {start!r}")
     first = int(start // gap)
@@ -88,6 +106,12 @@ def read_node_events(path: str) -> tuple[Capacity, float]:
                 source, at, f"has {len(fields)} field(s); expected 3: milliseconds,add|remove,node"
             )
         ms = parse_int(fields[0], source, f"{at}: milliseconds", minimum=0)
+        if ms / 1000.0 > MAX_SECONDS:
+            raise InputError(
+                source,
+                f"{at}: milliseconds",
+                f"{ms} ms is more than {MAX_SECONDS:g} s (gpuaas.limits)",
+            )
         if ms < last:
             raise InputError(source, f"{at}: milliseconds", f"goes back in time ({ms} < {last})")
         last = ms
@@ -121,7 +145,7 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
     source = str(path)
     times: list[float] = []
     counts: list[int] = []
-    first = None
+    first, first_at = None, ""
     for n, line in enumerate(read_text(path, "text").splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -138,8 +162,24 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
                 source, at, f"expected a date and a time (YYYY-MM-DD, HH:MM:SS), got {line!r}"
             ) from None
         count = parse_int(fields[2], source, f"{at}: count", minimum=0)
-        first = when if first is None else first
+        if count > MAX_COUNT:
+            raise InputError(
+                source, f"{at}: count", f"must be <= {MAX_COUNT} (gpuaas.limits), got {count:.3g}"
+            )
+        if first is None:
+            first, first_at = when, at
+        if (when.tzinfo is None) != (first.tzinfo is None):  # naive and aware do not subtract
+            has = "has a UTC offset" if when.tzinfo is not None else "has no UTC offset"
+            raise InputError(
+                source, f"{at}: time", f"{has}, unlike {first_at}; give every line one or none"
+            )
         t = (when - first).total_seconds()
+        if t > MAX_SECONDS:
+            raise InputError(
+                source,
+                f"{at}: time",
+                f"{t:.3g} s after the first line, more than {MAX_SECONDS:g} s (gpuaas.limits)",
+            )
         if times and t < times[-1]:
             raise InputError(source, f"{at}: time", f"goes back in time ({line!r})")
         if times and t == times[-1]:
