@@ -45,6 +45,11 @@ at most ``MAX_YAML_NODES`` = 10^5 nodes (values, lists, mappings): the largest r
 campaign spec listing traces and options, has a few thousand, while a 1 KB file of nested
 aliases (the "billion laughs") expands to 10^9 and would take minutes and gigabytes to build.
 
+**Spot availability**: an availability (a model's draw, or the files of one ``--availability``)
+holds at most ``MAX_SPOT_EVENTS`` = 10^6 capacity changes and interruptions: a simulation
+replays each as a Python object (about 250 MB for 10^6). The bundled files hold a few
+hundred; the model's defaults draw about 8 per VM type and day.
+
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
 needs more is refused before the run starts, and a run that gets there anyway is stopped.
@@ -67,4 +72,5 @@ MAX_SEED = 2**32 - 1
 MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
+MAX_SPOT_EVENTS = 10**6
 MAX_YAML_NODES = 10**5

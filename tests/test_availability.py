@@ -126,6 +126,10 @@ BAD = [
     ("model-key", None, None, "model:rat=1", "--availability: model: rat=1: expected key=value with key rate, spell_rate, spell_mean or seed"),
     ("model-rate", None, None, "model:rate=-1", "--availability: model: rate: must be a finite number >= 0, got '-1'"),
     ("model-mean", None, None, "model:spell_mean=0", "--availability: model: spell_mean: must be a finite number > 0, got '0'"),
+    ("model-rate-huge", None, None, "model:rate=1e300", "--availability: model: rate: must be in [0, 3600] per hour (at most one a second; gpuaas.availability.model), got '1e300'"),
+    ("model-spell-rate", None, None, "model:spell_rate=1e5", "--availability: model: spell_rate: must be in [0, 3600] per hour (at most one a second; gpuaas.availability.model), got '1e5'"),
+    ("model-mean-tiny", None, None, "model:spell_mean=1e-9", "--availability: model: spell_mean: must be in [0.000278, 2.78e+05] hours (1 s to 1e+09 s; gpuaas.availability.model), got '1e-9'"),
+    ("model-events", None, None, "model:rate=2", "--availability: model:rate=2.0,spell_rate=0.235,spell_mean=1.69,seed=0: would draw about 2.59e+06 capacity changes and interruptions over 1.44e+03 h on 64 slot(s) of 14 VM type(s), more than 1000000 (gpuaas.limits); lower rate or spell_rate"),
 ]  # fmt: skip
 
 
