@@ -50,6 +50,13 @@ holds at most ``MAX_SPOT_EVENTS`` = 10^6 capacity changes and interruptions: a s
 replays each as a Python object (about 250 MB for 10^6). The bundled files hold a few
 hundred; the model's defaults draw about 8 per VM type and day.
 
+**Input files** (instances, traces to import, throughput tables, catalogs, specs, presets,
+availability files, solutions) are regular files of at most ``MAX_INPUT_BYTES`` = 512 MiB
+(`gpuaas.files.read_bytes`): an instance at the limits above (10^7 times, about 38 bytes each
+as `gpuaas generate` writes them) is about 400 MB; a public job table of 10^6 rows (PAI's
+has about 1.2 M) of about 100 bytes is about 120 MB (an estimate: the tables are not shipped). Parsing takes several times a file's size
+in memory; a device (a link to ``/dev/zero``) or a FIFO is refused before it is read.
+
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
 needs more is refused before the run starts, and a run that gets there anyway is stopped.
@@ -74,3 +81,4 @@ MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
 MAX_SPOT_EVENTS = 10**6
 MAX_YAML_NODES = 10**5
+MAX_INPUT_BYTES = 2**29

@@ -4,6 +4,7 @@ an availability that changes too often for a simulation to end. Each answer is o
 code 2, no output file (instances/README.md, "Availability errors" and "Limits")."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 from gpuaas.cli import cli
 from gpuaas.generator import generate_trace
+from gpuaas.limits import MAX_INPUT_BYTES, MAX_SPOT_EVENTS
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "instances" / "trace-small.json"
@@ -118,3 +120,63 @@ MODELS = {
 def test_model_refused_before_drawing(tmp_path, monkeypatch, aws_trace, model):
     """Refused before a single event is drawn (was: a ValueError, gigabytes, or minutes)."""
     refused(tmp_path, monkeypatch, ["simulate", aws_trace, "--availability", model], MODELS[model])
+
+
+# -- case 12: inputs are regular files of bounded size ----------------------------------------
+
+
+def test_device_or_fifo_as_input_is_refused_before_reading(tmp_path, monkeypatch, aws_trace):
+    """A link to /dev/zero as a trace or an availability file, a FIFO without a writer: refused
+    at once (was: 2.7 GB read in 14 s before failing; a FIFO waits for a writer forever)."""
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "zero_v100_1.json").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo.json")
+    device = "is a character device; inputs are read from regular files"
+    refused(tmp_path, monkeypatch, ["simulate", "zero.json"], f"zero.json: {device}")
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["simulate", aws_trace, "--availability", "zero_v100_1.json"],
+        f"zero_v100_1.json: {device}",
+    )
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["solve", "fifo.json"],
+        "fifo.json: is a FIFO (a pipe); inputs are read from regular files",
+    )
+
+
+def test_input_larger_than_the_limit_is_refused_before_reading(tmp_path, monkeypatch):
+    with open(tmp_path / "big.json", "wb") as fh:  # sparse: no disk used
+        fh.truncate(MAX_INPUT_BYTES + 1)
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["solve", "big.json"],
+        f"big.json: is {MAX_INPUT_BYTES + 1} bytes, more than the {MAX_INPUT_BYTES} (512 MiB) "
+        "an input may have (gpuaas.limits)",
+    )
+
+
+def test_availability_entries_are_capped(tmp_path, monkeypatch, aws_trace):
+    """10^6 + 1 counts: refused after parsing 2 MB; 2 x 10^7 (40 MB, was accepted after 23 s
+    and 750 MB): refused by its size before parsing."""
+    doc = {"metadata": {"gap_seconds": 1}, "data": [0] * (MAX_SPOT_EVENTS + 1)}
+    (tmp_path / "many_v100_1.json").write_text(json.dumps(doc, separators=(",", ":")))
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["simulate", aws_trace, "--availability", "many_v100_1.json"],
+        f"many_v100_1.json: data: {MAX_SPOT_EVENTS + 1} counts, more than {MAX_SPOT_EVENTS} "
+        "(gpuaas.limits)",
+    )
+    with open(tmp_path / "huge_v100_1.json", "wb") as fh:
+        fh.truncate(40_000_041)
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["simulate", aws_trace, "--availability", "huge_v100_1.json"],
+        "huge_v100_1.json: is 40000041 bytes, more than the 16777216 (16 MiB) an input may have "
+        "(gpuaas.limits)",
+    )

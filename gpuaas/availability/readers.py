@@ -37,15 +37,20 @@ import numpy as np
 from gpuaas.availability.capacity import Availability, Capacity
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json, read_text
-from gpuaas.limits import MAX_COUNT, MAX_SECONDS, MIN_SECONDS
+from gpuaas.limits import MAX_COUNT, MAX_SECONDS, MAX_SPOT_EVENTS, MIN_SECONDS
 from gpuaas.throughputs import parse_int
+
+#: Bytes an availability file may have, 16 MiB: about 16 an entry of `MAX_SPOT_EVENTS` (a count
+#: of a Can't Be Late file takes 2 or 3 bytes, a node-event line about 40; the bundled files
+#: hold a few hundred lines), so that a file of 10^7 entries is refused before it is parsed.
+FILE_BYTES = 2**24
 
 
 def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
     """Capacity from a Can't Be Late JSON trace, from `start` seconds into it, and the seconds
     of data from there."""
     source = str(path)
-    doc = read_json(path)
+    doc = read_json(path, limit=FILE_BYTES)
     if not isinstance(doc, dict):
         raise InputError(source, None, "top level must be a JSON object with metadata and data")
     meta = doc.get("metadata")
@@ -65,6 +70,10 @@ def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
     data = doc.get("data")
     if not isinstance(data, list) or not data:
         raise InputError(source, "data", "must be a non-empty list of counts")
+    if len(data) > MAX_SPOT_EVENTS:
+        raise InputError(
+            source, "data", f"{len(data)} counts, more than {MAX_SPOT_EVENTS} (gpuaas.limits)"
+        )
     length = len(data) * float(gap)
     if length > MAX_SECONDS:
         raise InputError(
@@ -96,11 +105,12 @@ def read_node_events(path: str) -> tuple[Capacity, float]:
     times, counts = [0.0], [0]
     last = 0
     seen = False
-    for n, line in enumerate(read_text(path, "CSV").splitlines(), start=1):
+    for n, line in enumerate(read_text(path, "CSV", FILE_BYTES).splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in line.split(",")]
         at = f"line {n}"
+        _check_entries(len(times) - 1, source, at)  # times[0] is the 0 before the first event
         if len(fields) != 3:
             raise InputError(
                 source, at, f"has {len(fields)} field(s); expected 3: milliseconds,add|remove,node"
@@ -146,10 +156,11 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
     times: list[float] = []
     counts: list[int] = []
     first, first_at = None, ""
-    for n, line in enumerate(read_text(path, "text").splitlines(), start=1):
+    for n, line in enumerate(read_text(path, "text", FILE_BYTES).splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         at = f"line {n}"
+        _check_entries(len(times), source, at)
         fields = [f.strip() for f in line.split(",")]
         if len(fields) != 3:
             raise InputError(
@@ -190,6 +201,14 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
     if not times:
         raise InputError(source, None, "no lines; expected YYYY-MM-DD, HH:MM:SS, count")
     return Capacity(np.array(times), np.array(counts)), max(times[-1], 1.0)
+
+
+def _check_entries(n: int, source: str, at: str) -> None:
+    """Refuse a line past `MAX_SPOT_EVENTS` capacity changes of a file."""
+    if n >= MAX_SPOT_EVENTS:
+        raise InputError(
+            source, at, f"more than {MAX_SPOT_EVENTS} capacity changes (gpuaas.limits)"
+        )
 
 
 _GPU_SUFFIX = re.compile(r"_([A-Za-z0-9]+)_(\d+)$")
@@ -255,4 +274,11 @@ def read_trace_files(spec: str, catalog) -> Availability:
         cap, length = read[suffix](path)
         capacity[vm] = cap
         end = min(end, length)
+        total = sum(len(c.times) - 1 for c in capacity.values())
+        if total > MAX_SPOT_EVENTS:
+            raise InputError(
+                "--availability",
+                spec,
+                f"{total} capacity changes in all, more than {MAX_SPOT_EVENTS} (gpuaas.limits)",
+            )
     return Availability(capacity, end=end, source=spec)
