@@ -59,7 +59,8 @@ in memory; a device (a link to ``/dev/zero``) or a FIFO is refused before it is 
 
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
-needs more is refused before the run starts, and a run that gets there anyway is stopped.
+needs more is refused before the run starts, and so is a spot availability that changes more
+often than that while the jobs must still run; a run that gets there anyway is stopped.
 """
 
 from __future__ import annotations

@@ -11,8 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from gpuaas.cli import cli
+from gpuaas.errors import SolverError
 from gpuaas.generator import generate_trace
+from gpuaas.instance import load_instance
 from gpuaas.limits import MAX_INPUT_BYTES, MAX_SPOT_EVENTS
+from gpuaas.simulator import Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "instances" / "trace-small.json"
@@ -179,4 +182,52 @@ def test_availability_entries_are_capped(tmp_path, monkeypatch, aws_trace):
         ["simulate", aws_trace, "--availability", "huge_v100_1.json"],
         "huge_v100_1.json: is 40000041 bytes, more than the 16777216 (16 MiB) an input may have "
         "(gpuaas.limits)",
+    )
+
+
+# -- case 14: an availability that changes too often for the event limit ---------------------
+
+
+@pytest.fixture
+def one_job(tmp_path):
+    """One job of at least 1639.6 s (its fastest configuration) released at 0."""
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1")))
+    return path
+
+
+def flipping(tmp_path, n):
+    """A Can't Be Late file whose capacity flips between 0 and 1 every second, n ticks."""
+    path = tmp_path / "flip_v100_1.json"
+    path.write_text(json.dumps({"metadata": {"gap_seconds": 1}, "data": [i % 2 for i in range(n)]}))
+    return path.name
+
+
+def test_availability_changing_too_often_is_refused_before_the_run(tmp_path, monkeypatch, one_job):
+    """1 499 changes while the job must still run, more than its 1 000 events: refused at once,
+    naming the file (was: 49 s of simulation, then exit 3 blaming the events per job)."""
+    name = flipping(tmp_path, 1500)
+    refused(
+        tmp_path,
+        monkeypatch,
+        ["simulate", one_job.name, "--availability", name],
+        f"{name}: the spot availability changes at 1499 distinct times while the trace's jobs "
+        "are certainly running, more than the 1000 rescheduling events a simulation of 1 job(s) "
+        "may take (1000 per job, gpuaas.limits); replay a coarser availability",
+    )
+
+
+def test_event_limit_names_the_availability(tmp_path, monkeypatch, one_job):
+    """A run stopped by the event limit says how many of its events the availability caused."""
+    monkeypatch.chdir(tmp_path)
+    name = flipping(tmp_path, 600)
+    sim = Simulator(load_instance(one_job), "greedy", availability=name, spot=True, seed=1)
+    assert sim.market.least_steps(sim.actual) == 599  # a lower bound: the run takes 601
+    sim.max_events = 50
+    with pytest.raises(SolverError) as exc:
+        sim.run()
+    assert str(exc.value) == (
+        "simulation stopped at t=50 s after 51 events: more than 1000 rescheduling events per "
+        f"job (gpuaas.limits), 50 of them at changes of the spot availability {name}; it cannot "
+        "end"
     )
