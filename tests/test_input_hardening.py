@@ -83,7 +83,7 @@ AVAILABILITY_FILES = {
     "log-count": (
         "p3.2xlarge=c.txt",
         "2021-12-11, 11:11:30, 1e30\n",
-        "c.txt: line 1: count: must be <= 1000000000 (gpuaas.limits), got 1e+30",
+        "c.txt: line 1: count: must be <= 1000000000 (gpuaas.limits), got '1e30'",
     ),
     "log-offset": (
         "p3.2xlarge=c.txt",

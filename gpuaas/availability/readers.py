@@ -175,7 +175,7 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
         count = parse_int(fields[2], source, f"{at}: count", minimum=0)
         if count > MAX_COUNT:
             raise InputError(
-                source, f"{at}: count", f"must be <= {MAX_COUNT} (gpuaas.limits), got {count:.3g}"
+                source, f"{at}: count", f"must be <= {MAX_COUNT} (gpuaas.limits), got {fields[2]!r}"
             )
         if first is None:
             first, first_at = when, at
