@@ -55,7 +55,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpuaas.availability import require_spot_prices
 from gpuaas.errors import InputError, SolverError
 from gpuaas.files import open_output, to_json
 from gpuaas.instance import Instance
@@ -347,7 +346,6 @@ class Simulator:
         self.config = config
         self.availability = None
         if config.spot:
-            require_spot_prices(predicted.catalog.without_spot())
             market = market if market is not None else spot_availability(predicted, config)
             self.availability = market
             trace = trace.with_spot()

@@ -42,13 +42,13 @@ def aws_trace(tmp_path):
 # -- case 7: spot capacity needs spot prices -------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["simulate", "bound"])
+@pytest.mark.parametrize("command", ["simulate", "compare", "bound"])
 @pytest.mark.parametrize("option", [["--spot"], ["--availability", "model"]])
 def test_spot_on_a_catalog_without_spot_prices(tmp_path, monkeypatch, command, option):
     refused(
         tmp_path,
         monkeypatch,
-        [command, str(TRACE), *option],
+        [command, str(TRACE), *option, *(["-q"] if command == "compare" else [])],
         "--spot: catalog azure-2021 has no VM type with a spot price (spot_per_hour); use a "
         "catalog with them (gpuaas catalogs, column spot)",
     )

@@ -45,7 +45,6 @@ def load_availability(
     events; `seed` seeds it."""
     if not isinstance(source, str) or not source.strip():
         raise InputError("--availability", None, "must name a trace file or 'model[:k=v,...]'")
-    require_spot_prices(catalog)
     text = source.strip()
     if text == "model" or text.startswith("model:"):
         params = parse_model(text, seed)
@@ -55,7 +54,9 @@ def load_availability(
 
 def require_spot_prices(catalog) -> None:
     """Refuse spot capacity on a catalog without a spot price (`spot_per_hour`): no VM type
-    could run on spot, and the run would be an on-demand one that says it used spot."""
+    could run on spot, and the run would be an on-demand one that says it used spot. The
+    commands (`--spot`, `--availability`) call it; the `Simulator` API still runs such a
+    catalog "with spot" as on demand (the smoke grid runs the spot methods so)."""
     if not any(math.isfinite(p) for p in catalog.spot_per_hour):
         raise InputError(
             None,
