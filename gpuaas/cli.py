@@ -25,7 +25,7 @@ from gpuaas.files import (
     write_atomic,
 )
 from gpuaas.importers import FORMATS as IMPORT_FORMATS
-from gpuaas.instance import load_instance
+from gpuaas.instance import Instance, load_instance
 from gpuaas.limits import MAX_COUNT, MAX_JOBS, MAX_NODES, MAX_SECONDS, MAX_SEED
 from gpuaas.methods import DEFAULT_METHOD, METHODS, SPOT_METHODS, method_options
 from gpuaas.methods import solve as solve_instance
@@ -512,6 +512,14 @@ def spot_settings(
     }
 
 
+def require_spot_catalog(trace: Instance, spot: bool, availability: str | None) -> None:
+    """--spot and --availability need a catalog with spot prices (one line naming it)."""
+    if spot or availability is not None:
+        from gpuaas.availability import require_spot_prices
+
+        require_spot_prices(trace.catalog.without_spot())
+
+
 def reconfiguration(overhead: float | None, startup: float | None, paper: bool) -> dict[str, float]:
     """The overhead and start-up to simulate: explicit values, else the paper's or the defaults."""
     base = PAPER_COSTS if paper else {"overhead": DEFAULT_OVERHEAD, "startup": DEFAULT_STARTUP}
@@ -635,6 +643,7 @@ def simulate(
     )
     method, options, time_limit, taken, _ = _with_preset(ctx, preset, method, time_limit)
     trace = load_instance(trace_file)
+    require_spot_catalog(trace, spot, availability)
     if time_limit is not None:
         options["time_limit"] = time_limit
     with _blame(preset, taken):
@@ -716,6 +725,7 @@ def bound(
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
+        require_spot_catalog(trace, spot, availability)
         market = None
         if spot or availability is not None:
             from gpuaas.simulator import spot_availability
@@ -839,6 +849,7 @@ def compare(
     mult = cmp.parse_multipliers(multipliers, names)
     options = cmp.parse_settings(settings, names)
     trace = load_instance(trace_file)
+    require_spot_catalog(trace, spot, availability)
 
     def progress(row: dict[str, Any]) -> None:
         if not quiet:

@@ -1,7 +1,11 @@
 """Reading the package's input files and writing its output files: every failure is one
 InputError naming the file.
 
-**Input** (JSON, YAML): missing file, directory, not UTF-8, bad syntax with line and column.
+**Input** (JSON, YAML, CSV and text, through `read_bytes`): missing file, directory, not UTF-8,
+bad syntax with line and column. An input is a regular file (a symlink is followed) of at most
+``MAX_INPUT_BYTES`` (`gpuaas.limits`): a device, FIFO or socket is refused before it is opened
+and a larger file before it is read, and the read itself stops past the limit (a file that grows,
+a /proc file whose size says 0), so that a link to ``/dev/zero`` is one line, not gigabytes.
 
 **Output** goes through one writer, `open_output` (and `write_atomic`, `check_output` built on it):
 
@@ -39,30 +43,85 @@ from typing import IO, Any
 import yaml
 
 from gpuaas.errors import InputError
-from gpuaas.limits import MAX_YAML_NODES
+from gpuaas.limits import MAX_INPUT_BYTES, MAX_YAML_NODES
 
 
-def _read_text(path: str | Path, kind: str) -> str:
-    """The UTF-8 text of `path` without a leading byte-order mark (which some editors write)."""
+def _not_regular(source: str, mode: int) -> InputError | None:
+    """The error for an input that is not a regular file (None for one)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return InputError(source, None, "is a directory, not a file")
+    what = (
+        "a FIFO (a pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    return InputError(source, None, f"is {what}; inputs are read from regular files")
+
+
+def read_bytes(path: str | Path, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file `path` (symlinks followed), at most `limit` of them: a
+    device, FIFO or socket is refused before it is opened (``/dev/zero`` never ends, a FIFO
+    waits for a writer) and a larger file before it is read (module docstring)."""
     source = str(path)
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            return fh.read()
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         raise InputError(source, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(source, None, "is a directory, not a file") from None
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    error = _not_regular(source, mode)
+    if error is not None:
+        raise error
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())  # the file opened, should it have changed since
+            error = _not_regular(source, info.st_mode)
+            if error is not None:
+                raise error
+            data = b"" if info.st_size > limit else fh.read(limit + 1)
+            size = max(info.st_size, len(data))
+    except OSError as exc:
+        raise InputError(source, None, f"cannot read: {exc.strerror}") from None
+    if size > limit:
+        raise InputError(
+            source,
+            None,
+            f"is {size} bytes, more than the {limit} ({_size(limit)}) an input may have "
+            "(gpuaas.limits)",
+        )
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.3g} MiB" if n >= 2**20 else f"{n / 2**10:.3g} KiB"
+
+
+def _read_text(path: str | Path, kind: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of `path` (`read_bytes`) without a leading byte-order mark (which some
+    editors write), line ends as Python's text files read them (CR LF and CR become LF)."""
+    data = read_bytes(path, limit)
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(
-            source, None, f"not UTF-8 text (byte {exc.start}); {kind} files are UTF-8"
+            str(path), None, f"not UTF-8 text (byte {exc.start}); {kind} files are UTF-8"
         ) from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
-def read_json(path: str | Path) -> Any:
-    """The JSON document in `path`."""
-    text = _read_text(path, "JSON")
+def read_json(path: str | Path, limit: int = MAX_INPUT_BYTES) -> Any:
+    """The JSON document in `path` (at most `limit` bytes)."""
+    text = _read_text(path, "JSON", limit)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -136,9 +195,10 @@ def read_yaml(path: str | Path) -> Any:
         raise InputError(str(path), None, "not valid YAML: nested too deeply") from None
 
 
-def read_text(path: str | Path, kind: str = "text") -> str:
-    """The UTF-8 text of `path` (`kind` names the format in the not-UTF-8 error, e.g. "CSV")."""
-    return _read_text(path, kind)
+def read_text(path: str | Path, kind: str = "text", limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of `path` (`kind` names the format in the not-UTF-8 error, e.g. "CSV";
+    at most `limit` bytes)."""
+    return _read_text(path, kind, limit)
 
 
 def csv_fields(line: str, source: str, where: str) -> list[str]:

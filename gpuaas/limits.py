@@ -32,7 +32,9 @@ J <= ``MAX_JOBS`` = 10^5 jobs in a file or unfinished in a `Rescheduler`; at mos
 and ``MAX_JOB_CONFIGS`` = 10^7 (job, configuration) pairs per instance (each (J, C) array is
 then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·10^6 columns
 (about J·min(N, J)·C x 2: the paper's largest point, N = 100 and J = 450, has 0.6·10^6). Integer counts of a workload (epochs, batch size, files) are at most
-``MAX_COUNT`` = 10^9, and so are the disruption limits (moves per job, per hour).
+``MAX_COUNT`` = 10^9, and so are the disruption limits (moves per job, per hour) and the spot
+VM counts of an availability file (whose times are within ``MAX_SECONDS`` too, a Can't Be Late
+file's `gap_seconds` at least ``MIN_SECONDS``).
 
 **Seeds** are integers in 0 .. ``MAX_SEED`` = 2^32 − 1 everywhere (numpy's legacy range; every
 random stream is derived from them through numpy's SeedSequence). A `gpuaas compare` runs at
@@ -52,9 +54,22 @@ at most ``MAX_YAML_NODES`` = 10^5 nodes (values, lists, mappings): the largest r
 campaign spec listing traces and options, has a few thousand, while a 1 KB file of nested
 aliases (the "billion laughs") expands to 10^9 and would take minutes and gigabytes to build.
 
+**Spot availability**: an availability (a model's draw, or the files of one ``--availability``)
+holds at most ``MAX_SPOT_EVENTS`` = 10^6 capacity changes and interruptions: a simulation
+replays each as a Python object (about 250 MB for 10^6). The bundled files hold a few
+hundred; the model's defaults draw about 8 per VM type and day.
+
+**Input files** (instances, traces to import, throughput tables, catalogs, specs, presets,
+availability files, solutions) are regular files of at most ``MAX_INPUT_BYTES`` = 512 MiB
+(`gpuaas.files.read_bytes`): an instance at the limits above (10^7 times, about 38 bytes each
+as `gpuaas generate` writes them) is about 400 MB; a public job table of 10^6 rows (PAI's
+has about 1.2 M) of about 100 bytes is about 120 MB (an estimate: the tables are not shipped). Parsing takes several times a file's size
+in memory; a device (a link to ``/dev/zero``) or a FIFO is refused before it is read.
+
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace); a tick so short that the trace
-needs more is refused before the run starts, and a run that gets there anyway is stopped.
+needs more is refused before the run starts, and so is a spot availability that changes more
+often than that while the jobs must still run; a run that gets there anyway is stopped.
 """
 
 from __future__ import annotations
@@ -74,6 +89,8 @@ MAX_SEED = 2**32 - 1
 MAX_SIMULATIONS = 10**5
 MAX_MILP_COLUMNS = 5 * 10**6
 EVENTS_PER_JOB = 1000
+MAX_SPOT_EVENTS = 10**6
 MAX_YAML_NODES = 10**5
 MAX_ID = 1000
 MAX_MONEY = 1e30
+MAX_INPUT_BYTES = 2**29

@@ -222,6 +222,7 @@ class SpotMarket:
         self.variant = {names[int(b)]: names[v] for v, b in enumerate(catalog.base) if b >= 0}
         self.queue = [e for e in availability.events() if e.vm in self.variant]
         self.next = 0
+        self.steps = 0  # rescheduling points at which a change of the availability was replayed
         self.told: dict[str, int | None] | None = None  # the counts the Rescheduler knows
         self.slots: dict[str, dict[int, int]] = {v: {} for v in self.variant.values()}  # node->slot
 
@@ -244,6 +245,8 @@ class SpotMarket:
             return [CapacityChange(t, s, n) for s, n in self.told.items()]
         lost: set[int] = set()
         count: dict[str, int | None] = {}
+        if self.next < len(self.queue) and self.queue[self.next].time <= t:
+            self.steps += 1
         while self.next < len(self.queue) and self.queue[self.next].time <= t:
             ev = self.queue[self.next]
             self.next += 1
@@ -264,6 +267,24 @@ class SpotMarket:
             for held in self.slots.values():
                 held.pop(n, None)
         return out
+
+    def least_steps(self, trace: Instance) -> int:
+        """A lower bound on the rescheduling points this replay adds to a simulation of `trace`
+        (its actual durations): a job is unfinished from its release for at least its shortest
+        remaining time, and while one is, every distinct time of the queue is a point."""
+        if not trace.n_jobs or not self.queue:
+            return 0
+        times = np.unique(np.fromiter((e.time for e in self.queue), np.float64, len(self.queue)))
+        order = np.argsort(trace.release, kind="stable")
+        starts = trace.release[order]
+        ends = np.maximum.accumulate(starts + trace.min_time[order] - TIME_TOL)
+        first = np.concatenate(([True], starts[1:] >= ends[:-1]))  # a new busy stretch
+        group = np.cumsum(first) - 1
+        lo = starts[first]
+        hi = np.full(lo.size, -np.inf)
+        np.maximum.at(hi, group, ends)
+        inside = np.searchsorted(times, hi, side="left") - np.searchsorted(times, lo, side="right")
+        return int(np.maximum(inside, 0).sum())
 
     def planned(self, sim: Simulator, plan: Plan) -> None:
         """Free the slots of spot VMs closed or resized away, give new ones the lowest free."""

@@ -25,7 +25,10 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   purpose), after
   ``EVENTS_PER_JOB`` x J events, or when the clock passes ``HORIZON`` = 2^33 s (where doubles
   no longer resolve 10^-6 s; `gpuaas.limits`). A tick so short that the trace needs more than
-  ``EVENTS_PER_JOB`` x J events is refused before the run (`InputError`, exit code 2).
+  ``EVENTS_PER_JOB`` x J events is refused before the run (`InputError`, exit code 2), and so
+  is a spot availability that changes more often than that while the jobs must still run
+  (`SpotMarket.least_steps`; the error names the availability). A run stopped by the event
+  limit says how many of its events were changes of the availability.
 - **Spot capacity** (`spot=True`): the trace runs on its catalog's spot variants too
   (`gpuaas.catalog.Catalog.with_spot`), and the availability (`availability=`: an
   `Availability`, else `RunConfig.availability` loaded with the run's seed, default the model)
@@ -362,6 +365,16 @@ class Simulator:
         )
         if self.market is not None:
             self.producers.append(self.market)
+            least = self.market.least_steps(self.actual)
+            if least > self.max_events:
+                raise InputError(
+                    self.availability.source,
+                    None,
+                    f"the spot availability changes at {least} distinct times while the "
+                    f"trace's jobs are certainly running, more than the {self.max_events} "
+                    f"rescheduling events a simulation of {trace.n_jobs} job(s) may take "
+                    f"({EVENTS_PER_JOB} per job, gpuaas.limits); replay a coarser availability",
+                )
         self.clock: float | None = None
         self.solver_seconds: list[float] = []
         self.solver_cpu_seconds = 0.0
@@ -429,6 +442,11 @@ class Simulator:
                 )
         elif r.events > self.max_events:
             stop = f"more than {EVENTS_PER_JOB} rescheduling events per job (gpuaas.limits)"
+            if self.market is not None:
+                stop += (
+                    f", {self.market.steps} of them at changes of the spot availability "
+                    f"{self.availability.source}"
+                )
         elif t > HORIZON:
             stop = f"the clock passed {HORIZON:.3g} s, where doubles no longer resolve 1e-6 s (gpuaas.limits)"
         if stop is not None:

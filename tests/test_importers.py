@@ -289,6 +289,14 @@ BAD = [
         "bad.csv: line 2: duration: must be > 0, got '-10'",
     ),
     (
+        "csv-due-before-submit",
+        "csv",
+        "bad.csv",
+        "id,submit,gpus,duration,gpu,due\na,1000,1,60,K80,10\n",
+        "bad.csv: line 2: due: is before submit (10 < 1000); due is an absolute time on the "
+        "submit clock",
+    ),
+    (
         "csv-unknown-column",
         "csv",
         "bad.csv",
@@ -417,6 +425,14 @@ BAD += [
         "bad.csv",
         "job_id,submission_time,duration,num_gpu\na,0,60\n",
         "bad.csv: line 2: has 3 field(s), the header has 4",
+    ),
+    (
+        "ef-deadline-before-submission",
+        "elasticflow",
+        "bad.csv",
+        "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n"
+        "a,1000,10,m,-1e8,64,1,60\n",
+        "bad.csv: line 2: deadline: is before submission_time (-1e+08 < 1000)",
     ),
     (
         "ef-no-anchor",

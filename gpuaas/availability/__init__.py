@@ -22,6 +22,8 @@ One type, `Availability`, whatever the source, with a semantics a simulator repl
 
 from __future__ import annotations
 
+import math
+
 from gpuaas.availability.capacity import (
     UNLIMITED,
     WARNING_SECONDS,
@@ -50,6 +52,20 @@ def load_availability(
     return read_trace_files(text, catalog)
 
 
+def require_spot_prices(catalog) -> None:
+    """Refuse spot capacity on a catalog without a spot price (`spot_per_hour`): no VM type
+    could run on spot, and the run would be an on-demand one that says it used spot. The
+    commands (`--spot`, `--availability`) call it; the `Simulator` API still runs such a
+    catalog "with spot" as on demand (the smoke grid runs the spot methods so)."""
+    if not any(math.isfinite(p) for p in catalog.spot_per_hour):
+        raise InputError(
+            None,
+            "--spot",
+            f"catalog {catalog.name} has no VM type with a spot price (spot_per_hour); "
+            "use a catalog with them (gpuaas catalogs, column spot)",
+        )
+
+
 __all__ = [
     "UNLIMITED",
     "WARNING_SECONDS",
@@ -57,4 +73,5 @@ __all__ = [
     "Capacity",
     "SpotEvent",
     "load_availability",
+    "require_spot_prices",
 ]

@@ -90,15 +90,29 @@ class Availability:
     def events(self, start: float = 0.0, end: float = math.inf) -> list[SpotEvent]:
         """Every capacity change and interruption in (start, end], in time order (at one time:
         capacity changes first, then interruptions by slot; VM types in name order)."""
+        names = sorted(set(self.capacity) | set(self.interruptions))
+        parts = []  # (time, 0 capacity | 1 interruption, VM rank, count or slot) per event
+        for rank, vm in enumerate(names):
+            if vm in self.capacity:
+                cap = self.capacity[vm]
+                keep = (cap.times > start) & (cap.times <= end)
+                keep[0] = False  # the count at 0 is no change
+                t, c = cap.times[keep], cap.counts[keep].astype(np.float64)
+                parts.append(np.column_stack((t, np.zeros_like(t), np.full_like(t, rank), c)))
+            if vm in self.interruptions:
+                ev = self.interruptions[vm]
+                ev = ev[(ev[:, 0] > start) & (ev[:, 0] <= end)]
+                t = ev[:, 0]
+                parts.append(np.column_stack((t, np.ones_like(t), np.full_like(t, rank), ev[:, 1])))
+        if not parts:
+            return []
+        rows = np.concatenate(parts)
+        slot = np.where(rows[:, 1] == 1, rows[:, 3], 0.0)
+        rows = rows[np.lexsort((slot, rows[:, 2], rows[:, 1], rows[:, 0]))]  # stable, by key
         out = []
-        for vm in sorted(self.capacity):
-            cap = self.capacity[vm]
-            for t, c in zip(cap.times[1:], cap.counts[1:]):
-                if start < t <= end:
-                    out.append(SpotEvent(float(t), vm, count=int(c)))
-        for vm in sorted(self.interruptions):
-            for t, s in self.interruptions[vm]:
-                if start < t <= end:
-                    out.append(SpotEvent(float(t), vm, slot=int(s)))
-        out.sort(key=lambda e: (e.time, e.count is None, e.vm, e.slot or 0))
+        for t, kind, rank, value in rows.tolist():
+            if kind == 0:
+                out.append(SpotEvent(t, names[int(rank)], count=int(value)))
+            else:
+                out.append(SpotEvent(t, names[int(rank)], slot=int(value)))
         return out

@@ -17,6 +17,13 @@ For every catalog VM type with a spot price:
 
 Specification string: ``model`` or ``model:rate=R,spell_rate=S,spell_mean=M,seed=K`` (any
 subset; ``rate`` overrides every type's bucket).
+
+**Limits** (`PARAM_RANGE`): ``rate`` and ``spell_rate`` in [0, 3600] per hour (one a second:
+the model's time resolution, a whole-job time being at least 1 s), ``spell_mean`` in
+[1/3600, 10^9/3600] hours (1 s to `gpuaas.limits.MAX_SECONDS`). The events the model would draw
+over `horizon` on `slots` slots (`expected_events`) are at most
+`gpuaas.limits.MAX_SPOT_EVENTS`, checked before any is drawn: `rate=1e6` asked for gigabytes,
+``spell_rate=1e5,spell_mean=1e-9`` for 10^8 spells drawn one by one.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import numpy as np
 
 from gpuaas.availability.capacity import UNLIMITED, Availability, Capacity
 from gpuaas.errors import InputError
-from gpuaas.limits import MAX_SEED
+from gpuaas.limits import MAX_SECONDS, MAX_SEED, MAX_SPOT_EVENTS
 
 HOURS_PER_MONTH = 730.0
 #: Monthly fraction of VMs interrupted that stands for each Spot Advisor bucket.
@@ -40,6 +47,12 @@ DEFAULT_BUCKET = ">20%"
 SPELL_RATE = 0.235  # unavailable spells per available hour
 SPELL_MEAN = 1.69  # hours
 DEFAULT_HORIZON = 60 * 86400.0  # s of modelled events when the caller gives no horizon
+#: The accepted range of each rate or duration parameter (module docstring, "Limits").
+PARAM_RANGE = {
+    "rate": (0.0, 3600.0),
+    "spell_rate": (0.0, 3600.0),
+    "spell_mean": (1 / 3600, MAX_SECONDS / 3600),
+}
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,18 @@ def parse_model(text: str, seed: int = 0) -> SpotModel:
             raise InputError(
                 where, f"model: {key}", f"must be a finite number {bound}, got {raw!r}"
             )
+        elif not PARAM_RANGE[key][0] <= value <= PARAM_RANGE[key][1]:
+            low, high = PARAM_RANGE[key]
+            span = (
+                f"[{low:.3g}, {high:.3g}] hours (1 s to {MAX_SECONDS:g} s;"
+                if key == "spell_mean"
+                else f"[{low:g}, {high:g}] per hour (at most one a second;"
+            )
+            raise InputError(
+                where,
+                f"model: {key}",
+                f"must be in {span} gpuaas.availability.model), got {raw!r}",
+            )
         else:
             values[key] = value
     return SpotModel(**values)  # type: ignore[arg-type]
@@ -135,6 +160,17 @@ def _interruptions(rng: np.random.Generator, rate: float, horizon: float, slots:
     return np.concatenate(out) if out else np.empty((0, 2))
 
 
+def expected_events(rates: list[float], model: SpotModel, horizon: float, slots: int) -> float:
+    """The mean number of capacity changes and interruptions the model draws over `horizon` s
+    on `slots` slots of VM types interrupted at `rates` per VM-hour: per type, rate x hours x
+    slots interruptions and two changes per spell cycle of mean 1 / spell_rate + spell_mean h."""
+    hours = horizon / 3600.0
+    spells = 0.0
+    if model.spell_rate > 0:
+        spells = 2.0 * hours / (1.0 / model.spell_rate + model.spell_mean)
+    return sum(rate * hours * slots + spells for rate in rates)
+
+
 def model_availability(
     catalog, model: SpotModel, *, horizon: float | None = None, slots: int = 64
 ) -> Availability:
@@ -146,18 +182,28 @@ def model_availability(
     if slots < 1:
         raise InputError("--availability", "slots", f"must be >= 1, got {slots!r}")
     buckets = spot_advisor_buckets()
-    capacity, interruptions = {}, {}
-    for v, (name, spot) in enumerate(zip(catalog.vm_names, catalog.spot_per_hour)):
-        if not math.isfinite(spot):
-            continue
-        rng = np.random.default_rng([model.seed, v])
-        rate = (
-            model.rate if model.rate is not None else bucket_rate(buckets.get(name, DEFAULT_BUCKET))
-        )
-        capacity[name] = _spells(rng, model, horizon)
-        interruptions[name] = _interruptions(rng, rate, horizon, slots)
+    rates = {
+        v: model.rate if model.rate is not None else bucket_rate(buckets.get(name, DEFAULT_BUCKET))
+        for v, (name, spot) in enumerate(zip(catalog.vm_names, catalog.spot_per_hour))
+        if math.isfinite(spot)
+    }
     text = (
         f"model:rate={'bucket' if model.rate is None else model.rate},"
         f"spell_rate={model.spell_rate},spell_mean={model.spell_mean},seed={model.seed}"
     )
+    mean = expected_events(list(rates.values()), model, horizon, slots)
+    if mean > MAX_SPOT_EVENTS:
+        raise InputError(
+            "--availability",
+            text,
+            f"would draw about {mean:.3g} capacity changes and interruptions over "
+            f"{horizon / 3600:.3g} h on {slots} slot(s) of {len(rates)} VM type(s), more than "
+            f"{MAX_SPOT_EVENTS} (gpuaas.limits); lower rate or spell_rate",
+        )
+    capacity, interruptions = {}, {}
+    for v, rate in rates.items():
+        name = catalog.vm_names[v]
+        rng = np.random.default_rng([model.seed, v])
+        capacity[name] = _spells(rng, model, horizon)
+        interruptions[name] = _interruptions(rng, rate, horizon, slots)
     return Availability(capacity, interruptions, end=horizon, source=text)

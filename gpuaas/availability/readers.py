@@ -37,14 +37,20 @@ import numpy as np
 from gpuaas.availability.capacity import Availability, Capacity
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json, read_text
+from gpuaas.limits import MAX_COUNT, MAX_SECONDS, MAX_SPOT_EVENTS, MIN_SECONDS
 from gpuaas.throughputs import parse_int
+
+#: Bytes an availability file may have, 16 MiB: about 16 an entry of `MAX_SPOT_EVENTS` (a count
+#: of a Can't Be Late file takes 2 or 3 bytes, a node-event line about 40; the bundled files
+#: hold a few hundred lines), so that a file of 10^7 entries is refused before it is parsed.
+FILE_BYTES = 2**24
 
 
 def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
     """Capacity from a Can't Be Late JSON trace, from `start` seconds into it, and the seconds
     of data from there."""
     source = str(path)
-    doc = read_json(path)
+    doc = read_json(path, limit=FILE_BYTES)
     if not isinstance(doc, dict):
         raise InputError(source, None, "top level must be a JSON object with metadata and data")
     meta = doc.get("metadata")
@@ -55,13 +61,34 @@ def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
         raise InputError(source, "metadata.gap_seconds", f"must be a number > 0, got {brief(gap)}")
     if not math.isfinite(gap):
         raise InputError(source, "metadata.gap_seconds", f"must be finite, got {brief(gap)}")
+    if not MIN_SECONDS <= gap <= MAX_SECONDS:
+        raise InputError(
+            source,
+            "metadata.gap_seconds",
+            f"must be in [{MIN_SECONDS:g}, {MAX_SECONDS:g}] s (gpuaas.limits), got {brief(gap)}",
+        )
     data = doc.get("data")
     if not isinstance(data, list) or not data:
         raise InputError(source, "data", "must be a non-empty list of counts")
+    if len(data) > MAX_SPOT_EVENTS:
+        raise InputError(
+            source, "data", f"{len(data)} counts, more than {MAX_SPOT_EVENTS} (gpuaas.limits)"
+        )
+    length = len(data) * float(gap)
+    if length > MAX_SECONDS:
+        raise InputError(
+            source,
+            "data",
+            f"{len(data)} counts of {gap:g} s cover {length:.3g} s, more than {MAX_SECONDS:g} s "
+            "(gpuaas.limits)",
+        )
     for i, v in enumerate(data):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise InputError(source, f"data[{i}]", f"must be an integer >= 0, got {brief(v)}")
-    length = len(data) * float(gap)
+        if v > MAX_COUNT:
+            raise InputError(
+                source, f"data[{i}]", f"must be <= {MAX_COUNT} (gpuaas.limits), got {brief(v)}"
+            )
     if not 0.0 <= start < length:
         raise InputError(source, "start", f"must be in [0, {length:g}) s, got {start!r}")
     first = int(start // gap)
@@ -78,16 +105,23 @@ def read_node_events(path: str) -> tuple[Capacity, float]:
     times, counts = [0.0], [0]
     last = 0
     seen = False
-    for n, line in enumerate(read_text(path, "CSV").splitlines(), start=1):
+    for n, line in enumerate(read_text(path, "CSV", FILE_BYTES).splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fields = [f.strip() for f in line.split(",")]
         at = f"line {n}"
+        _check_entries(len(times) - 1, source, at)  # times[0] is the 0 before the first event
         if len(fields) != 3:
             raise InputError(
                 source, at, f"has {len(fields)} field(s); expected 3: milliseconds,add|remove,node"
             )
         ms = parse_int(fields[0], source, f"{at}: milliseconds", minimum=0)
+        if ms / 1000.0 > MAX_SECONDS:
+            raise InputError(
+                source,
+                f"{at}: milliseconds",
+                f"{ms} ms is more than {MAX_SECONDS:g} s (gpuaas.limits)",
+            )
         if ms < last:
             raise InputError(source, f"{at}: milliseconds", f"goes back in time ({ms} < {last})")
         last = ms
@@ -121,11 +155,12 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
     source = str(path)
     times: list[float] = []
     counts: list[int] = []
-    first = None
-    for n, line in enumerate(read_text(path, "text").splitlines(), start=1):
+    first, first_at = None, ""
+    for n, line in enumerate(read_text(path, "text", FILE_BYTES).splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         at = f"line {n}"
+        _check_entries(len(times), source, at)
         fields = [f.strip() for f in line.split(",")]
         if len(fields) != 3:
             raise InputError(
@@ -138,8 +173,24 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
                 source, at, f"expected a date and a time (YYYY-MM-DD, HH:MM:SS), got {line!r}"
             ) from None
         count = parse_int(fields[2], source, f"{at}: count", minimum=0)
-        first = when if first is None else first
+        if count > MAX_COUNT:
+            raise InputError(
+                source, f"{at}: count", f"must be <= {MAX_COUNT} (gpuaas.limits), got {fields[2]!r}"
+            )
+        if first is None:
+            first, first_at = when, at
+        if (when.tzinfo is None) != (first.tzinfo is None):  # naive and aware do not subtract
+            has = "has a UTC offset" if when.tzinfo is not None else "has no UTC offset"
+            raise InputError(
+                source, f"{at}: time", f"{has}, unlike {first_at}; give every line one or none"
+            )
         t = (when - first).total_seconds()
+        if t > MAX_SECONDS:
+            raise InputError(
+                source,
+                f"{at}: time",
+                f"{t:.3g} s after the first line, more than {MAX_SECONDS:g} s (gpuaas.limits)",
+            )
         if times and t < times[-1]:
             raise InputError(source, f"{at}: time", f"goes back in time ({line!r})")
         if times and t == times[-1]:
@@ -150,6 +201,14 @@ def read_count_log(path: str) -> tuple[Capacity, float]:
     if not times:
         raise InputError(source, None, "no lines; expected YYYY-MM-DD, HH:MM:SS, count")
     return Capacity(np.array(times), np.array(counts)), max(times[-1], 1.0)
+
+
+def _check_entries(n: int, source: str, at: str) -> None:
+    """Refuse a line past `MAX_SPOT_EVENTS` capacity changes of a file."""
+    if n >= MAX_SPOT_EVENTS:
+        raise InputError(
+            source, at, f"more than {MAX_SPOT_EVENTS} capacity changes (gpuaas.limits)"
+        )
 
 
 _GPU_SUFFIX = re.compile(r"_([A-Za-z0-9]+)_(\d+)$")
@@ -204,8 +263,22 @@ def read_trace_files(spec: str, catalog) -> Availability:
             )
         if vm in capacity:
             raise InputError("--availability", item, f"VM type {vm!r} given twice")
+        if not math.isfinite(catalog.spot_per_hour[catalog.vm_names.index(vm)]):
+            raise InputError(
+                "--availability",
+                item,
+                f"VM type {vm!r} has no spot price in catalog {catalog.name}, so no spot "
+                "capacity to replay; name a type with one (gpuaas catalogs --json)",
+            )
         read = {".json": read_spot_traces, ".csv": read_node_events, ".txt": read_count_log}
         cap, length = read[suffix](path)
         capacity[vm] = cap
         end = min(end, length)
+        total = sum(len(c.times) - 1 for c in capacity.values())
+        if total > MAX_SPOT_EVENTS:
+            raise InputError(
+                "--availability",
+                spec,
+                f"{total} capacity changes in all, more than {MAX_SPOT_EVENTS} (gpuaas.limits)",
+            )
     return Availability(capacity, end=end, source=spec)

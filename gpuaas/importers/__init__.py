@@ -18,7 +18,8 @@ instance/trace dict (the format `gpuaas simulate` reads) on a chosen catalog:
   (``nodes="demand"``, `build.demand_nodes`);
 - a missing due date is release + U[1, 3] x the job's fastest time and a missing weight
   ω ~ U[0.003, 0.015] $/s (the paper's §4.1 rules, `gpuaas.generator`), drawn from `seed`;
-  both are written into the output, so the trace is self-contained.
+  both are written into the output, so the trace is self-contained; a given due date before
+  its job's submission is an error naming the line.
 
 Jobs no configuration of the catalog can run are an error naming the line, unless
 ``skip_unrunnable=True`` drops them (they are counted in the report).

@@ -13,7 +13,7 @@ out; quote a job id that starts with ``#``: ``"#7"``); an empty cell is an absen
 | ``steps``, ``epochs``, ``steps_per_epoch`` | with ``model`` | amount of work: steps, or epochs x steps per epoch |
 | ``duration`` | one of | measured run time (s, > 0) on ``gpus`` GPUs of model ``gpu`` |
 | ``gpu`` | no | GPU model the duration was measured on (needed for a duration job unless ``--any-gpu``) |
-| ``due`` | no | absolute due date (s, same clock as ``submit``) |
+| ``due`` | no | absolute due date (s, same clock as ``submit``, not before it) |
 | ``weight`` | no | tardiness weight ω ($/s, >= 0) |
 """
 
@@ -87,6 +87,13 @@ def read_csv_trace(path: str) -> tuple[list[TraceJob], ImportReport]:
             raise InputError(source, at, "needs a model (with steps) or a duration")
         if "due" in row:
             job.due = parse_float(row["due"], source, f"{at}: due")
+            if job.due < job.submit:  # a due date relative to submit, or another clock
+                raise InputError(
+                    source,
+                    f"{at}: due",
+                    f"is before submit ({job.due:g} < {job.submit:g}); due is an absolute time "
+                    "on the submit clock",
+                )
         if "weight" in row:
             job.weight = parse_float(row["weight"], source, f"{at}: weight", minimum=0.0)
         jobs.append(job)

@@ -10,7 +10,8 @@ column order; ``#`` lines are comments). Two layouts share the reader:
   deadline).
 
 Mapped: job_id -> id, submission_time (s) -> submit, num_gpu -> requested GPUs, duration (s,
-measured on num_gpu GPUs) -> the job's work, deadline (absolute, same clock) -> due. The
+measured on num_gpu GPUs) -> the job's work, deadline (absolute, same clock, not before the
+submission: refused otherwise) -> due. The
 traces do not name the GPU the durations ran on: it is `MEASURED_ON` (A100, the GPU of
 ElasticFlow's testbed and of its reproduction VMs) unless ``--measured-on`` says otherwise.
 
@@ -87,23 +88,27 @@ def read_elasticflow(path: str) -> tuple[list[TraceJob], ImportReport]:
             gpus = MAX_VM_GPUS
             changed = FOLDED
         model = row.get("model_name")
+        submit = parse_float(row["submission_time"], source, f"{at}: submission_time", minimum=0.0)
+        deadline = None
+        if "deadline" in row:
+            deadline = parse_float(row["deadline"], source, f"{at}: deadline")
+            if deadline < submit:  # ElasticFlow's deadlines follow their submission
+                raise InputError(
+                    source,
+                    f"{at}: deadline",
+                    f"is before submission_time ({deadline:g} < {submit:g})",
+                )
         jobs.append(
             TraceJob(
                 id=jid,
-                submit=parse_float(
-                    row["submission_time"], source, f"{at}: submission_time", minimum=0.0
-                ),
+                submit=submit,
                 gpus=gpus,
                 line=n,
                 model=model,
                 duration=duration,
                 table_model=MODEL_MAP.get(model) if model else None,
                 changed=changed,
-                due=(
-                    parse_float(row["deadline"], source, f"{at}: deadline")
-                    if "deadline" in row
-                    else None
-                ),
+                due=deadline,
             )
         )
     return jobs, report
