@@ -142,8 +142,11 @@ class ResultStore:
                 "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file",
             )
         check_output(self.path, stream_ok=False)  # the file is read back to resume
+        # the file itself, whatever symlink names it: its lock and journal are beside it, so
+        # two campaigns through two aliases of one file share them
+        self.real = Path(os.path.realpath(self.path))
         self.journal = (
-            self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
+            self.real.with_name(self.real.name + ".partial.csv") if self.parquet else self.path
         )
         self._fh: Any = None
 
@@ -152,11 +155,12 @@ class ResultStore:
         """Hold the store for one campaign: an exclusive lock (flock) on ``<file>.lock`` beside
         it, or an InputError naming the process that holds it. Two campaigns appending to one
         file would duplicate cells, and the first to finish would rename the file away from the
-        other, whose rows would then be lost; so the second refuses. The lock dies with its
-        process (a campaign killed by SIGKILL leaves the file, not the lock)."""
+        other, whose rows would then be lost; so the second refuses. The file is the one
+        symlinks lead to (`os.path.realpath`), so every alias of it shares one lock. The lock
+        dies with its process (a campaign killed by SIGKILL leaves the file, not the lock)."""
         import fcntl
 
-        lock = self.path.with_name(self.path.name + ".lock")
+        lock = self.real.with_name(self.real.name + ".lock")
         while True:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
             try:
