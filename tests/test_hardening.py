@@ -176,6 +176,39 @@ def test_min_nodes_keeps_running_jobs_in_place():
     assert sol.job_node.tolist() == [999_999, 0] and sol.job_cfg[0] == 0
 
 
+def _no_released_jobs(empty: bool) -> dict:
+    """The example at its `time` with no job (`empty`) or every job released after it."""
+    data = json.loads((ROOT / "instances" / "example.json").read_text())
+    if empty:
+        data["jobs"] = []
+    else:
+        for job in data["jobs"]:
+            job["release"] = data["time"] + 1000.0
+    return data
+
+
+@pytest.mark.parametrize("empty", [True, False], ids=["no-jobs", "released-later"])
+@pytest.mark.parametrize("method", list(METHODS))
+def test_no_released_jobs_is_an_empty_solution(tmp_path, method, empty):
+    """0 released jobs (issue 39, case 9: the default and milp raised a numpy casting error in
+    milp/polish.py, exit 1): every method returns the valid empty plan, in the CLI too."""
+    data = _no_released_jobs(empty)
+    inst = Instance.from_dict(data).released()
+    assert inst.n_jobs == 0
+    sol = solve(inst, method, time_limit=10)
+    assert validate(sol).ok
+    assert sol.objective == 0.0 and (sol.job_node < 0).all() and (sol.node_vm < 0).all()
+    (tmp_path / "i.json").write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    res = _run(["solve", str(tmp_path / "i.json"), "-m", method, "--time-limit", "10"])
+    assert res.exit_code == 0, res.output
+    res = _run(["solve", str(tmp_path / "i.json"), "-m", method, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    written = json.loads(out.read_text())
+    assert written["objective"] == 0.0 and written["jobs"] == [] and written["nodes"] == []
+    assert _run(["check", str(tmp_path / "i.json"), str(out)]).exit_code == 0
+
+
 def test_milp_no_solution_is_exit_3(tmp_path):
     path = tmp_path / "big.json"
     path.write_text(json.dumps(generate_snapshot(10, 100, 0)))
