@@ -329,6 +329,28 @@ def test_output_file_on_a_disk_that_fills(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_campaign_on_a_disk_that_fills(tmp_path):
+    """A campaign whose results file stops growing (a full disk) after its header, one row and
+    part of the next: one line naming the results file, exit 2 (it named "standard output",
+    issue 39, case 15); the resumed campaign drops the cut row and runs it again."""
+    spec = _spec(tmp_path / "s.yaml", [1, 2, 3], ["greedy"])
+    whole, out = tmp_path / "whole.csv", tmp_path / "r.csv"
+    args = [*GPUAAS, "campaign", str(spec), "--backend", "serial", "-q", "-o"]
+    assert subprocess.run([*args, str(whole)], capture_output=True).returncode == 0
+    lines = whole.read_text().splitlines(keepends=True)
+    limit = len("".join(lines[:2]).encode()) + 100
+    res = subprocess.run(
+        [*args, str(out)], capture_output=True, text=True, preexec_fn=_fill_at(limit)
+    )
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == f"gpuaas: error: {out}: cannot write: File too large\n"
+    assert out.stat().st_size == limit
+    again = _gpuaas("campaign", str(spec), "-o", str(out), "--backend", "serial", "-q")
+    assert again.returncode == 0, again.stderr
+    assert "3 cells, 1 already in" in again.stdout
+    assert sorted(_cells(out)) == sorted(_cells(whole))
+
+
 # ---------------------------------------------------------------------------------------------
 # signal-temporaries: SIGTERM / SIGHUP during `simulate --log -o`
 

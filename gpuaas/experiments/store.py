@@ -213,19 +213,38 @@ class ResultStore:
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one row and flush it, so a crash loses at most the cell being written."""
-        if self._fh is None:
-            new = not self.journal.exists() or self.journal.stat().st_size == 0
-            self._fh = open(self.journal, "a", newline="")  # noqa: SIM115 - kept open across appends
-            if new:
-                self._fh.write(csv_line(dict(zip(COLUMNS, COLUMNS))))
-        self._fh.write(csv_line(row))
-        self._fh.flush()
+        with self._writing():
+            if self._fh is None:
+                new = not self.journal.exists() or self.journal.stat().st_size == 0
+                self._fh = open(self.journal, "a", newline="")  # noqa: SIM115 - kept open
+                if new:
+                    self._fh.write(csv_line(dict(zip(COLUMNS, COLUMNS))))
+            self._fh.write(csv_line(row))
+            self._fh.flush()
 
     def close(self) -> None:
         """Close the file (rows already written stay)."""
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            with self._writing():
+                fh.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """An OSError of the block (a full disk: its errors name no file) as an InputError
+        naming the file written, not "standard output"; a row cut by it is dropped on resume."""
+        try:
+            yield
+        except OSError as exc:
+            if self._fh is not None:
+                fh, self._fh = self._fh, None
+                try:
+                    fh.close()  # flushes the rest of the row again, which fails again
+                except OSError:
+                    pass
+            raise InputError(
+                str(self.journal), None, f"cannot write: {exc.strerror or exc}"
+            ) from None
 
     def finalize(self, order: list[str]) -> list[dict[str, Any]]:
         """Rewrite the rows in grid order (the cells of `order` first) and return them.
