@@ -514,6 +514,24 @@ def test_readme_first_command_says_where():
     assert "repository root" in text.split("```")[0]  # before the first command
 
 
+def test_readme_import_example_runs_and_availability_help_names_every_format(tmp_path, monkeypatch):
+    """README's ITP example (issue 39, case 18: it named cluster04.csv, which is not shipped)
+    runs as written from the repository root; `--availability`'s help names the three trace
+    formats `gpuaas.availability.readers` reads (.json, .csv and the .txt count logs)."""
+    text = (ROOT / "README.md").read_text()
+    found = re.search(r"`(gpuaas import elasticflow ([^`]+))`", text.replace("\n", " "))
+    assert found, "README's elasticflow example"
+    args = found.group(2).split()
+    assert (ROOT / args[0]).is_file()
+    monkeypatch.chdir(tmp_path)
+    res = _run(["import", "elasticflow", str(ROOT / args[0]), *args[1:]])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / args[args.index("-o") + 1]).read_text())["jobs"]
+    for command in ("simulate", "compare"):
+        shown = " ".join(_run([command, "--help"]).output.split())
+        assert all(f" {ext}" in shown for ext in (".json", ".csv", ".txt")), command
+
+
 HARD_CASES = [c[0] for c in SOLVE_CASES] + [
     "output-fifo",
     "output-symlink",
