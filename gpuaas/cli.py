@@ -257,9 +257,9 @@ def _blame(preset: str | None, taken: set[str]) -> Iterator[None]:
     "warm_method",
     type=click.Choice([m for m in METHODS if m != "milp"] + ["none"]),
     default=None,
-    help="milp: solve with this method first (within the time limit) and "
-    "start from its solution [default: incremental for P1$, greedy for P1a; none: no warm "
-    "start].",
+    help="milp: solve with this method first (within the time limit); its solution is "
+    "returned unless the solver finds a better one (P1$: the solver starts from it) "
+    "[default: incremental for P1$, greedy for P1a; none: no warm start].",
 )
 @click.option(
     "--solver", default=None, help="milp: 'highs' (default), 'cbc' or another PuLP solver name."
@@ -490,7 +490,8 @@ def spot_options(f: Any) -> Any:
         default=None,
         help="Spot capacity to replay (implies --spot): 'model[:rate=R,spell_rate=S,"
         "spell_mean=M,seed=K]' or trace files '[VM=]PATH,...' (Can't Be Late .json, "
-        "Bamboo/Parcae .csv) [default with --spot: model].",
+        "Bamboo/Parcae node-event .csv, Bamboo GCP count-log .txt) [default with --spot: "
+        "model].",
     )(f)
     return click.option(
         "--spot",
@@ -1360,7 +1361,7 @@ def plot_cost_over_time_cmd(events: str, trace: str, output: str | None) -> None
     click.echo(plot_cost_over_time(events, trace, out))
 
 
-COMPILE_NOTICE = "gpuaas: compiling kernels (first run only, up to ~20 s)"
+COMPILE_NOTICE = "gpuaas: compiling kernels (first run only, about 30 s of CPU time)"
 
 
 def compile_notice() -> None:

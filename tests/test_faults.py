@@ -208,6 +208,33 @@ def test_campaign_concurrent(tmp_path):
     assert not lock.exists()
 
 
+def test_campaign_lock_follows_symlinks(tmp_path):
+    """campaign-concurrent through an alias (issue 39, case 5): the lock is on the file a
+    symlink leads to, so a campaign writing `link.csv -> r.csv` is refused while another holds
+    `r.csv` (the lock was `<path as given>.lock`, and the file ended with duplicate cells)."""
+    from gpuaas.experiments.store import ResultStore
+
+    spec = _spec(tmp_path / "s.yaml", [1], ["edf"])
+    out, link = tmp_path / "r.csv", tmp_path / "link.csv"
+    link.symlink_to(out.name)
+    message = (
+        f"{link}: another campaign (pid {os.getpid()}) is writing this results file; wait "
+        "for it to end or write to another file"
+    )
+    with ResultStore(out).locked():
+        assert (tmp_path / "r.csv.lock").exists() and not (tmp_path / "link.csv.lock").exists()
+        res = CliRunner().invoke(cli, ["campaign", str(spec), "-o", str(link), "-q"])
+        _one_line(res, 2, message)
+    assert not out.exists()
+    with ResultStore(link).locked():  # and the other way round
+        res = CliRunner().invoke(cli, ["campaign", str(spec), "-o", str(out), "-q"])
+        _one_line(res, 2, message.replace(str(link), str(out)))
+    res = CliRunner().invoke(cli, ["campaign", str(spec), "-o", str(link), "-q"])
+    assert res.exit_code == 0, res.output
+    assert link.is_symlink() and len(_cells(out)) == 1
+    assert not list(tmp_path.glob("*.lock"))
+
+
 def test_duplicated_cells_are_refused(tmp_path):
     """results-duplicate-cell: a file holding a cell twice (as two unlocked campaigns wrote
     before) is refused by resume and `plot`, naming both lines."""
@@ -300,6 +327,28 @@ def test_output_file_on_a_disk_that_fills(tmp_path):
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == f"gpuaas: error: {tmp_path / 't.json'}: cannot write: File too large\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_campaign_on_a_disk_that_fills(tmp_path):
+    """A campaign whose results file stops growing (a full disk) after its header, one row and
+    part of the next: one line naming the results file, exit 2 (it named "standard output",
+    issue 39, case 15); the resumed campaign drops the cut row and runs it again."""
+    spec = _spec(tmp_path / "s.yaml", [1, 2, 3], ["greedy"])
+    whole, out = tmp_path / "whole.csv", tmp_path / "r.csv"
+    args = [*GPUAAS, "campaign", str(spec), "--backend", "serial", "-q", "-o"]
+    assert subprocess.run([*args, str(whole)], capture_output=True).returncode == 0
+    lines = whole.read_text().splitlines(keepends=True)
+    limit = len("".join(lines[:2]).encode()) + 100
+    res = subprocess.run(
+        [*args, str(out)], capture_output=True, text=True, preexec_fn=_fill_at(limit)
+    )
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == f"gpuaas: error: {out}: cannot write: File too large\n"
+    assert out.stat().st_size == limit
+    again = _gpuaas("campaign", str(spec), "-o", str(out), "--backend", "serial", "-q")
+    assert again.returncode == 0, again.stderr
+    assert "3 cells, 1 already in" in again.stdout
+    assert sorted(_cells(out)) == sorted(_cells(whole))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -176,6 +176,39 @@ def test_min_nodes_keeps_running_jobs_in_place():
     assert sol.job_node.tolist() == [999_999, 0] and sol.job_cfg[0] == 0
 
 
+def _no_released_jobs(empty: bool) -> dict:
+    """The example at its `time` with no job (`empty`) or every job released after it."""
+    data = json.loads((ROOT / "instances" / "example.json").read_text())
+    if empty:
+        data["jobs"] = []
+    else:
+        for job in data["jobs"]:
+            job["release"] = data["time"] + 1000.0
+    return data
+
+
+@pytest.mark.parametrize("empty", [True, False], ids=["no-jobs", "released-later"])
+@pytest.mark.parametrize("method", list(METHODS))
+def test_no_released_jobs_is_an_empty_solution(tmp_path, method, empty):
+    """0 released jobs (issue 39, case 9: the default and milp raised a numpy casting error in
+    milp/polish.py, exit 1): every method returns the valid empty plan, in the CLI too."""
+    data = _no_released_jobs(empty)
+    inst = Instance.from_dict(data).released()
+    assert inst.n_jobs == 0
+    sol = solve(inst, method, time_limit=10)
+    assert validate(sol).ok
+    assert sol.objective == 0.0 and (sol.job_node < 0).all() and (sol.node_vm < 0).all()
+    (tmp_path / "i.json").write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    res = _run(["solve", str(tmp_path / "i.json"), "-m", method, "--time-limit", "10"])
+    assert res.exit_code == 0, res.output
+    res = _run(["solve", str(tmp_path / "i.json"), "-m", method, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    written = json.loads(out.read_text())
+    assert written["objective"] == 0.0 and written["jobs"] == [] and written["nodes"] == []
+    assert _run(["check", str(tmp_path / "i.json"), str(out)]).exit_code == 0
+
+
 def test_milp_no_solution_is_exit_3(tmp_path):
     path = tmp_path / "big.json"
     path.write_text(json.dumps(generate_snapshot(10, 100, 0)))
@@ -479,6 +512,24 @@ def test_readme_first_command_says_where():
     """README: the install command runs in the repository root."""
     text = (ROOT / "README.md").read_text()
     assert "repository root" in text.split("```")[0]  # before the first command
+
+
+def test_readme_import_example_runs_and_availability_help_names_every_format(tmp_path, monkeypatch):
+    """README's ITP example (issue 39, case 18: it named cluster04.csv, which is not shipped)
+    runs as written from the repository root; `--availability`'s help names the three trace
+    formats `gpuaas.availability.readers` reads (.json, .csv and the .txt count logs)."""
+    text = (ROOT / "README.md").read_text()
+    found = re.search(r"`(gpuaas import elasticflow ([^`]+))`", text.replace("\n", " "))
+    assert found, "README's elasticflow example"
+    args = found.group(2).split()
+    assert (ROOT / args[0]).is_file()
+    monkeypatch.chdir(tmp_path)
+    res = _run(["import", "elasticflow", str(ROOT / args[0]), *args[1:]])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / args[args.index("-o") + 1]).read_text())["jobs"]
+    for command in ("simulate", "compare"):
+        shown = " ".join(_run([command, "--help"]).output.split())
+        assert all(f" {ext}" in shown for ext in (".json", ".csv", ".txt")), command
 
 
 HARD_CASES = [c[0] for c in SOLVE_CASES] + [

@@ -356,6 +356,45 @@ def test_warm_start_from_greedy_is_never_worse_than_greedy(tiny_cases):
             assert validate(sol).ok
 
 
+def test_p1_warm_start_is_never_worse_than_none():
+    """P1 (issue 39, case 16): handed to HiGHS, Greedy's start (10-40 x the optimum at J = 50)
+    steered it away from the optimum it found without one. It is now only the answer to beat
+    (`MIP_START`): HiGHS runs as without a warm start, so the result is never worse."""
+    for seed in range(3):
+        inst = generate_instance(2, 8, seed)
+        a = milp(inst, objective="p1a", gap=0.05, threads=1)
+        b = milp(inst, objective="p1a", gap=0.05, threads=1, warm_start=None)
+        assert a.stats["warm_start"] == "greedy" and a.stats["mip_start"] is False
+        assert a.stats["solver_nodes"] == b.stats["solver_nodes"]  # the same HiGHS run
+        assert a.f_obj <= b.f_obj + 1e-9 * max(1.0, abs(b.f_obj)) and validate(a, p1n=True).ok
+    given = milp(inst, objective="p1a", gap=0.05, threads=1, mip_start=True)
+    assert given.stats["mip_start"] is True and validate(given, p1n=True).ok
+    assert milp(inst, gap=0.05, threads=1).stats["mip_start"] is True  # P1$: the default's plan
+
+
+def test_solver_answer_worse_than_the_warm_start_is_not_returned(monkeypatch):
+    """Without a MIP start HiGHS may stop at a solution worse than the warm start: the warm
+    start is returned (status "warm_start" unless the bound proves it), and says why."""
+    import gpuaas.milp.method as M
+
+    inst = generate_instance(2, 6, 1)
+    g = greedy(inst)
+    real = M.solve_highs
+
+    def worse(model, **kw):
+        res = real(model, **kw)
+        res["values"] = solution_columns(model, Solution.empty(inst))  # every job postponed
+        res["solver_objective"] = float(model.col_cost @ res["values"]) + model.offset
+        res["status"] = "time_limit"
+        return res
+
+    monkeypatch.setattr(M, "solve_highs", worse)
+    assert Solution.empty(inst).f_obj > g.f_obj
+    sol = milp(inst, objective="p1a", gap=0.05, p1n=False, warm_start=g)
+    assert sol.stats["status"] == "warm_start" and close(sol.f_obj, g.f_obj)
+    assert "is worse than the warm start" in sol.stats["fallback"]
+
+
 def test_warm_start_violating_p1n_is_repaired_and_an_infeasible_one_ignored():
     """A warm start with fewer than min(N, J) open nodes is repaired to meet P1n and used; an
     infeasible one is not passed on and stats say why."""

@@ -142,8 +142,11 @@ class ResultStore:
                 "writing Parquet needs pyarrow (pip install 'gpuaas[parquet]'); or use a .csv file",
             )
         check_output(self.path, stream_ok=False)  # the file is read back to resume
+        # the file itself, whatever symlink names it: its lock and journal are beside it, so
+        # two campaigns through two aliases of one file share them
+        self.real = Path(os.path.realpath(self.path))
         self.journal = (
-            self.path.with_name(self.path.name + ".partial.csv") if self.parquet else self.path
+            self.real.with_name(self.real.name + ".partial.csv") if self.parquet else self.path
         )
         self._fh: Any = None
 
@@ -152,11 +155,12 @@ class ResultStore:
         """Hold the store for one campaign: an exclusive lock (flock) on ``<file>.lock`` beside
         it, or an InputError naming the process that holds it. Two campaigns appending to one
         file would duplicate cells, and the first to finish would rename the file away from the
-        other, whose rows would then be lost; so the second refuses. The lock dies with its
-        process (a campaign killed by SIGKILL leaves the file, not the lock)."""
+        other, whose rows would then be lost; so the second refuses. The file is the one
+        symlinks lead to (`os.path.realpath`), so every alias of it shares one lock. The lock
+        dies with its process (a campaign killed by SIGKILL leaves the file, not the lock)."""
         import fcntl
 
-        lock = self.path.with_name(self.path.name + ".lock")
+        lock = self.real.with_name(self.real.name + ".lock")
         while True:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
             try:
@@ -209,19 +213,38 @@ class ResultStore:
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one row and flush it, so a crash loses at most the cell being written."""
-        if self._fh is None:
-            new = not self.journal.exists() or self.journal.stat().st_size == 0
-            self._fh = open(self.journal, "a", newline="")  # noqa: SIM115 - kept open across appends
-            if new:
-                self._fh.write(csv_line(dict(zip(COLUMNS, COLUMNS))))
-        self._fh.write(csv_line(row))
-        self._fh.flush()
+        with self._writing():
+            if self._fh is None:
+                new = not self.journal.exists() or self.journal.stat().st_size == 0
+                self._fh = open(self.journal, "a", newline="")  # noqa: SIM115 - kept open
+                if new:
+                    self._fh.write(csv_line(dict(zip(COLUMNS, COLUMNS))))
+            self._fh.write(csv_line(row))
+            self._fh.flush()
 
     def close(self) -> None:
         """Close the file (rows already written stay)."""
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            with self._writing():
+                fh.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """An OSError of the block (a full disk: its errors name no file) as an InputError
+        naming the file written, not "standard output"; a row cut by it is dropped on resume."""
+        try:
+            yield
+        except OSError as exc:
+            if self._fh is not None:
+                fh, self._fh = self._fh, None
+                try:
+                    fh.close()  # flushes the rest of the row again, which fails again
+                except OSError:
+                    pass
+            raise InputError(
+                str(self.journal), None, f"cannot write: {exc.strerror or exc}"
+            ) from None
 
     def finalize(self, order: list[str]) -> list[dict[str, Any]]:
         """Rewrite the rows in grid order (the cells of `order` first) and return them.

@@ -40,7 +40,7 @@ def neighbourhood(solution: Solution, nodes: int = POLISH_NODES) -> tuple[np.nda
         solution.job_node[run],
         weights=T.run[run, solution.job_cfg[run]] - best[run],
         minlength=inst.nodes,
-    )
+    ).astype(float)  # np.bincount of no jobs is an int array, whatever its weights
     paid = np.bincount(
         solution.job_node[run], weights=T.price[solution.job_cfg[run]], minlength=inst.nodes
     )
