@@ -5,10 +5,13 @@ which check samples each file."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
+import io
 import os
 import re
+import runpy
 import shlex
 import subprocess
 import sys
@@ -200,11 +203,23 @@ def test_fast_sample_row(given_traces, tmp_path):
 
 
 def run_command(command: str, own: str, out: Path) -> str:
-    """Run an index command with its own file's path replaced by `out`; its standard output."""
+    """Run an index command with its own file's path replaced by `out`; its standard output. A
+    `python scripts/X.py` command runs in this process (no interpreter start-up per report)."""
     argv = shlex.split(os.path.expandvars(command))
     argv = [str(out) if a == f"scripts/results/{own}" else a for a in argv]
-    if argv[0] == "python":
-        argv[0] = sys.executable
+    if argv[0] == "python" and argv[1].endswith(".py"):
+        stdout, saved = io.StringIO(), (sys.argv, os.getcwd())
+        sys.argv = argv[1:]
+        os.chdir(ROOT)
+        try:
+            with contextlib.redirect_stdout(stdout):
+                runpy.run_path(str(ROOT / argv[1]), run_name="__main__")
+        except SystemExit as end:
+            assert end.code in (None, 0), f"{command}: exit {end.code}"
+        finally:
+            sys.argv = saved[0]
+            os.chdir(saved[1])
+        return stdout.getvalue()
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
