@@ -9,6 +9,7 @@ import contextlib
 import csv
 import importlib.util
 import io
+import math
 import os
 import re
 import runpy
@@ -162,23 +163,39 @@ def given_traces(tmp_path_factory) -> dict[str, object]:
     return out
 
 
+#: floats agree to this relative tolerance: a rerun on other hardware or after a change of
+#: summation order differs in the last digit (prediction-job-part.csv: 6229.085830633705 then
+#: ...707 on the same code); any change of a decision moves a cost by far more
+RTOL = 1e-9
+
+
+def same(old, new) -> bool:
+    if isinstance(old, float) and isinstance(new, float):
+        return math.isclose(old, new, rel_tol=RTOL, abs_tol=RTOL)
+    return old == new
+
+
 def check_rows(name: str, given: dict, tmp_path: Path, only: str | None = None) -> None:
     """Simulate the sample rows of a results file again and compare every non-timing column
-    (a column the file lacks, or leaves empty, is not compared)."""
+    (a column the file lacks, or leaves empty, is not compared), read back as written."""
     from gpuaas.experiments.cell import cell_simulation, result_row, with_bounds
+    from gpuaas.experiments.rows import TIMING_COLUMNS
     from gpuaas.experiments.store import read_results, write_csv
 
-    rerun, same = script("rerun_rows"), script("same_results")
+    rerun = script("rerun_rows")
     rows = read_results(RESULTS / name)
     picks = samples(rows) if only is None else [r for r in rows if r["cell"] == only]
     if not picks:
         pytest.skip(f"{name}: every row needs data not at hand ({GAVEL}, {ITP}, {SPOT})")
     for row in picks:
         (cell,) = with_bounds([rerun.row_cell(row, given)])
-        old, new = tmp_path / "old.csv", tmp_path / "new.csv"
-        write_csv(old, [row])
-        write_csv(new, [result_row(cell, cell_simulation(cell).to_dict())])
-        _, diff, _ = same.differences(str(old), str(new), filled_ok=True)
+        write_csv(tmp_path / "new.csv", [result_row(cell, cell_simulation(cell).to_dict())])
+        (new,) = read_results(tmp_path / "new.csv")
+        diff = [
+            f"{row['cell']} {c}: {row[c]!r} -> {new[c]!r}"
+            for c in row
+            if c not in TIMING_COLUMNS and row[c] is not None and not same(row[c], new[c])
+        ]
         assert not diff, f"{name}: {diff}"
 
 
@@ -258,7 +275,10 @@ def test_resumed_row(name, tmp_path):
     partial.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
     run_command(first_command(index()[name]), name, partial)
     again = partial.read_text(encoding="utf-8").splitlines()
-    assert len(again) == len(lines) and lines[1] in again
+    assert len(again) == len(lines)
+    *key, cost = lines[1].split(",")
+    (row,) = [line.split(",") for line in again if line.split(",")[:-1] == key]
+    assert same(float(cost), float(row[-1])), (lines[1], row)
 
 
 @pytest.mark.slow
