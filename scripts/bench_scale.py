@@ -12,7 +12,7 @@ and, with ``--itp DIR`` (the CSVs of microsoft/elasticflow-traces'
     python scripts/bench_scale.py --itp elasticflow-traces --clusters 1 2 3 4 5 6 7 8 9 10 \\
         --json itp.json              # the table of scripts/results/itp.md
     python scripts/bench_scale.py --before /tmp/before --no-generated --clusters \\
-        --simulate 100 300 1000      # scripts/results/bench-scale-simulation.md
+        --simulate 100 300 1000      # scripts/results/archive/bench-scale-simulation.md (frozen)
 
 ``--simulate N ...`` simulates a §4.1 trace of N nodes and 10 N jobs (exponential arrivals,
 seed 1) with the default method (solver seed 1, default restart and start-up, no bound) on each

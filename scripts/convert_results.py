@@ -15,7 +15,7 @@ no conversion (`read_results` reads them).
   the cells of scripts/campaigns/reproduction.yaml, so that the campaign resumes the file.
 
     python scripts/convert_results.py reproduction scripts/results/reproduction.csv
-    python scripts/convert_results.py compare scripts/results/real-trace-aws.csv --trace philly-aws.json \\
+    python scripts/convert_results.py compare scripts/results/archive/real-trace-aws.csv --trace philly-aws.json \\
         --jobs 533 --catalog aws-us-east-1 --overhead 0 --startup 0
 """
 

@@ -8,11 +8,11 @@ moves per job and its total cost against the first label's on the same traces (p
 given as PATH=NAME labels its rows NAME: runs of an earlier version of the code.
 
     python scripts/objective_report.py scripts/results/objective-loop.csv \\
-        scripts/results/objective-loop-before.csv scripts/results/objective-loop-p1a.csv \\
+        scripts/results/archive/objective-loop-before.csv scripts/results/objective-loop-p1a.csv \\
         -o scripts/results/objective-loop.md
     python scripts/objective_report.py scripts/results/objective-loop.csv \\
         scripts/results/objective-loop-more.csv \\
-        "scripts/results/objective-loop-c63badd.csv=incremental at c63badd" --title \\
+        "scripts/results/archive/objective-loop-c63badd.csv=incremental at c63badd" --title \\
         "The default's polish of every point of at most 5 node slots against its polish at c63badd" \\
         -o scripts/results/objective-rule6.md
 """

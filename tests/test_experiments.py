@@ -197,9 +197,11 @@ def test_a_results_file_of_another_format_is_one_clear_line(tmp_path) -> None:
 
 
 def test_committed_results_files_all_read() -> None:
-    """Every results file in scripts/results reads with the current schema (campaign files of
-    older versions directly, the converted comparison and reproduction files too)."""
-    for path in sorted((ROOT / "scripts" / "results").glob("*.csv")):
+    """Every results file in scripts/results and its archive reads with the current schema
+    (campaign files of older versions directly, the converted comparison and reproduction files
+    too)."""
+    results = ROOT / "scripts" / "results"
+    for path in sorted([*results.glob("*.csv"), *results.glob("archive/**/*.csv")]):
         if path.name in (
             "quality-before-high.csv",  # not a results file: the bar's inputs
             "prediction-job-part.csv",  # not a results file: scripts/prediction_job_part.py's
