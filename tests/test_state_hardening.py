@@ -115,8 +115,13 @@ def _event(r: Rescheduler, at: float, kind: str, u: float, name: str, busy: set[
     if pick is None or kind == "tick":
         return Tick(at, id=eid)
     busy.add(pick.id)
-    if kind == "complete":
-        return Completion(at, pick.id, id=eid)
+    if kind == "complete":  # a job that started before this instant (one that has run)
+        done = [j for j in running if j.start < at]
+        if not done:
+            busy.discard(pick.id)
+            return Tick(at, id=eid)
+        busy.add(done[0].id)
+        return Completion(at, done[0].id, id=eid)
     if kind == "progress":
         p = min(0.99, pick.progress + (1.0 - pick.progress) * u / 4)
         return ProgressReport(at, pick.id, p, id=eid)
@@ -125,6 +130,9 @@ def _event(r: Rescheduler, at: float, kind: str, u: float, name: str, busy: set[
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @example(steps=[(0.0, ["submit"] * 3, False, 0.0)], nodes=1)  # case 1 (the moves at one instant)
+@example(
+    steps=[(0.0, ["submit", "complete"], False, 0.0), (60.0, ["complete"], True, 0.0)], nodes=1
+)
 @given(steps=st.lists(STEP, min_size=1, max_size=8), nodes=st.sampled_from([1, 2]))
 def test_every_state_written_restores_and_continues_alike(steps, nodes):
     """Case 1: save and restore after every event of a sequence with same-instant events
