@@ -42,6 +42,7 @@ import numpy as np
 
 from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
 from gpuaas.instance import Instance
+from gpuaas.pricing import fill_price, plan_values_at, queue_price
 
 #: Can't Be Late's switch point for loose deadlines (§6.1, §A.8): below this ratio of work
 #: left to time left a job takes spot whenever it can and waits otherwise
@@ -178,8 +179,6 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     spot can be had). Can't Be Late waits whenever it is ahead of its line, right for its one
     VM type; with other types to run on, waiting hours for one type's spot and then racing the
     due date on the fastest on-demand VM costs more than it saves (docs/spot.md)."""
-    from gpuaas.heuristics.incumbent import _plan_values, fill_price, queue_price
-
     idle = np.flatnonzero(modes == NONE)
     cat = instance.catalog
     out = cat.spot & (instance.room < 1) & (instance.outage > 0)
@@ -193,7 +192,7 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     now_modes[idle] = ON_DEMAND
     now = spot_instance(instance, now_modes)
     price = fill_price(now) + queue_price(now) * cat.cfg_gpus
-    best_now = _plan_values(now, price, idle).min(axis=1)
+    best_now = plan_values_at(now, price, idle).min(axis=1)
     # the Rescheduler leaves out the configurations of types out of capacity: a spot variant
     # runs as its on-demand type
     back = out[cat.cfg_vm]
@@ -202,10 +201,10 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     later = np.full((idle.size, cat.n_configs), np.inf)
     for v in np.flatnonzero(out):
         cols = cat.cfg_vm == v
-        value = _plan_values(full, price, idle, delay=float(instance.outage[v]))
+        value = plan_values_at(full, price, idle, delay=float(instance.outage[v]))
         later[:, cols] = value[:, cols]
     # or waiting until the next decision (H) costs nothing: the job can still start then
-    soon = _plan_values(now, price, idle, delay=float(instance.H)).min(axis=1)
+    soon = plan_values_at(now, price, idle, delay=float(instance.H)).min(axis=1)
     tol = 1e-9 * np.abs(best_now)
     wait = (later.min(axis=1) < best_now - tol) | (soon <= best_now + tol)
     modes[idle[~wait]] = ON_DEMAND
