@@ -20,7 +20,8 @@ imports nothing from a contestant.
   to a restart, delays the queue. Plan values and move costs add it, so that under load jobs
   take GPU-efficient configurations and stay where they are.
 
-Measurements behind each: docs/reconfiguration.md, "The fill price" and "The queue price".
+Reasons: docs/reconfiguration.md, "The fill price" and "The queue price"; measurements:
+scripts/results/reconfiguration-history.md, the sections of the same names.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from gpuaas.instance import Instance
 from gpuaas.per_job import node_share, per_job_lp, share_price
 
 #: at most this many rounds of `fill_price`'s fixed point (plans -> demand -> prices -> plans):
-#: six rounds measured the same as three, one round left azure-eastus at 1.43-1.59 x the bound
-#: instead of 1.32-1.38 (docs/reconfiguration.md, "The fill price")
+#: six rounds measured the same as three; one round left azure-eastus at 1.43-1.59 x the bound,
+#: where three reach 1.32-1.46 (scripts/results/reconfiguration-history.md, "The fill price")
 FILL_ROUNDS = 3
 
 

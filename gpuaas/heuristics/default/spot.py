@@ -1,7 +1,8 @@
 """The default method's spot decisions: per job, spot, on demand or wait, against its due date.
 
-On a catalog with spot variants (`Catalog.with_spot`) the default method (`incremental`) plans
-on an *expected* instance (`spot_instance`) that this module derives from the real one:
+On a catalog with spot variants (`Catalog.with_spot`) the default method (`incremental`, through
+`gpuaas.heuristics.default.spot_wrapper.with_spot`) plans on an *expected* instance
+(`spot_instance`) that this module derives from the real one:
 
 1. **Modes** (`spot_modes`). Each job's mode follows Can't Be Late's rules (Wu et al., NSDI
    '24; `gpuaas.baselines.spot.cbl_choice`) on its reference configuration: its fastest
@@ -41,12 +42,9 @@ import dataclasses
 import numpy as np
 
 from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
+from gpuaas.heuristics.default.settings import SWITCH
 from gpuaas.instance import Instance
 from gpuaas.pricing import fill_price, plan_values_at, queue_price
-
-#: Can't Be Late's switch point for loose deadlines (§6.1, §A.8): below this ratio of work
-#: left to time left a job takes spot whenever it can and waits otherwise
-SWITCH = 0.7
 
 
 def changeover(instance: Instance) -> np.ndarray:
@@ -139,7 +137,8 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
     waiting, unless `Instance.pinned` keeps it there); `instance` itself without spot
     variants.
 
-    `judge`: the instance plan and rivals are compared on (f_OBJ, `incremental`): a spot
+    `judge`: the instance plan and rivals are compared on (f_OBJ, `construct.construct`'s
+    `judge`): a spot
     configuration that ends the job in time nominally counts as ending it by its due date at
     the latest, since the plan's mix (spot first, on demand for the rest, `per_job_lp`) does.
     Without it f_OBJ, which sees one configuration per job, prefers on demand from the start
