@@ -113,14 +113,14 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             "incremental",
-            _H + "incremental",
+            _H + "default.method",
             "incremental",
             "Per-job bound plans, incumbent kept unless moving pays (the default)",
             "Incremental",
         ),
         Method(
             "on-demand",
-            _H + "incremental",
+            _H + "default.spot_wrapper",
             "on_demand",
             "The default on on-demand VMs only (spot variants left out): today's default",
             "On-demand",

@@ -2,8 +2,8 @@
 
 - **P1$** (`dollars`, minimise; formulations/P1D.md): what the plan costs in dollars, the
   package's objective. The plan holds until the next re-plan (`H` s at the latest); then every
-  job follows its best plan (the per-job LP of `gpuaas.per_job` at the default method's fill
-  price). A running job pays its GPUs over those H s and its best plan from then, a waiting
+  job follows its best plan (the per-job LP of `gpuaas.per_job` at the fill price,
+  `gpuaas.pricing`). A running job pays its GPUs over those H s and its best plan from then, a waiting
   job its best plan from then, every open VM the GPUs its jobs do not pay for, and moves P1's
   reconfiguration terms (`gpuaas.reconfiguration`).
 - **f_OBJ** (P1a, minimise) and the proxy **f̄_OBJ** (eq. 1, maximise): the paper's, as numba
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit
 
-from gpuaas.heuristics.incumbent import fill_price
 from gpuaas.per_job import node_share, per_job_lp
+from gpuaas.pricing import fill_price
 from gpuaas.reconfiguration import reconfiguration_cost, reconfiguration_terms, switch_costs
 
 if TYPE_CHECKING:

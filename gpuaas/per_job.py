@@ -111,7 +111,7 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
     - `value` (J, C): the cheapest candidate that uses c first (c alone, or c as the fast part of
       a pair; the slow part when the fast one is its `partner`, its own VM on demand for a spot
       configuration: spot while the slack lasts, then the same VM on demand, Can't Be Late's
-      order): the incumbent rules' plan value of c (`gpuaas.heuristics.incumbent`);
+      order): the incumbent rules' plan value of c (`gpuaas.pricing`);
     - per job the cheapest candidate (vm, tard, cfg (J, 2), frac (J, 2), dur): among candidates
       of equal cost (to 1e-12 relative) the one with the fewest node-seconds (time x g/G_v)
       wins, then the first found (single configurations in index order, then pairs).

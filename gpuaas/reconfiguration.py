@@ -143,7 +143,7 @@ def moved(instance: Instance, job_node: np.ndarray, job_cfg: np.ndarray) -> np.n
     )
 
 
-# -- the incumbent rules' prices (gpuaas.heuristics.incumbent) ------------------------------
+# -- the prices of a move that the keep rules weigh (gpuaas.pricing) -------------------------
 
 
 def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.ndarray:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from gpuaas.errors import brief
-from gpuaas.heuristics.incumbent import FILL_ROUNDS
 from gpuaas.instance import Instance
 from gpuaas.objective import OBJECTIVES
+from gpuaas.pricing import FILL_ROUNDS
 from gpuaas.solution import Solution
 
 #: relative tolerance between a solution file's stated objective and the recomputed one
@@ -219,7 +219,7 @@ def _partners(cat: Any, cfgs: list[tuple[int, int]]) -> list[int]:
 
 
 def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]) -> list[float]:
-    """The fill price (`gpuaas.heuristics.incumbent.fill_price`) again: each configuration's
+    """The fill price (`gpuaas.pricing.fill_price`) again: each configuration's
     share of its VM price, then price_v x g / min(G_v, max(g, D_m)) with D_m the GPUs of model m
     that the jobs' cheapest plans ask for, until D repeats (at most FILL_ROUNDS rounds)."""
     cat = inst.catalog

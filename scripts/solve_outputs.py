@@ -35,8 +35,13 @@ def stopped(stats: dict) -> bool:
 
 
 def decided(stats: dict) -> dict:
-    """The stats without what is measured rather than decided (every `*seconds` field)."""
-    return {k: v for k, v in stats.items() if not k.endswith("seconds")}
+    """The stats without what is measured rather than decided (every `*seconds` field, also
+    nested ones such as the default's ``polish.seconds``)."""
+    return {
+        k: decided(v) if isinstance(v, dict) else v
+        for k, v in stats.items()
+        if not k.endswith("seconds")
+    }
 
 
 def instances() -> dict[str, object]:
@@ -90,7 +95,7 @@ def main(argv: list[str]) -> int:
             + ("identical" if not diff else f"{len(diff)} differ")
         )
         return 1 if diff else 0
-    if len(argv) != 1:
+    if len(argv) != 1 or argv[0].startswith("-"):
         print(__doc__)
         return 2
     Path(argv[0]).write_text(json.dumps(outputs(), indent=1, sort_keys=True) + "\n")

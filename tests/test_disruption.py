@@ -17,7 +17,7 @@ from test_rescheduler import CATALOG, SCRIPT, _methods, job  # noqa: F401
 from gpuaas.cli import cli
 from gpuaas.errors import SolverError
 from gpuaas.generator import generate_trace
-from gpuaas.heuristics.spot import ON_DEMAND, spot_instance
+from gpuaas.heuristics.default.spot import ON_DEMAND, spot_instance
 from gpuaas.instance import Instance
 from gpuaas.methods import METHODS, solve
 from gpuaas.rescheduler import Interruption, Rescheduler
@@ -121,7 +121,7 @@ def test_hourly_budget_holds_in_every_hour():
     budget binds (the run without it moves more in some hour)."""
 
     def windows(budget):
-        # without the default's polish of small points (rule 6): the budget is what is tested here
+        # without the default's polish of small points: the budget is what is tested here
         sim = Simulator(
             trace(5, nodes=5, jobs=40), "incremental", seed=1, moves_per_hour=budget, polish=0.0
         )

@@ -205,3 +205,30 @@ def test_the_check_sees_every_kind_of_import(tmp_path: Path) -> None:
 )
 def test_cycles_of_small_graphs(edges: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert cycles(edges) == expected
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The gpuaas modules `start` imports, directly or through other gpuaas modules."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for m in graph[todo.pop()] - seen:
+            seen.add(m)
+            todo.append(m)
+    return seen
+
+
+@pytest.mark.parametrize("judge", ["gpuaas.objective", "gpuaas.validator", "gpuaas.pricing"])
+def test_the_judge_imports_no_method(judge: str) -> None:
+    """The objective every method is scored by, the independent validator and the prices they
+    share import no heuristic, not even through another gpuaas module (issue 40): the judge
+    does not depend on a contestant's internals."""
+    graph = import_graph(module_files())
+    found = sorted(m for m in reachable(graph, judge) if m.startswith("gpuaas.heuristics"))
+    assert not found, f"{judge} imports {found}"
+
+
+def test_reachable_follows_imports_through_other_modules() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+    assert reachable(graph, "a") == {"a", "b", "c"}
+    assert reachable(graph, "d") == set()

@@ -15,24 +15,20 @@ from hypothesis import strategies as st
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_snapshot, generate_trace
-from gpuaas.heuristics.incremental import MOVE_WEIGHT, incremental
-from gpuaas.heuristics.incumbent import (
-    fill_price,
+from gpuaas.heuristics.default.keep import (
+    KEEP_RULES,
     incumbent_rules,
     keep_incumbent,
-    make_room,
-    move_costs,
     paper_keep,
-    patient,
-    plan_values,
     pointless_moves,
-    preferred_configs,
-    queue_price,
-    queued,
 )
+from gpuaas.heuristics.default.method import incremental
+from gpuaas.heuristics.default.room import make_room, patient, queued
+from gpuaas.heuristics.default.settings import MOVE_WEIGHT
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import share_price
+from gpuaas.pricing import fill_price, move_costs, plan_values, preferred_configs, queue_price
 from gpuaas.simulator import simulate
 from gpuaas.validator import validate
 
@@ -413,13 +409,36 @@ def test_making_room_frees_only_its_units(seed):
     shrink = surplus & (rng.random(run.size) < 0.7)
     small = rng.random(run.size) < 0.5
     cost = move_costs(inst)[run]
-    freed = make_room(inst, pref, run, shrink, small, cost)
+    room = make_room(inst, pref, run, shrink, small, cost)
+    freed = room.shrink | room.grow
     whole = np.array([small[node == n].all() for n in node])
-    assert not (freed & ~shrink & ~whole).any()
+    assert not (room.shrink & ~shrink).any()  # rule 2 frees only jobs that can shrink
+    assert not (room.grow & ~whole).any()  # rule 3 only whole nodes of small VMs
+    assert not (room.shrink & room.grow).any()
+    for n in np.unique(node[room.grow]):
+        assert room.grow[node == n].all()
     for n in np.unique(node[freed & ~shrink]):
         assert freed[node == n].all()
     none = np.zeros(run.size, dtype=bool)
-    assert not make_room(inst, pref, run, none, none, cost).any()
+    assert not any(m.any() for m in make_room(inst, pref, run, none, none, cost))
+
+
+def test_the_keep_rules_have_one_numbering():
+    """`KEEP_RULES` are numbered 1-4 in their order, and `incumbent_rules` reports what each
+    frees under its name: rule 1 is `own`, rules 2-4 together `others`."""
+    assert [r.number for r in KEEP_RULES] == [1, 2, 3, 4]
+    assert [r.name for r in KEEP_RULES] == ["gain", "shrink", "grow", "repack"]
+    checked = 0
+    for seed in range(30):
+        inst = with_incumbent(random_instance(seed, nodes=int(seed % 4) + 1, jobs=20))
+        rules = incumbent_rules(inst, grow=True, move_weight=MOVE_WEIGHT)
+        assert list(rules.freed) == [r.name for r in KEEP_RULES]
+        assert all(m.shape == rules.run.shape for m in rules.freed.values())
+        assert (rules.own == rules.freed["gain"]).all()
+        others = rules.freed["shrink"] | rules.freed["grow"] | rules.freed["repack"]
+        assert (rules.others == others).all()
+        checked += int(rules.others.any())
+    assert checked  # some rule 2-4 frees a job on these instances
 
 
 @settings(max_examples=40, deadline=None)

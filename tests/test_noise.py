@@ -91,7 +91,7 @@ def test_oracle_is_the_trace_with_actual_times():
     """With `oracle` the run is exactly the simulation of the actual-time trace without error;
     both runs report the error drawn and the same bound, the one of the actual times."""
     trace = generated(3)
-    fast = {"polish": 0.0}  # the default's polish (rule 6) is not what this tests; it is slow
+    fast = {"polish": 0.0}  # the default's polish step is not what this tests; it is slow
     told = simulate(
         trace, "incremental", seed=2, noise=0.4, noise_model="lognormal", oracle=True, **fast
     )

@@ -231,7 +231,7 @@ def test_best_run_value_is_the_least_plan_value_when_moves_are_free():
     does not depend on the order of its configurations), and the least run value equals it
     when every configuration takes the job more than H s (its best plan can go on after the
     re-plan; one that would end it within H cannot switch before). formulations/P1D.md."""
-    from gpuaas.heuristics.incumbent import _plan_values, fill_price
+    from gpuaas.pricing import fill_price, plan_values_at
 
     checked = 0
     for seed in range(40):
@@ -241,7 +241,7 @@ def test_best_run_value_is_the_least_plan_value_when_moves_are_free():
         inst = random_instance(seed, nodes=4, jobs=int(rng.integers(1, 30)))
         inst = dataclasses.replace(inst, H=float(rng.choice([600.0, 3600.0, 36000.0])))
         run = dollar_terms(inst).run
-        plan = _plan_values(inst, fill_price(inst))
+        plan = plan_values_at(inst, fill_price(inst))
         best = plan.min(axis=1)
         assert (run >= best[:, None] * (1 - 1e-9) - 1e-9).all()
         long = inst.min_time > inst.H

@@ -8,7 +8,7 @@ from bruteforce import brute_force_dollars
 from test_milp import close, tiny_instance, with_incumbent
 
 from gpuaas.generator import generate_instance
-from gpuaas.heuristics.incremental import incremental
+from gpuaas.heuristics.default.method import incremental
 from gpuaas.milp.polish import neighbourhood, polish
 from gpuaas.validator import validate
 
@@ -59,7 +59,7 @@ def test_incremental_polish_option():
 
 
 def test_the_default_polishes_small_points_the_same_on_any_machine():
-    """By default (rule 6) every point of N <= POLISH_NODES is polished within a node limit, not
+    """By default (the polish step) every point of N <= POLISH_NODES is polished within a node limit, not
     a time limit. With a move charged once (`move_weight=1`) its P1$ is the optimum (brute
     force) on tiny instances, with free node slots or not; with the default's weight on a
     move it is never dearer than the construction, and the optimum where no move costs
@@ -95,7 +95,8 @@ def test_incremental_polish_nodes_acts_where_no_job_queues():
     6's size where no job queues: never dearer in P1$, feasible, the same plan twice, and
     strictly cheaper at some; where jobs queue (P1$ has no queue price) the plan is left as
     the construction made it."""
-    from gpuaas.heuristics.incumbent import plan_values, preferred_configs, queued
+    from gpuaas.heuristics.default.room import queued
+    from gpuaas.pricing import plan_values, preferred_configs
 
     gained = 0
     for seed in (1, 3, 5):

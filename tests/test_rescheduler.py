@@ -506,7 +506,7 @@ def test_state_of_the_previous_version_restores_and_continues_as_it_did(version)
 
     sample = json.loads((DATA / f"rescheduler-state-v{version}.json").read_text())
     assert sample["state"]["version"] == version
-    # that release's default method did not polish (incremental's rule 6): the same decisions
+    # that release's default method did not polish (the default's polish step): the same decisions
     # are asked of it without
     sample["state"]["solver_options"] = {"polish": 0.0}
     r = Rescheduler.restore(sample["state"])

@@ -171,7 +171,7 @@ def test_simulation_learns_the_actual_speed(model):
     """Under wrong predictions, after a few hours the estimate of each running job on its
     configuration is within 2 % of the actual factor for most jobs (not the prediction's 1)."""
     trace = Instance.from_dict(generate_trace(5, 40, seed=2, arrivals="exponential"))
-    # without the default's polish (rule 6), which is not what this tests and is slow at N = 5
+    # without the default's polish step, which is not what this tests and is slow at N = 5
     sim = Simulator(trace, "incremental", seed=1, noise=0.4, noise_model=model, polish=0.0)
     close, far = 0, 0
     while sim.step() is not None:

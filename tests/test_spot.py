@@ -374,10 +374,10 @@ def test_the_spot_bound_is_below_every_simulated_schedule(tmp_path, source):
 
 def test_a_running_job_is_judged_on_its_fastest_configuration():
     """A job on a slow on-demand type that its fastest on-demand configuration keeps well ahead
-    of its due date may take spot (`heuristics.spot.reference_configs`): judged on the type it
+    of its due date may take spot (`heuristics.default.spot.reference_configs`): judged on the type it
     runs on it was behind its line and stayed on demand."""
     from gpuaas.baselines.spot import ON_DEMAND, SPOT
-    from gpuaas.heuristics.spot import reference_configs, spot_modes
+    from gpuaas.heuristics.default.spot import reference_configs, spot_modes
 
     inst = aws_trace(jobs=1).with_spot()
     cat = inst.catalog
@@ -407,7 +407,7 @@ def test_a_job_late_even_on_demand_is_placed_by_price_against_its_expected_delay
     deadline left to protect: it may take spot (mode SPOT), and the plan prices spot's
     expected delay by its tardiness weight: a light job goes on spot, a heavy one on demand."""
     from gpuaas.baselines.spot import SPOT
-    from gpuaas.heuristics.spot import reference_configs, spot_modes
+    from gpuaas.heuristics.default.spot import reference_configs, spot_modes
     from gpuaas.methods import solve
 
     inst = aws_trace(jobs=1).with_spot()
@@ -468,7 +468,7 @@ def test_a_job_waiting_for_spot_is_not_started_on_demand_by_a_tie():
     tie (rounding once started it on demand: 70 h deadline, d = 0.02 h, 22 % dearer than
     Uniform Progress on one start of scripts/spot_single_job.py)."""
     from gpuaas.baselines.spot import NONE
-    from gpuaas.heuristics.spot import spot_modes
+    from gpuaas.heuristics.default.spot import spot_modes
     from gpuaas.methods import solve
 
     ahead = single_job_ahead_while_spot_is_out()
@@ -484,7 +484,7 @@ def test_a_job_waits_for_spot_while_waiting_until_the_next_decision_is_free():
     plan nothing: it can start on demand then (it went on demand at once: deadline 52 h,
     d = 0.2 h, 0.1 % dearer than Uniform Progress over the eight traces)."""
     from gpuaas.baselines.spot import NONE, ON_DEMAND
-    from gpuaas.heuristics.spot import worth_waiting
+    from gpuaas.heuristics.default.spot import worth_waiting
 
     wait = np.array([NONE])
     spot = single_job_ahead_while_spot_is_out().catalog.spot
@@ -504,7 +504,7 @@ def test_jobs_on_spot_stay_where_the_plan_that_keeps_them_is_cheaper():
     rival alone, which took every job off spot where it won by cents, jobs went back and forth
     between spot and on demand (aws-us-east-1 replayed, N = 10, 90 moves onto spot and 85 off,
     42 of them the on-demand rival's: docs/spot.md)."""
-    from gpuaas.heuristics.incremental import incremental
+    from gpuaas.heuristics.default.method import incremental
     from gpuaas.reconfiguration import moved
 
     point = Instance.from_dict(json.loads(STAY_POINT.read_text()))
@@ -518,19 +518,20 @@ def test_the_stay_on_spot_rival_keeps_only_jobs_that_may_keep_spot():
     """A job on spot whose mode sends it on demand (Can't Be Late's Safety Net) is not kept
     on spot by a rival: without any job in mode SPOT on spot, the on-demand rival alone."""
     from gpuaas.baselines.spot import ON_DEMAND, SPOT
-    from gpuaas.heuristics import incremental as inc
+    from gpuaas.heuristics.default import settings as S
+    from gpuaas.heuristics.default import spot_wrapper as W
 
     point = Instance.from_dict(json.loads(STAY_POINT.read_text()))
     J = point.n_jobs
-    options = dict(
+    planner = W.Planner(
         seed=1,
         time_limit=None,
-        iterations=inc.ITERATIONS,
-        queued_iterations=inc.QUEUED_ITERATIONS,
-        rivals=inc.RIVALS,
-        move_weight=inc.MOVE_WEIGHT,
+        iterations=S.ITERATIONS,
+        queued_iterations=S.QUEUED_ITERATIONS,
+        rivals=S.RIVALS,
+        move_weight=S.MOVE_WEIGHT,
     )
-    names = [name for name, _ in inc._rivals(point, np.full(J, SPOT), options)]
+    names = [name for name, _ in W._rivals(point, np.full(J, SPOT), planner)]
     assert names == ["on-demand", "stay-on-spot"]
-    names = [name for name, _ in inc._rivals(point, np.full(J, ON_DEMAND), options)]
+    names = [name for name, _ in W._rivals(point, np.full(J, ON_DEMAND), planner)]
     assert names == ["on-demand"]

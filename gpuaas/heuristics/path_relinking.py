@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.incumbent import paper_keep
+from gpuaas.heuristics.default.keep import paper_keep
 from gpuaas.heuristics.randomized_greedy import randomized_construction, rg_options
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,

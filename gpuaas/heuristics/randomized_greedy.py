@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.incumbent import paper_keep
+from gpuaas.heuristics.default.keep import paper_keep
 from gpuaas.heuristics.state import (
     DEFAULT_OPEN_RULE,
     State,

@@ -37,7 +37,7 @@ def kernel_data(
     postprocessing counts (x `move_weight`, the default method's weight on a move) and
     optional preferred configurations.
     """
-    from gpuaas.heuristics.incumbent import paper_keep
+    from gpuaas.heuristics.default.keep import paper_keep
     from gpuaas.reconfiguration import reconfiguration_terms
 
     cat = instance.catalog

@@ -71,7 +71,8 @@ def polish(
     finds nothing better within them. Without a time limit HiGHS runs in this process, and a
     node limit alone gives the same result on any machine under any load. `presolve=False`
     turns HiGHS's presolve off, which on small points took most of the time (0.3-0.4 s of
-    0.45 s at N = 5, J = 18; the default's polish, rule 6 of `incremental`). `move_weight`:
+    0.45 s at N = 5, J = 18; the default's polish step,
+    `gpuaas.heuristics.default.polish`). `move_weight`:
     the weight on κ_j in the MILP's objective (module docstring).
 
     The returned Solution's `stats` are `solution`'s plus ``polish``: the P1$ saved ($, 0 when

@@ -1,7 +1,8 @@
 """The default method's spot decisions: per job, spot, on demand or wait, against its due date.
 
-On a catalog with spot variants (`Catalog.with_spot`) the default method (`incremental`) plans
-on an *expected* instance (`spot_instance`) that this module derives from the real one:
+On a catalog with spot variants (`Catalog.with_spot`) the default method (`incremental`, through
+`gpuaas.heuristics.default.spot_wrapper.with_spot`) plans on an *expected* instance
+(`spot_instance`) that this module derives from the real one:
 
 1. **Modes** (`spot_modes`). Each job's mode follows Can't Be Late's rules (Wu et al., NSDI
    '24; `gpuaas.baselines.spot.cbl_choice`) on its reference configuration: its fastest
@@ -41,11 +42,9 @@ import dataclasses
 import numpy as np
 
 from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
+from gpuaas.heuristics.default.settings import SWITCH
 from gpuaas.instance import Instance
-
-#: Can't Be Late's switch point for loose deadlines (§6.1, §A.8): below this ratio of work
-#: left to time left a job takes spot whenever it can and waits otherwise
-SWITCH = 0.7
+from gpuaas.pricing import fill_price, plan_values_at, queue_price
 
 
 def changeover(instance: Instance) -> np.ndarray:
@@ -138,7 +137,8 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
     waiting, unless `Instance.pinned` keeps it there); `instance` itself without spot
     variants.
 
-    `judge`: the instance plan and rivals are compared on (f_OBJ, `incremental`): a spot
+    `judge`: the instance plan and rivals are compared on (f_OBJ, `construct.construct`'s
+    `judge`): a spot
     configuration that ends the job in time nominally counts as ending it by its due date at
     the latest, since the plan's mix (spot first, on demand for the rest, `per_job_lp`) does.
     Without it f_OBJ, which sees one configuration per job, prefers on demand from the start
@@ -178,8 +178,6 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     spot can be had). Can't Be Late waits whenever it is ahead of its line, right for its one
     VM type; with other types to run on, waiting hours for one type's spot and then racing the
     due date on the fastest on-demand VM costs more than it saves (docs/spot.md)."""
-    from gpuaas.heuristics.incumbent import _plan_values, fill_price, queue_price
-
     idle = np.flatnonzero(modes == NONE)
     cat = instance.catalog
     out = cat.spot & (instance.room < 1) & (instance.outage > 0)
@@ -193,7 +191,7 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     now_modes[idle] = ON_DEMAND
     now = spot_instance(instance, now_modes)
     price = fill_price(now) + queue_price(now) * cat.cfg_gpus
-    best_now = _plan_values(now, price, idle).min(axis=1)
+    best_now = plan_values_at(now, price, idle).min(axis=1)
     # the Rescheduler leaves out the configurations of types out of capacity: a spot variant
     # runs as its on-demand type
     back = out[cat.cfg_vm]
@@ -202,10 +200,10 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     later = np.full((idle.size, cat.n_configs), np.inf)
     for v in np.flatnonzero(out):
         cols = cat.cfg_vm == v
-        value = _plan_values(full, price, idle, delay=float(instance.outage[v]))
+        value = plan_values_at(full, price, idle, delay=float(instance.outage[v]))
         later[:, cols] = value[:, cols]
     # or waiting until the next decision (H) costs nothing: the job can still start then
-    soon = _plan_values(now, price, idle, delay=float(instance.H)).min(axis=1)
+    soon = plan_values_at(now, price, idle, delay=float(instance.H)).min(axis=1)
     tol = 1e-9 * np.abs(best_now)
     wait = (later.min(axis=1) < best_now - tol) | (soon <= best_now + tol)
     modes[idle[~wait]] = ON_DEMAND

@@ -1,0 +1,222 @@
+"""The keep rules: which running jobs stay where they run at a rescheduling point.
+
+At a rescheduling point the running jobs (`Instance.current_node` / `current_cfg`) have a
+place. Moving one costs (`Instance.overhead`, `Instance.startup`; `gpuaas.pricing.move_costs`):
+the `overhead` seconds of work it loses, redone at the new configuration's price; when the job
+is late anyway, its tardiness over those seconds; on a node whose VM is new or resized,
+`startup` seconds of that VM billed idle; and, while jobs queue, the GPU time both take from
+the queue. A running job stays unless one of `KEEP_RULES`, in their order, frees it; a job
+pinned by a disruption limit (`Instance.pinned`) always stays, and with no reconfiguration
+cost (the paper's setting) nothing else does. Every move's cost counts `move_weight` times
+(a move onto spot once: it saves its price for the job's life).
+
+The same rules serve the paper's methods (Greedy, Randomized Greedy, Path Relinking) at the VM
+share (`paper_keep`) and the default method at the fill price, with rule 3 (`grow`) its own.
+Reasons and measurements: docs/reconfiguration.md, "How methods see the incumbent".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from gpuaas.heuristics.default.room import (
+    largest_gpus,
+    make_room,
+    open_nodes,
+    patient,
+    queued,
+)
+from gpuaas.heuristics.default.settings import HYSTERESIS, REPACK_MOVES
+from gpuaas.instance import Instance
+from gpuaas.per_job import share_price
+from gpuaas.pricing import move_costs, plan_values, preferred_configs
+
+
+class KeepRule(NamedTuple):
+    """One keep rule: when it frees a running job."""
+
+    number: int  # its number in the code and the docs (KEEP_RULES[number - 1])
+    name: str  # its key in `Rules.freed`
+    frees: str  # when it frees a running job
+
+
+#: The keep rules, in order: a running job stays unless one of them frees it. Rule 1 frees a
+#: job for its own sake; rules 2-4 for the common good, only where the job's cheapest move is
+#: cheap (at most `HYSTERESIS` of its plan value on its configuration).
+KEEP_RULES: tuple[KeepRule, ...] = (
+    KeepRule(
+        1,
+        "gain",
+        "its best alternative's plan value plus the move's weighted cost beats staying by more"
+        " than HYSTERESIS of its plan value on its configuration",
+    ),
+    KeepRule(
+        2,
+        "shrink",
+        "jobs queue (`queued`) that cannot wait for a completion (`patient`), it holds more GPUs"
+        " than its plan asks for, and `make_room` picks it to seat them",
+    ),
+    KeepRule(
+        3,
+        "grow",
+        "(the default method's only) jobs queue as for rule 2, all N nodes are open, its node's"
+        " VM is smaller than its GPU model's largest, and `make_room` picks its node",
+    ),
+    KeepRule(
+        4,
+        "repack",
+        "its node has idle GPUs and it has slack for REPACK_MOVES moves (remaining time +"
+        " REPACK_MOVES x (restart + start-up) before its due date): the node may be re-packed"
+        " or downsized",
+    ),
+)
+
+
+def _beats(value: np.ndarray, stay: np.ndarray) -> np.ndarray:
+    """Whether a plan value (move included) beats staying by more than `HYSTERESIS` (rule 1)."""
+    return value < stay - HYSTERESIS * np.abs(stay) - 1e-9
+
+
+class Rules(NamedTuple):
+    """The keep rules evaluated once at a rescheduling point (`incumbent_rules`)."""
+
+    values: np.ndarray  # (J, C) the plan values they used
+    run: np.ndarray  # the running jobs (empty when moves are free)
+    freed: dict[str, np.ndarray]  # per rule of KEEP_RULES (by name), per running job: it frees it
+    stay: np.ndarray  # per running job: plan value of its current configuration
+    move: np.ndarray  # (running jobs, C) move costs x `move_weight`
+
+    @property
+    def own(self) -> np.ndarray:
+        """Per running job: rule 1 frees it (for its own sake)."""
+        return self.freed["gain"]
+
+    @property
+    def others(self) -> np.ndarray:
+        """Per running job: rules 2-4 free it (for waiting jobs, re-packing)."""
+        return self.freed["shrink"] | self.freed["grow"] | self.freed["repack"]
+
+
+def incumbent_rules(
+    instance: Instance,
+    values: np.ndarray | None = None,
+    grow: bool = False,
+    move_weight: float = 1.0,
+    pref: np.ndarray | None = None,
+    price: Callable[[Instance], np.ndarray] | None = None,
+) -> Rules:
+    """`KEEP_RULES` for every running job: with no reconfiguration cost (the paper's setting)
+    they see no running job. `grow`: rule 3 applies (the default method); `pref`: the jobs'
+    preferred configurations, when the caller has them; `price`: GPU prices of plan values
+    and moves (`gpuaas.pricing.fill_price` by default)."""
+    values = plan_values(instance, price) if values is None else values
+    run = (
+        np.flatnonzero(instance.current_cfg >= 0)
+        if instance.moves_cost
+        else np.zeros(0, dtype=np.int64)
+    )
+    cur = instance.current_cfg[run]
+    stay = values[run, cur]
+    cat = instance.catalog
+    # a move onto spot saves its price difference for the job's life, not until the next
+    # re-plan: weight 1 (docs/spot.md, "The default's decisions")
+    weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
+    move = weight[None, :] * move_costs(instance, price)[run]
+    best = (values[run] + move).min(axis=1, initial=np.inf)
+    free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
+    none = np.zeros(run.size, dtype=bool)
+    freed = {rule.name: none for rule in KEEP_RULES}
+    freed["gain"] = _beats(best, stay) & free  # rule 1
+    # rules 2-4 free a job for the common good, only where its move is cheap against its plan
+    cheap = (move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)) & free
+    vm = cat.cfg_vm[cur]
+    if run.size and (instance.current_cfg < 0).any():
+        pref = preferred_configs(instance, values) if pref is None else pref
+        queue = queued(instance, pref)
+        if queue:
+            # jobs that a completion seats at no cost to them wait for it
+            hurry = np.where(patient(instance, pref, values, price), -1, pref)
+            queue = queued(instance, hurry)
+        if queue:
+            # jobs queue: a running job holding more GPUs than its plan asks for may give them
+            # back (rule 2), and, with every node open, a node on a small VM may be grown
+            # (rule 3: otherwise one 1-GPU job holds one of the N node slots for its whole life
+            # while jobs queue)
+            mine = pref[run]
+            shrink = cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
+            small = np.zeros(run.size, dtype=bool)
+            if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
+                small = cheap & (cat.gpus[vm] < largest_gpus(instance)[cat.gpu_model_id[vm]])
+            freed["shrink"], freed["grow"] = make_room(instance, hurry, run, shrink, small, move)
+    # rule 4: a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare
+    # for the moves are free
+    idle = open_nodes(instance)[1][instance.current_node[run]] > 0
+    slack = instance.rel_due[run] - instance.times[run, cur]
+    freed["repack"] = cheap & idle & (slack > REPACK_MOVES * (instance.overhead + instance.startup))
+    return Rules(values, run, freed, stay, move)
+
+
+def keep_incumbent(
+    instance: Instance,
+    values: np.ndarray | None = None,
+    grow: bool = False,
+    move_weight: float = 1.0,
+    price: Callable[[Instance], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(pin_node, pin_cfg): running jobs kept in place (-1: free to be re-planned) by
+    `KEEP_RULES` (rule 3 only with `grow`, the default method's). `move_weight` multiplies every
+    move's cost in these rules; `price` prices GPU time (`gpuaas.pricing.fill_price` by default;
+    `paper_keep`)."""
+    return kept(instance, incumbent_rules(instance, values, grow, move_weight, price=price))
+
+
+def paper_keep(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(pin_node, pin_cfg) that the paper's methods (Greedy, Randomized Greedy, Path Relinking)
+    keep: `keep_incumbent` with GPU time at the VM share, as the bound prices it
+    (`share_price`), a move weighed at its cost and no node growth (rule 3).
+
+    Not at the fill price: the fill price is the default method's model of how its own plans
+    fill VMs (the demand of the plans `preferred_configs` gives), and these methods place
+    jobs by Algorithm 1's rule instead. Priced by plans they do not follow, the rules freed
+    their jobs for room those plans would make: on `instances/trace-small.json` no plan
+    asked for K80, so jobs Greedy had put on K80 VMs looked 2-4 times dearer than they were,
+    and under load the plans asked for fewer GPUs than Greedy gives a late job; each hour the
+    rules freed running jobs, Greedy gave a queued late job a whole 8-GPU VM and left the
+    freed one waiting, and the nodes took turns (68 preemptions, 9 980 $ instead of 1 668 $;
+    docs/reconfiguration.md, "The paper's methods keep by the share price").
+    """
+    return keep_incumbent(instance, price=share_price)
+
+
+def kept(instance: Instance, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """(pin_node, pin_cfg) of the running jobs no rule frees and of the pinned ones (a
+    disruption limit; -1: free to be re-planned)."""
+    pin_node = np.full(instance.n_jobs, -1, dtype=np.int64)
+    pin_cfg = np.full(instance.n_jobs, -1, dtype=np.int64)
+    keep = np.union1d(rules.run[~(rules.own | rules.others)], np.flatnonzero(instance.pinned))
+    pin_node[keep] = instance.current_node[keep]
+    pin_cfg[keep] = instance.current_cfg[keep]
+    return pin_node, pin_cfg
+
+
+def pointless_moves(
+    instance: Instance, rules: Rules, job_node: np.ndarray, job_cfg: np.ndarray
+) -> np.ndarray:
+    """(J,) bool: running jobs that rule 1 alone freed (for their own sake) and whose place in
+    the solution does not deliver it (they stayed, or moved to a configuration whose plan value
+    plus the move's cost does not beat staying by `HYSTERESIS`). Under load such a job
+    typically loses its GPUs to more pressing jobs and lands on its own configuration on
+    another node. Those that stayed are counted too, so that a re-plan around the others keeps
+    them (else a job ping-pongs between a K80 and an M60 node at every event). A job the
+    solution leaves waiting is not counted: that preemption gives its GPUs to more pressing jobs
+    (docs/reconfiguration.md, "Put back")."""
+    run, stay = rules.run, rules.stay
+    new = job_cfg[run]
+    k = np.maximum(new, 0)
+    delivered = _beats(rules.values[run, k] + rules.move[np.arange(run.size), k], stay)
+    out = np.zeros(instance.n_jobs, dtype=bool)
+    out[run] = rules.own & ~rules.others & (new >= 0) & ~delivered
+    return out

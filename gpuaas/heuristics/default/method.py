@@ -1,0 +1,91 @@
+"""`incremental`, the default method as the registry calls it: its options, then the on-demand
+planner (`plan.plan`) or, on a catalog with spot variants, the spot wrapper around it
+(`spot_wrapper.with_spot`). The method, step by step: docs/default-method.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuaas.heuristics.default.plan import plan
+from gpuaas.heuristics.default.polish import polish_hook
+from gpuaas.heuristics.default.settings import (
+    ITERATIONS,
+    MOVE_WEIGHT,
+    QUEUED_ITERATIONS,
+    RIVALS,
+)
+from gpuaas.heuristics.default.spot_wrapper import Planner, with_spot
+from gpuaas.heuristics.state import reject_unknown
+from gpuaas.instance import Instance
+from gpuaas.solution import Solution
+
+
+def incremental(
+    instance: Instance,
+    *,
+    seed: int = 0,
+    time_limit: float | None = None,
+    iterations: int = ITERATIONS,
+    queued_iterations: int = QUEUED_ITERATIONS,
+    rivals: int = RIVALS,
+    move_weight: float = MOVE_WEIGHT,
+    polish: float | None = None,
+    polish_nodes: int = 0,
+    **options: Any,
+) -> Solution:
+    """Per-job-bound configurations, incumbent kept unless moving pays (docs/default-method.md).
+
+    Parameters
+    ----------
+    instance : Instance
+        The rescheduling point; `current_node` / `current_cfg` are the incumbent, `overhead`
+        and `startup` the costs of changing it.
+    seed : int
+        Seeds the randomised constructions (`iterations` > 1, `rivals`).
+    time_limit : float, optional
+        Stops the randomised constructions (the first always completes).
+    iterations : int
+        Constructions with the plan's configurations (the first deterministic).
+    queued_iterations : int
+        The same while jobs queue for capacity (`room.queued`) and reconfiguration costs are
+        off (with them on, the rivals compete); the larger of the two is made.
+    rivals : int
+        Randomized Greedy constructions competing when reconfiguration costs are on.
+    move_weight : float
+        How many times its cost a move must save (>= 1; 1: exactly its cost). Higher moves jobs
+        less often at some cost in dollars.
+    polish : float, optional
+        Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
+        0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
+        whole point (`polish.Polish`), else none. Not with spot variants (the MILP plans
+        on-demand VMs only).
+    polish_nodes : int
+        Branch-and-bound nodes of the same polish at every point where no job queues for
+        capacity (`room.queued`), in place of the default's polish there, a move charged once:
+        deterministic, unlike `polish`; 0 (the default): none. What it saves and costs:
+        formulations/P1D.md, "The polish beyond N = 5".
+
+    Returns
+    -------
+    Solution
+        With ``stats``: ``seconds``, ``seed``, ``kept`` (running jobs left in place, after the
+        put-back), ``put_back`` and ``iterations``; with spot variants also
+        ``waiting_for_spot`` and ``rival`` (`spot_wrapper.with_spot`).
+    """
+    reject_unknown("incremental", options)
+    planner = Planner(seed, time_limit, iterations, queued_iterations, rivals, move_weight)
+    if instance.catalog.has_spot:
+        if polish or polish_nodes:
+            raise ValueError("incremental: polish is not available on a catalog with spot variants")
+        return with_spot(instance, planner)
+    return plan(
+        instance,
+        seed=seed,
+        time_limit=time_limit,
+        iterations=iterations,
+        queued_iterations=queued_iterations,
+        rivals=rivals,
+        move_weight=move_weight,
+        polish=polish_hook(polish, polish_nodes),
+    )

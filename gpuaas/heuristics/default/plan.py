@@ -1,0 +1,81 @@
+"""The default method on on-demand VMs: one rescheduling point, top to bottom.
+
+`plan` runs the steps of docs/default-method.md in order: plan values and preferred
+configurations (`gpuaas.pricing`), the keep rules (`keep.incumbent_rules`), the
+construction(s) and rivals around the kept jobs (`construct.construct`), the put-back
+(`construct.put_back`) and, as a hook, the polish (`polish.Polish`). The spot wrapper
+(`spot_wrapper.with_spot`) calls it on expected instances with explicit arguments.
+"""
+
+from __future__ import annotations
+
+import time
+
+from gpuaas.heuristics.default.construct import construct, put_back
+from gpuaas.heuristics.default.keep import incumbent_rules, kept
+from gpuaas.heuristics.default.polish import Polish
+from gpuaas.heuristics.default.room import queued
+from gpuaas.heuristics.randomized_greedy import randomized_greedy
+from gpuaas.heuristics.state import check_float, check_int, check_time_limit, kernel_data, warm_up
+from gpuaas.instance import Instance
+from gpuaas.pricing import plan_values, preferred_configs
+from gpuaas.solution import Solution
+
+
+def plan(
+    instance: Instance,
+    *,
+    seed: int,
+    time_limit: float | None,
+    iterations: int,
+    queued_iterations: int,
+    rivals: int,
+    move_weight: float,
+    polish: Polish | None,
+    judge: Instance | None = None,
+) -> Solution:
+    """The default method's solution of `instance` planned on its on-demand terms (a spot
+    configuration is one more configuration at its expected time; the wrapper decides which
+    jobs may take one). Arguments: `incremental`'s options, checked here; `polish`: the last
+    step (`polish.polish_hook`; None: none); `judge`: the instance the plan and its rivals are
+    compared on (None: `instance`; the spot wrapper's, `spot.spot_instance(judge=True)`).
+
+    Returns the solution with ``stats``: ``seconds``, ``seed``, ``kept`` (running jobs left in
+    place, after the put-back), ``put_back`` (the jobs put back) and ``iterations``.
+    """
+    limit = check_time_limit(time_limit)
+    iterations = check_int("iterations", iterations, 1)
+    queued_iterations = check_int("queued_iterations", queued_iterations, 1)
+    rivals = check_int("rivals", rivals, 0)
+    move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
+    warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
+    start = time.perf_counter()
+    deadline = None if limit is None else start + limit
+    # plan values and each job's preferred configuration (at the fill and queue prices)
+    values = plan_values(instance)
+    pref = preferred_configs(instance, values)
+    # the keep rules (with rule 3, grow: the default method's)
+    rules = incumbent_rules(instance, values, grow=True, move_weight=move_weight, pref=pref)
+    # more constructions while jobs queue for capacity and moves are free
+    if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):
+        iterations = queued_iterations
+    D = kernel_data(instance, pref, kept(instance, rules), move_weight)
+    # construction(s) and rivals around the kept jobs
+    best, done = construct(instance, D, seed, iterations, rivals, move_weight, deadline, judge)
+    # put back the jobs that moved for their own sake without gaining, keep those that
+    # stayed without gaining, and re-plan the rest
+    pinned, put = put_back(instance, rules, D, best)
+    if put:
+        D = pinned
+        best, more = construct(instance, D, seed, iterations, rivals, move_weight, deadline, judge)
+        done += more
+    best.stats = {
+        "seed": seed,
+        "kept": int((D.pin_node >= 0).sum()),
+        "put_back": put,
+        "iterations": done,
+    }
+    if polish is not None:  # the hook: the MILP polish of the plan
+        best = polish(best, pref, seed, deadline, move_weight)
+    best.stats["seconds"] = time.perf_counter() - start
+    return best

@@ -1,0 +1,68 @@
+"""The default method's tuned constants, each named once with the measurement that chose it.
+
+The method's options (`incremental(..., iterations=, queued_iterations=, rivals=, move_weight=)`)
+default to these; the others are fixed. The fill price's `FILL_ROUNDS` lives with the prices
+the judge shares (`gpuaas.pricing`); the polish's `POLISH_NODES` with the MILP polish
+(`gpuaas.milp.polish`). Figures: docs/reconfiguration.md (the rules and why) and
+scripts/results/archive/reconfiguration-history.md (the measurement tables, a frozen record).
+"""
+
+from __future__ import annotations
+
+#: constructions per rescheduling point: the first is deterministic, the others randomise the
+#: pressure order and the best-fit node as Algorithm 1 does; the best f_OBJ (P1a) is returned.
+#: Without a queue, extra constructions cost 0.1-0.2 % (scripts/results/archive/reconfiguration-history.md,
+#: "The default method's settings")
+ITERATIONS = 1
+
+#: ... and, with reconfiguration costs off, while jobs queue for capacity (`room.queued`), where
+#: which jobs get the scarce nodes is what f_OBJ can tell apart: -1.7 % under high arrivals at
+#: N = 10, -0.8 % at N = 20; 10 and 50 measured 1.193 and 1.188 against 20's 1.189. With costs
+#: on (where the rivals compete) -0.5 to +0.4 %, +1.2 % at N = 100, so not made there
+#: (scripts/results/archive/reconfiguration-history.md, "The default method's settings")
+QUEUED_ITERATIONS = 20
+
+#: with reconfiguration costs on, Randomized Greedy constructions (Algorithm 1 with its own
+#: configuration rule, around the same kept jobs) that compete with the plan by f_OBJ including
+#: P1's reconfiguration terms: at N = 10, 1.089 instead of 1.107 without them (exponential
+#: arrivals), 1.40 instead of 1.43 (high); 50 measured better than 10 and 0; at zero costs they do
+#: not help (scripts/results/archive/reconfiguration-history.md, "The default method's settings")
+RIVALS = 50
+
+#: the rivals' Randomized Greedy settings: its defaults (`randomized_greedy`'s `swap_prob` and
+#: `candidates`, heuristics/README.md), not tuned for the default method
+SWAP_PROB = 0.2
+RIVAL_CANDIDATES = 3
+
+#: the weight on a move's cost (its lost work, start-up and queue delay) in the keep rules and
+#: in the choice between plan and rivals. A move priced at its immediate cost alone ignores that
+#: the gain it buys lasts only until the next event re-plans, so a move must pay several times
+#: its cost: from 1 to 4 the moves fall by a third at the same cost (N = 20, exponential
+#: arrivals); 8 and more cost money (scripts/results/archive/reconfiguration-history.md, "How often to
+#: move")
+MOVE_WEIGHT = 4.0
+
+#: a running job moves for its own sake (keep rule 1) only when that saves more than this share
+#: of its plan value on the current configuration (besides the move's cost), and rules 2-4 free
+#: it only where its cheapest move costs at most this share: without it, jobs whose
+#: configurations cost about the same (K80 vs M60 VMs) ping-pong between them at every event; a
+#: smaller one measured within noise or dearer (scripts/results/archive/reconfiguration-history.md,
+#: "Where the moves come from, and why they stay")
+HYSTERESIS = 0.05
+
+#: keep rule 4 (re-pack) frees a job on a node with idle GPUs only with slack for this many
+#: moves (remaining time + REPACK_MOVES x (restart + start-up) <= due date); the rule as a whole
+#: cut the cost from 1.256 to 1.087 x the bound at N = 20 (exponential arrivals;
+#: scripts/results/archive/reconfiguration-history.md, "Where the moves come from, and why they stay")
+REPACK_MOVES = 2.0
+
+#: branch-and-bound nodes of the MILP polish where it frees the whole point (at most
+#: `gpuaas.milp.polish.POLISH_NODES` node slots): HiGHS closes the 2.2-2.5 % the construction
+#: leaves at N = 5 within 10 nodes, and a node limit, unlike seconds, does not depend on the
+#: machine's load (formulations/P1D.md, "Who decides by what")
+AUTO_POLISH_NODES = 500
+
+#: Can't Be Late's switch point for loose deadlines (its §6.1, §A.8): below this ratio of work
+#: left to time left a job takes spot whenever it can and waits otherwise (docs/spot.md, "The
+#: default's decisions")
+SWITCH = 0.7

@@ -1,0 +1,169 @@
+"""What GPU time and a move cost a job at a rescheduling point: the fill price, the queue price
+and the plan values they give.
+
+These are the prices the objective P1$ (`gpuaas.objective`) and the independent validator
+(`gpuaas.validator`) judge every method by, and that the default method
+(`gpuaas.heuristics.default`) plans with: they live below all of them, so that the judge
+imports nothing from a contestant.
+
+- The **plan value** of configuration c for job j is the per-job LP of the lower bound
+  (`formulations/BOUND.md`, `gpuaas.per_job.per_job_lp`) on the job's remaining work with c
+  used first: c alone, price x time + tardiness, or, when c meets the due date, c followed by
+  a slower, cheaper configuration so that the mix ends exactly at the due date, plus the cost
+  of that switch (the slower configuration's lost work and a new VM's start-up; nothing in the
+  paper's setting). The configuration a job should run on now is the one of least plan value
+  (`preferred_configs`).
+- The **fill price** (`fill_price`): where the bound prices GPU time at the VM's share, plan
+  values price it at the share the jobs can fill: a GPU model sold only in VMs larger than its
+  demand costs its jobs the whole VM.
+- The **queue price** (`queue_price`): while jobs wait, every GPU-second a job takes, or loses
+  to a restart, delays the queue. Plan values and move costs add it, so that under load jobs
+  take GPU-efficient configurations and stay where they are.
+
+Reasons: docs/reconfiguration.md, "The fill price" and "The queue price"; measurements:
+scripts/results/archive/reconfiguration-history.md, the sections of the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+
+from gpuaas import reconfiguration
+from gpuaas.instance import Instance
+from gpuaas.per_job import node_share, per_job_lp, share_price
+
+#: at most this many rounds of `fill_price`'s fixed point (plans -> demand -> prices -> plans):
+#: six rounds measured the same as three; one round left azure-eastus at 1.43-1.59 x the bound,
+#: where three reach 1.32-1.46 (scripts/results/archive/reconfiguration-history.md, "The fill price")
+FILL_ROUNDS = 3
+
+
+def queue_price(instance: Instance) -> float:
+    """λ, $ per GPU-second: the tardiness a GPU-second taken from the queue costs it.
+
+    A GPU-second used now delays each waiting job by about 1 / (N x the largest VM's GPUs)
+    seconds, so λ = the waiting jobs' tardiness weights over that capacity. It is 0 when no job
+    waits, or when the GPUs the jobs ask for (running jobs: their configuration; waiting jobs:
+    that of their plan at λ = 0) fit in that capacity, so that jobs do not queue. A first-order
+    (marginal) estimate: it ignores which waiting jobs would be late anyway.
+    """
+    waiting = instance.current_cfg < 0
+    if not waiting.any():
+        return 0.0
+    cat = instance.catalog
+    capacity = max(1, instance.nodes * int(cat.gpus.max()))
+    values = plan_values_at(instance, share_price(instance), np.flatnonzero(waiting))
+    runnable = np.isfinite(values).any(axis=1)
+    asked = cat.cfg_gpus[np.argmin(values[runnable], axis=1)].sum()
+    if asked + cat.cfg_gpus[instance.current_cfg[~waiting]].sum() <= capacity:
+        return 0.0
+    return float(instance.weight[waiting].sum()) / capacity
+
+
+@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity; the rules ask 2-3 times
+def fill_price(instance: Instance) -> np.ndarray:
+    """(C,) $/s: configuration c = (v, g)'s price when the VMs of its GPU model m are shared
+    only by the GPUs the jobs' plans ask of m, D_m: price_v x g / min(G_v, max(g, D_m)).
+
+    Where the plans fill m's VMs (D_m >= G_v) this is the VM share the bound uses
+    (`share_price`); where m comes only in VMs larger than its demand (an 8-GPU H100 VM that one
+    1-GPU job wants) the job pays for the GPUs no one else will use. D_m sums the GPUs of each
+    job's least plan value: first at share prices, then at the prices that demand gives, until
+    the demand repeats (at most `FILL_ROUNDS` rounds).
+    """
+    cat = instance.catalog
+    model = cat.gpu_model_id[cat.cfg_vm]
+    price, demand = share_price(instance), None
+    for _ in range(FILL_ROUNDS):
+        values = plan_values_at(instance, price)
+        pref = np.argmin(values[np.isfinite(values).any(axis=1)], axis=1)
+        asked = np.bincount(model[pref], weights=cat.cfg_gpus[pref], minlength=int(model.max()) + 1)
+        if demand is not None and np.array_equal(asked, demand):
+            break
+        demand = asked
+        filled = np.minimum(cat.gpus[cat.cfg_vm], np.maximum(cat.cfg_gpus, demand[model]))
+        price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+    price.flags.writeable = False
+    return price
+
+
+def plan_values(
+    instance: Instance, price: Callable[[Instance], np.ndarray] | None = None
+) -> np.ndarray:
+    """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
+    GPU time is priced at `price` (`fill_price` by default) plus `queue_price`."""
+    p = (price or fill_price)(instance)
+    return plan_values_at(instance, p + queue_price(instance) * instance.catalog.cfg_gpus)
+
+
+def plan_values_at(
+    instance: Instance,
+    p: np.ndarray,
+    rows: np.ndarray | slice = slice(None),
+    delay: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """`plan_values` of the jobs `rows` with prices p (C,, $/s), starting `delay` seconds
+    from now (nothing is paid while they wait). Those of every job from now are computed once
+    per instance and prices (`_all_plan_values`): the rules ask for them several times."""
+    if isinstance(rows, slice) and rows == slice(None) and np.ndim(delay) == 0 and delay == 0.0:
+        return _all_plan_values(instance, np.ascontiguousarray(p, dtype=np.float64).tobytes())
+    return _per_job_values(instance, p, rows, delay)
+
+
+@lru_cache(maxsize=4)  # an Instance is immutable and hashes by identity
+def _all_plan_values(instance: Instance, p: bytes) -> np.ndarray:
+    values = _per_job_values(instance, np.frombuffer(p), slice(None), 0.0)
+    values.flags.writeable = False
+    return values
+
+
+def _per_job_values(
+    instance: Instance, p: np.ndarray, rows: np.ndarray | slice, delay: np.ndarray | float
+) -> np.ndarray:
+    d = np.asarray(
+        instance.rel_due[rows] - delay, dtype=np.float64
+    )  # (rows,): delay is a scalar or per row
+    # the switch to the slower configuration is a move: its lost work and a new VM's start-up
+    switch = reconfiguration.switch_costs(instance, p)
+    cat = instance.catalog
+    return per_job_lp(
+        np.ascontiguousarray(instance.times[rows]),
+        d,
+        np.ascontiguousarray(instance.weight[rows]),
+        np.ascontiguousarray(p, dtype=np.float64),
+        np.ascontiguousarray(node_share(instance), dtype=np.float64),
+        np.ascontiguousarray(switch, dtype=np.float64),
+        np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1),  # spot first, then on demand
+    )[0]
+
+
+def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> np.ndarray:
+    """(J,) each job's configuration of least plan value (-1: none runnable); ties to fewer GPUs
+    on the VM type, then the cheaper VM type."""
+    cat = instance.catalog
+    values = plan_values(instance) if values is None else values
+    out = np.full(instance.n_jobs, -1, dtype=np.int64)
+    # each configuration's rank among equal values: fewer GPUs on the VM type, the cheaper VM
+    # type, the lower index
+    rank = np.empty(cat.n_configs, dtype=np.int64)
+    rank[np.lexsort((cat.cost[cat.cfg_vm], cat.gpus[cat.cfg_vm]))] = np.arange(cat.n_configs)
+    rows = np.flatnonzero(np.isfinite(values).any(axis=1))
+    least = values[rows] == values[rows].min(axis=1, keepdims=True)
+    out[rows] = np.argmin(np.where(least, rank, cat.n_configs), axis=1)
+    return out
+
+
+def move_costs(
+    instance: Instance, price: Callable[[Instance], np.ndarray] | None = None
+) -> np.ndarray:
+    """(J, C) cost of moving each running job from its configuration to c on a new VM
+    (`gpuaas.reconfiguration.move_costs`): lost work at c's `price` (`fill_price` by default),
+    VM start-up, tardiness of both when late, and the GPU time both take from the queue
+    (`queue_price`)."""
+    if not instance.moves_cost or not (instance.current_cfg >= 0).any():
+        return np.zeros((instance.n_jobs, instance.catalog.n_configs))
+    p = (price or fill_price)(instance)
+    return reconfiguration.move_costs(instance, p, queue_price(instance))
