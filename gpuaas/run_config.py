@@ -101,6 +101,10 @@ class Setting:
     label: str | None = None
     contrast: bool = False
 
+    def cli_value(self, default: Any) -> Any:
+        """The CLI option's default, given the field's."""
+        return default if self.cli_default is _NEVER else self.cli_default
+
     def key_part(self, value: Any) -> str:
         """Its part of a cell key for `value` ("" when left out)."""
         if self.key is None or (self.omit is not _NEVER and value == self.omit):

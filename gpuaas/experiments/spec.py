@@ -3,9 +3,8 @@
 A spec (YAML, or built by `gpuaas compare`) simulates either generated traces (``nodes``,
 ``arrivals``, ``seeds``, ``jobs_per_node``, ``catalog``: one trace per arrival pattern, N and
 seed, built by `gpuaas.generator.generate_trace` on any machine) or given trace files
-(``traces``), with every method, solver seed, node multiplier, noise level and model (or the
-method told the actual times), restart overhead, VM start-up, speed model and disruption limit
-of the spec; ``exclude`` drops cells matching a pattern. `expand` turns it into
+(``traces``), with every method, solver seed, node multiplier and value of each run setting
+that is a grid axis (`gpuaas.run_config.Setting`); ``exclude`` drops cells matching a pattern. `expand` turns it into
 independent `Cell`s (`gpuaas.experiments.cell`). The fields: scripts/campaigns/README.md.
 """
 
@@ -224,11 +223,10 @@ def parse_spec(
         (required), ``jobs_per_node`` (10) and ``catalog``, or ``traces`` (trace files,
         relative to the spec file's directory); ``solver_seeds``, ``node_multipliers`` (a list
         for every method or a mapping method -> list), ``options`` (method -> solver options),
-        ``noise`` (list), ``noise_model`` (names), ``oracle``, ``learn_speed`` (true / false
-        or both), ``max_moves``, ``moves_per_hour`` (integers or null), ``overhead`` and
-        ``startup`` (s, a number or a list), ``tick`` (s),
         ``exclude`` (list of mappings parameter -> value), ``spot`` (availability sources, a
-        source or a list; null: on-demand only), ``checkpoint`` and ``notice`` (s), ``name``.
+        source or a list; null: on-demand only), ``name``, and every run setting a spec gives
+        by its name (`RunConfig` fields whose `Setting.spec` is "axis": a value or a list, or
+        "one": a value; `settings_table`).
     source : str, optional
         File name used in error messages (and the directory trace files are relative to).
     traces : dict, optional
