@@ -149,8 +149,8 @@ class Cell:
     @classmethod
     def from_params(cls, row: Mapping[str, Any], **given: Any) -> Cell:
         """The cell of a results row's parameter columns (an empty one, a column newer than
-        the row's file, at its default; the tick, which has no parameter column, from
-        `given`, with the instance of a given trace)."""
+        the row's file, at its default; the settings without a column, the tick and the
+        notice, from `given`, with the instance of a given trace)."""
         from gpuaas.experiments.rows import PARAM_COLUMNS
 
         params = {

@@ -545,3 +545,44 @@ def _matches(cell: Cell, pattern: dict[str, Any]) -> bool:
     """Whether the cell's parameters (as its results row names them) match every pair."""
     params = cell.params()
     return all(params[k] == v for k, v in pattern.items())
+
+
+#: how a spec writes the values of each kind of run setting (`Setting.values`): (one, axis)
+_SYNTAX = {
+    "switch": ("`true` or `false`", "`true`, `false` or both"),
+    "count": ("an integer or `null` (no limit)", "an integer, `null` (no limit) or a list"),
+    "seconds": ("seconds", "seconds, a number or a list"),
+    "positive-seconds": ("seconds (> 0)", "seconds (> 0), a number or a list"),
+    "noise": ("a number", "a number or a list"),
+    "name": ("a name", "a name or a list"),
+}
+
+
+def settings_table() -> list[str]:
+    """The rows of the run settings in the campaign README's table of spec fields
+    (scripts/campaigns/README.md; a test keeps them equal): field, meaning, default."""
+    rows = []
+    for name, s in _RUN_FIELDS.items():
+        meaning, _, default = s.help.partition(" [default: ")
+        meaning = meaning.rstrip(".")
+        if default:
+            default = default.rstrip(".]")
+        else:
+            default = f"`{_yaml(_DEFAULTS[name])}`"
+        syntax = _SYNTAX.get(s.values, ("a value", "a value or a list"))[s.spec == "axis"]
+        choices = f" ({', '.join(f'`{c}`' for c in s.choices)})" if s.choices else ""
+        axis = " (a grid axis)" if s.spec == "axis" else ""
+        rows.append(f"| `{name}` | {meaning}: {syntax}{choices}{axis} | {default} |")
+    rows.append(
+        "| `spot` | spot capacity: availability sources replayed (`model[:k=v,...]` or trace "
+        "files, `gpuaas.availability.load_availability`), a source or a list (a grid axis); "
+        "`null` in it: on-demand only | `null` |"
+    )
+    return rows
+
+
+def _yaml(value: Any) -> str:
+    """A default value as a spec writes it."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return format(value, "g") if isinstance(value, float) else str(value)
