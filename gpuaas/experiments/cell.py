@@ -95,6 +95,9 @@ class Cell:
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
 
+    def __hash__(self) -> int:  # a RunConfig's options (a dict) do not hash: the key does
+        return hash(self.key)
+
     def __getattr__(self, name: str) -> Any:
         """A setting of the run (`RunConfig` field): `cell.method`, `cell.noise`, ..."""
         if name in SETTINGS and "run" in self.__dict__:
