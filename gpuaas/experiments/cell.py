@@ -156,13 +156,10 @@ class Cell:
         notice, from `given`, with the instance of a given trace)."""
         from gpuaas.experiments.rows import PARAM_COLUMNS
 
-        params = {
-            k: row[k]
-            for k in PARAM_COLUMNS
-            if row.get(k) is not None and k not in ("cell", "sim_nodes")
-        }
+        params = {k: row.get(k) for k in PARAM_COLUMNS if k not in ("cell", "sim_nodes")}
         by_column = {s.column: name for name, s in SETTINGS.items() if s.column}
-        run = {by_column.get(k, k): params.pop(k) for k in list(params) if k in by_column}
+        run = {by_column[k]: params.pop(k) for k in list(params) if k in by_column}
+        run = {k: v for k, v in run.items() if v is not None}  # empty: the default
         run["spot"] = run.pop("availability", None)
         return cls.of(**params, **run, **given)
 
