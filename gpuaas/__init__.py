@@ -51,7 +51,8 @@ from gpuaas.methods import METHODS, solve  # noqa: E402
 from gpuaas.reconfiguration import PAPER_COSTS  # noqa: E402
 from gpuaas.rescheduler import Plan, Rescheduler  # noqa: E402
 from gpuaas.run_config import RunConfig  # noqa: E402
-from gpuaas.simulator import SimulationResult, simulate  # noqa: E402
+from gpuaas.simulation_result import SimulationResult  # noqa: E402
+from gpuaas.simulator import simulate  # noqa: E402
 from gpuaas.solution import Solution  # noqa: E402
 from gpuaas.validator import validate  # noqa: E402
 

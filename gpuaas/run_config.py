@@ -7,13 +7,22 @@ the Rescheduler learns each job's speed, the disruption limits, the simulated pr
 and spot capacity (whether spot VMs may be used, the availability a simulation replays, the
 jobs' checkpoints). It is checked once, when built; `RunConfig.build` turns the
 keyword arguments of the public APIs (`gpuaas.simulate`, `Simulator`, `Rescheduler`) into one.
+
+Each field declares, in its `Setting` (the field's metadata), what every interface needs to
+know about it: its help text, the values it takes, its CLI option (`gpuaas.cli.options`
+generates the options of `gpuaas simulate` and `gpuaas compare` from it), whether a campaign
+spec makes it a grid axis (`gpuaas.experiments.spec`), its results column and its part of a
+campaign cell's key (`gpuaas.experiments.cell`, `gpuaas.experiments.rows`) and how analyses
+group and name runs by it (`gpuaas.experiments.analysis`). A new run setting is a new field
+here, with its `Setting`, and the code where it acts; `settings()` lists them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,10 +33,102 @@ from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_meth
 from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
+#: `Setting.omit` of a setting whose key part is never left out (when it applies)
+_NEVER = object()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the interfaces need to know about one `RunConfig` field (its metadata).
+
+    Attributes
+    ----------
+    help : str
+        What it means, one sentence: the CLI option's help, the campaign README table.
+    values : str
+        The values it takes: "method", "seed", "nodes", "seconds" (>= 0), "positive-seconds",
+        "noise" (a mean relative error), "name" (one of `choices`), "switch" (true / false),
+        "count" (an integer >= 0, None: no limit), "options" (a mapping), "source" (an
+        availability source).
+    choices : tuple of str
+        The names a "name" setting takes.
+    flag : str or None
+        Its CLI option ("--x", "--x/--no-x" for a switch that is on by default); None: the
+        commands give it their own way (e.g. --methods, --seeds, --preset).
+    commands : tuple of str
+        The commands whose option it is (of "simulate", "compare").
+    cli_default : Any
+        The option's default when it is not the field's (None: resolved by the command).
+    show_default : bool
+        The option's help shows its default.
+    spec : str
+        How a campaign spec gives it (`gpuaas.experiments.spec`): "axis", a value or a list of
+        values, one grid axis; "one", one value for the whole campaign; "own", through a field
+        of its own (``methods``, ``solver_seeds``, ``node_multipliers``, ``options``, ``spot``).
+    column : str or None
+        Its column in the results rows (`gpuaas.experiments.rows`); None: none.
+    key : str, callable or None
+        Its part of a campaign cell's key (a format of the value, or a function of it); None:
+        none. Left out when the value is `omit`.
+    omit : Any
+        The value whose key part is left out (default None).
+    needs : str or None
+        The switch it acts under ("spot"): without that one on, its key part and its column
+        are left out. (The error model and the oracle act only with noise too; a campaign
+        sets them to their defaults without it, `gpuaas.experiments.spec`.)
+    shared : bool
+        A simulated condition: results rows are compared only with rows that share it
+        (`gpuaas.experiments.analysis.trace_of`).
+    label : str or None
+        Its suffix in a run's name when set (e.g. " cap {}": "incremental cap 1").
+    contrast : bool
+        `gpuaas compare` simulates every method without and with it, to show what it costs.
+    """
+
+    help: str
+    values: str
+    choices: tuple[str, ...] = ()
+    flag: str | None = None
+    commands: tuple[str, ...] = ("simulate", "compare")
+    cli_default: Any = _NEVER
+    show_default: bool = False
+    spec: str = "one"
+    column: str | None = None
+    key: str | Callable[[Any], str] | None = None
+    omit: Any = None
+    needs: str | None = None
+    shared: bool = False
+    label: str | None = None
+    contrast: bool = False
+
+    def cli_value(self, default: Any) -> Any:
+        """The CLI option's default, given the field's."""
+        return default if self.cli_default is _NEVER else self.cli_default
+
+    def key_part(self, value: Any) -> str:
+        """Its part of a cell key for `value` ("" when left out)."""
+        if self.key is None or (self.omit is not _NEVER and value == self.omit):
+            return ""
+        return self.key(value) if callable(self.key) else self.key.format(value)
+
+
+def _setting(help: str, values: str, **attrs: Any) -> dict[str, Setting]:
+    """The metadata of a RunConfig field."""
+    return {"setting": Setting(help, values, **attrs)}
+
+
+def canonical_options(options: Mapping[str, Any]) -> str:
+    """Solver options as canonical JSON (a results row's `options` column, hashed into a
+    campaign cell's key)."""
+    return json.dumps(dict(options), sort_keys=True)
+
 
 @dataclass(frozen=True, eq=True)
 class RunConfig:
     """How one online run is configured (checked when built; immutable).
+
+    The fields are in the order of a campaign cell's key; each one's `Setting` is in its
+    metadata (`settings()`).
 
     Attributes
     ----------
@@ -80,23 +181,222 @@ class RunConfig:
         do not checkpoint on notice.
     """
 
-    method: str = DEFAULT_METHOD
-    seed: int = 0
-    nodes: int | None = None
-    overhead: float = DEFAULT_OVERHEAD
-    startup: float = DEFAULT_STARTUP
-    tick: float | None = None
-    noise: float = 0.0
-    noise_model: str = DEFAULT_NOISE_MODEL
-    oracle: bool = False
-    learn_speed: bool = True
-    max_moves: int | None = None
-    moves_per_hour: int | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    spot: bool = False
-    availability: str | None = None
-    checkpoint: float = DEFAULT_CHECKPOINT
-    notice: float | None = None
+    method: str = field(
+        default=DEFAULT_METHOD,
+        metadata=_setting(
+            "Solution method called at every event.", "method", spec="own", column="method"
+        ),
+    )
+    seed: int = field(
+        default=0,
+        metadata=_setting(
+            "Seed of the method and the noise.", "seed", spec="own", column="seed", cli_default=1
+        ),
+    )
+    nodes: int | None = field(
+        default=None,
+        metadata=_setting(
+            "Override the trace's N.",
+            "nodes",
+            spec="own",
+            flag="--nodes",
+            commands=("simulate",),
+            column="sim_nodes",
+        ),
+    )
+    noise: float = field(
+        default=0.0,
+        metadata=_setting(
+            "Mean absolute relative error of predicted durations (paper: 0.11; uniform model: "
+            "below 0.5).",
+            "noise",
+            flag="--noise",
+            commands=("simulate",),
+            show_default=True,
+            spec="axis",
+            column="noise",
+            key="-noise{:g}",
+            omit=0.0,
+            shared=True,
+        ),
+    )
+    noise_model: str = field(
+        default=DEFAULT_NOISE_MODEL,
+        metadata=_setting(
+            "How actual durations are drawn: one uniform factor per job, one log-normal factor "
+            "per job, or log-normal per job and configuration (gpuaas/noise.py).",
+            "name",
+            choices=tuple(NOISE_MODELS),
+            flag="--noise-model",
+            commands=("simulate",),
+            show_default=True,
+            spec="axis",
+            column="noise_model",
+            key="-{}",
+            omit=DEFAULT_NOISE_MODEL,
+            shared=True,
+        ),
+    )
+    oracle: bool = field(
+        default=False,
+        metadata=_setting(
+            "Tell the method the actual durations (what a prediction error is measured against).",
+            "switch",
+            flag="--oracle",
+            commands=("simulate",),
+            spec="axis",
+            column="oracle",
+            key="-oracle",
+            omit=False,
+            shared=True,
+        ),
+    )
+    learn_speed: bool = field(
+        default=True,
+        metadata=_setting(
+            "Estimate each job's speed from its measured progress and plan with it.",
+            "switch",
+            flag="--learn-speed/--no-learn-speed",
+            commands=("simulate",),
+            show_default=True,
+            spec="axis",
+            column="learn_speed",
+            key="-nolearn",
+            omit=True,
+            shared=True,
+        ),
+    )
+    max_moves: int | None = field(
+        default=None,
+        metadata=_setting(
+            "At most this many voluntary moves (migrations, preemptions) per job (a lost spot VM "
+            "does not count).",
+            "count",
+            flag="--max-moves",
+            spec="axis",
+            column="max_moves",
+            key="-moves{}",
+            shared=True,
+            label=" cap {}",
+            contrast=True,
+        ),
+    )
+    moves_per_hour: int | None = field(
+        default=None,
+        metadata=_setting(
+            "At most this many voluntary moves (migrations, preemptions) in any hour.",
+            "count",
+            flag="--moves-per-hour",
+            spec="axis",
+            column="moves_per_hour",
+            key="-mph{}",
+            shared=True,
+            label=" {}/h",
+            contrast=True,
+        ),
+    )
+    overhead: float = field(
+        default=DEFAULT_OVERHEAD,
+        metadata=_setting(
+            "Seconds of work a job loses per migration or preemption.",
+            "seconds",
+            flag="--overhead",
+            cli_default=None,  # --paper-costs, else the default (`gpuaas.cli.options`)
+            spec="axis",
+            column="overhead",
+            key="-ovh{:g}",
+            omit=0.0,
+            shared=True,
+        ),
+    )
+    startup: float = field(
+        default=DEFAULT_STARTUP,
+        metadata=_setting(
+            "Seconds a VM opened or resized is billed before it runs jobs.",
+            "seconds",
+            flag="--startup",
+            cli_default=None,
+            spec="axis",
+            column="startup",
+            key="-up{:g}",
+            omit=0.0,
+            shared=True,
+        ),
+    )
+    tick: float | None = field(
+        default=None,
+        metadata=_setting(
+            "Rescheduling interval when nothing happens [default: each method's own, else the "
+            "trace's H].",
+            "positive-seconds",
+            flag="--tick",
+            key="-tick{:g}",
+        ),
+    )
+    options: Mapping[str, Any] = field(
+        default_factory=dict,
+        metadata=_setting(
+            "Solver options passed to the method at every event (JSON-able).",
+            "options",
+            spec="own",
+            column="options",
+            key=lambda v: "-o" + hashlib.sha1(canonical_options(v).encode()).hexdigest()[:8],
+            omit={},
+        ),
+    )
+    spot: bool = field(
+        default=False,
+        metadata=_setting(
+            "Let the catalog's spot VMs (spot price, interruptible) be used; availability from "
+            "the default model unless --availability names one.",
+            "switch",
+            flag="--spot",
+            spec="own",
+        ),
+    )
+    availability: str | None = field(
+        default=None,
+        metadata=_setting(
+            "Spot capacity to replay (implies --spot): 'model[:rate=R,spell_rate=S,spell_mean=M,"
+            "seed=K]' or trace files '[VM=]PATH,...' (Can't Be Late .json, Bamboo/Parcae node-event "
+            ".csv, Bamboo GCP count-log .txt) [default with --spot: model].",
+            "source",
+            spec="own",
+            flag="--availability",
+            column="spot",
+            key=lambda v: (
+                "-spot" + ("" if v in (None, "model") else hashlib.sha1(v.encode()).hexdigest()[:8])
+            ),
+            omit=_NEVER,
+            needs="spot",
+        ),
+    )
+    checkpoint: float = field(
+        default=DEFAULT_CHECKPOINT,
+        metadata=_setting(
+            "Seconds between a job's checkpoints (a job's own `checkpoint` wins; 0: continuous): "
+            "an interrupted job loses the work since its last one.",
+            "seconds",
+            flag="--checkpoint",
+            show_default=True,
+            column="checkpoint",
+            key="-ckpt{:g}",
+            omit=DEFAULT_CHECKPOINT,
+            needs="spot",
+        ),
+    )
+    notice: float | None = field(
+        default=None,
+        metadata=_setting(
+            "Seconds a job needs to write a checkpoint on an interruption notice; if the "
+            "provider's warning is that long (AWS 120, GCP and Azure 30), an interrupted job "
+            "loses only the restart overhead [default: no checkpoint on notice].",
+            "seconds",
+            flag="--notice",
+            key="-notice{:g}",
+            needs="spot",
+        ),
+    )
 
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -194,3 +494,10 @@ class RunConfig:
             return cls(**data)
         except InputError as exc:
             raise InputError(None, f"{where}.{exc.field}", exc.problem) from None
+
+
+def settings() -> Iterator[tuple[str, Any, Setting]]:
+    """(name, default, Setting) of every RunConfig field, in declaration order."""
+    for f in dataclasses.fields(RunConfig):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        yield f.name, default, f.metadata["setting"]

@@ -13,9 +13,12 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   job, or per job and configuration, drawn by the error model `noise_model` (`gpuaas.noise`:
   uniform 1 + U(-2a, 2a) per job, or log-normal; mean absolute relative error a, one seeded
   stream). The rescheduler decides on predictions; time runs on actuals, and at each event
-  the measured progress is reported to it. The *predicted* cost is the same simulation with
-  exact predictions (noise 0); the result reports both, their relative deviation and the
-  error drawn (`prediction_error`). With `oracle` the trace is replayed with its actual
+  the measured progress is reported to it. The *predicted* cost is that of the predicted run,
+  the same simulation with exact predictions (noise 0), simulated by `simulate` unless told
+  not to (`predicted_run=False`, or its costs given as a cache): the result reports both
+  (`predicted`, and `predicted_run`: whether it was simulated or given), their relative deviation and the
+  error drawn (`prediction_error`); the `predicted_*` and `cost_deviation` columns of the
+  results rows come from it. With `oracle` the trace is replayed with its actual
   durations as the predictions: the same method told the actual times. The bound is the one
   of the actual durations.
 - **Guards.** A run that cannot end stops with a one-line `SolverError` (exit code 3):
@@ -49,7 +52,6 @@ import dataclasses
 import math
 import sys
 import time as _time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -60,7 +62,6 @@ from gpuaas.files import open_output, to_json
 from gpuaas.instance import Instance
 from gpuaas.limits import EVENTS_PER_JOB, HORIZON
 from gpuaas.methods import default_tick
-from gpuaas.metrics import job_metrics, summary_lines
 from gpuaas.noise import actual_trace, draw_factors, error_summary
 from gpuaas.producers import Execution, Releases, SpotMarket, Ticks
 from gpuaas.rescheduler import (
@@ -73,6 +74,7 @@ from gpuaas.rescheduler import (
     Tick,
 )
 from gpuaas.run_config import RunConfig
+from gpuaas.simulation_result import SimulationResult
 
 if TYPE_CHECKING:
     from gpuaas.availability import Availability
@@ -82,200 +84,6 @@ if TYPE_CHECKING:
 #: consecutive events in which no job progressed (none submitted, none completed, no job
 #: closer to its end than ever before) after which a run is stopped: it cannot end
 MAX_IDLE_EVENTS = 100
-
-
-@dataclass
-class SimulationResult:
-    """Costs, per-job metrics and counters of one simulation (`to_dict` is the result format of docs/design.md §10).
-
-    `jobs` holds, per job: id, release, start (first), completion, due, tardiness_cost,
-    jct (completion - release), waiting (jct minus time running: queued time, including after
-    preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
-    overhead, as a fraction of the actual work), interruptions and interrupted_work (VMs lost
-    under it and the fraction of its work they cost, part of lost_work) and, with noise drawn
-    per job (the uniform and lognormal models), actual_factor (actual / predicted duration).
-    `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate, tardiness,
-    lateness, JCT and waiting percentiles) and, with noise, the `prediction_error` drawn
-    (`gpuaas.noise.error_summary`).
-    """
-
-    method: str
-    seed: int
-    nodes: int
-    total_cost: float
-    vm_cost: float
-    tardiness_cost: float
-    jobs: list[dict[str, Any]]
-    events: int
-    migrations: int
-    preemptions: int
-    solver_seconds: list[float]
-    wall_seconds: float
-    cpu_seconds: float = 0.0  # process CPU time of the run (robust to a shared machine's load)
-    solver_cpu_seconds: float = 0.0  # CPU time inside the solve calls (method wrapper included)
-    noise: float = 0.0
-    overhead: float = 0.0
-    startup: float = 0.0
-    lost_work_cost: float = 0.0  # $ of work lost to restarts (included in vm_cost)
-    startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
-    interruptions: int = 0  # VMs lost under running jobs (involuntary moves, apart)
-    interruption_cost: float = 0.0  # $ of work interruptions lost (part of lost_work_cost)
-    spot_cost: float = 0.0  # $ billed for spot VMs (part of vm_cost)
-    interrupted_hours: float = 0.0  # hours of the jobs' (actual) work interruptions lost
-    checkpoint: float = 0.0  # s between checkpoints of a job that gives none
-    notice: float | None = None  # s to write a checkpoint on an interruption notice
-    spot: str | None = None  # the availability replayed; None: on-demand only
-    tick: float = 3600.0
-    predicted: dict[str, float] | None = None
-    prediction_error: dict[str, Any] | None = None
-    bound: Bound | None = None  # lower bound on any schedule's cost (gpuaas.bound), same nodes
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def moves_per_job(self) -> float:
-        """Migrations plus preemptions per job."""
-        return (self.migrations + self.preemptions) / max(1, len(self.jobs))
-
-    @property
-    def max_job_moves(self) -> int:
-        """The most migrations plus preemptions of one job (what `max_moves` caps)."""
-        return max((j["migrations"] + j["preemptions"] for j in self.jobs), default=0)
-
-    @property
-    def interruptions_per_job(self) -> float:
-        """Jobs interrupted (a job on a VM lost counts once per VM) per job."""
-        return self.interruptions / max(1, len(self.jobs))
-
-    @property
-    def cost_over_bound(self) -> float | None:
-        """total_cost / bound (>= 1 with noise 0); None without a bound or when it is 0."""
-        if self.bound is None or self.bound.bound <= 0:
-            return None
-        return self.total_cost / self.bound.bound
-
-    @property
-    def makespan(self) -> float:
-        """Completion time of the last job."""
-        return max((j["completion"] for j in self.jobs), default=0.0)
-
-    def solver_stats(self) -> dict[str, float]:
-        """Solver seconds per rescheduling point: mean, p95, max, total (0 when never called)."""
-        s = np.asarray(self.solver_seconds, dtype=np.float64)
-        if not s.size:
-            return {"mean": 0.0, "p95": 0.0, "max": 0.0, "total": 0.0, "calls": 0}
-        return {
-            "mean": float(s.mean()),
-            "p95": float(np.percentile(s, 95)),
-            "max": float(s.max()),
-            "total": float(s.sum()),
-            "calls": int(s.size),
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able result (docs/design.md §10 keys plus seed, nodes, solver_seconds, wall_seconds)."""
-        out: dict[str, Any] = {
-            "method": self.method,
-            "seed": self.seed,
-            "nodes": self.nodes,
-            "total_cost": self.total_cost,
-            "vm_cost": self.vm_cost,
-            "tardiness_cost": self.tardiness_cost,
-            "events": self.events,
-            "migrations": self.migrations,
-            "preemptions": self.preemptions,
-            "moves_per_job": self.moves_per_job,
-            "max_job_moves": self.max_job_moves,
-            "lost_work_cost": self.lost_work_cost,
-            "startup_cost": self.startup_cost,
-            "makespan": self.makespan,
-            "spot": self.spot,
-            "interruptions": self.interruptions,
-            "interruptions_per_job": self.interruptions_per_job,
-            "interruption_cost": self.interruption_cost,
-            "interrupted_hours": self.interrupted_hours,
-            "spot_cost": self.spot_cost,
-            **job_metrics(self.jobs),
-            "solver_seconds": self.solver_stats(),
-            "wall_seconds": self.wall_seconds,
-            "cpu_seconds": self.cpu_seconds,
-            "solver_cpu_seconds": self.solver_cpu_seconds,
-            "noise": self.noise,
-            "overhead": self.overhead,
-            "startup": self.startup,
-            "checkpoint": self.checkpoint,
-            "notice": self.notice,
-            "tick": self.tick,
-            "jobs": self.jobs,
-        }
-        if self.prediction_error is not None:
-            out["prediction_error"] = self.prediction_error
-        if self.predicted is not None:
-            out["predicted"] = self.predicted
-            out["cost_deviation"] = (
-                (self.total_cost - self.predicted["total_cost"]) / self.predicted["total_cost"]
-                if self.predicted["total_cost"]
-                else 0.0
-            )
-        if self.bound is not None:
-            b = self.bound.to_dict()
-            out["bound"] = b.pop("bound")
-            out["cost_over_bound"] = self.cost_over_bound
-            out["bound_detail"] = b
-        out.update(self.extra)
-        return out
-
-    def summary(self) -> str:
-        """A few human-readable lines."""
-        s = self.solver_stats()
-        lines = [
-            f"method        {self.method} (seed {self.seed}, {self.nodes} nodes)",
-            f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
-            *summary_lines(job_metrics(self.jobs), self.makespan),
-            (
-                f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
-                f"{self.moves_per_job:.2f} moves per job)"
-            ),
-            (
-                f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
-                f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"
-            ),
-            *(
-                [
-                    f"spot          {self.spot_cost:.4f} $ of spot VMs ({self.spot}); "
-                    f"{self.interruptions} interruptions ({self.interruptions_per_job:.2f} per "
-                    f"job) lost {self.interrupted_hours:.2f} h of work, {self.interruption_cost:.4f} $"
-                ]
-                if self.spot is not None
-                else []
-            ),
-            (
-                f"solver        mean {s['mean'] * 1e3:.2f} ms, p95 {s['p95'] * 1e3:.2f} ms, "
-                f"max {s['max'] * 1e3:.2f} ms, total {s['total']:.2f} s of {self.wall_seconds:.2f} s wall"
-            ),
-        ]
-        if self.bound is not None:
-            ratio = self.cost_over_bound
-            lines.append(
-                f"bound         {self.bound.bound:.4f} $  cost / bound = "
-                + ("-" if ratio is None else f"{ratio:.4f}")
-                + f" ({self.bound.binding.replace('_', '-')} bound"
-                + ("; for actual times" if self.noise > 0 else "")
-                + ")"
-            )
-        e = self.prediction_error
-        if e is not None:
-            lines.append(
-                f"prediction    {e['model']} error, level {e['level']:g}: mean |actual/predicted"
-                f" - 1| {e['mean_abs_error']:.3f}, {100 * e['off_by_2x']:.1f} % off by 2x or more"
-                + ("; the method was told the actual times" if e.get("oracle") else "")
-            )
-        if self.predicted is not None:
-            dev = self.to_dict()["cost_deviation"]
-            lines.append(
-                f"predicted     {self.predicted['total_cost']:.4f} $ (noise {self.noise:g}): "
-                f"actual deviates by {100 * dev:+.2f} %"
-            )
-        return "\n".join(lines)
 
 
 class Simulator:
@@ -328,6 +136,7 @@ class Simulator:
             self.prediction_error = {**e, "oracle": config.oracle}
         self.actual = actual_trace(trace, factors) if config.noise > 0 else trace
         predicted = trace  # what the availability is drawn for, told or not
+        self.predicted_trace = predicted  # what the predicted run replays (`predicted_costs`)
         told = config.oracle and config.noise > 0
         if told:  # the method sees the actual durations, which nothing then departs from
             trace, factors = self.actual, np.ones_like(factors)
@@ -506,9 +315,7 @@ class Simulator:
                 d["lost_work"] = float(ex.actual_lost[j])
                 d["interrupted_work"] = float(ex.actual_interrupted[j])
         return SimulationResult(
-            method=r.method,
-            seed=r.seed,
-            nodes=r.nodes,
+            config=self.config,
             total_cost=r.vm_cost + r.tardiness_cost,
             vm_cost=r.vm_cost,
             tardiness_cost=r.tardiness_cost,
@@ -519,9 +326,6 @@ class Simulator:
             solver_seconds=list(self.solver_seconds),
             wall_seconds=wall_seconds,
             solver_cpu_seconds=self.solver_cpu_seconds,
-            noise=self.noise,
-            overhead=r.overhead,
-            startup=r.startup,
             lost_work_cost=r.lost_work_cost,
             startup_cost=r.startup_cost,
             interruptions=r.interruptions,
@@ -529,8 +333,6 @@ class Simulator:
             spot_cost=r.spot_cost,
             spot=None if self.availability is None else self.availability.source,
             interrupted_hours=float(self.execution.interrupted_seconds.sum()) / 3600.0,
-            checkpoint=self.config.checkpoint,
-            notice=self.config.notice,
             tick=self.tick,
             prediction_error=self.prediction_error,
         )
@@ -633,10 +435,14 @@ def simulate(
     log: str | Path | None = None,
     progress: bool = False,
     bound: bool | Bound = True,
+    predicted_run: bool = True,
     predicted: dict[str, float] | None = None,
     **settings: Any,
 ) -> SimulationResult:
     """Replay `trace` through a `Rescheduler` using `method` and return the costs and metrics.
+
+    With noise (and not `oracle`), a second full simulation by default: the predicted run
+    (`predicted_run`), whose costs are the result's `predicted` costs.
 
     Parameters
     ----------
@@ -654,10 +460,14 @@ def simulate(
         Attach the lower bound of any schedule of the trace (its actual durations) on the run's
         node count (`gpuaas.bound`, default options; with spot, the spot-aware bound of the
         availability replayed); False: none; a `Bound`: that one (a cached value).
+    predicted_run : bool
+        With noise (and not `oracle`): also simulate the predicted run, the same run with exact
+        predictions (`predicted_costs`), so that the result reports the `predicted` costs
+        and the `cost_deviation` (the results rows' `predicted_*` and `cost_deviation`
+        columns); False: skip it (half the time), the result has no predicted costs.
     predicted : dict, optional
-        With noise: the costs of the same run with exact predictions when already known
-        (`SimulationResult.predicted` of a run of the same trace and settings; a cache), else
-        that run is simulated.
+        The predicted run's costs when already known (`SimulationResult.predicted` of a run of
+        the same trace and settings; a cache): used instead of simulating it.
     **settings
         Fields of `RunConfig`: ``seed`` (of the method, per event, and of the noise),
         ``nodes`` (override the trace's N), ``noise`` (mean absolute relative error of
@@ -678,23 +488,30 @@ def simulate(
     else:
         result = _run_logged(sim, Path(log), progress)
     if sim.config.noise > 0 and not sim.config.oracle:
-        if predicted is None:
-            exact = Simulator(
-                trace,
-                config=dataclasses.replace(sim.config, noise=0.0),
-                availability=sim.availability,
-            ).run()
-            predicted = {
-                "total_cost": exact.total_cost,
-                "vm_cost": exact.vm_cost,
-                "tardiness_cost": exact.tardiness_cost,
-            }
-        result.predicted = dict(predicted)
+        if predicted is not None:
+            result.predicted, result.predicted_run = dict(predicted), "given"
+        elif predicted_run:
+            result.predicted, result.predicted_run = predicted_costs(sim), "simulated"
     if bound is True:
         result.bound = trace_bound(sim.actual, result.nodes, availability=sim.availability)
     elif bound is not False:
         result.bound = bound
     return result
+
+
+def predicted_costs(sim: Simulator) -> dict[str, float]:
+    """The costs of the predicted run of `sim`'s simulation: the same trace, configuration and
+    spot availability with exact predictions (noise 0), simulated in full."""
+    exact = Simulator(
+        sim.predicted_trace,
+        config=dataclasses.replace(sim.config, noise=0.0),
+        availability=sim.availability,
+    ).run()
+    return {
+        "total_cost": exact.total_cost,
+        "vm_cost": exact.vm_cost,
+        "tardiness_cost": exact.tardiness_cost,
+    }
 
 
 def trace_bound(trace: Instance, nodes: int | None = None, **options: Any) -> Bound:

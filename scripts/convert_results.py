@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
-import json
 from typing import Any
 
 from gpuaas.errors import InputError
@@ -102,7 +101,7 @@ def convert_compare(rows: list[dict[str, str]], args: argparse.Namespace) -> lis
                 "overhead",
                 "the file has no overhead / startup column: give --overhead and --startup",
             )
-        cell = Cell(
+        cell = Cell.of(
             None,
             int(r["nodes"]) // mult,
             args.jobs,
@@ -110,11 +109,9 @@ def convert_compare(rows: list[dict[str, str]], args: argparse.Namespace) -> lis
             r["method"],
             int(r["seed"]),
             mult,
-            0.0,
-            overhead,
-            startup,
-            "{}",
-            args.catalog,
+            overhead=overhead,
+            startup=startup,
+            catalog=args.catalog,
             trace=args.trace,
         )
         out.append(_row(cell, r))
@@ -128,7 +125,7 @@ def convert_reproduction(
     out = []
     for r in rows:
         options = ast.literal_eval(r["options"]) if r.get("options") else {}
-        cell = Cell(
+        cell = Cell.of(
             r["arrivals"],
             int(r["nodes_base"]),
             int(r["jobs"]),
@@ -136,10 +133,9 @@ def convert_reproduction(
             r["method"],
             int(r["seed"]),
             int(r["multiplier"]),
-            0.0,
-            0.0,
-            0.0,
-            json.dumps(options, sort_keys=True),
+            overhead=0.0,
+            startup=0.0,
+            options=options,
         )
         out.append(_row(cell, r))
     return out

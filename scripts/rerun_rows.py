@@ -21,7 +21,6 @@ import json
 import re
 import sys
 import time
-from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -30,22 +29,17 @@ from gpuaas.experiments.store import read_results, write_csv
 from gpuaas.files import to_json, write_atomic
 from gpuaas.instance import load_instance
 
-PARAMS = [f.name for f in fields(Cell) if f.name not in ("instance", "bound", "tick")]
-#: parameters with a default: an empty value (a column newer than the file, or one a row leaves
-#: empty, as non-spot rows leave `checkpoint`) takes it
-DEFAULTED = {f.name for f in fields(Cell) if f.default is not MISSING}
-
 
 def row_cell(row: dict[str, Any], traces: dict[str, Any]) -> Cell:
     """The cell of a results row (the tick from its key, the only parameter not in a column; a
     parameter newer than the file, empty in its rows, at its default)."""
-    params = {k: row.get(k) for k in PARAMS if not (k in DEFAULTED and row.get(k) is None)}
+    given: dict[str, Any] = {}
     if row["trace"] is not None:
         if row["trace"] not in traces:
             sys.exit(f"{row['cell']}: no --trace for {row['trace']!r}")
-        params["instance"] = traces[row["trace"]]
+        given["instance"] = traces[row["trace"]]
     tick = re.search(r"-tick([0-9.e+]+)", row["cell"])
-    cell = Cell(**params, tick=float(tick.group(1)) if tick else None)
+    cell = Cell.from_params(row, tick=float(tick.group(1)) if tick else None, **given)
     if cell.key != row["cell"]:
         sys.exit(f"{row['cell']}: its parameters give the cell {cell.key!r}")
     return cell

@@ -631,7 +631,7 @@ def test_campaign_rows_carry_the_bound_computed_once_per_trace_and_nodes(monkeyp
     )
     monkeypatch.setattr(campaign, "_bounds", {})
     cells = [
-        campaign.Cell("high", 2, 6, 1, m, 1, mult)
+        campaign.Cell.of("high", 2, 6, 1, m, 1, mult)
         for m, mult in (("greedy", 1), ("edf", 1), ("edf", 2), ("fifo", 1))
     ]
     rows = [campaign.run_cell(c) for c in cells]

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,8 @@ def test_seed_ranges_and_options_are_canonical() -> None:
     )
     assert spec.seeds == (1, 2, 3, 7)
     cell = next(c for c in expand(spec) if c.method == "greedy")
-    assert cell.options == '{"open_rule": "config", "proxy": "f_bar"}'
-    assert cell.key != Cell(**{**cell.__dict__, "options": "{}"}).key
+    assert cell.params()["options"] == '{"open_rule": "config", "proxy": "f_bar"}'
+    assert cell.key != replace(cell, run=replace(cell.run, options={})).key
 
 
 @pytest.mark.parametrize(
@@ -172,7 +173,7 @@ def test_missing_field_and_bad_yaml_via_cli(tmp_path: Path) -> None:
 
 def _row(i: int) -> dict[str, Any]:
     r = dict.fromkeys(COLUMNS)
-    r.update(Cell("low", 3, 30, i, "greedy", i).params())
+    r.update(Cell.of("low", 3, 30, i, "greedy", i).params())
     r.update(status="ok", total_cost=1 / 3 + i, events=7, extra='{"a, b": "x\\"y"}', worker="h:1")
     return r
 
@@ -228,7 +229,7 @@ def test_rows_are_the_simulator_results(tmp_path: Path) -> None:
         and r["arrivals"] == "high"
         and r["trace_seed"] == 2
     )
-    cell = Cell("high", 2, 6, 2, "edf", 2, 2)
+    cell = Cell.of("high", 2, 6, 2, "edf", 2, 2)
     assert r["cell"] == cell.key and r["sim_nodes"] == 4
     direct = simulate(cell_mod.make_trace(cell), "edf", seed=2, nodes=4).to_dict()
     for k in ("total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions"):
@@ -622,5 +623,5 @@ def test_warm_up_leaves_nothing_to_compile_for_cells() -> None:
     before = signatures()
     assert sum(before.values()) > 0  # the kernels are loaded
     for m in methods:
-        assert cell_mod.run_cell(Cell("high", 3, 30, 4, m, 4))["status"] == "ok"
+        assert cell_mod.run_cell(Cell.of("high", 3, 30, 4, m, 4))["status"] == "ok"
     assert signatures() == before

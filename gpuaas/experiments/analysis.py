@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gpuaas.errors import InputError
 from gpuaas.metrics import NAMES as JOB_METRICS
+from gpuaas.run_config import settings
 
 #: The method whose cost reduction eq. (3) measures (Path Relinking, the paper's proposal).
 REFERENCE = "path-relinking"
@@ -37,28 +38,29 @@ BASELINE = "edf"
 
 
 def run_name(
-    method: str,
-    multiplier: int | None = 1,
-    max_moves: int | None = None,
-    moves_per_hour: int | None = None,
+    method: str, multiplier: int | None = 1, limits: Mapping[str, Any] | None = None
 ) -> str:
-    """A method with its node multiplier and disruption limits, as tables name it: "edf",
-    "edf x2", "incremental cap 1", "incremental cap 1 6/h"."""
+    """A method with its node multiplier and the run settings that label it (`Setting.label`,
+    the disruption limits; `limits`: a results row or setting -> value), as tables name it:
+    "edf", "edf x2", "incremental cap 1", "incremental cap 1 6/h"."""
     m = int(multiplier or 1)
-    return method + ("" if m == 1 else f" x{m}") + cap_name(max_moves, moves_per_hour)
+    out = method + ("" if m == 1 else f" x{m}")
+    for column, fmt in _LABELS.items():
+        value = (limits or {}).get(column)
+        if value is not None:
+            out += fmt.format(int(value))
+    return out
 
 
-def cap_name(max_moves: int | None, moves_per_hour: int | None) -> str:
-    """The suffix of a run with disruption limits ("" without)."""
-    out = "" if max_moves is None else f" cap {int(max_moves)}"
-    return out + ("" if moves_per_hour is None else f" {int(moves_per_hour)}/h")
+#: the results columns of the run settings that label a run, and their formats
+_LABELS = {s.column or name: s.label for name, _, s in settings() if s.label is not None}
+#: the results columns of the run settings rows compared with each other share
+_SHARED = tuple(s.column or name for name, _, s in settings() if s.shared)
 
 
 def row_run(row: dict[str, Any]) -> str:
     """The run name of a results row."""
-    return run_name(
-        row["method"], row.get("node_multiplier"), row.get("max_moves"), row.get("moves_per_hour")
-    )
+    return run_name(row["method"], row.get("node_multiplier"), row)
 
 
 def split_run(run: str) -> tuple[str, int]:
@@ -100,25 +102,8 @@ def trace_of(row: dict[str, Any]) -> tuple[Any, ...]:
     """What a row's simulation shares with the rows it is compared with: the trace and the
     simulated conditions (prediction error, reconfiguration costs, speed model, disruption
     limits), not the method, seed or nodes used."""
-    return tuple(
-        row.get(k)
-        for k in (
-            "trace",
-            "arrivals",
-            "nodes",
-            "jobs",
-            "trace_seed",
-            "catalog",
-            "noise",
-            "noise_model",
-            "oracle",
-            "overhead",
-            "startup",
-            "learn_speed",
-            "max_moves",
-            "moves_per_hour",
-        )
-    )
+    trace = ("trace", "arrivals", "nodes", "jobs", "trace_seed", "catalog")
+    return tuple(row.get(k) for k in trace + _SHARED)
 
 
 def ok_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """A cell: one simulation of an experiment, and the results row it becomes (`rows.COLUMNS`).
 
-A cell names a trace (generated from its parameters, or a given one carried along), a method,
-its seed and options, a node multiplier, the prediction error (level, model, or the method told
-the actual times), the reconfiguration costs, the speed model and the disruption limits. `run_cell` simulates
+A cell names a trace (generated from its parameters, or a given one carried along), a run
+configuration (`gpuaas.run_config.RunConfig`: the method, its seed and options, every run
+setting) and a node multiplier. `run_cell` simulates
 it (`gpuaas.simulate`, with the lower bound of the trace on the simulated node count) and
 flattens the result into one row; a cell that raises becomes a "failed" row, so that a campaign
 goes on. Rows never depend on the process that ran them: only `rows.TIMING_COLUMNS` differ.
@@ -10,20 +10,19 @@ goes on. Rows never depend on the process that ran them: only `rows.TIMING_COLUM
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gpuaas.experiments.rows import COLUMNS, PARAM_COLUMNS, SPOT_COLUMNS
 from gpuaas.metrics import NAMES as JOB_METRICS
 from gpuaas.noise import DEFAULT_NOISE_MODEL
-from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.run_config import RunConfig, canonical_options, settings
 
 _RESULT_KEYS = {
     "method",
@@ -46,6 +45,7 @@ _RESULT_KEYS = {
     "startup",
     "tick",
     "predicted",
+    "predicted_run",
     "prediction_error",
     "cost_deviation",
     "moves_per_job",
@@ -65,131 +65,171 @@ _RESULT_KEYS = {
     "spot_cost",
     *JOB_METRICS,
 }
+#: the run settings (name -> Setting), in key order
+SETTINGS = {name: s for name, _, s in settings()}
+#: the catalog of a generated trace that its key does not name
+DEFAULT_CATALOG = "azure-2021"
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One simulation: a trace, a method, a seed, a node count, reconfiguration costs and spot
-    capacity (`spot`: the availability source, None: on-demand only).
+    """One simulation: a trace and a run configuration (`run`) with a node multiplier.
 
     A generated trace is named by (arrivals, nodes, jobs, trace_seed, catalog); a given trace by
     its file name `trace`, its Instance travelling with the cell in `instance` (so that remote
-    workers need no file).
+    workers need no file). `run` is the run as the spec sets it: its `nodes` None (the
+    simulation has `node_multiplier` x `nodes`), its `availability` the spec's source; `config`
+    is the run simulated. The run's settings read as the cell's (`cell.method`, `cell.noise`).
+    `Cell.of` builds one from the parameters of a results row.
     """
 
     arrivals: str | None
     nodes: int  # N of the trace
     jobs: int  # J of the trace
     trace_seed: int | None
-    method: str
-    seed: int  # the solver's seed
+    run: RunConfig
     node_multiplier: int = 1  # the simulation runs with node_multiplier * nodes nodes
-    noise: float = 0.0
-    overhead: float = DEFAULT_OVERHEAD  # seconds of work lost per migration or preemption
-    startup: float = DEFAULT_STARTUP  # seconds a VM opened or resized is billed before it works
-    options: str = "{}"  # solver options, canonical JSON
-    catalog: str = "azure-2021"
+    catalog: str = DEFAULT_CATALOG
     trace: str | None = None  # a given trace's file name
-    tick: float | None = None  # rescheduling interval; None: the method's own, else H
-    noise_model: str = DEFAULT_NOISE_MODEL
-    oracle: bool = False  # the method is told the actual durations
-    learn_speed: bool = True
-    max_moves: int | None = None  # voluntary moves per job
-    moves_per_hour: int | None = None  # voluntary moves per hour
-    spot: str | None = None  # the availability replayed (spot capacity on); None: on-demand only
-    checkpoint: float = DEFAULT_CHECKPOINT  # s between the jobs' checkpoints
-    notice: float | None = None  # s to write a checkpoint on an interruption notice
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
 
-    @property
-    def config(self) -> Any:
-        """The cell's run configuration (`gpuaas.run_config.RunConfig`): its simulation runs
-        with `node_multiplier` x `nodes` nodes; a spot model without its own seed is seeded by
-        the trace's seed and the solver's (`availability_source`)."""
-        from gpuaas.run_config import RunConfig
+    def __hash__(self) -> int:  # a RunConfig's options (a dict) do not hash: the key does
+        return hash(self.key)
 
-        return RunConfig(
-            method=self.method,
-            seed=self.seed,
-            nodes=self.nodes * self.node_multiplier,
-            overhead=self.overhead,
-            startup=self.startup,
-            tick=self.tick,
-            noise=self.noise,
-            noise_model=self.noise_model,
-            oracle=self.oracle,
-            learn_speed=self.learn_speed,
-            max_moves=self.max_moves,
-            moves_per_hour=self.moves_per_hour,
-            options=json.loads(self.options),
-            spot=self.spot is not None,
-            availability=self.availability_source,
-            checkpoint=self.checkpoint,
-            notice=self.notice,
+    def __getattr__(self, name: str) -> Any:
+        """A setting of the run (`RunConfig` field): `cell.method`, `cell.noise`, ..."""
+        if name in SETTINGS and "run" in self.__dict__:
+            return getattr(self.run, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @classmethod
+    def of(
+        cls,
+        arrivals: str | None,
+        nodes: int,
+        jobs: int,
+        trace_seed: int | None,
+        method: str,
+        seed: int,
+        node_multiplier: int = 1,
+        *,
+        catalog: str = DEFAULT_CATALOG,
+        trace: str | None = None,
+        instance: Any = None,
+        bound: Any = None,
+        spot: str | None = None,
+        options: Mapping[str, Any] | str | None = None,
+        **run: Any,
+    ) -> Cell:
+        """A cell from its parameters as a results row names them: `spot` the availability
+        source (None: on-demand only), `options` a mapping or its JSON; the other settings are
+        `RunConfig` fields."""
+        if isinstance(options, str):
+            options = json.loads(options)
+        config = RunConfig(
+            method=method,
+            seed=seed,
+            options=options or {},
+            spot=spot is not None,
+            availability=spot,
+            **run,
         )
+        return cls(
+            arrivals,
+            nodes,
+            jobs,
+            trace_seed,
+            config,
+            node_multiplier,
+            catalog,
+            trace,
+            instance,
+            bound,
+        )
+
+    @classmethod
+    def from_params(cls, row: Mapping[str, Any], **given: Any) -> Cell:
+        """The cell of a results row's parameter columns (an empty one, a column newer than
+        the row's file, at its default; the settings without a column, the tick and the
+        notice, from `given`, with the instance of a given trace)."""
+        from gpuaas.experiments.rows import PARAM_COLUMNS
+
+        params = {k: row.get(k) for k in PARAM_COLUMNS if k not in ("cell", "sim_nodes")}
+        by_column = {s.column: name for name, s in SETTINGS.items() if s.column}
+        run = {by_column[k]: params.pop(k) for k in list(params) if k in by_column}
+        run = {k: v for k, v in run.items() if v is not None}  # empty: the default
+        run["spot"] = run.pop("availability", None)
+        return cls.of(**params, **run, **given)
+
+    @property
+    def sim_nodes(self) -> int:
+        """The simulation's node count."""
+        return self.nodes * self.node_multiplier
+
+    @property
+    def config(self) -> RunConfig:
+        """The run simulated: `run` on `node_multiplier` x `nodes` nodes, a spot model without
+        its own seed seeded by the trace's seed and the solver's (`availability_source`)."""
+        return replace(self.run, nodes=self.sim_nodes, availability=self.availability_source)
 
     @property
     def availability_source(self) -> str | None:
-        """The availability the simulation replays: `spot`, a model without a seed of its own
-        seeded by (trace seed, solver seed), so that each trace of a campaign meets its own
+        """The availability the simulation replays: the run's, a model without a seed of its
+        own seeded by (trace seed, solver seed), so that each trace of a campaign meets its own
         draw and every method on it the same one."""
-        src = self.spot
+        src = self.run.availability
         if src is None or not (src == "model" or src.startswith("model:")) or "seed=" in src:
             return src
-        seed = (self.trace_seed or 0) * 1000 + self.seed
+        seed = (self.trace_seed or 0) * 1000 + self.run.seed
         return f"{src}{',' if ':' in src else ':'}seed={seed}"
 
     @property
     def key(self) -> str:
-        """A readable identifier, unique within a campaign (the results file's `cell` column)."""
+        """A readable identifier, unique within a campaign (the results file's `cell` column):
+        the trace, the method, its seed and multiplier, then each setting's part
+        (`Setting.key`) in `RunConfig`'s order, the catalog of a generated trace after the
+        options."""
+        run = self.run
         if self.trace is not None:
-            k = f"{Path(self.trace).stem}-{self.method}-s{self.seed}-x{self.node_multiplier}"
+            k = f"{Path(self.trace).stem}-{run.method}-s{run.seed}-x{self.node_multiplier}"
         else:
             k = (
-                f"{self.arrivals}-N{self.nodes}-J{self.jobs}-t{self.trace_seed}-{self.method}"
-                f"-s{self.seed}-x{self.node_multiplier}"
+                f"{self.arrivals}-N{self.nodes}-J{self.jobs}-t{self.trace_seed}-{run.method}"
+                f"-s{run.seed}-x{self.node_multiplier}"
             )
-        if self.noise:
-            k += f"-noise{self.noise:g}"
-            if self.noise_model != DEFAULT_NOISE_MODEL:
-                k += f"-{self.noise_model}"
-            if self.oracle:
-                k += "-oracle"
-        if not self.learn_speed:
-            k += "-nolearn"
-        if self.max_moves is not None:
-            k += f"-moves{self.max_moves}"
-        if self.moves_per_hour is not None:
-            k += f"-mph{self.moves_per_hour}"
-        if self.overhead:
-            k += f"-ovh{self.overhead:g}"
-        if self.startup:
-            k += f"-up{self.startup:g}"
-        if self.tick is not None:
-            k += f"-tick{self.tick:g}"
-        if self.options != "{}":
-            k += "-o" + hashlib.sha1(self.options.encode()).hexdigest()[:8]
-        if self.catalog != "azure-2021" and self.trace is None:
-            k += f"-{self.catalog}"
-        if self.spot is not None:
-            k += "-spot" + (
-                "" if self.spot == "model" else hashlib.sha1(self.spot.encode()).hexdigest()[:8]
-            )
-            if self.checkpoint != DEFAULT_CHECKPOINT:
-                k += f"-ckpt{self.checkpoint:g}"
-            if self.notice is not None:
-                k += f"-notice{self.notice:g}"
+        for name, s in SETTINGS.items():
+            if s.needs is None or getattr(run, s.needs):
+                k += s.key_part(getattr(run, name))
+            if name == "options" and self.catalog != DEFAULT_CATALOG and self.trace is None:
+                k += f"-{self.catalog}"
         return k
+
+    def value(self, name: str) -> Any:
+        """A setting's value as its results column holds it (None: the setting does not act)."""
+        s = SETTINGS[name]
+        if s.needs is not None and not getattr(self.run, s.needs):
+            return None
+        if name == "nodes":
+            return self.sim_nodes
+        if name == "options":
+            return canonical_options(self.run.options)
+        return getattr(self.run, name)
 
     def params(self) -> dict[str, Any]:
         """The cell's parameter columns."""
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["cell"] = self.key
-        d["sim_nodes"] = self.nodes * self.node_multiplier
-        if self.spot is None:
-            d["checkpoint"] = None  # only spot runs are interrupted
+        d = {
+            "cell": self.key,
+            "trace": self.trace,
+            "arrivals": self.arrivals,
+            "nodes": self.nodes,
+            "jobs": self.jobs,
+            "trace_seed": self.trace_seed,
+            "node_multiplier": self.node_multiplier,
+            "catalog": self.catalog,
+        }
+        d.update({s.column: self.value(name) for name, s in SETTINGS.items() if s.column})
         return {c: d[c] for c in PARAM_COLUMNS}
 
 
@@ -250,7 +290,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "off_by_2x": error.get("off_by_2x"),
             "bound": result.get("bound"),
             "cost_over_bound": result.get("cost_over_bound"),
-            **{k: result.get(k) if cell.spot is not None else None for k in SPOT_COLUMNS},
+            **{k: result.get(k) if cell.run.spot else None for k in SPOT_COLUMNS},
             "error": None,
             "extra": json.dumps(extra, sort_keys=True) if extra else None,
             "solver_seconds_mean": solver.get("mean"),
@@ -299,7 +339,8 @@ def cell_simulation(cell: Cell) -> Any:
     bound = cell.bound if cell.bound is not None else cell_bound(cell, trace)
     key = None
     if cell.noise and not cell.oracle:
-        exact = replace(cell, noise=0.0, noise_model=DEFAULT_NOISE_MODEL, instance=None, bound=None)
+        exact_run = replace(cell.run, noise=0.0, noise_model=DEFAULT_NOISE_MODEL)
+        exact = replace(cell, run=exact_run, instance=None, bound=None)
         key = (exact.key, exact.trace)
     result = simulate(trace, config=cell.config, bound=bound, predicted=_predicted.get(key))
     if key is not None:
@@ -343,7 +384,7 @@ def _bound_of(cell: Cell, trace: Any, market: Any) -> Any:
 
     if cell.noise:
         trace = actual_trace(trace, draw_factors(trace, cell.seed, cell.noise, cell.noise_model))
-    return trace_bound(trace, cell.nodes * cell.node_multiplier, availability=market)
+    return trace_bound(trace, cell.sim_nodes, availability=market)
 
 
 def cell_bound(cell: Cell, trace: Any) -> Any:
@@ -353,7 +394,7 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
     its cells: `with_bounds`)."""
     from gpuaas.simulator import spot_availability
 
-    market = None if cell.spot is None else spot_availability(trace, cell.config)
+    market = spot_availability(trace, cell.config) if cell.run.spot else None
     if cell.instance is not None:
         return _bound_of(cell, trace, market)
     key = (
@@ -362,7 +403,7 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         cell.jobs,
         cell.trace_seed,
         cell.catalog,
-        cell.nodes * cell.node_multiplier,
+        cell.sim_nodes,
         *_actual(cell),
         None if market is None else market.source,
     )
@@ -381,7 +422,7 @@ def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
-            key = (str(c.trace), c.nodes * c.node_multiplier, *_actual(c), c.availability_source)
+            key = (str(c.trace), c.sim_nodes, *_actual(c), c.availability_source)
             if key not in done:
                 done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])
@@ -405,7 +446,7 @@ def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> 
     t0 = time.perf_counter()
     errors = {}
     for method in methods:
-        cell = Cell("exponential", 1, 3, 0, method, 0, bound=False)  # kernels only, no bound LP
+        cell = Cell.of("exponential", 1, 3, 0, method, 0, bound=False)  # kernels only, no bound LP
         row = run_cell(cell)
         if row["status"] != "ok":
             errors[method] = row["error"]

@@ -14,6 +14,7 @@ Unlike a campaign, a simulation that fails stops the comparison with its error.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ from gpuaas.experiments.runners import make_runner
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.instance import Instance
 from gpuaas.limits import MAX_SEED, MAX_SIMULATIONS
-from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.run_config import settings as run_settings
 
 log = logging.getLogger(__name__)
 
@@ -140,19 +141,11 @@ def compare(
     seeds: Sequence[int],
     *,
     multipliers: dict[str, int] | None = None,
-    tick: float | None = None,
     options: dict[str, dict[str, Any]] | None = None,
     workers: int = 1,
-    overhead: float = DEFAULT_OVERHEAD,
-    startup: float = DEFAULT_STARTUP,
-    max_moves: int | None = None,
-    moves_per_hour: int | None = None,
     name: str = "trace",
     on_row: Callable[[dict[str, Any]], None] | None = None,
-    spot: bool = False,
-    availability: str | None = None,
-    checkpoint: float = DEFAULT_CHECKPOINT,
-    notice: float | None = None,
+    **settings: Any,
 ) -> list[dict[str, Any]]:
     """Simulate every method with every seed on `trace`: the rows, in method then seed order.
 
@@ -167,25 +160,20 @@ def compare(
         with the first only.
     multipliers : dict, optional
         Method -> m: simulate that method with m·N nodes (§4.5).
-    tick : float, optional
-        Periodic rescheduling interval for every method; default: the method's own, else the
-        trace's H.
     options : dict, optional
         Method -> solver options passed through the simulator.
     workers : int
         Simulations run in this many processes (1: in this process).
-    overhead, startup : float
-        Reconfiguration costs of every simulation (see `gpuaas.simulate`).
-    max_moves, moves_per_hour : int, optional
-        Disruption limits (`gpuaas.run_config.RunConfig`): every method is simulated without
-        and with them (both together), so that the table shows what they cost.
     name : str
         The trace's name in the rows (`trace` column and cell keys): its file.
     on_row : callable, optional
         Called with each row as it is produced (progress reporting).
-    spot, availability, checkpoint, notice
-        Spot capacity of every simulation (`gpuaas.run_config.RunConfig`): with `spot`, the
-        availability source (default ``model``) replayed for every method.
+    **settings
+        Run settings of every simulation (`gpuaas.run_config.RunConfig` fields: ``overhead``,
+        ``startup``, ``tick``, ``spot``, ``availability``, ...). Those that contrast
+        (`Setting.contrast`, the disruption limits) are simulated without and with them (all
+        together), so that the table shows what they cost; with ``spot``, the availability
+        source (default ``model``) is replayed for every method.
 
     Returns
     -------
@@ -194,29 +182,39 @@ def compare(
     """
     if workers < 1:
         raise InputError(None, "workers", f"must be >= 1, got {workers}")
+    known = {k: s for k, _, s in run_settings()}
+    own = [k for k in settings if k not in known or known[k].spec == "own"]
+    own = [k for k in own if k not in ("spot", "availability")]
+    if own:
+        raise InputError(None, own[0], "not a run setting that gpuaas compare sets for every run")
     data: dict[str, Any] = {
         "traces": [name],
         "methods": list(methods),
         "solver_seeds": list(seeds),
         "node_multipliers": {m: [k] for m, k in (multipliers or {}).items()},
         "options": options or {},
-        "overhead": overhead,
-        "startup": startup,
-        "tick": tick,
-        "checkpoint": checkpoint,
     }
-    if max_moves is not None or moves_per_hour is not None:
-        data["max_moves"] = [None] if max_moves is None else [None, max_moves]
-        data["moves_per_hour"] = [None] if moves_per_hour is None else [None, moves_per_hour]
-        if max_moves is not None and moves_per_hour is not None:  # both limits or neither
-            data["exclude"] = [
-                {"max_moves": None, "moves_per_hour": moves_per_hour},
-                {"max_moves": max_moves, "moves_per_hour": None},
-            ]
-    if spot or availability is not None:
-        data["spot"] = availability or "model"
-    if notice is not None:
-        data["notice"] = notice
+    contrast = {}
+    for k, v in settings.items():
+        if k in ("spot", "availability"):
+            continue
+        if known[k].contrast:
+            if v is not None:
+                contrast[k] = v
+        else:
+            data[k] = v
+    for k in (k for k, s in known.items() if s.contrast):
+        if contrast:
+            data[k] = [None] if k not in contrast else [None, contrast[k]]
+    if len(contrast) > 1:  # every limit or none
+        mixes = itertools.product(*([None, v] for v in contrast.values()))
+        data["exclude"] = [
+            dict(zip(contrast, mix))
+            for mix in mixes
+            if any(m is None for m in mix) and any(m is not None for m in mix)
+        ]
+    if settings.get("spot") or settings.get("availability") is not None:
+        data["spot"] = settings.get("availability") or "model"
     spec = parse_spec(data, None, traces={name: trace})
     cells = expand(spec)
     order = {c.key: i for i, c in enumerate(cells)}

@@ -25,14 +25,10 @@ overhead                      float seconds of work lost per migration or preemp
 startup                       float seconds a VM opened or resized is billed before it works
 options                       str   the method's options, canonical JSON
 catalog                       str   VM catalog name
-noise_model                   str   how actual durations were drawn (`gpuaas.noise`)
-oracle                        bool  the method was told the actual durations
-learn_speed                   bool  the Rescheduler learned each job's speed from its progress
-max_moves                     int   voluntary moves allowed per job; empty: no limit
-moves_per_hour                int   voluntary moves allowed per hour; empty: no limit
-spot                          str   the spot availability replayed (a model or trace files);
-                                    empty: on-demand only
-checkpoint                    float seconds between the jobs' checkpoints (spot runs)
+(setting)                           then one column per further run setting, named by its
+                                    `Setting.column` (`gpuaas.run_config`): what it was; empty
+                                    where it does not act (a spot setting without spot). The
+                                    list, with each one's meaning: scripts/campaigns/README.md
 ============================  ====  ===========================================================
 
 What the simulation measured (`gpuaas.simulate`; costs in $, times in s; the job metrics from
@@ -109,9 +105,10 @@ import io
 from typing import Any
 
 from gpuaas.metrics import NAMES as JOB_METRICS
+from gpuaas.run_config import settings
 
-#: the cell's parameters, in grid order
-PARAM_COLUMNS = [
+#: the cell's parameters of the first results files, in their order
+_FIRST = [
     "cell",
     "trace",
     "arrivals",
@@ -127,14 +124,11 @@ PARAM_COLUMNS = [
     "startup",
     "options",
     "catalog",
-    "noise_model",
-    "oracle",
-    "learn_speed",
-    "max_moves",
-    "moves_per_hour",
-    "spot",
-    "checkpoint",
 ]
+#: the columns of the run settings (`gpuaas.run_config.Setting.column`), in `RunConfig`'s order
+SETTING_COLUMNS = {s.column: (name, s) for name, _, s in settings() if s.column is not None}
+#: the cell's parameters: those of the first files, then every other run setting's
+PARAM_COLUMNS = _FIRST + [c for c in SETTING_COLUMNS if c not in _FIRST]
 #: what a simulation with spot capacity measured about it (empty without)
 SPOT_COLUMNS = [
     "interruptions",
@@ -206,53 +200,46 @@ ADDED_COLUMNS = [
     "jct_p95",
     "jct_p99",
     "waiting_p95",
-    "noise_model",
-    "oracle",
-    "learn_speed",
-    "max_moves",
-    "moves_per_hour",
     "max_job_moves",
     "prediction_error",
     "off_by_2x",
-    "spot",
-    "checkpoint",
+    *(c for c in SETTING_COLUMNS if c not in _FIRST),
     *SPOT_COLUMNS,
 ]
 
+#: the type of each setting's column, by the values it takes (`Setting.values`)
+_KINDS = {"seed": int, "nodes": int, "count": int, "switch": bool, "method": str, "name": str}
+_KINDS.update(options=str, source=str)
 INT_COLUMNS = {
     "nodes",
     "jobs",
     "trace_seed",
-    "seed",
     "node_multiplier",
-    "sim_nodes",
     "events",
     "migrations",
     "preemptions",
     "jobs_completed",
     "late_jobs",
     "solver_calls",
-    "max_moves",
-    "moves_per_hour",
     "max_job_moves",
     "interruptions",
 }
-BOOL_COLUMNS = {"oracle", "learn_speed"}
+BOOL_COLUMNS: set[str] = set()
 STR_COLUMNS = {
     "cell",
     "trace",
     "arrivals",
-    "method",
-    "options",
     "catalog",
-    "noise_model",
-    "spot",
     "status",
     "error",
     "extra",
     "worker",
     "timing_extra",
 }
+for _column, (_, _setting) in SETTING_COLUMNS.items():
+    {int: INT_COLUMNS, bool: BOOL_COLUMNS, str: STR_COLUMNS}.get(
+        _KINDS.get(_setting.values, float), set()
+    ).add(_column)
 
 
 def readable_header(header: list[str]) -> bool:

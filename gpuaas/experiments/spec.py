@@ -3,9 +3,8 @@
 A spec (YAML, or built by `gpuaas compare`) simulates either generated traces (``nodes``,
 ``arrivals``, ``seeds``, ``jobs_per_node``, ``catalog``: one trace per arrival pattern, N and
 seed, built by `gpuaas.generator.generate_trace` on any machine) or given trace files
-(``traces``), with every method, solver seed, node multiplier, noise level and model (or the
-method told the actual times), restart overhead, VM start-up, speed model and disruption limit
-of the spec; ``exclude`` drops cells matching a pattern. `expand` turns it into
+(``traces``), with every method, solver seed, node multiplier and value of each run setting
+that is a grid axis (`gpuaas.run_config.Setting`); ``exclude`` drops cells matching a pattern. `expand` turns it into
 independent `Cell`s (`gpuaas.experiments.cell`). The fields: scripts/campaigns/README.md.
 """
 
@@ -30,9 +29,13 @@ from gpuaas.limits import (
     MAX_SEED,
     MAX_SIMULATIONS,
 )
-from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
-from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
+from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE
+from gpuaas.run_config import RunConfig, settings
 
+#: the run settings (`gpuaas.run_config.Setting`) a spec gives by their own name, in key order:
+#: grid axes ("axis") and one value per campaign ("one")
+_RUN_FIELDS = {name: s for name, _, s in settings() if s.spec in ("axis", "one")}
+_DEFAULTS = {name: default for name, default, _ in settings()}
 _SPEC_FIELDS = {
     "name",
     "catalog",
@@ -45,23 +48,13 @@ _SPEC_FIELDS = {
     "methods",
     "node_multipliers",
     "options",
-    "noise",
-    "noise_model",
-    "oracle",
-    "learn_speed",
-    "max_moves",
-    "moves_per_hour",
-    "overhead",
-    "startup",
-    "tick",
     "exclude",
     "spot",
-    "checkpoint",
-    "notice",
+    *_RUN_FIELDS,
 }
 #: the fields of a generated-trace grid (a spec of given `traces` has none of them)
 _GENERATED = ("nodes", "arrivals", "seeds", "jobs_per_node", "catalog")
-#: cell parameters an `exclude` pattern may name
+#: cell parameters an `exclude` pattern may name: the trace's, the method's, the axes'
 _EXCLUDE_KEYS = (
     "trace",
     "catalog",
@@ -71,18 +64,11 @@ _EXCLUDE_KEYS = (
     "method",
     "seed",
     "node_multiplier",
-    "noise",
-    "noise_model",
-    "oracle",
-    "learn_speed",
-    "max_moves",
-    "moves_per_hour",
-    "overhead",
-    "startup",
+    *(name for name, s in _RUN_FIELDS.items() if s.spec == "axis"),
     "spot",
 )
 #: exclude keys whose values are true / false
-_BOOL_KEYS = ("oracle", "learn_speed")
+_BOOL_KEYS = tuple(name for name, s in _RUN_FIELDS.items() if s.values == "switch")
 
 
 @dataclass(frozen=True)
@@ -110,35 +96,16 @@ class CampaignSpec:
         Method -> multipliers m (the method is simulated with m * N nodes); default (1,).
     options : dict
         Method -> solver options passed to `simulate` (canonical JSON per cell).
-    noise : tuple of float
-        Prediction-error levels (mean absolute relative error of actual durations).
-    noise_model : tuple of str
-        Error models (`gpuaas.noise`) of the levels above 0.
-    oracle : tuple of bool
-        False: the method sees the predicted times; True: the actual ones (at levels above 0).
-    learn_speed : tuple of bool
-        Whether the Rescheduler learns each job's speed from its progress.
-    max_moves, moves_per_hour : tuple of int or None
-        Disruption limits: voluntary moves per job, per hour (None: no limit).
-    overhead, startup : tuple of float
-        Reconfiguration costs simulated (seconds of work lost per migration or preemption;
-        seconds a VM opened or resized is billed before it works): grid axes, default the
-        package's defaults; 0 and 0 is the paper's setting.
     catalog : tuple of str
         Catalogs (bundled names or YAML files) of the generated traces: a grid axis.
     traces : dict
         Given traces: name (the file as the spec writes it) -> Instance.
-    tick : float or None
-        Rescheduling interval of every simulation; None: each method's own, else the trace's H.
     exclude : tuple of dict
         Cells matching every (parameter, value) of one of these patterns are left out.
-    spot : tuple of str or None
-        Spot availability sources (`gpuaas.availability.load_availability`), a grid axis;
-        None in it: on-demand only. Default (None,).
-    checkpoint : float
-        Seconds between the jobs' checkpoints (`RunConfig.checkpoint`).
-    notice : float or None
-        Seconds to write a checkpoint on an interruption notice (`RunConfig.notice`).
+    grid : dict
+        Run setting (`RunConfig` field) -> the values simulated: one per campaign, or several
+        (a grid axis, `Setting.spec`), default the field's default; ``availability``: the spot
+        availability sources (None: on-demand only; the spec's ``spot``).
     """
 
     name: str
@@ -150,21 +117,10 @@ class CampaignSpec:
     methods: tuple[str, ...]
     node_multipliers: dict[str, tuple[int, ...]]
     options: dict[str, dict[str, Any]]
-    noise: tuple[float, ...] = (0.0,)
-    noise_model: tuple[str, ...] = (DEFAULT_NOISE_MODEL,)
-    oracle: tuple[bool, ...] = (False,)
-    learn_speed: tuple[bool, ...] = (True,)
-    max_moves: tuple[int | None, ...] = (None,)
-    moves_per_hour: tuple[int | None, ...] = (None,)
-    overhead: tuple[float, ...] = (DEFAULT_OVERHEAD,)
-    startup: tuple[float, ...] = (DEFAULT_STARTUP,)
     catalog: tuple[str, ...] = ("azure-2021",)
     traces: dict[str, Any] = field(default_factory=dict)
-    tick: float | None = None
     exclude: tuple[dict[str, Any], ...] = ()
-    spot: tuple[str | None, ...] = (None,)
-    checkpoint: float = DEFAULT_CHECKPOINT
-    notice: float | None = None
+    grid: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 def _int_list(
@@ -267,11 +223,10 @@ def parse_spec(
         (required), ``jobs_per_node`` (10) and ``catalog``, or ``traces`` (trace files,
         relative to the spec file's directory); ``solver_seeds``, ``node_multipliers`` (a list
         for every method or a mapping method -> list), ``options`` (method -> solver options),
-        ``noise`` (list), ``noise_model`` (names), ``oracle``, ``learn_speed`` (true / false
-        or both), ``max_moves``, ``moves_per_hour`` (integers or null), ``overhead`` and
-        ``startup`` (s, a number or a list), ``tick`` (s),
         ``exclude`` (list of mappings parameter -> value), ``spot`` (availability sources, a
-        source or a list; null: on-demand only), ``checkpoint`` and ``notice`` (s), ``name``.
+        source or a list; null: on-demand only), ``name``, and every run setting a spec gives
+        by its name (`RunConfig` fields whose `Setting.spec` is "axis": a value or a list, or
+        "one": a value; `settings_table`).
     source : str, optional
         File name used in error messages (and the directory trace files are relative to).
     traces : dict, optional
@@ -363,54 +318,23 @@ def parse_spec(
             field = f"options.{m}" if exc.field in (None, "options") else f"options.{m}.{exc.field}"
             raise InputError(source, field, exc.problem) from None
         options[m] = o
-    noise_list = _number_list(data.get("noise", [0.0]), source, "noise", minimum=0.0)
-    models = _str_list(data.get("noise_model", DEFAULT_NOISE_MODEL), source, "noise_model")
-    for m in models:
-        if m not in NOISE_MODELS:
-            raise InputError(
-                source,
-                "noise_model",
-                f"unknown model {m!r}; expected one of {', '.join(NOISE_MODELS)}",
-            )
-        for v in noise_list:
+    grid = {name: _setting_values(name, data, source) for name in _RUN_FIELDS}
+    for m in grid["noise_model"]:
+        for v in grid["noise"]:
             if v >= MAX_NOISE[m]:
                 raise InputError(
                     source, "noise", f"must be < {MAX_NOISE[m]:g} for the {m} model, got {v!r}"
                 )
-    oracle = _flag_list(data.get("oracle", False), source, "oracle")
-    learn = _flag_list(data.get("learn_speed", True), source, "learn_speed")
-    max_moves = _limit_list(data.get("max_moves"), source, "max_moves")
-    per_hour = _limit_list(data.get("moves_per_hour"), source, "moves_per_hour")
-    seconds = {"minimum": 0.0, "maximum": MAX_SECONDS}
-    overhead = _number_list(data.get("overhead", DEFAULT_OVERHEAD), source, "overhead", **seconds)
-    startup = _number_list(data.get("startup", DEFAULT_STARTUP), source, "startup", **seconds)
-    tick = data.get("tick")
-    if tick is not None:
-        checks.number(tick, "tick", source, maximum=MAX_SECONDS, positive=True)
-    spot = _spot_list(data.get("spot"), source)
-    checkpoint = checks.number(
-        data.get("checkpoint", DEFAULT_CHECKPOINT), "checkpoint", source, **seconds
-    )
-    notice = data.get("notice")
-    if notice is not None:
-        notice = checks.number(notice, "notice", source, **seconds)
+    grid["availability"] = _spot_list(data.get("spot"), source)
     catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
     if not given:
         for name in catalog:
             load_catalog(name, source)
     exclude = _exclude(data.get("exclude", []), source)
     per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
-    cells = (
-        (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds))
-        * len(noise_list)
-        * len(models)
-        * len(oracle)
-        * len(learn)
-        * len(max_moves)
-        * len(per_hour)
-        * len(spot)
-        * per_trace
-    )
+    cells = (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds)) * per_trace
+    for values in grid.values():
+        cells *= len(values)
     if cells > MAX_SIMULATIONS:
         raise InputError(
             source,
@@ -428,22 +352,48 @@ def parse_spec(
         methods=methods,
         node_multipliers={m: multipliers.get(m, (1,)) for m in methods},
         options=options,
-        noise=noise_list or (0.0,),
-        noise_model=models,
-        oracle=oracle,
-        learn_speed=learn,
-        max_moves=max_moves,
-        moves_per_hour=per_hour,
-        overhead=overhead or (DEFAULT_OVERHEAD,),
-        startup=startup or (DEFAULT_STARTUP,),
         catalog=catalog,
         traces=given,
-        tick=None if tick is None else float(tick),
         exclude=exclude,
-        spot=spot,
-        checkpoint=float(checkpoint),
-        notice=None if notice is None else float(notice),
+        grid=grid,
     )
+
+
+def _setting_values(name: str, data: dict[str, Any], source: str | None) -> tuple[Any, ...]:
+    """The values of the run setting `name` a spec gives (its default if it gives none),
+    checked as its kind of values (`Setting.values`) requires: a list of them for a grid axis."""
+    s, default = _RUN_FIELDS[name], _DEFAULTS[name]
+    value = data.get(name, default)
+    seconds = {"minimum": 0.0, "maximum": MAX_SECONDS}
+    if s.spec == "one":
+        if value is None and default is None:
+            return (None,)
+        if s.values == "positive-seconds":
+            return (checks.number(value, name, source, maximum=MAX_SECONDS, positive=True),)
+        if s.values == "seconds":
+            return (checks.number(value, name, source, **seconds),)
+        return (_checked(name, value, source),)
+    if s.values == "switch":
+        return _flag_list(value, source, name)
+    if s.values == "count":
+        return _limit_list(value, source, name)
+    if s.values == "seconds":
+        return _number_list(value, source, name, **seconds)
+    if s.values == "noise":  # below the top of each model: checked with the models
+        return _number_list(value, source, name, minimum=0.0)
+    values = _str_list(value, source, name) if s.values == "name" else value
+    values = values if isinstance(values, list | tuple) else [values]
+    if not values or len(set(map(repr, values))) != len(values):
+        raise InputError(source, name, "is empty or lists a value twice")
+    return tuple(_checked(name, v, source) for v in values)
+
+
+def _checked(name: str, value: Any, source: str | None) -> Any:
+    """`value` of the run setting `name` as a RunConfig takes it (its checks, naming `source`)."""
+    try:
+        return getattr(RunConfig(**{name: value}), name)
+    except InputError as exc:
+        raise InputError(source, name, exc.problem) from None
 
 
 def _spot_list(value: Any, source: str | None) -> tuple[str | None, ...]:
@@ -554,43 +504,27 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                             "catalog": catalog,
                         }
                     )
+    errors = ("noise", "noise_model", "oracle")  # `_errors`: the levels and their models
+    axes = {k: v for k, v in spec.grid.items() if k not in errors}
     cells = []
     for t in traces:
         for method in spec.methods:
-            opts = json.dumps(spec.options.get(method, {}), sort_keys=True)
             seeds = spec.solver_seeds or (1 if t["trace_seed"] is None else t["trace_seed"],)
             if METHODS[method].seed_independent:
                 seeds = seeds[:1]  # the same result for every seed: simulate it once
             for mult in spec.node_multipliers[method]:
                 for seed in seeds:
-                    for noise, model, oracle in _errors(spec):
-                        for ovh, up, learn, moves, per_hour, spot in itertools.product(
-                            spec.overhead,
-                            spec.startup,
-                            spec.learn_speed,
-                            spec.max_moves,
-                            spec.moves_per_hour,
-                            spec.spot,
-                        ):
-                            cell = Cell(
+                    for error in _errors(spec):
+                        for values in itertools.product(*axes.values()):
+                            run = dict(zip(errors, error), **dict(zip(axes, values)))
+                            config = RunConfig(
                                 method=method,
                                 seed=seed,
-                                node_multiplier=mult,
-                                noise=noise,
-                                noise_model=model,
-                                oracle=oracle,
-                                overhead=ovh,
-                                startup=up,
-                                learn_speed=learn,
-                                max_moves=moves,
-                                moves_per_hour=per_hour,
-                                options=opts,
-                                tick=spec.tick,
-                                spot=spot,
-                                checkpoint=spec.checkpoint,
-                                notice=spec.notice,
-                                **t,
+                                options=spec.options.get(method, {}),
+                                spot=run["availability"] is not None,
+                                **run,
                             )
+                            cell = Cell(run=config, node_multiplier=mult, **t)
                             if not any(_matches(cell, pat) for pat in spec.exclude):
                                 cells.append(cell)
     return cells
@@ -599,13 +533,56 @@ def expand(spec: CampaignSpec) -> list[Cell]:
 def _errors(spec: CampaignSpec) -> list[tuple[float, str, bool]]:
     """(level, model, oracle) of the spec's grid; level 0 once, with the default model."""
     out: list[tuple[float, str, bool]] = []
-    for noise in spec.noise:
+    for noise in spec.grid["noise"]:
         if noise == 0:
             out.append((0.0, DEFAULT_NOISE_MODEL, False))
         else:
-            out += [(noise, m, o) for m in spec.noise_model for o in spec.oracle]
+            out += [(noise, m, o) for m in spec.grid["noise_model"] for o in spec.grid["oracle"]]
     return out
 
 
 def _matches(cell: Cell, pattern: dict[str, Any]) -> bool:
-    return all(getattr(cell, k) == v for k, v in pattern.items())
+    """Whether the cell's parameters (as its results row names them) match every pair."""
+    params = cell.params()
+    return all(params[k] == v for k, v in pattern.items())
+
+
+#: how a spec writes the values of each kind of run setting (`Setting.values`): (one, axis)
+_SYNTAX = {
+    "switch": ("`true` or `false`", "`true`, `false` or both"),
+    "count": ("an integer or `null` (no limit)", "an integer, `null` (no limit) or a list"),
+    "seconds": ("seconds", "seconds, a number or a list"),
+    "positive-seconds": ("seconds (> 0)", "seconds (> 0), a number or a list"),
+    "noise": ("a number", "a number or a list"),
+    "name": ("a name", "a name or a list"),
+}
+
+
+def settings_table() -> list[str]:
+    """The rows of the run settings in the campaign README's table of spec fields
+    (scripts/campaigns/README.md; a test keeps them equal): field, meaning, default."""
+    rows = []
+    for name, s in _RUN_FIELDS.items():
+        meaning, _, default = s.help.partition(" [default: ")
+        meaning = meaning.rstrip(".")
+        if default:
+            default = default.rstrip(".]")
+        else:
+            default = f"`{_yaml(_DEFAULTS[name])}`"
+        syntax = _SYNTAX.get(s.values, ("a value", "a value or a list"))[s.spec == "axis"]
+        choices = f" ({', '.join(f'`{c}`' for c in s.choices)})" if s.choices else ""
+        axis = " (a grid axis)" if s.spec == "axis" else ""
+        rows.append(f"| `{name}` | {meaning}: {syntax}{choices}{axis} | {default} |")
+    rows.append(
+        "| `spot` | spot capacity: availability sources replayed (`model[:k=v,...]` or trace "
+        "files, `gpuaas.availability.load_availability`), a source or a list (a grid axis); "
+        "`null` in it: on-demand only | `null` |"
+    )
+    return rows
+
+
+def _yaml(value: Any) -> str:
+    """A default value as a spec writes it."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return format(value, "g") if isinstance(value, float) else str(value)
