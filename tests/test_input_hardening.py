@@ -66,6 +66,28 @@ def test_availability_for_a_type_without_spot_price(tmp_path, monkeypatch, aws_t
     )
 
 
+@pytest.mark.parametrize("where", ["generated", "given"])
+def test_spot_campaign_on_a_catalog_without_spot_prices(tmp_path, where):
+    """A campaign with a `spot` axis on a catalog without spot prices is refused by its spec,
+    as `--spot` is (it would run on demand while its rows say spot)."""
+    from gpuaas.experiments.spec import load_spec
+
+    head = (
+        f"traces: [{TRACE}]\n"
+        if where == "given"
+        else "nodes: [2]\narrivals: [low]\nseeds: [1]\ncatalog: azure-2021\n"
+    )
+    spec = tmp_path / "s.yaml"
+    spec.write_text(head + "methods: [incremental]\nspot: [model]\n")
+    with pytest.raises(Exception) as err:
+        load_spec(spec)
+    assert str(err.value) == (
+        f"{spec}: spot: catalog azure-2021 has no VM type with a spot price"
+    ), str(err.value)
+    spec.write_text(head + "methods: [incremental]\n")
+    assert load_spec(spec).catalog  # without the axis the same spec loads
+
+
 # -- case 10: availability files beyond the limits -------------------------------------------
 
 AVAILABILITY_FILES = {

@@ -55,8 +55,9 @@ def load_availability(
 def require_spot_prices(catalog) -> None:
     """Refuse spot capacity on a catalog without a spot price (`spot_per_hour`): no VM type
     could run on spot, and the run would be an on-demand one that says it used spot. The
-    commands (`--spot`, `--availability`) call it; the `Simulator` API still runs such a
-    catalog "with spot" as on demand (the smoke grid runs the spot methods so)."""
+    commands (`--spot`, `--availability`) call it and a campaign spec with a `spot` axis
+    checks the same (`gpuaas.experiments.spec`); the `Simulator` API still runs such a catalog
+    "with spot" as on demand (the smoke grid runs the spot methods so)."""
     if not any(math.isfinite(p) for p in catalog.spot_per_hour):
         raise InputError(
             None,

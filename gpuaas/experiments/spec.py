@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -327,9 +328,17 @@ def parse_spec(
                 )
     grid["availability"] = _spot_list(data.get("spot"), source)
     catalog = _str_list(data.get("catalog", "azure-2021"), source, "catalog")
-    if not given:
-        for name in catalog:
-            load_catalog(name, source)
+    catalogs = (
+        [t.catalog for t in given.values()]
+        if given
+        else [load_catalog(name, source) for name in catalog]
+    )
+    if any(v is not None for v in grid["availability"]):
+        for cat in catalogs:  # spot on a catalog without spot prices would run on demand
+            if not cat.has_spot and not any(math.isfinite(p) for p in cat.spot_per_hour):
+                raise InputError(
+                    source, "spot", f"catalog {cat.name} has no VM type with a spot price"
+                )
     exclude = _exclude(data.get("exclude", []), source)
     per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
     cells = (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds)) * per_trace
