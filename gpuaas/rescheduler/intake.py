@@ -1,11 +1,11 @@
 """What a batch of events must satisfy before it changes anything, and redelivered events.
 
-`check` reads a batch against a Rescheduler's state (`RunState`) and returns what it will change (`Intake`),
-or raises with nothing changed: an unknown or never-started job, a report going backwards, a
-node that is not open, a VM type not in the catalog, two reports on one job or two capacities
-of one VM type in one batch (which would win is arbitrary). `redelivered` answers a batch whose ids
-were applied already with the plan they got (`core`'s docstring, "Idempotent events");
-`remember` keeps that plan.
+`check` reads a batch against a Rescheduler's state (`state.RunState`) and returns what it will
+change (`Intake`), or raises with nothing changed: an unknown or never-started job, a report
+going backwards, a node that is not open, a VM type not in the catalog, two reports on one job
+or two capacities of one VM type in one batch (which would win is arbitrary). `redelivered`
+answers a batch whose ids were applied already with the plan they got (`core`'s docstring,
+"Idempotent events"); `remember` keeps that plan.
 """
 
 from __future__ import annotations
