@@ -35,8 +35,13 @@ def stopped(stats: dict) -> bool:
 
 
 def decided(stats: dict) -> dict:
-    """The stats without what is measured rather than decided (every `*seconds` field)."""
-    return {k: v for k, v in stats.items() if not k.endswith("seconds")}
+    """The stats without what is measured rather than decided (every `*seconds` field, also
+    in nested stats such as `incremental`'s `polish`)."""
+    return {
+        k: decided(v) if isinstance(v, dict) else v
+        for k, v in stats.items()
+        if not k.endswith("seconds")
+    }
 
 
 def instances() -> dict[str, object]:
