@@ -144,7 +144,7 @@ def test_interruptions_do_not_count():
     for t in (100.0, 200.0):
         node = r.unfinished()[0].node
         r.handle(Interruption(t, node))
-    j = r._jobs["j1"]
+    j = r.run_state.jobs["j1"]
     assert j.interruptions == 2 and j.migrations + j.preemptions == 0
     assert not r.instance().pinned.any()
 
@@ -155,7 +155,7 @@ def test_a_plan_moving_a_pinned_job_is_refused_and_changes_nothing():
     r.submit(job("j1"), at=0.0)
     SCRIPT.update(j1=("B", 1))
     r.tick(100.0)  # the first move
-    assert r._jobs["j1"].migrations == 1 and r.instance().pinned.all()
+    assert r.run_state.jobs["j1"].migrations == 1 and r.instance().pinned.all()
     SCRIPT.update(j1=("B", 2))
     before = r.state()
     with pytest.raises(SolverError, match="job j1 is pinned"):
@@ -169,7 +169,7 @@ def test_limits_are_saved_and_restored():
         sim.step()
     state = json.loads(json.dumps(sim.rescheduler.state()))
     back = Rescheduler.restore(state)
-    assert back._recent_moves == sim.rescheduler._recent_moves
+    assert back.run_state.recent_moves == sim.rescheduler.run_state.recent_moves
     assert back.config.moves_per_hour == 1
     assert (back.instance().pinned == sim.rescheduler.instance().pinned).all()
 

@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 from gpuaas.errors import InputError, SolverError, StateError
 from gpuaas.limits import MIN_SECONDS
 from gpuaas.methods import METHODS, Method
-from gpuaas.rescheduler import MAX_PROGRESS, PAPER_COSTS, Rescheduler, assign_max, match_nodes
+from gpuaas.rescheduler import (
+    MAX_PROGRESS,
+    PAPER_COSTS,
+    Rescheduler,
+    accounting,
+    assign_max,
+    match_nodes,
+)
 from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -302,15 +309,15 @@ def test_failed_event_leaves_state_unchanged_and_can_be_fed_again(monkeypatch, w
 
     with monkeypatch.context() as m:
         if where == "method":
-            m.setattr("gpuaas.rescheduler.core.solve", fail)
+            m.setattr("gpuaas.rescheduler.apply.solve", fail)
         else:  # the first restart's lost work is charged, then the second one fails
-            real, calls = Rescheduler._lose_work, []
+            real, calls = accounting.lose_work, []
 
-            def lose_once(self, j):
+            def lose_once(s, j):
                 calls.append(j.id)
-                return real(self, j) if len(calls) == 1 else fail()
+                return real(s, j) if len(calls) == 1 else fail()
 
-            m.setattr(Rescheduler, "_lose_work", lose_once)
+            m.setattr(accounting, "lose_work", lose_once)
         with pytest.raises(SolverError):
             a.update(600.0, submit=[job("j3")], progress={"j1": 0.5})
         assert where == "method" or calls == ["j1", "j2"]
@@ -383,7 +390,7 @@ def test_plan_objective_is_the_solutions_p1_dollars(monkeypatch):
         seen.append(sol)
         return sol
 
-    monkeypatch.setattr("gpuaas.rescheduler.core.solve", spy)
+    monkeypatch.setattr("gpuaas.rescheduler.apply.solve", spy)
     trace = Instance.from_dict(generate_trace(2, 5, 1))
     r = Rescheduler(trace.catalog, 2, "incremental")
     for j in range(trace.n_jobs):
@@ -666,7 +673,7 @@ def test_interruption_loses_work_and_the_job_is_replanned():
     assert plan.start[0]["progress"] == pytest.approx(0.2)
     assert (r.interruptions, r.migrations, r.preemptions) == (1, 0, 0)
     assert r.interruption_cost == pytest.approx(r.lost_work_cost) and r.interruption_cost > 0
-    assert r._jobs["j1"].interrupted_work == pytest.approx(0.2)
+    assert r.run_state.jobs["j1"].interrupted_work == pytest.approx(0.2)
     assert r.vm_cost == pytest.approx(0.002 * 200) and "lost" in str(plan)
     with pytest.raises(StateError, match="^node 1 was interrupted but it is not open$"):
         r.handle(Interruption(300.0, node=1))

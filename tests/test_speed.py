@@ -95,14 +95,16 @@ def test_rescheduler_learns_from_reports_and_every_view_uses_it():
     r.submit(job("j1"), at=0.0)
     assert status(r)["j1"].speed == 1.0 and status(r)["j1"].eta == 1000.0
     r.tick(100.0, progress={"j1": 0.05})
-    assert r._jobs["j1"].observed == ((0, 100.0, 50.0),)
+    assert r.run_state.jobs["j1"].observed == ((0, 100.0, 50.0),)
     r.tick(400.0, progress={"j1": 0.2})
     est = ratios(((0, 400.0, 200.0),), (), r.catalog.n_configs, learn=True)
     st_ = status(r)["j1"]
     assert st_.speed == pytest.approx(est[0]) and 1.0 < est[0] < 2.0
     assert st_.eta == pytest.approx(400.0 + 1000.0 * est[0] * 0.8)
     inst = r.instance()
-    assert inst.times[0].tolist() == pytest.approx((r._jobs["j1"].work * est * 0.8).tolist())
+    assert inst.times[0].tolist() == pytest.approx(
+        (r.run_state.jobs["j1"].work * est * 0.8).tolist()
+    )
     r.tick(500.0)  # predicted progress at the estimated speed
     assert status(r)["j1"].progress == pytest.approx(0.2 + 100.0 / (1000.0 * est[0]))
     same = Rescheduler(CATALOG, 1, "test-scripted", learn_speed=False, **PAPER_COSTS)
@@ -121,12 +123,17 @@ def test_a_move_restarts_the_evidence_count():
     r.tick(100.0, progress={"j1": 0.05})
     SCRIPT.update(j1=("B", 2))
     r.tick(200.0, progress={"j1": 0.1})  # evidence on A, then the move
-    assert r._jobs["j1"].observed == ((0, 200.0, 100.0),) and r._jobs["j1"].anchor is None
+    assert (
+        r.run_state.jobs["j1"].observed == ((0, 200.0, 100.0),)
+        and r.run_state.jobs["j1"].anchor is None
+    )
     r.tick(300.0, progress={"j1": 0.2})
-    assert r._jobs["j1"].anchor == (0.2, 300.0) and len(r._jobs["j1"].observed) == 1
+    assert (
+        r.run_state.jobs["j1"].anchor == (0.2, 300.0) and len(r.run_state.jobs["j1"].observed) == 1
+    )
     r.tick(400.0, progress={"j1": 0.3})
     b2 = r.catalog.config(1, 2)
-    assert dict((c, (e, w)) for c, e, w in r._jobs["j1"].observed)[b2] == pytest.approx(
+    assert dict((c, (e, w)) for c, e, w in r.run_state.jobs["j1"].observed)[b2] == pytest.approx(
         (100.0, 50.0)
     )
 
@@ -150,8 +157,8 @@ def test_evidence_is_saved_restored_and_checked():
     r.tick(400.0, progress={"j1": 0.2})
     state = json.loads(json.dumps(r.state()))
     back = Rescheduler.restore(state)
-    assert back._jobs["j1"].observed == r._jobs["j1"].observed
-    assert back._jobs["j1"].anchor == r._jobs["j1"].anchor
+    assert back.run_state.jobs["j1"].observed == r.run_state.jobs["j1"].observed
+    assert back.run_state.jobs["j1"].anchor == r.run_state.jobs["j1"].anchor
     assert back.instance().times.tolist() == r.instance().times.tolist()
     for field, value, message in (
         ("observed", [[0, 1.0]], "observed: must be a list of 3-element lists"),
@@ -176,8 +183,8 @@ def test_simulation_learns_the_actual_speed(model):
     close, far = 0, 0
     while sim.step() is not None:
         for j in sim.rescheduler.unfinished():
-            if j.speed is not None and sim.rescheduler._jobs[j.id].observed:
-                e = sim.rescheduler._jobs[j.id]
+            if j.speed is not None and sim.rescheduler.run_state.jobs[j.id].observed:
+                e = sim.rescheduler.run_state.jobs[j.id]
                 seen = sum(s for c, s, _ in e.observed if c == j.cfg)
                 if seen > 20 * CREDIBILITY:
                     f = sim.execution.factor[sim.index[j.id], j.cfg]
@@ -193,7 +200,7 @@ def test_restore_mid_simulation_with_evidence_gives_identical_result():
     sim = Simulator(trace, "incremental", **kw)
     for _ in range(full["events"] // 2):
         sim.step()
-    assert any(j.observed for j in sim.rescheduler._jobs.values())
+    assert any(j.observed for j in sim.rescheduler.run_state.jobs.values())
     sim.rescheduler = Rescheduler.restore(json.loads(json.dumps(sim.rescheduler.state())))
     resumed = sim.run().to_dict()
     for d in (full, resumed):
@@ -225,8 +232,8 @@ def test_a_spot_variant_shares_its_types_evidence():
     c = r.catalog
     a, a_spot = c.config(c.vm_index("A"), 1), c.config(c.vm_index("A:spot"), 1)
     assert status(r)["j1"].vm == "A:spot"
-    [(hardware, seen, worth)] = r._jobs["j1"].observed
+    [(hardware, seen, worth)] = r.run_state.jobs["j1"].observed
     assert hardware == a and (seen, worth) == pytest.approx((400.0, 200.0))
-    est = ratios(r._jobs["j1"].observed, (), c.n_configs, learn=True)
-    seen = r.instance().work[0] / r._jobs["j1"].work
+    est = ratios(r.run_state.jobs["j1"].observed, (), c.n_configs, learn=True)
+    seen = r.instance().work[0] / r.run_state.jobs["j1"].work
     assert seen[a_spot] == seen[a] == pytest.approx(est[a]) and est[a] > 1.0

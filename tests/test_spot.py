@@ -193,7 +193,7 @@ def test_a_state_of_format_3_restores_and_an_interruption_gets_the_same_plan():
     for k, v in sample["state_after"].items():
         assert getattr(r, k) == pytest.approx(v), k
     r = Rescheduler.restore(sample["state"])
-    work = r._jobs[plan.interrupted[0].id].work[
+    work = r.run_state.jobs[plan.interrupted[0].id].work[
         r.catalog.config(r.catalog.vm_index(plan.interrupted[0].vm), plan.interrupted[0].gpus)
     ]
     lost = r.handle(Interruption(ev["at"], node=ev["node"])).interrupted[0].lost_work

@@ -1,12 +1,15 @@
 """Online rescheduling [§2.1, docs/design.md §6]: feed events to a `Rescheduler`, apply its Plans.
 
 The package, by concept: `events` (what happens: typed event records), `records` (a job's and a
-node's persistent fields, declared once; `Plan` and its typed actions), `core` (the
-`Rescheduler`: the event state machine), `intake` (what a batch must satisfy before it changes
-anything; redelivered events), `speed` (each job's actual / predicted time, learned from its
-progress), `persistence` (saving, checking, migrating and restoring its
-state) and `matching` (from a method's abstract nodes to physical ones). The
-cost of a change (lost work, start-up) is `gpuaas.reconfiguration`'s.
+node's persistent fields, declared once; `Plan` and its typed actions), `state` (`RunState`:
+the state as one record, and undoing a failed event), `core` (the `Rescheduler`: the facade
+driving the others), `intake` (what a batch must satisfy before it changes anything;
+redelivered events), `accounting` (what time and change cost), `speed` (each job's actual /
+predicted time, learned from its progress), `spot_estimates` (capacity, interruption rates,
+outages), `budget` (disruption limits), `view` (the Instance and status views), `apply`
+(solving and applying a plan), `persistence` (saving, checking, migrating and restoring the
+state) and `matching` (from a method's abstract nodes to physical ones). The cost of a change
+(lost work, start-up) is `gpuaas.reconfiguration`'s.
 """
 
 from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP, PAPER_COSTS, lost_work

@@ -42,6 +42,7 @@ from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, StateError, brief
 from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object, work_list
 from gpuaas.limits import HORIZON, MAX_COUNT, MAX_ID, MAX_JOBS, MAX_MONEY
+from gpuaas.rescheduler import spot_estimates
 from gpuaas.rescheduler.events import TIME_TOL
 from gpuaas.rescheduler.records import (
     COMPLETED_FIELDS,
@@ -56,6 +57,7 @@ from gpuaas.run_config import RunConfig
 
 if TYPE_CHECKING:
     from gpuaas.rescheduler.core import Rescheduler
+    from gpuaas.rescheduler.state import RunState
 
 STATE_VERSION = 5
 #: the running totals of the live part: money (>= 0) and counts (integers >= 0)
@@ -114,14 +116,14 @@ def submitted_job(
 # -- saving ---------------------------------------------------------------------------------
 
 
-def state(r: Rescheduler) -> dict[str, Any]:
+def state(s: RunState) -> dict[str, Any]:
     """The four parts (module docstring)."""
     out = {
         "version": STATE_VERSION,
-        "config": config_state(r),
-        "live": live_state(r),
-        "completed": completion_log(r),
-        "ids": id_log(r),
+        "config": config_state(s),
+        "live": live_state(s),
+        "completed": completion_log(s),
+        "ids": id_log(s),
     }
     try:
         json.dumps(out, allow_nan=False)
@@ -130,17 +132,17 @@ def state(r: Rescheduler) -> dict[str, Any]:
     return out
 
 
-def config_state(r: Rescheduler) -> dict[str, Any]:
+def config_state(s: RunState) -> dict[str, Any]:
     return {
-        "catalog": r.catalog.to_dict(),
-        "params": {"H": r.H, "mu": r.mu, "rho": r.rho},
-        "run": r.config.to_dict(),
+        "catalog": s.catalog.to_dict(),
+        "params": {"H": s.H, "mu": s.mu, "rho": s.rho},
+        "run": s.config.to_dict(),
     }
 
 
-def live_state(r: Rescheduler) -> dict[str, Any]:
-    names = r.catalog.vm_names
-    cat = r.catalog
+def live_state(s: RunState) -> dict[str, Any]:
+    names = s.catalog.vm_names
+    cat = s.catalog
 
     def job(j: Job) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -157,24 +159,24 @@ def live_state(r: Rescheduler) -> dict[str, Any]:
         d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
-    live: dict[str, Any] = {"time": r.time, "events": r.events}
-    live.update({k: getattr(r, k) for k in MONEY + COUNTS})
+    live: dict[str, Any] = {"time": s.time, "events": s.events}
+    live.update({k: getattr(s, k) for k in MONEY + COUNTS})
     live["nodes"] = [
         {"node": p, "vm": names[n.vm], **{k: getattr(n, k) for k in NODE_SAVED}}
-        for p, n in r._nodes.items()
+        for p, n in s.nodes.items()
     ]
-    live["capacity"] = r.capacity()
-    live["recent_moves"] = _lists(r._recent_moves)
-    live["speed_pool"] = _lists(r._speed_pool)
+    live["capacity"] = spot_estimates.named_capacity(s)
+    live["recent_moves"] = _lists(s.recent_moves)
+    live["speed_pool"] = _lists(s.speed_pool)
     live["spot_held"] = {
-        names[v]: [float(r._spot_held[v]), int(r._spot_lost[v])]
-        for v in np.flatnonzero(r._spot_held + r._spot_lost)
+        names[v]: [float(s.spot_held[v]), int(s.spot_lost[v])]
+        for v in np.flatnonzero(s.spot_held + s.spot_lost)
     }
-    live["outages"] = {names[v]: list(o) for v, o in r._outage.items()}
-    live["jobs"] = [job(j) for j in r._jobs.values()]
-    live["plans"] = list(r._plans)
-    live["completed"] = len(r._completed)
-    live["ids"] = len(r._id_log)
+    live["outages"] = {names[v]: list(o) for v, o in s.outage.items()}
+    live["jobs"] = [job(j) for j in s.jobs.values()]
+    live["plans"] = list(s.plans)
+    live["completed"] = len(s.completed)
+    live["ids"] = len(s.id_log)
     return live
 
 
@@ -183,14 +185,14 @@ def _lists(value: Any) -> Any:
     return [_lists(v) for v in value] if isinstance(value, tuple) else value
 
 
-def completion_log(r: Rescheduler, start: int = 0) -> list[dict[str, Any]]:
+def completion_log(s: RunState, start: int = 0) -> list[dict[str, Any]]:
     start = checks.integer(start, "start", minimum=0)
-    return [dict(r._completed[jid]) for jid in r._log[start:]]
+    return [dict(s.completed[jid]) for jid in s.log[start:]]
 
 
-def id_log(r: Rescheduler, start: int = 0) -> list[list[str]]:
+def id_log(s: RunState, start: int = 0) -> list[list[str]]:
     start = checks.integer(start, "start", minimum=0)
-    return [[i, r._ids[i]] for i in r._id_log[start:]]
+    return [[i, s.ids[i]] for i in s.id_log[start:]]
 
 
 # -- migrating ------------------------------------------------------------------------------
@@ -430,6 +432,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         r = cls(cat, config=run, H=params["H"], mu=params["mu"], rho=params["rho"])
     except InputError as exc:
         raise InputError(None, f"config.params.{exc.field}", exc.problem) from None
+    s = r.run_state
     live = _fields(
         "live",
         state["live"],
@@ -450,27 +453,27 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     )
     _fields("live", live, ("completed", "ids"))
     clock = checks.optional_number(live["time"], "live.time", minimum=0.0, maximum=HORIZON)
-    r.time = clock
-    r.events = checks.integer(live["events"], "live.events", minimum=0)
+    s.time = clock
+    s.events = checks.integer(live["events"], "live.events", minimum=0)
     for k in MONEY:
-        setattr(r, k, checks.number(live[k], f"live.{k}", minimum=0.0, maximum=MAX_MONEY))
+        setattr(s, k, checks.number(live[k], f"live.{k}", minimum=0.0, maximum=MAX_MONEY))
     for k in COUNTS:
-        setattr(r, k, checks.integer(live[k], f"live.{k}", minimum=0))
-    r._nodes = _nodes(live["nodes"], cat, r.nodes)
-    for p, n in r._nodes.items():
-        if clock is None or n.ready > clock + r.startup + TIME_TOL + 1e-9 * clock:
+        setattr(s, k, checks.integer(live[k], f"live.{k}", minimum=0))
+    s.nodes = _nodes(live["nodes"], cat, s.config.nodes)
+    for p, n in s.nodes.items():
+        if clock is None or n.ready > clock + s.config.startup + TIME_TOL + 1e-9 * clock:
             _fail(
                 f"live.nodes (node {p}).ready",
-                f"{n.ready!r} is later than the clock plus the start-up ({r.startup:g} s)",
+                f"{n.ready!r} is later than the clock plus the start-up ({s.config.startup:g} s)",
             )
     capacity = _fields("live.capacity", live["capacity"], ())
     for vm, k in capacity.items():
         if vm not in cat.vm_names:
             _fail(f"live.capacity.{vm}", "not a VM type of the catalog")
         checks.integer(k, f"live.capacity.{vm}", minimum=0)
-    r._capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
-    r._recent_moves = _recent_moves(live["recent_moves"], clock)
-    r._speed_pool = _speed_pool(live["speed_pool"])
+    s.capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
+    s.recent_moves = _recent_moves(live["recent_moves"], clock)
+    s.speed_pool = _speed_pool(live["speed_pool"])
     held = _fields("live.spot_held", live["spot_held"], ())
     for vm, pair in held.items():
         at = f"live.spot_held.{vm}"
@@ -479,22 +482,22 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         if not isinstance(pair, list) or len(pair) != 2:
             _fail(at, f"must be [seconds held, interruptions], got {brief(pair)}")
         v = cat.vm_index(vm)
-        r._spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
-        r._spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
+        s.spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
+        s.spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
     for vm, o in _fields("live.outages", live["outages"], ()).items():
         at = f"live.outages.{vm}"
         if vm not in cat.vm_names:
             _fail(at, "not a VM type of the catalog")
         if not isinstance(o, list) or len(o) != 3:
             _fail(at, f"must be [seconds, outages, start or null], got {brief(o)}")
-        r._outage[cat.vm_index(vm)] = (
+        s.outage[cat.vm_index(vm)] = (
             checks.number(o[0], f"{at}[0]", minimum=0.0),
             checks.integer(o[1], f"{at}[1]", minimum=0),
             checks.optional_number(o[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
         )
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
-    if clock is None and (jobs or completed or r._nodes):
+    if clock is None and (jobs or completed or s.nodes):
         _fail("live.time", "is null (no event yet) but the state has jobs or nodes")
     if len(jobs) > MAX_JOBS:
         _fail("live.jobs", f"{len(jobs)} unfinished jobs; at most {MAX_JOBS} (gpuaas.limits)")
@@ -507,32 +510,32 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     tol = TIME_TOL + 1e-9 * (clock or 0.0)
     for i, d in enumerate(completed):
         d = _completed(f"completed[{i}]", d, clock, tol)
-        if d["id"] in r._completed:
+        if d["id"] in s.completed:
             _fail(f"completed[{i}].id", f"{d['id']!r} is listed twice")
-        r._completed[d["id"]] = d
-        r._log.append(d["id"])
-    r._jobs = _jobs(jobs, cat, r, clock, tol)
-    hosted = {j.node: j.cfg for j in r._jobs.values() if j.cfg >= 0}
-    for p, n in r._nodes.items():
+        s.completed[d["id"]] = d
+        s.log.append(d["id"])
+    s.jobs = _jobs(jobs, cat, s, clock, tol)
+    hosted = {j.node: j.cfg for j in s.jobs.values() if j.cfg >= 0}
+    for p, n in s.nodes.items():
         # every plan closes the nodes its jobs leave (`matching.check_solution`)
         if p not in hosted:
             _fail(f"live.nodes (node {p})", "is open but hosts no job")
         if int(cat.cfg_vm[hosted[p]]) != n.vm:
             _fail(f"live.nodes (node {p})", f"runs {cat.vm_names[n.vm]}, its jobs another VM type")
-    r._ids, r._id_log = _id_log(state["ids"], live["ids"])
+    s.ids, s.id_log = _id_log(state["ids"], live["ids"])
     plans = _list("live.plans", live["plans"])
     if len(plans) > PLAN_MEMORY:
         _fail("live.plans", f"{len(plans)} plans; at most {PLAN_MEMORY} are kept")
     for i, p in enumerate(plans):
         p = _fields(f"live.plans[{i}]", p, ("ids", "plan"))
         for eid, digest in _digests(f"live.plans[{i}].ids", p["ids"]).items():
-            if r._ids.get(eid) != digest:
+            if s.ids.get(eid) != digest:
                 _fail(f"live.plans[{i}].ids.{eid}", "is not in the id log with that digest")
         try:
             Plan.from_dict(p["plan"])
         except (KeyError, TypeError, AttributeError) as exc:
             _fail(f"live.plans[{i}].plan", f"is not a plan: {exc!r}")
-    r._plans.extend(dict(p) for p in plans)
+    s.plans.extend(dict(p) for p in plans)
     return r
 
 
@@ -614,7 +617,7 @@ def _nodes(value: Any, cat: Catalog, N: int) -> dict[int, Node]:
 
 
 def _jobs(
-    value: list[Any], cat: Catalog, r: Rescheduler, clock: float | None, tol: float
+    value: list[Any], cat: Catalog, s: RunState, clock: float | None, tol: float
 ) -> dict[str, Job]:
     """The unfinished jobs: each through `parse_job` (its instance-format object) and the
     declared checks of its other fields; placements on open nodes of their VM type, within
@@ -633,7 +636,7 @@ def _jobs(
             )
         obj = {k: d[k] for k in ("id", "release", "due", "weight", "progress", "placement")}
         spec = parse_job(obj | {"times": times_object(work, cat)}, cat, None, at)
-        if spec.id in out or spec.id in r._completed:
+        if spec.id in out or spec.id in s.completed:
             _fail(f"{at}.id", f"{spec.id!r} is listed twice")
         own = {k: check(d[k], f"{at}.{k}") for k, check in JOB_SAVED.items()}
         job = Job(
@@ -653,11 +656,11 @@ def _jobs(
                 _fail(f"{at}.observed", f"configuration {c} is not one the job runs on")
         if job.anchor is not None and (job.cfg < 0 or job.anchor[1] > job.running + tol):
             _fail(f"{at}.anchor", "is set for a waiting job or after its running time")
-        if job.cfg >= 0 and job.node not in r._nodes:
+        if job.cfg >= 0 and job.node not in s.nodes:
             _fail(f"{at}.placement", f"node {job.node} is not open")
         specs.append(spec)
         out[job.id] = job
-    _check_placements(specs, cat, r.nodes, None)
+    _check_placements(specs, cat, s.config.nodes, None)
     return out
 
 

@@ -28,8 +28,13 @@ use it too. Without evidence r = 1 exactly, so exact predictions change nothing.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gpuaas.rescheduler.records import Job
+    from gpuaas.rescheduler.state import RunState
 
 #: seconds of observed progress that weigh as much as the prediction (module docstring): the
 #: first minutes of a run (framework start, data-loader warm-up, autotuning) measure a speed
@@ -139,3 +144,62 @@ def pooled_share(stats: Pool) -> float:
 def _clamp(log_ratio: float) -> float:
     top = math.log(MAX_RATIO)
     return min(top, max(-top, log_ratio))
+
+
+# -- a job's estimate in a running system (`state.RunState`) ------------------------------------
+
+
+def report(s: RunState, job: Job, p: float) -> None:
+    """Measured progress p: the evidence of its speed since the last measurement on this
+    placement, then p replaces the predicted progress."""
+    if s.config.learn_speed and job.anchor is not None and job.cfg >= 0:
+        p0, run0 = job.anchor
+        seconds = job.running - run0
+        if seconds > 0.0:
+            made = max(0.0, p - p0) * float(job.work[job.cfg])
+            job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
+    job.progress = job.reported = p
+    job.anchor = (p, job.running) if job.cfg >= 0 else None
+
+
+def throughput(s: RunState, job: Job, seconds: float) -> None:
+    """A throughput report: the job's whole-job time where it runs is `seconds`."""
+    job.measured = measure(job.measured, hardware_of(s, job.cfg), seconds / job.work[job.cfg])
+
+
+def estimate(s: RunState, job: Job) -> np.ndarray | None:
+    """(C,) the job's estimated actual / predicted times (None: the predictions), cached
+    while its evidence is the same (`RunState.speed_cache`)."""
+    if not job.observed and not job.measured:
+        return None
+    share = pooled_share(s.speed_pool)
+    hit = s.speed_cache.get(job.id)
+    if hit is None or hit[0] is not job.observed or hit[1] is not job.measured or hit[2] != share:
+        r = ratios(
+            job.observed,
+            job.measured,
+            s.catalog.n_configs,
+            s.config.learn_speed,
+            job_share=share,
+        )
+        if r is not None and s.hardware is not None:
+            r = r[s.hardware]
+        hit = s.speed_cache[job.id] = (job.observed, job.measured, share, r)
+    return hit[3]
+
+
+def hardware_of(s: RunState, c: int) -> int:
+    """Configuration c's hardware: its own, or a spot variant's on-demand configuration."""
+    return c if s.hardware is None else int(s.hardware[c])
+
+
+def ratio(s: RunState, job: Job, c: int) -> float:
+    """The job's estimated actual / predicted time on configuration c."""
+    r = estimate(s, job)
+    return 1.0 if r is None else float(r[c])
+
+
+def work(s: RunState, job: Job) -> np.ndarray:
+    """(C,) the job's whole-job times at its estimated speed."""
+    r = estimate(s, job)
+    return job.work if r is None else job.work * r

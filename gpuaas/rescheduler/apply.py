@@ -1,0 +1,200 @@
+"""One rescheduling point's plan: solve the state's Instance, apply the Solution, say what changed.
+
+`reschedule` builds the Instance of the unfinished jobs (`view.instance`), calls the method
+(`gpuaas.methods.solve`, again without the VM types it overfilled: `solve`), cuts a plan over
+the hour's budget of moves (`budget.cut`) and plans again, checks the Solution, maps its
+abstract nodes onto the physical ones (`gpuaas.rescheduler.matching`) and applies the
+difference to the `RunState` (`apply`): VMs opened (billed `startup` seconds before their jobs
+run), resized or closed, jobs started, migrated or preempted (losing work by the restart rule,
+`accounting.lose_work`). The `Plan` it returns lists those changes and the target state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time as _time
+
+import numpy as np
+
+from gpuaas.errors import SolverError
+from gpuaas.instance import Instance
+from gpuaas.methods import solve
+from gpuaas.reconfiguration import moved, ready_time, startup_cost
+from gpuaas.rescheduler import accounting, budget, spot_estimates, view
+from gpuaas.rescheduler.matching import check_solution, match_nodes
+from gpuaas.rescheduler.records import (
+    CloseVM,
+    Job,
+    MigrateJob,
+    Node,
+    OpenVM,
+    Place,
+    Plan,
+    PlannedJob,
+    PlannedNode,
+    PreemptJob,
+    ResizeVM,
+    StartJob,
+)
+from gpuaas.rescheduler.state import RunState
+from gpuaas.solution import Solution
+
+
+def reschedule(s: RunState, at: float) -> Plan:
+    """Solve and apply at `at` (the events applied); the clock and event count move on."""
+    method = s.config.method
+    inst = view.instance(s, at)
+    seconds = cpu = 0.0
+    left = budget.moves_left(s, at)
+    if inst.n_jobs:
+        seed = int(np.random.SeedSequence([s.config.seed, s.events]).generate_state(1)[0])
+        sol, seconds, cpu = solve_checked(s, inst, at, seed)
+        running = inst.current_cfg >= 0
+        moving = np.flatnonzero(moved(inst, sol.job_node, sol.job_cfg) & running)
+        if left is not None and len(moving) > left:
+            # over the hourly budget: the `left` moving jobs of least slack may move, the
+            # method plans again around every other running job
+            inst = budget.cut(inst, moving, left)
+            sol, more, more_cpu = solve_checked(s, inst, at, seed)
+            seconds, cpu = seconds + more, cpu + more_cpu
+    else:
+        sol = Solution.empty(inst, method)
+    plan = apply(s, sol, at, inst)
+    budget.spend(s, at, len(plan.migrate) + len(plan.preempt), left, sol.method or method)
+    plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
+    s.time = at
+    s.events += 1
+    return plan
+
+
+def solve_checked(
+    s: RunState, inst: Instance, at: float, seed: int
+) -> tuple[Solution, float, float]:
+    """The method's checked Solution, its own seconds and the process CPU seconds. A method
+    blind to VM counts: the types it overfilled are left out, until it solves within them;
+    one that overfills a type already left out keeps its first solution, which `apply`
+    refuses."""
+    method, options = s.config.method, s.config.options
+    t0, c0 = _time.perf_counter(), _time.process_time()
+    sol = solve(inst, method, seed=seed, **options)
+    over, out = spot_estimates.over_capacity(s, sol), set()
+    while over and not over <= out:
+        out |= over | set(np.flatnonzero(inst.room == 0).tolist())
+        retry = dataclasses.replace(view.instance(s, at, full=out), pinned=inst.pinned)
+        retry = solve(retry, method, seed=seed, **options)
+        over = spot_estimates.over_capacity(s, retry)
+        sol = sol if over else retry
+    cpu = _time.process_time() - c0
+    seconds = float(sol.stats.get("seconds", _time.perf_counter() - t0))
+    check_solution(sol)
+    return sol, seconds, cpu
+
+
+def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
+    """Map solver nodes onto physical ones, apply the solution, return the differences;
+    `inst` is the instance solved (the jobs' places, in `RunState.jobs` order); the nodes of
+    its pinned jobs stay where they are, and so must the jobs."""
+    method, startup = sol.method or s.config.method, s.config.startup
+    names = s.catalog.vm_names
+    jobs = list(s.jobs.values())
+    cur_node, cur_cfg, pinned = inst.current_node, inst.current_cfg, inst.pinned
+    old_vm = s.node_vm()
+    fixed = np.unique(cur_node[pinned]) if pinned.any() else None
+    perm = match_nodes(old_vm, sol.node_vm, cur_node, cur_cfg, sol.job_node, sol.job_cfg, fixed)
+    new_vm = np.full(s.config.nodes, -1, dtype=np.int64)
+    new_vm[perm] = sol.node_vm
+    plan = Plan(
+        time=at,
+        method=s.config.method,
+        objective=lambda: sol.objective,  # P1$ of a whole plan: computed if read
+        next_tick=at + s.config.interval(s.H),
+    )
+    changed = np.flatnonzero((old_vm >= 0) | (new_vm >= 0)).tolist()  # O(open), not O(N)
+    for v, k in s.capacity.items():
+        kept = int(np.count_nonzero((old_vm == v) & (new_vm == v)))
+        if np.count_nonzero(new_vm == v) > max(k, kept):
+            raise SolverError(
+                f"{method}: holds {np.count_nonzero(new_vm == v)} "
+                f"{names[v]} VMs, more than the {k} its capacity allows"
+            )
+    nodes: dict[int, Node] = {}
+    for p in changed:
+        old, new = int(old_vm[p]), int(new_vm[p])
+        if old < 0 <= new:
+            plan.open.append(OpenVM(p, names[new]))
+        elif new < 0 <= old:
+            plan.close.append(CloseVM(p, names[old]))
+        elif old >= 0 and old != new:
+            plan.resize.append(ResizeVM(p, names[old], names[new]))
+        if new >= 0 and old != new:
+            nodes[p] = Node(new, ready_time(at, startup))
+            if startup > 0:
+                s.startup_cost += startup_cost(s.price[new], startup)
+        elif new >= 0:
+            nodes[p] = s.nodes[p]
+    s.nodes = nodes
+
+    cfg_vm, cfg_gpus = s.cfg_vm, s.cfg_gpus
+
+    def place(n: int, c: int) -> Place:
+        return Place(n, cfg_vm[c], cfg_gpus[c])
+
+    new_node = np.where(sol.job_node >= 0, perm[np.maximum(sol.job_node, 0)], -1)
+    changed = np.flatnonzero((new_node != cur_node) | (sol.job_cfg != cur_cfg)).tolist()
+    for i, n, c in zip(changed, new_node[changed].tolist(), sol.job_cfg[changed].tolist()):
+        job = jobs[i]
+        if pinned[i]:
+            raise SolverError(
+                f"{method}: moves job {job.id}, pinned by the "
+                f"disruption limit of {s.config.max_moves} moves per job"
+            )
+        job.segment = 0.0  # it (re)starts: its checkpoint clock too
+        if job.cfg < 0:
+            plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
+            if job.start is None:
+                job.start = at
+            # a measured progress (not one predicted since) anchors the evidence
+            measured = job.reported is not None and job.progress == job.reported
+            job.anchor = (job.progress, job.running) if measured else None
+        else:
+            job.anchor = None  # a new placement: its speed is counted from the next report
+            lost = accounting.lose_work(s, job)
+            old = place(job.node, job.cfg)
+            if c < 0:
+                job.preemptions += 1
+                s.preemptions += 1
+                plan.preempt.append(PreemptJob(job.id, old.node, old.vm, old.gpus, lost))
+            else:
+                job.migrations += 1
+                s.migrations += 1
+                plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
+        job.node, job.cfg = n, c
+    plan.nodes, plan.jobs = target(s, jobs)
+    return plan
+
+
+def target(s: RunState, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
+    """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
+    last plan's where nothing changed (they are immutable; `RunState.planned`): a plan lists
+    every open node and unfinished job, an event changes a few."""
+    names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
+    last_nodes, last_jobs = s.planned
+    nodes: dict[int, tuple[int, PlannedNode]] = {}
+    for p, n in s.nodes.items():
+        hit = last_nodes.get(p)
+        nodes[p] = (
+            hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
+        )
+    now: dict[str, tuple[int, int, PlannedJob]] = {}
+    for j in jobs:
+        hit = last_jobs.get(j.id)
+        if hit is None or hit[0] != j.node or hit[1] != j.cfg:
+            planned = (
+                PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
+                if j.cfg >= 0
+                else PlannedJob(j.id, None, None, None)
+            )
+            hit = (j.node, j.cfg, planned)
+        now[j.id] = hit
+    s.planned = (nodes, now)
+    return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]

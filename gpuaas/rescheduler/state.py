@@ -1,0 +1,149 @@
+"""The state of a running system as one record (`RunState`), and undoing a failed event.
+
+A `Rescheduler` owns one `RunState` (`Rescheduler.run_state`) and passes it to the modules that
+read or change it: `intake` (checks, redelivered events), `accounting` (the clock and what it
+costs), `spot_estimates`, `budget` (disruption limits), `view` (the Instance and status views),
+`apply` (solving and applying a plan) and `persistence` (saving and restoring). They read and
+write its public fields; nothing else holds state. Callers outside the package read it only
+(`Rescheduler`'s docstring): every change goes through events.
+
+Values are never changed in place (`records.py`): a job's fields, the totals and the arrays are
+replaced, so `savepoint` copies references and `rollback` puts them back.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from gpuaas.catalog import Catalog
+from gpuaas.rescheduler import speed
+from gpuaas.rescheduler.records import JOB_FIELDS, PLAN_MEMORY, Job, Node
+from gpuaas.run_config import RunConfig
+
+#: the running totals an event changes (`savepoint`); the first nine are reported totals
+TOTALS = (
+    "time",
+    "events",
+    "vm_cost",
+    "tardiness_cost",
+    "migrations",
+    "preemptions",
+    "interruptions",
+    "lost_work_cost",
+    "startup_cost",
+    "interruption_cost",
+    "spot_cost",
+    "spot_held",
+    "spot_lost",
+    "outage",
+)
+
+#: a job's fields, in `JOB_FIELDS` order, as one tuple (`savepoint`)
+_JOB_VALUES = attrgetter(*JOB_FIELDS)
+
+
+@dataclass(eq=False)
+class RunState:
+    """Everything a Rescheduler knows: its configuration (never changed after construction),
+    lookups derived from the catalog, what events change, and two caches (not state)."""
+
+    # -- the configuration (the `config` part of a saved state) --------------------------------
+    catalog: Catalog
+    config: RunConfig
+    H: float
+    mu: float
+    rho: float
+    # -- what events change (the `live` part, the completion and id logs) ----------------------
+    time: float | None = None  # clock: time of the last event
+    events: int = 0
+    nodes: dict[int, Node] = field(default_factory=dict)  # open nodes, in node order
+    capacity: dict[int, int] = field(default_factory=dict)  # VM type -> VMs (absent: any)
+    jobs: dict[str, Job] = field(default_factory=dict)  # unfinished, in submission order
+    completed: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> record
+    log: list[str] = field(default_factory=list)  # completed ids in order: append-only
+    plans: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=PLAN_MEMORY))
+    ids: dict[str, str] = field(default_factory=dict)  # every event id applied -> digest
+    id_log: list[str] = field(default_factory=list)  # those ids in order: append-only
+    vm_cost: float = 0.0
+    tardiness_cost: float = 0.0
+    migrations: int = 0
+    preemptions: int = 0
+    interruptions: int = 0
+    lost_work_cost: float = 0.0  # $: work lost to restarts, at the old configuration's GPU share
+    startup_cost: float = 0.0  # $: VMs billed while starting up
+    interruption_cost: float = 0.0  # $: the part of lost_work_cost that interruptions lost
+    spot_cost: float = 0.0  # $: the part of vm_cost billed for spot VMs
+    # (time, count) of the voluntary moves at each of the last hour's events that had some
+    recent_moves: tuple[tuple[float, int], ...] = ()
+    # the completed jobs' speed evidence (`speed.pool`): how much of an error is the job's
+    speed_pool: speed.Pool = speed.EMPTY_POOL
+    spot_held: np.ndarray = field(init=False)  # VM-seconds held per type (replaced)
+    spot_lost: np.ndarray = field(init=False)  # interruptions seen per type (replaced)
+    # per type: (seconds of the outages seen, outages seen, start of the one now or None)
+    outage: dict[int, tuple[float, int, float | None]] = field(default_factory=dict)
+    # -- caches (not state) ----------------------------------------------------------------------
+    # job id -> (observed, measured, share, estimated ratios): `speed.estimate`'s
+    speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)
+    # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
+    planned: tuple[dict[int, Any], dict[str, Any]] = field(default_factory=lambda: ({}, {}))
+    # -- lookups derived from the catalog (`__post_init__`) -----------------------------------
+    cfg_vm: list[str] = field(init=False)  # configuration -> VM type name
+    cfg_gpus: list[int] = field(init=False)  # configuration -> GPUs
+    price: list[float] = field(init=False)  # VM type -> $/s
+    spot: list[bool] = field(init=False)  # VM type -> spot or not
+    hardware: np.ndarray | None = field(init=False)  # configuration -> its hardware's
+
+    def __post_init__(self) -> None:
+        cat = self.catalog
+        self.cfg_vm = [cat.vm_names[v] for v in cat.cfg_vm]  # plain lists: fast per-job lookups
+        self.cfg_gpus = [int(g) for g in cat.cfg_gpus]
+        self.price = [float(c) for c in cat.cost]
+        self.spot = cat.spot.tolist()
+        # each configuration's hardware (a spot variant's: its on-demand type's), what the speed
+        # model keys its evidence by: a job runs as fast on either
+        self.hardware = cat.spot_configs() if cat.has_spot else None
+        self.spot_held = np.zeros(cat.n_vms)
+        self.spot_lost = np.zeros(cat.n_vms)
+
+    def node_vm(self) -> np.ndarray:
+        """(N,) VM type of every node slot, -1: closed."""
+        vm = np.full(self.config.nodes, -1, dtype=np.int64)
+        vm[list(self.nodes)] = [n.vm for n in self.nodes.values()]
+        return vm
+
+    def held(self) -> np.ndarray:
+        """(V,) VMs of each type open now."""
+        return np.bincount([n.vm for n in self.nodes.values()], minlength=self.catalog.n_vms)
+
+
+def savepoint(s: RunState) -> tuple[Any, ...]:
+    """What an event changes, copied so that `rollback` can undo it: O(J + N) references."""
+    jobs = dict(s.jobs)
+    fields = list(map(_JOB_VALUES, jobs.values()))
+    totals = tuple(getattr(s, k) for k in TOTALS)
+    rest = (dict(s.nodes), s.capacity, list(s.plans), s.recent_moves, s.speed_pool)
+    return jobs, fields, totals, rest, len(s.completed), len(s.id_log)
+
+
+def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
+    """Put back what `savepoint` copied: the state as it was before the event."""
+    jobs, fields, totals, rest, completed, ids = saved
+    for job, values in zip(jobs.values(), fields):
+        for f, v in zip(JOB_FIELDS, values):
+            setattr(job, f, v)
+    s.jobs = jobs
+    for k, v in zip(TOTALS, totals):
+        setattr(s, k, v)
+    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool = rest
+    s.plans = deque(plans, maxlen=PLAN_MEMORY)
+    for jid in s.log[completed:]:
+        del s.completed[jid]
+    del s.log[completed:]
+    for i in s.id_log[ids:]:
+        del s.ids[i]
+    del s.id_log[ids:]

@@ -1,0 +1,92 @@
+"""What a `RunState` looks like from outside: the P1 Instance a method solves, the status of
+every unfinished job and open node. Nothing here changes the state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from gpuaas.instance import Instance
+from gpuaas.rescheduler import budget, speed, spot_estimates
+from gpuaas.rescheduler.records import INSTANCE_VIEW, JobStatus, NodeStatus
+from gpuaas.rescheduler.state import RunState
+
+
+def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> Instance:
+    """The P1 instance of all unfinished jobs at time `at` (default: the clock): the fields
+    of `records.INSTANCE_VIEW`, whole-job times at each job's estimated speed (`speed.work`),
+    the running jobs the disruption limits pin (`budget.pinned`); configurations of VM types at
+    their capacity (and of the types `full`) are left out (inf), except each running job's
+    own; `room` says how many more VMs of each type may open."""
+    at = (s.time or 0.0) if at is None else at
+    jobs, nodes = list(s.jobs.values()), s.nodes
+    cat = s.catalog
+    arrays: dict[str, Any] = {
+        k: np.fromiter(
+            map(attrgetter(field), jobs),
+            np.int64 if k in ("current_node", "current_cfg") else np.float64,
+            len(jobs),
+        )
+        for k, field in INSTANCE_VIEW.items()
+        if k != "work"
+    }
+    arrays["pinned"] = budget.pinned(s, jobs, at)
+    work = (
+        np.array([speed.work(s, j) if j.observed or j.measured else j.work for j in jobs])
+        if jobs
+        else np.zeros((0, cat.n_configs))
+    )
+    full = sorted({*spot_estimates.full(s), *full}) if s.capacity else sorted(full)
+    if full and jobs:
+        work = work.copy()
+        off = np.isin(cat.cfg_vm, full)
+        own = arrays["current_cfg"]
+        keep = work[np.arange(len(jobs)), np.maximum(own, 0)]
+        work[:, off] = np.inf
+        work[own >= 0, own[own >= 0]] = keep[own >= 0]
+    return Instance(
+        catalog=cat,
+        nodes=s.config.nodes,
+        job_ids=tuple(s.jobs),
+        work=work,
+        time=at,
+        H=s.H,
+        mu=s.mu,
+        rho=s.rho,
+        overhead=s.config.overhead,
+        startup=s.config.startup,
+        hazard=spot_estimates.hazard(s) if cat.has_spot else None,
+        outage=spot_estimates.outage(s) if cat.has_spot else None,
+        room=spot_estimates.room(s, full),
+        ready=[nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
+        **arrays,
+    )
+
+
+def unfinished(s: RunState) -> list[JobStatus]:
+    """A `JobStatus` per unfinished job, in submission order; a running job's `eta` is when it
+    ends at its estimated speed where it runs (`speed`: its estimated actual / predicted time
+    there)."""
+    vm, gpus, nodes = s.cfg_vm, s.cfg_gpus, s.nodes
+    now = s.time or 0.0
+    out = []
+    make = JobStatus._make
+    for j in s.jobs.values():
+        c = j.cfg
+        if c < 0:
+            out.append(make((j.id, j.progress, -1, -1, None, None, None, j.start, None, None)))
+            continue
+        ready = nodes[j.node].ready
+        r = speed.ratio(s, j, c) if j.observed or j.measured else 1.0  # `estimate`'s None
+        eta = max(now, ready) + float(j.work[c]) * r * (1.0 - j.progress)
+        out.append(make((j.id, j.progress, j.node, c, vm[c], gpus[c], ready, j.start, eta, r)))
+    return out
+
+
+def open_nodes(s: RunState) -> list[NodeStatus]:
+    """A `NodeStatus` per open physical node, in node order."""
+    names = s.catalog.vm_names
+    return [NodeStatus(p, names[n.vm], n.ready) for p, n in s.nodes.items()]
