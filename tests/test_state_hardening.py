@@ -28,7 +28,7 @@ from gpuaas.rescheduler.events import (
     Tick,
     event_from_dict,
 )
-from gpuaas.rescheduler.persistence import ADDED
+from gpuaas.rescheduler.migrations import ADDED
 
 
 def _copy(state):
