@@ -37,10 +37,12 @@ def test_milp_speed(benchmark, nodes, jobs, objective, linearisation):
         },
     )
     for k in ("status", "objective", "bound", "gap", "solver_nodes", "rows", "columns"):
-        benchmark.extra_info[k] = sol.stats[k]
+        benchmark.extra_info[k] = sol.stats.get(
+            k
+        )  # a run stopped before the solver has no solver_*
     # at a 5 % gap HiGHS stops at "gap_reached" (above gpuaas.milp.method.OPTIMAL_GAP) or
     # "optimal"; "warm_start" would mean the solver found nothing of its own in 120 s
-    assert sol.stats["status"] in ("optimal", "gap_reached", "time_limit")
+    assert sol.stats["status"] in ("optimal", "gap_reached", "time_limit"), sol.stats
     assert sol.stats["gap"] is not None and (
         sol.stats["status"] == "time_limit" or sol.stats["gap"] <= 0.05 + 1e-9
     )
