@@ -5,74 +5,51 @@ with the argument why any real schedule satisfies it):
 
 1. **Per job** (`gpuaas.per_job`): each job alone on the cloud, free to mix configurations;
    closed form, node-independent.
-2. **Capacity** (`capacity_lp`): a time-indexed LP solved by HiGHS. x_jck = fraction of job
-   j's remaining work done on configuration c in slot k; every job completes; in a slot a job
-   runs at most the slot's length after its release; the node-seconds of a slot (a job on
-   c = (v, g) fills g/G_v of a node) are at most N × the slot's length — which implies the
-   GPU-seconds row GPU-seconds ≤ N·max_v G_v·length; tardiness at least the per-job term and
-   at least ω_j·Σ x_jck·max(0, max(slot start, r_j) − due_j). The slots cover the horizon up
-   to when every job could be done (or still be running on its slowest configuration at its
-   due date) plus the time N nodes need for the least work; a last, open-ended slot takes
-   whatever any schedule does later (no capacity row there), so the LP is a relaxation
-   whatever the horizon and slot. The LP is skipped when the per-job plans never need more
+2. **Capacity** (`gpuaas.capacity_lp`, whose docstring states its rows and slots): a
+   time-indexed LP solved by HiGHS. The LP is skipped when the per-job plans never need more
    than N nodes at once (`peak_nodes`): they then satisfy every row, and its optimum is the
-   per-job bound. Each job keeps only its non-dominated
-   configurations (time, cost, node-seconds): a dominated column can be replaced by its
-   dominating one without breaking a row or raising the cost. A trace too large for one LP
-   at slots of a day is cut into groups of consecutive jobs (`capacity_groups`) whose LPs'
-   sum is a relaxation of the whole LP's; the whole trace's coarse LP is kept when small.
+   per-job bound. A trace too large for one LP at slots of a day is cut into groups of
+   consecutive jobs (`capacity_groups`) whose LPs' sum is a relaxation of the whole LP's; the
+   whole trace's coarse LP is kept when small.
 
 **Spot capacity** (`availability=`, formulations/BOUND.md §4). On a catalog with spot variants
 every spot configuration is priced at the spot price; with the availability a simulation
 replayed, known in hindsight, a job cannot use a spot type that has no capacity from its
-release on (its columns are left out, in the per-job bound too), and the node-seconds of spot
-type v in slot k are at most the integral of v's count over the slot (a row per type and slot
-whose integral is finite). Interruptions only add cost, so they are not modelled.
+release on (its columns are left out, in the per-job bound too: `spot_capacity`), and the
+capacity LP bounds the node-seconds of each spot type in each slot by its count's integral.
+Interruptions only add cost, so they are not modelled.
 
 What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
 at one configuration at a time (migrating freely and at no cost), taking the instance's
 *predicted* times — `gpuaas simulate` with noise 0 can never cost less (restart overhead and
 idle VMs only add cost); with noise, actual durations differ and a run can fall below it.
-
-At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
-whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
-and the tardiness columns' reduced costs are repaired, because every x ≤ 1), or the per-job
-bound if HiGHS holds none. The reported capacity value is that Lagrangian value even at
-optimality, so solver tolerances never push it above the LP's true optimum by more than
-floating-point rounding.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import highspy
 import numpy as np
 
 from gpuaas import checks
 from gpuaas.availability import UNLIMITED, Availability, Capacity
-from gpuaas.errors import InputError, SolverError
+from gpuaas.capacity_lp import (
+    capacity_groups,
+    capacity_lp,
+    check_slot,
+    solve_capacity,
+    whole_slot,
+)
+from gpuaas.errors import InputError
 from gpuaas.instance import Instance
-from gpuaas.milp.highs import load_lp, new_highs
-from gpuaas.milp.model import SparseLP
-from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan, share_price
+from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan
 
-#: the automatic slot is the smallest multiple of this (s) ...
-SLOT_UNIT = 3600.0
-#: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off)
-MAX_COLUMNS = 50_000
-#: a given slot may not give one job more columns than this (memory, and HiGHS would not finish)
-LIMIT_COLUMNS = 2_000_000
-#: the longest automatic slot: a trace whose LP needs longer ones to fit MAX_COLUMNS is split
-#: into groups of consecutive jobs, each group's LP on a common grid of this slot (BOUND.md)
-GROUP_SLOT = 24 * 3600.0
-#: ... and the whole trace's LP with the slot of `auto_slot` is solved too when it has at most
-#: this many x-columns: the larger of the two bounds is reported
+#: the whole trace's LP with the slot of `auto_slot` is solved too, beside its groups', when it
+#: has at most this many x-columns: the larger of the two bounds is reported
 WHOLE_COLUMNS = 500_000
 #: time limit (s) of the capacity LP when none is given
 DEFAULT_TIME_LIMIT = 120.0
@@ -289,11 +266,9 @@ def _whole(
     """The whole trace's LP at `auto_slot`'s slot (one slot over the horizon, at most), if it
     has at most WHOLE_COLUMNS x-columns and time is left: coarse, but it sees the capacity of
     the whole horizon, which groups of consecutive jobs do not share."""
-    _, _, _, n_cfg, start, end = _grid(trace, nodes, spot)
-    r = effective_release(trace)
-    L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+    L, columns = whole_slot(trace, nodes, spot)
     left = deadline - _time.perf_counter()
-    if count_columns(r, n_cfg, start, end, L) > WHOLE_COLUMNS or left <= 0:
+    if columns > WHOLE_COLUMNS or left <= 0:
         return None
     lp = capacity_lp(trace, nodes, L, spot=spot)
     value, status = solve_capacity(lp, left)
@@ -337,22 +312,6 @@ def limits(instance: Instance, spot: dict[int, Capacity] | None, plan: PerJobPla
     return any((cap.counts < UNLIMITED).any() for v, cap in spot.items() if v in types)
 
 
-def available_seconds(cap: Capacity, a: float, b: float) -> float:
-    """∫ count dt over [a, b) (inf when the count is unlimited there or b is inf and the last
-    count is not 0)."""
-    times, counts = cap.times, cap.counts
-    if b == math.inf:
-        if counts[-1] > 0:
-            return math.inf
-        b = max(a, float(times[-1]))
-    edges = np.clip(np.append(times, math.inf), a, b)
-    span = np.diff(edges)
-    used = span > 0
-    if (counts[used] >= UNLIMITED).any():
-        return math.inf
-    return float(np.sum(span[used] * counts[used]))
-
-
 def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
     """The most nodes the per-job plans occupy at once, each job running its plan from r_j on
     (first configuration, then the second), a configuration (v, g) filling g/G_v of a node.
@@ -379,391 +338,3 @@ def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
     delta = np.concatenate([rates[0], -rates[0], rates[1], -rates[1]])
     order = np.lexsort((delta, at))
     return float(np.cumsum(delta[order]).max(initial=0.0))
-
-
-# ------------------------------------------------------------------------------------------
-# The capacity LP
-# ------------------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class CapacityLP(SparseLP):
-    """The capacity LP as arrays: columns x_jck (then T_j), rows as CSR, and the slot grid.
-
-    Row families, in order: completion (J, = 1), per-job tardiness (J, >= -ω_j·D_j),
-    slot tardiness (J, >= 0), node capacity (K, <= N·slot), per-slot job time (<= length).
-    """
-
-    slot: float
-    start: (
-        float  # s_0: start of slot 0; slot k is [s_0 + k·slot, s_0 + (k+1)·slot), slot K open-ended
-    )
-    n_slots: int  # K regular slots
-    n_x: int
-    col_job: np.ndarray  # (n_x,) job of each x column
-    col_cfg: np.ndarray
-    col_slot: np.ndarray
-    col_lower: np.ndarray
-    col_upper: np.ndarray
-    col_cost: np.ndarray
-    row_lower: np.ndarray
-    row_upper: np.ndarray
-    indptr: np.ndarray  # CSR
-    indices: np.ndarray
-    data: np.ndarray
-    n_jobs: int
-
-
-def non_dominated(times: np.ndarray, *others: np.ndarray) -> np.ndarray:
-    """(J, C) mask of each job's configurations no other one beats on times and `others`.
-
-    c is dominated when some c' is no worse on every criterion and better on one, or equal on
-    all with a lower index; infinite times are never kept. Jobs are compared in chunks, so the
-    (jobs, C, C) comparisons stay small whatever J.
-    """
-    J, C = times.shape
-    out = np.zeros((J, C), dtype=bool)
-    earlier = np.arange(C)[:, None] < np.arange(C)[None, :]
-    step = max(1, 2_000_000 // max(1, C * C * (1 + len(others))))
-    for a in range(0, J, step):
-        crit = np.stack([x[a : a + step] for x in (times,) + others])  # (m, chunk, C)
-        finite = np.isfinite(crit[0])
-        # [j, c', c]: c' no worse than c on every criterion / better on one
-        le = (crit[:, :, :, None] <= crit[:, :, None, :]).all(axis=0)
-        lt = (crit[:, :, :, None] < crit[:, :, None, :]).any(axis=0)
-        beats = le & (lt | earlier[None]) & finite[:, :, None]
-        out[a : a + step] = finite & ~beats.any(axis=1)
-    return out
-
-
-def _horizon(instance: Instance, nodes: int, keep: np.ndarray, node_seconds: np.ndarray) -> float:
-    """End of the regular slots (beyond it, only the open-ended slot): the latest time a job
-    could still be running without idling — done on its fastest configuration, or still on its
-    slowest one at its due date — plus the time N nodes need for every job's least node-seconds."""
-    latest, load = _extent(instance, keep, node_seconds)
-    return float(latest.max() + load.sum() / nodes)
-
-
-def _extent(
-    instance: Instance, keep: np.ndarray, node_seconds: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per job, the latest time it could still be running without idling and its least
-    node-seconds (`_horizon`'s two terms)."""
-    r = effective_release(instance)
-    t = np.where(keep, instance.times, np.nan)
-    tmin, tmax = np.nanmin(t, axis=1), np.nanmax(t, axis=1)
-    latest = np.maximum(r + tmin, np.minimum(instance.due, r + tmax))
-    return latest, np.where(keep, node_seconds, np.inf).min(axis=1)
-
-
-def count_columns(
-    first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float
-) -> int:
-    """x-columns of the capacity LP with this slot: Σ_j n_cfg_j·(slots from r_j's to the last)."""
-    K = max(1, math.ceil((end - start) / slot - 1e-9))
-    kr = np.minimum(np.floor((first - start) / slot), K)
-    return int((n_cfg * (K - kr + 1)).sum())
-
-
-def auto_slot(
-    first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, max_columns: int = MAX_COLUMNS
-) -> float:
-    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns
-    (or one regular slot over the whole horizon, when even that has more)."""
-    columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
-    top = max(1, math.ceil((end - start) / SLOT_UNIT))  # one regular slot: the fewest columns
-    lo, hi = 1, 1
-    while hi < top and columns(hi) > max_columns:
-        lo, hi = hi + 1, min(hi * 2, top)
-    while lo < hi:  # columns(m) is non-increasing in m
-        mid = (lo + hi) // 2
-        if columns(mid) <= max_columns:
-            hi = mid
-        else:
-            lo = mid + 1
-    return hi * SLOT_UNIT
-
-
-def _grid(
-    instance: Instance, nodes: int, spot: dict[int, Capacity] | None = None
-) -> tuple[Any, ...]:
-    """(cost, node-seconds, kept configurations, their count per job) arrays and the start and
-    end of the regular slots. A configuration of a spot type with limited capacity (`spot`)
-    dominates only those of its own type: its capacity row is its own."""
-    t = instance.times
-    with np.errstate(invalid="ignore"):
-        cost, node_sec = t * share_price(instance), t * node_share(instance)
-    cfg_vm = instance.catalog.cfg_vm
-    limited = [v for v, cap in (spot or {}).items() if (cap.counts < UNLIMITED).any()]
-    if not limited:
-        keep = non_dominated(t, cost, node_sec)
-    else:
-        alone = np.isin(cfg_vm, limited)
-        keep = non_dominated(np.where(alone, np.inf, t), cost, node_sec)
-        for v in limited:
-            group = ~alone | (cfg_vm == v)
-            mine = non_dominated(np.where(group, t, np.inf), cost, node_sec)
-            keep |= mine & (cfg_vm == v)[None, :]
-    start = float(effective_release(instance).min())
-    return cost, node_sec, keep, keep.sum(axis=1), start, _horizon(instance, nodes, keep, node_sec)
-
-
-def check_slot(
-    instance: Instance, nodes: int, slot: float, spot: dict[int, Capacity] | None = None
-) -> None:
-    """InputError when `slot` would give one job more than LIMIT_COLUMNS columns of the capacity
-    LP (a group of consecutive jobs holds at least one job, `capacity_groups`)."""
-    _, _, _, n_cfg, start, end = _grid(instance, nodes, spot)
-    _check_slot(effective_release(instance), n_cfg, start, end, slot)
-
-
-def _check_slot(r: np.ndarray, n_cfg: np.ndarray, start: float, end: float, slot: float) -> None:
-    K = max(1, math.ceil((end - start) / slot - 1e-9))
-    n = int((n_cfg * (K - np.minimum(np.floor((r - start) / slot), K) + 1)).max())
-    if n > LIMIT_COLUMNS:
-        raise InputError(
-            None,
-            "slot",
-            f"{slot:g} s gives a job {n} columns of the capacity LP (at most "
-            f"{LIMIT_COLUMNS}); use a longer slot",
-        )
-
-
-def capacity_groups(
-    instance: Instance,
-    nodes: int,
-    slot: float | None = None,
-    spot: dict[int, Capacity] | None = None,
-) -> tuple[float, float, list[np.ndarray]]:
-    """(slot, start of the slot grid, groups of job indices) of the capacity LP.
-
-    The slot is `slot`, else the smallest multiple of SLOT_UNIT for which the whole LP has at
-    most MAX_COLUMNS x-columns, but at most GROUP_SLOT. When the whole LP has more columns at
-    that slot, the jobs, in release order, are cut into consecutive groups of at most
-    MAX_COLUMNS columns each (a job alone may have more), every group's LP on the same grid
-    (the one of the whole trace): the sum of the groups' LP optima is then at most the whole
-    LP's, and at least the per-job bound (BOUND.md, "Groups of consecutive jobs").
-    """
-    cost, node_sec, keep, n_cfg, start, end = _grid(instance, nodes, spot)
-    r = effective_release(instance)
-    if slot is None:
-        L = min(auto_slot(r, n_cfg, start, end, MAX_COLUMNS), GROUP_SLOT)
-    else:
-        L = float(slot)
-    if count_columns(r, n_cfg, start, end, L) <= MAX_COLUMNS:
-        return L, start, [np.arange(instance.n_jobs)]
-    latest, load = _extent(instance, keep, node_sec)
-    first = np.floor((r - start) / L)
-    order = np.argsort(r, kind="stable")
-    cuts, hi, work, s1, s2 = [0], -math.inf, 0.0, 0, 0.0
-    for at, j in enumerate(order):
-        # the group's columns with j: Σ n_cfg·(K − first + 1), K its last slot (r <= latest)
-        h, w = max(hi, latest[j]), work + load[j]
-        K = max(1, math.ceil((h + w / nodes - start) / L - 1e-9))
-        if at > cuts[-1] and (s1 + n_cfg[j]) * (K + 1) - s2 - n_cfg[j] * first[j] > MAX_COLUMNS:
-            cuts.append(at)
-            h, w, s1, s2 = latest[j], load[j], 0, 0.0
-        hi, work, s1, s2 = h, w, s1 + n_cfg[j], s2 + n_cfg[j] * first[j]
-    return L, start, np.split(order, cuts[1:])
-
-
-def capacity_lp(
-    instance: Instance,
-    nodes: int,
-    slot: float | None = None,
-    start: float | None = None,
-    spot: dict[int, Capacity] | None = None,
-) -> CapacityLP:
-    """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
-    slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
-    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups);
-    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity.
-    """
-    J = instance.n_jobs
-    t = instance.times
-    r = effective_release(instance)
-    d = instance.due
-    w = instance.weight
-    cost, node_sec, keep, n_cfg, earliest, end = _grid(instance, nodes, spot)
-    if start is None:
-        start = earliest
-    else:  # the first slot holding a release, on the given grid
-        start = float(start)
-        if slot is not None:
-            start += math.floor((earliest - start) / float(slot)) * float(slot)
-    if slot is None:
-        L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
-    else:
-        L = float(slot)
-        _check_slot(r, n_cfg, start, end, L)
-    K = max(1, math.ceil((end - start) / L - 1e-9))
-    first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
-
-    # x columns: (j, c) pairs in job order, each over slots first_j .. K (K: open-ended)
-    pj, pc = np.nonzero(keep)
-    owner, ck = _ranges(first[pj], K + 1)
-    n_x = len(ck)
-    cj, cc = pj[owner], pc[owner]
-    tt = t[cj, cc]
-    late = np.maximum(0.0, np.maximum(start + ck * L, r[cj]) - d[cj])
-    regular = ck < K
-
-    # rows: completion j, per-job tardiness J + j, slot tardiness 2J + j, capacity 3J + k,
-    # then per-slot time rows, only for (j, k) whose length after r_j is below j's longest time
-    ids = np.arange(n_x)
-    pair_job, pair_slot = _ranges(first, K)
-    cap_len = start + (pair_slot + 1) * L - np.maximum(start + pair_slot * L, r[pair_job])
-    tmax = np.where(keep, t, -np.inf).max(axis=1)
-    need = cap_len < tmax[pair_job]
-    n_pairs = np.maximum(K - first, 0)  # (j, k) pairs in job order, k = first_j .. K-1
-    pair_of = np.concatenate(([0], np.cumsum(n_pairs)[:-1]))[cj] + ck - first[cj]
-    row_of_pair = np.where(need, 3 * J + K + np.cumsum(need) - 1, -1)
-    trow = np.full(n_x, -1, dtype=np.int64)  # per-slot time row of each column, -1: none
-    trow[regular] = row_of_pair[pair_of[regular]]
-    has_t = trow >= 0
-    has_late = late > 0
-
-    rows = [cj, J + cj, 2 * J + cj[has_late], 3 * J + ck[regular], trow[has_t]]
-    cols = [ids, ids, ids[has_late], ids[regular], ids[has_t]]
-    vals = [
-        np.ones(n_x),
-        -w[cj] * tt,
-        -w[cj[has_late]] * late[has_late],
-        node_sec[cj[regular], cc[regular]],
-        tt[has_t],
-    ]
-    n_rows = 3 * J + K + int(need.sum())
-    spot_upper = []
-    cat = instance.catalog
-    for v, cap in sorted((spot or {}).items()):
-        of_v = cat.cfg_vm[cc] == v
-        for k in range(K + 1):
-            end = math.inf if k == K else start + (k + 1) * L
-            room = available_seconds(cap, start + k * L, end)
-            hit = of_v & (ck == k)
-            if math.isfinite(room) and hit.any():
-                rows.append(np.full(int(hit.sum()), n_rows))
-                cols.append(ids[hit])
-                vals.append(node_sec[cj[hit], cc[hit]])
-                spot_upper.append(room)
-                n_rows += 1
-    T_cols = n_x + np.arange(J)
-    rows += [J + np.arange(J), 2 * J + np.arange(J)]
-    cols += [T_cols, T_cols]
-    vals += [np.ones(J), np.ones(J)]
-    row_lower = np.concatenate(
-        [
-            np.ones(J),
-            -w * (d - r),
-            np.zeros(J),
-            np.full(K, -np.inf),
-            np.full(int(need.sum()), -np.inf),
-            np.full(len(spot_upper), -np.inf),
-        ]
-    )
-    row_upper = np.concatenate(
-        [
-            np.ones(J),
-            np.full(2 * J, np.inf),
-            np.full(K, nodes * L),
-            cap_len[need],
-            np.asarray(spot_upper, dtype=np.float64),
-        ]
-    )
-    R = np.concatenate(rows)
-    Cc = np.concatenate(cols)
-    V = np.concatenate(vals)
-    order = np.lexsort((Cc, R))
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(R, minlength=n_rows)))).astype(np.int64)
-    return CapacityLP(
-        slot=L,
-        start=start,
-        n_slots=K,
-        n_x=n_x,
-        col_job=cj,
-        col_cfg=cc,
-        col_slot=ck,
-        col_lower=np.zeros(n_x + J),
-        col_upper=np.concatenate([np.ones(n_x), np.full(J, np.inf)]),
-        col_cost=np.concatenate([cost[cj, cc], np.ones(J)]),
-        row_lower=row_lower,
-        row_upper=row_upper,
-        indptr=indptr,
-        indices=Cc[order].astype(np.int32),
-        data=V[order].astype(np.float64),
-        n_jobs=J,
-    )
-
-
-def _ranges(lo: np.ndarray, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated ranges lo_i .. hi-1: (owner i, value) of every element."""
-    n = np.maximum(hi - lo, 0)
-    owner = np.repeat(np.arange(len(lo)), n)
-    return owner, lo[owner] + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-
-
-def to_highs(lp: CapacityLP) -> highspy.Highs:
-    """A highspy.Highs holding `lp`, output off."""
-    h = new_highs()
-    load_lp(h, lp)
-    return h
-
-
-def solve_capacity(lp: CapacityLP, time_limit: float) -> tuple[float | None, str]:
-    """(valid lower bound or None, status) of the capacity LP solved by HiGHS within `time_limit`."""
-    h = to_highs(lp)
-    h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-    if h.run() == highspy.HighsStatus.kError:
-        raise SolverError(
-            f"HiGHS failed on the capacity LP: {h.modelStatusToString(h.getModelStatus())}"
-        )
-    ms = h.getModelStatus()
-    if ms == highspy.HighsModelStatus.kOptimal:
-        status = "optimal"
-    elif ms in (
-        highspy.HighsModelStatus.kTimeLimit,
-        highspy.HighsModelStatus.kIterationLimit,
-        highspy.HighsModelStatus.kInterrupt,
-    ):
-        status = "time_limit"
-    else:  # the LP is feasible by construction (everything may go to the last slot)
-        raise SolverError(f"HiGHS: capacity LP {h.modelStatusToString(ms)}")
-    info = h.getInfo()
-    if info.dual_solution_status == highspy.SolutionStatus.kSolutionStatusNone:
-        return None, status
-    y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
-    if len(y) != lp.n_rows or not np.isfinite(y).all():
-        return None, status
-    return dual_bound(lp, y), status
-
-
-def dual_bound(lp: CapacityLP, y: np.ndarray) -> float:
-    """The Lagrangian bound of the capacity LP at row multipliers `y` (any y: repaired first).
-
-    For min c·x, lower <= A x <= upper, col_lower <= x <= col_upper, every y gives
-    c·x >= Σ_i y_i·(A x)_i + Σ_j (c − Aᵀy)_j·x_j >= Σ_i min over the row's range of y_i·(Ax)_i
-    + Σ_j min over the column's range of (c − Aᵀy)_j·x_j, finite when y_i > 0 only on rows with a
-    lower bound, y_i < 0 only on rows with an upper bound (else set to 0), and no column with an
-    infinite upper bound has a negative reduced cost: T_j (cost 1, +1 in its two tardiness
-    rows) needs y_tard1 + y_tard2 <= 1, so both are scaled down when they exceed it.
-    """
-    y = np.array(y, dtype=np.float64)
-    y[(y > 0) & ~np.isfinite(lp.row_lower)] = 0.0
-    y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
-    J = lp.n_jobs
-    t1, t2 = y[J : 2 * J], y[2 * J : 3 * J]  # views: >= rows, so y >= 0 there already
-    s = t1 + t2
-    over = s > 1.0
-    t1[over] /= s[over]
-    t2[over] /= s[over]
-    row_of = np.repeat(np.arange(lp.n_rows), np.diff(lp.indptr))
-    reduced = lp.col_cost - np.bincount(
-        lp.indices, weights=lp.data * y[row_of], minlength=lp.n_cols
-    )
-    row_part = np.where(
-        y > 0, y * np.where(y > 0, lp.row_lower, 0.0), y * np.where(y < 0, lp.row_upper, 0.0)
-    )
-    reduced[(reduced < 0) & ~np.isfinite(lp.col_upper)] = 0.0  # rounding only, after the repair
-    neg = reduced < 0
-    col_part = np.where(neg, reduced * np.where(neg, lp.col_upper, 0.0), reduced * lp.col_lower)
-    return float(math.fsum(row_part) + math.fsum(col_part))

@@ -22,7 +22,7 @@ import platform
 import time
 from pathlib import Path
 
-from gpuaas import bounds
+from gpuaas import bounds, capacity_lp
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance, load_instance
 from gpuaas.per_job import per_job_plan
@@ -45,12 +45,12 @@ def run(trace: Instance, nodes: int, setting: str, time_limit: float) -> bounds.
     if setting == "auto":
         return bounds.bound(trace, nodes=nodes, time_limit=time_limit)
     if setting.startswith("cols="):
-        saved = bounds.MAX_COLUMNS
-        bounds.MAX_COLUMNS = int(setting.removeprefix("cols="))
+        saved = capacity_lp.MAX_COLUMNS
+        capacity_lp.MAX_COLUMNS = int(setting.removeprefix("cols="))
         try:
             return bounds.bound(trace, nodes=nodes, time_limit=time_limit)
         finally:
-            bounds.MAX_COLUMNS = saved
+            capacity_lp.MAX_COLUMNS = saved
     return bounds.bound(trace, nodes=nodes, slot=float(setting), time_limit=time_limit)
 
 

@@ -20,15 +20,13 @@ from schedule_bruteforce import cheapest_one_node_schedule
 from test_instance import BASE, CASES, _write
 
 import gpuaas
-from gpuaas import bounds
-from gpuaas.bounds import (
-    Bound,
-    bound,
+from gpuaas.bounds import Bound, bound, peak_nodes
+from gpuaas.capacity_lp import (
+    GROUP_SLOT,
     capacity_groups,
     capacity_lp,
     dual_bound,
     non_dominated,
-    peak_nodes,
     solve_capacity,
     to_highs,
 )
@@ -734,7 +732,7 @@ def test_groups_lie_between_the_per_job_bound_and_the_whole_lp(trace, slot, budg
     stays at least the per-job bound and at most the whole trace's LP on the same slot grid,
     hence below every schedule."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bounds, "MAX_COLUMNS", budget)
+        mp.setattr("gpuaas.capacity_lp.MAX_COLUMNS", budget)
         L, _, groups = capacity_groups(trace, trace.nodes, slot)
         grouped = bound(trace, slot=slot)
     assert L == slot and sorted(np.concatenate(groups).tolist()) == list(range(trace.n_jobs))
@@ -748,7 +746,7 @@ def test_groups_lie_between_the_per_job_bound_and_the_whole_lp(trace, slot, budg
 def test_groups_follow_releases_within_the_column_budget(monkeypatch):
     """Each group is a run of consecutive releases whose LP has at most MAX_COLUMNS columns
     (a single job may have more), and every job is in exactly one."""
-    monkeypatch.setattr(bounds, "MAX_COLUMNS", 20_000)
+    monkeypatch.setattr("gpuaas.capacity_lp.MAX_COLUMNS", 20_000)
     trace = load_instance(SMALL)
     L, start, groups = capacity_groups(trace, 1, 3600.0)
     assert len(groups) > 1 and start == trace.release.min()
@@ -763,12 +761,12 @@ def test_groups_follow_releases_within_the_column_budget(monkeypatch):
 def test_large_trace_reports_the_better_of_groups_and_the_whole_lp(monkeypatch):
     """When the whole LP needs slots over GROUP_SLOT, both the groups (1-day grid) and the whole
     trace's coarse LP are solved and the larger bound is reported; progress names each step."""
-    monkeypatch.setattr(bounds, "MAX_COLUMNS", 5_000)
+    monkeypatch.setattr("gpuaas.capacity_lp.MAX_COLUMNS", 5_000)
     trace = load_instance(SMALL)
     steps = []
     result = bound(trace, nodes=1, progress=steps.append)
     L, start, groups = capacity_groups(trace, 1)
-    assert L == bounds.GROUP_SLOT and len(groups) > 1
+    assert L == GROUP_SLOT and len(groups) > 1
     whole, _ = solve_capacity(capacity_lp(trace, 1), 60.0)
     grouped = bound(trace, nodes=1, slot=L)
     assert result.bound == pytest.approx(max(whole, grouped.bound), rel=1e-12)

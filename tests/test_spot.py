@@ -319,7 +319,7 @@ def test_cli_simulate_spot_and_availability(tmp_path):
 
 
 def test_available_seconds_integrates_the_count():
-    from gpuaas.bounds import available_seconds
+    from gpuaas.capacity_lp import available_seconds
 
     cap = Capacity([0.0, 100.0, 300.0], [2, 0, 1])
     assert available_seconds(cap, 0.0, 100.0) == 200.0

@@ -1,9 +1,12 @@
 """The P1 MILP (paper §3.1), split as PyPSA splits its optimisation (variables, constraints,
 optimize): one module per concept, each importing only those before it.
 
-- `model`: P1 as arrays — `build_model` with one `define_*` per variable family and one
-  `constrain_P1*` per row family (rows named `P1x_<indices>`, `formulations/P1.md`), and the
-  map between columns and a Solution (`solution_columns`, `decode`);
+- `builder`: the `Builder` that accumulates columns and named row families as arrays;
+- `variables`: one `define_*` per variable family of P1 and P1$;
+- `constraints`: one `constrain_*` per row family (rows named `P1x_<indices>`,
+  `formulations/P1.md`);
+- `model`: P1 as arrays — `build_model` calling them, and the map between columns and a
+  Solution (`solution_columns`, `decode`);
 - `highs`: the HiGHS backend (highspy; a time limit that holds; LP / MPS files);
 - `pulp_solvers`: the PuLP backend (CBC, Gurobi, ... fed the same model as MPS);
 - `method`: the `milp` method (options, warm start, the checked Solution).

@@ -23,7 +23,8 @@ import numpy as np
 
 from gpuaas.errors import InputError, SolverError
 from gpuaas.files import write_atomic
-from gpuaas.milp.model import INF, P1Model, SparseLP
+from gpuaas.milp.builder import INF
+from gpuaas.milp.model import P1Model, SparseLP
 
 _scheduler_threads: dict[int, int] = {}  # Python thread id -> HiGHS thread count it initialised
 
