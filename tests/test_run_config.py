@@ -59,6 +59,7 @@ def test_cell_holds_its_run_and_comes_back_from_its_row() -> None:
             "max_moves": [1],
             "moves_per_hour": [4],
             "overhead": [300],
+            "catalog": "aws-us-east-1",  # spot needs a catalog with spot prices
             "spot": ["model:rate=2"],
             "checkpoint": 600,
             "notice": 30,
@@ -70,7 +71,7 @@ def test_cell_holds_its_run_and_comes_back_from_its_row() -> None:
     assert cell.config.nodes == 2 and cell.config.availability.endswith(",seed=1001")
     assert cell.key == (
         "high-N2-J20-t1-incremental-s1-x1-noise0.1-lognormal-moves1-mph4-ovh300-up120-tick1800"
-        "-spot" + cell.key.split("-spot")[1]
+        "-aws-us-east-1-spot" + cell.key.split("-spot")[1]
     )
     assert cell.key.endswith("-ckpt600-notice30")
     row = cell.params()
