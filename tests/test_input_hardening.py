@@ -82,7 +82,8 @@ def test_spot_campaign_on_a_catalog_without_spot_prices(tmp_path, where):
     with pytest.raises(Exception) as err:
         load_spec(spec)
     assert str(err.value) == (
-        f"{spec}: spot: catalog azure-2021 has no VM type with a spot price"
+        f"{spec}: spot: catalog azure-2021 has no VM type with a spot price (spot_per_hour); "
+        "use a catalog with them (gpuaas catalogs, column spot)"
     ), str(err.value)
     spec.write_text(head + "methods: [incremental]\n")
     assert load_spec(spec).catalog  # without the axis the same spec loads

@@ -52,16 +52,17 @@ def load_availability(
     return read_trace_files(text, catalog)
 
 
-def require_spot_prices(catalog) -> None:
+def require_spot_prices(catalog, source: str | None = None, field: str = "--spot") -> None:
     """Refuse spot capacity on a catalog without a spot price (`spot_per_hour`): no VM type
     could run on spot, and the run would be an on-demand one that says it used spot. The
-    commands (`--spot`, `--availability`) call it and a campaign spec with a `spot` axis
-    checks the same (`gpuaas.experiments.spec`); the `Simulator` API still runs such a catalog
-    "with spot" as on demand (the smoke grid runs the spot methods so)."""
+    commands (`--spot`, `--availability`) call it, and so does a campaign spec with a `spot`
+    axis (`source`: the spec file, `field` "spot"); the `Simulator` API still runs such a
+    catalog "with spot" as on demand (the smoke grid runs the spot methods so)."""
+    catalog = catalog.without_spot()
     if not any(math.isfinite(p) for p in catalog.spot_per_hour):
         raise InputError(
-            None,
-            "--spot",
+            source,
+            field,
             f"catalog {catalog.name} has no VM type with a spot price (spot_per_hour); "
             "use a catalog with them (gpuaas catalogs, column spot)",
         )

@@ -35,7 +35,7 @@ def require_spot_catalog(trace: Instance, spot: bool, availability: str | None) 
     if spot or availability is not None:
         from gpuaas.availability import require_spot_prices
 
-        require_spot_prices(trace.catalog.without_spot())
+        require_spot_prices(trace.catalog)
 
 
 @cli.command()

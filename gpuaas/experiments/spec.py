@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,11 +333,10 @@ def parse_spec(
         else [load_catalog(name, source) for name in catalog]
     )
     if any(v is not None for v in grid["availability"]):
-        for cat in catalogs:  # spot on a catalog without spot prices would run on demand
-            if not cat.has_spot and not any(math.isfinite(p) for p in cat.spot_per_hour):
-                raise InputError(
-                    source, "spot", f"catalog {cat.name} has no VM type with a spot price"
-                )
+        from gpuaas.availability import require_spot_prices
+
+        for cat in catalogs:
+            require_spot_prices(cat, source, "spot")
     exclude = _exclude(data.get("exclude", []), source)
     per_trace = sum(len(multipliers.get(m, (1,))) for m in methods) * len(solver_seeds or (1,))
     cells = (len(given) or len(catalog) * len(arrivals) * len(nodes) * len(seeds)) * per_trace

@@ -169,7 +169,8 @@ def milp(
     if mip_start is None:
         mip_start = MIP_START[objective]
     stats["mip_start"] = warm is not None and bool(mip_start)
-    start_values = solution_columns(model, warm) if stats["mip_start"] else None
+    warm_values = None if warm is None else solution_columns(model, warm)
+    start_values = warm_values if stats["mip_start"] else None
     build = _time.perf_counter() - start
     left = (
         None if deadline is None else deadline - _time.perf_counter() - RESERVE * float(time_limit)
@@ -244,20 +245,14 @@ def milp(
     # without a MIP start the solver may end worse than the warm start, the answer to beat (in
     # the model's objective, which the literal P1 rows make differ from f_OBJ)
     theirs = float(model.col_cost @ res["values"]) + model.offset
-    if warm is not None and (
-        float(model.col_cost @ solution_columns(model, warm)) + model.offset
-        < theirs - 1e-9 * max(1.0, abs(theirs))
+    if warm_values is not None and (
+        float(model.col_cost @ warm_values) + model.offset < theirs - 1e-9 * max(1.0, abs(theirs))
     ):
         found = f"{solver_name}: its best ({theirs:.6g}) is worse than the warm start"
         if status in ("optimal", "gap_reached"):  # the bound proves the better one too
             return _finish(warm, status, res["bound"], start, stats, found)
         return _finish(warm, "warm_start", res["bound"], start, stats, found)
     return _finish(sol, status, res["bound"], start, stats, None)
-
-
-def _solved(sol: Solution, stats: dict[str, Any]) -> float:
-    """The objective `milp` solves (`stats["objective_function"]`) of `sol`."""
-    return sol.f_obj if stats["objective_function"] == "p1a" else sol.objective
 
 
 def _finish(
@@ -269,7 +264,7 @@ def _finish(
     fallback: str | None,
 ) -> Solution:
     """The returned Solution with its stats: the objective solved, bound and gap, status, seconds."""
-    objective = _solved(sol, stats)
+    objective = sol.f_obj if stats["objective_function"] == "p1a" else sol.objective
     if bound is not None and math.isfinite(bound):
         bound = min(bound, objective)
         gap_now = (objective - bound) / abs(objective) if objective != 0 else 0.0
