@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuaas import checks
 from gpuaas.availability.capacity import Availability, Capacity
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json, read_text
@@ -83,12 +84,7 @@ def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
             "(gpuaas.limits)",
         )
     for i, v in enumerate(data):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise InputError(source, f"data[{i}]", f"must be an integer >= 0, got {brief(v)}")
-        if v > MAX_COUNT:
-            raise InputError(
-                source, f"data[{i}]", f"must be <= {MAX_COUNT} (gpuaas.limits), got {brief(v)}"
-            )
+        checks.integer(v, f"data[{i}]", source, minimum=0, maximum=MAX_COUNT, limit=True)
     if not 0.0 <= start < length:
         raise InputError(source, "start", f"must be in [0, {length:g}) s, got {start!r}")
     first = int(start // gap)
