@@ -404,7 +404,7 @@ def check_job(
     characters); release in [0, MAX_SECONDS]; due within ±MAX_SECONDS; weight in [0, MAX_WEIGHT]; progress in [0, 1);
     whole-job times `work` inf (cannot run) or in [MIN_SECONDS, MAX_SECONDS], one at least
     finite. InputError naming `where` and, with `catalog`, the VM type and GPU count."""
-    _check_id(job.id, source, where)
+    check_id(job.id, source, where)
     at = f"{where} ({job.id})"
     checks.number(job.release, f"{at}.release", source, minimum=0.0, maximum=MAX_SECONDS)
     checks.number(job.due, f"{at}.due", source, minimum=-MAX_SECONDS, maximum=MAX_SECONDS)
@@ -430,8 +430,9 @@ def check_job(
         raise InputError(source, f"{at}.work", "no configuration can run the job")
 
 
-def _check_id(jid: Any, source: str | None, where: str) -> None:
-    """A job id: a non-empty string of at most `MAX_ID` characters."""
+def check_id(jid: Any, source: str | None, where: str) -> None:
+    """A job id: a non-empty string of at most `MAX_ID` characters (jobs submitted, saved and
+    completed alike)."""
     if not isinstance(jid, str) or not jid:
         raise InputError(source, f"{where}.id", f"must be a non-empty string, got {brief(jid)}")
     if len(jid) > MAX_ID:
@@ -453,7 +454,7 @@ def parse_job(
         if req not in job:
             raise InputError(source, f"{where}.{req}", "missing required field")
     jid = job["id"]
-    _check_id(jid, source, where)
+    check_id(jid, source, where)
     at = f"{where} ({jid})"
     progress = checks.number(job.get("progress", 0.0), f"{at}.progress", source, minimum=0.0)
     if progress >= 1.0:

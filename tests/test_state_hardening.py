@@ -417,7 +417,7 @@ RESTORE_CASES = [
     ),
     (
         lambda s: s["completed"][0].update(id="x" * 10**7),
-        "completed[0].id: must be a non-empty string of at most 1000 characters",
+        "completed[0].id: 10000000 characters; at most 1000 (gpuaas.limits)",
     ),
     (
         lambda s: s["completed"][0].update(completion=0.0, jct=0.0, waiting=0.0, running=0.0),

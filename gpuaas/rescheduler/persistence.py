@@ -40,7 +40,7 @@ import numpy as np
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, StateError, brief
-from gpuaas.instance import JobSpec, _check_placements, parse_job, times_object, work_list
+from gpuaas.instance import JobSpec, _check_placements, check_id, parse_job, times_object, work_list
 from gpuaas.limits import HORIZON, MAX_COUNT, MAX_ID, MAX_JOBS, MAX_MONEY
 from gpuaas.rescheduler import spot_estimates
 from gpuaas.rescheduler.events import TIME_TOL
@@ -496,8 +496,7 @@ def _completed(at: str, d: Any, clock: float | None, tol: float) -> dict[str, An
     unknown = sorted(set(d) - set(COMPLETED_FIELDS), key=str)
     if unknown:
         _fail(f"{at}.{unknown[0]}", "unknown field of a completion record")
-    if not isinstance(d["id"], str) or not d["id"] or len(d["id"]) > MAX_ID:
-        _fail(f"{at}.id", f"must be a non-empty string of at most {MAX_ID} characters")
+    check_id(d["id"], None, at)
     for k in COMPLETED_FIELDS[1:]:
         if k in ("migrations", "preemptions", "interruptions"):
             checks.integer(d[k], f"{at}.{k}", minimum=0)
