@@ -187,13 +187,14 @@ class Execution:
 
 
 class Ticks:
-    """Producer: a `Tick` `tick` seconds after the last event while jobs are unfinished."""
+    """Producer: a `Tick` `tick` seconds after the last rescheduling point while jobs are
+    unfinished (a change of spot capacity that changed nothing is not one: `Plan.replanned`)."""
 
     def __init__(self, tick: float) -> None:
         self.tick = tick
 
     def next_time(self, sim: Simulator) -> float:
-        return sim.clock + self.tick if sim.clock is not None and sim.busy else math.inf
+        return sim.point + self.tick if sim.point is not None and sim.busy else math.inf
 
     def events(self, sim: Simulator, t: float) -> list[Event]:
         return [Tick(t)] if t >= self.next_time(sim) else []

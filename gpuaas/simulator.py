@@ -69,6 +69,7 @@ from gpuaas.rescheduler import (
     Completion,
     Interruption,
     Plan,
+    ProgressReport,
     Rescheduler,
     Submission,
     Tick,
@@ -185,6 +186,7 @@ class Simulator:
                     f"({EVENTS_PER_JOB} per job, gpuaas.limits); replay a coarser availability",
                 )
         self.clock: float | None = None
+        self.point: float | None = None
         self.solver_seconds: list[float] = []
         self.solver_cpu_seconds = 0.0
         self.idle = 0
@@ -208,11 +210,17 @@ class Simulator:
         if self.clock is not None:
             t = max(t, self.clock)
         events = [e for p in self.producers for e in p.events(self, t)]
+        if all(isinstance(e, (CapacityChange, ProgressReport)) for e in events):
+            # a change of spot capacity alone: the progress measured is told at the next
+            # point, as a run without spot would (`Rescheduler.handle`, quiet points)
+            events = [e for e in events if not isinstance(e, ProgressReport)]
         if self.clock is not None:
             lost = sorted({e.node for e in events if isinstance(e, Interruption)})
             self._log_interval(self.clock, t, lost)
         plan = self.rescheduler.handle(events or [Tick(t)])
         self.clock = t
+        if plan.replanned:
+            self.point = t  # the last rescheduling point: the next tick counts from it
         if plan.jobs:
             self.solver_seconds.append(plan.solver_seconds)
             self.solver_cpu_seconds += plan.solver_cpu_seconds

@@ -383,7 +383,7 @@ def test_a_format_4_state_migrates_its_ids():
     sample = json.loads((DATA / "rescheduler-state-v4.json").read_text())
     r = Rescheduler.restore(sample["state"])
     state = r.state()
-    assert state["version"] == STATE_VERSION == 5
+    assert state["version"] == STATE_VERSION == 6
     assert [i for i, _ in state["ids"]] == [f"e{k}" for k in range(4, 12)]
     plan = r.handle(event_from_dict(sample["event"]))
     want = {k: v for k, v in sample["plan"].items() if k != "objective"}

@@ -70,10 +70,21 @@ def bucket_rate(bucket: str) -> float:
     return -math.log1p(-BUCKET_FRACTION[bucket]) / HOURS_PER_MONTH
 
 
+def bucket_rate_of(vm: str) -> float:
+    """Interruptions per VM-hour of a spot VM of type `vm` while its type has capacity: its
+    Spot Advisor bucket's rate (`DEFAULT_BUCKET` for a type without one)."""
+    return bucket_rate(spot_advisor_buckets().get(vm, DEFAULT_BUCKET))
+
+
+def spell_params(vm: str) -> tuple[float, float]:
+    """(spells per available hour, mean spell hours) of type `vm` under the model's defaults."""
+    return SPELL_RATE, SPELL_MEAN
+
+
 def default_rate(vm: str) -> float:
     """Interruptions per hour of a spot VM of type `vm` held under the model's defaults: its
     Spot Advisor bucket's rate plus the unavailable spells' (each interrupts every VM held)."""
-    return bucket_rate(spot_advisor_buckets().get(vm, DEFAULT_BUCKET)) + SPELL_RATE
+    return bucket_rate_of(vm) + spell_params(vm)[0]
 
 
 @lru_cache(maxsize=1)

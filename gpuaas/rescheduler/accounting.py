@@ -13,6 +13,8 @@ a lost VM (`Interruption`) loses besides the work since its last checkpoint, cou
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from gpuaas.reconfiguration import gpu_share_price, lost_work, lost_work_cost, since_checkpoint
@@ -86,9 +88,10 @@ def lose_work(s: RunState, job: Job, extra: float = 0.0) -> float:
     return lost
 
 
-def interrupt(s: RunState, p: int) -> list[InterruptedJob]:
+def interrupt(s: RunState, p: int, drops: Collection[int] = ()) -> list[InterruptedJob]:
     """Node p's VM is gone: its jobs lose the work since their last checkpoint and the
-    restart's, and wait; it closes (a spot type's interruption counted for its rate)."""
+    restart's, and wait; it closes (a spot type's interruption counted for its held VMs' rate,
+    unless its capacity drops at this instant, `drops`: the drop's rate counts it)."""
     out = []
     for job in s.jobs.values():
         if job.node == p and job.cfg >= 0:
@@ -106,7 +109,7 @@ def interrupt(s: RunState, p: int) -> list[InterruptedJob]:
             out.append(InterruptedJob(job.id, p, s.cfg_vm[c], s.cfg_gpus[c], lost))
             job.node, job.cfg = -1, -1
     v = s.nodes.pop(p).vm
-    if s.spot[v]:
+    if s.spot[v] and v not in drops:
         lost_vms = s.spot_lost.copy()
         lost_vms[v] += 1
         s.spot_lost = lost_vms

@@ -40,8 +40,12 @@ from gpuaas.rescheduler.state import RunState
 from gpuaas.solution import Solution
 
 
-def reschedule(s: RunState, at: float) -> Plan:
-    """Solve and apply at `at` (the events applied); the clock and event count move on."""
+def reschedule(s: RunState, at: float, quiet: bool = False) -> Plan:
+    """Solve and apply at `at` (the events applied); the clock and event count move on.
+
+    `quiet`: the point is only a change of spot capacity while no spot VM is held; a solution
+    that holds none either is not applied (`unchanged`): spot capacity changes a decision only
+    by being used, so a run whose spot never pays is the run without spot."""
     method = s.config.method
     inst = view.instance(s, at)
     seconds = cpu = 0.0
@@ -49,6 +53,8 @@ def reschedule(s: RunState, at: float) -> Plan:
     if inst.n_jobs:
         seed = int(np.random.SeedSequence([s.config.seed, s.events]).generate_state(1)[0])
         sol, seconds, cpu = solve_checked(s, inst, at, seed)
+        if quiet and not holds_spot(s, sol.node_vm):
+            return unchanged(s, inst, at, seconds, cpu)
         running = inst.current_cfg >= 0
         moving = np.flatnonzero(moved(inst, sol.job_node, sol.job_cfg) & running)
         if left is not None and len(moving) > left:
@@ -57,6 +63,8 @@ def reschedule(s: RunState, at: float) -> Plan:
             inst = budget.cut(inst, moving, left)
             sol, more, more_cpu = solve_checked(s, inst, at, seed)
             seconds, cpu = seconds + more, cpu + more_cpu
+    elif quiet:
+        return unchanged(s, inst, at, seconds, cpu)
     else:
         sol = Solution.empty(inst, method)
     plan = apply(s, sol, at, inst)
@@ -64,6 +72,29 @@ def reschedule(s: RunState, at: float) -> Plan:
     plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
     s.time = at
     s.events += 1
+    return plan
+
+
+def holds_spot(s: RunState, node_vm: np.ndarray) -> bool:
+    """Some node of `node_vm` (-1: closed) is a spot VM."""
+    return bool(s.catalog.spot[node_vm[node_vm >= 0]].any())
+
+
+def unchanged(s: RunState, inst: Instance, at: float, seconds: float, cpu: float) -> Plan:
+    """The plan of a quiet point (`reschedule`): nothing changes; the clock moves to `at`, the
+    event count does not (the seeds of later points are the run's without spot)."""
+    jobs = list(s.jobs.values())
+    kept = Solution(inst, s.node_vm(), inst.current_node, inst.current_cfg)
+    plan = Plan(
+        time=at,
+        method=s.config.method,
+        objective=lambda: kept.objective,
+        next_tick=at + s.config.interval(s.H),
+        replanned=False,
+    )
+    plan.nodes, plan.jobs = target(s, jobs)
+    plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
+    s.time = at
     return plan
 
 

@@ -199,12 +199,16 @@ class Rescheduler:
                 speed.throughput(s, s.jobs[jid], seconds)
             for jid in done:
                 accounting.finish(s, jid, at)
-            interrupted = [a for p in lost for a in accounting.interrupt(s, p)]
+            drops = spot_estimates.dropping(s, capacity)
+            interrupted = [a for p in lost for a in accounting.interrupt(s, p, drops)]
             if capacity:
                 spot_estimates.set_capacity(s, at, capacity)
             for job in new:
                 s.jobs[job.id] = job
-            plan = apply.reschedule(s, at)
+            # only spot capacity changed, and no spot VM is held: a point only if spot is used
+            quiet = bool(capacity) and len(capacity) == len(evs) and not lost
+            quiet = quiet and not apply.holds_spot(s, s.node_vm())
+            plan = apply.reschedule(s, at, quiet=quiet)
             plan.submitted = [j.id for j in new]
             plan.completed = done
             plan.interrupted = interrupted

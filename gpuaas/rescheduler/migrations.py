@@ -15,7 +15,7 @@ from gpuaas import checks
 from gpuaas.errors import InputError, StateError, brief
 from gpuaas.run_config import RunConfig
 
-STATE_VERSION = 5
+STATE_VERSION = 6
 
 #: the fields each format added, by the object they are in (a state labelled an earlier
 #: version that has one was written in a later format: migrating it would wipe them, so it is
@@ -40,6 +40,7 @@ ADDED = {
         "completed": ("interrupted_work",),
     },
     5: {"state": ("ids",), "live": ("ids",)},
+    6: {"live": ("market",)},
 }
 
 
@@ -171,8 +172,16 @@ def _from_v4(s: Mapping[str, Any]) -> dict[str, Any]:
     return {**s, "version": 5, "live": live, "ids": [[i, d] for i, d in ids.items()]}
 
 
+def _from_v5(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 5 (no record of what each type's capacity did): none yet, so the capacity-drop
+    rates start from the model's (`spot_estimates.market_rate`)."""
+    live = _object(5, "live", s["live"])
+    _not_later(5, ("live",), "live", live)
+    return {**s, "version": 6, "live": {**live, "market": {}}}
+
+
 #: version -> the function turning a state of that version into one of the next
-MIGRATIONS = {2: _from_v2, 3: _from_v3, 4: _from_v4}
+MIGRATIONS = {2: _from_v2, 3: _from_v3, 4: _from_v4, 5: _from_v5}
 
 
 def migrate(state: Any) -> Mapping[str, Any]:

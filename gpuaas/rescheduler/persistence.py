@@ -1,6 +1,6 @@
 """How a Rescheduler's state is saved, checked, migrated and restored, and how a job enters it.
 
-A state (format `STATE_VERSION` 5) has four parts, so that a service saves each as often as it
+A state (format `STATE_VERSION` 6) has four parts, so that a service saves each as often as it
 changes and an event costs the same however many jobs completed or events came before:
 
 - ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
@@ -10,7 +10,8 @@ changes and an event costs the same however many jobs completed or events came b
   evidence (`speed.pool`), the open nodes, the capacity of VM types, the spot VM-seconds held
   and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
   spot capacity outages seen per type (`outages`: seconds out, outages, the current one's
-  start), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
+  start), what each type's capacity did (`market`: seconds with capacity, drops, the current
+  stretch's start, the count; the capacity-drop rate), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
   redelivered events and the number of completion records and of event ids (so that a restore
   knows the logs it gets are whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
@@ -174,6 +175,7 @@ def live_state(s: RunState) -> dict[str, Any]:
         for v in np.flatnonzero(s.spot_held + s.spot_lost)
     }
     live["outages"] = {names[v]: list(o) for v, o in s.outage.items()}
+    live["market"] = {names[v]: list(m) for v, m in s.market.items()}
     live["jobs"] = [job(j) for j in s.jobs.values()]
     live["plans"] = list(s.plans)
     live["completed"] = len(s.completed)
@@ -255,6 +257,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             "capacity",
             "spot_held",
             "outages",
+            "market",
             "jobs",
             "plans",
         ),
@@ -302,6 +305,18 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             checks.number(o[0], f"{at}[0]", minimum=0.0),
             checks.integer(o[1], f"{at}[1]", minimum=0),
             checks.optional_number(o[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
+        )
+    for vm, m in _fields("live.market", live["market"], ()).items():
+        at = f"live.market.{vm}"
+        if vm not in cat.vm_names:
+            _fail(at, "not a VM type of the catalog")
+        if not isinstance(m, list) or len(m) != 4:
+            _fail(at, f"must be [seconds, drops, start or null, count or null], got {brief(m)}")
+        s.market[cat.vm_index(vm)] = (
+            checks.number(m[0], f"{at}[0]", minimum=0.0, maximum=HORIZON),
+            checks.number(m[1], f"{at}[1]", minimum=0.0, maximum=float(MAX_COUNT)),
+            checks.optional_number(m[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
+            None if m[3] is None else checks.integer(m[3], f"{at}[3]", minimum=0),
         )
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])

@@ -409,6 +409,9 @@ class Plan:
     solver_cpu_seconds: float = 0.0  # process CPU time of the whole solve call
     next_tick: float = math.inf  # when to call tick() if nothing else happens
     interrupted: list[InterruptedJob] = field(default_factory=list)
+    # False: a change of spot capacity that changed no decision (`apply.reschedule`, quiet):
+    # not a rescheduling point, the plan is the last one's
+    replanned: bool = True
 
     @property
     def changes(self) -> int:
@@ -418,11 +421,12 @@ class Plan:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able dictionary of the plan (`interrupted` only when a VM was lost)."""
+        """JSON-able dictionary of the plan (`interrupted` only when a VM was lost, `replanned`
+        only when False)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if f.name == "interrupted" and not v:
+            if (f.name == "interrupted" and not v) or (f.name == "replanned" and v):
                 continue
             out[f.name] = [_plain(a) for a in v] if isinstance(v, list) else v
         return out

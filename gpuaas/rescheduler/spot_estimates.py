@@ -1,12 +1,22 @@
 """Spot capacity (`RunConfig.spot`, docs/spot.md): what the run has seen of it, as the methods see it.
 
 The catalog gets its spot variants, VM types at the spot price that `Interruption` events take
-away (`accounting.interrupt`) and `CapacityChange` events limit. Methods see each spot type's
-interruption rate (`Instance.hazard`, `hazard`), estimated from the VM-hours held and the
-interruptions seen from the availability model's default rate as a prior; how long a type out
-of capacity is expected to stay out (`Instance.outage`, `outage`), from the outages seen; and
-how many VMs of each type may still open (`Instance.room`, `room`). A method blind to VM counts
-is solved again without the types it overfilled (`apply.solve` with `over_capacity`).
+away (`accounting.interrupt`) and `CapacityChange` events limit. Methods see, per spot type:
+
+- its interruption rate per VM held (`Instance.hazard`, `hazard`): the capacity's own
+  behaviour, learned from the `CapacityChange` events whether or not the run holds its VMs
+  (drops of the count per hour with capacity, a drop from k to k' counted (k - k') / k, the
+  share of the VMs held it takes), plus interruptions of held VMs while the count stays
+  (VM-hours held, the type's Spot Advisor rate as a prior); each shrunk toward the
+  availability model's value by a prior of `PRIOR_DROPS` drops and `PRIOR_HOURS` VM-hours.
+  A type never told its capacity: every interruption of its held VMs, from the model's whole
+  rate (Spot Advisor plus spells) as a prior;
+- how long a type out of capacity is expected to stay out (`Instance.outage`, `outage`), from
+  the outages seen;
+- how many VMs of each type may still open (`Instance.room`, `room`).
+
+A method blind to VM counts is solved again without the types it overfilled (`apply.solve`
+with `over_capacity`).
 """
 
 from __future__ import annotations
@@ -16,8 +26,10 @@ import numpy as np
 from gpuaas.rescheduler.state import RunState
 from gpuaas.solution import Solution
 
-#: the prior of the interruption-rate estimate: this many VM-hours at the model's default rate
+#: the prior of the interruption-rate estimate of held VMs: this many VM-hours at the model's rate
 PRIOR_HOURS = 10.0
+#: the prior of the capacity-drop rate: this many drops at the model's spell rate
+PRIOR_DROPS = 1.0
 
 
 def set_capacity(s: RunState, at: float, capacity: dict[int, int | None]) -> None:
@@ -31,6 +43,15 @@ def set_capacity(s: RunState, at: float, capacity: dict[int, int | None]) -> Non
         elif k != 0 and since is not None:
             out[v] = (seconds + at - since, n + 1, None)
     s.outage = out
+    market = dict(s.market)
+    for v, k in capacity.items():
+        seconds, drops, since, count = market.get(v, (0.0, 0.0, None, 0))
+        if since is not None:
+            seconds += at - since
+        if count != 0 and k is not None and (count is None or k < count):
+            drops += 1.0 if count is None else (count - k) / count
+        market[v] = (seconds, drops, at if k != 0 else None, k)
+    s.market = market
     limits = {**s.capacity, **capacity}
     s.capacity = {v: k for v, k in sorted(limits.items()) if k is not None}
 
@@ -53,19 +74,53 @@ def outage(s: RunState) -> np.ndarray:
     return out
 
 
-def hazard(s: RunState) -> np.ndarray:
-    """(V,) interruptions per second of a VM held, per spot type (0 for on-demand types):
-    (PRIOR_HOURS x the model's default rate + interruptions seen) / (PRIOR_HOURS + hours
-    held), a Gamma-Poisson estimate that starts at the default rate
-    (`gpuaas.availability.model.default_rate`) and follows what this run sees."""
-    from gpuaas.availability.model import default_rate
+def dropping(s: RunState, capacity: dict[int, int | None]) -> set[int]:
+    """The types whose count `capacity` lowers: their VMs lost at that instant are the drop's
+    (`market_rate`), not interruptions of held VMs."""
+    out = set()
+    for v, k in capacity.items():
+        count = s.market.get(v, (0.0, 0.0, None, 0))[3]
+        if count != 0 and k is not None and (count is None or k < count):
+            out.add(v)
+    return out
 
+
+def market_rate(s: RunState, v: int, at: float) -> float:
+    """Capacity drops per hour with capacity of type `v` (told its capacity), as shares of
+    the VMs held: (PRIOR_DROPS + drops seen) / (PRIOR_DROPS / the model's spell rate + hours
+    with capacity seen), a Gamma-Poisson estimate (censored at `at`: the current stretch
+    counts)."""
+    from gpuaas.availability.model import spell_params
+
+    cat = s.catalog
+    rate = spell_params(cat.vm_names[cat.base[v]])[0]
+    seconds, drops, since, _ = s.market[v]
+    if since is not None:
+        seconds += max(0.0, at - since)
+    if rate <= 0:
+        return drops / (seconds / 3600.0) if drops else 0.0
+    return (PRIOR_DROPS + drops) / (PRIOR_DROPS / rate + seconds / 3600.0)
+
+
+def hazard(s: RunState, at: float | None = None) -> np.ndarray:
+    """(V,) interruptions per second of a VM held, per spot type (0 for on-demand types), at
+    `at` (default: the clock): the capacity drops' rate (`market_rate`) plus the held VMs'
+    own, (PRIOR_HOURS x the Spot Advisor rate + interruptions seen outside drops) /
+    (PRIOR_HOURS + hours held); for a type never told its capacity, (PRIOR_HOURS x the model's
+    whole rate + interruptions seen) / (PRIOR_HOURS + hours held) (module docstring)."""
+    from gpuaas.availability.model import bucket_rate_of, default_rate
+
+    at = (s.time or 0.0) if at is None else at
     cat = s.catalog
     out = np.zeros(cat.n_vms)
     for v in np.flatnonzero(cat.spot):
-        prior = default_rate(cat.vm_names[cat.base[v]])  # per hour
+        name = cat.vm_names[cat.base[v]]
         hours = PRIOR_HOURS + s.spot_held[v] / 3600.0
-        out[v] = (PRIOR_HOURS * prior + s.spot_lost[v]) / hours / 3600.0
+        if v in s.market:
+            own = (PRIOR_HOURS * bucket_rate_of(name) + s.spot_lost[v]) / hours
+            out[v] = (own + market_rate(s, v, at)) / 3600.0
+        else:
+            out[v] = (PRIOR_HOURS * default_rate(name) + s.spot_lost[v]) / hours / 3600.0
     return out
 
 

@@ -41,6 +41,7 @@ TOTALS = (
     "spot_held",
     "spot_lost",
     "outage",
+    "market",
 )
 
 #: a job's fields, in `JOB_FIELDS` order, as one tuple (`savepoint`)
@@ -86,6 +87,10 @@ class RunState:
     spot_lost: np.ndarray = field(init=False)  # interruptions seen per type (replaced)
     # per type: (seconds of the outages seen, outages seen, start of the one now or None)
     outage: dict[int, tuple[float, int, float | None]] = field(default_factory=dict)
+    # per type told its capacity (`spot_estimates.set_capacity`): (seconds with capacity before
+    # the last change, capacity drops seen as fractions of the count, start of the current
+    # stretch with capacity or None, the count now: None no limit)
+    market: dict[int, tuple[float, float, float | None, int | None]] = field(default_factory=dict)
     # -- caches (not state) ----------------------------------------------------------------------
     # job id -> (observed, measured, share, estimated ratios): `speed.estimate`'s
     speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)

@@ -19,12 +19,14 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    job in time, is the restart `overhead` + VM `startup` + half its `checkpoint` interval
    (`changeover`). Mode SPOT lets the job take spot and on-demand configurations, ON_DEMAND
    only on-demand ones, NONE makes it wait for spot (a waiting job only).
-2. **Expected times.** A spot configuration of type v takes, in expectation, t (1 + h_v L_j)
-   instead of t: interruptions come at h_v per second held (`Instance.hazard`, the
-   Rescheduler's estimate) and each costs the job L_j = `overhead` + `startup` + half its
-   checkpoint interval of its time. Plan values, the construction and f_OBJ then price spot
-   by its price plus the expected cost of its interruptions, and a late job by the expected
-   delay.
+2. **Expected times.** A spot configuration of type v takes, in expectation, t / e_jv instead
+   of t, e_jv the share of the VM's held time that stays as job j's progress
+   (`efficiency`): interruptions come at h_v per second held (`Instance.hazard`, the
+   Rescheduler's estimate from what the type's capacity did), each losing the work since the
+   last checkpoint and the restart's, and moving away and back. Where e_jv <= 0 (stretches
+   shorter than what a change costs) the configuration is left out: spot there never pays.
+   Plan values, the construction and f_OBJ then price spot by its price over e, and a late
+   job by the expected delay.
 3. **Packing.** Spot variants are GPU models of their own (`Catalog.gpu_model_id`), so the
    construction puts jobs on spot on spot VMs and the others on on-demand ones: interruptible
    work stays apart from work that cannot wait.
@@ -52,6 +54,27 @@ def changeover(instance: Instance) -> np.ndarray:
     work, a new VM's start-up and, for an interruption, half its checkpoint interval (Can't Be
     Late's changeover delay holds the average progress lost, their §A.6)."""
     return instance.overhead + instance.startup + checkpoints(instance) / 2.0
+
+
+def efficiency(instance: Instance) -> np.ndarray:
+    """(J, V) e: the share of a spot VM's held time that job j keeps as progress on type v.
+
+    The VM is held for stretches X ~ Exp(h_v) (`Instance.hazard`; memoryless, the estimate's
+    assumption). A stretch begins with the VM's start-up s, the job checkpoints every c (its
+    interval; 0: continuously), and at the stretch's end it loses the work since the last
+    checkpoint and the restart's o (`overhead`); going to another VM meanwhile and back costs
+    it another o + s. The progress a stretch keeps is c x #{k >= 1: X > s + k c} - (2 o + s),
+    in expectation c e^(-h s) e^(-h c) / (1 - e^(-h c)) - (2 o + s); over E[X] = 1 / h:
+    e = (h c / (e^(h c) - 1)) e^(-h s) - h (2 o + s) (e^(-h s) - h (2 o + s) for c = 0; 1 for
+    h = 0). For small h it is 1 - h (2 o + 2 s + c / 2); stretches of a median 0.4 h, as the
+    replayed V100 capacity has, leave about nothing of 30-minute checkpoints (docs/spot.md)."""
+    h = instance.hazard[None, :]  # per second
+    c = checkpoints(instance)[:, None]
+    s, o = float(instance.startup), float(instance.overhead)
+    x = h * c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kept = np.where(x > 1e-12, x / np.expm1(np.maximum(x, 1e-300)), 1.0)
+    return kept * np.exp(-h * s) - h * (2.0 * o + s)
 
 
 def checkpoints(instance: Instance) -> np.ndarray:
@@ -148,9 +171,9 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
     if not cat.has_spot:
         return instance
     spot = cat.spot[cat.cfg_vm]
-    lose = instance.overhead + instance.startup + checkpoints(instance) / 2.0
-    rate = instance.hazard[cat.cfg_vm]  # (C,) per second held
-    work = instance.work * np.where(spot[None, :], 1.0 + rate[None, :] * lose[:, None], 1.0)
+    share = efficiency(instance)[:, cat.cfg_vm]  # (J, C)
+    slow = np.where(share > 0, 1.0 / np.maximum(share, 1e-300), np.inf)
+    work = instance.work * np.where(spot[None, :], slow, 1.0)
     if judge:
         left = np.maximum(1.0 - instance.progress, 1e-12)[:, None]
         cap = np.maximum(instance.work, instance.rel_due[:, None] / left)
@@ -198,13 +221,18 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     work = np.where(back[None, :], instance.work[:, cat.spot_configs()], instance.work)
     full = spot_instance(dataclasses.replace(instance, work=work), modes)
     later = np.full((idle.size, cat.n_configs), np.inf)
+    back = np.full((idle.size, cat.n_configs), np.inf)  # were it back now
+    at_once = plan_values_at(full, price, idle)
     for v in np.flatnonzero(out):
         cols = cat.cfg_vm == v
         value = plan_values_at(full, price, idle, delay=float(instance.outage[v]))
         later[:, cols] = value[:, cols]
-    # or waiting until the next decision (H) costs nothing: the job can still start then
+        back[:, cols] = at_once[:, cols]
+    # or waiting until the next decision (H) costs nothing: the job can still start then,
+    # if that spot pays at all (otherwise a job would idle for spot it would never take)
     soon = plan_values_at(now, price, idle, delay=float(instance.H)).min(axis=1)
     tol = 1e-9 * np.abs(best_now)
-    wait = (later.min(axis=1) < best_now - tol) | (soon <= best_now + tol)
+    pays = back.min(axis=1) < best_now - tol
+    wait = (later.min(axis=1) < best_now - tol) | ((soon <= best_now + tol) & pays)
     modes[idle[~wait]] = ON_DEMAND
     return modes

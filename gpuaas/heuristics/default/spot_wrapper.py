@@ -113,7 +113,8 @@ def with_spot(instance: Instance, planner: Planner) -> Solution:
     mine = Solution(judge, node_vm, job_node, job_cfg).objective
     rival = ""
     pin = instance.pinned  # a pinned job on spot is waiting to `on_demand`: then no rival
-    for name, other in _rivals(instance, modes, planner):
+    rivals = list(_rivals(instance, modes, planner))
+    for name, other in rivals:
         value = Solution(judge, other.node_vm, other.job_node, other.job_cfg).objective
         keeps = (other.job_node[pin] == instance.current_node[pin]).all() and (
             other.job_cfg[pin] == instance.current_cfg[pin]
@@ -124,11 +125,13 @@ def with_spot(instance: Instance, planner: Planner) -> Solution:
         if keeps and value < mine - 1e-9 * abs(mine):
             node_vm, job_node, job_cfg = other.node_vm, other.job_node, other.job_cfg
             mine, rival = value, name
-    stats.update(
-        seconds=time.perf_counter() - t0,
-        waiting_for_spot=0 if rival else int(J - active.size),
-        rival=rival,
-    )
+    waiting = 0 if rival else int(J - active.size)
+    if not waiting and not instance.catalog.spot[node_vm[node_vm >= 0]].any():
+        # no spot used, none waited for: the plan is the on-demand one, so that spot changes
+        # a decision only by being used (with spot that never pays, the run without spot)
+        od = rivals[0][1]
+        node_vm, job_node, job_cfg, rival = od.node_vm, od.job_node, od.job_cfg, "on-demand"
+    stats.update(seconds=time.perf_counter() - t0, waiting_for_spot=waiting, rival=rival)
     return Solution(instance, node_vm, job_node, job_cfg, "incremental", stats)
 
 
@@ -140,7 +143,8 @@ def _rivals(
     SPOT) staying where they run and every other job on demand. The first alone, winning by
     cents where the spot plan placed the on-demand jobs worse, took every job off spot, and the
     next decisions put them back."""
-    yield "on-demand", on_demand(instance, polish=0.0, **planner._asdict())  # not polished
+    # polished as the run without spot would be (`incremental`'s default)
+    yield "on-demand", on_demand(instance, polish=None, **planner._asdict())
     cat = instance.catalog
     cur = instance.current_cfg
     stay = (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]] & (modes == SPOT)

@@ -1,0 +1,100 @@
+"""Spot that does not pay changes nothing (issue 41, "Do no harm"), and what the default
+expects of spot capacity: the share of a held VM's time a job keeps, and the capacity-drop rate
+learned from `CapacityChange` events."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuaas.availability import Availability, Capacity
+from gpuaas.availability.model import bucket_rate_of, spell_params
+from gpuaas.generator import generate_trace
+from gpuaas.heuristics.default.spot import efficiency
+from gpuaas.instance import Instance
+from gpuaas.rescheduler import CapacityChange, Rescheduler
+from gpuaas.rescheduler.spot_estimates import PRIOR_DROPS
+from gpuaas.simulator import Simulator, simulate
+
+
+def flapping(vms, up, down, hours, start=0.0):
+    """Capacity 1 for `up` s, 0 for `down` s, ..., of each of `vms`, over `hours`."""
+    times = np.arange(start, hours * 3600.0, up + down)
+    t = np.sort(np.concatenate((times, times + up)))
+    counts = np.tile([1, 0], len(times))
+    return Availability({vm: Capacity(t, counts) for vm in vms}, end=hours * 3600.0)
+
+
+def test_spot_that_never_pays_leaves_the_run_without_spot():
+    """Spot at the on-demand price, with capacity coming and going: the default's run with
+    spot is the run without it (same plans, events and bill): capacity changes are no
+    rescheduling points while no spot is held and none is taken."""
+    base = Instance.from_dict(
+        generate_trace(3, jobs=12, seed=3, arrivals="high", catalog="aws-us-east-1")
+    )
+    cat = base.catalog
+    trace = dataclasses.replace(
+        base, catalog=dataclasses.replace(cat, spot_per_hour=cat.cost_per_hour.copy())
+    )
+    market = flapping(["p3.2xlarge", "g4dn.xlarge", "g6.xlarge"], 1500.0, 2100.0, 400.0)
+    spot = Simulator(trace, "incremental", seed=1, availability=market).run()
+    plain = simulate(trace, "incremental", seed=1, bound=False)
+    assert spot.spot_cost == 0 and spot.interruptions == 0
+    assert spot.total_cost == pytest.approx(plain.total_cost, rel=1e-9)
+    assert (spot.events, spot.migrations, spot.preemptions) == (
+        plain.events,
+        plain.migrations,
+        plain.preemptions,
+    )
+
+
+def _monte_carlo(h, c, s, o, n=200_000, seed=0):
+    """Kept progress per second held, stretch by stretch (`efficiency`'s docstring)."""
+    x = np.random.default_rng(seed).exponential(1.0 / h, n)
+    run = np.maximum(x - s, 0.0)
+    saved = (np.floor(run / c) * c if c > 0 else run) - (2 * o + s)
+    return saved.sum() / x.sum()
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    h=st.floats(0.1 / 3600, 3.0 / 3600),
+    c=st.sampled_from([0.0, 600.0, 1800.0]),
+    o=st.sampled_from([0.0, 600.0]),
+)
+def test_efficiency_is_the_kept_share_of_a_held_vm(h, c, o):
+    trace = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
+    inst = trace.with_spot()
+    v = inst.catalog.vm_index("p3.2xlarge:spot")
+    hazard = np.zeros(inst.catalog.n_vms)
+    hazard[v] = h
+    inst = dataclasses.replace(
+        inst, hazard=hazard, checkpoint=np.array([c]), overhead=o, startup=120.0
+    )
+    e = efficiency(inst)
+    assert e[0, v] == pytest.approx(_monte_carlo(h, c, 120.0, o), abs=0.02)
+    assert (e[0, ~inst.catalog.spot] == 1.0).all()
+
+
+def test_the_capacity_drop_rate_is_learned_without_holding_vms():
+    r = Rescheduler("aws-us-east-1", nodes=2, method="greedy", spot=True, seed=1)
+    cat = r.catalog
+    v = cat.vm_index("p3.2xlarge:spot")
+    prior = spell_params("p3.2xlarge")[0]
+    own = bucket_rate_of("p3.2xlarge")  # held VMs' own rate: none held, the prior's
+    r.handle(CapacityChange(0.0, "p3.2xlarge:spot", 16))
+    assert r.spot_hazard()[v] * 3600 == pytest.approx(own + prior)  # told: the priors
+    # 16 -> 12 (a quarter of the VMs held), then 12 -> 0 (all): 1.25 drops in 2 h with capacity
+    r.handle(CapacityChange(3600.0, "p3.2xlarge:spot", 12))
+    r.handle(CapacityChange(7200.0, "p3.2xlarge:spot", 0))
+    r.handle(CapacityChange(9000.0, "p3.2xlarge:spot", 4))
+    r.tick(12600.0)  # one more hour with capacity
+    drops = (PRIOR_DROPS + 1.25) / (PRIOR_DROPS / prior + 3.0)
+    assert r.spot_hazard()[v] * 3600 == pytest.approx(own + drops)
+    again = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert again.spot_hazard() == pytest.approx(r.spot_hazard())
