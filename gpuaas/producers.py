@@ -229,7 +229,16 @@ class SpotMarket:
 
     def next_time(self, sim: Simulator) -> float:
         idle = not sim.busy and not any(self.slots.values())
-        if self.told is None or idle or self.next >= len(self.queue):
+        if self.told is None or idle:
+            return math.inf
+        # an interruption of a slot no VM holds changes nothing: no point for it
+        held = {vm: set(slots.values()) for vm, slots in self.slots.items()}
+        while self.next < len(self.queue):
+            ev = self.queue[self.next]
+            if ev.count is not None or ev.slot in held[self.variant[ev.vm]]:
+                break
+            self.next += 1
+        if self.next >= len(self.queue):
             return math.inf
         return max(self.queue[self.next].time, sim.clock if sim.clock is not None else 0.0)
 
@@ -275,7 +284,11 @@ class SpotMarket:
         remaining time, and while one is, every distinct time of the queue is a point."""
         if not trace.n_jobs or not self.queue:
             return 0
-        times = np.unique(np.fromiter((e.time for e in self.queue), np.float64, len(self.queue)))
+        # capacity changes only: interruptions of slots not held are skipped (`next_time`)
+        changes = [e.time for e in self.queue if e.count is not None]
+        times = np.unique(np.array(changes, dtype=np.float64))
+        if not times.size:
+            return 0
         order = np.argsort(trace.release, kind="stable")
         starts = trace.release[order]
         ends = np.maximum.accumulate(starts + trace.min_time[order] - TIME_TOL)

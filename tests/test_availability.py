@@ -20,6 +20,7 @@ from gpuaas.availability.model import (
     model_availability,
     parse_model,
     spot_advisor_buckets,
+    type_params,
 )
 from gpuaas.availability.readers import read_node_events, read_spot_traces
 from gpuaas.catalog import load_catalog
@@ -123,13 +124,13 @@ BAD = [
     ("txt-offset", "c.txt", "2021-12-11, 11:11:30, 5\n2021-12-11, 11:11:40+05:00, 4\n", "p3.2xlarge=", "c.txt: line 2: time: has a UTC offset, unlike line 1; give every line one or none"),
     ("txt-span", "c.txt", "0001-01-01, 00:00:00, 5\n9999-12-31, 23:59:59, 4\n", "p3.2xlarge=", "c.txt: line 2: time: 3.16e+11 s after the first line, more than 1e+09 s (gpuaas.limits)"),
     ("txt-empty", "c.txt", "# nothing\n", "p3.2xlarge=", "c.txt: no lines; expected YYYY-MM-DD, HH:MM:SS, count"),
-    ("model-key", None, None, "model:rat=1", "--availability: model: rat=1: expected key=value with key rate, spell_rate, spell_mean or seed"),
+    ("model-key", None, None, "model:rat=1", "--availability: model: rat=1: expected key=value with key rate, spell_rate, spell_mean, count, family or seed"),
     ("model-rate", None, None, "model:rate=-1", "--availability: model: rate: must be a finite number >= 0, got '-1'"),
     ("model-mean", None, None, "model:spell_mean=0", "--availability: model: spell_mean: must be a finite number > 0, got '0'"),
     ("model-rate-huge", None, None, "model:rate=1e300", "--availability: model: rate: must be in [0, 3600] per hour (at most one a second; gpuaas.availability.model), got '1e300'"),
     ("model-spell-rate", None, None, "model:spell_rate=1e5", "--availability: model: spell_rate: must be in [0, 3600] per hour (at most one a second; gpuaas.availability.model), got '1e5'"),
     ("model-mean-tiny", None, None, "model:spell_mean=1e-9", "--availability: model: spell_mean: must be in [0.000278, 2.78e+05] hours (1 s to 1e+09 s; gpuaas.availability.model), got '1e-9'"),
-    ("model-events", None, None, "model:rate=2", "--availability: model:rate=2.0,spell_rate=0.235,spell_mean=1.69,seed=0: would draw about 2.59e+06 capacity changes and interruptions over 1.44e+03 h on 64 slot(s) of 14 VM type(s), more than 1000000 (gpuaas.limits); lower rate or spell_rate"),
+    ("model-events", None, None, "model:rate=2", "--availability: model:rate=2.0,spell_rate=type,spell_mean=type,count=any,family=0,seed=0: would draw about 2.58e+06 capacity changes and interruptions over 1.44e+03 h on 64 slot(s) of 14 VM type(s), more than 1000000 (gpuaas.limits); lower rate or spell_rate"),
 ]  # fmt: skip
 
 
@@ -181,8 +182,12 @@ def test_bucket_defaults_cover_the_aws_catalog_and_the_rate_matches_the_monthly_
 
 
 def test_model_defaults_and_parse():
-    assert parse_model("model") == SpotModel(None, SPELL_RATE, SPELL_MEAN, 0)
-    assert parse_model("model:rate=0.5,seed=7", seed=1) == SpotModel(0.5, SPELL_RATE, SPELL_MEAN, 7)
+    assert parse_model("model") == SpotModel(None, None, None, 0)
+    assert parse_model("model:rate=0.5,seed=7", seed=1) == SpotModel(0.5, None, None, 7)
+    assert parse_model("model:count=16,family=1") == SpotModel(count=16, family=True)
+    for bad in ("count=-1", "count=1.5", "family=2"):
+        with pytest.raises(InputError, match=bad.partition("=")[0]):
+            parse_model(f"model:{bad}")
     a = load_availability("model", AWS, horizon=3600.0, slots=2)
     assert set(a.capacity) == {
         v for v, s in zip(AWS.vm_names, AWS.spot_per_hour) if math.isfinite(s)
@@ -228,3 +233,28 @@ def test_empirical_interruption_rate_converges_to_the_parameter(rate, seed):
     assert abs(n - mean) <= 5 * math.sqrt(mean)
     frac = a.capacity["p3.2xlarge"].fraction_available(horizon)
     assert frac == pytest.approx(1 / (1 + 0.25 * 1.0), abs=0.08)  # mean up 4 h, down 1 h
+
+
+def test_model_defaults_are_per_gpu_family():
+    """V100 and H100 have spells from their public traces, T4 and A100 partial drops, A10G and
+    L4 their Spot Advisor bucket alone (families.csv)."""
+    p = {AWS.vm_names[v]: type_params(AWS, v) for v in range(AWS.n_vms)}
+    assert (p["p3.2xlarge"].spell_rate, p["p3.2xlarge"].spell_mean) == (SPELL_RATE, SPELL_MEAN)
+    assert p["p5.48xlarge"].spell_rate > 0 and p["p5.48xlarge"].rate > 0.2
+    assert p["g4dn.xlarge"].spell_rate == 0 and p["g4dn.xlarge"].rate > 0.6
+    assert p["g6.xlarge"].spell_rate == 0 and p["g6.xlarge"].rate == pytest.approx(
+        bucket_rate(">20%")
+    )
+    a = model_availability(AWS, parse_model("model"), horizon=30 * 86400.0, slots=2)
+    assert len(a.capacity["g6.xlarge"].times) == 1 < len(a.capacity["p3.2xlarge"].times)
+
+
+def test_model_count_and_family_spells():
+    a = model_availability(
+        AWS, parse_model("model:count=3,family=1,seed=2"), horizon=30 * 86400.0, slots=2
+    )
+    v100 = [a.capacity[n] for n in ("p3.2xlarge", "p3.8xlarge", "p3.16xlarge")]
+    assert all(np.array_equal(c.times, v100[0].times) for c in v100)  # one draw per family
+    assert set(v100[0].counts.tolist()) == {0, 3}
+    b = model_availability(AWS, parse_model("model:seed=2"), horizon=30 * 86400.0, slots=2)
+    assert not np.array_equal(b.capacity["p3.2xlarge"].times, b.capacity["p3.8xlarge"].times)

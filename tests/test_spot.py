@@ -152,7 +152,7 @@ def test_the_interruption_rate_estimate_starts_at_the_model_and_follows_the_run(
     cat = r.catalog
     v = cat.vm_index("p3.2xlarge:spot")
     h0 = r.spot_hazard()
-    assert h0[v] * 3600 == pytest.approx(default_rate("p3.2xlarge"))
+    assert h0[v] * 3600 == pytest.approx(default_rate(cat, v))
     assert (h0[~cat.spot] == 0).all()
     job = {"id": "a", "due": 1e6, "weight": 0.001, "times": {"p3.2xlarge": [36000.0]}}
     r.submit(job, at=0.0)
@@ -163,7 +163,7 @@ def test_the_interruption_rate_estimate_starts_at_the_model_and_follows_the_run(
     w = cat.vm_index(node.vm)
     h = r.spot_hazard()
     held = 7300.0 / 3600.0
-    expect = (10.0 * default_rate(cat.vm_names[cat.base[w]]) + 1.0) / (10.0 + held) / 3600.0
+    expect = (10.0 * default_rate(cat, w) + 1.0) / (10.0 + held) / 3600.0
     assert h[w] == pytest.approx(expect)
     assert r.instance().hazard[w] == pytest.approx(expect)
     # the state keeps it

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuaas.availability import Availability, Capacity
-from gpuaas.availability.model import bucket_rate_of, spell_params
+from gpuaas.availability.model import SPELL_RATE, type_params
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.default.spot import efficiency
 from gpuaas.instance import Instance
@@ -85,8 +85,9 @@ def test_the_capacity_drop_rate_is_learned_without_holding_vms():
     r = Rescheduler("aws-us-east-1", nodes=2, method="greedy", spot=True, seed=1)
     cat = r.catalog
     v = cat.vm_index("p3.2xlarge:spot")
-    prior = spell_params("p3.2xlarge")[0]
-    own = bucket_rate_of("p3.2xlarge")  # held VMs' own rate: none held, the prior's
+    p = type_params(cat, v)
+    prior, own = p.spell_rate, p.rate  # V100: spells; held VMs' own rate: none held, the prior
+    weight = PRIOR_DROPS / SPELL_RATE
     r.handle(CapacityChange(0.0, "p3.2xlarge:spot", 16))
     assert r.spot_hazard()[v] * 3600 == pytest.approx(own + prior)  # told: the priors
     # 16 -> 12 (a quarter of the VMs held), then 12 -> 0 (all): 1.25 drops in 2 h with capacity
@@ -94,7 +95,7 @@ def test_the_capacity_drop_rate_is_learned_without_holding_vms():
     r.handle(CapacityChange(7200.0, "p3.2xlarge:spot", 0))
     r.handle(CapacityChange(9000.0, "p3.2xlarge:spot", 4))
     r.tick(12600.0)  # one more hour with capacity
-    drops = (PRIOR_DROPS + 1.25) / (PRIOR_DROPS / prior + 3.0)
+    drops = (prior * weight + 1.25) / (weight + 3.0)
     assert r.spot_hazard()[v] * 3600 == pytest.approx(own + drops)
     again = Rescheduler.restore(json.loads(json.dumps(r.state())))
     assert again.spot_hazard() == pytest.approx(r.spot_hazard())

@@ -63,14 +63,15 @@ def named_capacity(s: RunState) -> dict[str, int]:
 
 def outage(s: RunState) -> np.ndarray:
     """(V,) seconds a spot type out of capacity now is expected to stay out (0 for the
-    others): the mean outage seen, from the availability model's mean spell as a prior of
-    one outage (outages taken as memoryless)."""
-    from gpuaas.availability.model import SPELL_MEAN
+    others): the mean outage seen, from its family's mean spell (the model's, `SPELL_MEAN` for
+    a family without spells) as a prior of one outage (outages taken as memoryless)."""
+    from gpuaas.availability.model import SPELL_MEAN, type_params
 
     out = np.zeros(s.catalog.n_vms)
     for v, (seconds, n, since) in s.outage.items():
         if since is not None:
-            out[v] = (SPELL_MEAN * 3600.0 + seconds) / (1 + n)
+            mean = type_params(s.catalog, v).spell_mean or SPELL_MEAN
+            out[v] = (mean * 3600.0 + seconds) / (1 + n)
     return out
 
 
@@ -87,40 +88,37 @@ def dropping(s: RunState, capacity: dict[int, int | None]) -> set[int]:
 
 def market_rate(s: RunState, v: int, at: float) -> float:
     """Capacity drops per hour with capacity of type `v` (told its capacity), as shares of
-    the VMs held: (PRIOR_DROPS + drops seen) / (PRIOR_DROPS / the model's spell rate + hours
-    with capacity seen), a Gamma-Poisson estimate (censored at `at`: the current stretch
-    counts)."""
-    from gpuaas.availability.model import spell_params
+    the VMs held: (r W + drops seen) / (W + hours with capacity seen), r the model's spell rate
+    of its family and W = PRIOR_DROPS / `SPELL_RATE` hours (the weight of PRIOR_DROPS drops at
+    V100's rate), a Gamma-Poisson estimate censored at `at` (the current stretch counts)."""
+    from gpuaas.availability.model import SPELL_RATE, type_params
 
-    cat = s.catalog
-    rate = spell_params(cat.vm_names[cat.base[v]])[0]
+    weight = PRIOR_DROPS / SPELL_RATE
     seconds, drops, since, _ = s.market[v]
     if since is not None:
         seconds += max(0.0, at - since)
-    if rate <= 0:
-        return drops / (seconds / 3600.0) if drops else 0.0
-    return (PRIOR_DROPS + drops) / (PRIOR_DROPS / rate + seconds / 3600.0)
+    prior = type_params(s.catalog, v).spell_rate * weight
+    return (prior + drops) / (weight + seconds / 3600.0)
 
 
 def hazard(s: RunState, at: float | None = None) -> np.ndarray:
     """(V,) interruptions per second of a VM held, per spot type (0 for on-demand types), at
     `at` (default: the clock): the capacity drops' rate (`market_rate`) plus the held VMs'
-    own, (PRIOR_HOURS x the Spot Advisor rate + interruptions seen outside drops) /
-    (PRIOR_HOURS + hours held); for a type never told its capacity, (PRIOR_HOURS x the model's
-    whole rate + interruptions seen) / (PRIOR_HOURS + hours held) (module docstring)."""
-    from gpuaas.availability.model import bucket_rate_of, default_rate
+    own, (PRIOR_HOURS x the model's rate + interruptions seen outside drops) / (PRIOR_HOURS +
+    hours held); for a type never told its capacity, (PRIOR_HOURS x the model's rate with its
+    spells + interruptions seen) / (PRIOR_HOURS + hours held) (module docstring)."""
+    from gpuaas.availability.model import default_rate, type_params
 
     at = (s.time or 0.0) if at is None else at
     cat = s.catalog
     out = np.zeros(cat.n_vms)
     for v in np.flatnonzero(cat.spot):
-        name = cat.vm_names[cat.base[v]]
         hours = PRIOR_HOURS + s.spot_held[v] / 3600.0
         if v in s.market:
-            own = (PRIOR_HOURS * bucket_rate_of(name) + s.spot_lost[v]) / hours
+            own = (PRIOR_HOURS * type_params(cat, v).rate + s.spot_lost[v]) / hours
             out[v] = (own + market_rate(s, v, at)) / 3600.0
         else:
-            out[v] = (PRIOR_HOURS * default_rate(name) + s.spot_lost[v]) / hours / 3600.0
+            out[v] = (PRIOR_HOURS * default_rate(cat, v) + s.spot_lost[v]) / hours / 3600.0
     return out
 
 
