@@ -67,9 +67,9 @@ from gpuaas.producers import Execution, Releases, SpotMarket, Ticks
 from gpuaas.rescheduler import (
     CapacityChange,
     Completion,
+    Event,
     Interruption,
     Plan,
-    ProgressReport,
     Rescheduler,
     Submission,
     Tick,
@@ -204,23 +204,46 @@ class Simulator:
 
     def step(self) -> Plan | None:
         """Advance to the next event and reschedule there; None when the simulation is over."""
-        t = min(p.next_time(self) for p in self.producers)
-        if t == math.inf:
-            return None  # no job left, none to come
-        if self.clock is not None:
-            t = max(t, self.clock)
-        events = [e for p in self.producers for e in p.events(self, t)]
-        if all(isinstance(e, (CapacityChange, ProgressReport)) for e in events):
-            # a change of spot capacity alone: the progress measured is told at the next
-            # point, as a run without spot would (`Rescheduler.handle`, quiet points)
-            events = [e for e in events if not isinstance(e, ProgressReport)]
+        while True:
+            t = min(p.next_time(self) for p in self.producers)
+            if t == math.inf:
+                return None  # no job left, none to come
+            if self.clock is not None:
+                t = max(t, self.clock)
+            market = self.market
+            others = [p for p in self.producers if p is not market]
+            if market is None or self.clock is None or any(p.next_time(self) <= t for p in others):
+                events = [e for p in self.producers for e in p.events(self, t)]
+                break
+            events = market.events(self, t)  # the spot market alone
+            if not events:
+                continue  # a change to the count already told: nothing happened
+            if all(isinstance(e, CapacityChange) for e in events):
+                return self._capacity_step(t, events)
+            events += [e for p in others for e in p.events(self, t)]
+            break
         if self.clock is not None:
             lost = sorted({e.node for e in events if isinstance(e, Interruption)})
             self._log_interval(self.clock, t, lost)
         plan = self.rescheduler.handle(events or [Tick(t)])
-        self.clock = t
+        self.clock = self.point = t  # the next tick counts from this point
+        return self._planned(t, events, plan)
+
+    def _capacity_step(self, t: float, events: list[Event]) -> Plan:
+        """A change of spot capacity alone. The Rescheduler makes it a rescheduling point only
+        if spot is used (`Plan.replanned`; `apply.reschedule`, quiet); otherwise the jobs'
+        actual progress, the clock and the next tick stay as a run without spot has them (the
+        progress measured is told at the next point), so that spot that never pays leaves
+        that run's bill to the last float."""
+        plan = self.rescheduler.handle(events)
         if plan.replanned:
-            self.point = t  # the last rescheduling point: the next tick counts from it
+            self.execution.events(self, t)  # progress up to t, what the plan's moves lose
+            self._log_interval(self.clock, t, [])
+            self.clock = self.point = t
+        return self._planned(t, events, plan)
+
+    def _planned(self, t: float, events: list[Event], plan: Plan) -> Plan:
+        """Tell the producers the plan and guard the run."""
         if plan.jobs:
             self.solver_seconds.append(plan.solver_seconds)
             self.solver_cpu_seconds += plan.solver_cpu_seconds

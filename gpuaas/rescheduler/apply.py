@@ -44,8 +44,9 @@ def reschedule(s: RunState, at: float, quiet: bool = False) -> Plan:
     """Solve and apply at `at` (the events applied); the clock and event count move on.
 
     `quiet`: the point is only a change of spot capacity while no spot VM is held; a solution
-    that holds none either is not applied (`unchanged`): spot capacity changes a decision only
-    by being used, so a run whose spot never pays is the run without spot."""
+    that holds none either, where neither it nor the last plan leaves a job waiting for spot
+    (the method's ``waiting_for_spot``), is not applied (`unchanged`): spot capacity changes a
+    decision only by being used, so a run whose spot never pays is the run without spot."""
     method = s.config.method
     inst = view.instance(s, at)
     seconds = cpu = 0.0
@@ -53,8 +54,10 @@ def reschedule(s: RunState, at: float, quiet: bool = False) -> Plan:
     if inst.n_jobs:
         seed = int(np.random.SeedSequence([s.config.seed, s.events]).generate_state(1)[0])
         sol, seconds, cpu = solve_checked(s, inst, at, seed)
-        if quiet and not holds_spot(s, sol.node_vm):
+        waiting = int(sol.stats.get("waiting_for_spot", 0))
+        if quiet and not (holds_spot(s, sol.node_vm) or waiting or s.spot_waiting):
             return unchanged(s, inst, at, seconds, cpu)
+        s.spot_waiting = waiting
         running = inst.current_cfg >= 0
         moving = np.flatnonzero(moved(inst, sol.job_node, sol.job_cfg) & running)
         if left is not None and len(moving) > left:
@@ -67,6 +70,7 @@ def reschedule(s: RunState, at: float, quiet: bool = False) -> Plan:
         return unchanged(s, inst, at, seconds, cpu)
     else:
         sol = Solution.empty(inst, method)
+        s.spot_waiting = 0
     plan = apply(s, sol, at, inst)
     budget.spend(s, at, len(plan.migrate) + len(plan.preempt), left, sol.method or method)
     plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
@@ -81,8 +85,9 @@ def holds_spot(s: RunState, node_vm: np.ndarray) -> bool:
 
 
 def unchanged(s: RunState, inst: Instance, at: float, seconds: float, cpu: float) -> Plan:
-    """The plan of a quiet point (`reschedule`): nothing changes; the clock moves to `at`, the
-    event count does not (the seeds of later points are the run's without spot)."""
+    """The plan of a quiet point (`reschedule`): nothing changes (`Rescheduler.handle` puts
+    the state back as it was, but for the capacity: the clock, the event count, the seeds of
+    later points and the progress are the run's without spot)."""
     jobs = list(s.jobs.values())
     kept = Solution(inst, s.node_vm(), inst.current_node, inst.current_cfg)
     plan = Plan(
@@ -94,7 +99,6 @@ def unchanged(s: RunState, inst: Instance, at: float, seconds: float, cpu: float
     )
     plan.nodes, plan.jobs = target(s, jobs)
     plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
-    s.time = at
     return plan
 
 

@@ -209,6 +209,10 @@ class Rescheduler:
             quiet = bool(capacity) and len(capacity) == len(evs) and not lost
             quiet = quiet and not apply.holds_spot(s, s.node_vm())
             plan = apply.reschedule(s, at, quiet=quiet)
+            if not plan.replanned:  # as if only the capacity had been told
+                rollback(s, saved)
+                spot_estimates.set_capacity(s, at, capacity)
+            s.seen = at
             plan.submitted = [j.id for j in new]
             plan.completed = done
             plan.interrupted = interrupted

@@ -54,9 +54,10 @@ def check(s: RunState, evs: list[Event]) -> Intake:
     completions, progress and throughput reports, interruptions, capacity changes.
     """
     at = checks.number(evs[0].at, "at", minimum=0.0, maximum=HORIZON)
-    if s.time is not None and at < s.time:
+    last = s.time if s.seen is None else s.seen
+    if last is not None and at < last:
         raise StateError(
-            f"event at t={at:g} is before the previous event at t={s.time:g}; "
+            f"event at t={at:g} is before the previous event at t={last:g}; "
             "events must come in time order"
         )
     kinds: dict[type, list[Any]] = {}

@@ -40,7 +40,7 @@ ADDED = {
         "completed": ("interrupted_work",),
     },
     5: {"state": ("ids",), "live": ("ids",)},
-    6: {"live": ("market",)},
+    6: {"live": ("market", "spot_waiting", "seen")},
 }
 
 
@@ -173,11 +173,13 @@ def _from_v4(s: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _from_v5(s: Mapping[str, Any]) -> dict[str, Any]:
-    """Version 5 (no record of what each type's capacity did): none yet, so the capacity-drop
-    rates start from the model's (`spot_estimates.market_rate`)."""
+    """Version 5 (no record of what each type's capacity did, nor of jobs waiting for spot):
+    none yet, so the capacity-drop rates start from the model's (`spot_estimates.market_rate`),
+    and the next change of capacity is a rescheduling point (`apply.reschedule`)."""
     live = _object(5, "live", s["live"])
     _not_later(5, ("live",), "live", live)
-    return {**s, "version": 6, "live": {**live, "market": {}}}
+    market = {"market": {}, "spot_waiting": 1, "seen": live["time"]}
+    return {**s, "version": 6, "live": {**live, **market}}
 
 
 #: version -> the function turning a state of that version into one of the next

@@ -11,7 +11,9 @@ changes and an event costs the same however many jobs completed or events came b
   and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
   spot capacity outages seen per type (`outages`: seconds out, outages, the current one's
   start), what each type's capacity did (`market`: seconds with capacity, drops, the current
-  stretch's start, the count; the capacity-drop rate), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
+  stretch's start, the count; the capacity-drop rate), the jobs the last plan left waiting for
+  spot (`spot_waiting`), the time of the last event, a capacity change that was no
+  rescheduling point included (`seen`), the unfinished jobs (with their speed evidence and checkpoint clocks), the plans kept for
   redelivered events and the number of completion records and of event ids (so that a restore
   knows the logs it gets are whole);
 - ``completed``: the completion log, append-only (`Rescheduler.completion_log(n)` gives the
@@ -176,6 +178,8 @@ def live_state(s: RunState) -> dict[str, Any]:
     }
     live["outages"] = {names[v]: list(o) for v, o in s.outage.items()}
     live["market"] = {names[v]: list(m) for v, m in s.market.items()}
+    live["spot_waiting"] = s.spot_waiting
+    live["seen"] = s.seen
     live["jobs"] = [job(j) for j in s.jobs.values()]
     live["plans"] = list(s.plans)
     live["completed"] = len(s.completed)
@@ -258,6 +262,8 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             "spot_held",
             "outages",
             "market",
+            "spot_waiting",
+            "seen",
             "jobs",
             "plans",
         ),
@@ -318,6 +324,10 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             checks.optional_number(m[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
             None if m[3] is None else checks.integer(m[3], f"{at}[3]", minimum=0),
         )
+    s.spot_waiting = checks.integer(live["spot_waiting"], "live.spot_waiting", minimum=0)
+    s.seen = checks.optional_number(live["seen"], "live.seen", minimum=0.0, maximum=HORIZON)
+    if s.seen is not None and clock is not None and s.seen < clock:
+        _fail("live.seen", f"{s.seen!r} is before the clock {clock!r}")
     jobs = _list("live.jobs", live["jobs"])
     completed = _list("completed", state["completed"])
     if clock is None and (jobs or completed or s.nodes):

@@ -61,17 +61,23 @@ def named_capacity(s: RunState) -> dict[str, int]:
     return {s.catalog.vm_names[v]: k for v, k in s.capacity.items()}
 
 
-def outage(s: RunState) -> np.ndarray:
+def outage(s: RunState, at: float | None = None) -> np.ndarray:
     """(V,) seconds a spot type out of capacity now is expected to stay out (0 for the
-    others): the mean outage seen, from its family's mean spell (the model's, `SPELL_MEAN` for
-    a family without spells) as a prior of one outage (outages taken as memoryless)."""
+    others): its family's mean spell (`SPELL_MEAN` for a family without spells) as a prior of
+    one outage, plus the outages seen, the current one up to `at` (default: the clock)
+    included, over 1 + the outages ended (a censored mean: an outage that lasts makes the
+    expected one longer). 0, no wait worth the name, for a type whose capacity this run has
+    never seen above 0 (a replay that never lists it, say)."""
     from gpuaas.availability.model import SPELL_MEAN, type_params
 
+    at = (s.time or 0.0) if at is None else at
     out = np.zeros(s.catalog.n_vms)
     for v, (seconds, n, since) in s.outage.items():
-        if since is not None:
-            mean = type_params(s.catalog, v).spell_mean or SPELL_MEAN
-            out[v] = (mean * 3600.0 + seconds) / (1 + n)
+        seen = s.market.get(v)
+        if since is None or seen is None or (seen[0] == 0 and seen[2] is None):
+            continue
+        mean = type_params(s.catalog, v).spell_mean or SPELL_MEAN
+        out[v] = (mean * 3600.0 + seconds + max(0.0, at - since)) / (1 + n)
     return out
 
 

@@ -42,6 +42,8 @@ TOTALS = (
     "spot_lost",
     "outage",
     "market",
+    "spot_waiting",
+    "seen",
 )
 
 #: a job's fields, in `JOB_FIELDS` order, as one tuple (`savepoint`)
@@ -91,6 +93,8 @@ class RunState:
     # the last change, capacity drops seen as fractions of the count, start of the current
     # stretch with capacity or None, the count now: None no limit)
     market: dict[int, tuple[float, float, float | None, int | None]] = field(default_factory=dict)
+    spot_waiting: int = 0  # jobs the last plan left waiting for spot (its `waiting_for_spot`)
+    seen: float | None = None  # the last event's time, a quiet point's too (`time`: not those)
     # -- caches (not state) ----------------------------------------------------------------------
     # job id -> (observed, measured, share, estimated ratios): `speed.estimate`'s
     speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)

@@ -59,7 +59,7 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         overhead=s.config.overhead,
         startup=s.config.startup,
         hazard=spot_estimates.hazard(s, at) if cat.has_spot else None,
-        outage=spot_estimates.outage(s) if cat.has_spot else None,
+        outage=spot_estimates.outage(s, at) if cat.has_spot else None,
         room=spot_estimates.room(s, full),
         ready=[nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
         **arrays,
