@@ -235,10 +235,11 @@ class Simulator:
         actual progress, the clock and the next tick stay as a run without spot has them (the
         progress measured is told at the next point), so that spot that never pays leaves
         that run's bill to the last float."""
+        rec = self._interval(self.clock, t, [])  # what ran until t, written if t is a point
         plan = self.rescheduler.handle(events)
         if plan.replanned:
             self.execution.events(self, t)  # progress up to t, what the plan's moves lose
-            self._log_interval(self.clock, t, [])
+            self._write_interval(rec)
             self.clock = self.point = t
         return self._planned(t, events, plan)
 
@@ -295,8 +296,17 @@ class Simulator:
             )
 
     def _log_interval(self, start: float, end: float, interrupted: list[int]) -> None:
+        if self.log_lines is not None:
+            self._write_interval(self._interval(start, end, interrupted))
+
+    def _write_interval(self, rec: dict[str, Any] | None) -> None:
+        if self.log_lines is not None and rec is not None:
+            self.log_lines.write(to_json(rec, indent=None) + "\n")
+
+    def _interval(self, start: float, end: float, interrupted: list[int]) -> dict[str, Any] | None:
+        """The event log's record of [start, end): what ran there (None: no log)."""
         if self.log_lines is None:
-            return
+            return None
         jobs = self.rescheduler.unfinished()
         rec: dict[str, Any] = {
             "start": start,
@@ -308,7 +318,7 @@ class Simulator:
         }
         if interrupted:
             rec["interrupted"] = interrupted
-        self.log_lines.write(to_json(rec, indent=None) + "\n")
+        return rec
 
     def run(self, progress: bool = False) -> SimulationResult:
         """Step to the end and return the result (`progress`: a progress line on stderr)."""

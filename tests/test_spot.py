@@ -246,7 +246,7 @@ def test_every_interruption_reconciles_from_the_event_log(tmp_path, noise):
     log = tmp_path / "ev.jsonl"
     res = simulate(trace, "greedy", seed=2, log=log, availability=avail, noise=noise, bound=False)
     out = res.to_dict()
-    assert res.interruptions >= 10 and res.interruption_cost > 0 and res.spot_cost > 0
+    assert res.interruptions >= 5 and res.interruption_cost > 0 and res.spot_cost > 0
     assert res.interrupted_hours > 0 and out["interruptions_per_job"] == res.interruptions / 15
     assert sum(j["interruptions"] for j in out["jobs"]) == res.interruptions
     assert check_against(recompute(log, trace, capacity=capacity_of(avail)), out, trace) == []
