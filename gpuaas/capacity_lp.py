@@ -248,11 +248,14 @@ def capacity_lp(
     slot: float | None = None,
     start: float | None = None,
     spot: dict[int, Capacity] | None = None,
+    overhead: float = 0.0,
+    startup: float = 0.0,
 ) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
     the earliest release; otherwise at most it, so the grid of a whole trace serves its groups);
-    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity.
+    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity, and the
+    spells' rows (`spell_rows`) for the run's restart `overhead` and VM `startup` (s).
     """
     J = instance.n_jobs
     t = instance.times
@@ -326,6 +329,26 @@ def capacity_lp(
     rows += [J + np.arange(J), 2 * J + np.arange(J)]
     cols += [T_cols, T_cols]
     vals += [np.ones(J), np.ones(J)]
+    spells = spell_rows(
+        instance,
+        keep,
+        spot or {},
+        start,
+        L,
+        K,
+        first,
+        cj,
+        cc,
+        ck,
+        n_x + J,
+        n_rows,
+        overhead,
+        startup,
+    )
+    rows += spells.rows
+    cols += spells.cols
+    vals += spells.vals
+    n_rows += len(spells.lower)
     row_lower = np.concatenate(
         [
             np.ones(J),
@@ -334,6 +357,7 @@ def capacity_lp(
             np.full(K, -np.inf),
             np.full(int(need.sum()), -np.inf),
             np.full(len(spot_upper), -np.inf),
+            np.asarray(spells.lower, dtype=np.float64),
         ]
     )
     row_upper = np.concatenate(
@@ -343,6 +367,7 @@ def capacity_lp(
             np.full(K, nodes * L),
             cap_len[need],
             np.asarray(spot_upper, dtype=np.float64),
+            np.asarray(spells.upper, dtype=np.float64),
         ]
     )
     R = np.concatenate(rows)
@@ -358,9 +383,13 @@ def capacity_lp(
         col_job=cj,
         col_cfg=cc,
         col_slot=ck,
-        col_lower=np.zeros(n_x + J),
-        col_upper=np.concatenate([np.ones(n_x), np.full(J, np.inf)]),
-        col_cost=np.concatenate([cost[cj, cc], np.ones(J)]),
+        col_lower=np.zeros(n_x + J + len(spells.col_upper)),
+        col_upper=np.concatenate(
+            [np.ones(n_x), np.full(J, np.inf), np.asarray(spells.col_upper, dtype=np.float64)]
+        ),
+        col_cost=np.concatenate(
+            [cost[cj, cc], np.ones(J), np.asarray(spells.col_cost, dtype=np.float64)]
+        ),
         row_lower=row_lower,
         row_upper=row_upper,
         indptr=indptr,
@@ -458,3 +487,191 @@ def available_seconds(cap: Capacity, a: float, b: float) -> float:
     if (counts[used] >= UNLIMITED).any():
         return math.inf
     return float(np.sum(span[used] * counts[used]))
+
+
+def stretches(cap: Capacity, since: float, startup: float) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the times a VM of the type can run jobs: each maximal interval with a
+    count above 0, less the `startup` at its start when it starts after `since` (a VM that runs
+    then was opened in it and runs jobs `startup` s after opening; one may already run at
+    `since`); the last end is inf when the count after the data is not 0."""
+    pos = np.concatenate(([0], (cap.counts > 0).astype(np.int8), [0]))
+    step = np.diff(pos)
+    edges = np.append(cap.times, math.inf)
+    a = edges[np.flatnonzero(step == 1)]
+    b = edges[np.flatnonzero(step == -1)]
+    a = np.where(a > since, a + startup, a)
+    usable = a < b
+    return a[usable], b[usable]
+
+
+def _measure(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The length of the stretches [a_i, b_i) (sorted, disjoint) before each time in `t`."""
+    if len(a) == 0:
+        return np.zeros_like(t)
+    cum = np.concatenate(([0.0], np.cumsum(b - a)))  # only the last stretch may be endless
+    i = np.searchsorted(a, t, side="left")  # stretches starting before t
+    prev = np.maximum(i - 1, 0)
+    return np.where(i > 0, cum[prev] + np.minimum(t, b[prev]) - a[prev], 0.0)
+
+
+@dataclass
+class _Spells:
+    """The rows and extra columns `spell_rows` adds to the capacity LP."""
+
+    rows: list[np.ndarray]
+    cols: list[np.ndarray]
+    vals: list[np.ndarray]
+    lower: list[float]
+    upper: list[float]
+    col_upper: list[float]
+    col_cost: list[float]
+
+
+def spell_rows(
+    instance: Instance,
+    keep: np.ndarray,
+    spot: dict[int, Capacity],
+    start: float,
+    L: float,
+    K: int,
+    first: np.ndarray,
+    cj: np.ndarray,
+    cc: np.ndarray,
+    ck: np.ndarray,
+    col0: int,
+    row0: int,
+    overhead: float,
+    startup: float,
+) -> _Spells:
+    """What any schedule pays for the spells of the spot capacity it replays (BOUND.md §4).
+
+    A VM of spot type v exists only while v's count is above 0 (every one is lost when it
+    falls to 0) and runs jobs `startup` s after it opens (`stretches`: the usable stretches).
+    Job j runs on one configuration at a time, so per regular slot k
+
+    (a) Σ_{c of v} x_jck·t_jc ≤ |usable stretches of v ∩ slot k, from r_j on|.
+
+    Restarts. Cut job j's running on v into segments (one configuration, one VM, no break);
+    each lies in one usable stretch. Every segment but the job's last ends in a restart
+    (moved, preempted or its VM lost: `gpuaas.reconfiguration`), which loses
+    min(progress, overhead) s of work on the segment's configuration; progress ≥ the
+    segment's own d_i s, so ≥ min(d_i, o) of the segment's own seconds are lost. Count them as
+    the segment's last seconds: the *net* work (the rest) still completes the job (the loss
+    at the restart is at least this), costs the net columns' price, and the lost seconds cost
+    ≥ min(d_i, o)·p_jv on top, p_jv the least share price of v among j's configurations
+    (`share_price`). Before a time E, with λ_1 ≥ λ_2 ≥ … the lengths of v's usable stretches
+    within [r_j, E): the v-segments before E with d_i > o (m of them, each charged o·p_jv)
+    and the last one before E are all the net v-time there; they fill at most m + 1
+    stretches (segments sharing a stretch share its length), so the net v-time before E is
+
+        N_E ≤ g(m) = λ_1 + Σ_{i=2}^{m+1} (λ_i − o),    hence also N_E ≤ g_max = sup_m g(m).
+
+    g is concave (λ_i non-increasing), so the least charge o·p_jv·m with g(m) ≥ N_E is at
+    least the convex piecewise-linear function through (g(m), o·p_jv·m):
+
+    (b) R_jv ≥ o·p_jv·(m + (N_E − g(m)) / (λ_{m+2} − o))   for each m with λ_{m+2} > o,
+
+    one row per piece that N_E ≤ min(g_max, the longest time of j on v) can reach, with
+    R_jv ≥ 0 (cost 1) charged once per job and type (every E's charge is part of the same
+    restarts'), and N_E (E each boundary of the regular slots, chained: N_{s_{k+1}} = N_{s_k} +
+    the slot's v-time) at most that cap. A prefix E whose longest stretch holds the job's
+    longest time on v constrains nothing (nor does any later one): the chain stops there.
+    Lost work (`since_checkpoint`) beyond the overhead is not charged: a checkpoint on notice
+    or continuous checkpoints avoid it. The start-up is charged only through (a)'s stretches:
+    a job restarting on another type may land on a VM already up. Every x, N, R is boxed
+    (N ≤ the cap, R ≤ its largest piece there), so `dual_bound` stays valid.
+    """
+    out = _Spells([], [], [], [], [], [], [])
+    if not spot:
+        return out
+    t = instance.times
+    r = effective_release(instance)
+    share = share_price(instance)
+    cfg_vm = instance.catalog.cfg_vm
+    edges = start + L * np.arange(K + 1)  # s_0 .. s_K (s_K: start of the open-ended slot)
+    job_lo = np.searchsorted(cj, np.arange(instance.n_jobs), side="left")
+    job_hi = np.searchsorted(cj, np.arange(instance.n_jobs), side="right")
+    o = float(overhead)
+    n_cols, n_rows = col0, row0
+
+    def add_row(cols: np.ndarray, vals: np.ndarray, lo: float, hi: float) -> None:
+        nonlocal n_rows
+        out.rows.append(np.full(len(cols), n_rows))
+        out.cols.append(np.asarray(cols, dtype=np.int64))
+        out.vals.append(np.asarray(vals, dtype=np.float64))
+        out.lower.append(lo)
+        out.upper.append(hi)
+        n_rows += 1
+
+    for v, cap in sorted(spot.items()):
+        if not (cap.counts == 0).any():
+            continue  # never a spell: the slot rows say it all
+        a, b = stretches(cap, float(instance.time), float(startup))
+        of_v = cfg_vm == v
+        for j in range(instance.n_jobs):
+            mine = keep[j] & of_v
+            if not mine.any():
+                continue
+            tmax = float(t[j, mine].max())
+            p = float(share[np.isfinite(t[j]) & of_v].min())
+            ids = np.arange(job_lo[j], job_hi[j])
+            ids = ids[of_v[cc[ids]]]
+            f = int(first[j])
+            lo = np.maximum(edges[f:K], r[j])
+            room = _measure(a, b, edges[f + 1 : K + 1]) - _measure(a, b, lo)
+            for k in np.flatnonzero(room < tmax):  # (a)
+                hit = ids[ck[ids] == f + k]
+                if hit.size:
+                    add_row(hit, t[j, cc[hit]], -np.inf, float(room[k]))
+            if o <= 0:
+                continue
+            # (b): prefixes E = s_{f+1} .. s_K while the longest stretch in [r_j, E) < tmax
+            near = (b > r[j]) & (a < edges[K])
+            sa, sb = np.maximum(a[near], r[j]), b[near]
+            chain: list[tuple[int, float]] = []  # (N_E column, its cap) per prefix so far
+            pieces: list[tuple[int, float, float]] = []  # (N_E column, slope, constant)
+            for k in range(f + 1, K + 1):
+                lam = np.minimum(sb, edges[k]) - sa
+                lam = -np.sort(-lam[lam > 0])
+                if lam.size and lam[0] >= tmax:
+                    break
+                g = float(lam[0]) if lam.size else 0.0
+                g_max = g + float(np.maximum(lam[1:] - o, 0.0).sum())
+                cap_e = min(tmax, g_max)
+                n_e = n_cols
+                chain.append((n_e, cap_e))
+                n_cols += 1
+                m = 0
+                while m + 1 < lam.size and g < cap_e and lam[m + 1] > o:
+                    delta = float(lam[m + 1]) - o
+                    slope = o * p / delta
+                    pieces.append((n_e, slope, o * p * m - slope * g))
+                    g += delta
+                    m += 1
+            if not pieces:
+                n_cols = chain[0][0] if chain else n_cols  # no charge: no N columns either
+                continue
+            last = max(c for c, _, _ in pieces)
+            chain = [(c, u) for c, u in chain if c <= last]
+            n_cols = last + 1
+            for i, (c, u) in enumerate(chain):  # N_E = N_E' + v-time of the slot between
+                hit = ids[ck[ids] == f + i]
+                prev = [chain[i - 1][0]] if i else []
+                add_row(
+                    np.concatenate(([c], prev, hit)).astype(np.int64),
+                    np.concatenate(([1.0], [-1.0] * len(prev), -t[j, cc[hit]])),
+                    0.0,
+                    0.0,
+                )
+                out.col_upper.append(u)
+                out.col_cost.append(0.0)
+            R = n_cols
+            n_cols += 1
+            cap_of = dict(chain)
+            for c, slope, const in pieces:  # R - slope·N_E >= const
+                add_row(np.array([R, c]), np.array([1.0, -slope]), const, np.inf)
+            out.col_upper.append(
+                max(max(slope * cap_of[c] + const for c, slope, const in pieces), 0.0)
+            )
+            out.col_cost.append(1.0)
+    return out
