@@ -514,6 +514,23 @@ def _measure(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.where(i > 0, cum[prev] + np.minimum(t, b[prev]) - a[prev], 0.0)
 
 
+def _pieces(
+    lam: np.ndarray, cap: float, o: float, p: float, col: int
+) -> list[tuple[int, float, float]]:
+    """(column, slope, constant) of each piece of `spell_rows`' (b) that N_E ≤ `cap` can
+    reach, for the stretch lengths `lam` sorted down."""
+    out: list[tuple[int, float, float]] = []
+    g = float(lam[0]) if lam.size else 0.0
+    m = 0
+    while m + 1 < lam.size and g < cap and lam[m + 1] > o:
+        delta = float(lam[m + 1]) - o
+        slope = o * p / delta
+        out.append((col, slope, o * p * m - slope * g))
+        g += delta
+        m += 1
+    return out
+
+
 @dataclass
 class _Spells:
     """The rows and extra columns `spell_rows` adds to the capacity LP."""
@@ -619,7 +636,8 @@ def spell_rows(
             f = int(first[j])
             lo = np.maximum(edges[f:K], r[j])
             room = _measure(a, b, edges[f + 1 : K + 1]) - _measure(a, b, lo)
-            for k in np.flatnonzero(room < tmax):  # (a)
+            # (a), where it says more than the slot's length after r_j and j's longest time
+            for k in np.flatnonzero(room < np.minimum(tmax, edges[f + 1 : K + 1] - lo)):
                 hit = ids[ck[ids] == f + k]
                 if hit.size:
                     add_row(hit, t[j, cc[hit]], -np.inf, float(room[k]))
@@ -630,6 +648,7 @@ def spell_rows(
             sa, sb = np.maximum(a[near], r[j]), b[near]
             chain: list[tuple[int, float]] = []  # (N_E column, its cap) per prefix so far
             pieces: list[tuple[int, float, float]] = []  # (N_E column, slope, constant)
+            later = None
             for k in range(f + 1, K + 1):
                 lam = np.minimum(sb, edges[k]) - sa
                 lam = -np.sort(-lam[lam > 0])
@@ -638,16 +657,15 @@ def spell_rows(
                 g = float(lam[0]) if lam.size else 0.0
                 g_max = g + float(np.maximum(lam[1:] - o, 0.0).sum())
                 cap_e = min(tmax, g_max)
-                n_e = n_cols
-                chain.append((n_e, cap_e))
+                chain.append((n_cols, cap_e))
                 n_cols += 1
-                m = 0
-                while m + 1 < lam.size and g < cap_e and lam[m + 1] > o:
-                    delta = float(lam[m + 1]) - o
-                    slope = o * p / delta
-                    pieces.append((n_e, slope, o * p * m - slope * g))
-                    g += delta
-                    m += 1
+                if (k - f) & (k - f - 1) == 0:  # pieces at s_{f+1}, s_{f+2}, s_{f+4}, ...
+                    pieces += _pieces(lam, cap_e, o, p, n_cols - 1)
+                    later = None
+                else:
+                    later = (lam, cap_e, o, p, n_cols - 1)
+            if later is not None:  # ... and at the last prefix
+                pieces += _pieces(*later)
             if not pieces:
                 n_cols = chain[0][0] if chain else n_cols  # no charge: no N columns either
                 continue
