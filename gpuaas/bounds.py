@@ -17,7 +17,10 @@ every spot configuration is priced at the spot price; with the availability a si
 replayed, known in hindsight, a job cannot use a spot type that has no capacity from its
 release on (its columns are left out, in the per-job bound too: `spot_capacity`), and the
 capacity LP bounds the node-seconds of each spot type in each slot by its count's integral.
-Interruptions only add cost, so they are not modelled.
+The spells (times a type's count is 0) force every schedule to pay too: a job's time on a type
+is at most the type's usable time in each slot, and work beyond the longest stretch costs
+restarts at the run's overhead (`capacity_lp.spell_rows`, which argues each row). Other
+interruptions only add cost, so they are not modelled.
 
 What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
 at one configuration at a time (migrating freely and at no cost), taking the instance's

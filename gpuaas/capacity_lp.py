@@ -13,7 +13,9 @@ slot. Each job keeps only its non-dominated configurations (time, cost, node-sec
 dominated column can be replaced by its dominating one without breaking a row or raising the
 cost. With spot capacity (`spot`, from `gpuaas.bounds.spot_capacity`) the node-seconds of spot
 type v in slot k are at most the integral of v's count over the slot (`available_seconds`; a
-row per type and slot whose integral is finite).
+row per type and slot whose integral is finite), and the spells' rows charge what the times
+without capacity force on each job (`spell_rows`: time on a type at most its usable time per
+slot, a restart per stretch its work outlives).
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
 whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
