@@ -592,9 +592,12 @@ def spell_rows(
 
     one row per piece that N_E ≤ min(g_max, the longest time of j on v) can reach, with
     R_jv ≥ 0 (cost 1) charged once per job and type (every E's charge is part of the same
-    restarts'), and N_E (E each boundary of the regular slots, chained: N_{s_{k+1}} = N_{s_k} +
-    the slot's v-time) at most that cap. A prefix E whose longest stretch holds the job's
-    longest time on v constrains nothing (nor does any later one): the chain stops there.
+    restarts'), and N_E (one column per boundary s_{f+1}, s_{f+2}, … of the regular slots,
+    f = j's first, chained: N_{s_{k+1}} = N_{s_k} + the slot's v-time) at most that cap. A
+    prefix E whose longest stretch holds the job's longest time on v constrains nothing (nor
+    does any later one): the chain stops before it. Pieces and caps are written at s_{f+1},
+    s_{f+2}, s_{f+4}, s_{f+8}, … and the last prefix (every one: 6 x the rows for 0.6 % more
+    bound on `tests/test_spot_bound.py`'s short spells); the others' N_E only carry the sums.
     Lost work (`since_checkpoint`) beyond the overhead is not charged: a checkpoint on notice
     or continuous checkpoints avoid it. The start-up is charged only through (a)'s stretches:
     a job restarting on another type may land on a VM already up. Every x, N, R is boxed
@@ -613,85 +616,105 @@ def spell_rows(
     o = float(overhead)
     n_cols, n_rows = col0, row0
 
-    def add_row(cols: np.ndarray, vals: np.ndarray, lo: float, hi: float) -> None:
+    def add_rows(n: int, row: np.ndarray, cols: np.ndarray, vals: np.ndarray, lo, hi) -> None:
+        """n rows: entries (n_rows + row, cols, vals), bounds lo and hi (scalars or n each)."""
         nonlocal n_rows
-        out.rows.append(np.full(len(cols), n_rows))
+        out.rows.append(n_rows + np.asarray(row, dtype=np.int64))
         out.cols.append(np.asarray(cols, dtype=np.int64))
         out.vals.append(np.asarray(vals, dtype=np.float64))
-        out.lower.append(lo)
-        out.upper.append(hi)
-        n_rows += 1
+        out.lower.extend(np.broadcast_to(np.asarray(lo, dtype=np.float64), n).tolist())
+        out.upper.extend(np.broadcast_to(np.asarray(hi, dtype=np.float64), n).tolist())
+        n_rows += n
 
     for v, cap in sorted(spot.items()):
         if not (cap.counts == 0).any():
             continue  # never a spell: the slot rows say it all
         a, b = stretches(cap, float(instance.time), float(startup))
         of_v = cfg_vm == v
-        for j in range(instance.n_jobs):
-            mine = keep[j] & of_v
-            if not mine.any():
-                continue
-            tmax = float(t[j, mine].max())
+        mine = keep & of_v[None, :]
+        tmax_v = np.where(mine, t, -np.inf).max(axis=1)  # per job; -inf: no configuration
+        # (a), per job and slot from its first, where it says more than the slot's length
+        # after r_j and j's longest time on v
+        lo = np.maximum(edges[None, :K], r[:, None])
+        hi = np.broadcast_to(edges[None, 1:], lo.shape)
+        room = (_measure(a, b, hi.ravel()) - _measure(a, b, lo.ravel())).reshape(lo.shape)
+        need = (np.arange(K)[None, :] >= first[:, None]) & (
+            room < np.minimum(tmax_v[:, None], hi - lo)
+        )
+        on_v = np.flatnonzero(of_v[cc] & (ck < K))
+        hit = on_v[need[cj[on_v], ck[on_v]]]
+        if hit.size:
+            rank = (np.cumsum(need.ravel()) - 1).reshape(need.shape)
+            add_rows(
+                int(need.sum()),
+                rank[cj[hit], ck[hit]],
+                hit,
+                t[cj[hit], cc[hit]],
+                -np.inf,
+                room[need],
+            )
+        if o <= 0:
+            continue
+        for j in np.flatnonzero(np.isfinite(tmax_v)):
+            tmax = float(tmax_v[j])
             p = float(share[np.isfinite(t[j]) & of_v].min())
             ids = np.arange(job_lo[j], job_hi[j])
-            ids = ids[of_v[cc[ids]]]
+            ids = ids[of_v[cc[ids]] & (ck[ids] < K)]  # j's regular columns on v
             f = int(first[j])
-            lo = np.maximum(edges[f:K], r[j])
-            room = _measure(a, b, edges[f + 1 : K + 1]) - _measure(a, b, lo)
-            # (a), where it says more than the slot's length after r_j and j's longest time
-            for k in np.flatnonzero(room < np.minimum(tmax, edges[f + 1 : K + 1] - lo)):
-                hit = ids[ck[ids] == f + k]
-                if hit.size:
-                    add_row(hit, t[j, cc[hit]], -np.inf, float(room[k]))
-            if o <= 0:
-                continue
+            slot = ck[ids] - f  # 0 .. K - f - 1
             # (b): prefixes E = s_{f+1} .. s_K while the longest stretch in [r_j, E) < tmax
             near = (b > r[j]) & (a < edges[K])
             sa, sb = np.maximum(a[near], r[j]), b[near]
-            chain: list[tuple[int, float]] = []  # (N_E column, its cap) per prefix so far
-            pieces: list[tuple[int, float, float]] = []  # (N_E column, slope, constant)
-            later = None
-            for k in range(f + 1, K + 1):
-                lam = np.minimum(sb, edges[k]) - sa
-                lam = -np.sort(-lam[lam > 0])
-                if lam.size and lam[0] >= tmax:
-                    break
-                g = float(lam[0]) if lam.size else 0.0
-                g_max = g + float(np.maximum(lam[1:] - o, 0.0).sum())
-                cap_e = min(tmax, g_max)
-                chain.append((n_cols, cap_e))
-                n_cols += 1
-                if (k - f) & (k - f - 1) == 0:  # pieces at s_{f+1}, s_{f+2}, s_{f+4}, ...
-                    pieces += _pieces(lam, cap_e, o, p, n_cols - 1)
-                    later = None
-                else:
-                    later = (lam, cap_e, o, p, n_cols - 1)
-            if later is not None:  # ... and at the last prefix
-                pieces += _pieces(*later)
-            if not pieces:
-                n_cols = chain[0][0] if chain else n_cols  # no charge: no N columns either
+            ends = edges[f + 1 : K + 1]
+            if sa.size:
+                longest = np.max(np.minimum(sb[None, :], ends[:, None]) - sa[None, :], axis=1)
+                n_e = int(np.argmax(longest >= tmax)) if (longest >= tmax).any() else len(ends)
+            else:
+                n_e = len(ends)
+            if n_e == 0:
                 continue
-            last = max(c for c, _, _ in pieces)
-            chain = [(c, u) for c, u in chain if c <= last]
-            n_cols = last + 1
-            for i, (c, u) in enumerate(chain):  # N_E = N_E' + v-time of the slot between
-                hit = ids[ck[ids] == f + i]
-                prev = [chain[i - 1][0]] if i else []
-                add_row(
-                    np.concatenate(([c], prev, hit)).astype(np.int64),
-                    np.concatenate(([1.0], [-1.0] * len(prev), -t[j, cc[hit]])),
-                    0.0,
-                    0.0,
-                )
-                out.col_upper.append(u)
-                out.col_cost.append(0.0)
-            R = n_cols
-            n_cols += 1
-            cap_of = dict(chain)
-            for c, slope, const in pieces:  # R - slope·N_E >= const
-                add_row(np.array([R, c]), np.array([1.0, -slope]), const, np.inf)
-            out.col_upper.append(
-                max(max(slope * cap_of[c] + const for c, slope, const in pieces), 0.0)
+            prefixes = sorted(
+                {(1 << i) - 1 for i in range(n_e.bit_length()) if (1 << i) <= n_e} | {n_e - 1}
             )
+            caps = np.full(n_e, tmax)
+            pieces: list[tuple[int, float, float]] = []  # (prefix, slope, constant)
+            for i in prefixes:
+                lam = np.minimum(sb, ends[i]) - sa
+                lam = -np.sort(-lam[lam > 0])
+                g_max = (float(lam[0]) if lam.size else 0.0) + float(
+                    np.maximum(lam[1:] - o, 0.0).sum()
+                )
+                caps[i] = min(tmax, g_max)
+                pieces += _pieces(lam, caps[i], o, p, i)
+            if not pieces:
+                continue
+            n_e = max(i for i, _, _ in pieces) + 1
+            N = n_cols + np.arange(n_e)  # N_E per prefix, chained: N_i = N_{i-1} + slot f+i
+            R = n_cols + n_e
+            n_cols += n_e + 1
+            inside = slot < n_e
+            add_rows(
+                n_e,
+                np.concatenate([np.arange(n_e), np.arange(1, n_e), slot[inside]]),
+                np.concatenate([N, N[:-1], ids[inside]]),
+                np.concatenate([np.ones(n_e), -np.ones(n_e - 1), -t[j, cc[ids[inside]]]]),
+                0.0,
+                0.0,
+            )
+            out.col_upper.extend(caps[:n_e])
+            out.col_cost.extend([0.0] * n_e)
+            at = np.array([i for i, _, _ in pieces])
+            slope = np.array([x for _, x, _ in pieces])
+            const = np.array([c for _, _, c in pieces])
+            k = np.arange(len(pieces))
+            add_rows(  # R - slope·N_E >= const
+                len(k),
+                np.concatenate([k, k]),
+                np.concatenate([np.full(len(k), R), N[at]]),
+                np.concatenate([np.ones(len(k)), -slope]),
+                const,
+                np.inf,
+            )
+            out.col_upper.append(max(float(np.max(slope * caps[at] + const)), 0.0))
             out.col_cost.append(1.0)
     return out
