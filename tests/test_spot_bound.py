@@ -288,3 +288,30 @@ def test_the_simulated_bound_charges_the_runs_own_restarts(spells_dir):
     assert default.bound.bound == pytest.approx(spot_bound("short-spells", spells_dir), rel=1e-9)
     assert paper.bound.bound < default.bound.bound
     assert paper.total_cost >= paper.bound.bound - 1e-6
+
+
+def test_gpuaas_bound_charges_the_overhead_it_is_given(spells_dir, tmp_path):
+    """`gpuaas bound --availability` charges a run's default restarts, `--paper-costs` none;
+    a negative overhead is refused (InputError from Python, one line and exit 2 from the CLI)."""
+    from click.testing import CliRunner
+
+    from gpuaas.cli import cli
+    from gpuaas.errors import InputError
+
+    trace, source = source_of("short-spells", spells_dir)
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(generate_trace(2, jobs=8, arrivals="high", seed=3,
+                                              catalog="aws-us-east-1")))  # fmt: skip
+    avail = Simulator(trace, "greedy", spot=True, availability=source, seed=1).availability
+    runner = CliRunner()
+    for extra, expected in (
+        ([], spot_bound("short-spells", spells_dir)),
+        (["--paper-costs"], bound(trace, availability=avail, overhead=0, startup=0).bound),
+    ):
+        done = runner.invoke(cli, ["bound", str(path), "--availability", source, "--json", *extra])
+        assert done.exit_code == 0, done.output
+        assert json.loads(done.output)["bound"] == pytest.approx(expected, rel=1e-9)
+    with pytest.raises(InputError, match="overhead"):
+        bound(trace, availability=avail, overhead=-1.0)
+    done = runner.invoke(cli, ["bound", str(path), "--availability", source, "--overhead", "-1"])
+    assert done.exit_code == 2 and len(done.output.strip().splitlines()) == 1
