@@ -17,7 +17,10 @@ every spot configuration is priced at the spot price; with the availability a si
 replayed, known in hindsight, a job cannot use a spot type that has no capacity from its
 release on (its columns are left out, in the per-job bound too: `spot_capacity`), and the
 capacity LP bounds the node-seconds of each spot type in each slot by its count's integral.
-Interruptions only add cost, so they are not modelled.
+The spells (times a type's count is 0) force every schedule to pay too: a job's time on a type
+is at most the type's usable time in each slot, and work beyond the longest stretch costs
+restarts at the run's overhead (`capacity_lp.spell_rows`, which argues each row). Other
+interruptions only add cost, so they are not modelled.
 
 What it bounds: every schedule in which job j runs no earlier than r_j = max(release_j, T_c)
 at one configuration at a time (migrating freely and at no cost), taking the instance's
@@ -47,6 +50,7 @@ from gpuaas.capacity_lp import (
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan
+from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 #: the whole trace's LP with the slot of `auto_slot` is solved too, beside its groups', when it
 #: has at most this many x-columns: the larger of the two bounds is reported
@@ -138,6 +142,8 @@ def bound(
     time_limit: float | None = None,
     progress: Callable[[str], None] | None = None,
     availability: Availability | None = None,
+    overhead: float | None = None,
+    startup: float | None = None,
 ) -> Bound:
     """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
 
@@ -159,6 +165,11 @@ def bound(
     availability : Availability, optional
         The spot capacity of the run, in hindsight (its VM types are the on-demand types; the
         trace is put on its catalog's spot variants, `Instance.with_spot`).
+    overhead, startup : float, optional
+        With `availability`: the run's restart overhead and VM start-up (s; default a run's,
+        `DEFAULT_OVERHEAD` and `DEFAULT_STARTUP`), which every schedule pays for the
+        capacity's spells (`capacity_lp.spell_rows`). Give the run's own (0 and 0 for the
+        paper's costs): a bound with a larger overhead than the run's is no bound of it.
 
     Returns
     -------
@@ -168,6 +179,12 @@ def bound(
     if not isinstance(trace, Instance):
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
     spot = None
+    for name, value in (("overhead", overhead), ("startup", startup)):
+        checks.optional_number(value, name, minimum=0.0)
+    restart = {
+        "overhead": DEFAULT_OVERHEAD if overhead is None else float(overhead),
+        "startup": DEFAULT_STARTUP if startup is None else float(startup),
+    }
     if availability is not None:
         trace, spot = spot_capacity(trace, availability)
     nodes = checks.nodes(trace.nodes if nodes is None else nodes)
@@ -184,10 +201,10 @@ def bound(
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     say("capacity LP: choosing the slot")
     L, start, groups = capacity_groups(trace, int(nodes), slot, spot)
-    best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot)
+    best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot, restart)
     if len(groups) > 1 and slot is None:
         say("capacity LP: the whole trace with one coarse slot")
-        whole = _whole(trace, int(nodes), deadline, spot)
+        whole = _whole(trace, int(nodes), deadline, spot, restart)
         if whole is not None and whole.value > best.value:
             best = whole
     return Bound(
@@ -228,6 +245,7 @@ def _grouped(
     deadline: float,
     say: Callable[[str], None],
     spot: dict[int, Capacity] | None = None,
+    restart: dict[str, float] | None = None,
 ) -> _Relaxation:
     """Σ over the groups of their LP's dual bound (at least their per-job bound)."""
     out = _Relaxation(0.0, "optimal", slot, 0, 0, len(groups), 0)
@@ -248,7 +266,7 @@ def _grouped(
             continue
         which = f" (group {n + 1} of {len(groups)})" if len(groups) > 1 else ""
         say(f"capacity LP{which}: building")
-        lp = capacity_lp(sub, nodes, slot, start=start, spot=spot)
+        lp = capacity_lp(sub, nodes, slot, start=start, spot=spot, **(restart or {}))
         say(f"capacity LP{which}: HiGHS on {lp.n_cols} columns, {lp.n_rows} rows")
         value, status = solve_capacity(lp, left)
         out.value += sub_plan.total if value is None else max(value, sub_plan.total)
@@ -261,7 +279,11 @@ def _grouped(
 
 
 def _whole(
-    trace: Instance, nodes: int, deadline: float, spot: dict[int, Capacity] | None = None
+    trace: Instance,
+    nodes: int,
+    deadline: float,
+    spot: dict[int, Capacity] | None = None,
+    restart: dict[str, float] | None = None,
 ) -> _Relaxation | None:
     """The whole trace's LP at `auto_slot`'s slot (one slot over the horizon, at most), if it
     has at most WHOLE_COLUMNS x-columns and time is left: coarse, but it sees the capacity of
@@ -270,7 +292,7 @@ def _whole(
     left = deadline - _time.perf_counter()
     if columns > WHOLE_COLUMNS or left <= 0:
         return None
-    lp = capacity_lp(trace, nodes, L, spot=spot)
+    lp = capacity_lp(trace, nodes, L, spot=spot, **(restart or {}))
     value, status = solve_capacity(lp, left)
     if value is None:
         return None

@@ -13,7 +13,9 @@ slot. Each job keeps only its non-dominated configurations (time, cost, node-sec
 dominated column can be replaced by its dominating one without breaking a row or raising the
 cost. With spot capacity (`spot`, from `gpuaas.bounds.spot_capacity`) the node-seconds of spot
 type v in slot k are at most the integral of v's count over the slot (`available_seconds`; a
-row per type and slot whose integral is finite).
+row per type and slot whose integral is finite), and the spells' rows charge what the times
+without capacity force on each job (`spell_rows`: time on a type at most its usable time per
+slot, a restart per stretch its work outlives).
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
 whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
@@ -248,11 +250,14 @@ def capacity_lp(
     slot: float | None = None,
     start: float | None = None,
     spot: dict[int, Capacity] | None = None,
+    overhead: float = 0.0,
+    startup: float = 0.0,
 ) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
     the earliest release; otherwise at most it, so the grid of a whole trace serves its groups);
-    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity.
+    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity, and the
+    spells' rows (`spell_rows`) for the run's restart `overhead` and VM `startup` (s).
     """
     J = instance.n_jobs
     t = instance.times
@@ -326,6 +331,26 @@ def capacity_lp(
     rows += [J + np.arange(J), 2 * J + np.arange(J)]
     cols += [T_cols, T_cols]
     vals += [np.ones(J), np.ones(J)]
+    spells = spell_rows(
+        instance,
+        keep,
+        spot or {},
+        start,
+        L,
+        K,
+        first,
+        cj,
+        cc,
+        ck,
+        n_x + J,
+        n_rows,
+        overhead,
+        startup,
+    )
+    rows += spells.rows
+    cols += spells.cols
+    vals += spells.vals
+    n_rows += len(spells.lower)
     row_lower = np.concatenate(
         [
             np.ones(J),
@@ -334,6 +359,7 @@ def capacity_lp(
             np.full(K, -np.inf),
             np.full(int(need.sum()), -np.inf),
             np.full(len(spot_upper), -np.inf),
+            np.asarray(spells.lower, dtype=np.float64),
         ]
     )
     row_upper = np.concatenate(
@@ -343,6 +369,7 @@ def capacity_lp(
             np.full(K, nodes * L),
             cap_len[need],
             np.asarray(spot_upper, dtype=np.float64),
+            np.asarray(spells.upper, dtype=np.float64),
         ]
     )
     R = np.concatenate(rows)
@@ -358,9 +385,13 @@ def capacity_lp(
         col_job=cj,
         col_cfg=cc,
         col_slot=ck,
-        col_lower=np.zeros(n_x + J),
-        col_upper=np.concatenate([np.ones(n_x), np.full(J, np.inf)]),
-        col_cost=np.concatenate([cost[cj, cc], np.ones(J)]),
+        col_lower=np.zeros(n_x + J + len(spells.col_upper)),
+        col_upper=np.concatenate(
+            [np.ones(n_x), np.full(J, np.inf), np.asarray(spells.col_upper, dtype=np.float64)]
+        ),
+        col_cost=np.concatenate(
+            [cost[cj, cc], np.ones(J), np.asarray(spells.col_cost, dtype=np.float64)]
+        ),
         row_lower=row_lower,
         row_upper=row_upper,
         indptr=indptr,
@@ -458,3 +489,232 @@ def available_seconds(cap: Capacity, a: float, b: float) -> float:
     if (counts[used] >= UNLIMITED).any():
         return math.inf
     return float(np.sum(span[used] * counts[used]))
+
+
+def stretches(cap: Capacity, since: float, startup: float) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the times a VM of the type can run jobs: each maximal interval with a
+    count above 0, less the `startup` at its start when it starts after `since` (a VM that runs
+    then was opened in it and runs jobs `startup` s after opening; one may already run at
+    `since`); the last end is inf when the count after the data is not 0."""
+    pos = np.concatenate(([0], (cap.counts > 0).astype(np.int8), [0]))
+    step = np.diff(pos)
+    edges = np.append(cap.times, math.inf)
+    a = edges[np.flatnonzero(step == 1)]
+    b = edges[np.flatnonzero(step == -1)]
+    a = np.where(a > since, a + startup, a)
+    usable = a < b
+    return a[usable], b[usable]
+
+
+def _measure(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The length of the stretches [a_i, b_i) (sorted, disjoint) before each time in `t`."""
+    if len(a) == 0:
+        return np.zeros_like(t)
+    cum = np.concatenate(([0.0], np.cumsum(b - a)))  # only the last stretch may be endless
+    i = np.searchsorted(a, t, side="left")  # stretches starting before t
+    prev = np.maximum(i - 1, 0)
+    return np.where(i > 0, cum[prev] + np.minimum(t, b[prev]) - a[prev], 0.0)
+
+
+def _pieces(
+    lam: np.ndarray, cap: float, o: float, p: float, col: int
+) -> list[tuple[int, float, float]]:
+    """(column, slope, constant) of each piece of `spell_rows`' (b) that N_E ≤ `cap` can
+    reach, for the stretch lengths `lam` sorted down."""
+    out: list[tuple[int, float, float]] = []
+    g = float(lam[0]) if lam.size else 0.0
+    m = 0
+    while m + 1 < lam.size and g < cap and lam[m + 1] > o:
+        delta = float(lam[m + 1]) - o
+        slope = o * p / delta
+        out.append((col, slope, o * p * m - slope * g))
+        g += delta
+        m += 1
+    return out
+
+
+@dataclass
+class _Spells:
+    """The rows and extra columns `spell_rows` adds to the capacity LP."""
+
+    rows: list[np.ndarray]
+    cols: list[np.ndarray]
+    vals: list[np.ndarray]
+    lower: list[float]
+    upper: list[float]
+    col_upper: list[float]
+    col_cost: list[float]
+
+
+def spell_rows(
+    instance: Instance,
+    keep: np.ndarray,
+    spot: dict[int, Capacity],
+    start: float,
+    L: float,
+    K: int,
+    first: np.ndarray,
+    cj: np.ndarray,
+    cc: np.ndarray,
+    ck: np.ndarray,
+    col0: int,
+    row0: int,
+    overhead: float,
+    startup: float,
+) -> _Spells:
+    """What any schedule pays for the spells of the spot capacity it replays (BOUND.md §4).
+
+    A VM of spot type v exists only while v's count is above 0 (every one is lost when it
+    falls to 0) and runs jobs `startup` s after it opens (`stretches`: the usable stretches).
+    Job j runs on one configuration at a time, so per regular slot k
+
+    (a) Σ_{c of v} x_jck·t_jc ≤ |usable stretches of v ∩ slot k, from r_j on|.
+
+    Restarts. Cut job j's running on v into segments (one configuration, one VM, no break);
+    each lies in one usable stretch. Every segment but the job's last ends in a restart
+    (moved, preempted or its VM lost: `gpuaas.reconfiguration`), which loses
+    min(progress, overhead) s of work on the segment's configuration; progress ≥ the
+    segment's own d_i s, so ≥ min(d_i, o) of the segment's own seconds are lost. Count them as
+    the segment's last seconds: the *net* work (the rest) still completes the job (the loss
+    at the restart is at least this), costs the net columns' price, and the lost seconds cost
+    ≥ min(d_i, o)·p_jv on top, p_jv the least share price of v among j's configurations
+    (`share_price`). Before a time E, with λ_1 ≥ λ_2 ≥ … the lengths of v's usable stretches
+    within [r_j, E): the v-segments before E with d_i > o (m of them, each charged o·p_jv)
+    and the last one before E are all the net v-time there; they fill at most m + 1
+    stretches (segments sharing a stretch share its length), so the net v-time before E is
+
+        N_E ≤ g(m) = λ_1 + Σ_{i=2}^{m+1} (λ_i − o),    hence also N_E ≤ g_max = sup_m g(m).
+
+    g is concave (λ_i non-increasing), so the least charge o·p_jv·m with g(m) ≥ N_E is at
+    least the convex piecewise-linear function through (g(m), o·p_jv·m):
+
+    (b) R_jv ≥ o·p_jv·(m + (N_E − g(m)) / (λ_{m+2} − o))   for each m with λ_{m+2} > o,
+
+    one row per piece that N_E ≤ min(g_max, the longest time of j on v) can reach, with
+    R_jv ≥ 0 (cost 1) charged once per job and type (every E's charge is part of the same
+    restarts'), and N_E (one column per boundary s_{f+1}, s_{f+2}, … of the regular slots,
+    f = j's first, chained: N_{s_{k+1}} = N_{s_k} + the slot's v-time) at most that cap. A
+    prefix E whose longest stretch holds the job's longest time on v constrains nothing (nor
+    does any later one): the chain stops before it. Pieces and caps are written at s_{f+1},
+    s_{f+2}, s_{f+4}, s_{f+8}, … and the last prefix (every one: 6 x the rows for 0.6 % more
+    bound on `tests/test_spot_bound.py`'s short spells); the others' N_E only carry the sums.
+    Lost work (`since_checkpoint`) beyond the overhead is not charged: a checkpoint on notice
+    or continuous checkpoints avoid it. The start-up is charged only through (a)'s stretches:
+    a job restarting on another type may land on a VM already up. Every x, N, R is boxed
+    (N ≤ the cap, R ≤ its largest piece there), so `dual_bound` stays valid.
+    """
+    out = _Spells([], [], [], [], [], [], [])
+    if not spot:
+        return out
+    t = instance.times
+    r = effective_release(instance)
+    share = share_price(instance)
+    cfg_vm = instance.catalog.cfg_vm
+    edges = start + L * np.arange(K + 1)  # s_0 .. s_K (s_K: start of the open-ended slot)
+    job_lo = np.searchsorted(cj, np.arange(instance.n_jobs), side="left")
+    job_hi = np.searchsorted(cj, np.arange(instance.n_jobs), side="right")
+    o = float(overhead)
+    n_cols, n_rows = col0, row0
+
+    def add_rows(n: int, row: np.ndarray, cols: np.ndarray, vals: np.ndarray, lo, hi) -> None:
+        """n rows: entries (n_rows + row, cols, vals), bounds lo and hi (scalars or n each)."""
+        nonlocal n_rows
+        out.rows.append(n_rows + np.asarray(row, dtype=np.int64))
+        out.cols.append(np.asarray(cols, dtype=np.int64))
+        out.vals.append(np.asarray(vals, dtype=np.float64))
+        out.lower.extend(np.broadcast_to(np.asarray(lo, dtype=np.float64), n).tolist())
+        out.upper.extend(np.broadcast_to(np.asarray(hi, dtype=np.float64), n).tolist())
+        n_rows += n
+
+    for v, cap in sorted(spot.items()):
+        if not (cap.counts == 0).any():
+            continue  # never a spell: the slot rows say it all
+        a, b = stretches(cap, float(instance.time), float(startup))
+        of_v = cfg_vm == v
+        mine = keep & of_v[None, :]
+        tmax_v = np.where(mine, t, -np.inf).max(axis=1)  # per job; -inf: no configuration
+        # (a), per job and slot from its first, where it says more than the slot's length
+        # after r_j and j's longest time on v
+        lo = np.maximum(edges[None, :K], r[:, None])
+        hi = np.broadcast_to(edges[None, 1:], lo.shape)
+        room = (_measure(a, b, hi.ravel()) - _measure(a, b, lo.ravel())).reshape(lo.shape)
+        need = (np.arange(K)[None, :] >= first[:, None]) & (
+            room < np.minimum(tmax_v[:, None], hi - lo)
+        )
+        on_v = np.flatnonzero(of_v[cc] & (ck < K))
+        hit = on_v[need[cj[on_v], ck[on_v]]]
+        if hit.size:
+            rank = (np.cumsum(need.ravel()) - 1).reshape(need.shape)
+            add_rows(
+                int(need.sum()),
+                rank[cj[hit], ck[hit]],
+                hit,
+                t[cj[hit], cc[hit]],
+                -np.inf,
+                room[need],
+            )
+        if o <= 0:
+            continue
+        for j in np.flatnonzero(np.isfinite(tmax_v)):
+            tmax = float(tmax_v[j])
+            p = float(share[np.isfinite(t[j]) & of_v].min())
+            ids = np.arange(job_lo[j], job_hi[j])
+            ids = ids[of_v[cc[ids]] & (ck[ids] < K)]  # j's regular columns on v
+            f = int(first[j])
+            slot = ck[ids] - f  # 0 .. K - f - 1
+            # (b): prefixes E = s_{f+1} .. s_K while the longest stretch in [r_j, E) < tmax
+            near = (b > r[j]) & (a < edges[K])
+            sa, sb = np.maximum(a[near], r[j]), b[near]
+            ends = edges[f + 1 : K + 1]
+            if sa.size:
+                longest = np.max(np.minimum(sb[None, :], ends[:, None]) - sa[None, :], axis=1)
+                n_e = int(np.argmax(longest >= tmax)) if (longest >= tmax).any() else len(ends)
+            else:
+                n_e = len(ends)
+            if n_e == 0:
+                continue
+            prefixes = sorted(
+                {(1 << i) - 1 for i in range(n_e.bit_length()) if (1 << i) <= n_e} | {n_e - 1}
+            )
+            caps = np.full(n_e, tmax)
+            pieces: list[tuple[int, float, float]] = []  # (prefix, slope, constant)
+            for i in prefixes:
+                lam = np.minimum(sb, ends[i]) - sa
+                lam = -np.sort(-lam[lam > 0])
+                g_max = (float(lam[0]) if lam.size else 0.0) + float(
+                    np.maximum(lam[1:] - o, 0.0).sum()
+                )
+                caps[i] = min(tmax, g_max)
+                pieces += _pieces(lam, caps[i], o, p, i)
+            if not pieces:
+                continue
+            n_e = max(i for i, _, _ in pieces) + 1
+            N = n_cols + np.arange(n_e)  # N_E per prefix, chained: N_i = N_{i-1} + slot f+i
+            R = n_cols + n_e
+            n_cols += n_e + 1
+            inside = slot < n_e
+            add_rows(
+                n_e,
+                np.concatenate([np.arange(n_e), np.arange(1, n_e), slot[inside]]),
+                np.concatenate([N, N[:-1], ids[inside]]),
+                np.concatenate([np.ones(n_e), -np.ones(n_e - 1), -t[j, cc[ids[inside]]]]),
+                0.0,
+                0.0,
+            )
+            out.col_upper.extend(caps[:n_e])
+            out.col_cost.extend([0.0] * n_e)
+            at = np.array([i for i, _, _ in pieces])
+            slope = np.array([x for _, x, _ in pieces])
+            const = np.array([c for _, _, c in pieces])
+            k = np.arange(len(pieces))
+            add_rows(  # R - slope·N_E >= const
+                len(k),
+                np.concatenate([k, k]),
+                np.concatenate([np.full(len(k), R), N[at]]),
+                np.concatenate([np.ones(len(k)), -slope]),
+                const,
+                np.inf,
+            )
+            out.col_upper.append(max(float(np.max(slope * caps[at] + const)), 0.0))
+            out.col_cost.append(1.0)
+    return out

@@ -301,6 +301,7 @@ class RunConfig:
             "Seconds of work a job loses per migration or preemption.",
             "seconds",
             flag="--overhead",
+            commands=("simulate", "compare", "bound"),  # bound: the spot bound's restarts
             cli_default=None,  # --paper-costs, else the default (`gpuaas.cli.options`)
             spec="axis",
             column="overhead",
@@ -315,6 +316,7 @@ class RunConfig:
             "Seconds a VM opened or resized is billed before it runs jobs.",
             "seconds",
             flag="--startup",
+            commands=("simulate", "compare", "bound"),  # bound: the spot bound's restarts
             cli_default=None,
             spec="axis",
             column="startup",

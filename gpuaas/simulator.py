@@ -534,7 +534,13 @@ def simulate(
         elif predicted_run:
             result.predicted, result.predicted_run = predicted_costs(sim), "simulated"
     if bound is True:
-        result.bound = trace_bound(sim.actual, result.nodes, availability=sim.availability)
+        result.bound = trace_bound(
+            sim.actual,
+            result.nodes,
+            availability=sim.availability,
+            overhead=sim.config.overhead,
+            startup=sim.config.startup,
+        )
     elif bound is not False:
         result.bound = bound
     return result

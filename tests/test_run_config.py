@@ -31,7 +31,8 @@ def test_every_setting_is_wired() -> None:
     """Each setting a spec gives has a spec field (grid axes are exclude keys too) and a key
     part; each flag is an option of its commands; each column is a results column."""
     params = {
-        c: {p.name for p in cli.commands[c].params} for c in ("simulate", "compare", "campaign")
+        c: {p.name for p in cli.commands[c].params}
+        for c in ("simulate", "compare", "campaign", "bound")
     }
     for name, _, s in settings():
         if s.spec in ("axis", "one"):

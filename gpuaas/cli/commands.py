@@ -372,6 +372,7 @@ def simulate(
     "[default with --spot: model, seed --seed].",
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of a spot model.")
+@run_options("bound")
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -382,13 +383,16 @@ def bound(
     spot: bool,
     availability: str | None,
     seed: int,
+    paper_costs: bool,
+    **run: Any,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
 
     The best of the per-job bound (each job alone, cheapest mix of configurations) and the
     capacity LP (N nodes, time slots), for the trace's predicted times (formulations/BOUND.md);
     with --spot, spot VMs at the spot price within the capacity of the availability (the one
-    `gpuaas simulate --spot --seed S` replays for the same source and seed).
+    `gpuaas simulate --spot --seed S` replays for the same source and seed), charging the
+    restarts its spells force at the run's --overhead and --startup.
     """
     from gpuaas.bounds import bound as compute_bound
     from gpuaas.progress import Progress
@@ -412,6 +416,7 @@ def bound(
             time_limit=time_limit,
             progress=say,
             availability=market,
+            **run_settings(run, paper_costs),
         )
     emit(result.to_dict(), as_json, result.summary(), output)
 

@@ -384,7 +384,13 @@ def _bound_of(cell: Cell, trace: Any, market: Any) -> Any:
 
     if cell.noise:
         trace = actual_trace(trace, draw_factors(trace, cell.seed, cell.noise, cell.noise_model))
-    return trace_bound(trace, cell.sim_nodes, availability=market)
+    return trace_bound(
+        trace,
+        cell.sim_nodes,
+        availability=market,
+        overhead=cell.run.overhead,
+        startup=cell.run.startup,
+    )
 
 
 def cell_bound(cell: Cell, trace: Any) -> Any:
@@ -405,7 +411,7 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         cell.catalog,
         cell.sim_nodes,
         *_actual(cell),
-        None if market is None else market.source,
+        None if market is None else (market.source, cell.run.overhead, cell.run.startup),
     )
     if key not in _bounds:
         if len(_bounds) >= 64:
@@ -416,13 +422,15 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
 
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     """The cells, those over a given trace with its bound on their node count attached,
-    computed here once per (trace, node count, actual durations, availability) instead of
-    once per cell in the workers."""
+    computed here once per (trace, node count, actual durations, availability and, with
+    spot, the restart costs) instead of once per cell in the workers."""
     done: dict[tuple[Any, ...], Any] = {}
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
             key = (str(c.trace), c.sim_nodes, *_actual(c), c.availability_source)
+            if c.run.spot:  # the spot bound charges the run's restarts (`gpuaas.bound`)
+                key += (c.run.overhead, c.run.startup)
             if key not in done:
                 done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])
