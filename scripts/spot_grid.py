@@ -1,0 +1,154 @@
+#!/usr/bin/env python
+"""Issue 41's grid: the default with spot against the default without it, trace by trace.
+
+Generated aws-us-east-1 traces (N nodes, 10 N jobs, per seed and arrival pattern) are simulated
+by the default method without spot, then with each spot source given (`--source NAME=SPEC`:
+an availability, `model[...]` or replayed files; paths may name `$GPUAAS_SPOT_TRACES`), and
+with each of `--methods` (the spot baselines under the same source). Per trace and source: total
+cost over the run without spot, the spot-aware bound over it, the share of the possible saving
+taken, (on demand - cost) / (on demand - bound), tardiness and late jobs beside it.
+
+    GPUAAS_SPOT_TRACES=/path/to/spot-traces python scripts/spot_grid.py --seeds 81 82 83 84 \\
+        --source replay=p3.2xlarge=...,p3.16xlarge=... --source model=model -o out.jsonl --md out.md
+
+Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections import defaultdict
+from multiprocessing import Pool
+from pathlib import Path
+
+from gpuaas.files import write_atomic
+from gpuaas.generator import generate_trace
+from gpuaas.instance import Instance
+from gpuaas.simulator import simulate
+
+KEYS = (
+    "total_cost",
+    "vm_cost",
+    "tardiness_cost",
+    "late_jobs",
+    "interruptions",
+    "spot_cost",
+    "events",
+    "migrations",
+    "bound",
+)
+
+
+def run(cell: tuple) -> dict:
+    """One simulation of the grid (a `cell` tuple: seed, arrivals, nodes, source, spec, method,
+    settings)."""
+    seed, arrivals, nodes, source, spec, method, settings = cell
+    trace = generate_trace(nodes, seed=seed, arrivals=arrivals, catalog="aws-us-east-1")
+    kw = dict(settings)
+    if spec is not None:
+        kw.update(spot=True, availability=os.path.expandvars(spec))
+    t0 = time.process_time()
+    r = simulate(Instance.from_dict(trace), method, **kw).to_dict()
+    row = {k: r.get(k) for k in KEYS}
+    row.update(seed=seed, arrivals=arrivals, nodes=nodes, source=source, method=method)
+    row.update(settings=dict(settings), cpu_seconds=time.process_time() - t0)
+    return row
+
+
+def key(r: dict) -> tuple:
+    return (
+        r["seed"],
+        r["arrivals"],
+        r["nodes"],
+        r["source"],
+        r["method"],
+        json.dumps(r["settings"]),
+    )
+
+
+def tables(rows: list[dict]) -> str:
+    """The markdown tables of the rows: per source and method, trace by trace."""
+    od = {(r["seed"], r["arrivals"], r["nodes"]): r for r in rows if r["source"] == "none"}
+    by: dict[tuple, list] = defaultdict(list)
+    for r in rows:
+        base = od.get((r["seed"], r["arrivals"], r["nodes"]))
+        if r["source"] != "none" and base is not None:
+            by[(r["source"], r["method"], json.dumps(r["settings"]))].append((r, base))
+    out = []
+    for (source, method, settings), pairs in sorted(by.items()):
+        pairs.sort(key=lambda p: (p[0]["arrivals"], p[0]["seed"]))
+        ratios = [r["total_cost"] / b["total_cost"] for r, b in pairs]
+        total = sum(r["total_cost"] for r, _ in pairs) / sum(b["total_cost"] for _, b in pairs)
+        tard = (
+            sum(r["tardiness_cost"] for r, _ in pairs),
+            sum(b["tardiness_cost"] for _, b in pairs),
+        )
+        late = sum(r["late_jobs"] for r, _ in pairs), sum(b["late_jobs"] for _, b in pairs)
+        extra = "" if settings == "{}" else f", {settings}"
+        out += [
+            f"### {method}, {source}{extra}",
+            "",
+            f"Summed over {len(pairs)} traces: {total:.4f} x without spot (per trace "
+            f"{min(ratios):.4f}-{max(ratios):.4f}; above 1.005 on {sum(x > 1.005 for x in ratios)}); "
+            f"tardiness {tard[0]:.0f} $ against {tard[1]:.0f} $, late jobs {late[0]} against "
+            f"{late[1]}.",
+            "",
+            "| trace | without spot $ | with spot $ | ratio | bound / without | share of the possible saving | tardiness $ (without) | late (without) | interruptions |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r, b in pairs:
+            gap = b["total_cost"] - r["bound"]
+            share = (b["total_cost"] - r["total_cost"]) / gap if gap > 0 else float("nan")
+            out.append(
+                f"| {r['arrivals']}-{r['seed']} N={r['nodes']} | {b['total_cost']:.2f} | "
+                f"{r['total_cost']:.2f} | {r['total_cost'] / b['total_cost']:.4f} | "
+                f"{r['bound'] / b['total_cost']:.3f} | {share:.3f} | {r['tardiness_cost']:.0f} "
+                f"({b['tardiness_cost']:.0f}) | {r['late_jobs']} ({b['late_jobs']}) | "
+                f"{r['interruptions']} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[81, 82, 83, 84])
+    ap.add_argument("--arrivals", nargs="+", default=["exponential", "high", "low"])
+    ap.add_argument("--nodes", type=int, default=10)
+    ap.add_argument("--source", action="append", default=[], help="NAME=SPEC (repeatable)")
+    ap.add_argument("--methods", nargs="+", default=["incremental"])
+    ap.add_argument("--settings", default="{}", help="JSON run settings for the spot runs")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
+    ap.add_argument("--md", help="markdown tables of every row of --output")
+    args = ap.parse_args()
+    settings = tuple(sorted(json.loads(args.settings).items()))
+    sources = [("none", None)] + [tuple(s.split("=", 1)) for s in args.source]
+    cells = [
+        (seed, arrivals, args.nodes, name, spec, method, () if spec is None else settings)
+        for seed in args.seeds
+        for arrivals in args.arrivals
+        for name, spec in sources
+        for method in (["incremental"] if spec is None else args.methods)
+    ]
+    path = Path(args.output)
+    done = (
+        {key(json.loads(line)) for line in path.read_text().splitlines()}
+        if path.exists()
+        else set()
+    )
+    todo = [c for c in cells if (c[0], c[1], c[2], c[3], c[5], json.dumps(dict(c[6]))) not in done]
+    with Pool(args.jobs) as pool, path.open("a") as out:
+        for row in pool.imap_unordered(run, todo):
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+    if args.md:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        write_atomic(args.md, tables(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()
