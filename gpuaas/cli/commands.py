@@ -372,6 +372,32 @@ def simulate(
     "[default with --spot: model, seed --seed].",
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of a spot model.")
+@click.option(
+    "--upper",
+    "with_upper",
+    is_flag=True,
+    help="Also an upper value of the optimum: the cheapest of several complete simulated "
+    "schedules (gpuaas/upper.py), within --time-limit [default: 600 s] besides the LPs'.",
+)
+@click.option(
+    "--overhead",
+    type=FloatRange(min=0, max=1e9),
+    default=None,
+    help="With --upper: restart overhead (s) of its runs [default: 600].",
+)
+@click.option(
+    "--startup",
+    type=FloatRange(min=0, max=1e9),
+    default=None,
+    help="With --upper: VM start-up (s) of its runs [default: 120].",
+)
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --upper: write the event log of the run behind it (JSON lines).",
+)
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -382,6 +408,10 @@ def bound(
     spot: bool,
     availability: str | None,
     seed: int,
+    with_upper: bool,
+    overhead: float | None,
+    startup: float | None,
+    log_file: str | None,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
 
@@ -394,7 +424,14 @@ def bound(
     from gpuaas.progress import Progress
 
     check_output(output)
-    distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
+    check_output(log_file)
+    distinct_outputs({"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file})
+    upper_only = (("--overhead", overhead), ("--startup", startup), ("--log", log_file))
+    needs = [name for name, value in upper_only if value is not None]
+    if needs and not with_upper:
+        raise InputError(None, needs[0], "needs --upper")
+    if with_upper and (spot or availability is not None):
+        raise InputError(None, "--upper", "is not computed with spot VMs (--spot)")
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
@@ -413,7 +450,25 @@ def bound(
             progress=say,
             availability=market,
         )
-    emit(result.to_dict(), as_json, result.summary(), output)
+        data, human = result.to_dict(), result.summary()
+        if with_upper:
+            from gpuaas.upper import upper, write_log
+
+            top = upper(
+                trace,
+                nodes=nodes,
+                overhead=overhead,
+                startup=startup,
+                time_limit=time_limit,
+                log=log_file is not None,
+                progress=say,
+            )
+            if log_file is not None:
+                write_log(top, log_file)
+            data.update(upper=top.upper, upper_run=top.to_dict())
+            ratio = top.upper / result.bound if result.bound > 0 else float("nan")
+            human += f"\n{top.summary()}\nupper / bound {ratio:.4f}  (the optimum lies between)"
+    emit(data, as_json, human, output)
 
 
 @cli.command()
