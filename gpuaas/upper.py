@@ -22,12 +22,15 @@ import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuaas import checks
 from gpuaas.errors import InputError
 from gpuaas.files import open_output
 from gpuaas.instance import Instance
+
+if TYPE_CHECKING:
+    from gpuaas.simulation_result import SimulationResult
 
 #: the runs tried, in order (method, seed): the default first (so `upper` is never above the
 #: default's cost once it has run), then what finishes fast, then more seeds and slower methods
@@ -49,7 +52,8 @@ class Upper:
 
     `upper` is the cheapest run's total cost (VM + tardiness, restart and start-up included),
     `method` and `seed` name it, `runs` lists every run tried as (method, seed, total cost) in
-    order, `log` is the cheapest run's event log (JSON lines) when asked for.
+    order, `log` is the cheapest run's event log (JSON lines) when asked for and `result` its
+    `SimulationResult`.
     """
 
     upper: float
@@ -61,6 +65,7 @@ class Upper:
     seconds: float
     runs: list[tuple[str, int, float]] = field(default_factory=list)
     log: str | None = None
+    result: SimulationResult | None = field(default=None, repr=False)  # the cheapest run's
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,7 +95,7 @@ def upper(
     overhead: float | None = None,
     startup: float | None = None,
     time_limit: float | None = None,
-    portfolio: tuple[tuple[str, int], ...] = PORTFOLIO,
+    portfolio: tuple[tuple[str, int], ...] | None = None,
     log: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> Upper:
@@ -107,8 +112,8 @@ def upper(
     time_limit : float, optional
         Seconds for the runs (default `DEFAULT_TIME_LIMIT`): a run starts only while time is
         left; the first always runs, and a run started is never cut short.
-    portfolio : tuple of (method, seed)
-        The runs, in order.
+    portfolio : tuple of (method, seed), optional
+        The runs, in order (default `PORTFOLIO`).
     log : bool
         Keep the cheapest run's event log (`Upper.log`).
     progress : callable, optional
@@ -125,6 +130,7 @@ def upper(
     if not isinstance(trace, Instance):
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
     checks.optional_number(time_limit, "time_limit", positive=True)
+    portfolio = PORTFOLIO if portfolio is None else portfolio
     if not portfolio:
         raise InputError(None, "portfolio", "must name at least one (method, seed) run")
     for method, _ in portfolio:
@@ -158,6 +164,7 @@ def upper(
                 startup=sim.config.startup,
                 seconds=0.0,
                 log=None if lines is None else lines.getvalue(),
+                result=result,
             )
     assert best is not None  # the first run always runs
     best.runs = runs
