@@ -98,3 +98,41 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
         bad = runner.invoke(cli, ["bound", str(path), *extra, "-o", str(tmp_path / "n.json")])
         assert bad.exit_code == 2 and "needs --upper" in bad.output
         assert not (tmp_path / "n.json").exists() and not (tmp_path / "x.jsonl").exists()
+
+
+def test_compare_rows_gain_cost_over_upper_only_when_asked(monkeypatch):
+    """`gpuaas compare --upper`: every row gets the upper value of its node count and restart
+    costs (computed once) and total / upper; the default's own run is never below it."""
+    from gpuaas.experiments import analysis
+    from gpuaas.experiments.compare import compare
+
+    monkeypatch.setattr("gpuaas.upper.PORTFOLIO", FAST)
+    trace = small(6)
+    calls = []
+    real = upper
+    monkeypatch.setattr("gpuaas.upper.upper", lambda *a, **k: calls.append(k) or real(*a, **k))
+    rows = compare(trace, ["incremental", "edf"], [1], upper=True, overhead=0.0, startup=0.0)
+    top = real(trace, overhead=0.0, startup=0.0, portfolio=FAST)
+    assert len(calls) == 1 and [r["upper"] for r in rows] == [top.upper] * 2
+    for r in rows:
+        assert r["cost_over_upper"] == r["total_cost"] / top.upper
+        assert r["cost_over_upper"] >= 1 - 1e-12  # the default and EDF are in the portfolio
+    assert "/upper" in analysis.format_table(analysis.summarize(rows))
+    plain = compare(trace, ["edf"], [1], overhead=0.0, startup=0.0)
+    assert plain[0]["upper"] is None and plain[0]["cost_over_upper"] is None
+    assert "/upper" not in analysis.format_table(analysis.summarize(plain))
+
+
+def test_campaign_spec_upper_is_a_flag_and_fills_the_rows(monkeypatch):
+    from gpuaas.experiments.cell import run_cell
+    from gpuaas.experiments.spec import expand, parse_spec
+
+    monkeypatch.setattr("gpuaas.upper.PORTFOLIO", (("greedy", 1),))
+    data = {"nodes": [2], "arrivals": ["high"], "seeds": [4], "jobs_per_node": 3}
+    (cell,) = expand(parse_spec({**data, "methods": ["greedy"], "upper": True}))
+    row = run_cell(cell)
+    assert row["status"] == "ok" and row["cost_over_upper"] == 1.0  # the portfolio's one run
+    (cell,) = expand(parse_spec({**data, "methods": ["greedy"]}))
+    assert cell.upper is False and run_cell(cell)["upper"] is None
+    with pytest.raises(InputError, match="upper"):
+        parse_spec({**data, "methods": ["greedy"], "upper": 1})

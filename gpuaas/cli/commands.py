@@ -506,6 +506,13 @@ def bound(
 )
 @run_options("compare")
 @click.option(
+    "--upper",
+    "with_upper",
+    is_flag=True,
+    help="Rows and table also get cost / the upper value (gpuaas bound --upper; once per node "
+    "count, noise 0 and no spot only).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
@@ -525,6 +532,7 @@ def compare(
     settings: tuple[str, ...],
     workers: int,
     paper_costs: bool,
+    with_upper: bool,
     as_json: bool,
     as_csv: bool,
     output: str | None,
@@ -584,6 +592,7 @@ def compare(
         name=trace_file,
         workers=workers,
         on_row=progress,
+        upper=with_upper,
         **run_settings(run, paper_costs),
     )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))
