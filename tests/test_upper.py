@@ -94,6 +94,10 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     assert log.read_text().count("\n") > 0
     human = runner.invoke(cli, args)
     assert human.exit_code == 0 and "upper / bound" in human.output
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(dict(json.loads(path.read_text()), time=10.0)))
+    bad = runner.invoke(cli, ["bound", str(later), "--upper", "-o", str(tmp_path / "n.json")])
+    assert bad.exit_code == 2 and "time must be 0" in bad.output
     for extra in (["--overhead", "0"], ["--log", str(tmp_path / "x.jsonl")]):
         bad = runner.invoke(cli, ["bound", str(path), *extra, "-o", str(tmp_path / "n.json")])
         assert bad.exit_code == 2 and "needs --upper" in bad.output

@@ -436,6 +436,10 @@ def bound(
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
         require_spot_catalog(trace, spot, availability)
+        if with_upper and trace.time != 0:
+            raise InputError(
+                trace_file, "time", "--upper simulates a trace from its releases: time must be 0"
+            )
         market = None
         if spot or availability is not None:
             from gpuaas.simulator import spot_availability
