@@ -5,7 +5,7 @@ portfolio, no time limit (1e9 s), so a row does not depend on the machine's spee
 cost (the portfolio's first run: `gpuaas simulate` with its defaults), with `upper / bound`
 and `default / upper`.
 
-    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --itp
+    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
 Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them.
@@ -167,7 +167,7 @@ a portfolio of simulated runs, every duration known; `gpuaas/upper.py` says what
 not) and the default's cost (`gpuaas simulate` with its defaults, the portfolio's first run).
 The optimum lies between bound and upper. Rows: `upper.csv`.
 
-    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --itp
+    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
 Restart 0: `--overhead 0 --startup 0`; 600: the default costs (600 s restart, 120 s start-up).
