@@ -10,7 +10,8 @@ with the argument why any real schedule satisfies it):
    than N nodes at once (`peak_nodes`): they then satisfy every row, and its optimum is the
    per-job bound. A trace too large for one LP at slots of a day is cut into groups of
    consecutive jobs (`capacity_groups`) whose LPs' sum is a relaxation of the whole LP's; the
-   whole trace's coarse LP is kept when small.
+   whole trace's coarse LP is kept when small, and solved in any case when no group needed
+   its LP (BOUND.md §3, step 4).
 
 **Spot capacity** (`availability=`, formulations/BOUND.md §4). On a catalog with spot variants
 every spot configuration is priced at the spot price; with the availability a simulation
@@ -41,6 +42,7 @@ import numpy as np
 from gpuaas import checks
 from gpuaas.availability import UNLIMITED, Availability, Capacity
 from gpuaas.capacity_lp import (
+    SLOT_UNIT,
     capacity_groups,
     capacity_lp,
     check_slot,
@@ -202,10 +204,15 @@ def bound(
     say("capacity LP: choosing the slot")
     L, start, groups = capacity_groups(trace, int(nodes), slot, spot)
     best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot, restart)
-    if len(groups) > 1 and slot is None:
+    if len(groups) > 1:
+        # the groups may all fit N nodes alone (fine slots: few jobs each) while the trace does
+        # not: the whole trace's coarse LP is then solved whatever its size, never none at all
         say("capacity LP: the whole trace with one coarse slot")
-        whole = _whole(trace, int(nodes), deadline, spot, restart)
-        if whole is not None and whole.value > best.value:
+        unit = SLOT_UNIT if slot is None else float(slot)
+        whole = _whole(
+            trace, int(nodes), deadline, plan.total, spot, unit, best.solved == 0, restart
+        )
+        if whole is not None and (whole.value > best.value or best.solved == 0):
             best = whole
     return Bound(
         bound=max(per_job, best.value),
@@ -282,20 +289,25 @@ def _whole(
     trace: Instance,
     nodes: int,
     deadline: float,
+    per_job: float,
     spot: dict[int, Capacity] | None = None,
+    unit: float = SLOT_UNIT,
+    needed: bool = False,
     restart: dict[str, float] | None = None,
 ) -> _Relaxation | None:
-    """The whole trace's LP at `auto_slot`'s slot (one slot over the horizon, at most), if it
-    has at most WHOLE_COLUMNS x-columns and time is left: coarse, but it sees the capacity of
-    the whole horizon, which groups of consecutive jobs do not share."""
-    L, columns = whole_slot(trace, nodes, spot)
+    """The whole trace's LP at `auto_slot`'s slot in multiples of `unit` (one slot over the
+    horizon, at most), if it has at most WHOLE_COLUMNS x-columns and time is left, or in any
+    case when `needed` (no group needed its LP): coarse, but it sees the capacity of the whole
+    horizon, which groups of consecutive jobs do not share. Its value is at least `per_job`."""
+    L, columns = whole_slot(trace, nodes, spot, unit)
     left = deadline - _time.perf_counter()
-    if columns > WHOLE_COLUMNS or left <= 0:
+    if not needed and (columns > WHOLE_COLUMNS or left <= 0):
         return None
     lp = capacity_lp(trace, nodes, L, spot=spot, **(restart or {}))
-    value, status = solve_capacity(lp, left)
-    if value is None:
+    value, status = solve_capacity(lp, max(left, 0.0))
+    if value is None and not needed:
         return None
+    value = per_job if value is None else max(value, per_job)
     return _Relaxation(value, status, L, lp.n_cols, lp.n_rows, 1, 1)
 
 

@@ -132,12 +132,17 @@ def count_columns(
 
 
 def auto_slot(
-    first: np.ndarray, n_cfg: np.ndarray, start: float, end: float, max_columns: int = MAX_COLUMNS
+    first: np.ndarray,
+    n_cfg: np.ndarray,
+    start: float,
+    end: float,
+    max_columns: int = MAX_COLUMNS,
+    unit: float = SLOT_UNIT,
 ) -> float:
-    """The smallest multiple of SLOT_UNIT for which the LP has at most `max_columns` x-columns
+    """The smallest multiple of `unit` for which the LP has at most `max_columns` x-columns
     (or one regular slot over the whole horizon, when even that has more)."""
-    columns = lambda m: count_columns(first, n_cfg, start, end, m * SLOT_UNIT)  # noqa: E731
-    top = max(1, math.ceil((end - start) / SLOT_UNIT))  # one regular slot: the fewest columns
+    columns = lambda m: count_columns(first, n_cfg, start, end, m * unit)  # noqa: E731
+    top = max(1, math.ceil((end - start) / unit))  # one regular slot: the fewest columns
     lo, hi = 1, 1
     while hi < top and columns(hi) > max_columns:
         lo, hi = hi + 1, min(hi * 2, top)
@@ -147,7 +152,7 @@ def auto_slot(
             hi = mid
         else:
             lo = mid + 1
-    return hi * SLOT_UNIT
+    return hi * unit
 
 
 def _grid(
@@ -234,13 +239,17 @@ def capacity_groups(
 
 
 def whole_slot(
-    instance: Instance, nodes: int, spot: dict[int, Capacity] | None = None
+    instance: Instance,
+    nodes: int,
+    spot: dict[int, Capacity] | None = None,
+    unit: float = SLOT_UNIT,
 ) -> tuple[float, int]:
-    """(`auto_slot`'s slot for the whole of `instance`, the LP's x-columns at it): what
-    `gpuaas.bounds` weighs before solving the whole trace's coarse LP beside its groups'."""
+    """(`auto_slot`'s slot for the whole of `instance`, a multiple of `unit` (an explicit slot,
+    so that its grid coarsens the groups'), the LP's x-columns at it): what `gpuaas.bounds`
+    weighs before solving the whole trace's coarse LP beside its groups'."""
     _, _, _, n_cfg, start, end = _grid(instance, nodes, spot)
     r = effective_release(instance)
-    L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+    L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS, unit)
     return L, count_columns(r, n_cfg, start, end, L)
 
 

@@ -775,6 +775,25 @@ def test_large_trace_reports_the_better_of_groups_and_the_whole_lp(monkeypatch):
     assert any("group 2 of" in s for s in steps) and any("whole trace" in s for s in steps)
 
 
+@pytest.mark.parametrize("nodes", [2, 3])
+def test_explicit_slot_whose_groups_all_fit_still_solves_an_lp(monkeypatch, nodes):
+    """Issue 43: a fine explicit slot cut the trace into groups of a few jobs, each fitting N
+    nodes alone, so no LP was built (0 rows) and the per-job bound was reported as "optimal".
+    The whole trace's LP is then solved at a multiple of the slot, and stays below a schedule."""
+    monkeypatch.setattr("gpuaas.capacity_lp.MAX_COLUMNS", 2_000)
+    trace = load_instance(SMALL)
+    assert peak_nodes(trace, per_job_plan(trace)) > nodes  # the trace as a whole does not fit
+    L, _, groups = capacity_groups(trace, nodes, 3600.0)
+    subsets = [trace.subset(g) for g in groups]
+    assert len(groups) > 1 and all(peak_nodes(s, per_job_plan(s)) <= nodes for s in subsets)
+    result = bound(trace, nodes=nodes, slot=3600.0)
+    assert result.rows > 0 and result.columns > 0 and result.solved == 1
+    assert result.status == "optimal" and result.slot % 3600.0 == 0
+    assert below(result.per_job, result.bound)
+    sim = simulate(trace, "greedy", seed=1, nodes=nodes, bound=False)
+    assert below(result.bound, sim.total_cost)
+
+
 def test_non_dominated_in_chunks_equals_one_comparison():
     """The chunked comparison keeps exactly the configurations of the one-shot formula."""
     rng = np.random.default_rng(3)

@@ -373,6 +373,20 @@ def simulate(
 )
 @click.option("--seed", type=SEED, default=1, show_default=True, help="Seed of a spot model.")
 @run_options("bound")
+@click.option(
+    "--upper",
+    "with_upper",
+    is_flag=True,
+    help="Also an upper value of the optimum: the cheapest of several complete simulated "
+    "schedules (gpuaas/upper.py), within --time-limit [default: 600 s] besides the LPs'.",
+)
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --upper: write the event log of the run behind it (JSON lines).",
+)
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -384,6 +398,8 @@ def bound(
     availability: str | None,
     seed: int,
     paper_costs: bool,
+    with_upper: bool,
+    log_file: str | None,
     **run: Any,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
@@ -398,11 +414,21 @@ def bound(
     from gpuaas.progress import Progress
 
     check_output(output)
-    distinct_outputs({"-o": output}, {"TRACE_FILE": trace_file})
+    check_output(log_file)
+    distinct_outputs({"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file})
+    if log_file is not None and not with_upper:
+        raise InputError(None, "--log", "needs --upper")
+    costs = run_settings(run, paper_costs)
+    if with_upper and (spot or availability is not None):
+        raise InputError(None, "--upper", "is not computed with spot VMs (--spot)")
     with Progress("bound") as say:
         say(f"reading {trace_file}")
         trace = load_instance(trace_file)
         require_spot_catalog(trace, spot, availability)
+        if with_upper and trace.time != 0:
+            raise InputError(
+                trace_file, "time", "--upper simulates a trace from its releases: time must be 0"
+            )
         market = None
         if spot or availability is not None:
             from gpuaas.simulator import spot_availability
@@ -416,9 +442,27 @@ def bound(
             time_limit=time_limit,
             progress=say,
             availability=market,
-            **run_settings(run, paper_costs),
+            **costs,
         )
-    emit(result.to_dict(), as_json, result.summary(), output)
+        data, human = result.to_dict(), result.summary()
+        if with_upper:
+            from gpuaas.upper import upper, write_log
+
+            top = upper(
+                trace,
+                nodes=nodes,
+                overhead=costs["overhead"],
+                startup=costs["startup"],
+                time_limit=time_limit,
+                log=log_file is not None,
+                progress=say,
+            )
+            if log_file is not None:
+                write_log(top, log_file)
+            data.update(upper=top.upper, upper_run=top.to_dict())
+            ratio = top.upper / result.bound if result.bound > 0 else float("nan")
+            human += f"\n{top.summary()}\nupper / bound {ratio:.4f}  (the optimum lies between)"
+    emit(data, as_json, human, output)
 
 
 @cli.command()
@@ -456,6 +500,13 @@ def bound(
 )
 @run_options("compare")
 @click.option(
+    "--upper",
+    "with_upper",
+    is_flag=True,
+    help="Rows and table also get cost / the upper value (gpuaas bound --upper; once per node "
+    "count, noise 0 and no spot only).",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the rows (one per simulation) as JSON."
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print the rows as CSV.")
@@ -475,6 +526,7 @@ def compare(
     settings: tuple[str, ...],
     workers: int,
     paper_costs: bool,
+    with_upper: bool,
     as_json: bool,
     as_csv: bool,
     output: str | None,
@@ -534,6 +586,7 @@ def compare(
         name=trace_file,
         workers=workers,
         on_row=progress,
+        upper=with_upper,
         **run_settings(run, paper_costs),
     )
     csv_out = as_csv or (output is not None and output.endswith(".csv"))

@@ -168,7 +168,8 @@ def summarize(
         In the order the runs first appear in `rows`, one dict per run with keys run, method, multiplier, nodes
         (simulated), runs (simulations), total_cost, vm_cost, tardiness_cost,
         ratio_to_baseline, pct_min, pct_mean, pct_max, bound, cost_over_bound (mean of
-        total / bound over the rows that have a bound), moves_per_job, max_job_moves (the
+        total / bound over the rows that have a bound), cost_over_upper (likewise, of the
+        rows that have an upper value), moves_per_job, max_job_moves (the
         most of one job), cap_cost (a run with disruption limits: its mean total over that
         of the same method and multiplier without them, minus 1) and each of `gpuaas.metrics.NAMES`
         (mean over the rows that have it: `lateness_of_late_*` over the simulations with a
@@ -206,6 +207,7 @@ def summarize(
                 "cost_over_bound": mean(r["total_cost"] / r["bound"] for r in bounds)
                 if bounds
                 else None,
+                "cost_over_upper": _mean_present(r.get("cost_over_upper") for r in rs),
                 "moves_per_job": _mean_present(r.get("moves_per_job") for r in rs),
                 "max_job_moves": max((r.get("max_job_moves") or 0 for r in rs), default=None),
                 "cap_cost": None,
@@ -241,9 +243,12 @@ def format_table(
         return num(None if x is None else x * k, fmt)
 
     caps = any(s.get("cap_cost") is not None for s in summary)
+    uppers = any(s.get("cost_over_upper") is not None for s in summary)
     head = (
         f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
-        f"{'/' + baseline:>8}{'/bound':>8}{'miss %':>8}{'late p95 h':>12}{'JCT p95 h':>11}"
+        f"{'/' + baseline:>8}{'/bound':>8}"
+        + (f"{'/upper':>8}" if uppers else "")
+        + f"{'miss %':>8}{'late p95 h':>12}{'JCT p95 h':>11}"
         f"{'moves/job':>11}"
         + (f"{'cap cost %':>12}" if caps else "")
         + f"   pct vs {reference} % (min / mean / max)"
@@ -259,7 +264,8 @@ def format_table(
             f"{s['run']:<22}{s['nodes']:>6}{s['runs']:>6}{s['total_cost']:>12.2f}"
             f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
             f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
-            f"{scaled(s['deadline_miss_rate'], 100, '.1f'):>8}"
+            + (f"{num(s.get('cost_over_upper'), '.3f'):>8}" if uppers else "")
+            + f"{scaled(s['deadline_miss_rate'], 100, '.1f'):>8}"
             f"{scaled(s['lateness_of_late_p95'], 1 / 3600, '.2f'):>12}"
             f"{scaled(s['jct_p95'], 1 / 3600, '.1f'):>11}"
             f"{num(s.get('moves_per_job'), '.2f'):>11}"

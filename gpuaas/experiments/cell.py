@@ -94,6 +94,9 @@ class Cell:
     instance: Any = field(default=None, compare=False, repr=False)  # a given trace
     # the bound of a given trace, computed once (`with_bounds`); False: none (the warm-up)
     bound: Any = field(default=None, compare=False, repr=False)
+    # the upper value (`gpuaas.upper`): False none (default), True computed in the worker
+    # (`cell_upper`), a number: given (`with_bounds`)
+    upper: Any = field(default=False, compare=False, repr=False)
 
     def __hash__(self) -> int:  # a RunConfig's options (a dict) do not hash: the key does
         return hash(self.key)
@@ -324,6 +327,10 @@ def simulate_cell(cell: Cell) -> dict[str, Any]:
     """Simulate the cell and return its results row; errors propagate (`gpuaas compare`)."""
     t0 = time.perf_counter()
     row = result_row(cell, cell_simulation(cell).to_dict())
+    if cell.upper is not False:
+        value = cell_upper(cell)
+        row["upper"] = value
+        row["cost_over_upper"] = None if not value else row["total_cost"] / value
     row["cell_seconds"] = time.perf_counter() - t0
     row["worker"] = _worker_name()
     return row
@@ -423,8 +430,10 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
     """The cells, those over a given trace with its bound on their node count attached,
     computed here once per (trace, node count, actual durations, availability and, with
-    spot, the restart costs) instead of once per cell in the workers."""
+    spot, the restart costs) instead of once per cell in the workers; likewise its upper value
+    when asked (`Cell.upper`)."""
     done: dict[tuple[Any, ...], Any] = {}
+    uppers: dict[tuple[Any, ...], Any] = {}
     out = []
     for c in cells:
         if c.instance is not None and c.bound is None:
@@ -434,8 +443,47 @@ def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
             if key not in done:
                 done[key] = cell_bound(c, c.instance)
             c = replace(c, bound=done[key])
+        if c.instance is not None and c.upper is True:
+            key = (str(c.trace), c.sim_nodes, c.overhead, c.startup)
+            if key not in uppers:
+                uppers[key] = cell_upper(c)
+            c = replace(c, upper=uppers[key])
         out.append(c)
     return out
+
+
+_uppers: dict[tuple[Any, ...], Any] = {}  # this process's upper values (`cell_upper`)
+
+
+def cell_upper(cell: Cell) -> float | None:
+    """The upper value of the cell's trace (`gpuaas.upper`, default portfolio and time limit)
+    on its simulated nodes with its restart overhead and start-up, computed once per process
+    for the cells that share them; None with noise or spot (not defined there)."""
+    if cell.upper is not True and cell.upper is not False:
+        return cell.upper
+    if cell.noise or cell.run.spot:
+        return None
+    from gpuaas.upper import upper
+
+    key = (
+        cell.trace,
+        cell.arrivals,
+        cell.nodes,
+        cell.jobs,
+        cell.trace_seed,
+        cell.catalog,
+        cell.sim_nodes,
+        cell.overhead,
+        cell.startup,
+    )
+    if key not in _uppers:
+        if len(_uppers) >= 64:
+            _uppers.clear()
+        trace = make_trace(cell)
+        _uppers[key] = upper(
+            trace, nodes=cell.sim_nodes, overhead=cell.overhead, startup=cell.startup
+        ).upper
+    return _uppers[key]
 
 
 def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> dict[str, Any]:

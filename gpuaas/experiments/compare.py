@@ -145,6 +145,7 @@ def compare(
     workers: int = 1,
     name: str = "trace",
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    upper: bool = False,
     **settings: Any,
 ) -> list[dict[str, Any]]:
     """Simulate every method with every seed on `trace`: the rows, in method then seed order.
@@ -168,6 +169,9 @@ def compare(
         The trace's name in the rows (`trace` column and cell keys): its file.
     on_row : callable, optional
         Called with each row as it is produced (progress reporting).
+    upper : bool
+        Rows also get `upper` and `cost_over_upper` (`gpuaas.upper`, computed once per node
+        count and restart costs).
     **settings
         Run settings of every simulation (`gpuaas.run_config.RunConfig` fields: ``overhead``,
         ``startup``, ``tick``, ``spot``, ``availability``, ...). Those that contrast
@@ -193,6 +197,7 @@ def compare(
         "solver_seeds": list(seeds),
         "node_multipliers": {m: [k] for m, k in (multipliers or {}).items()},
         "options": options or {},
+        "upper": upper,
     }
     contrast = {}
     for k, v in settings.items():

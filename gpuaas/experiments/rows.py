@@ -75,6 +75,11 @@ extra                         str   any other scalar of the simulation result, J
 bound                         float `gpuaas.bound` of the trace on sim_nodes nodes (with spot:
                                     the spot-aware bound, formulations/BOUND.md)
 cost_over_bound               float total_cost / bound (1: no schedule costs less)
+upper                         float with the spec's `upper` (noise 0, no spot): `gpuaas.upper`
+                                    of the trace on sim_nodes nodes with the row's overhead and
+                                    startup (a schedule costs this; its portfolio is cut by a
+                                    time limit, so it depends on the machine's speed)
+cost_over_upper               float total_cost / upper (below 1: this run beats the portfolio)
 interruptions                 int   jobs on a VM the provider took back (involuntary moves)
 interruptions_per_job         float interruptions / jobs
 interruption_cost             float VM cost of the work interruptions lost (in lost_work_cost)
@@ -165,6 +170,8 @@ METRIC_COLUMNS = [
     "bound",
     "cost_over_bound",
     *SPOT_COLUMNS,
+    "upper",
+    "cost_over_upper",
 ]
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
@@ -205,6 +212,8 @@ ADDED_COLUMNS = [
     "off_by_2x",
     *(c for c in SETTING_COLUMNS if c not in _FIRST),
     *SPOT_COLUMNS,
+    "upper",
+    "cost_over_upper",
 ]
 
 #: the type of each setting's column, by the values it takes (`Setting.values`)

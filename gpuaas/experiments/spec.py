@@ -50,6 +50,7 @@ _SPEC_FIELDS = {
     "options",
     "exclude",
     "spot",
+    "upper",
     *_RUN_FIELDS,
 }
 #: the fields of a generated-trace grid (a spec of given `traces` has none of them)
@@ -106,6 +107,9 @@ class CampaignSpec:
         Run setting (`RunConfig` field) -> the values simulated: one per campaign, or several
         (a grid axis, `Setting.spec`), default the field's default; ``availability``: the spot
         availability sources (None: on-demand only; the spec's ``spot``).
+    upper : bool
+        Rows also get `upper` and `cost_over_upper` (`gpuaas.upper`, once per trace, node
+        count and restart costs; opt-in: it simulates a portfolio of runs).
     """
 
     name: str
@@ -121,6 +125,7 @@ class CampaignSpec:
     traces: dict[str, Any] = field(default_factory=dict)
     exclude: tuple[dict[str, Any], ...] = ()
     grid: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    upper: bool = False
 
 
 def _int_list(
@@ -362,6 +367,7 @@ def parse_spec(
         catalog=catalog,
         traces=given,
         exclude=exclude,
+        upper=checks.flag(data.get("upper", False), "upper", source),
         grid=grid,
     )
 
@@ -531,7 +537,7 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                                 spot=run["availability"] is not None,
                                 **run,
                             )
-                            cell = Cell(run=config, node_multiplier=mult, **t)
+                            cell = Cell(run=config, node_multiplier=mult, upper=spec.upper, **t)
                             if not any(_matches(cell, pat) for pat in spec.exclude):
                                 cells.append(cell)
     return cells

@@ -1,0 +1,142 @@
+"""The upper value of the optimum (`gpuaas.upper`, `gpuaas bound --upper`): a complete schedule
+that the validator accepts at every event and whose event log reconciles, at least the lower
+bound and at most the default's cost."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from eventlog import check_against, recompute
+
+import gpuaas.rescheduler.apply as apply
+from gpuaas.bounds import bound
+from gpuaas.cli import cli
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_trace
+from gpuaas.instance import Instance
+from gpuaas.simulator import simulate
+from gpuaas.upper import upper, write_log
+from gpuaas.validator import validate
+
+#: the default and two fast methods: the tests' portfolio (the full one takes minutes)
+FAST = (("incremental", 1), ("greedy", 1), ("edf", 1))
+
+
+def small(seed: int, nodes: int = 2, jobs: int = 8) -> Instance:
+    return Instance.from_dict(generate_trace(nodes, jobs, seed=seed, arrivals="high"))
+
+
+@pytest.mark.parametrize(("seed", "overhead"), [(5, 0.0), (6, 600.0), (7, 600.0)])
+def test_upper_brackets_the_optimum_and_its_schedule_reconciles(
+    seed, overhead, tmp_path, monkeypatch
+):
+    """bound <= upper <= the default's simulated cost; every plan of the runs passes the
+    validator; the cheapest run's event log recomputes its costs and work."""
+    trace = small(seed)
+    checked = []
+    solve = apply.solve
+
+    def validated(instance, method, **kwargs):
+        sol = solve(instance, method, **kwargs)
+        report = validate(sol)
+        assert report.ok, (method, report.errors)
+        checked.append(method)
+        return sol
+
+    monkeypatch.setattr(apply, "solve", validated)
+    top = upper(trace, overhead=overhead, portfolio=FAST, time_limit=1e6, log=True)
+    assert {m for m, _, _ in top.runs} == {"incremental", "greedy", "edf"} == set(checked)
+    assert top.upper == min(c for _, _, c in top.runs)
+    low = bound(trace)
+    default = simulate(trace, seed=1, overhead=overhead, bound=False)  # `gpuaas simulate`
+    assert low.bound <= top.upper * (1 + 1e-9)
+    assert top.upper <= default.total_cost * (1 + 1e-12)
+    assert top.runs[0] == ("incremental", 1, default.total_cost)
+    path = tmp_path / "upper.jsonl"
+    write_log(top, path)
+    rec = recompute(path, trace)
+    assert check_against(rec, top.result.to_dict(), trace) == []
+    assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
+
+
+def test_time_limit_stops_before_the_next_run_never_before_the_first():
+    trace = small(5)
+    top = upper(trace, portfolio=FAST, time_limit=1e-9)
+    assert [m for m, _, _ in top.runs] == ["incremental"] and top.method == "incremental"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"portfolio": ()}, "portfolio"), ({"portfolio": (("nope", 1),)}, "portfolio"),
+     ({"time_limit": -1.0}, "time_limit")],
+)  # fmt: skip
+def test_bad_arguments_are_input_errors(kwargs, field):
+    with pytest.raises(InputError, match=field):
+        upper(small(5), **kwargs)
+
+
+def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
+    """`gpuaas bound --upper`: JSON keys `bound` and `upper`, the run's log; the upper-only
+    options without --upper are one-line errors (exit 2, no output file)."""
+    monkeypatch.setattr("gpuaas.upper.PORTFOLIO", FAST)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(generate_trace(2, 8, seed=6, arrivals="high")))
+    out, log = tmp_path / "b.json", tmp_path / "l.jsonl"
+    runner = CliRunner()
+    args = ["bound", str(path), "--upper", "--overhead", "0", "--startup", "0"]
+    done = runner.invoke(cli, [*args, "--log", str(log), "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    data = json.loads(out.read_text())
+    assert data["bound"] <= data["upper"] == data["upper_run"]["upper"]
+    assert data["upper_run"]["overhead"] == 0.0 and len(data["upper_run"]["runs"]) == 3
+    assert log.read_text().count("\n") > 0
+    human = runner.invoke(cli, args)
+    assert human.exit_code == 0 and "upper / bound" in human.output
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(dict(json.loads(path.read_text()), time=10.0)))
+    bad = runner.invoke(cli, ["bound", str(later), "--upper", "-o", str(tmp_path / "n.json")])
+    assert bad.exit_code == 2 and "time must be 0" in bad.output
+    for extra in (["--overhead", "0"], ["--log", str(tmp_path / "x.jsonl")]):
+        bad = runner.invoke(cli, ["bound", str(path), *extra, "-o", str(tmp_path / "n.json")])
+        assert bad.exit_code == 2 and "needs --upper" in bad.output
+        assert not (tmp_path / "n.json").exists() and not (tmp_path / "x.jsonl").exists()
+
+
+def test_compare_rows_gain_cost_over_upper_only_when_asked(monkeypatch):
+    """`gpuaas compare --upper`: every row gets the upper value of its node count and restart
+    costs (computed once) and total / upper; the default's own run is never below it."""
+    from gpuaas.experiments import analysis
+    from gpuaas.experiments.compare import compare
+
+    monkeypatch.setattr("gpuaas.upper.PORTFOLIO", FAST)
+    trace = small(6)
+    calls = []
+    real = upper
+    monkeypatch.setattr("gpuaas.upper.upper", lambda *a, **k: calls.append(k) or real(*a, **k))
+    rows = compare(trace, ["incremental", "edf"], [1], upper=True, overhead=0.0, startup=0.0)
+    top = real(trace, overhead=0.0, startup=0.0, portfolio=FAST)
+    assert len(calls) == 1 and [r["upper"] for r in rows] == [top.upper] * 2
+    for r in rows:
+        assert r["cost_over_upper"] == r["total_cost"] / top.upper
+        assert r["cost_over_upper"] >= 1 - 1e-12  # the default and EDF are in the portfolio
+    assert "/upper" in analysis.format_table(analysis.summarize(rows))
+    plain = compare(trace, ["edf"], [1], overhead=0.0, startup=0.0)
+    assert plain[0]["upper"] is None and plain[0]["cost_over_upper"] is None
+    assert "/upper" not in analysis.format_table(analysis.summarize(plain))
+
+
+def test_campaign_spec_upper_is_a_flag_and_fills_the_rows(monkeypatch):
+    from gpuaas.experiments.cell import run_cell
+    from gpuaas.experiments.spec import expand, parse_spec
+
+    monkeypatch.setattr("gpuaas.upper.PORTFOLIO", (("greedy", 1),))
+    data = {"nodes": [2], "arrivals": ["high"], "seeds": [4], "jobs_per_node": 3}
+    (cell,) = expand(parse_spec({**data, "methods": ["greedy"], "upper": True}))
+    row = run_cell(cell)
+    assert row["status"] == "ok" and row["cost_over_upper"] == 1.0  # the portfolio's one run
+    (cell,) = expand(parse_spec({**data, "methods": ["greedy"]}))
+    assert cell.upper is False and run_cell(cell)["upper"] is None
+    with pytest.raises(InputError, match="upper"):
+        parse_spec({**data, "methods": ["greedy"], "upper": 1})
