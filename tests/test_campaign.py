@@ -518,8 +518,7 @@ def test_same_results_on_scheduler_localcluster_and_without_dask(
 
 def test_ctrl_c_on_the_cli_then_rerun_completes_the_rest(tmp_path: Path) -> None:
     """SIGINT to a running `gpuaas campaign` (local processes) keeps finished rows; a re-run adds the rest."""
-    # 24 cells: the interrupt comes after 4 rows with 20 still to run
-    spec = write_spec(tmp_path / "s.yaml", dict(SPEC, nodes=[3, 4], jobs_per_node=5, seeds="1-2"))
+    spec = write_spec(tmp_path / "s.yaml", dict(SPEC, nodes=[3, 4], jobs_per_node=5, seeds="1-3"))
     out = tmp_path / "r.csv"
     args = ["campaign", str(spec), "-o", str(out), "--backend", "processes", "--workers", "2", "-q"]
     # a child of a background job inherits SIGINT ignored: restore Python's Ctrl-C handler first
