@@ -86,13 +86,22 @@ def test_console_script_no_traceback(tmp_path):
 
 def test_numba_cache_falls_back_when_package_dir_is_read_only(monkeypatch, tmp_path):
     """With an unwritable package directory, NUMBA_CACHE_DIR points at a per-user directory."""
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    from numba.core import config as numba_config
+
+    before = os.environ.get("NUMBA_CACHE_DIR")
+    # set first, so that the undo below removes what _numba_cache_dir writes to os.environ:
+    # left there, every later subprocess of this test process compiled its kernels again
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "")
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     pkg = os.path.dirname(gpuaas.__file__)
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, m: False if p == pkg else real(p, m))
     gpuaas._numba_cache_dir()
     assert os.environ["NUMBA_CACHE_DIR"].startswith(str(tmp_path))
+    monkeypatch.undo()
+    numba_config.reload_config()  # this process's numba back on the suite's cache
+    assert os.environ.get("NUMBA_CACHE_DIR") == before
 
 
 def test_bundled_example_solution_passes_the_validator(tmp_path):

@@ -22,9 +22,10 @@ def test_orchestrator_example_runs_and_reconciles():
     assert out["bill"] == pytest.approx(out["vm_cost"], rel=1e-9)
 
 
-def test_orchestrator_example_as_a_script():
+def test_orchestrator_example_as_a_script(checkout_env):
     res = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "orchestrator.py")],
+        env=checkout_env,
         capture_output=True,
         text=True,
         timeout=300,

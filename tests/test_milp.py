@@ -359,14 +359,14 @@ def test_warm_start_from_greedy_is_never_worse_than_greedy(tiny_cases):
 def test_p1_warm_start_is_never_worse_than_none():
     """P1 (issue 39, case 16): handed to HiGHS, Greedy's start (10-40 x the optimum at J = 50)
     steered it away from the optimum it found without one. It is now only the answer to beat
-    (`MIP_START`): HiGHS runs as without a warm start, so the result is never worse."""
-    for seed in range(3):
-        inst = generate_instance(2, 8, seed)
-        a = milp(inst, objective="p1a", gap=0.05, threads=1)
-        b = milp(inst, objective="p1a", gap=0.05, threads=1, warm_start=None)
-        assert a.stats["warm_start"] == "greedy" and a.stats["mip_start"] is False
-        assert a.stats["solver_nodes"] == b.stats["solver_nodes"]  # the same HiGHS run
-        assert a.f_obj <= b.f_obj + 1e-9 * max(1.0, abs(b.f_obj)) and validate(a, p1n=True).ok
+    (`MIP_START`): HiGHS runs as without a warm start, so the result is never worse. One
+    instance shows it (each solve costs about 3 CPU s)."""
+    inst = generate_instance(2, 8, 0)
+    a = milp(inst, objective="p1a", gap=0.05, threads=1)
+    b = milp(inst, objective="p1a", gap=0.05, threads=1, warm_start=None)
+    assert a.stats["warm_start"] == "greedy" and a.stats["mip_start"] is False
+    assert a.stats["solver_nodes"] == b.stats["solver_nodes"]  # the same HiGHS run
+    assert a.f_obj <= b.f_obj + 1e-9 * max(1.0, abs(b.f_obj)) and validate(a, p1n=True).ok
     given = milp(inst, objective="p1a", gap=0.05, threads=1, mip_start=True)
     assert given.stats["mip_start"] is True and validate(given, p1n=True).ok
     assert milp(inst, gap=0.05, threads=1).stats["mip_start"] is True  # P1$: the default's plan

@@ -475,7 +475,7 @@ def test_node_matching_is_optimal_with_its_forced_pairs():
         assert W[np.arange(n), perm].sum() == best
 
 
-def test_readme_example_runs(tmp_path):
+def test_readme_example_runs(tmp_path, checkout_env):
     """The README's orchestration example runs and prints its plans."""
     text = (ROOT / "README.md").read_text()
     m = re.search(r"<!-- rescheduler-example -->\s*```python\n(.*?)```", text, re.DOTALL)
@@ -486,6 +486,7 @@ def test_readme_example_runs(tmp_path):
         text=True,
         check=False,
         cwd=tmp_path,
+        env=checkout_env,
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
