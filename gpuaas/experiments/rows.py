@@ -75,6 +75,8 @@ extra                         str   any other scalar of the simulation result, J
 bound                         float `gpuaas.bound` of the trace on sim_nodes nodes (with spot:
                                     the spot-aware bound, formulations/BOUND.md)
 cost_over_bound               float total_cost / bound (1: no schedule costs less)
+bound_kind                    str   which bound: "spot" (the spot-aware bound of the availability
+                                    replayed) or "on-demand" (on-demand VMs only)
 interruptions                 int   jobs on a VM the provider took back (involuntary moves)
 interruptions_per_job         float interruptions / jobs
 interruption_cost             float VM cost of the work interruptions lost (in lost_work_cost)
@@ -164,6 +166,7 @@ METRIC_COLUMNS = [
     "extra",
     "bound",
     "cost_over_bound",
+    "bound_kind",
     *SPOT_COLUMNS,
 ]
 #: wall-clock measurements: they differ from run to run and between backends
@@ -205,6 +208,7 @@ ADDED_COLUMNS = [
     "off_by_2x",
     *(c for c in SETTING_COLUMNS if c not in _FIRST),
     *SPOT_COLUMNS,
+    "bound_kind",
 ]
 
 #: the type of each setting's column, by the values it takes (`Setting.values`)
@@ -233,6 +237,7 @@ STR_COLUMNS = {
     "status",
     "error",
     "extra",
+    "bound_kind",
     "worker",
     "timing_extra",
 }
