@@ -89,6 +89,22 @@ def test_managed_spot_falls_back_on_demand_and_returns_to_spot():
     assert running.vm == "B:spot" and r.migrations == 1
 
 
+@pytest.mark.parametrize("method", ["managed-spot", "uniform-progress"])
+def test_spot_baselines_take_another_type_whose_spot_has_capacity(method):
+    """A job whose own type's spot has no capacity takes, by the same rule, a type whose spot
+    has and that meets its due date (B, 4 x V100) instead of its own on demand or waiting (A);
+    it keeps that VM when A's spot comes back (a job no such type serves keeps its own type:
+    `test_managed_spot_falls_back_on_demand_and_returns_to_spot`)."""
+    r = Rescheduler(CAT, 3, method, startup=0.0, overhead=0.0)
+    r.handle([CapacityChange(0.0, "A:spot", 0)])
+    r.submit(job("a", due=5000.0), at=0.0)  # A (3600 s) is its own type, B (1000 s) meets too
+    [running] = r.unfinished()
+    assert running.vm == "B:spot"
+    r.handle(CapacityChange(100.0, "A:spot", None))
+    [running] = r.unfinished()
+    assert running.vm == "B:spot" and r.migrations == 0
+
+
 def test_on_demand_is_the_default_without_spot_variants():
     trace = Instance.from_dict(generate_trace(3, jobs=12, seed=2, catalog="aws-us-east-1"))
     a = simulate(trace, "incremental", seed=1, bound=False)

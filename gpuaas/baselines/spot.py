@@ -7,11 +7,16 @@
 - `uniform_progress`: Can't Be Late's policy per job (Wu et al., NSDI '24, §5.2: Uniform
   Progress with hysteresis and the Safety Net; ``greedy=True``: their greedy policy, §3.4).
 
-Each job gets a whole VM of one type for its life: the on-demand type a user would ask for, by
-the heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting
-the due date from its release, else the fastest), run as that type's spot variant or on demand.
-A job keeps its VM until it completes, is interrupted or its policy changes its kind (never
-while a disruption limit pins it, `Instance.pinned`); jobs
+Each job gets a whole VM of one type: the on-demand type a user would ask for, by the
+heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting the
+due date from its release, else the fastest), run as that type's spot variant or on demand.
+Where that type's spot has no VM to open at a decision, the job takes, by the same rule, the
+type among those whose spot has one (`Instance.room`) if that type meets its due date, as
+SkyPilot fails over among a job's candidate resources (`spot_type`); otherwise its own type.
+Without this, a job whose type the replayed availability never gives (most types: only the
+replayed files' types have capacity) never used spot at all. A running job's type is the one
+it runs on. A job keeps its VM until it completes, is interrupted or its policy changes its
+kind (never while a disruption limit pins it, `Instance.pinned`); jobs
 start in submission order (managed-spot) or least slack first (uniform-progress) while node
 slots and spot capacity (`Instance.room`) last.
 
@@ -43,12 +48,15 @@ DONE = 1e-3
 EPS = 1e-6
 
 
-def own_vm(instance: Instance, j: int) -> int:
-    """The whole-VM on-demand configuration job j runs on for its life: among configurations
-    (v, G_v) of on-demand types, the cheapest (whole-job time x price) that meets the due date
-    from its release, else the fastest; ties to the cheaper type (-1: none can run it)."""
+def own_vm(instance: Instance, j: int, among: np.ndarray | None = None) -> int:
+    """The whole-VM on-demand configuration a user would run job j on: among configurations
+    (v, G_v) of on-demand types (those `among`, a (V,) mask, if given), the cheapest (whole-job
+    time x price) that meets the due date from its release, else the fastest; ties to the
+    cheaper type (-1: none can run it)."""
     cat = instance.catalog
     whole = (cat.cfg_gpus == cat.gpus[cat.cfg_vm]) & ~cat.spot[cat.cfg_vm]
+    if among is not None:
+        whole &= among[cat.cfg_vm]
     t = np.where(whole, instance.work[j], np.inf)
     if not np.isfinite(t).any():
         return -1
@@ -58,6 +66,29 @@ def own_vm(instance: Instance, j: int) -> int:
         cost = np.where(meets, t * price, np.inf)
         return int(np.lexsort((price, cost))[0])
     return int(np.lexsort((price, t))[0])
+
+
+def spot_type(instance: Instance, j: int, room: np.ndarray, spot: np.ndarray) -> int:
+    """The whole-VM on-demand configuration job j runs on, as spot or on demand (module
+    docstring): its `own_vm`, unless that type's spot has no VM to open (`room`, this
+    decision's) and, among the types whose spot has one, `own_vm`'s rule picks one that meets
+    the due date from the job's release; then that one."""
+    own = own_vm(instance, j)
+    has = np.zeros(instance.catalog.n_vms, dtype=bool)
+    has[spot >= 0] = room[spot[spot >= 0]] >= 1
+    c = own_vm(instance, j, among=has)
+    if c >= 0 and instance.work[j, c] <= instance.due[j] - instance.release[j]:
+        return c  # `own` itself when its spot has room and it meets the due date
+    return own
+
+
+def _type_of(instance: Instance, j: int) -> int:
+    """The on-demand whole-VM configuration of the type running job j (spot or not)."""
+    cat = instance.catalog
+    c = int(instance.current_cfg[j])
+    v = int(cat.cfg_vm[c])
+    base = int(cat.base[v]) if cat.spot[v] else v
+    return int(cat.cfg_offset[base] + cat.cfg_gpus[c] - 1)
 
 
 def spot_of(instance: Instance) -> np.ndarray:
@@ -137,7 +168,8 @@ def managed_spot(
     instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
 ) -> Solution:
     """SkyPilot managed jobs' way (module docstring): spot whenever a spot VM of the job's type
-    can be had, on demand otherwise, each job alone on its VM, in submission order.
+    (`spot_type`: its own, or another with spot capacity) can be had, on demand otherwise,
+    each job alone on its VM, in submission order.
 
     Returns
     -------
@@ -155,13 +187,14 @@ def managed_spot(
         if inst.pinned[j]:  # a disruption limit: it stays on its VM
             target[j] = int(inst.current_cfg[j])
             continue
-        c = own_vm(inst, j)
+        if _kind(inst, j) == SPOT:
+            target[j] = int(inst.current_cfg[j])  # relaunched only when interrupted
+            continue
+        c = spot_type(inst, j, room, spot)
         if c < 0:
             continue
         s = _variant(inst, c, SPOT, spot)
-        if _kind(inst, j) == SPOT:
-            target[j] = int(inst.current_cfg[j])  # relaunched only when interrupted
-        elif s >= 0 and room[cat.cfg_vm[s]] >= 1:
+        if s >= 0 and room[cat.cfg_vm[s]] >= 1:
             room[cat.cfg_vm[s]] -= 1
             target[j] = s
         else:
@@ -274,11 +307,11 @@ def uniform_progress(
         if inst.pinned[j]:  # a disruption limit: it stays on its VM
             target[j] = int(inst.current_cfg[j])
             continue
-        c = own_vm(inst, j)
+        vm = _kind(inst, j)
+        c = _type_of(inst, j) if vm == SPOT else spot_type(inst, j, room, spot)
         if c < 0:
             continue
         s = _variant(inst, c, SPOT, spot)
-        vm = _kind(inst, j)
         work = float(inst.work[j, c])
         available = vm == SPOT or (s >= 0 and room[cat.cfg_vm[s]] >= 1)
         choice = cbl_choice(
