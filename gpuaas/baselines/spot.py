@@ -10,18 +10,19 @@
 Each job gets a whole VM of one type: the on-demand type a user would ask for, by the
 heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting the
 due date from its release, else the fastest), run as that type's spot variant or on demand.
-Where that type's spot has no VM to open at a decision, the job takes, by the same rule, the
-type among those whose spot has one (`Instance.room`) if that type meets its due date, as
+Where that type's spot has no VM to open at a decision, the job's spot is, by the same rule,
+the type among those whose spot has one (`Instance.room`) if that type meets its due date, as
 SkyPilot fails over among a job's candidate resources (`spot_type`); otherwise its own type.
-Without this, a job whose type the replayed availability never gives (most types: only the
-replayed files' types have capacity) never used spot at all. A running job's type is the one
-it runs on. A job keeps its VM until it completes, is interrupted or its policy changes its
-kind (never while a disruption limit pins it, `Instance.pinned`); jobs
+On demand it runs on its own type. Without this, a job whose type the replayed availability
+never gives (most types: only the replayed files' types have capacity) never used spot at all
+and the baselines compared packing, not spot policy (issue 41). A running job's type is the
+one it runs on. A job keeps its VM until it completes, is interrupted or its policy changes
+its kind (never while a disruption limit pins it, `Instance.pinned`); jobs
 start in submission order (managed-spot) or least slack first (uniform-progress) while node
 slots and spot capacity (`Instance.room`) last.
 
 Can't Be Late's rules read their quantities off the Instance: C(t) done = progress x the job's
-whole time on its VM, t = now - release, R = due - release, the changeover d = `startup` +
+whole time on its on-demand VM (the one the Safety Net falls back to), t = now - release, R = due - release, the changeover d = `startup` +
 `overhead` (a new VM boots, a restart loses work), the tick = `H` (the Safety Net's
 discretisation; the simulator re-plans at least every H), and a spot VM is past its changeover
 once its VM is ready (`Instance.ready`). `tests/cant_be_late.py` is an independent reference of
@@ -308,11 +309,15 @@ def uniform_progress(
             target[j] = int(inst.current_cfg[j])
             continue
         vm = _kind(inst, j)
-        c = _type_of(inst, j) if vm == SPOT else spot_type(inst, j, room, spot)
-        if c < 0:
+        own = own_vm(inst, j)
+        if own < 0:
             continue
+        # spot on the type it runs on or `spot_type`'s; on demand on the type it runs on or its
+        # own, whose times Can't Be Late's rules judge (the Safety Net guards finishing there)
+        c = _type_of(inst, j) if vm == SPOT else spot_type(inst, j, room, spot)
+        od = _type_of(inst, j) if vm == ON_DEMAND else own
         s = _variant(inst, c, SPOT, spot)
-        work = float(inst.work[j, c])
+        work = float(inst.work[j, od])
         available = vm == SPOT or (s >= 0 and room[cat.cfg_vm[s]] >= 1)
         choice = cbl_choice(
             done=float(inst.progress[j]) * work,
@@ -330,8 +335,9 @@ def uniform_progress(
             target[j] = int(inst.current_cfg[j])
         elif choice == NONE:
             target[j] = -1
+        elif choice == ON_DEMAND:
+            target[j] = od
         else:
-            target[j] = _variant(inst, c, choice, spot)
-            if choice == SPOT:
-                room[cat.cfg_vm[s]] -= 1
+            target[j] = s
+            room[cat.cfg_vm[s]] -= 1
     return _place(inst, target, order, "uniform-progress", seed, t0)
