@@ -10,10 +10,11 @@
 Each job gets a whole VM of one type: the on-demand type a user would ask for, by the
 heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting the
 due date from its release, else the fastest), run as that type's spot variant or on demand.
-Where that type's spot has no VM to open at a decision, the job's spot is, by the same rule,
-the type among those whose spot has one (`Instance.room`) if that type meets its due date, as
-SkyPilot fails over among a job's candidate resources (`spot_type`); otherwise its own type.
-On demand it runs on its own type. Without this, a job whose type the replayed availability
+Where that type's spot has no VM to open at a decision, the job fails over, as SkyPilot does
+among a job's candidate resources, to another type's spot by the same rule over its options:
+its own type on demand and each type whose spot has a VM to open (`Instance.room`), each at
+its price (`spot_type`: a spot type is taken if it meets the due date and costs the job less
+than its own type on demand). On demand it runs on its own type. Without this, a job whose type the replayed availability
 never gives (most types: only the replayed files' types have capacity) never used spot at all
 and the baselines compared packing, not spot policy (issue 41). A running job's type is the
 one it runs on. A job keeps its VM until it completes, is interrupted or its policy changes
@@ -71,16 +72,26 @@ def own_vm(instance: Instance, j: int, among: np.ndarray | None = None) -> int:
 
 def spot_type(instance: Instance, j: int, room: np.ndarray, spot: np.ndarray) -> int:
     """The whole-VM on-demand configuration job j runs on, as spot or on demand (module
-    docstring): its `own_vm`, unless that type's spot has no VM to open (`room`, this
-    decision's) and, among the types whose spot has one, `own_vm`'s rule picks one that meets
-    the due date from the job's release; then that one."""
+    docstring): its `own_vm` if that type's spot has a VM to open (`room`, this decision's) or
+    none can beat it; else `own_vm`'s rule over the job's options, its own type on demand and
+    the whole-VM spot configurations with a VM to open, each at its price: the cheapest
+    (whole-job time x price) that meets the due date from the job's release."""
     own = own_vm(instance, j)
-    has = np.zeros(instance.catalog.n_vms, dtype=bool)
-    has[spot >= 0] = room[spot[spot >= 0]] >= 1
-    c = own_vm(instance, j, among=has)
-    if c >= 0 and instance.work[j, c] <= instance.due[j] - instance.release[j]:
-        return c  # `own` itself when its spot has room and it meets the due date
-    return own
+    cat = instance.catalog
+    if own < 0 or (spot[cat.cfg_vm[own]] >= 0 and room[spot[cat.cfg_vm[own]]] >= 1):
+        return own
+    types = np.flatnonzero(spot >= 0)
+    types = types[room[spot[types]] >= 1]
+    whole = cat.cfg_offset[types] + cat.gpus[types] - 1
+    t = instance.work[j, whole]
+    cost = t * cat.cost[spot[types]]
+    ok = (t <= instance.due[j] - instance.release[j]) & (
+        cost < instance.work[j, own] * cat.cost[cat.cfg_vm[own]]
+    )
+    if not ok.any():
+        return own
+    pick = np.lexsort((cat.cost[spot[types]], np.where(ok, cost, np.inf)))[0]
+    return int(whole[pick])
 
 
 def _type_of(instance: Instance, j: int) -> int:
