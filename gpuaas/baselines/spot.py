@@ -14,19 +14,19 @@ Where that type's spot has no VM to open at a decision, the job fails over, as S
 among a job's candidate resources, to another type's spot by the same rule over its options:
 its own type on demand and each type whose spot has a VM to open (`Instance.room`), each at
 its price (`spot_type`: a spot type is taken if it meets the due date and costs the job less
-than its own type on demand). On demand it runs on its own type. Without this, a job whose type the replayed availability
-never gives (most types: only the replayed files' types have capacity) never used spot at all
-and the baselines compared packing, not spot policy (issue 41). A running job's type is the
-one it runs on. A job keeps its VM until it completes, is interrupted or its policy changes
-its kind (never while a disruption limit pins it, `Instance.pinned`); jobs
-start in submission order (managed-spot) or least slack first (uniform-progress) while node
-slots and spot capacity (`Instance.room`) last.
+than its own type on demand). On demand it runs on its own type. Without the failover a job
+whose type the replayed availability never gives (most types: only the replayed files' types
+have capacity) never used spot, and the baselines compared packing, not spot policy (issue
+41). A running job's type is the one it runs on. A job keeps its VM until it completes, is
+interrupted or its policy changes its kind (never while a disruption limit pins it,
+`Instance.pinned`); jobs start in submission order (managed-spot) or least slack first
+(uniform-progress) while node slots and spot capacity (`Instance.room`) last.
 
 Can't Be Late's rules read their quantities off the Instance: C(t) done = progress x the job's
-whole time on its on-demand VM (the one the Safety Net falls back to), t = now - release, R = due - release, the changeover d = `startup` +
-`overhead` (a new VM boots, a restart loses work), the tick = `H` (the Safety Net's
-discretisation; the simulator re-plans at least every H), and a spot VM is past its changeover
-once its VM is ready (`Instance.ready`). `tests/cant_be_late.py` is an independent reference of
+whole time on its on-demand VM (the one the Safety Net falls back to), t = now - release,
+R = due - release, the changeover d = `startup` + `overhead` (a new VM boots, a restart loses
+work), the tick = `H` (the Safety Net's discretisation; the simulator re-plans at least every
+H), and a spot VM is past its changeover once its VM is ready (`Instance.ready`). `tests/cant_be_late.py` is an independent reference of
 the same rules that the simulator's runs are checked against (`tests/test_spot_baselines.py`).
 """
 

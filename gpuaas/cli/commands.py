@@ -487,9 +487,9 @@ def compare(
     pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max. With --spot or
     --availability, `on-demand` runs without spot capacity (its row is `gpuaas simulate
     TRACE`'s), every other method replays the availability; the ratio is to the on-demand
-    run's cost and each row's bound is of its own kind (the spot rows': spot-aware). With --max-moves or
-    --moves-per-hour every method also runs with those disruption limits ("METHOD cap K",
-    "METHOD B/h") and "cap cost %" is what they add to its cost.
+    run's cost and each row's bound is of its own kind (the spot rows': spot-aware). With
+    --max-moves or --moves-per-hour every method also runs with those disruption limits
+    ("METHOD cap K", "METHOD B/h") and "cap cost %" is what they add to its cost.
     """
     from gpuaas.experiments import analysis
     from gpuaas.experiments import compare as cmp

@@ -169,8 +169,7 @@ def summarize(
         (simulated), runs (simulations), total_cost, vm_cost, tardiness_cost,
         ratio_to_baseline, pct_min, pct_mean, pct_max, bound, cost_over_bound (mean of
         total / bound over the rows that have a bound), bound_kind (the rows' `bound_kind`,
-        "+"-joined if they differ), moves_per_job, max_job_moves (the
-        most of one job), cap_cost (a run with disruption limits: its mean total over that
+        "+"-joined if they differ), moves_per_job, max_job_moves (the most of one job), cap_cost (a run with disruption limits: its mean total over that
         of the same method and multiplier without them, minus 1) and each of `gpuaas.metrics.NAMES`
         (mean over the rows that have it: `lateness_of_late_*` over the simulations with a
         late job); None where the reference, the baseline, the bound or a metric is absent
