@@ -122,8 +122,9 @@ class Bound:
             )
         return "\n".join(
             [
-                f"bound         {self.bound:.4f} $  ({self.kind} bound: no schedule on "
-                f"{self.nodes} nodes costs less; "
+                f"bound         {self.bound:.4f} $  ("
+                + ("spot bound: " if self.kind == "spot" else "")
+                + f"no schedule on {self.nodes} nodes costs less; "
                 f"the {self.binding.replace('_', '-')} bound binds)",
                 f"per-job       {self.per_job:.4f} $  (each job alone, cheapest mix of configurations)",
                 f"capacity      {cap}",
