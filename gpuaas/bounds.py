@@ -71,7 +71,9 @@ class Bound:
     one) or "fits" (the per-job plans never need more than N nodes at once, so the LP's optimum
     is the per-job bound: not solved). `slot`, `columns`, `rows` describe the LPs solved: one,
     or `solved` of the `groups` of consecutive jobs a large trace is split into
-    (`capacity_groups`).
+    (`capacity_groups`). `kind` names the bound: "spot" (the trace on its catalog's spot
+    variants, within the availability given) or "on-demand" (on-demand VMs only); a cost is
+    compared with the bound of its own kind (`gpuaas compare --spot`).
     """
 
     bound: float
@@ -85,6 +87,7 @@ class Bound:
     rows: int = 0
     groups: int = 1
     solved: int = 0
+    kind: str = "on-demand"
 
     @property
     def binding(self) -> str:
@@ -94,6 +97,7 @@ class Bound:
     def to_dict(self) -> dict[str, Any]:
         return {
             "bound": self.bound,
+            "kind": self.kind,
             "bounds": {"per_job": self.per_job, "capacity": self.capacity},
             "binding": self.binding,
             "status": self.status,
@@ -124,7 +128,9 @@ class Bound:
             )
         return "\n".join(
             [
-                f"bound         {self.bound:.4f} $  (no schedule on {self.nodes} nodes costs less; "
+                f"bound         {self.bound:.4f} $  ("
+                + ("spot bound: " if self.kind == "spot" else "")
+                + f"no schedule on {self.nodes} nodes costs less; "
                 f"the {self.binding.replace('_', '-')} bound binds)",
                 f"per-job       {self.per_job:.4f} $  (each job alone, cheapest mix of configurations)",
                 f"capacity      {cap}",
@@ -194,12 +200,22 @@ def bound(
         checks.optional_number(value, name, positive=True)
     if slot is not None and trace.n_jobs:
         check_slot(trace, int(nodes), float(slot), spot)
+    kind = "spot" if trace.catalog.has_spot else "on-demand"
     say = progress or (lambda step: None)
     say(f"per-job bound of {trace.n_jobs} jobs")
     plan = per_job_plan(trace)
     per_job = plan.total
     if trace.n_jobs == 0 or (peak_nodes(trace, plan) <= nodes and not limits(trace, spot, plan)):
-        return Bound(per_job, per_job, per_job, "fits", _time.perf_counter() - t0, None, int(nodes))
+        return Bound(
+            per_job,
+            per_job,
+            per_job,
+            "fits",
+            _time.perf_counter() - t0,
+            None,
+            int(nodes),
+            kind=kind,
+        )
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     say("capacity LP: choosing the slot")
     L, start, groups = capacity_groups(trace, int(nodes), slot, spot)
@@ -226,6 +242,7 @@ def bound(
         rows=best.rows,
         groups=best.groups,
         solved=best.solved,
+        kind=kind,
     )
 
 

@@ -225,7 +225,9 @@ class SimulationResult:
             lines.append(
                 f"bound         {self.bound.bound:.4f} $  cost / bound = "
                 + ("-" if ratio is None else f"{ratio:.4f}")
-                + f" ({self.bound.binding.replace('_', '-')} bound"
+                + " ("
+                + ("spot " if self.bound.kind == "spot" else "")
+                + f"{self.bound.binding.replace('_', '-')} bound"
                 + ("; for actual times" if self.noise > 0 else "")
                 + ")"
             )

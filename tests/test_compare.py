@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -225,6 +226,44 @@ def test_cli_compare_table_json_and_csv(trace, tmp_path):
         and back["trace"] == str(path)
         and back["total_cost"] == rows[0]["total_cost"]
     )
+
+
+BAMBOO_G4DN = Path(__file__).resolve().parents[1] / "instances" / "spot" / "bamboo-g4dn.csv"
+
+
+@pytest.mark.parametrize("spot", [["--spot"], ["--availability", f"g4dn.xlarge={BAMBOO_G4DN}"]])
+def test_cli_compare_spot_on_demand_row_is_the_run_without_spot(spot, tmp_path):
+    """`gpuaas compare TRACE --spot`'s on-demand row is `gpuaas simulate TRACE` (no spot
+    capacity, so no capacity events and no extra re-plans: same costs, events and moves, the
+    on-demand bound), the spot rows replay the availability against the spot-aware bound, and
+    the table divides every run's cost by the on-demand run's and names each run's bound."""
+    path = tmp_path / "aws.json"
+    path.write_text(json.dumps(generate_trace(2, jobs=6, seed=2, catalog="aws-us-east-1")))
+    runner = CliRunner()
+    res = runner.invoke(cli, ["simulate", str(path), "--json", "-q"])
+    assert res.exit_code == 0, res.output
+    alone = json.loads(res.output)
+    args = ["compare", str(path), "--methods", "on-demand,managed-spot", *spot, "-q"]
+    res = runner.invoke(cli, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    od, ms = json.loads(res.output)
+    assert od["method"] == "on-demand" and od["spot"] is None and od["interruptions"] is None
+    for k in ("total_cost", "vm_cost", "tardiness_cost", "events", "migrations", "preemptions"):
+        assert od[k] == alone[k], k
+    assert od["bound"] == alone["bound"] and od["bound_kind"] == "on-demand"
+    assert ms["spot"] == (spot[1] if len(spot) == 2 else "model") and ms["bound_kind"] == "spot"
+    assert ms["bound"] != od["bound"]
+    res = runner.invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    head, _, *lines = res.output.splitlines()[2:]
+    assert "/on-demand" in head and "/edf" not in head and " bound " in head
+    ratio = {line.split()[0]: line.split()[6:9] for line in lines}
+    assert ratio["on-demand"] == ["1.000", f"{od['cost_over_bound']:.3f}", "on-demand"]
+    assert ratio["managed-spot"] == [
+        f"{ms['total_cost'] / od['total_cost']:.3f}",
+        f"{ms['cost_over_bound']:.3f}",
+        "spot",
+    ]
 
 
 def test_cli_compare_csv_is_what_plot_reads(trace, tmp_path):

@@ -89,6 +89,27 @@ def test_managed_spot_falls_back_on_demand_and_returns_to_spot():
     assert running.vm == "B:spot" and r.migrations == 1
 
 
+@pytest.mark.parametrize("method", ["managed-spot", "uniform-progress"])
+def test_spot_baselines_take_another_type_whose_spot_has_capacity(method):
+    """A job whose own type's spot has no capacity takes, by its own rule (cheapest time x
+    price meeting the due date), a type whose spot has capacity (B, 4 x V100: 1000 s at 4.8 $/h
+    against its own A on demand, 3600 s at 3.6 $/h) instead of its own on demand or waiting;
+    it keeps that VM when A's spot comes back. Where B's spot costs more than A on demand
+    (3000 s) a job stays with its own type (as one no other type serves:
+    `test_managed_spot_falls_back_on_demand_and_returns_to_spot`)."""
+    r = Rescheduler(CAT, 3, method, startup=0.0, overhead=0.0)
+    r.handle([CapacityChange(0.0, "A:spot", 0)])
+    r.submit(job("a", due=5000.0), at=0.0)
+    [running] = r.unfinished()
+    assert running.vm == "B:spot"
+    r.handle(CapacityChange(100.0, "A:spot", None))
+    [running] = r.unfinished()
+    assert running.vm == "B:spot" and r.migrations == 0
+    r.handle(CapacityChange(200.0, "A:spot", 0))
+    r.submit(job("b", due=5000.0, b=3000.0), at=200.0)  # B's spot: 4 $, A on demand: 3.6 $
+    assert {u.id: u.vm for u in r.unfinished()}["b"] in ("A", None)  # on demand or waiting
+
+
 def test_on_demand_is_the_default_without_spot_variants():
     trace = Instance.from_dict(generate_trace(3, jobs=12, seed=2, catalog="aws-us-east-1"))
     a = simulate(trace, "incremental", seed=1, bound=False)

@@ -7,19 +7,26 @@
 - `uniform_progress`: Can't Be Late's policy per job (Wu et al., NSDI '24, §5.2: Uniform
   Progress with hysteresis and the Safety Net; ``greedy=True``: their greedy policy, §3.4).
 
-Each job gets a whole VM of one type for its life: the on-demand type a user would ask for, by
-the heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting
-the due date from its release, else the fastest), run as that type's spot variant or on demand.
-A job keeps its VM until it completes, is interrupted or its policy changes its kind (never
-while a disruption limit pins it, `Instance.pinned`); jobs
-start in submission order (managed-spot) or least slack first (uniform-progress) while node
-slots and spot capacity (`Instance.room`) last.
+Each job gets a whole VM of one type: the on-demand type a user would ask for, by the
+heuristics' rule on its whole work (`own_vm`: the cheapest whole-VM configuration meeting the
+due date from its release, else the fastest), run as that type's spot variant or on demand.
+Where that type's spot has no VM to open at a decision, the job fails over, as SkyPilot does
+among a job's candidate resources, to another type's spot by the same rule over its options:
+its own type on demand and each type whose spot has a VM to open (`Instance.room`), each at
+its price (`spot_type`: a spot type is taken if it meets the due date and costs the job less
+than its own type on demand). On demand it runs on its own type. Without the failover a job
+whose type the replayed availability never gives (most types: only the replayed files' types
+have capacity) never used spot, and the baselines compared packing, not spot policy (issue
+41). A running job's type is the one it runs on. A job keeps its VM until it completes, is
+interrupted or its policy changes its kind (never while a disruption limit pins it,
+`Instance.pinned`); jobs start in submission order (managed-spot) or least slack first
+(uniform-progress) while node slots and spot capacity (`Instance.room`) last.
 
 Can't Be Late's rules read their quantities off the Instance: C(t) done = progress x the job's
-whole time on its VM, t = now - release, R = due - release, the changeover d = `startup` +
-`overhead` (a new VM boots, a restart loses work), the tick = `H` (the Safety Net's
-discretisation; the simulator re-plans at least every H), and a spot VM is past its changeover
-once its VM is ready (`Instance.ready`). `tests/cant_be_late.py` is an independent reference of
+whole time on its on-demand VM (the one the Safety Net falls back to), t = now - release,
+R = due - release, the changeover d = `startup` + `overhead` (a new VM boots, a restart loses
+work), the tick = `H` (the Safety Net's discretisation; the simulator re-plans at least every
+H), and a spot VM is past its changeover once its VM is ready (`Instance.ready`). `tests/cant_be_late.py` is an independent reference of
 the same rules that the simulator's runs are checked against (`tests/test_spot_baselines.py`).
 """
 
@@ -43,12 +50,15 @@ DONE = 1e-3
 EPS = 1e-6
 
 
-def own_vm(instance: Instance, j: int) -> int:
-    """The whole-VM on-demand configuration job j runs on for its life: among configurations
-    (v, G_v) of on-demand types, the cheapest (whole-job time x price) that meets the due date
-    from its release, else the fastest; ties to the cheaper type (-1: none can run it)."""
+def own_vm(instance: Instance, j: int, among: np.ndarray | None = None) -> int:
+    """The whole-VM on-demand configuration a user would run job j on: among configurations
+    (v, G_v) of on-demand types (those `among`, a (V,) mask, if given), the cheapest (whole-job
+    time x price) that meets the due date from its release, else the fastest; ties to the
+    cheaper type (-1: none can run it)."""
     cat = instance.catalog
     whole = (cat.cfg_gpus == cat.gpus[cat.cfg_vm]) & ~cat.spot[cat.cfg_vm]
+    if among is not None:
+        whole &= among[cat.cfg_vm]
     t = np.where(whole, instance.work[j], np.inf)
     if not np.isfinite(t).any():
         return -1
@@ -58,6 +68,39 @@ def own_vm(instance: Instance, j: int) -> int:
         cost = np.where(meets, t * price, np.inf)
         return int(np.lexsort((price, cost))[0])
     return int(np.lexsort((price, t))[0])
+
+
+def spot_type(instance: Instance, j: int, room: np.ndarray, spot: np.ndarray) -> int:
+    """The whole-VM on-demand configuration job j runs on, as spot or on demand (module
+    docstring): its `own_vm` if that type's spot has a VM to open (`room`, this decision's) or
+    none can beat it; else `own_vm`'s rule over the job's options, its own type on demand and
+    the whole-VM spot configurations with a VM to open, each at its price: the cheapest
+    (whole-job time x price) that meets the due date from the job's release."""
+    own = own_vm(instance, j)
+    cat = instance.catalog
+    if own < 0 or (spot[cat.cfg_vm[own]] >= 0 and room[spot[cat.cfg_vm[own]]] >= 1):
+        return own
+    types = np.flatnonzero(spot >= 0)
+    types = types[room[spot[types]] >= 1]
+    whole = cat.cfg_offset[types] + cat.gpus[types] - 1
+    t = instance.work[j, whole]
+    cost = t * cat.cost[spot[types]]
+    ok = (t <= instance.due[j] - instance.release[j]) & (
+        cost < instance.work[j, own] * cat.cost[cat.cfg_vm[own]]
+    )
+    if not ok.any():
+        return own
+    pick = np.lexsort((cat.cost[spot[types]], np.where(ok, cost, np.inf)))[0]
+    return int(whole[pick])
+
+
+def _type_of(instance: Instance, j: int) -> int:
+    """The on-demand whole-VM configuration of the type running job j (spot or not)."""
+    cat = instance.catalog
+    c = int(instance.current_cfg[j])
+    v = int(cat.cfg_vm[c])
+    base = int(cat.base[v]) if cat.spot[v] else v
+    return int(cat.cfg_offset[base] + cat.cfg_gpus[c] - 1)
 
 
 def spot_of(instance: Instance) -> np.ndarray:
@@ -137,7 +180,8 @@ def managed_spot(
     instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
 ) -> Solution:
     """SkyPilot managed jobs' way (module docstring): spot whenever a spot VM of the job's type
-    can be had, on demand otherwise, each job alone on its VM, in submission order.
+    (`spot_type`: its own, or another with spot capacity) can be had, on demand otherwise,
+    each job alone on its VM, in submission order.
 
     Returns
     -------
@@ -155,13 +199,14 @@ def managed_spot(
         if inst.pinned[j]:  # a disruption limit: it stays on its VM
             target[j] = int(inst.current_cfg[j])
             continue
-        c = own_vm(inst, j)
+        if _kind(inst, j) == SPOT:
+            target[j] = int(inst.current_cfg[j])  # relaunched only when interrupted
+            continue
+        c = spot_type(inst, j, room, spot)
         if c < 0:
             continue
         s = _variant(inst, c, SPOT, spot)
-        if _kind(inst, j) == SPOT:
-            target[j] = int(inst.current_cfg[j])  # relaunched only when interrupted
-        elif s >= 0 and room[cat.cfg_vm[s]] >= 1:
+        if s >= 0 and room[cat.cfg_vm[s]] >= 1:
             room[cat.cfg_vm[s]] -= 1
             target[j] = s
         else:
@@ -274,12 +319,16 @@ def uniform_progress(
         if inst.pinned[j]:  # a disruption limit: it stays on its VM
             target[j] = int(inst.current_cfg[j])
             continue
-        c = own_vm(inst, j)
-        if c < 0:
-            continue
-        s = _variant(inst, c, SPOT, spot)
         vm = _kind(inst, j)
-        work = float(inst.work[j, c])
+        own = own_vm(inst, j)
+        if own < 0:
+            continue
+        # spot on the type it runs on or `spot_type`'s; on demand on the type it runs on or its
+        # own, whose times Can't Be Late's rules judge (the Safety Net guards finishing there)
+        c = _type_of(inst, j) if vm == SPOT else spot_type(inst, j, room, spot)
+        od = _type_of(inst, j) if vm == ON_DEMAND else own
+        s = _variant(inst, c, SPOT, spot)
+        work = float(inst.work[j, od])
         available = vm == SPOT or (s >= 0 and room[cat.cfg_vm[s]] >= 1)
         choice = cbl_choice(
             done=float(inst.progress[j]) * work,
@@ -297,8 +346,9 @@ def uniform_progress(
             target[j] = int(inst.current_cfg[j])
         elif choice == NONE:
             target[j] = -1
+        elif choice == ON_DEMAND:
+            target[j] = od
         else:
-            target[j] = _variant(inst, c, choice, spot)
-            if choice == SPOT:
-                room[cat.cfg_vm[s]] -= 1
+            target[j] = s
+            room[cat.cfg_vm[s]] -= 1
     return _place(inst, target, order, "uniform-progress", seed, t0)

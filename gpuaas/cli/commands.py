@@ -541,9 +541,12 @@ def compare(
     ratio to the lower bound of any schedule on the same number of nodes (gpuaas bound), the
     deadline-miss rate, the late jobs' 95th-percentile lateness and the 95th-percentile JCT
     (every job metric is in the rows: gpuaas/metrics.py) and Path Relinking's cost reduction
-    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max. With --max-moves or
-    --moves-per-hour every method also runs with those disruption limits ("METHOD cap K",
-    "METHOD B/h") and "cap cost %" is what they add to its cost.
+    pct = (C - C_PR) / C (eq. 3), paired by seed, min / mean / max. With --spot or
+    --availability, `on-demand` runs without spot capacity (its row is `gpuaas simulate
+    TRACE`'s), every other method replays the availability; the ratio is to the on-demand
+    run's cost and each row's bound is of its own kind (the spot rows': spot-aware). With
+    --max-moves or --moves-per-hour every method also runs with those disruption limits
+    ("METHOD cap K", "METHOD B/h") and "cap cost %" is what they add to its cost.
     """
     from gpuaas.experiments import analysis
     from gpuaas.experiments import compare as cmp
@@ -597,13 +600,23 @@ def compare(
         if output is None:
             click.echo(text, nl=False)
     else:
+        spot = run["spot"] or run["availability"] is not None
+        baseline = cmp.ON_DEMAND if spot else analysis.BASELINE
         click.echo(
             f"{trace_file}: N = {trace.nodes}, J = {trace.n_jobs}, seeds {seeds}; /bound: "
-            "total cost over the lowest any schedule on the same nodes could reach\n"
-            "miss %: jobs completed after their due date; late p95: how late the late jobs "
+            "total cost over the lowest any schedule on the same nodes could reach"
+            + (
+                " (bound: spot, the spot-aware bound of the availability replayed; on-demand, "
+                f"on demand only); /{baseline}: total cost over the {baseline} run's, without "
+                "spot capacity"
+                if spot
+                else ""
+            )
+            + "\nmiss %: jobs completed after their due date; late p95: how late the late jobs "
             "were (95th percentile); every job metric is in the rows (-o, --csv)"
         )
-        click.echo(analysis.format_table(analysis.summarize(rows)))
+        summary = analysis.summarize(rows, baseline=baseline)
+        click.echo(analysis.format_table(summary, baseline=baseline))
 
 
 @cli.command()

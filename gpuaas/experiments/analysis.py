@@ -168,9 +168,9 @@ def summarize(
         In the order the runs first appear in `rows`, one dict per run with keys run, method, multiplier, nodes
         (simulated), runs (simulations), total_cost, vm_cost, tardiness_cost,
         ratio_to_baseline, pct_min, pct_mean, pct_max, bound, cost_over_bound (mean of
-        total / bound over the rows that have a bound), cost_over_upper (likewise, of the
-        rows that have an upper value), moves_per_job, max_job_moves (the
-        most of one job), cap_cost (a run with disruption limits: its mean total over that
+        total / bound over the rows that have a bound), bound_kind (the rows' `bound_kind`,
+        "+"-joined if they differ), cost_over_upper (likewise, of the rows that have an upper
+        value), moves_per_job, max_job_moves (the most of one job), cap_cost (a run with disruption limits: its mean total over that
         of the same method and multiplier without them, minus 1) and each of `gpuaas.metrics.NAMES`
         (mean over the rows that have it: `lateness_of_late_*` over the simulations with a
         late job); None where the reference, the baseline, the bound or a metric is absent
@@ -208,6 +208,10 @@ def summarize(
                 if bounds
                 else None,
                 "cost_over_upper": _mean_present(r.get("cost_over_upper") for r in rs),
+                "bound_kind": "+".join(
+                    sorted({r["bound_kind"] for r in bounds if r.get("bound_kind")})
+                )
+                or None,
                 "moves_per_job": _mean_present(r.get("moves_per_job") for r in rs),
                 "max_job_moves": max((r.get("max_job_moves") or 0 for r in rs), default=None),
                 "cap_cost": None,
@@ -234,7 +238,8 @@ def format_table(
     """The human-readable comparison table: costs in $; miss % (the deadline-miss rate), late
     p95 (the late jobs' 95th-percentile lateness, in hours), JCT p95 (hours) and moves per job
     are means over the run's simulations (`summarize`); with disruption limits, cap cost % is
-    what they add to the same method's cost without them; pct in %."""
+    what they add to the same method's cost without them; pct in %. Where a run's bound is
+    not the on-demand one, a column names each run's (`bound_kind`)."""
 
     def num(x: float | None, fmt: str) -> str:
         return "-" if x is None else format(x, fmt)
@@ -244,9 +249,11 @@ def format_table(
 
     caps = any(s.get("cap_cost") is not None for s in summary)
     uppers = any(s.get("cost_over_upper") is not None for s in summary)
+    kinds = any(s.get("bound_kind") not in (None, "on-demand") for s in summary)
     head = (
         f"{'method':<22}{'nodes':>6}{'runs':>6}{'total $':>12}{'VM $':>11}{'tardiness $':>13}"
-        f"{'/' + baseline:>8}{'/bound':>8}"
+        f"{'/' + baseline:>{max(8, len(baseline) + 2)}}{'/bound':>8}"
+        + (f"{'bound':>11}" if kinds else "")
         + (f"{'/upper':>8}" if uppers else "")
         + f"{'miss %':>8}{'late p95 h':>12}{'JCT p95 h':>11}"
         f"{'moves/job':>11}"
@@ -263,7 +270,9 @@ def format_table(
         lines.append(
             f"{s['run']:<22}{s['nodes']:>6}{s['runs']:>6}{s['total_cost']:>12.2f}"
             f"{s['vm_cost']:>11.2f}{s['tardiness_cost']:>13.2f}"
-            f"{num(s['ratio_to_baseline'], '.3f'):>8}{num(s['cost_over_bound'], '.3f'):>8}"
+            f"{num(s['ratio_to_baseline'], '.3f'):>{max(8, len(baseline) + 2)}}"
+            f"{num(s['cost_over_bound'], '.3f'):>8}"
+            + (f"{s.get('bound_kind') or '-':>11}" if kinds else "")
             + (f"{num(s.get('cost_over_upper'), '.3f'):>8}" if uppers else "")
             + f"{scaled(s['deadline_miss_rate'], 100, '.1f'):>8}"
             f"{scaled(s['lateness_of_late_p95'], 1 / 3600, '.2f'):>12}"

@@ -293,6 +293,7 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "off_by_2x": error.get("off_by_2x"),
             "bound": result.get("bound"),
             "cost_over_bound": result.get("cost_over_bound"),
+            "bound_kind": (result.get("bound_detail") or {}).get("kind"),
             **{k: result.get(k) if cell.run.spot else None for k in SPOT_COLUMNS},
             "error": None,
             "extra": json.dumps(extra, sort_keys=True) if extra else None,

@@ -30,6 +30,10 @@ from gpuaas.run_config import settings as run_settings
 
 log = logging.getLogger(__name__)
 
+#: the method that `gpuaas compare --spot` simulates without spot: the reference the spot rows
+#: are compared with
+ON_DEMAND = "on-demand"
+
 
 def default_methods() -> list[str]:
     """The methods `gpuaas compare` simulates unless told (their records' `compare`)."""
@@ -177,7 +181,9 @@ def compare(
         ``startup``, ``tick``, ``spot``, ``availability``, ...). Those that contrast
         (`Setting.contrast`, the disruption limits) are simulated without and with them (all
         together), so that the table shows what they cost; with ``spot``, the availability
-        source (default ``model``) is replayed for every method.
+        source (default ``model``) is replayed for every method but ``on-demand``, which is
+        simulated without spot capacity (its row is the run `gpuaas simulate` makes without
+        ``--spot``: the reference of the spot rows).
 
     Returns
     -------
@@ -219,7 +225,16 @@ def compare(
             if any(m is None for m in mix) and any(m is not None for m in mix)
         ]
     if settings.get("spot") or settings.get("availability") is not None:
-        data["spot"] = settings.get("availability") or "model"
+        source = settings.get("availability") or "model"
+        data["spot"] = [None, source]
+        # the on-demand reference runs without spot capacity at all, as `gpuaas simulate`
+        # without --spot (replaying the availability would only add re-plans); every other
+        # method replays it
+        data["exclude"] = [
+            *data.get("exclude", []),
+            {"method": ON_DEMAND, "spot": source},
+            *({"method": m, "spot": None} for m in methods if m != ON_DEMAND),
+        ]
     spec = parse_spec(data, None, traces={name: trace})
     cells = expand(spec)
     order = {c.key: i for i, c in enumerate(cells)}

@@ -80,6 +80,8 @@ upper                         float with the spec's `upper` (noise 0, no spot): 
                                     startup (a schedule costs this; its portfolio is cut by a
                                     time limit, so it depends on the machine's speed)
 cost_over_upper               float total_cost / upper (below 1: this run beats the portfolio)
+bound_kind                    str   which bound: "spot" (the spot-aware bound of the availability
+                                    replayed) or "on-demand" (on-demand VMs only)
 interruptions                 int   jobs on a VM the provider took back (involuntary moves)
 interruptions_per_job         float interruptions / jobs
 interruption_cost             float VM cost of the work interruptions lost (in lost_work_cost)
@@ -169,6 +171,7 @@ METRIC_COLUMNS = [
     "extra",
     "bound",
     "cost_over_bound",
+    "bound_kind",
     *SPOT_COLUMNS,
     "upper",
     "cost_over_upper",
@@ -214,6 +217,7 @@ ADDED_COLUMNS = [
     *SPOT_COLUMNS,
     "upper",
     "cost_over_upper",
+    "bound_kind",
 ]
 
 #: the type of each setting's column, by the values it takes (`Setting.values`)
@@ -242,6 +246,7 @@ STR_COLUMNS = {
     "status",
     "error",
     "extra",
+    "bound_kind",
     "worker",
     "timing_extra",
 }
