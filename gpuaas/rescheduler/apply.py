@@ -36,7 +36,7 @@ from gpuaas.rescheduler.records import (
     ResizeVM,
     StartJob,
 )
-from gpuaas.rescheduler.state import RunState
+from gpuaas.rescheduler.state import RunState, touch
 from gpuaas.solution import Solution
 
 
@@ -148,6 +148,7 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 f"{method}: moves job {job.id}, pinned by the "
                 f"disruption limit of {s.config.max_moves} moves per job"
             )
+        touch(s, job)
         job.segment = 0.0  # it (re)starts: its checkpoint clock too
         if job.cfg < 0:
             plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
@@ -169,14 +170,18 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 s.migrations += 1
                 plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
         job.node, job.cfg = n, c
-    plan.nodes, plan.jobs = target(s, jobs)
+        s.replan[job.id] = None
+    plan.nodes, plan.jobs = target(s)
     return plan
 
 
-def target(s: RunState, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
+def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
     """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
     last plan's where nothing changed (they are immutable; `RunState.planned`): a plan lists
-    every open node and unfinished job, an event changes a few."""
+    every open node and unfinished job, an event changes a few. The last plan's jobs are
+    `RunState.jobs` before the event, in its order; those submitted, completed or placed anew
+    since are `RunState.replan`, in the order they changed (after a restore, with no last
+    plan, every job is planned anew)."""
     names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
     last_nodes, last_jobs = s.planned
     nodes: dict[int, tuple[int, PlannedNode]] = {}
@@ -185,16 +190,23 @@ def target(s: RunState, jobs: list[Job]) -> tuple[list[PlannedNode], list[Planne
         nodes[p] = (
             hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
         )
-    now: dict[str, tuple[int, int, PlannedJob]] = {}
-    for j in jobs:
-        hit = last_jobs.get(j.id)
-        if hit is None or hit[0] != j.node or hit[1] != j.cfg:
-            planned = (
-                PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
-                if j.cfg >= 0
-                else PlannedJob(j.id, None, None, None)
-            )
-            hit = (j.node, j.cfg, planned)
-        now[j.id] = hit
+
+    def planned(j: Job) -> tuple[int, int, PlannedJob]:
+        node, c = j.node, j.cfg
+        if c < 0:
+            return node, c, PlannedJob(j.id, None, None, None)
+        return node, c, PlannedJob(j.id, node, cfg_vm[c], cfg_gpus[c])
+
+    jobs = s.jobs
+    now = dict(last_jobs) if last_jobs or not jobs else {}
+    for jid in s.replan if now else ():
+        job = jobs.get(jid)
+        if job is None:
+            now.pop(jid, None)  # completed
+        else:
+            now[jid] = planned(job)  # a new job goes last, as in `jobs`
+    if len(now) != len(jobs):
+        now = {jid: planned(j) for jid, j in jobs.items()}
+    s.replan = {}
     s.planned = (nodes, now)
     return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]

@@ -203,7 +203,7 @@ class Rescheduler:
             if capacity:
                 spot_estimates.set_capacity(s, at, capacity)
             for job in new:
-                s.jobs[job.id] = job
+                s.add(job)
             plan = apply.reschedule(s, at)
             plan.submitted = [j.id for j in new]
             plan.completed = done
@@ -212,6 +212,7 @@ class Rescheduler:
         except BaseException:
             rollback(s, saved)
             raise
+        s.undo = None
         log.debug(
             "t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
             at,
