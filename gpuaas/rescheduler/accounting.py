@@ -130,6 +130,7 @@ def interrupt(s: RunState, p: int) -> list[InterruptedJob]:
         job.node, job.cfg = -1, -1
         s.replan[job.id] = None
     v = s.nodes[p].vm
+    s.renode.add(p)
     s.nodes = {q: n for q, n in s.nodes.items() if q != p}  # replaced: `RunState.node_arrays`
     if s.spot[v]:
         lost_vms = s.spot_lost.copy()

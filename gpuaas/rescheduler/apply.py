@@ -109,7 +109,9 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
         objective=lambda: sol.objective,  # P1$ of a whole plan: computed if read
         next_tick=at + s.config.interval(s.H),
     )
-    changed = np.flatnonzero((old_vm >= 0) | (new_vm >= 0)).tolist()  # O(open), not O(N)
+    # the nodes whose VM changes (opened, closed or resized), in node order
+    changed = np.flatnonzero(old_vm != new_vm).tolist()
+    s.renode.update(changed)
     for v, k in s.capacity.items():
         kept = int(np.count_nonzero((old_vm == v) & (new_vm == v)))
         if np.count_nonzero(new_vm == v) > max(k, kept):
@@ -117,22 +119,21 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 f"{method}: holds {np.count_nonzero(new_vm == v)} "
                 f"{names[v]} VMs, more than the {k} its capacity allows"
             )
-    nodes: dict[int, Node] = {}
-    for p in changed:
-        old, new = int(old_vm[p]), int(new_vm[p])
-        if old < 0 <= new:
-            plan.open.append(OpenVM(p, names[new]))
-        elif new < 0 <= old:
-            plan.close.append(CloseVM(p, names[old]))
-        elif old >= 0 and old != new:
-            plan.resize.append(ResizeVM(p, names[old], names[new]))
-        if new >= 0 and old != new:
+    if changed:  # the other nodes keep their records (`RunState.nodes` stays in node order)
+        nodes = dict(s.nodes)
+        for p, old, new in zip(changed, old_vm[changed].tolist(), new_vm[changed].tolist()):
+            if old < 0:
+                plan.open.append(OpenVM(p, names[new]))
+            elif new < 0:
+                plan.close.append(CloseVM(p, names[old]))
+                del nodes[p]
+                continue
+            else:
+                plan.resize.append(ResizeVM(p, names[old], names[new]))
             nodes[p] = Node(new, ready_time(at, startup))
             if startup > 0:
                 s.startup_cost += startup_cost(s.price[new], startup)
-        elif new >= 0:
-            nodes[p] = s.nodes[p]
-    s.nodes = nodes
+        s.nodes = dict(sorted(nodes.items())) if plan.open else nodes
 
     cfg_vm, cfg_gpus = s.cfg_vm, s.cfg_gpus
 
@@ -180,16 +181,24 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
     last plan's where nothing changed (they are immutable; `RunState.planned`): a plan lists
     every open node and unfinished job, an event changes a few. The last plan's jobs are
     `RunState.jobs` before the event, in its order; those submitted, completed or placed anew
-    since are `RunState.replan`, in the order they changed (after a restore, with no last
-    plan, every job is planned anew)."""
+    since are `RunState.replan`, in the order they changed, the nodes opened, closed or
+    resized `RunState.renode` (after a restore, with no last plan, all are planned anew)."""
     names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
     last_nodes, last_jobs = s.planned
-    nodes: dict[int, tuple[int, PlannedNode]] = {}
-    for p, n in s.nodes.items():
-        hit = last_nodes.get(p)
-        nodes[p] = (
-            hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
-        )
+    nodes = dict(last_nodes)
+    added = False
+    for p in s.renode:
+        n = s.nodes.get(p)
+        if n is None:
+            nodes.pop(p, None)
+        else:
+            added = added or p not in nodes
+            nodes[p] = (n.vm, PlannedNode(p, names[n.vm]))
+    if added:
+        nodes = dict(sorted(nodes.items()))
+    if len(nodes) != len(s.nodes):  # no last plan (a restore)
+        nodes = {p: (n.vm, PlannedNode(p, names[n.vm])) for p, n in s.nodes.items()}
+    s.renode = set()
 
     def planned(j: Job) -> tuple[int, int, PlannedJob]:
         node, c = j.node, j.cfg

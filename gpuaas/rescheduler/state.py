@@ -95,6 +95,7 @@ class RunState:
     cols: Columns = field(init=False)
     # the jobs submitted, completed or placed anew since the last plan (`apply.target`)
     replan: dict[str, None] = field(default_factory=dict)
+    renode: set[int] = field(default_factory=set)  # ... and the nodes opened, closed, resized
     rows: np.ndarray | None = None
     undo: list[tuple[Job, tuple[Any, ...]]] | None = None
     # -- lookups derived from the catalog (`__post_init__`) -----------------------------------
@@ -187,7 +188,7 @@ def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
     for job, values in reversed(s.undo or []):
         for f, v in zip(COLD, values):
             setattr(job, f, v)
-    s.undo, s.replan = None, {}
+    s.undo, s.replan, s.renode = None, {}, set()
     s.cols.restore(cols)
     s.jobs, s.rows = jobs, rows
     for k, v in zip(TOTALS, totals):
