@@ -189,7 +189,9 @@ for _name in HOT:
 class Columns:
     """The unfinished jobs' `HOT` fields (and `STATIC` ones, their `work` rows, whether they
     have speed evidence: `evidence`) as arrays, one row per attached job; a row freed by a
-    completed job is reused. `order(jobs)` gives the rows of jobs in their order."""
+    completed job is reused from the next event on (`snapshot`), so that the static columns,
+    written only in free rows, need no copy to be put back. `order(jobs)` gives the rows of
+    jobs in their order."""
 
     def __init__(self, n_configs: int) -> None:
         self.hot = {k: np.zeros(0, dtype=t) for k, t in HOT.items()}
@@ -198,6 +200,7 @@ class Columns:
         self.evidence = np.zeros(0, dtype=bool)  # observed or measured (`speed.ratio` applies)
         self.job: list[Job | None] = []  # row -> its job
         self.free: list[int] = []
+        self.freed: list[int] = []  # rows freed in this event: free from the next one on
 
     def attach(self, job: Job) -> None:
         """Give `job` a row; its fields move there."""
@@ -220,7 +223,7 @@ class Columns:
             own.__set__(job, self.hot[k][row].item())
         job.cols, job.row = None, -1
         self.job[row] = None
-        self.free.append(row)
+        self.freed.append(row)
 
     def _grow(self) -> None:
         n = len(self.job)
@@ -237,13 +240,17 @@ class Columns:
         return np.fromiter(map(_ROW, jobs), np.int64, n)
 
     def snapshot(self) -> tuple[Any, ...]:
-        """What `restore` puts back (`state.savepoint`): the values are copied, the rows' jobs
-        and the static columns (written only in free rows) referenced."""
+        """What `restore` puts back (`state.savepoint`, before an event; the rows freed before
+        become free): the values are copied, the static columns (written only in free rows)
+        referenced."""
+        self.free += self.freed
+        self.freed = []
         hot = {k: a.copy() for k, a in self.hot.items()}
         return hot, self.static, self.work, self.evidence.copy(), list(self.job), list(self.free)
 
     def restore(self, saved: tuple[Any, ...]) -> None:
-        self.hot, self.static, self.work, self.evidence, self.job, self.free = saved
+        self.hot, self.static, self.work, self.evidence, job, free = saved
+        self.job, self.free, self.freed = list(job), list(free), []
 
 
 _ROW = attrgetter("row")
