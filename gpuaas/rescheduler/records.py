@@ -11,6 +11,13 @@ restoring, the savepoint that undoes a failed event (every field) and the instan
 Values are never changed in place (an array or a mapping is replaced), so a savepoint copies
 references.
 
+**Columns.** What every event changes or reads of every unfinished job (`HOT`: progress,
+running, segment, node, cfg; and, never changed, `STATIC`, `work`) is also held as arrays, one
+row per job (`Columns`, in the run's state): the clock's advance, the Instance a method gets
+and the savepoint are array operations, and the Rescheduler's per-event work in Python is over
+the jobs the event touches (issue 43). A job's record reads and writes its `HOT` fields in its
+row; a record changed in an event is `touch`ed first, so that a failed event can be undone.
+
 **Plans.** A `Plan`'s actions are typed records (`OpenVM`, `StartJob`, ...). Each is also a
 read-only mapping of its JSON object, so `plan.start[0]["node"]`, `plan.to_dict()` and code
 written against the dictionaries of earlier releases keep working.

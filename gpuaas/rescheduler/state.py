@@ -7,8 +7,10 @@ costs), `spot_estimates`, `budget` (disruption limits), `view` (the Instance and
 write its public fields; nothing else holds state. Callers outside the package read it only
 (`Rescheduler`'s docstring): every change goes through events.
 
-Values are never changed in place (`records.py`): a job's fields, the totals and the arrays are
-replaced, so `savepoint` copies references and `rollback` puts them back.
+Undoing an event (`savepoint`, `rollback`) costs what the event touches, not what the state
+holds: the unfinished jobs' per-event fields are columns (`records.Columns`: a few arrays, copied
+whole), a job's record is kept as it was before the event changes it (`records.touch`), and the
+totals, nodes and arrays are replaced, never changed in place, so their references are kept.
 """
 
 from __future__ import annotations
