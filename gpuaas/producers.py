@@ -97,13 +97,25 @@ class Execution:
         self.node = np.full(J, -1, dtype=np.int64)  # where it runs (-1: it does not)
         self.cfg = np.full(J, -1, dtype=np.int64)
         self.ready = np.zeros(config.nodes or trace.nodes)  # when each node's VM runs jobs
+        # the running and the unfinished jobs in submission order (None: to compute, after a
+        # plan changed them): not a pass over every job of the trace at every event
+        self.running: np.ndarray | None = None
+        self.waiting: np.ndarray | None = None
 
     def _running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(trace index, configuration, ready) of the running jobs, in submission order (the
         Rescheduler's): every per-job formula below is then one numpy operation over them,
         element by element the same arithmetic as a loop over the jobs."""
-        idx = self.order[self.cfg[self.order] >= 0]
+        if self.running is None:
+            self.running = self.order[self.cfg[self.order] >= 0]
+        idx = self.running
         return idx, self.cfg[idx], self.ready[self.node[idx]]
+
+    def unfinished_jobs(self) -> np.ndarray:
+        """The submitted jobs not completed, in submission order (the Rescheduler's)."""
+        if self.waiting is None:
+            self.waiting = self.order[self.unfinished[self.order]]
+        return self.waiting
 
     def next_time(self, sim: Simulator) -> float:
         """The earliest actual completion of a running job."""
@@ -166,6 +178,10 @@ class Execution:
     def _place(self, plan: Plan) -> None:
         """Where the jobs run after `plan` (its changes only)."""
         cat, index = self.trace.catalog, self.index
+        if plan.submitted or plan.completed:
+            self.waiting = None
+        if plan.completed or plan.preempt or plan.interrupted or plan.start:
+            self.running = None
         for jid in plan.submitted:
             self.unfinished[index[jid]] = True
         for jid in plan.completed:

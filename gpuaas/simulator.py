@@ -262,7 +262,7 @@ class Simulator:
         if not plan.jobs and self.releases.exhausted:
             return  # finished
         x = self.execution
-        index = x.order[x.unfinished[x.order]]  # plan.jobs' order
+        index = x.unfinished_jobs()  # plan.jobs' order
         done = len(r.completions()) + sum(x.actual_progress[index].tolist())
         # with spot capacity, jobs may wait for it on purpose (until their due date draws near):
         # only the bound on events per job stops such a run

@@ -342,6 +342,7 @@ def test_benchmark_scripts_run_small(tmp_path):
     for argv, shows in (
         (["bench_simulator.py", "--sizes", "4x12", "--methods", "greedy"], "| greedy |"),
         (["bench_state.py", "--completed", "50", "--repeat", "3"], "50 completed"),
+        (["bench_scale.py", "--no-generated", "--clusters", "--simulate", "2"], "| 2 | 20 |"),
     ):
         done = subprocess.run(
             [sys.executable, str(ROOT / "scripts" / argv[0]), *argv[1:]],

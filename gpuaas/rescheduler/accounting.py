@@ -20,7 +20,7 @@ import numpy as np
 from gpuaas.reconfiguration import gpu_share_price, lost_work, lost_work_cost, since_checkpoint
 from gpuaas.rescheduler import speed
 from gpuaas.rescheduler.records import InterruptedJob, Job, completed_record
-from gpuaas.rescheduler.state import RunState
+from gpuaas.rescheduler.state import RunState, touch
 
 #: progress a job is held at when predicted finished but not (yet) reported complete
 MAX_PROGRESS = 1.0 - 1e-9
@@ -28,39 +28,60 @@ MAX_PROGRESS = 1.0 - 1e-9
 
 def advance(s: RunState, at: float, completing: set[str]) -> None:
     """Charge open VMs and progress running jobs from the last event to `at` (the jobs
-    `completing` at `at` are not held below 1)."""
+    `completing` at `at` are not held below 1).
+
+    Array operations over the open nodes and the running jobs' rows of the columns, element
+    by element the arithmetic of a loop over them in their order (the costs are summed in node
+    order: `np.add.accumulate` adds one term after the other, as `+=` in a loop does)."""
     if s.time is None:
         return
     dt = at - s.time
     if dt <= 0:
         return
-    held = np.zeros(len(s.spot))
-    for n in s.nodes.values():  # open nodes, in node order
-        s.vm_cost += s.price[n.vm] * dt
-        if s.spot[n.vm]:
-            s.spot_cost += s.price[n.vm] * dt
-            held[n.vm] += dt
-    if held.any():
-        s.spot_held = s.spot_held + held
-    since = s.time
-    ready = {p: n.ready for p, n in s.nodes.items()}
-    for job in s.jobs.values():
-        c = job.cfg
-        if c >= 0:
-            run = at - max(since, ready[job.node])
-            if run <= 0:
-                continue
-            r = speed.ratio(s, job, c) if job.observed or job.measured else 1.0
-            job.progress += run / (float(job.work[c]) * r)
-            job.running += run
-            job.segment += run
-            if job.progress > MAX_PROGRESS and job.id not in completing:
-                job.progress = MAX_PROGRESS
+    nodes, vms, node_ready = s.node_arrays()
+    if len(vms):
+        cost = s.price_array[vms] * dt
+        s.vm_cost = _running_sum(s.vm_cost, cost)
+        spot = s.spot_array[vms]
+        if spot.any():
+            s.spot_cost = _running_sum(s.spot_cost, cost[spot])
+            held = np.zeros(len(s.spot))
+            np.add.at(held, vms[spot], dt)
+            s.spot_held = s.spot_held + held
+    cols = s.cols
+    rows = s.order()
+    cfg = cols.hot["cfg"][rows]
+    rows, cfg = rows[cfg >= 0], cfg[cfg >= 0]
+    if not len(rows):
+        return
+    ready = np.full(s.config.nodes, -np.inf)
+    ready[nodes] = node_ready
+    run = at - np.maximum(s.time, ready[cols.hot["node"][rows]])
+    go = run > 0
+    rows, cfg, run = rows[go], cfg[go], run[go]
+    work = cols.work[rows, cfg]
+    slow = np.flatnonzero(cols.evidence[rows])
+    if len(slow):  # jobs with speed evidence: their estimated ratio where they run
+        work[slow] *= [speed.ratio(s, cols.job[r], c) for r, c in zip(rows[slow], cfg[slow])]
+    progress = cols.hot["progress"][rows] + run / work
+    cols.hot["running"][rows] += run
+    cols.hot["segment"][rows] += run
+    over = progress > MAX_PROGRESS
+    if over.any():
+        done = {s.jobs[jid].row for jid in completing}
+        over &= [r not in done for r in rows.tolist()] if done else True
+        progress[over] = MAX_PROGRESS
+    cols.hot["progress"][rows] = progress
+
+
+def _running_sum(total: float, terms: np.ndarray) -> float:
+    """`total` plus each of `terms` in turn (the rounding of a loop of `+=`)."""
+    return float(np.add.accumulate(np.concatenate(([total], terms)))[-1])
 
 
 def finish(s: RunState, jid: str, at: float) -> None:
     """Job `jid` completed at `at`: its tardiness cost, its record, its speed evidence pooled."""
-    job = s.jobs.pop(jid)
+    job = s.remove(jid)
     s.speed_cache.pop(jid, None)
     if job.observed:
         s.speed_pool = speed.pool(s.speed_pool, job.observed)
@@ -76,6 +97,7 @@ def lose_work(s: RunState, job: Job, extra: float = 0.0) -> float:
     overhead = s.config.overhead
     if overhead + extra <= 0:
         return 0.0
+    touch(s, job)
     c = job.cfg
     work = float(job.work[c]) * speed.ratio(s, job, c)
     lost = lost_work(job.progress, work, overhead + extra)
@@ -93,22 +115,26 @@ def interrupt(s: RunState, p: int, drops: Collection[int] = ()) -> list[Interrup
     restart's, and wait; it closes (a spot type's interruption counted for its held VMs' rate,
     unless its capacity drops at this instant, `drops`: the drop's rate counts it)."""
     out = []
-    for job in s.jobs.values():
-        if job.node == p and job.cfg >= 0:
-            c = job.cfg
-            extra = since_checkpoint(
-                job.segment, job.checkpoint, s.config.notice, s.catalog.warning
-            )
-            before = s.lost_work_cost
-            lost = lose_work(s, job, extra)
-            job.interrupted_work += lost
-            s.interruption_cost += s.lost_work_cost - before
-            job.interruptions += 1
-            s.interruptions += 1
-            job.anchor = None
-            out.append(InterruptedJob(job.id, p, s.cfg_vm[c], s.cfg_gpus[c], lost))
-            job.node, job.cfg = -1, -1
-    v = s.nodes.pop(p).vm
+    cols = s.cols
+    rows = s.order()
+    for r in rows[(cols.hot["node"][rows] == p) & (cols.hot["cfg"][rows] >= 0)].tolist():
+        job = cols.job[r]
+        touch(s, job)
+        c = job.cfg
+        extra = since_checkpoint(job.segment, job.checkpoint, s.config.notice, s.catalog.warning)
+        before = s.lost_work_cost
+        lost = lose_work(s, job, extra)
+        job.interrupted_work += lost
+        s.interruption_cost += s.lost_work_cost - before
+        job.interruptions += 1
+        s.interruptions += 1
+        job.anchor = None
+        out.append(InterruptedJob(job.id, p, s.cfg_vm[c], s.cfg_gpus[c], lost))
+        job.node, job.cfg = -1, -1
+        s.replan[job.id] = None
+    v = s.nodes[p].vm
+    s.renode.add(p)
+    s.nodes = {q: n for q, n in s.nodes.items() if q != p}  # replaced: `RunState.node_arrays`
     if s.spot[v] and v not in drops:
         lost_vms = s.spot_lost.copy()
         lost_vms[v] += 1

@@ -36,7 +36,7 @@ from gpuaas.rescheduler.records import (
     ResizeVM,
     StartJob,
 )
-from gpuaas.rescheduler.state import RunState
+from gpuaas.rescheduler.state import RunState, touch
 from gpuaas.solution import Solution
 
 
@@ -88,7 +88,6 @@ def unchanged(s: RunState, inst: Instance, at: float, seconds: float, cpu: float
     """The plan of a quiet point (`reschedule`): nothing changes (`Rescheduler.handle` puts
     the state back as it was, but for the capacity: the clock, the event count, the seeds of
     later points and the progress are the run's without spot)."""
-    jobs = list(s.jobs.values())
     kept = Solution(inst, s.node_vm(), inst.current_node, inst.current_cfg)
     plan = Plan(
         time=at,
@@ -97,7 +96,7 @@ def unchanged(s: RunState, inst: Instance, at: float, seconds: float, cpu: float
         next_tick=at + s.config.interval(s.H),
         replanned=False,
     )
-    plan.nodes, plan.jobs = target(s, jobs)
+    plan.nodes, plan.jobs = target(s)
     plan.solver_seconds, plan.solver_cpu_seconds = seconds, cpu
     return plan
 
@@ -144,7 +143,9 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
         objective=lambda: sol.objective,  # P1$ of a whole plan: computed if read
         next_tick=at + s.config.interval(s.H),
     )
-    changed = np.flatnonzero((old_vm >= 0) | (new_vm >= 0)).tolist()  # O(open), not O(N)
+    # the nodes whose VM changes (opened, closed or resized), in node order
+    changed = np.flatnonzero(old_vm != new_vm).tolist()
+    s.renode.update(changed)
     for v, k in s.capacity.items():
         kept = int(np.count_nonzero((old_vm == v) & (new_vm == v)))
         if np.count_nonzero(new_vm == v) > max(k, kept):
@@ -152,22 +153,21 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 f"{method}: holds {np.count_nonzero(new_vm == v)} "
                 f"{names[v]} VMs, more than the {k} its capacity allows"
             )
-    nodes: dict[int, Node] = {}
-    for p in changed:
-        old, new = int(old_vm[p]), int(new_vm[p])
-        if old < 0 <= new:
-            plan.open.append(OpenVM(p, names[new]))
-        elif new < 0 <= old:
-            plan.close.append(CloseVM(p, names[old]))
-        elif old >= 0 and old != new:
-            plan.resize.append(ResizeVM(p, names[old], names[new]))
-        if new >= 0 and old != new:
+    if changed:  # the other nodes keep their records (`RunState.nodes` stays in node order)
+        nodes = dict(s.nodes)
+        for p, old, new in zip(changed, old_vm[changed].tolist(), new_vm[changed].tolist()):
+            if old < 0:
+                plan.open.append(OpenVM(p, names[new]))
+            elif new < 0:
+                plan.close.append(CloseVM(p, names[old]))
+                del nodes[p]
+                continue
+            else:
+                plan.resize.append(ResizeVM(p, names[old], names[new]))
             nodes[p] = Node(new, ready_time(at, startup))
             if startup > 0:
                 s.startup_cost += startup_cost(s.price[new], startup)
-        elif new >= 0:
-            nodes[p] = s.nodes[p]
-    s.nodes = nodes
+        s.nodes = dict(sorted(nodes.items())) if plan.open else nodes
 
     cfg_vm, cfg_gpus = s.cfg_vm, s.cfg_gpus
 
@@ -183,6 +183,7 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 f"{method}: moves job {job.id}, pinned by the "
                 f"disruption limit of {s.config.max_moves} moves per job"
             )
+        touch(s, job)
         job.segment = 0.0  # it (re)starts: its checkpoint clock too
         if job.cfg < 0:
             plan.start.append(StartJob(job.id, n, cfg_vm[c], cfg_gpus[c], job.progress))
@@ -204,32 +205,51 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 s.migrations += 1
                 plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
         job.node, job.cfg = n, c
-    plan.nodes, plan.jobs = target(s, jobs)
+        s.replan[job.id] = None
+    plan.nodes, plan.jobs = target(s)
     return plan
 
 
-def target(s: RunState, jobs: list[Job]) -> tuple[list[PlannedNode], list[PlannedJob]]:
+def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
     """A plan's target state: a `PlannedNode` per open node and a `PlannedJob` per job, the
     last plan's where nothing changed (they are immutable; `RunState.planned`): a plan lists
-    every open node and unfinished job, an event changes a few."""
+    every open node and unfinished job, an event changes a few. The last plan's jobs are
+    `RunState.jobs` before the event, in its order; those submitted, completed or placed anew
+    since are `RunState.replan`, in the order they changed, the nodes opened, closed or
+    resized `RunState.renode` (after a restore, with no last plan, all are planned anew)."""
     names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
     last_nodes, last_jobs = s.planned
-    nodes: dict[int, tuple[int, PlannedNode]] = {}
-    for p, n in s.nodes.items():
-        hit = last_nodes.get(p)
-        nodes[p] = (
-            hit if hit is not None and hit[0] == n.vm else (n.vm, PlannedNode(p, names[n.vm]))
-        )
-    now: dict[str, tuple[int, int, PlannedJob]] = {}
-    for j in jobs:
-        hit = last_jobs.get(j.id)
-        if hit is None or hit[0] != j.node or hit[1] != j.cfg:
-            planned = (
-                PlannedJob(j.id, j.node, cfg_vm[j.cfg], cfg_gpus[j.cfg])
-                if j.cfg >= 0
-                else PlannedJob(j.id, None, None, None)
-            )
-            hit = (j.node, j.cfg, planned)
-        now[j.id] = hit
+    nodes = dict(last_nodes)
+    added = False
+    for p in s.renode:
+        n = s.nodes.get(p)
+        if n is None:
+            nodes.pop(p, None)
+        else:
+            added = added or p not in nodes
+            nodes[p] = (n.vm, PlannedNode(p, names[n.vm]))
+    if added:
+        nodes = dict(sorted(nodes.items()))
+    if len(nodes) != len(s.nodes):  # no last plan (a restore)
+        nodes = {p: (n.vm, PlannedNode(p, names[n.vm])) for p, n in s.nodes.items()}
+    s.renode = set()
+
+    def planned(j: Job) -> tuple[int, int, PlannedJob]:
+        node, c = j.node, j.cfg
+        if c < 0:
+            return node, c, PlannedJob(j.id, None, None, None)
+        return node, c, PlannedJob(j.id, node, cfg_vm[c], cfg_gpus[c])
+
+    jobs = s.jobs
+    now = dict(last_jobs) if last_jobs or not jobs else {}
+    for jid in s.replan if now else ():
+        job = jobs.get(jid)
+        if job is None:
+            now.pop(jid, None)  # completed
+        else:
+            now[jid] = planned(job)  # a new job goes last, as in `jobs`
+    if len(now) != len(jobs):
+        now = {jid: planned(j) for jid, j in jobs.items()}
+    s.replan = {}
     s.planned = (nodes, now)
     return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]

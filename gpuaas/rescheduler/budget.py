@@ -18,7 +18,6 @@ import numpy as np
 
 from gpuaas.errors import SolverError
 from gpuaas.instance import Instance
-from gpuaas.rescheduler.records import Job
 from gpuaas.rescheduler.state import RunState
 
 #: seconds over which `RunConfig.moves_per_hour` counts voluntary moves
@@ -33,19 +32,18 @@ def moves_left(s: RunState, at: float) -> int | None:
     return max(0, budget - sum(k for t, k in s.recent_moves if t > at - HOUR))
 
 
-def pinned(s: RunState, jobs: list[Job], at: float) -> np.ndarray:
-    """(J,) the running jobs that must stay: those moved `max_moves` times, and every one when
-    the hour's budget of moves is spent."""
+def pinned(s: RunState, rows: np.ndarray, at: float) -> np.ndarray:
+    """(J,) the running jobs that must stay, of the jobs at `rows` of the state's columns:
+    those moved `max_moves` times, and every one when the hour's budget of moves is spent."""
     cap, spent = s.config.max_moves, moves_left(s, at) == 0
     if cap is None and not spent:
-        return np.zeros(len(jobs), dtype=bool)
-    return np.array(
-        [
-            j.cfg >= 0 and (spent or (cap is not None and j.migrations + j.preemptions >= cap))
-            for j in jobs
-        ],
-        dtype=bool,
-    )
+        return np.zeros(len(rows), dtype=bool)
+    running = s.cols.hot["cfg"][rows] >= 0
+    if spent:
+        return running
+    job = s.cols.job
+    moved = [job[r].migrations + job[r].preemptions >= cap for r in rows.tolist()]  # type: ignore[union-attr]
+    return running & np.array(moved, dtype=bool).reshape(-1)
 
 
 def cut(inst: Instance, moving: np.ndarray, left: int) -> Instance:

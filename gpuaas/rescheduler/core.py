@@ -204,7 +204,7 @@ class Rescheduler:
             if capacity:
                 spot_estimates.set_capacity(s, at, capacity)
             for job in new:
-                s.jobs[job.id] = job
+                s.add(job)
             # only spot capacity changed, and no spot VM is held: a point only if spot is used
             quiet = bool(capacity) and len(capacity) == len(evs) and not lost
             quiet = quiet and not apply.holds_spot(s, s.node_vm())
@@ -220,6 +220,7 @@ class Rescheduler:
         except BaseException:
             rollback(s, saved)
             raise
+        s.undo = None
         log.debug(
             "t=%g event %d: +%d -%d jobs, %d unfinished, %d changes, solver %.3f s",
             at,

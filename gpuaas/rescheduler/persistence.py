@@ -347,7 +347,8 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
             _fail(f"completed[{i}].id", f"{d['id']!r} is listed twice")
         s.completed[d["id"]] = d
         s.log.append(d["id"])
-    s.jobs = _jobs(jobs, cat, s, clock, tol)
+    for job in _jobs(jobs, cat, s, clock, tol).values():
+        s.add(job)
     hosted = {j.node: j.cfg for j in s.jobs.values() if j.cfg >= 0}
     for p, n in s.nodes.items():
         # every plan closes the nodes its jobs leave (`matching.check_solution`)

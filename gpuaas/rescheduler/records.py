@@ -11,6 +11,13 @@ restoring, the savepoint that undoes a failed event (every field) and the instan
 Values are never changed in place (an array or a mapping is replaced), so a savepoint copies
 references.
 
+**Columns.** What every event changes or reads of every unfinished job (`HOT`: progress,
+running, segment, node, cfg; and, never changed, `STATIC`, `work`) is also held as arrays, one
+row per job (`Columns`, in the run's state): the clock's advance, the Instance a method gets
+and the savepoint are array operations, and the Rescheduler's per-event work in Python is over
+the jobs the event touches (issue 43). A job's record reads and writes its `HOT` fields in its
+row; a record changed in an event is `touch`ed first, so that a failed event can be undone.
+
 **Plans.** A `Plan`'s actions are typed records (`OpenVM`, `StartJob`, ...). Each is also a
 read-only mapping of its JSON object, so `plan.start[0]["node"]`, `plan.to_dict()` and code
 written against the dictionaries of earlier releases keep working.
@@ -20,8 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -109,8 +117,14 @@ def _anchor(value: Any, where: str) -> tuple[float, float] | None:
 
 @dataclass(eq=False, slots=True)
 class Job:
-    """An unfinished job: its data, progress and place (node = cfg = -1: waiting)."""
+    """An unfinished job: its data, progress and place (node = cfg = -1: waiting).
 
+    While the job is in a run's state its `HOT` fields live in that state's `Columns` (one
+    row per unfinished job; `cols`, `row`): what every event changes or reads of every job is
+    then an array operation, and the record reads and writes its row."""
+
+    cols: Columns | None = field(default=None, init=False, repr=False)  # attached: its columns
+    row: int = field(default=-1, init=False, repr=False)  # ... and its row in them
     id: str = _spec()
     release: float = _spec("release")
     due: float = _spec("due")
@@ -147,8 +161,121 @@ class Node:
     ready: float = _saved(0.0, _seconds)
 
 
-#: Job field names, in declaration order (what a savepoint copies)
+#: the fields an event changes or reads of every unfinished job: columns of `Columns`
+HOT = {"progress": np.float64, "running": np.float64, "segment": np.float64, "node": np.int64,
+       "cfg": np.int64}  # fmt: skip
+#: the fields read from a job's record alone, never changed after submission (columns too)
+STATIC = ("release", "due", "weight", "checkpoint")
+
+
+def _hot(name: str) -> property:
+    """Job field `name` read from and written to its row of the columns while attached, its
+    own slot otherwise."""
+    slot = Job.__dict__[name]
+    own_get, own_set = slot.__get__, slot.__set__
+
+    def get(job: Job) -> Any:
+        cols = job.cols
+        return own_get(job) if cols is None else cols.hot[name][job.row].item()
+
+    def set_(job: Job, value: Any) -> None:
+        cols = job.cols
+        if cols is None:
+            own_set(job, value)
+        else:
+            cols.hot[name][job.row] = value
+
+    return property(get, set_, doc=f"`Job.{name}` (its row of the columns while attached)")
+
+
+_OWN = {name: Job.__dict__[name] for name in HOT}  # the records' own slots (detached jobs)
+for _name in HOT:
+    setattr(Job, _name, _hot(_name))
+
+
+class Columns:
+    """The unfinished jobs' `HOT` fields (and `STATIC` ones, their `work` rows, whether they
+    have speed evidence: `evidence`) as arrays, one row per attached job; a row freed by a
+    completed job is reused from the next event on (`snapshot`), so that the static columns,
+    written only in free rows, need no copy to be put back. `order(jobs)` gives the rows of
+    jobs in their order."""
+
+    def __init__(self, n_configs: int) -> None:
+        self.hot = {k: np.zeros(0, dtype=t) for k, t in HOT.items()}
+        self.static = {k: np.zeros(0) for k in STATIC}
+        self.work = np.zeros((0, n_configs))
+        self.evidence = np.zeros(0, dtype=bool)  # observed or measured (`speed.ratio` applies)
+        self.job: list[Job | None] = []  # row -> its job
+        self.free: list[int] = []
+        self.freed: list[int] = []  # rows freed in this event: free from the next one on
+
+    def attach(self, job: Job) -> None:
+        """Give `job` a row; its fields move there."""
+        if not self.free:
+            self._grow()
+        row = self.free.pop()
+        for k, own in _OWN.items():
+            self.hot[k][row] = own.__get__(job)
+        for k in STATIC:
+            self.static[k][row] = getattr(job, k)
+        self.work[row] = job.work
+        self.evidence[row] = bool(job.observed or job.measured)
+        self.job[row] = job
+        job.cols, job.row = self, row
+
+    def detach(self, job: Job) -> None:
+        """`job` leaves (completed): its fields move back to its record, its row is free."""
+        row = job.row
+        for k, own in _OWN.items():
+            own.__set__(job, self.hot[k][row].item())
+        job.cols, job.row = None, -1
+        self.job[row] = None
+        self.freed.append(row)
+
+    def _grow(self) -> None:
+        n = len(self.job)
+        m = max(8, 2 * n)
+        grow = lambda a: np.concatenate([a, np.zeros((m - n, *a.shape[1:]), a.dtype)])  # noqa: E731
+        self.hot = {k: grow(a) for k, a in self.hot.items()}
+        self.static = {k: grow(a) for k, a in self.static.items()}
+        self.work, self.evidence = grow(self.work), grow(self.evidence)
+        self.job += [None] * (m - n)
+        self.free += range(m - 1, n - 1, -1)  # popped from the end: lowest row first
+
+    def order(self, jobs: Iterable[Job], n: int) -> np.ndarray:
+        """(n,) the rows of the `n` attached `jobs`, in their order."""
+        return np.fromiter(map(_ROW, jobs), np.int64, n)
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """What `restore` puts back (`state.savepoint`, before an event; the rows freed before
+        become free): the values are copied, the static columns (written only in free rows)
+        referenced."""
+        self.free += self.freed
+        self.freed = []
+        hot = {k: a.copy() for k, a in self.hot.items()}
+        return hot, self.static, self.work, self.evidence.copy(), list(self.job), list(self.free)
+
+    def restore(self, saved: tuple[Any, ...]) -> None:
+        self.hot, self.static, self.work, self.evidence, job, free = saved
+        self.job, self.free, self.freed = list(job), list(free), []
+
+
+_ROW = attrgetter("row")
+
+#: Job field names, in declaration order
 JOB_FIELDS = tuple(f.name for f in dataclasses.fields(Job))
+#: the fields kept in a job's record (not in the columns): what `touch` keeps
+COLD = tuple(f for f in JOB_FIELDS if f not in HOT)
+_COLD_VALUES = attrgetter(*COLD)
+
+
+def touch(s: Any, job: Job) -> None:
+    """Job `job`'s record is about to change in an event of the `state.RunState` s: keep
+    what `state.rollback` puts back (`s.undo`; its columns are copied whole by the savepoint)."""
+    if s.undo is not None:
+        s.undo.append((job, _COLD_VALUES(job)))
+
+
 #: Job fields saved under their own names, with their checks
 JOB_SAVED = {
     f.name: f.metadata["check"] for f in dataclasses.fields(Job) if f.metadata.get("saved") == "own"

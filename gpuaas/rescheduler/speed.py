@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuaas.rescheduler.records import touch
+
 if TYPE_CHECKING:
     from gpuaas.rescheduler.records import Job
     from gpuaas.rescheduler.state import RunState
@@ -152,19 +154,29 @@ def _clamp(log_ratio: float) -> float:
 def report(s: RunState, job: Job, p: float) -> None:
     """Measured progress p: the evidence of its speed since the last measurement on this
     placement, then p replaces the predicted progress."""
+    touch(s, job)
     if s.config.learn_speed and job.anchor is not None and job.cfg >= 0:
         p0, run0 = job.anchor
         seconds = job.running - run0
         if seconds > 0.0:
             made = max(0.0, p - p0) * float(job.work[job.cfg])
             job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
+            flag(job)
     job.progress = job.reported = p
     job.anchor = (p, job.running) if job.cfg >= 0 else None
 
 
 def throughput(s: RunState, job: Job, seconds: float) -> None:
     """A throughput report: the job's whole-job time where it runs is `seconds`."""
+    touch(s, job)
     job.measured = measure(job.measured, hardware_of(s, job.cfg), seconds / job.work[job.cfg])
+    flag(job)
+
+
+def flag(job: Job) -> None:
+    """The job's columns (if attached) learn that it has speed evidence (`Columns.evidence`)."""
+    if job.cols is not None:
+        job.cols.evidence[job.row] = bool(job.observed or job.measured)
 
 
 def estimate(s: RunState, job: Job) -> np.ndarray | None:

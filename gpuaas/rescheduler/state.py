@@ -7,8 +7,10 @@ costs), `spot_estimates`, `budget` (disruption limits), `view` (the Instance and
 write its public fields; nothing else holds state. Callers outside the package read it only
 (`Rescheduler`'s docstring): every change goes through events.
 
-Values are never changed in place (`records.py`): a job's fields, the totals and the arrays are
-replaced, so `savepoint` copies references and `rollback` puts them back.
+Undoing an event (`savepoint`, `rollback`) costs what the event touches, not what the state
+holds: the unfinished jobs' per-event fields are columns (`records.Columns`: a few arrays, copied
+whole), a job's record is kept as it was before the event changes it (`records.touch`), and the
+totals, nodes and arrays are replaced, never changed in place, so their references are kept.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 
 from gpuaas.catalog import Catalog
 from gpuaas.rescheduler import speed
-from gpuaas.rescheduler.records import JOB_FIELDS, PLAN_MEMORY, Job, Node
+from gpuaas.rescheduler.records import COLD, PLAN_MEMORY, Columns, Job, Node, touch
 from gpuaas.run_config import RunConfig
 
 #: the running totals an event changes (`savepoint`); the first nine are reported totals
@@ -45,9 +47,6 @@ TOTALS = (
     "spot_waiting",
     "seen",
 )
-
-#: a job's fields, in `JOB_FIELDS` order, as one tuple (`savepoint`)
-_JOB_VALUES = attrgetter(*JOB_FIELDS)
 
 
 @dataclass(eq=False)
@@ -100,11 +99,23 @@ class RunState:
     speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)
     # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
     planned: tuple[dict[int, Any], dict[str, Any]] = field(default_factory=lambda: ({}, {}))
+    # the open nodes as arrays (`node_arrays`): (the `nodes` dict they are of, node, vm, ready)
+    node_cache: tuple[Any, ...] = (None,)
+    # -- the unfinished jobs' columns (`records.Columns`; each job's row: `Job.row`), the rows
+    # in `jobs` order (None: to compute), and what `touch` saved during an event (None: none)
+    cols: Columns = field(init=False)
+    # the jobs submitted, completed or placed anew since the last plan (`apply.target`)
+    replan: dict[str, None] = field(default_factory=dict)
+    renode: set[int] = field(default_factory=set)  # ... and the nodes opened, closed, resized
+    rows: np.ndarray | None = None
+    undo: list[tuple[Job, tuple[Any, ...]]] | None = None
     # -- lookups derived from the catalog (`__post_init__`) -----------------------------------
     cfg_vm: list[str] = field(init=False)  # configuration -> VM type name
     cfg_gpus: list[int] = field(init=False)  # configuration -> GPUs
     price: list[float] = field(init=False)  # VM type -> $/s
     spot: list[bool] = field(init=False)  # VM type -> spot or not
+    price_array: np.ndarray = field(init=False)  # the same as arrays
+    spot_array: np.ndarray = field(init=False)
     hardware: np.ndarray | None = field(init=False)  # configuration -> its hardware's
 
     def __post_init__(self) -> None:
@@ -113,42 +124,87 @@ class RunState:
         self.cfg_gpus = [int(g) for g in cat.cfg_gpus]
         self.price = [float(c) for c in cat.cost]
         self.spot = cat.spot.tolist()
+        self.price_array = np.array(self.price)
+        self.spot_array = np.array(self.spot, dtype=bool)
         # each configuration's hardware (a spot variant's: its on-demand type's), what the speed
         # model keys its evidence by: a job runs as fast on either
         self.hardware = cat.spot_configs() if cat.has_spot else None
         self.spot_held = np.zeros(cat.n_vms)
         self.spot_lost = np.zeros(cat.n_vms)
+        self.cols = Columns(cat.n_configs)
+
+    def add(self, job: Job) -> None:
+        """A job joins the unfinished ones (last in their order)."""
+        self.cols.attach(job)
+        self.jobs[job.id] = job
+        self.rows = None
+        self.replan[job.id] = None
+
+    def remove(self, jid: str) -> Job:
+        """Job `jid` leaves the unfinished ones (its record keeps its fields)."""
+        job = self.jobs.pop(jid)
+        touch(self, job)
+        self.cols.detach(job)
+        self.rows = None
+        self.replan[jid] = None
+        return job
+
+    def order(self) -> np.ndarray:
+        """(J,) the unfinished jobs' rows of `cols`, in `jobs` order."""
+        if self.rows is None:
+            self.rows = self.cols.order(self.jobs.values(), len(self.jobs))
+        return self.rows
+
+    def node_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The open nodes (in node order), their VM types and ready times, as arrays."""
+        if self.node_cache[0] is not self.nodes:
+            nodes = self.nodes
+            n = len(nodes)
+            self.node_cache = (
+                nodes,
+                np.fromiter(nodes, np.int64, n),
+                np.fromiter(map(_VM, nodes.values()), np.int64, n),
+                np.fromiter(map(_READY, nodes.values()), np.float64, n),
+            )
+        return self.node_cache[1:]
 
     def node_vm(self) -> np.ndarray:
         """(N,) VM type of every node slot, -1: closed."""
         vm = np.full(self.config.nodes, -1, dtype=np.int64)
-        vm[list(self.nodes)] = [n.vm for n in self.nodes.values()]
+        nodes, vms, _ = self.node_arrays()
+        vm[nodes] = vms
         return vm
 
     def held(self) -> np.ndarray:
         """(V,) VMs of each type open now."""
-        return np.bincount([n.vm for n in self.nodes.values()], minlength=self.catalog.n_vms)
+        return np.bincount(self.node_arrays()[1], minlength=self.catalog.n_vms)
+
+
+_VM, _READY = attrgetter("vm"), attrgetter("ready")
 
 
 def savepoint(s: RunState) -> tuple[Any, ...]:
-    """What an event changes, copied so that `rollback` can undo it: O(J + N) references."""
-    jobs = dict(s.jobs)
-    fields = list(map(_JOB_VALUES, jobs.values()))
+    """What an event changes, kept so that `rollback` can undo it: the columns' values and
+    references, the records an event changes as it changes them (`touch`)."""
+    s.undo = []
     totals = tuple(getattr(s, k) for k in TOTALS)
-    rest = (dict(s.nodes), s.capacity, list(s.plans), s.recent_moves, s.speed_pool)
-    return jobs, fields, totals, rest, len(s.completed), len(s.id_log)
+    rest = (dict(s.nodes), s.capacity, list(s.plans), s.recent_moves, s.speed_pool, s.planned)
+    cols = s.cols.snapshot()
+    return dict(s.jobs), s.rows, cols, totals, rest, len(s.completed), len(s.id_log)
 
 
 def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
-    """Put back what `savepoint` copied: the state as it was before the event."""
-    jobs, fields, totals, rest, completed, ids = saved
-    for job, values in zip(jobs.values(), fields):
-        for f, v in zip(JOB_FIELDS, values):
+    """Put back what `savepoint` kept: the state as it was before the event."""
+    jobs, rows, cols, totals, rest, completed, ids = saved
+    for job, values in reversed(s.undo or []):
+        for f, v in zip(COLD, values):
             setattr(job, f, v)
-    s.jobs = jobs
+    s.undo, s.replan, s.renode = None, {}, set()
+    s.cols.restore(cols)
+    s.jobs, s.rows = jobs, rows
     for k, v in zip(TOTALS, totals):
         setattr(s, k, v)
-    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool = rest
+    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool, s.planned = rest
     s.plans = deque(plans, maxlen=PLAN_MEMORY)
     for jid in s.log[completed:]:
         del s.completed[jid]

@@ -4,7 +4,6 @@ every unfinished job and open node. Nothing here changes the state."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -22,29 +21,21 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
     their capacity (and of the types `full`) are left out (inf), except each running job's
     own; `room` says how many more VMs of each type may open."""
     at = (s.time or 0.0) if at is None else at
-    jobs, nodes = list(s.jobs.values()), s.nodes
-    cat = s.catalog
+    cat, cols, rows = s.catalog, s.cols, s.order()
+    columns = {**cols.hot, **cols.static}
     arrays: dict[str, Any] = {
-        k: np.fromiter(
-            map(attrgetter(field), jobs),
-            np.int64 if k in ("current_node", "current_cfg") else np.float64,
-            len(jobs),
-        )
-        for k, field in INSTANCE_VIEW.items()
-        if k != "work"
+        k: columns[field][rows] for k, field in INSTANCE_VIEW.items() if k != "work"
     }
-    arrays["pinned"] = budget.pinned(s, jobs, at)
-    work = (
-        np.array([speed.work(s, j) if j.observed or j.measured else j.work for j in jobs])
-        if jobs
-        else np.zeros((0, cat.n_configs))
-    )
+    arrays["pinned"] = budget.pinned(s, rows, at)
+    work = cols.work[rows]
+    for i in np.flatnonzero(cols.evidence[rows]).tolist():  # at its estimated speed
+        work[i] = speed.work(s, cols.job[rows[i]])
     full = sorted({*spot_estimates.full(s), *full}) if s.capacity else sorted(full)
-    if full and jobs:
+    if full and len(rows):
         work = work.copy()
         off = np.isin(cat.cfg_vm, full)
         own = arrays["current_cfg"]
-        keep = work[np.arange(len(jobs)), np.maximum(own, 0)]
+        keep = work[np.arange(len(rows)), np.maximum(own, 0)]
         work[:, off] = np.inf
         work[own >= 0, own[own >= 0]] = keep[own >= 0]
     return Instance(
@@ -61,9 +52,17 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         hazard=spot_estimates.hazard(s, at) if cat.has_spot else None,
         outage=spot_estimates.outage(s, at) if cat.has_spot else None,
         room=spot_estimates.room(s, full),
-        ready=[nodes[j.node].ready if j.cfg >= 0 else -np.inf for j in jobs],
+        ready=_ready(s, arrays["current_node"]),
         **arrays,
     )
+
+
+def _ready(s: RunState, node: np.ndarray) -> np.ndarray:
+    """(J,) when the node of each job (`node`, -1: waiting) runs jobs; -inf: waiting."""
+    nodes, _, ready = s.node_arrays()
+    at = np.full(s.config.nodes + 1, -np.inf)  # the last: a waiting job's
+    at[nodes] = ready
+    return at[node]
 
 
 def unfinished(s: RunState) -> list[JobStatus]:

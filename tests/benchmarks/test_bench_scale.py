@@ -1,4 +1,5 @@
-"""Benchmarks (opt-in): `gpuaas.bound` at N = 1 000, J = 10 000 (issue 28).
+"""Benchmarks (opt-in): `gpuaas.bound` at N = 1 000, J = 10 000 (issue 28); a Rescheduler's
+tick with 4.5 N unfinished jobs, N = 100 and 1 000 (issue 43).
 
 Run with ``python -m pytest tests/benchmarks/test_bench_scale.py --benchmark-only``; the
 before/after table with each command's CPU seconds and peak memory (ITP clusters too) comes
@@ -12,8 +13,9 @@ import resource
 import pytest
 
 from gpuaas.bounds import bound
-from gpuaas.generator import generate_trace
+from gpuaas.generator import generate_snapshot, generate_trace
 from gpuaas.instance import Instance
+from gpuaas.rescheduler import Rescheduler
 
 CASES = ["exponential", "high"]
 
@@ -29,3 +31,29 @@ def test_bound_at_n1000_j10000(benchmark, arrivals):
     # the process's high-water mark (trace generation included), not this call's alone
     benchmark.extra_info["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     assert result.status in ("optimal", "fits") and result.seconds < 60
+
+
+def _busy(nodes: int) -> Rescheduler:
+    """A Rescheduler (EDF: a method of little time) with a snapshot's 4.5 N jobs submitted."""
+    trace = Instance.from_dict(generate_snapshot(nodes, seed=1))
+    r = Rescheduler(trace.catalog, nodes, "edf", H=trace.H)
+    r.submit([trace.job_spec(j) for j in range(trace.n_jobs)], at=trace.time)
+    return r
+
+
+@pytest.mark.parametrize("nodes", [100, 1000])
+def test_tick_bookkeeping_per_job(benchmark, nodes):
+    """One tick with 4.5 N unfinished jobs (issue 43): the Rescheduler's own seconds per event
+    (the method's apart) grow far less than the jobs do (`extra_info`: both, per event)."""
+    r = _busy(nodes)
+    clock = iter(range(1, 10**9))
+    solver: list[float] = []
+
+    def tick():
+        plan = r.tick(r.time + float(next(clock)))
+        solver.append(plan.solver_seconds)
+
+    benchmark.pedantic(tick, rounds=20, iterations=1)
+    own = benchmark.stats.stats.mean - sum(solver) / len(solver)
+    benchmark.extra_info.update(jobs=len(r.unfinished()), bookkeeping_s=own)
+    assert len(r.unfinished()) > 4 * nodes
