@@ -32,6 +32,7 @@ def incremental(
     move_weight: float = MOVE_WEIGHT,
     polish: float | None = None,
     polish_nodes: int = 0,
+    deadline_safe: bool = False,
     **options: Any,
 ) -> Solution:
     """Per-job-bound configurations, incumbent kept unless moving pays (docs/default-method.md).
@@ -65,6 +66,10 @@ def incremental(
         capacity (`room.queued`), in place of the default's polish there, a move charged once:
         deterministic, unlike `polish`; 0 (the default): none. What it saves and costs:
         formulations/P1D.md, "The polish beyond N = 5".
+    deadline_safe : bool
+        The run setting (`gpuaas.run_config.RunConfig.deadline_safe`, not a solver option): on
+        a catalog with spot variants, a job runs on or waits for spot only while it keeps its
+        due date on demand after the worst interruption (`spot.deadline_safe`).
 
     Returns
     -------
@@ -78,7 +83,7 @@ def incremental(
     if instance.catalog.has_spot:
         if polish or polish_nodes:
             raise ValueError("incremental: polish is not available on a catalog with spot variants")
-        return with_spot(instance, planner)
+        return with_spot(instance, planner, deadline_safe=deadline_safe)
     return plan(
         instance,
         seed=seed,
