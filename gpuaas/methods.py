@@ -342,6 +342,8 @@ def takes_deadline_safe(name: str) -> bool:
     """Whether method `name` takes the run setting `deadline_safe` (a keyword of its own; the
     default method's spot decisions, `gpuaas.heuristics.default.spot.deadline_safe`)."""
     return "deadline_safe" in inspect.signature(get_method(name)).parameters
+
+
 #: options whose value is a file the method writes: `check_option_values` leaves them out
 _WRITES = ("write_lp", "write_mps")
 

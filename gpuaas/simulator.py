@@ -314,6 +314,8 @@ class Simulator:
                     d["actual_factor"] = float(ex.factor[j, 0])
                 d["lost_work"] = float(ex.actual_lost[j])
                 d["interrupted_work"] = float(ex.actual_interrupted[j])
+        for d in jobs:
+            d["interruption_delay"] = float(ex.interruption_delay[self.index[d["id"]]])
         return SimulationResult(
             config=self.config,
             total_cost=r.vm_cost + r.tardiness_cost,
