@@ -104,8 +104,8 @@ class Simulator:
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
     (`method`, `seed`, `nodes`, `noise`, `noise_model`, `oracle`, `overhead`, `startup`,
-    `tick`, `spot`, `availability`, `checkpoint`, `notice`, solver options); `availability`,
-    an `Availability` object instead of a source, is replayed as it is (spot on). `actual` is
+    `tick`, `spot`, `availability`, `checkpoint`, `notice`, `deadline_safe`, solver options);
+    `availability`, an `Availability` object instead of a source, is replayed as it is (spot on). `actual` is
     the trace with its actual durations; with `oracle` it is the trace replayed (`trace`).
     """
 
