@@ -187,7 +187,8 @@ class RunConfig:
         do not checkpoint on notice.
     deadline_safe : bool
         With `spot`: the method keeps every job able to meet its due date on demand after any
-        interruption (`gpuaas.heuristics.default.spot.deadline_safe`). Only a method that takes
+        interruption, and holds a job without that margin to on-demand configurations that
+        meet it (`gpuaas.heuristics.default.spot.deadline_safe`, `keep_due_dates`). Only a method that takes
         it (a ``deadline_safe`` keyword: the default, `incremental`) is called with it
         (`call_options`); the others ignore it: their own rules decide (uniform-progress has
         Can't Be Late's Safety Net; on-demand takes no spot; managed-spot has no due dates).
@@ -414,8 +415,8 @@ class RunConfig:
         metadata=_setting(
             "Keep every job able to meet its due date on demand after any interruption: the "
             "default method lets a job run on or wait for spot only while its work left, an "
-            "interruption's worst loss and the tick H fit before its due date (other methods "
-            "ignore it).",
+            "interruption's worst loss and the tick H fit before its due date, then holds it to "
+            "on-demand VMs that meet it (other methods ignore it).",
             "switch",
             flag="--deadline-safe",
             spec="axis",

@@ -135,6 +135,47 @@ def test_jobs_without_the_margin_and_late_jobs_get_no_spot():
     assert spot_modes(late)[0] == SPOT and spot_modes(late, safe=True)[0] == ON_DEMAND
 
 
+def test_a_job_without_the_margin_is_held_to_on_demand_vms_that_meet_its_due_date():
+    """A light job running on its cheapest on-demand configuration (g6.xlarge, 2.4 h), due in
+    1.5 h, spot out of capacity: P1$ keeps it there, late; under the setting
+    (`keep_due_dates`) it may take only the on-demand configurations that meet its due date
+    with the restart and start-up, and moves to one. A job that none brings in time is left
+    as it is."""
+    from gpuaas.heuristics.default.spot import keep_due_dates, safe_slack
+    from gpuaas.methods import solve
+
+    inst = aws_trace(jobs=1).with_spot()
+    cat = inst.catalog
+    spot = cat.spot[cat.cfg_vm]
+    cheap = cat.config(cat.vm_index("g6.xlarge"), 1)
+    point = dataclasses.replace(
+        inst,
+        time=float(inst.release[0]),
+        due=inst.release[:1] + 1.5 * 3600.0,
+        current_node=np.array([0]),
+        current_cfg=np.array([cheap]),
+        ready=inst.release[:1],
+        overhead=600.0,
+        startup=120.0,
+        checkpoint=np.array([1800.0]),
+        weight=np.array([1e-4]),  # $ per second late: light
+        work=np.where(spot[None, :], np.inf, inst.work),  # spot out of capacity
+        room=np.where(cat.spot, 0.0, np.inf),
+    )
+    assert safe_slack(point)[0] < 0 and point.work[0, cheap] > point.rel_due[0]
+    kept = keep_due_dates(point)
+    assert kept.current_cfg[0] == -1 and not np.isfinite(kept.work[0, cheap])
+    ok = np.isfinite(kept.work[0])
+    assert ok.any() and (kept.work[0, ok] + 720.0 <= point.rel_due[0]).all()
+    plain = solve(point, "incremental", seed=1)
+    safe = solve(point, "incremental", seed=1, deadline_safe=True)
+    assert validate(safe).ok and safe.instance is point
+    assert plain.job_cfg[0] == cheap
+    assert safe.job_cfg[0] >= 0 and point.work[0, safe.job_cfg[0]] + 720.0 <= point.rel_due[0]
+    hopeless = dataclasses.replace(point, due=inst.release[:1] + 60.0)
+    assert keep_due_dates(hopeless) is hopeless
+
+
 # -- the run setting ----------------------------------------------------------------------------
 
 
@@ -186,6 +227,19 @@ def test_a_simulation_under_the_setting_puts_no_job_on_spot_without_the_margin(
         on = np.flatnonzero(sol.job_cfg >= 0)
         on = on[cat.spot[cat.cfg_vm[sol.job_cfg[on]]]]
         short = (worst_case_slack(instance)[on] < -1e-6).sum()
+        if deadline_safe:  # a job without the margin is on a VM that meets its due date
+            lack = np.flatnonzero(
+                (worst_case_slack(instance) < -1e-6) & (sol.job_cfg >= 0) & ~instance.pinned
+            )
+            c = sol.job_cfg[lack]
+            stays = c == instance.current_cfg[lack]
+            end = (1 - instance.progress[lack]) * instance.work[lack, c] + np.where(stays, 0, 720)
+            can = [
+                ((1 - instance.progress[j]) * instance.work[j, ~cat.spot[cat.cfg_vm]] + 720
+                 <= instance.rel_due[j]).any()
+                for j in lack
+            ]  # fmt: skip
+            assert (end[np.array(can, dtype=bool)] <= instance.rel_due[lack][can] + 1e-6).all()
         seen[deadline_safe] = seen.get(deadline_safe, 0) + int(short)
         seen[(deadline_safe, "spot")] = seen.get((deadline_safe, "spot"), 0) + len(on)
         return sol

@@ -15,6 +15,7 @@ from gpuaas.heuristics.default.settings import (
     QUEUED_ITERATIONS,
     RIVALS,
 )
+from gpuaas.heuristics.default.spot import keep_due_dates
 from gpuaas.heuristics.default.spot_wrapper import Planner, with_spot
 from gpuaas.heuristics.state import reject_unknown
 from gpuaas.instance import Instance
@@ -69,7 +70,9 @@ def incremental(
     deadline_safe : bool
         The run setting (`gpuaas.run_config.RunConfig.deadline_safe`, not a solver option): on
         a catalog with spot variants, a job runs on or waits for spot only while it keeps its
-        due date on demand after the worst interruption (`spot.deadline_safe`).
+        due date on demand after the worst interruption (`spot.deadline_safe`), and a job
+        without that margin takes an on-demand configuration that meets its due date where
+        one does (`spot.keep_due_dates`).
 
     Returns
     -------
@@ -83,7 +86,10 @@ def incremental(
     if instance.catalog.has_spot:
         if polish or polish_nodes:
             raise ValueError("incremental: polish is not available on a catalog with spot variants")
-        return with_spot(instance, planner, deadline_safe=deadline_safe)
+        if not deadline_safe:
+            return with_spot(instance, planner)
+        sol = with_spot(keep_due_dates(instance), planner, deadline_safe=True)
+        return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, sol.method, sol.stats)
     return plan(
         instance,
         seed=seed,

@@ -156,6 +156,39 @@ def safe_slack(instance: Instance) -> np.ndarray:
     return np.where(ref >= 0, slack, -np.inf)
 
 
+def keep_due_dates(instance: Instance) -> Instance:
+    """`instance` under the run setting `deadline_safe`, its fallback used: a job that lacks
+    the margin (`safe_slack` < 0; on demand, `deadline_safe`) and can still meet its due date
+    on some on-demand configuration may take only those that meet it (its work left, plus the
+    restart and start-up unless it stays where it runs, within its time to its due date); a
+    running job on another is planned as waiting (it moves), unless a disruption limit pins it.
+    Can't Be Late's Safety Net sends a job on demand to end in time; P1$ alone would accept
+    minutes of lateness wherever a faster VM costs more than they do."""
+    cat = instance.catalog
+    J = instance.n_jobs
+    lack = (safe_slack(instance) < 0) & ~instance.pinned
+    if not lack.any():
+        return instance
+    od = ~cat.spot[cat.cfg_vm]
+    cur = instance.current_cfg
+    run = cur >= 0
+    move = np.full((J, cat.n_configs), instance.overhead + instance.startup)
+    move[np.flatnonzero(run), cur[run]] = 0.0
+    left = (1.0 - instance.progress)[:, None] * instance.work
+    meets = od[None, :] & np.isfinite(instance.work) & (left + move <= instance.rel_due[:, None])
+    fix = lack & meets.any(axis=1)
+    if not fix.any():
+        return instance
+    work = np.where(fix[:, None] & od[None, :] & ~meets, np.inf, instance.work)
+    leave = fix & run & ~np.isfinite(work[np.arange(J), np.maximum(cur, 0)])
+    return dataclasses.replace(
+        instance,
+        work=work,
+        current_node=np.where(leave, -1, instance.current_node),
+        current_cfg=np.where(leave, -1, cur),
+    )
+
+
 def deadline_safe(instance: Instance, modes: np.ndarray) -> np.ndarray:
     """`modes` under the run setting `deadline_safe`: a job may run on or wait for spot (SPOT,
     NONE) only while it keeps its due date on demand after the worst interruption
