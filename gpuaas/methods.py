@@ -333,7 +333,17 @@ def check_options(name: str, options: Mapping[str, Any], *, time_limit: bool = T
         )
 
 
-_NOT_OPTIONS = {"instance", "seed", "time_limit"}
+#: keywords of a method that are not its options: the instance, the seed, the time limit and
+#: the run setting `deadline_safe` (`RunConfig.call_options` passes it; `takes_deadline_safe`)
+_NOT_OPTIONS = {"instance", "seed", "time_limit", "deadline_safe"}
+
+
+def takes_deadline_safe(name: str) -> bool:
+    """Whether method `name` takes the run setting `deadline_safe` (a keyword of its own; the
+    default method's spot decisions, `gpuaas.heuristics.default.spot.deadline_safe`)."""
+    return "deadline_safe" in inspect.signature(get_method(name)).parameters
+
+
 #: options whose value is a file the method writes: `check_option_values` leaves them out
 _WRITES = ("write_lp", "write_mps")
 

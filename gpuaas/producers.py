@@ -72,6 +72,11 @@ class Execution:
     (`ProgressReport`) at every event; a job the plan moves loses actual work by the restart
     rule of `gpuaas.reconfiguration`, and one whose VM is interrupted the work since its last
     checkpoint too (its own clock of seconds run since it last (re)started, `segment`).
+
+    `interruption_delay` (J,): seconds by which its interruptions delayed each job: the actual
+    work each lost (restart overhead included, in seconds on the configuration it lost it on)
+    plus the time from the interruption until the job ran again (waiting for a new VM, its
+    start-up). `gpuaas.simulation_result` attributes tardiness to interruptions with it.
     """
 
     def __init__(
@@ -86,6 +91,8 @@ class Execution:
         self.segment = np.zeros(J)  # seconds run since the last (re)start
         self.actual_interrupted = np.zeros(J)  # fraction of actual work lost to interruptions
         self.interrupted_seconds = np.zeros(J)  # seconds of actual work lost to them
+        self.interruption_delay = np.zeros(J)  # seconds its interruptions delayed it (above)
+        self.interrupted_at = np.full(J, np.nan)  # when it was last interrupted, until it runs
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.factor = factors
         self.actual_work = trace.work * factors
@@ -171,9 +178,17 @@ class Execution:
             if a["id"] in lost_vm:
                 self.actual_interrupted[j] += lost
                 self.interrupted_seconds[j] += lost * float(self.actual_work[j, c])
+                self.interruption_delay[j] += lost * float(self.actual_work[j, c])
+                self.interrupted_at[j] = plan.time
         for a in (*moved, *plan.start, *plan.migrate):
             self.segment[self.index[a["id"]]] = 0.0
         self._place(plan)
+        for a in plan.start:  # an interrupted job runs again once its VM is ready
+            j = self.index[a.id]
+            if not math.isnan(self.interrupted_at[j]):
+                begin = max(plan.time, float(self.ready[self.node[j]]))
+                self.interruption_delay[j] += begin - self.interrupted_at[j]
+                self.interrupted_at[j] = math.nan
 
     def _place(self, plan: Plan) -> None:
         """Where the jobs run after `plan` (its changes only)."""

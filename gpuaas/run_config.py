@@ -29,7 +29,13 @@ from typing import Any
 from gpuaas import checks
 from gpuaas.errors import InputError, brief
 from gpuaas.limits import MAX_COUNT, MAX_SECONDS
-from gpuaas.methods import DEFAULT_METHOD, check_options, default_tick, get_method
+from gpuaas.methods import (
+    DEFAULT_METHOD,
+    check_options,
+    default_tick,
+    get_method,
+    takes_deadline_safe,
+)
 from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
@@ -179,6 +185,13 @@ class RunConfig:
         Seconds a job needs to write a checkpoint on an interruption notice; when the provider's
         warning is that long, an interrupted job loses only the restart overhead. None: jobs
         do not checkpoint on notice.
+    deadline_safe : bool
+        With `spot`: the method keeps every job able to meet its due date on demand after any
+        interruption, and holds a job without that margin to on-demand configurations that
+        meet it (`gpuaas.heuristics.default.spot.deadline_safe`, `keep_due_dates`). Only a method that takes
+        it (a ``deadline_safe`` keyword: the default, `incremental`) is called with it
+        (`call_options`); the others ignore it: their own rules decide (uniform-progress has
+        Can't Be Late's Safety Net; on-demand takes no spot; managed-spot has no due dates).
     """
 
     method: str = field(
@@ -399,6 +412,23 @@ class RunConfig:
             needs="spot",
         ),
     )
+    deadline_safe: bool = field(
+        default=False,
+        metadata=_setting(
+            "Keep every job able to meet its due date on demand after any interruption: the "
+            "default method lets a job run on or wait for spot only while its work left, an "
+            "interruption's worst loss and the tick H fit before its due date, then holds it to "
+            "on-demand VMs that meet it (other methods ignore it).",
+            "switch",
+            flag="--deadline-safe",
+            spec="axis",
+            column="deadline_safe",
+            key="-safe",
+            omit=False,
+            needs="spot",
+            label=" deadline-safe",
+        ),
+    )
 
     def __post_init__(self) -> None:
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
@@ -431,7 +461,7 @@ class RunConfig:
                 f"got {brief(noise)}",
             )
         set_("noise", float(noise))
-        for k in ("oracle", "learn_speed", "spot"):
+        for k in ("oracle", "learn_speed", "spot", "deadline_safe"):
             set_(k, checks.flag(getattr(self, k), k))
         for k in ("max_moves", "moves_per_hour"):
             if getattr(self, k) is not None:
@@ -445,6 +475,8 @@ class RunConfig:
                 )
             if not self.spot:
                 raise InputError(None, "availability", "needs spot capacity (spot=True, --spot)")
+        if self.deadline_safe and not self.spot:
+            raise InputError(None, "deadline_safe", "needs spot capacity (spot=True, --spot)")
         set_(
             "checkpoint",
             checks.number(self.checkpoint, "checkpoint", minimum=0.0, maximum=MAX_SECONDS),
@@ -465,6 +497,14 @@ class RunConfig:
         return dataclasses.replace(
             base, method=base.method if method is None else method, options=options, **given
         )
+
+    def call_options(self) -> dict[str, Any]:
+        """The keywords the method is called with at every rescheduling point: its solver
+        `options` and, under `deadline_safe`, ``deadline_safe=True`` if it takes that keyword
+        (`gpuaas.methods.takes_deadline_safe`; the others ignore the setting)."""
+        if self.deadline_safe and takes_deadline_safe(self.method):
+            return {**self.options, "deadline_safe": True}
+        return dict(self.options)
 
     def interval(self, H: float) -> float:
         """The rescheduling interval: `tick`, else the method's own, else `H`."""

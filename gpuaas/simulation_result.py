@@ -29,7 +29,8 @@ class SimulationResult:
     jct (completion - release), waiting (jct minus time running: queued time, including after
     preemptions), running, migrations, preemptions, lost_work (fraction lost to restart
     overhead, as a fraction of the actual work), interruptions and interrupted_work (VMs lost
-    under it and the fraction of its work they cost, part of lost_work) and, with noise drawn
+    under it and the fraction of its work they cost, part of lost_work), interruption_delay
+    (seconds its interruptions delayed it: `gpuaas.producers.Execution`) and, with noise drawn
     per job (the uniform and lognormal models), actual_factor (actual / predicted duration).
     `to_dict` adds the job metrics of `gpuaas.metrics` (deadline-miss rate, tardiness,
     lateness, JCT and waiting percentiles) and, with noise, the `prediction_error` drawn
@@ -113,6 +114,24 @@ class SimulationResult:
         return self.interruptions / max(1, len(self.jobs))
 
     @property
+    def interruption_tardiness_cost(self) -> float:
+        """$ of tardiness attributed to interruptions (part of tardiness_cost): per job, its
+        weight x min(its tardiness, the delay its interruptions caused: `interruption_delay`),
+        summed. 0 without interruptions; at most tardiness_cost. The job would have been at
+        most that much less late without them (had it not been moved or waited otherwise)."""
+        return float(
+            sum(
+                min(j["tardiness_cost"], j["weight"] * j.get("interruption_delay", 0.0))
+                for j in self.jobs
+            )
+        )
+
+    @property
+    def interruption_delay_hours(self) -> float:
+        """Hours by which interruptions delayed the jobs, summed (`interruption_delay`)."""
+        return sum(j.get("interruption_delay", 0.0) for j in self.jobs) / 3600.0
+
+    @property
     def cost_over_bound(self) -> float | None:
         """total_cost / bound (>= 1 with noise 0); None without a bound or when it is 0."""
         if self.bound is None or self.bound.bound <= 0:
@@ -159,6 +178,8 @@ class SimulationResult:
             "interruptions_per_job": self.interruptions_per_job,
             "interruption_cost": self.interruption_cost,
             "interrupted_hours": self.interrupted_hours,
+            "interruption_delay_hours": self.interruption_delay_hours,
+            "interruption_tardiness_cost": self.interruption_tardiness_cost,
             "spot_cost": self.spot_cost,
             **job_metrics(self.jobs),
             "solver_seconds": self.solver_stats(),
@@ -170,6 +191,7 @@ class SimulationResult:
             "startup": self.startup,
             "checkpoint": self.checkpoint,
             "notice": self.notice,
+            "deadline_safe": self.config.deadline_safe,
             "tick": self.tick,
             "jobs": self.jobs,
         }
@@ -210,7 +232,9 @@ class SimulationResult:
                 [
                     f"spot          {self.spot_cost:.4f} $ of spot VMs ({self.spot}); "
                     f"{self.interruptions} interruptions ({self.interruptions_per_job:.2f} per "
-                    f"job) lost {self.interrupted_hours:.2f} h of work, {self.interruption_cost:.4f} $"
+                    f"job) lost {self.interrupted_hours:.2f} h of work, {self.interruption_cost:.4f} $",
+                    f"              they delayed jobs {self.interruption_delay_hours:.2f} h: "
+                    f"{self.interruption_tardiness_cost:.4f} $ of the tardiness cost",
                 ]
                 if self.spot is not None
                 else []

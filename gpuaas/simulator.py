@@ -105,8 +105,8 @@ class Simulator:
 
     Parameters: the trace, and a `RunConfig` (`config`) or the keywords that build one
     (`method`, `seed`, `nodes`, `noise`, `noise_model`, `oracle`, `overhead`, `startup`,
-    `tick`, `spot`, `availability`, `checkpoint`, `notice`, solver options); `availability`,
-    an `Availability` object instead of a source, is replayed as it is (spot on). `actual` is
+    `tick`, `spot`, `availability`, `checkpoint`, `notice`, `deadline_safe`, solver options);
+    `availability`, an `Availability` object instead of a source, is replayed as it is (spot on). `actual` is
     the trace with its actual durations; with `oracle` it is the trace replayed (`trace`).
     """
 
@@ -355,6 +355,8 @@ class Simulator:
                     d["actual_factor"] = float(ex.factor[j, 0])
                 d["lost_work"] = float(ex.actual_lost[j])
                 d["interrupted_work"] = float(ex.actual_interrupted[j])
+        for d in jobs:
+            d["interruption_delay"] = float(ex.interruption_delay[self.index[d["id"]]])
         return SimulationResult(
             config=self.config,
             total_cost=r.vm_cost + r.tardiness_cost,

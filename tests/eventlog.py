@@ -20,7 +20,9 @@ from the placements alone: a job leaving its place (migrated, preempted) loses t
 also the work since its last checkpoint (the result's `checkpoint` or the job's own, every so
 many seconds of running since it last (re)started; none when the result's `notice` fits in the
 provider's warning), at most its progress; the losses must match each job's `lost_work` and
-`interrupted_work`, and their dollars the result's `interruption_cost`.
+`interrupted_work`, and their dollars the result's `interruption_cost`; each interruption
+delays its job by the work it lost (in seconds) and the time until the job's next run begins
+working, which must match the job's `interruption_delay`.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class Recomputed:
     spot_cost: float = 0.0
     work: dict[str, float] = field(default_factory=dict)
     completion: dict[str, float] = field(default_factory=dict)
-    # per job, its runs in order: [place (node, vm, gpus), seconds worked, interrupted at end]
+    # per job, its runs in order: [place (node, vm, gpus), seconds worked, interrupted at end,
+    # end, when it began working (its first interval's start, or its node's ready if later)]
     runs: dict[str, list[list[Any]]] = field(default_factory=dict)
     interruptions: int = 0  # jobs on an interrupted node
     intervals: int = 0
@@ -156,7 +159,7 @@ def recompute(
                 runs[-1][1] += worked
                 runs[-1][3] = end
             else:
-                runs.append([place, worked, False, end])
+                runs.append([place, worked, False, end, max(start, ready.get(n, 0.0))])
             if n in lost:
                 runs[-1][2] = True
                 rec.interruptions += 1
@@ -170,10 +173,11 @@ def recompute(
 
 def losses(
     rec: Recomputed, trace: Any, result: dict[str, Any]
-) -> tuple[dict[str, float], dict[str, float], float]:
-    """Per job, the fraction of its (actual) work lost to restarts and to interruptions, and
-    the dollars the interruptions lost (at the lost configuration's GPU share of its price),
-    from the runs of the log alone (module docstring)."""
+) -> tuple[dict[str, float], dict[str, float], float, dict[str, float]]:
+    """Per job, the fraction of its (actual) work lost to restarts and to interruptions, the
+    dollars the interruptions lost (at the lost configuration's GPU share of its price) and
+    the seconds its interruptions delayed it (each one's lost work in seconds, then until its
+    next run began working), from the runs of the log alone (module docstring)."""
     data = trace.to_dict()
     cat = trace.catalog.to_dict()
     price, gpus = prices(cat)
@@ -182,14 +186,14 @@ def losses(
     saves = notice is not None and notice <= warning
     overhead = result.get("overhead", 0.0)
     factor = {j["id"]: j.get("actual_factor", 1.0) for j in result["jobs"]}
-    lost, interrupted, dollars = {}, {}, 0.0
+    lost, interrupted, dollars, delay = {}, {}, 0.0, {}
     for job in data["jobs"]:
         jid = job["id"]
         every = job.get("checkpoint", result.get("checkpoint", 0.0))
         progress = job.get("progress", 0.0)
-        lost[jid] = interrupted[jid] = 0.0
+        lost[jid] = interrupted[jid] = delay[jid] = 0.0
         runs = rec.runs.get(jid, [])
-        for i, (place, worked, cut, _) in enumerate(runs):
+        for i, (place, worked, cut, end, _) in enumerate(runs):
             n, vm, g = place
             t = times_of(job, vm)[g - 1] * factor.get(jid, 1.0)
             progress += worked / t
@@ -204,7 +208,8 @@ def losses(
             if cut:
                 interrupted[jid] += loss
                 dollars += loss * t / factor.get(jid, 1.0) * price[vm] * g / gpus[vm]
-    return lost, interrupted, dollars
+                delay[jid] += loss * t + runs[i + 1][4] - end
+    return lost, interrupted, dollars, delay
 
 
 def check_against(
@@ -230,15 +235,19 @@ def check_against(
     by_id = {j["id"]: j for j in result["jobs"]}
     if set(by_id) != set(initial):
         problems.append(f"{len(initial) - len(by_id)} job(s) of the trace did not complete")
-    lost, interrupted, dollars = losses(rec, trace, result)
+    lost, interrupted, dollars, delay = losses(rec, trace, result)
     for jid, job in by_id.items():
         want = (1.0 - initial[jid] + job.get("lost_work", 0.0)) * job.get("actual_factor", 1.0)
         got = rec.work.get(jid, 0.0)
         if abs(got - want) > work_tol * max(1.0, want):
             problems.append(f"job {jid}: work sums to {got!r}, expected {want!r}")
-        for name, mine in (("lost_work", lost), ("interrupted_work", interrupted)):
+        for name, mine, tol in (
+            ("lost_work", lost, 1e-7),
+            ("interrupted_work", interrupted, 1e-7),
+            ("interruption_delay", delay, 1e-6),  # seconds
+        ):
             theirs = job.get(name, 0.0)
-            if abs(mine[jid] - theirs) > 1e-7 * max(1.0, theirs):
+            if abs(mine[jid] - theirs) > tol * max(1.0, theirs):
                 problems.append(
                     f"job {jid}: the log loses {mine[jid]!r} of its work to {name}, the result {theirs!r}"
                 )

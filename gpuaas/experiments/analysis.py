@@ -41,13 +41,14 @@ def run_name(
     method: str, multiplier: int | None = 1, limits: Mapping[str, Any] | None = None
 ) -> str:
     """A method with its node multiplier and the run settings that label it (`Setting.label`,
-    the disruption limits; `limits`: a results row or setting -> value), as tables name it:
-    "edf", "edf x2", "incremental cap 1", "incremental cap 1 6/h"."""
+    the disruption limits, deadline_safe; `limits`: a results row or setting -> value), as
+    tables name it: "edf", "edf x2", "incremental cap 1", "incremental cap 1 6/h",
+    "incremental deadline-safe"."""
     m = int(multiplier or 1)
     out = method + ("" if m == 1 else f" x{m}")
     for column, fmt in _LABELS.items():
         value = (limits or {}).get(column)
-        if value is not None:
+        if value is not None and value is not False:  # a switch labels a run when on
             out += fmt.format(int(value))
     return out
 

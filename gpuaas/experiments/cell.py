@@ -58,10 +58,13 @@ _RESULT_KEYS = {
     "spot",
     "checkpoint",
     "notice",
+    "deadline_safe",
     "interruptions",
     "interruptions_per_job",
     "interruption_cost",
     "interrupted_hours",
+    "interruption_delay_hours",
+    "interruption_tardiness_cost",
     "spot_cost",
     *JOB_METRICS,
 }

@@ -87,6 +87,10 @@ interruptions_per_job         float interruptions / jobs
 interruption_cost             float VM cost of the work interruptions lost (in lost_work_cost)
 interrupted_hours             float hours of the jobs' work interruptions lost
 spot_cost                     float the part of vm_cost billed for spot VMs
+interruption_delay_hours      float hours interruptions delayed the jobs: lost work, then waiting
+                                    until each ran again (`gpuaas.producers.Execution`)
+interruption_tardiness_cost   float tardiness cost attributed to interruptions: per job weight x
+                                    min(tardiness, its delay), summed (<= tardiness_cost)
 ============================  ====  ===========================================================
 
 Wall-clock measurements (`TIMING_COLUMNS`: they differ between two runs of the same cell):
@@ -143,6 +147,8 @@ SPOT_COLUMNS = [
     "interruption_cost",
     "interrupted_hours",
     "spot_cost",
+    "interruption_delay_hours",
+    "interruption_tardiness_cost",
 ]
 #: what the simulation measured (one number per column; `extra` holds any other scalar as JSON)
 METRIC_COLUMNS = [

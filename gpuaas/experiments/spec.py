@@ -68,6 +68,10 @@ _EXCLUDE_KEYS = (
     *(name for name, s in _RUN_FIELDS.items() if s.spec == "axis"),
     "spot",
 )
+#: the run settings that act only with spot (`Setting.needs`): without it, their default only
+_NEEDS_SPOT = tuple(
+    name for name, s in _RUN_FIELDS.items() if s.needs == "spot" and s.spec == "axis"
+)
 #: exclude keys whose values are true / false
 _BOOL_KEYS = tuple(name for name, s in _RUN_FIELDS.items() if s.values == "switch")
 
@@ -487,7 +491,9 @@ def expand(spec: CampaignSpec) -> list[Cell]:
 
     A method that is seed independent (`gpuaas.methods.Method.seed_independent`) is simulated
     once per trace, with the first seed. Without noise the error model and the oracle do not
-    apply: such cells are simulated once (the default model, not told).
+    apply: such cells are simulated once (the default model, not told); so are cells whose grid
+    axes do not act (`_inactive`: `deadline_safe` without spot or for a method that ignores it),
+    at the axes' defaults.
     """
     from gpuaas.methods import METHODS
 
@@ -530,6 +536,8 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                     for error in _errors(spec):
                         for values in itertools.product(*axes.values()):
                             run = dict(zip(errors, error), **dict(zip(axes, values)))
+                            if _inactive(run, axes, method):
+                                continue  # the same cell as at the axes' defaults
                             config = RunConfig(
                                 method=method,
                                 seed=seed,
@@ -541,6 +549,24 @@ def expand(spec: CampaignSpec) -> list[Cell]:
                             if not any(_matches(cell, pat) for pat in spec.exclude):
                                 cells.append(cell)
     return cells
+
+
+def _inactive(run: dict[str, Any], axes: dict[str, tuple[Any, ...]], method: str) -> bool:
+    """Whether the cell of `run` is another's: the grid axes that do not act in it (those that
+    act only with spot, `_NEEDS_SPOT`, in a cell without; `deadline_safe` for a method that
+    does not take it, `gpuaas.methods.takes_deadline_safe`) are set to their defaults in `run`,
+    and True when one was not and its axis holds the default too (that cell is simulated)."""
+    from gpuaas.methods import takes_deadline_safe
+
+    idle = set(_NEEDS_SPOT) if run["availability"] is None else set()
+    if "deadline_safe" in axes and not takes_deadline_safe(method):
+        idle.add("deadline_safe")
+    again = False
+    for k in sorted(idle):
+        if run[k] != _DEFAULTS[k]:
+            again = again or _DEFAULTS[k] in axes[k]
+            run[k] = _DEFAULTS[k]
+    return again
 
 
 def _errors(spec: CampaignSpec) -> list[tuple[float, str, bool]]:

@@ -108,7 +108,7 @@ def solve_checked(
     blind to VM counts: the types it overfilled are left out, until it solves within them;
     one that overfills a type already left out keeps its first solution, which `apply`
     refuses."""
-    method, options = s.config.method, s.config.options
+    method, options = s.config.method, s.config.call_options()
     t0, c0 = _time.perf_counter(), _time.process_time()
     sol = solve(inst, method, seed=seed, **options)
     over, out = spot_estimates.over_capacity(s, sol), set()

@@ -15,6 +15,7 @@ from gpuaas.heuristics.default.settings import (
     QUEUED_ITERATIONS,
     RIVALS,
 )
+from gpuaas.heuristics.default.spot import keep_due_dates
 from gpuaas.heuristics.default.spot_wrapper import Planner, with_spot
 from gpuaas.heuristics.state import reject_unknown
 from gpuaas.instance import Instance
@@ -32,6 +33,7 @@ def incremental(
     move_weight: float = MOVE_WEIGHT,
     polish: float | None = None,
     polish_nodes: int = 0,
+    deadline_safe: bool = False,
     **options: Any,
 ) -> Solution:
     """Per-job-bound configurations, incumbent kept unless moving pays (docs/default-method.md).
@@ -65,6 +67,12 @@ def incremental(
         capacity (`room.queued`), in place of the default's polish there, a move charged once:
         deterministic, unlike `polish`; 0 (the default): none. What it saves and costs:
         formulations/P1D.md, "The polish beyond N = 5".
+    deadline_safe : bool
+        The run setting (`gpuaas.run_config.RunConfig.deadline_safe`, not a solver option): on
+        a catalog with spot variants, a job runs on or waits for spot only while it keeps its
+        due date on demand after the worst interruption (`spot.deadline_safe`), and a job
+        without that margin takes an on-demand configuration that meets its due date where
+        one does (`spot.keep_due_dates`).
 
     Returns
     -------
@@ -78,7 +86,10 @@ def incremental(
     if instance.catalog.has_spot:
         if polish or polish_nodes:
             raise ValueError("incremental: polish is not available on a catalog with spot variants")
-        return with_spot(instance, planner)
+        if not deadline_safe:
+            return with_spot(instance, planner)
+        sol = with_spot(keep_due_dates(instance), planner, deadline_safe=True)
+        return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, sol.method, sol.stats)
     return plan(
         instance,
         seed=seed,

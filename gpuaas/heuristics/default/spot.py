@@ -113,8 +113,9 @@ def reference_configs(instance: Instance) -> np.ndarray:
     return np.where(np.isfinite(t).any(axis=1), np.argmin(t, axis=1), -1)
 
 
-def spot_modes(instance: Instance, switch: float = SWITCH) -> np.ndarray:
-    """(J,) NONE, SPOT or ON_DEMAND per job (module docstring, 1)."""
+def spot_modes(instance: Instance, switch: float = SWITCH, safe: bool = False) -> np.ndarray:
+    """(J,) NONE, SPOT or ON_DEMAND per job (module docstring, 1); `safe`: under the run
+    setting `deadline_safe` (`deadline_safe`)."""
     cat = instance.catalog
     J = instance.n_jobs
     modes = np.full(J, ON_DEMAND, dtype=np.int64)
@@ -151,7 +152,73 @@ def spot_modes(instance: Instance, switch: float = SWITCH) -> np.ndarray:
         modes[j] = cbl_choice(tick=0.0, **args)
         if modes[j] == NONE:  # it idles until the next decision, which may be H away
             modes[j] = cbl_choice(tick=instance.H, **args)
-    return worth_waiting(instance, modes)
+    modes = worth_waiting(instance, modes)
+    return deadline_safe(instance, modes) if safe else modes
+
+
+def safe_slack(instance: Instance) -> np.ndarray:
+    """(J,) seconds a job could still lose and meet its due date on demand after the worst
+    interruption: its time to its due date less its work left on its reference configuration
+    (`reference_configs`), its changeover d (`changeover`) and the margin, half its checkpoint
+    interval plus H (-inf: no on-demand configuration).
+
+    The margin: d holds half the checkpoint interval, the average loss (Can't Be Late's §A.6);
+    an interruption just before a checkpoint loses all of it, so d + half an interval is the
+    worst loss (restart, start-up, the whole interval). H: the job is judged again at the next
+    decision, at most a tick H away when nothing happens (an interruption is an event: it is
+    judged at once), and until then its slack shrinks by up to the time that passes (waiting,
+    its VM starting up, or on a type slower than its reference). So a job with slack >= 0 now
+    still has the worst loss in hand at the next decision. (With a `--tick` longer than H the
+    guarantee holds between decisions up to H apart only.)"""
+    ref = reference_configs(instance)
+    J = instance.n_jobs
+    c = np.maximum(ref, 0)
+    left = (1.0 - instance.progress) * instance.work[np.arange(J), c]
+    margin = checkpoints(instance) / 2.0 + instance.H
+    slack = instance.rel_due - left - changeover(instance) - margin
+    return np.where(ref >= 0, slack, -np.inf)
+
+
+def keep_due_dates(instance: Instance) -> Instance:
+    """`instance` under the run setting `deadline_safe`, its fallback used: a job that lacks
+    the margin (`safe_slack` < 0; on demand, `deadline_safe`) and can still meet its due date
+    on some on-demand configuration may take only those that meet it (its work left, plus the
+    restart and start-up unless it stays where it runs, within its time to its due date); a
+    running job on another is planned as waiting (it moves), unless a disruption limit pins it.
+    Can't Be Late's Safety Net sends a job on demand to end in time; P1$ alone would accept
+    minutes of lateness wherever a faster VM costs more than they do."""
+    cat = instance.catalog
+    J = instance.n_jobs
+    lack = (safe_slack(instance) < 0) & ~instance.pinned
+    if not lack.any():
+        return instance
+    od = ~cat.spot[cat.cfg_vm]
+    cur = instance.current_cfg
+    run = cur >= 0
+    move = np.full((J, cat.n_configs), instance.overhead + instance.startup)
+    move[np.flatnonzero(run), cur[run]] = 0.0
+    left = (1.0 - instance.progress)[:, None] * instance.work
+    meets = od[None, :] & np.isfinite(instance.work) & (left + move <= instance.rel_due[:, None])
+    fix = lack & meets.any(axis=1)
+    if not fix.any():
+        return instance
+    work = np.where(fix[:, None] & od[None, :] & ~meets, np.inf, instance.work)
+    leave = fix & run & ~np.isfinite(work[np.arange(J), np.maximum(cur, 0)])
+    return dataclasses.replace(
+        instance,
+        work=work,
+        current_node=np.where(leave, -1, instance.current_node),
+        current_cfg=np.where(leave, -1, cur),
+    )
+
+
+def deadline_safe(instance: Instance, modes: np.ndarray) -> np.ndarray:
+    """`modes` under the run setting `deadline_safe`: a job may run on or wait for spot (SPOT,
+    NONE) only while it keeps its due date on demand after the worst interruption
+    (`safe_slack` >= 0, Can't Be Late's Safety Net with a margin); otherwise ON_DEMAND, a job
+    late even on demand included (no spot at all). A job a disruption limit pins stays where
+    it runs (`spot_instance`)."""
+    return np.where((modes == ON_DEMAND) | (safe_slack(instance) >= 0), modes, ON_DEMAND)
 
 
 def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) -> Instance:

@@ -89,16 +89,16 @@ def on_demand(
     return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
 
 
-def with_spot(instance: Instance, planner: Planner) -> Solution:
+def with_spot(instance: Instance, planner: Planner, deadline_safe: bool = False) -> Solution:
     """The default method on a catalog with spot variants: the jobs waiting for spot are left
     out, the others planned on the expected instance; the solution is the real instance's. Of
     it and its on-demand `_rivals`, the plan of least P1$ on the expected instance with every
     job free to take spot (the judge's expected times, `spot_instance`) is returned (a rival
     only if it keeps the pinned jobs). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
-    decisions")."""
+    decisions"). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
-    modes = spot_modes(instance)
+    modes = spot_modes(instance, safe=deadline_safe)
     active = np.flatnonzero(modes != NONE)
     J = instance.n_jobs
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
