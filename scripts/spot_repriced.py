@@ -6,7 +6,7 @@ default method is simulated on on-demand VMs only with its event log; every VM-h
 then billed at its type's spot price where the type has one (on demand otherwise), the
 tardiness kept. The ratio to the run's total cost is what the same schedule would cost with
 spot capacity that never runs out and never interrupts: a reference for the default's
-"total / OD" in scripts/results/spot.md, not a bound (another schedule may do better still).
+"total / OD" of the spot campaigns (scripts/spot_report.py), not a bound (another schedule may do better still).
 
     python scripts/spot_repriced.py scripts/campaigns/spot-aws.yaml -o scripts/results/spot-repriced-aws.md
 """
