@@ -132,11 +132,12 @@ def test_availability_files_beyond_the_limits(tmp_path, monkeypatch, aws_trace, 
 MODELS = {
     "model:rate=1e300": "--availability: model: rate: must be in [0, 3600] per hour (at most one "
     "a second; gpuaas.availability.model), got '1e300'",
-    "model:rate=3600": "--availability: model:rate=3600.0,spell_rate=0.235,spell_mean=1.69,seed=1: "
+    "model:rate=3600": "--availability: model:rate=3600.0,spell_rate=type,spell_mean=type,count=any,"
+    "family=0,seed=1: "
     "would draw about 2.11e+07 capacity changes and interruptions over 210 h on 2 slot(s) of "
     "14 VM type(s), more than 1000000 (gpuaas.limits); lower rate or spell_rate",
     "model:spell_rate=3600,spell_mean=0.001": "--availability: model:rate=bucket,"
-    "spell_rate=3600.0,spell_mean=0.001,seed=1: would draw about 4.6e+06 capacity changes and "
+    "spell_rate=3600.0,spell_mean=0.001,count=any,family=0,seed=1: would draw about 4.6e+06 capacity changes and "
     "interruptions over 210 h on 2 slot(s) of 14 VM type(s), more than 1000000 "
     "(gpuaas.limits); lower rate or spell_rate",
 }
