@@ -164,20 +164,13 @@ def parse_model(text: str, seed: int = 0) -> SpotModel:
             if value not in (0.0, 1.0):
                 raise InputError(where, f"model: {key}", f"must be 0 or 1, got {raw!r}")
             values[key] = bool(value)
-        elif key == "count":
+        elif key in ("count", "seed"):
+            top = MAX_COUNT if key == "count" else MAX_SEED
             if not (value == int(value) if math.isfinite(value) else False) or not (
-                0 <= value <= MAX_COUNT
+                0 <= value <= top
             ):
                 raise InputError(
-                    where, f"model: {key}", f"must be an integer in [0, {MAX_COUNT}], got {raw!r}"
-                )
-            values[key] = int(value)
-        elif key == "seed":
-            if not (value == int(value) if math.isfinite(value) else False) or not (
-                0 <= value <= MAX_SEED
-            ):
-                raise InputError(
-                    where, f"model: {key}", f"must be an integer in [0, {MAX_SEED}], got {raw!r}"
+                    where, f"model: {key}", f"must be an integer in [0, {top}], got {raw!r}"
                 )
             values[key] = int(value)
         elif not math.isfinite(value) or value < 0 or (key == "spell_mean" and value == 0):
