@@ -9,8 +9,9 @@ bound of the run's availability), interruptions per job and interrupted work. Me
 traces, the largest single trace in brackets; every cell where the default is not the cheapest
 spot method, or misses issue 24's 0.7 bar, is listed.
 
-    python scripts/spot_report.py scripts/results/spot-aws.csv scripts/results/spot-gcp.csv \\
-        -o scripts/results/spot.md
+    python scripts/spot_report.py spot-aws.csv spot-gcp.csv -o spot.md
+
+(the committed rows and report of issue 24's code are frozen in scripts/results/archive/)
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def main() -> None:
         "`gpuaas campaign scripts/campaigns/spot-aws.yaml` and `spot-gcp.yaml` (N = 10 and 20, "
         "10 jobs per node, three arrival patterns, traces 4-6, solver seed 1, restart 600 s, "
         "start-up 120 s, checkpoints every 30 min), then `python scripts/spot_report.py "
-        "scripts/results/spot-aws.csv scripts/results/spot-gcp.csv -o scripts/results/spot.md`. "
+        "spot-aws.csv spot-gcp.csv -o spot.md`. "
         "Per cell the mean over the three traces, the largest single trace in brackets.",
         "",
         "- **total / OD**: the default's total cost (VMs + tardiness) with spot over the same "

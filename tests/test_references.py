@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = re.compile(
-    r"(?<![\w/.-])((?:docs|formulations|instances|scripts|heuristics|tests|gpuaas)/[\w./*-]+\.(?:md|json|yaml|py|csv|command))"
+    r"(?<![\w/.-])((?:docs|formulations|instances|scripts|heuristics|tests|gpuaas)/[\w./*-]+\.(?:md|jsonl|json|yaml|py|csv|command))"
 )
 SOURCES = [
     "gpuaas/**/*.py",
@@ -24,12 +24,13 @@ SOURCES = [
 
 
 def referenced() -> dict[str, set[str]]:
-    """Repository paths named in the sources (the CHANGELOG is history: it names retired files)."""
+    """Repository paths named in the sources (the CHANGELOG and scripts/results/archive are
+    history: they name retired files)."""
     out: dict[str, set[str]] = {}
     for pattern in SOURCES:
         for f in ROOT.glob(pattern):
-            if f.name == "CHANGELOG.md":
-                continue
+            if f.name == "CHANGELOG.md" or "archive" in f.relative_to(ROOT).parts:
+                continue  # history: the CHANGELOG and the frozen results name retired files
             for m in PATH.finditer(f.read_text(encoding="utf-8")):
                 out.setdefault(m.group(1).rstrip("."), set()).add(str(f.relative_to(ROOT)))
     return out
