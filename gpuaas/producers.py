@@ -262,11 +262,10 @@ class SpotMarket:
         idle = not sim.busy and not any(self.slots.values())
         if self.told is None or idle:
             return math.inf
-        # an interruption of a slot no VM holds changes nothing: no point for it
-        held = {vm: set(slots.values()) for vm, slots in self.slots.items()}
+        # an interruption of a slot no VM holds changes nothing: no point for it (skipped)
         while self.next < len(self.queue):
             ev = self.queue[self.next]
-            if ev.count is not None or ev.slot in held[self.variant[ev.vm]]:
+            if ev.count is not None or ev.slot in self.slots[self.variant[ev.vm]].values():
                 break
             self.next += 1
         if self.next >= len(self.queue):

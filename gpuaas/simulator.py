@@ -205,14 +205,16 @@ class Simulator:
     def step(self) -> Plan | None:
         """Advance to the next event and reschedule there; None when the simulation is over."""
         while True:
-            t = min(p.next_time(self) for p in self.producers)
+            times = [p.next_time(self) for p in self.producers]
+            t = min(times)
             if t == math.inf:
                 return None  # no job left, none to come
             if self.clock is not None:
                 t = max(t, self.clock)
             market = self.market
             others = [p for p in self.producers if p is not market]
-            if market is None or self.clock is None or any(p.next_time(self) <= t for p in others):
+            alone = all(x > t for p, x in zip(self.producers, times) if p is not market)
+            if market is None or self.clock is None or not alone:
                 events = [e for p in self.producers for e in p.events(self, t)]
                 break
             events = market.events(self, t)  # the spot market alone

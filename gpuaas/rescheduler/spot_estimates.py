@@ -30,6 +30,8 @@ from gpuaas.solution import Solution
 PRIOR_HOURS = 10.0
 #: the prior of the capacity-drop rate: this many drops at the model's spell rate
 PRIOR_DROPS = 1.0
+#: `RunState.market`'s entry of a type not told its capacity yet (no capacity, nothing seen)
+UNTOLD = (0.0, 0.0, None, 0)
 
 
 def set_capacity(s: RunState, at: float, capacity: dict[int, int | None]) -> None:
@@ -45,12 +47,10 @@ def set_capacity(s: RunState, at: float, capacity: dict[int, int | None]) -> Non
     s.outage = out
     market = dict(s.market)
     for v, k in capacity.items():
-        seconds, drops, since, count = market.get(v, (0.0, 0.0, None, 0))
+        seconds, drops, since, count = market.get(v, UNTOLD)
         if since is not None:
             seconds += at - since
-        if count != 0 and k is not None and (count is None or k < count):
-            drops += 1.0 if count is None else (count - k) / count
-        market[v] = (seconds, drops, at if k != 0 else None, k)
+        market[v] = (seconds, drops + _drop(count, k), at if k != 0 else None, k)
     s.market = market
     limits = {**s.capacity, **capacity}
     s.capacity = {v: k for v, k in sorted(limits.items()) if k is not None}
@@ -81,30 +81,32 @@ def outage(s: RunState, at: float | None = None) -> np.ndarray:
     return out
 
 
+def _drop(count: int | None, k: int | None) -> float:
+    """The share of the VMs held that a change of the count from `count` to `k` takes (None:
+    no limit; 0 where the count does not fall)."""
+    if count == 0 or k is None or (count is not None and k >= count):
+        return 0.0
+    return 1.0 if count is None else (count - k) / count
+
+
 def dropping(s: RunState, capacity: dict[int, int | None]) -> set[int]:
     """The types whose count `capacity` lowers: their VMs lost at that instant are the drop's
     (`market_rate`), not interruptions of held VMs."""
-    out = set()
-    for v, k in capacity.items():
-        count = s.market.get(v, (0.0, 0.0, None, 0))[3]
-        if count != 0 and k is not None and (count is None or k < count):
-            out.add(v)
-    return out
+    return {v for v, k in capacity.items() if _drop(s.market.get(v, UNTOLD)[3], k) > 0}
 
 
-def market_rate(s: RunState, v: int, at: float) -> float:
+def market_rate(s: RunState, v: int, at: float, rate: float) -> float:
     """Capacity drops per hour with capacity of type `v` (told its capacity), as shares of
-    the VMs held: (r W + drops seen) / (W + hours with capacity seen), r the model's spell rate
-    of its family and W = PRIOR_DROPS / `SPELL_RATE` hours (the weight of PRIOR_DROPS drops at
+    the VMs held: (r W + drops seen) / (W + hours with capacity seen), r = `rate`, the model's
+    spell rate of its family, and W = PRIOR_DROPS / `SPELL_RATE` hours (the weight of PRIOR_DROPS drops at
     V100's rate), a Gamma-Poisson estimate censored at `at` (the current stretch counts)."""
-    from gpuaas.availability.model import SPELL_RATE, type_params
+    from gpuaas.availability.model import SPELL_RATE
 
     weight = PRIOR_DROPS / SPELL_RATE
     seconds, drops, since, _ = s.market[v]
     if since is not None:
         seconds += max(0.0, at - since)
-    prior = type_params(s.catalog, v).spell_rate * weight
-    return (prior + drops) / (weight + seconds / 3600.0)
+    return (rate * weight + drops) / (weight + seconds / 3600.0)
 
 
 def hazard(s: RunState, at: float | None = None) -> np.ndarray:
@@ -119,10 +121,11 @@ def hazard(s: RunState, at: float | None = None) -> np.ndarray:
     cat = s.catalog
     out = np.zeros(cat.n_vms)
     for v in np.flatnonzero(cat.spot):
+        p = type_params(cat, v)
         hours = PRIOR_HOURS + s.spot_held[v] / 3600.0
         if v in s.market:
-            own = (PRIOR_HOURS * type_params(cat, v).rate + s.spot_lost[v]) / hours
-            out[v] = (own + market_rate(s, v, at)) / 3600.0
+            own = (PRIOR_HOURS * p.rate + s.spot_lost[v]) / hours
+            out[v] = (own + market_rate(s, v, at, p.spell_rate)) / 3600.0
         else:
             out[v] = (PRIOR_HOURS * default_rate(cat, v) + s.spot_lost[v]) / hours / 3600.0
     return out
