@@ -220,8 +220,8 @@ def test_a_simulation_under_the_setting_puts_no_job_on_spot_without_the_margin(
     seen = {}
     real = M.with_spot
 
-    def spy(instance, planner, deadline_safe=False):
-        sol = real(instance, planner, deadline_safe=deadline_safe)
+    def spy(instance, planner, deadline_safe=False, **kw):
+        sol = real(instance, planner, deadline_safe=deadline_safe, **kw)
         assert validate(sol).ok
         cat = instance.catalog
         on = np.flatnonzero(sol.job_cfg >= 0)

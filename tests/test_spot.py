@@ -516,7 +516,8 @@ def test_jobs_on_spot_stay_where_the_plan_that_keeps_them_is_cheaper():
 
 def test_the_stay_on_spot_rival_keeps_only_jobs_that_may_keep_spot():
     """A job on spot whose mode sends it on demand (Can't Be Late's Safety Net) is not kept
-    on spot by a rival: without any job in mode SPOT on spot, the on-demand rival alone."""
+    on spot by a rival: without any job in mode SPOT on spot, no stay-on-spot rival (the
+    on-demand one is always made)."""
     from gpuaas.baselines.spot import ON_DEMAND, SPOT
     from gpuaas.heuristics.default import settings as S
     from gpuaas.heuristics.default import spot_wrapper as W
@@ -531,7 +532,6 @@ def test_the_stay_on_spot_rival_keeps_only_jobs_that_may_keep_spot():
         rivals=S.RIVALS,
         move_weight=S.MOVE_WEIGHT,
     )
-    names = [name for name, _ in W._rivals(point, np.full(J, SPOT), planner)]
-    assert names == ["on-demand", "stay-on-spot"]
-    names = [name for name, _ in W._rivals(point, np.full(J, ON_DEMAND), planner)]
-    assert names == ["on-demand"]
+    names = [name for name, _ in W._stay_on_spot(point, np.full(J, SPOT), planner)]
+    assert names == ["stay-on-spot"]
+    assert not list(W._stay_on_spot(point, np.full(J, ON_DEMAND), planner))

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gpuaas.availability import Availability, Capacity
 from gpuaas.availability.model import SPELL_RATE, type_params
 from gpuaas.generator import generate_trace
+from gpuaas.heuristics.default.method import incremental
 from gpuaas.heuristics.default.spot import efficiency
 from gpuaas.instance import Instance
 from gpuaas.rescheduler import CapacityChange, Rescheduler
@@ -51,6 +52,30 @@ def test_spot_that_never_pays_leaves_the_run_without_spot():
         plain.migrations,
         plain.preemptions,
     )
+
+
+def test_spot_entered_for_less_than_the_margin_leaves_the_run_without_spot():
+    """Spot that pays (the catalog's spot prices, capacity for hours at a time): the default
+    takes it; with `spot_margin` 1 (a plan must save all of its P1$ to enter spot) it neither
+    runs on spot nor waits for it, and the run is the run without spot (a job that waited for
+    spot the plan would then refuse made it dearer)."""
+    trace = Instance.from_dict(
+        generate_trace(3, jobs=12, seed=3, arrivals="high", catalog="aws-us-east-1")
+    )
+    market = flapping(["p3.2xlarge", "g4dn.xlarge", "g6.xlarge"], 6 * 3600.0, 1800.0, 400.0)
+    plain = simulate(trace, "incremental", seed=1, bound=False)
+    taken = Simulator(trace, "incremental", seed=1, availability=market).run()
+    assert taken.spot_cost > 0
+    refused = Simulator(trace, "incremental", seed=1, availability=market, spot_margin=1.0).run()
+    assert refused.spot_cost == 0
+    assert refused.total_cost == pytest.approx(plain.total_cost, rel=1e-9)
+    assert (refused.events, refused.migrations) == (plain.events, plain.migrations)
+
+
+def test_spot_margin_is_checked():
+    trace = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
+    with pytest.raises(ValueError, match="spot_margin"):
+        incremental(trace.with_spot(), spot_margin=-0.1)
 
 
 def _monte_carlo(h, c, s, o, n=200_000, seed=0):

@@ -14,10 +14,11 @@ from gpuaas.heuristics.default.settings import (
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
     RIVALS,
+    SPOT_MARGIN,
 )
 from gpuaas.heuristics.default.spot import keep_due_dates
 from gpuaas.heuristics.default.spot_wrapper import Planner, with_spot
-from gpuaas.heuristics.state import reject_unknown
+from gpuaas.heuristics.state import check_float, reject_unknown
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
 
@@ -34,6 +35,7 @@ def incremental(
     polish: float | None = None,
     polish_nodes: int = 0,
     deadline_safe: bool = False,
+    spot_margin: float = SPOT_MARGIN,
     **options: Any,
 ) -> Solution:
     """Per-job-bound configurations, incumbent kept unless moving pays (docs/default-method.md).
@@ -74,6 +76,10 @@ def incremental(
         without that margin takes an on-demand configuration that meets its due date where
         one does (`spot.keep_due_dates`).
 
+    spot_margin : float
+        On a catalog with spot variants: the share of the on-demand plan's P1$ a plan taking
+        spot VMs must save while the run holds none (`settings.SPOT_MARGIN`; 0: any saving).
+
     Returns
     -------
     Solution
@@ -82,13 +88,14 @@ def incremental(
         ``waiting_for_spot`` and ``rival`` (`spot_wrapper.with_spot`).
     """
     reject_unknown("incremental", options)
+    spot_margin = check_float("spot_margin", spot_margin, 0.0, 1.0)
     planner = Planner(seed, time_limit, iterations, queued_iterations, rivals, move_weight)
     if instance.catalog.has_spot:
         if polish or polish_nodes:
             raise ValueError("incremental: polish is not available on a catalog with spot variants")
         if not deadline_safe:
-            return with_spot(instance, planner)
-        sol = with_spot(keep_due_dates(instance), planner, deadline_safe=True)
+            return with_spot(instance, planner, margin=spot_margin)
+        sol = with_spot(keep_due_dates(instance), planner, deadline_safe=True, margin=spot_margin)
         return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, sol.method, sol.stats)
     return plan(
         instance,

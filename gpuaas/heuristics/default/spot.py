@@ -113,9 +113,11 @@ def reference_configs(instance: Instance) -> np.ndarray:
     return np.where(np.isfinite(t).any(axis=1), np.argmin(t, axis=1), -1)
 
 
-def spot_modes(instance: Instance, switch: float = SWITCH, safe: bool = False) -> np.ndarray:
+def spot_modes(
+    instance: Instance, switch: float = SWITCH, safe: bool = False, margin: float = 0.0
+) -> np.ndarray:
     """(J,) NONE, SPOT or ON_DEMAND per job (module docstring, 1); `safe`: under the run
-    setting `deadline_safe` (`deadline_safe`)."""
+    setting `deadline_safe` (`deadline_safe`); `margin`: P1$ a wait must save (`worth_waiting`)."""
     cat = instance.catalog
     J = instance.n_jobs
     modes = np.full(J, ON_DEMAND, dtype=np.int64)
@@ -152,7 +154,7 @@ def spot_modes(instance: Instance, switch: float = SWITCH, safe: bool = False) -
         modes[j] = cbl_choice(tick=0.0, **args)
         if modes[j] == NONE:  # it idles until the next decision, which may be H away
             modes[j] = cbl_choice(tick=instance.H, **args)
-    modes = worth_waiting(instance, modes)
+    modes = worth_waiting(instance, modes, margin)
     return deadline_safe(instance, modes) if safe else modes
 
 
@@ -260,11 +262,13 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
     )
 
 
-def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
+def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) -> np.ndarray:
     """`modes` with NONE kept only where waiting for spot pays: the job's least plan value
     on a spot type out of capacity, started when that type is expected back
     (`Instance.outage`), beats its least plan value now, or starting at the next decision (H
-    from now) costs it nothing (it can still start then). Otherwise it runs now (ON_DEMAND: no
+    from now) costs it nothing (it can still start then) and spot, once back, would save it.
+    Beating means by more than `margin` (P1$; the entry margin of `spot_wrapper.with_spot`: a
+    job must not wait for spot the plan would not take). Otherwise it runs now (ON_DEMAND: no
     spot can be had). Can't Be Late waits whenever it is ahead of its line, right for its one
     VM type; with other types to run on, waiting hours for one type's spot and then racing the
     due date on the fastest on-demand VM costs more than it saves (docs/spot.md)."""
@@ -299,7 +303,7 @@ def worth_waiting(instance: Instance, modes: np.ndarray) -> np.ndarray:
     # if that spot pays at all (otherwise a job would idle for spot it would never take)
     soon = plan_values_at(now, price, idle, delay=float(instance.H)).min(axis=1)
     tol = 1e-9 * np.abs(best_now)
-    pays = back.min(axis=1) < best_now - tol
-    wait = (later.min(axis=1) < best_now - tol) | ((soon <= best_now + tol) & pays)
+    pays = back.min(axis=1) < best_now - tol - margin
+    wait = (later.min(axis=1) < best_now - tol - margin) | ((soon <= best_now + tol) & pays)
     modes[idle[~wait]] = ON_DEMAND
     return modes

@@ -2,8 +2,9 @@
 
 On a catalog with spot variants `with_spot` decides per job between spot, on demand and
 waiting (`spot.spot_modes`), plans the jobs not waiting for spot on the expected instance
-(`spot.spot_instance`), and returns, of that plan and its on-demand rivals (`_rivals`), the
-one of least P1$ on the judge's expected instance. Every call of the planner names its
+(`spot.spot_instance`), and returns, of that plan and its on-demand rivals (`on_demand`,
+`_stay_on_spot`), the one of least P1$ on the judge's expected instance; entering spot must
+save a margin of it. Every call of the planner names its
 arguments; a spot plan is never polished (the MILP plans on-demand VMs only). Reasons and
 measurements: docs/spot.md, "The default's decisions".
 """
@@ -24,6 +25,7 @@ from gpuaas.heuristics.default.settings import (
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
     RIVALS,
+    SPOT_MARGIN,
 )
 from gpuaas.heuristics.default.spot import (
     NONE,
@@ -89,18 +91,33 @@ def on_demand(
     return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
 
 
-def with_spot(instance: Instance, planner: Planner, deadline_safe: bool = False) -> Solution:
+def with_spot(
+    instance: Instance,
+    planner: Planner,
+    deadline_safe: bool = False,
+    margin: float = SPOT_MARGIN,
+) -> Solution:
     """The default method on a catalog with spot variants: the jobs waiting for spot are left
     out, the others planned on the expected instance; the solution is the real instance's. Of
-    it and its on-demand `_rivals`, the plan of least P1$ on the expected instance with every
+    it and its rivals (`on_demand`, `_stay_on_spot`), the plan of least P1$ on the expected instance with every
     job free to take spot (the judge's expected times, `spot_instance`) is returned (a rival
     only if it keeps the pinned jobs). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
-    decisions"). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
+    decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
+    (a share of the on-demand plan's P1$) cheaper than the on-demand plan, or the on-demand
+    plan is returned (`SPOT_MARGIN`). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
-    modes = spot_modes(instance, safe=deadline_safe)
-    active = np.flatnonzero(modes != NONE)
     J = instance.n_jobs
+    cat = instance.catalog
+    judge = spot_instance(instance, np.full(J, SPOT), judge=True)
+    od = on_demand(instance, polish=None, **planner._asdict())  # as the run without spot
+    od_value = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective
+    cur = instance.current_cfg
+    held = ((cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]]).any()
+    # entering spot must save this much P1$ (waiting for it included)
+    threshold = 0.0 if held else margin * abs(od_value)
+    modes = spot_modes(instance, safe=deadline_safe, margin=threshold)
+    active = np.flatnonzero(modes != NONE)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     job_node = np.full(J, -1, dtype=np.int64)
     job_cfg = np.full(J, -1, dtype=np.int64)
@@ -109,13 +126,15 @@ def with_spot(instance: Instance, planner: Planner, deadline_safe: bool = False)
         sol = _on_expected(instance, modes, planner, lambda inst: inst.subset(active))
         node_vm, stats = sol.node_vm, dict(sol.stats)
         job_node[active], job_cfg[active] = sol.job_node, sol.job_cfg
-    judge = spot_instance(instance, np.full(J, SPOT), judge=True)
     mine = Solution(judge, node_vm, job_node, job_cfg).objective
     rival = ""
     pin = instance.pinned  # a pinned job on spot is waiting to `on_demand`: then no rival
-    rivals = list(_rivals(instance, modes, planner))
-    for name, other in rivals:
-        value = Solution(judge, other.node_vm, other.job_node, other.job_cfg).objective
+    for name, other in [("on-demand", od), *_stay_on_spot(instance, modes, planner)]:
+        value = (
+            od_value
+            if other is od
+            else Solution(judge, other.node_vm, other.job_node, other.job_cfg).objective
+        )
         keeps = (other.job_node[pin] == instance.current_node[pin]).all() and (
             other.job_cfg[pin] == instance.current_cfg[pin]
         ).all()
@@ -126,25 +145,30 @@ def with_spot(instance: Instance, planner: Planner, deadline_safe: bool = False)
             node_vm, job_node, job_cfg = other.node_vm, other.job_node, other.job_cfg
             mine, rival = value, name
     waiting = 0 if rival else int(J - active.size)
-    if not waiting and not instance.catalog.spot[node_vm[node_vm >= 0]].any():
-        # no spot used, none waited for: the plan is the on-demand one, so that spot changes
-        # a decision only by being used (with spot that never pays, the run without spot)
-        od = rivals[0][1]
-        node_vm, job_node, job_cfg, rival = od.node_vm, od.job_node, od.job_cfg, "on-demand"
+    takes = cat.spot[node_vm[node_vm >= 0]].any()
+    if (not waiting and not takes) or (not held and takes and od_value - mine < threshold):
+        # no spot used, none waited for, or spot entered for less than the margin: the plan
+        # is the on-demand one, so that spot changes a decision only by being used (with spot
+        # that never pays, the run without spot)
+        node_vm, job_node, job_cfg, rival, waiting = (
+            od.node_vm,
+            od.job_node,
+            od.job_cfg,
+            "on-demand",
+            0,
+        )
     stats.update(seconds=time.perf_counter() - t0, waiting_for_spot=waiting, rival=rival)
     return Solution(instance, node_vm, job_node, job_cfg, "incremental", stats)
 
 
-def _rivals(
+def _stay_on_spot(
     instance: Instance, modes: np.ndarray, planner: Planner
 ) -> Iterator[tuple[str, Solution]]:
-    """The spot plan's rivals (`with_spot`): the same method on on-demand VMs only
-    (`on_demand`), and, while jobs run on spot, the same with those that may keep spot (mode
-    SPOT) staying where they run and every other job on demand. The first alone, winning by
-    cents where the spot plan placed the on-demand jobs worse, took every job off spot, and the
-    next decisions put them back."""
-    # polished as the run without spot would be (`incremental`'s default)
-    yield "on-demand", on_demand(instance, polish=None, **planner._asdict())
+    """The spot plan's second rival (`with_spot`; the first is `on_demand`): while jobs run on
+    spot, the same method with those that may keep spot (mode SPOT) staying where they run and
+    every other job on demand. The on-demand rival alone, winning by cents where the spot plan
+    placed the on-demand jobs worse, took every job off spot, and the next decisions put them
+    back."""
     cat = instance.catalog
     cur = instance.current_cfg
     stay = (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]] & (modes == SPOT)
