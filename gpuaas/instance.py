@@ -154,11 +154,7 @@ class Instance:
 
     def fits_alone(self) -> np.ndarray:
         """(J, C) bool: configuration c's VM type holds job j's CPUs and memory."""
-        cat = self.catalog
-        ok = np.ones((len(self.job_ids), cat.n_configs), dtype=bool)
-        for demand, capacity in DEMANDS.items():
-            ok &= getattr(self, demand)[:, None] <= getattr(cat, capacity)[cat.cfg_vm][None, :]
-        return ok
+        return fits_alone(self.catalog, self.cpus, self.memory)
 
     def _check_demands(self, work: np.ndarray) -> None:
         """Every job fits some configuration, and a running job the one it runs on."""
@@ -459,6 +455,16 @@ class JobSpec:
             cpus=data["cpus"],
             memory=data["memory"],
         )
+
+
+def fits_alone(catalog: Catalog, cpus: Any, memory: Any) -> np.ndarray:
+    """(J, C) bool: configuration c's VM type holds job j's vCPUs and memory (the "alone" rule,
+    docs/design.md); `cpus` and `memory` are (J,) (or scalars: one job, shape (1, C))."""
+    ok = np.ones((np.size(cpus), catalog.n_configs), dtype=bool)
+    for demand, value in (("cpus", cpus), ("memory", memory)):
+        capacity = getattr(catalog, DEMANDS[demand])[catalog.cfg_vm]
+        ok &= np.reshape(value, (-1, 1)) <= capacity[None, :]
+    return ok
 
 
 def check_job(

@@ -9,12 +9,16 @@ import json
 import numpy as np
 import pytest
 from bruteforce import brute_force, brute_force_dollars
+from eventlog import check_against, recompute
 from test_milp import close, tiny_instance, with_incumbent
 
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.methods import METHODS, solve
 from gpuaas.milp import build_model, milp
+from gpuaas.rescheduler import Rescheduler
+from gpuaas.simulator import simulate
 from gpuaas.solution import Solution
 from gpuaas.validator import validate
 
@@ -161,3 +165,44 @@ def test_alone_rule_and_format_round_trip():
     data["catalog"]["vm_types"][0]["vcpus"] = 0
     with pytest.raises(InputError, match=r"vm_types\[0\].vcpus: must be a positive integer"):
         Instance.from_dict(data)
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_plans_within_vcpus_and_memory(method):
+    """Every method's plan (through `gpuaas.methods.solve`, which fits it) passes the
+    validator's vCPU and memory sums on tiny instances where packing by GPUs alone overfills
+    nodes; at least one of them needed `fit`."""
+    fitted = 0
+    for k in range(12):
+        inst = with_demands(with_incumbent(tiny_instance(k), k) if k % 2 else tiny_instance(k), k)
+        sol = solve(inst, method, seed=k, time_limit=5.0)
+        assert validate(sol).ok, (k, validate(sol).errors)
+        fitted += sol.stats.get("resource_moves", 0) > 0
+    if method in ("greedy", "path-relinking", "incremental"):
+        assert fitted >= 1, method
+
+
+def test_simulation_with_demands_reconciles_and_never_overfills(tmp_path):
+    """A trace whose jobs need vCPUs and memory simulates; its event log reconciles; no node of
+    any interval holds more vCPUs or memory than its type; the state saved mid-run restores
+    with the demands."""
+    inst = two_jobs(6.0)
+    data = inst.to_dict()
+    data["jobs"] = [dict(data["jobs"][k % 2], id=f"j{k}", release=600.0 * k) for k in range(6)]
+    trace = Instance.from_dict(data)
+    assert trace.cpus.tolist() == [6.0] * 6
+    for method in ("incremental", "greedy", "edf"):
+        log = tmp_path / f"{method}.jsonl"
+        result = simulate(trace, method, log=log).to_dict()
+        assert check_against(recompute(log, trace), result, trace) == []
+        for line in log.read_text().splitlines():
+            interval = json.loads(line)
+            per_node: dict[int, float] = {}
+            for job in interval["jobs"]:
+                per_node[job["node"]] = per_node.get(job["node"], 0.0) + 6.0
+            assert max(per_node.values(), default=0.0) <= 8.0, (method, interval)
+    r = Rescheduler(trace.catalog, nodes=2)
+    r.submit(trace.job_spec(0), at=0.0)
+    again = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert again.instance().cpus.tolist() == [6.0]
+    assert again.state()["live"]["jobs"][0]["cpus"] == 6.0
