@@ -67,31 +67,32 @@ def run(args, tmp_path, monkeypatch):
 
 
 def test_gpu_jobs_mapped_cpu_only_dropped_with_the_format_defaults(tmp_path, monkeypatch):
-    """`gpuaas import eva trace.json`: aws-us-east-1, "any" on V100, a job's GPUs summed over
-    its tasks on one VM of its family's GPU, the CPU-only job dropped and counted."""
+    """`gpuaas import eva trace.json`: aws-us-east-1, "any" on V100, a job's demands summed
+    over its tasks on one VM of its family's GPU, Eva's CPUs as two vCPUs each (a type that
+    lacks them cannot run the job), the CPU-only job dropped and counted."""
     write(tmp_path, "t.json", TRACE)
     res = run(["import", "eva", "t.json", "-o", "out.json"], tmp_path, monkeypatch)
     assert res.exit_code == 0, res.output
     assert "3 of 4 jobs" in res.output and "catalog aws-us-east-1" in res.output
-    assert "dropped: 1 CPU-only (gpuaas has no CPU resources yet)" in res.output
-    assert "2 CPU and memory demand ignored" in res.output
-    assert "1 tasks placed on one VM, GPUs summed" in res.output
+    assert "dropped: 1 CPU-only (gpuaas has no GPU-less configurations yet)" in res.output
+    assert "changed: 1 tasks placed on one VM, demands summed;" in res.output
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["catalog"] == "aws-us-east-1"
     jobs = {j["id"]: j for j in data["jobs"]}
     assert sorted(jobs) == ["0", "2", "3"]
     assert [jobs[k]["release"] for k in ("0", "2", "3")] == [0.0, 600.0, 900.0]
-    assert jobs["0"]["times"] == {
-        "p3.2xlarge": [7200.0],
+    assert jobs["0"]["times"] == {  # 24 vCPUs: not on a p3.2xlarge (8)
         "p3.8xlarge": [7200.0, None, None, None],
         "p3.16xlarge": [7200.0] + [None] * 7,
     }
+    assert (jobs["0"]["cpus"], jobs["0"]["memory"]) == (24.0, 16.0)
+    assert (jobs["2"]["cpus"], jobs["2"]["memory"]) == (16.0, 46.0)
     assert jobs["2"]["times"] == {
         "p3.8xlarge": [None, 5400.0, None, None],
         "p3.16xlarge": [None, 5400.0] + [None] * 6,
     }
-    assert set(jobs["3"]["times"]) == {"g5.xlarge", "g5.12xlarge", "g5.48xlarge"}
-    assert jobs["3"]["times"]["g5.xlarge"] == [1800.0]
+    assert set(jobs["3"]["times"]) == {"g5.12xlarge", "g5.48xlarge"}  # 16 vCPUs, 30 GiB
+    assert jobs["3"]["times"]["g5.12xlarge"] == [1800.0, None, None, None]
 
 
 def test_eva_config_is_the_catalog_of_its_gpu_types(tmp_path, monkeypatch):
@@ -101,6 +102,7 @@ def test_eva_config_is_the_catalog_of_its_gpu_types(tmp_path, monkeypatch):
     assert cat.vm_names == ("p3.2xlarge", "p3.8xlarge")
     assert cat.gpu_models == ("V100", "V100") and list(cat.gpus) == [1, 4]
     assert list(cat.cost_per_hour) == [3.06, 12.24] and cat.info["region"] == "us-east-1"
+    assert list(cat.vcpus) == [8, 32] and list(cat.memory) == [61, 244]
     write(tmp_path, "t.json", TRACE)
     res = run(
         ["import", "eva", "t.json", "--catalog", "ec2_config.json", "-o", "out.json"],
@@ -121,13 +123,15 @@ def test_eva_config_is_the_catalog_of_its_gpu_types(tmp_path, monkeypatch):
         "gpu": "V100",
         "gpus": 1,
         "cost_per_hour": 3.06,
+        "vcpus": 8,
+        "memory": 61.0,
     }
     jobs, rep = read_trace("eva", str(tmp_path / "t.json"))
     bundled, _ = build_trace(
         [j for j in jobs if j.id != "3"], "t.json", catalog="aws-us-east-1", measured_on="V100"
     )
     for a, b in zip(own["jobs"], bundled["jobs"]):
-        assert a["id"] == b["id"]
+        assert a["id"] == b["id"] and a["cpus"] == b["cpus"] and a["memory"] == b["memory"]
         assert a["times"] == {vm: t for vm, t in b["times"].items() if vm in a["times"]}
         assert a["times"] and set(a["times"]) <= {"p3.2xlarge", "p3.8xlarge"}
 

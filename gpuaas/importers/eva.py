@@ -12,19 +12,21 @@ named family (``"p3"``). Mapped: the job key -> id, arrival_time (s) -> submit, 
 total_iters / full_throughput, the job alone on its VM) -> its run time on exactly its GPUs (the
 tasks' GPUs summed) of the GPU model its family holds (`FAMILY_GPU`; ``"any"``: the format's
 ``--measured-on``, V100, the GPU of Eva's p3 instances), the workload name before ``[`` kept in
-the report only. Lost until gpuaas has CPU and memory resources (counted in the report as
-changed): every job's CPU and memory demand; a job of several tasks (Eva gang-schedules tasks
-on separate instances) runs on one VM with the tasks' GPUs summed. Dropped (counted):
-**CPU-only jobs** (no task demands a GPU): gpuaas's configurations are GPU counts >= 1, and a
-CPU-only job placed on a GPU would be billed a p3 for work a c7i does. Ignored: init_delay
+the report only; the tasks' CPUs x `VCPUS_PER_CPU` -> cpus (Eva counts a CPU as a core of
+two vCPUs: its p3.2xlarge has 4, AWS's 8 vCPUs) and their memory (GB, as AWS's GiB) -> memory,
+which gpuaas holds the job to (docs/design.md). A job of several tasks (Eva gang-schedules
+tasks on separate instances) runs on one VM with the tasks' demands summed (counted as
+changed). Dropped (counted): **CPU-only jobs** (no task demands a GPU): gpuaas's
+configurations are GPU counts >= 1, and a CPU-only job placed on a GPU would be billed a p3
+for work a c7i does. Ignored: init_delay
 (Eva's per-start set-up; gpuaas charges ``--overhead`` per move instead), the image, fetch,
 kill and upload delays, shm_size, and co-location slowdown (Eva's contention table). Due
 dates and weights are not in the trace: drawn by the paper's rules.
 
 **Catalog** (``src/simulation/config/ec2_config.json``): ``{"region": ..., "instance_types":
 {name: {"capacity": [GPUs, CPU cores, memory GB], "cost": $/hour, "family": ...}}}``. Its
-instance types with GPUs become a gpuaas catalog (GPU model by family, `FAMILY_GPU`); the CPU
-types (c7i, r7i) are left out, as are the capacities of CPU and memory.
+instance types with GPUs become a gpuaas catalog (GPU model by family, `FAMILY_GPU`; vcpus =
+CPUs x `VCPUS_PER_CPU`, memory as given); the CPU types (c7i, r7i) are left out.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json, read_text
 from gpuaas.importers.records import ImportReport, TraceJob
+from gpuaas.limits import MAX_MEMORY, MAX_VCPUS
 
 #: GPU model of each AWS GPU instance family (AWS's instance-type pages); Eva's config names
 #: the family, not the GPU.
@@ -51,9 +54,10 @@ FAMILY_GPU = {
 }
 #: GPU model of a job demanding ``"any"`` family: the GPU of Eva's GPU instances (p3)
 MEASURED_ON = "V100"
-CPU_ONLY = "CPU-only (gpuaas has no CPU resources yet)"
-CPU_MEMORY = "CPU and memory demand ignored"
-GANG = "tasks placed on one VM, GPUs summed"
+#: vCPUs of one of Eva's CPUs: its configs give a p3.2xlarge 4 CPUs, a c7i.large 1 (AWS: 8, 2)
+VCPUS_PER_CPU = 2
+CPU_ONLY = "CPU-only (gpuaas has no GPU-less configurations yet)"
+GANG = "tasks placed on one VM, demands summed"
 
 
 def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
@@ -80,10 +84,10 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
             raise InputError(
                 source, f"{at}: tasks", f"must be a non-empty object, got {brief(tasks)}"
             )
-        gpus, families = 0, set()
+        gpus, cpus, memory, families = 0, 0.0, 0.0, set()
         for tkey, task in tasks.items():
-            g, family = _task_gpus(task, source, f"{at}: tasks.{tkey}.demand")
-            gpus += g
+            g, c, m, family = _task_demand(task, source, f"{at}: tasks.{tkey}.demand")
+            gpus, cpus, memory = gpus + g, cpus + c, memory + m
             families.add(family)
         if gpus == 0:
             report.drop(CPU_ONLY)
@@ -95,7 +99,6 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
                 f"{at}: tasks",
                 f"its tasks name families of different GPUs: {sorted(gpu_families)}",
             )
-        changed = GANG if len(tasks) > 1 else CPU_MEMORY
         jobs.append(
             TraceJob(
                 id=str(key),
@@ -104,15 +107,18 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
                 line=line,
                 duration=duration,
                 gpu=FAMILY_GPU[gpu_families.pop()] if gpu_families else None,
-                changed=changed,
+                changed=GANG if len(tasks) > 1 else None,
                 work_column="duration",
+                cpus=cpus * VCPUS_PER_CPU,
+                memory=memory,
             )
         )
     return jobs, report
 
 
-def _task_gpus(task: Any, source: str, at: str) -> tuple[int, str]:
-    """(GPUs, family or "any") of one task's demand ``{family: [GPUs, CPUs, memory]}``."""
+def _task_demand(task: Any, source: str, at: str) -> tuple[int, float, float, str]:
+    """(GPUs, CPUs, memory, family or "any") of one task's demand ``{family: [GPUs, CPUs,
+    memory]}``."""
     demand = task.get("demand") if isinstance(task, dict) else None
     if not isinstance(demand, dict) or len(demand) != 1:
         raise InputError(
@@ -124,15 +130,15 @@ def _task_gpus(task: Any, source: str, at: str) -> tuple[int, str]:
     if not isinstance(value, list) or len(value) != 3:
         raise InputError(source, at, f"must be [GPUs, CPUs, memory], got {brief(value)}")
     g = checks.integer(value[0], f"{at}: GPUs", source, minimum=0)
-    for i, name in ((1, "CPUs"), (2, "memory")):
-        checks.number(value[i], f"{at}: {name}", source, minimum=0.0)
+    cpus = checks.number(value[1], f"{at}: CPUs", source, minimum=0.0, maximum=MAX_VCPUS)
+    memory = checks.number(value[2], f"{at}: memory", source, minimum=0.0, maximum=MAX_MEMORY)
     if g and family != "any" and family not in FAMILY_GPU:
         raise InputError(
             source,
             at,
             f"unknown GPU instance family {family!r}; known: any, {', '.join(FAMILY_GPU)}",
         )
-    return g, family if g else "any"
+    return g, cpus, memory, family if g else "any"
 
 
 def _key_lines(text: str) -> dict[str, int]:
@@ -184,7 +190,17 @@ def read_eva_catalog(path: str) -> Catalog:
                 f"{at}.family",
                 f"unknown GPU instance family {family!r}; known: {', '.join(FAMILY_GPU)}",
             )
-        vms.append({"name": name, "gpu": FAMILY_GPU[family], "gpus": gpus, "cost_per_hour": cost})
+        vms.append(
+            {
+                "name": name,
+                "gpu": FAMILY_GPU[family],
+                "gpus": gpus,
+                "cost_per_hour": cost,
+                "vcpus": checks.integer(cap[1], f"{at}.capacity: CPUs", source, minimum=1)
+                * VCPUS_PER_CPU,
+                "memory": checks.number(cap[2], f"{at}.capacity: memory", source, positive=True),
+            }
+        )
     if not vms:
         raise InputError(source, "instance_types", "has no instance type with GPUs")
     region = data.get("region")
