@@ -12,6 +12,7 @@ from bruteforce import brute_force, brute_force_dollars
 from eventlog import check_against, recompute
 from test_milp import close, tiny_instance, with_incumbent
 
+from gpuaas.bounds import bound
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
@@ -206,3 +207,21 @@ def test_simulation_with_demands_reconciles_and_never_overfills(tmp_path):
     again = Rescheduler.restore(json.loads(json.dumps(r.state())))
     assert again.instance().cpus.tolist() == [6.0]
     assert again.state()["live"]["jobs"][0]["cpus"] == 6.0
+
+
+def test_bound_prices_vcpu_and_memory_shares_and_stays_below_every_run():
+    """The per-job bound charges a job the best weighted share of its VM's GPUs, vCPUs and
+    memory (gpuaas.per_job): above the GPU share alone where vCPUs bind, below the total of
+    every simulated method."""
+    inst = two_jobs(6.0)
+    data = inst.to_dict()
+    data["jobs"] = [
+        dict(data["jobs"][0], id=f"j{k}", release=900.0 * k, due=900.0 * k + 7200) for k in range(5)
+    ]
+    trace = Instance.from_dict(data)
+    gpu_only = bound(dataclasses.replace(trace, cpus=None)).bound
+    b = bound(trace).bound
+    # each job: 6 of 8 vCPUs for an hour of a 2 $/h VM = 1.5 $ (GPU share: 1 $)
+    assert close(gpu_only, 5.0) and close(b, 7.5)
+    for method in ("incremental", "greedy", "edf", "milp"):
+        assert b <= simulate(trace, method).total_cost + 1e-9, method
