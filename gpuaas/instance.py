@@ -105,8 +105,10 @@ class Instance:
         progress = np.zeros(J) if self.progress is None else self.progress
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         for k in DEMANDS:
-            v = getattr(self, k)
-            set_(k, _ro(np.zeros(J) if v is None else v, np.float64).reshape(J))
+            v = np.zeros(J) if getattr(self, k) is None else np.asarray(getattr(self, k))
+            if v.size != J and not v.any():
+                v = np.zeros(J)  # carried by `dataclasses.replace` to other jobs: none declared
+            set_(k, _ro(v, np.float64).reshape(J))
         if self.has_demands:
             work = _ro(np.where(self.fits_alone(), work, np.inf), np.float64)
         set_("nodes", int(self.nodes))
