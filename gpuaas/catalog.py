@@ -28,7 +28,7 @@ import yaml
 from gpuaas import checks
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_yaml
-from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_PRICE
+from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_MEMORY, MAX_PRICE, MAX_VCPUS
 
 SECONDS_PER_HOUR = 3600.0
 #: the suffix naming a spot variant of a VM type (``p3.2xlarge:spot``)
@@ -52,6 +52,8 @@ class Catalog:
     spot_per_hour: np.ndarray | None = None  # float64 (V,), nan where unknown or a variant
     info: dict[str, str] = field(default_factory=dict)  # provider, region, date, source, price_page
     base: np.ndarray | None = None  # int64 (V,): a spot variant's on-demand type, -1: on-demand
+    vcpus: np.ndarray | None = None  # float64 (V,): vCPUs; inf where not declared (no limit)
+    memory: np.ndarray | None = None  # float64 (V,): GiB; inf where not declared (no limit)
     cost: np.ndarray = field(init=False)  # float64 (V,): c_v in $/s
     gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
     cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
@@ -74,6 +76,10 @@ class Catalog:
         cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), gpus)
         cfg_gpus = np.concatenate([np.arange(1, g + 1, dtype=np.int64) for g in gpus])
         spot = np.full(len(gpus), np.nan) if self.spot_per_hour is None else self.spot_per_hour
+        for name in ("vcpus", "memory"):  # resources beside GPUs (docs/design.md)
+            given = getattr(self, name)
+            given = np.full(len(gpus), np.inf) if given is None else given
+            object.__setattr__(self, name, _frozen(np.asarray(given, dtype=np.float64).copy()))
         for name, value in (
             ("spot_per_hour", _frozen(np.asarray(spot, dtype=np.float64).copy())),
             ("info", dict(self.info)),
@@ -134,6 +140,8 @@ class Catalog:
             spot_per_hour=np.concatenate([self.spot_per_hour, np.full(len(have), np.nan)]),
             info=self.info,
             base=np.concatenate([np.full(self.n_vms, -1), have]).astype(np.int64),
+            vcpus=np.concatenate([self.vcpus, self.vcpus[have]]),
+            memory=np.concatenate([self.memory, self.memory[have]]),
         )
 
     def without_spot(self) -> Catalog:
@@ -169,19 +177,25 @@ class Catalog:
 
     def to_dict(self) -> dict[str, Any]:
         vms = []
-        for n, m, g, c, s, b in zip(
+        for n, m, g, c, s, b, k, mem in zip(
             self.vm_names,
             self.gpu_models,
             self.gpus,
             self.cost_per_hour,
             self.spot_per_hour,
             self.base,
+            self.vcpus,
+            self.memory,
         ):
             if b >= 0:
                 continue  # a spot variant: `"spot": true` makes it again
             vm = {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
             if math.isfinite(s):
                 vm["spot_per_hour"] = float(s)
+            if math.isfinite(k):
+                vm["vcpus"] = int(k)
+            if math.isfinite(mem):
+                vm["memory"] = float(mem)
             vms.append(vm)
         out = {"name": self.name, **self.info, "vm_types": vms}
         if self.has_spot:
@@ -194,8 +208,8 @@ class Catalog:
 
         Optional: top-level `INFO_FIELDS` (provider, region, date "YYYY-MM-DD", source,
         price_page: where the figures come from), per VM type `spot_per_hour` (the spot price
-        of the same date) and top-level `spot: true` (the catalog with its spot variants,
-        `with_spot`).
+        of the same date), `vcpus` and `memory` (GiB: the resources beside GPUs, docs/design.md)
+        and top-level `spot: true` (the catalog with its spot variants, `with_spot`).
         """
         if not isinstance(data, dict):
             raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
@@ -213,6 +227,7 @@ class Catalog:
         if not isinstance(vms, list) or not vms:
             raise InputError(source, f"{where}.vm_types", "must be a non-empty list")
         names, models, gpus, prices, spots = [], [], [], [], []
+        limits: dict[str, list[float]] = {r: [] for r in RESOURCES}
         for i, vm in enumerate(vms):
             at = f"{where}.vm_types[{i}]"
             if not isinstance(vm, dict):
@@ -220,7 +235,7 @@ class Catalog:
             missing = {"name", "gpu", "gpus", "cost_per_hour"} - set(vm)
             if missing:
                 raise InputError(source, at, f"missing field(s) {sorted(missing)}")
-            extra = set(vm) - {"name", "gpu", "gpus", "cost_per_hour", "spot_per_hour"}
+            extra = set(vm) - {"name", "gpu", "gpus", "cost_per_hour", "spot_per_hour", *RESOURCES}
             if extra:
                 raise InputError(source, at, f"unknown field(s) {sorted(extra)}")
             if not isinstance(vm["name"], str) or not vm["name"]:
@@ -254,6 +269,8 @@ class Catalog:
                 if "spot_per_hour" in vm
                 else math.nan
             )
+            for r, check in RESOURCES.items():
+                limits[r].append(check(vm[r], f"{at}.{r}", source) if r in vm else math.inf)
         spot = data.get("spot", False)
         if not isinstance(spot, bool):
             raise InputError(source, f"{where}.spot", f"must be true or false, got {brief(spot)}")
@@ -265,6 +282,8 @@ class Catalog:
             cost_per_hour=np.array(prices),
             spot_per_hour=np.array(spots),
             info=info,
+            vcpus=np.array(limits["vcpus"], dtype=np.float64),
+            memory=np.array(limits["memory"], dtype=np.float64),
         )
         return cat.with_spot() if spot else cat
 
@@ -280,8 +299,20 @@ def _without_spot(cat: Catalog) -> Catalog:
         cost_per_hour=cat.cost_per_hour[:od],
         spot_per_hour=cat.spot_per_hour[:od],
         info=cat.info,
+        vcpus=cat.vcpus[:od],
+        memory=cat.memory[:od],
     )
 
+
+#: Optional per-VM-type capacities beside GPUs (docs/design.md): field -> its check
+RESOURCES = {
+    "vcpus": lambda x, where, source: checks.integer(
+        x, where, source, minimum=1, maximum=MAX_VCPUS, limit=True
+    ),
+    "memory": lambda x, where, source: checks.number(
+        x, where, source, positive=True, maximum=MAX_MEMORY
+    ),
+}
 
 #: Optional top-level fields of a catalog naming where its figures come from.
 INFO_FIELDS = ("provider", "region", "date", "source", "price_page")

@@ -24,8 +24,10 @@ from gpuaas.limits import (
     MAX_ID,
     MAX_JOB_CONFIGS,
     MAX_JOBS,
+    MAX_MEMORY,
     MAX_NODES,
     MAX_SECONDS,
+    MAX_VCPUS,
     MAX_WEIGHT,
     MIN_SECONDS,
 )
@@ -42,7 +44,12 @@ _JOB_FIELDS = {
     "progress",
     "placement",
     "checkpoint",
+    "cpus",
+    "memory",
 }
+#: a job's demands beside GPUs (docs/design.md, "CPU and memory beside GPUs"): the Instance
+#: and JobSpec field -> the catalog's capacity array it is held to
+DEMANDS = {"cpus": "vcpus", "memory": "memory"}
 
 
 def _ro(a: Any, dtype: Any) -> np.ndarray:
@@ -84,6 +91,8 @@ class Instance:
     outage: np.ndarray | None = None  # (V,) s a spot type out of capacity is expected to stay out
     room: np.ndarray | None = None  # (V,) VMs of each type that may still open (a run's state)
     ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
+    cpus: np.ndarray | None = None  # (J,) vCPUs a job needs wherever it runs; 0: none declared
+    memory: np.ndarray | None = None  # (J,) GiB a job needs wherever it runs; 0: none declared
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
     rel_due: np.ndarray = field(init=False)  # (J,) d_j = due_j - T_c
     max_time: np.ndarray = field(init=False)  # (J,) M_j = max finite t_jvg
@@ -95,6 +104,13 @@ class Instance:
         work = _ro(self.work, np.float64).reshape(J, C)
         progress = np.zeros(J) if self.progress is None else self.progress
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        for k in DEMANDS:
+            v = np.zeros(J) if getattr(self, k) is None else np.asarray(getattr(self, k))
+            if v.size != J and not v.any():
+                v = np.zeros(J)  # carried by `dataclasses.replace` to other jobs: none declared
+            set_(k, _ro(v, np.float64).reshape(J))
+        if self.has_demands:
+            work = _ro(np.where(self.fits_alone(), work, np.inf), np.float64)
         set_("nodes", int(self.nodes))
         set_("job_ids", tuple(self.job_ids))
         set_("time", float(self.time))
@@ -111,6 +127,7 @@ class Instance:
         if pinned.size != J and not pinned.any():
             pinned = np.zeros(J)  # carried by `dataclasses.replace` to other jobs: pins nothing
         set_("pinned", _ro(pinned, bool).reshape(J))
+        self._check_demands(work)
         if (self.pinned & (self.current_cfg < 0)).any():
             j = int(np.flatnonzero(self.pinned & (self.current_cfg < 0))[0])
             raise InputError(None, f"jobs[{j}].placement.pinned", "a waiting job cannot be pinned")
@@ -130,6 +147,37 @@ class Instance:
         finite = np.where(np.isfinite(times), times, -np.inf)
         set_("max_time", _ro(finite.max(axis=1) if J else np.zeros(0), np.float64))
         set_("min_time", _ro(times.min(axis=1) if J else np.zeros(0), np.float64))
+
+    # -- resources beside GPUs (docs/design.md) ---------------------------------------------
+    @property
+    def has_demands(self) -> bool:
+        """Whether some job declares CPUs or memory (else every rule of them is void)."""
+        return bool(self.cpus.any() or self.memory.any())
+
+    def fits_alone(self) -> np.ndarray:
+        """(J, C) bool: configuration c's VM type holds job j's CPUs and memory."""
+        return fits_alone(self.catalog, self.cpus, self.memory)
+
+    def _check_demands(self, work: np.ndarray) -> None:
+        """Every job fits some configuration, and a running job the one it runs on."""
+        if not self.has_demands:
+            return
+        for j in np.flatnonzero(~np.isfinite(work).any(axis=1))[:1]:
+            raise InputError(
+                None,
+                f"jobs[{j}] ({self.job_ids[j]})",
+                f"needs {self.cpus[j]:g} vCPUs and {self.memory[j]:g} GiB of memory: no VM type "
+                "of the catalog it can run on has them",
+            )
+        placed = np.flatnonzero(self.current_cfg >= 0)
+        for j in placed[~np.isfinite(work[placed, self.current_cfg[placed]])][:1]:
+            vm = self.catalog.vm_names[self.catalog.cfg_vm[self.current_cfg[j]]]
+            raise InputError(
+                None,
+                f"jobs[{j}] ({self.job_ids[j]}).placement",
+                f"runs on {vm}, which lacks its {self.cpus[j]:g} vCPUs or "
+                f"{self.memory[j]:g} GiB of memory",
+            )
 
     # -- sizes ------------------------------------------------------------------------------
     @property
@@ -168,6 +216,8 @@ class Instance:
             work=self.work[j],
             progress=float(self.progress[j]),
             checkpoint=None if math.isnan(self.checkpoint[j]) else float(self.checkpoint[j]),
+            cpus=float(self.cpus[j]),
+            memory=float(self.memory[j]),
         )
 
     def subset(self, jobs: Any) -> Instance:
@@ -186,6 +236,8 @@ class Instance:
             pinned=self.pinned[idx],
             checkpoint=self.checkpoint[idx],
             ready=self.ready[idx],
+            cpus=self.cpus[idx],
+            memory=self.memory[idx],
         )
 
     def released(self) -> Instance:
@@ -210,6 +262,9 @@ class Instance:
                 job["progress"] = float(self.progress[j])
             if math.isfinite(self.checkpoint[j]):
                 job["checkpoint"] = float(self.checkpoint[j])
+            for k in DEMANDS:
+                if getattr(self, k)[j] > 0:
+                    job[k] = float(getattr(self, k)[j])
             c = int(self.current_cfg[j])
             if c >= 0:
                 job["placement"] = {
@@ -315,6 +370,8 @@ class Instance:
             checkpoint=np.array(
                 [math.nan if spec.checkpoint is None else spec.checkpoint for spec in parsed]
             ),
+            cpus=np.array([spec.cpus for spec in parsed]),
+            memory=np.array([spec.memory for spec in parsed]),
             hazard=hazard,
             time=time,
             **p,
@@ -336,6 +393,8 @@ class JobSpec:
     cfg: int = -1
     pinned: bool = False  # it must stay there (placement.pinned)
     checkpoint: float | None = None  # s between its checkpoints; None: the run's default
+    cpus: float = 0.0  # vCPUs it needs wherever it runs (docs/design.md)
+    memory: float = 0.0  # GiB it needs wherever it runs
 
     def __post_init__(self) -> None:
         check_job(self)
@@ -347,6 +406,9 @@ class JobSpec:
         (`times`, `placement`) where this form has catalog indices: it needs no catalog."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["work"] = work_list(self.work)
+        for k in DEMANDS:  # none declared: the digest of a job is what it was before demands
+            if not out[k]:
+                del out[k]
         return out
 
     @classmethod
@@ -392,7 +454,19 @@ class JobSpec:
             cfg=cfg,
             pinned=checks.flag(data["pinned"], f"{where}.pinned"),
             checkpoint=data["checkpoint"],
+            cpus=data["cpus"],
+            memory=data["memory"],
         )
+
+
+def fits_alone(catalog: Catalog, cpus: Any, memory: Any) -> np.ndarray:
+    """(J, C) bool: configuration c's VM type holds job j's vCPUs and memory (the "alone" rule,
+    docs/design.md); `cpus` and `memory` are (J,) (or scalars: one job, shape (1, C))."""
+    ok = np.ones((np.size(cpus), catalog.n_configs), dtype=bool)
+    for demand, value in (("cpus", cpus), ("memory", memory)):
+        capacity = getattr(catalog, DEMANDS[demand])[catalog.cfg_vm]
+        ok &= np.reshape(value, (-1, 1)) <= capacity[None, :]
+    return ok
 
 
 def check_job(
@@ -413,6 +487,8 @@ def check_job(
         raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {job.progress!r}")
     if job.checkpoint is not None:
         checks.number(job.checkpoint, f"{at}.checkpoint", source, minimum=0.0, maximum=MAX_SECONDS)
+    checks.number(job.cpus, f"{at}.cpus", source, minimum=0.0, maximum=MAX_VCPUS)
+    checks.number(job.memory, f"{at}.memory", source, minimum=0.0, maximum=MAX_MEMORY)
     work = np.asarray(job.work, dtype=np.float64)
     bad = np.flatnonzero(~((work >= MIN_SECONDS) & (work <= MAX_SECONDS) | (work == np.inf)))
     if bad.size:
@@ -504,6 +580,12 @@ def parse_job(
         if job.get("checkpoint") is None
         else checks.number(
             job["checkpoint"], f"{at}.checkpoint", source, minimum=0.0, maximum=MAX_SECONDS
+        ),
+        cpus=checks.number(
+            job.get("cpus", 0.0), f"{at}.cpus", source, minimum=0.0, maximum=MAX_VCPUS
+        ),
+        memory=checks.number(
+            job.get("memory", 0.0), f"{at}.memory", source, minimum=0.0, maximum=MAX_MEMORY
         ),
     )
 

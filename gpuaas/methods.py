@@ -27,6 +27,7 @@ import numpy as np
 from gpuaas import checks
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.resources import fit
 from gpuaas.solution import Solution
 
 #: The DP baselines' Δt: invoked every 15 min as well as at events, the paper's best value [§4.2.1, §4.2.2].
@@ -258,11 +259,12 @@ def solve(
     time_limit: float | None = None,
     **options: Any,
 ) -> Solution:
-    """Solve one rescheduling point with the named method (on min(N, J) nodes: module docstring)."""
+    """Solve one rescheduling point with the named method (on min(N, J) nodes: module
+    docstring), its plan within every node's vCPUs and memory (`gpuaas.resources.fit`)."""
     fn = get_method(method)
     checks.seed(seed)
     if METHODS[method].uses_all_nodes or instance.nodes <= max(instance.n_jobs, 1):
-        return fn(instance, seed=seed, time_limit=time_limit, **options)
+        return fit(fn(instance, seed=seed, time_limit=time_limit, **options))
     keep = kept_nodes(instance)
     cur = instance.current_node
     small = dataclasses.replace(
@@ -275,7 +277,7 @@ def solve(
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     node_vm[keep] = sol.node_vm
     job_node = np.where(sol.job_node >= 0, keep[np.maximum(sol.job_node, 0)], -1)
-    return Solution(instance, node_vm, job_node, sol.job_cfg, sol.method, sol.stats)
+    return fit(Solution(instance, node_vm, job_node, sol.job_cfg, sol.method, sol.stats))
 
 
 def kept_nodes(instance: Instance) -> np.ndarray:

@@ -22,6 +22,15 @@ does".
 At a rescheduling point the instance's remaining times `times` and the due date relative to
 r_j = max(release_j, T_c) are used, so the same function serves a whole trace (T_c = 0) and
 one rescheduling point.
+
+**CPU and memory** (docs/design.md). Where jobs declare vCPUs or memory, a job also holds
+cpus_j/K_v of its VM's vCPUs and mem_j/M_v of its memory; on any VM at any time its jobs' shares
+of each resource sum to at most 1, so for any weights λ ≥ 0 summing to 1 the price
+price_v·(λ_gpu·g/G_v + λ_cpu·cpus_j/K_v + λ_mem·mem_j/M_v) charged to each job never exceeds
+the VM's. Each λ of `LAMBDAS` then gives a valid per-job bound, and `per_job_plan` returns the
+largest (the GPU share alone, λ = (1, 0, 0), is the bound without demands). The max share
+max(g/G_v, cpus_j/K_v, mem_j/M_v) would not be one: two jobs whose largest shares are of
+different resources can share a VM.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gpuaas.instance import Instance
+from gpuaas.instance import DEMANDS, Instance
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +82,34 @@ def effective_release(instance: Instance) -> np.ndarray:
     return np.maximum(instance.release, instance.time)
 
 
+#: the weights (GPU, vCPUs, memory) of the shares the per-job bound tries (module docstring)
+LAMBDAS = (
+    (1.0, 0.0, 0.0),
+    (0.0, 1.0, 0.0),
+    (0.0, 0.0, 1.0),
+    (0.5, 0.5, 0.0),
+    (0.5, 0.0, 0.5),
+    (0.0, 0.5, 0.5),
+    (1 / 3, 1 / 3, 1 / 3),
+)
+
+
+def resource_shares(instance: Instance) -> list[np.ndarray | None]:
+    """Per resource of `DEMANDS` (vCPUs, memory), the (J, C) share of its VM's that job j holds
+    on configuration c (0 where the type sets no limit); None where no job declares it or no
+    type limits it."""
+    cat = instance.catalog
+    out: list[np.ndarray | None] = []
+    for demand, capacity in DEMANDS.items():
+        need = getattr(instance, demand)
+        limit = getattr(cat, capacity)[cat.cfg_vm]
+        limited = need.any() and np.isfinite(limit).any()
+        out.append(
+            np.where(np.isfinite(limit), need[:, None] / limit[None, :], 0.0) if limited else None
+        )
+    return out
+
+
 def per_job_plan(instance: Instance) -> PerJobPlan:
     """The per-job LP's optimum for every job of `instance` (module docstring).
 
@@ -94,8 +131,51 @@ def per_job_plan(instance: Instance) -> PerJobPlan:
     free = np.zeros(times.shape[1])  # moves are free in the bound
     partner = np.full(times.shape[1], -1, dtype=np.int64)  # its plan values are not read
     _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free, partner)
-    return PerJobPlan(
+    best = PerJobPlan(
         cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
+    )
+    shares = resource_shares(instance)
+    if all(sh is None for sh in shares):
+        return best
+    cost = instance.catalog.cost[instance.catalog.cfg_vm]
+    # jobs of equal demands share a price vector: one kernel call per group and weight
+    demands = np.stack([getattr(instance, d) for d in DEMANDS], axis=1)
+    _, group = np.unique(demands, axis=0, return_inverse=True)
+    for lam in LAMBDAS[1:]:
+        if any(w > 0 and sh is None for w, sh in zip(lam[1:], shares)):
+            continue  # a resource no job declares
+        plan = _plan_zeros(len(times))
+        for g in np.unique(group):
+            jobs = np.flatnonzero(group == g)
+            j0 = jobs[0]
+            mixed = lam[0] * share + sum(w * sh[j0] for w, sh in zip(lam[1:], shares) if w)
+            parts = per_job_lp(
+                np.ascontiguousarray(times[jobs]),
+                slack[jobs],
+                weight[jobs],
+                np.ascontiguousarray(cost * mixed),
+                share,
+                free,
+                partner,
+            )
+            for name, value in zip(
+                ("vm_cost", "tardiness_cost", "cfg", "fraction", "duration"), parts[1:]
+            ):
+                getattr(plan, name)[jobs] = value
+        plan.cost[:] = plan.vm_cost + plan.tardiness_cost
+        if plan.total > best.total:
+            best = plan
+    return best
+
+
+def _plan_zeros(J: int) -> PerJobPlan:
+    return PerJobPlan(
+        cost=np.zeros(J),
+        vm_cost=np.zeros(J),
+        tardiness_cost=np.zeros(J),
+        cfg=np.full((J, 2), -1, dtype=np.int64),
+        fraction=np.zeros((J, 2)),
+        duration=np.zeros(J),
     )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from gpuaas.errors import brief
-from gpuaas.instance import Instance
+from gpuaas.instance import DEMANDS, Instance
 from gpuaas.objective import OBJECTIVES
 from gpuaas.pricing import FILL_ROUNDS
 from gpuaas.solution import Solution
@@ -50,7 +50,7 @@ class ValidationReport:
 
 
 def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
-    """Check capacity, one VM type per node, job VM = node VM, <= N open nodes each hosting a
+    """Check capacity (GPUs; vCPUs and memory where jobs declare them), one VM type per node, job VM = node VM, <= N open nodes each hosting a
     job, runnable configurations, pinned jobs where they run now; P1n (exactly min(N, J) open
     nodes) only when `p1n`."""
     inst = solution.instance
@@ -75,6 +75,7 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
             err(f"node {n}: VM index {v} out of range")
             priced = False
     used = [0] * N
+    needs = {k: [0.0] * N for k in DEMANDS}  # CPUs and memory of each node's jobs
     hosted = [0] * N
     first_end = [math.inf] * N
     total = 0.0
@@ -116,6 +117,8 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
             have = names[node_vm[n]] if 0 <= node_vm[n] < len(names) else "closed"
             err(f"job {jid}: needs {names[v]} but node {n} is {have}")
         used[n] += g
+        for k in DEMANDS:
+            needs[k][n] += float(getattr(inst, k)[j])
         hosted[n] += 1
         first_end[n] = min(first_end[n], t)
         total += float(inst.weight[j]) * max(0.0, t - d)
@@ -128,6 +131,10 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
             err(f"node {n}: open ({names[v]}) but hosts no job")
         if used[n] > gpus_of_vm[v]:
             err(f"node {n}: {used[n]} GPUs assigned but {names[v]} has {gpus_of_vm[v]}")
+        for k, capacity in DEMANDS.items():
+            have = float(getattr(cat, capacity)[v])
+            if needs[k][n] > have * (1.0 + 1e-9):  # the sum's rounding is no excess
+                err(f"node {n}: its jobs need {needs[k][n]:g} {k} but {names[v]} has {have:g}")
         total += inst.mu * (gpus_of_vm[v] - used[n])
         if hosted[n]:
             total += price[v] * first_end[n]

@@ -3,7 +3,8 @@
 Nodes are interchangeable, so for each number k of open nodes it enumerates the multisets of k
 VM types, then every placement of every job (postponed, or on one of the k nodes with one of its
 runnable GPU counts for that node's VM type), pruning only placements that exceed a node's
-GPUs, and keeps the cheapest placement in which every open node hosts a job. One enumeration
+GPUs (or its vCPUs or memory, where jobs declare them), and keeps the cheapest placement in
+which every open node hosts a job. One enumeration
 gives the optimum for every k, hence both P1n on (k = min(N, J)) and off (best k <= N).
 """
 
@@ -64,7 +65,7 @@ def brute_force(inst: Instance) -> BruteForce:
                             cost = float(inst.weight[j]) * max(0.0, t[j][c] - d[j])
                             opts.append((n, c, g, t[j][c], cost))
                 options.append(opts)
-            total, choice = _best_placement(types, options, gpus, price, inst.mu)
+            total, choice = _best_placement(types, options, gpus, price, inst.mu, _room(inst))
             if total < top[0]:
                 top = (total, (types, choice))
         if top[1] is not None:
@@ -83,10 +84,12 @@ def _best_placement(
     gpus: list[int],
     price: list[float],
     mu: float,
+    room: Any,
 ) -> tuple[float, list[Any]]:
     """Cheapest choice of one option per job on nodes of the given VM types (depth first)."""
     k = len(types)
     used = [0] * k
+    held = [[0.0, 0.0] for _ in range(k)]
     choice: list[tuple[int, int, int, float, float]] = []
     best: list[Any] = [math.inf, []]
 
@@ -110,7 +113,7 @@ def _best_placement(
         for opt in options[j]:
             n, g = opt[0], opt[2]
             if n >= 0:
-                if used[n] + g > gpus[types[n]]:
+                if used[n] + g > gpus[types[n]] or not room(held[n], j, types[n], 1):
                     continue  # over capacity
                 used[n] += g
             choice.append(opt)
@@ -118,9 +121,27 @@ def _best_placement(
             choice.pop()
             if n >= 0:
                 used[n] -= g
+                room(held[n], j, types[n], -1)
 
     rec(0)
     return best[0], best[1]
+
+
+def _room(inst: Instance) -> Any:
+    """room(held, j, v, sign): with sign 1, add job j's vCPUs and memory to a node's `held`
+    [vCPUs, memory] if they fit VM type v (True) or leave it and return False; with -1, take
+    them off again. Plain Python, from the instance's and catalog's arrays."""
+    need = [(float(inst.cpus[j]), float(inst.memory[j])) for j in range(inst.n_jobs)]
+    cap = [(float(a), float(b)) for a, b in zip(inst.catalog.vcpus, inst.catalog.memory)]
+
+    def room(held: list[float], j: int, v: int, sign: int) -> bool:
+        if sign > 0 and any(held[r] + need[j][r] > cap[v][r] for r in (0, 1)):
+            return False
+        for r in (0, 1):
+            held[r] += sign * need[j][r]
+        return True
+
+    return room
 
 
 def _incumbent(inst: Instance) -> tuple[list[tuple[int, int]], dict[int, int], list[float]]:
@@ -187,7 +208,7 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
                         )
             options.append(opts)
         total, choice = _best_placement(
-            tuple(types[n] for n in opened), options, gpus, price, inst.mu
+            tuple(types[n] for n in opened), options, gpus, price, inst.mu, _room(inst)
         )
         if inst.startup > 0:
             total += sum(
@@ -263,6 +284,8 @@ def _cheapest_dollars(
     GPUs), every open node hosting a job: options' values + `fixed` + H x the unfilled prices."""
     gpus = [int(g) for g in inst.catalog.gpus]
     used = [0] * inst.nodes
+    room = _room(inst)
+    held = [[0.0, 0.0] for _ in range(inst.nodes)]
     paid = [0.0] * inst.nodes
     choice: list[tuple[int, int, float]] = []
     best: list[Any] = [math.inf, []]
@@ -277,7 +300,8 @@ def _cheapest_dollars(
             return
         for n, c, value in options[j]:
             if n >= 0:
-                if used[n] + p.configs[c][1] > gpus[types[n]]:
+                over = used[n] + p.configs[c][1] > gpus[types[n]]
+                if over or not room(held[n], j, types[n], 1):
                     continue  # over capacity
                 used[n] += p.configs[c][1]
                 paid[n] += p.price[c]
@@ -285,6 +309,7 @@ def _cheapest_dollars(
             rec(j + 1, cost + value)
             choice.pop()
             if n >= 0:
+                room(held[n], j, types[n], -1)
                 used[n] -= p.configs[c][1]
                 paid[n] -= p.price[c]
 

@@ -329,6 +329,8 @@ def test_the_digest_covers_every_field_of_a_submission():
         "cfg": 0,
         "pinned": True,
         "checkpoint": 60.0,
+        "cpus": 4.0,
+        "memory": 16.0,
     }
     assert set(other) == {f.name for f in dataclasses.fields(JobSpec)}
     digest = Submission(0.0, base, id="x").digest()

@@ -149,8 +149,8 @@ def catalogs_cmd(as_json: bool) -> None:
 @click.option(
     "--catalog",
     default=None,
-    help="Bundled catalog name or YAML file of VM types to time the jobs on "
-    "[default: azure-2021; elasticflow: gcp-us-central1].",
+    help="Bundled catalog name or YAML file of VM types to time the jobs on (eva: also Eva's "
+    "ec2_config.json) [default: azure-2021; elasticflow: gcp-us-central1; eva: aws-us-east-1].",
 )
 @click.option(
     "--nodes",
@@ -158,7 +158,7 @@ def catalogs_cmd(as_json: bool) -> None:
     metavar="N|jobs|demand",
     help="N, or its rule: jobs = ceil(J / 10) as the paper's traces, demand = the 95th "
     "percentile of the trace's GPU demand over the GPUs of the catalog's largest VM "
-    "[default: jobs; elasticflow: demand].",
+    "[default: jobs; elasticflow, eva: demand].",
 )
 @click.option(
     "--seed",
@@ -194,7 +194,7 @@ def catalogs_cmd(as_json: bool) -> None:
     metavar="GPU",
     default=None,
     help="GPU model of measured durations when the trace does not name it "
-    "[default: none; elasticflow: A100].",
+    "[default: none; elasticflow: A100; eva: V100].",
 )
 @click.option(
     "--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run."
@@ -215,14 +215,20 @@ def import_trace(
     measured_on: str | None,
     skip_unrunnable: bool,
 ) -> None:
-    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv, elasticflow) into a
+    """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv, elasticflow, eva) into a
     gpuaas trace.
 
     Formats, what is mapped, assumed and dropped, and each format's defaults:
     instances/README.md. Missing due dates and weights follow the paper's rules (seeded) and
     are written into the output.
     """
-    from gpuaas.importers import build_trace, import_defaults, parse_window, read_trace
+    from gpuaas.importers import (
+        build_trace,
+        import_catalog,
+        import_defaults,
+        parse_window,
+        read_trace,
+    )
     from gpuaas.progress import Progress
     from gpuaas.throughputs import load_throughputs
 
@@ -246,7 +252,7 @@ def import_trace(
         data, report = build_trace(
             jobs,
             src,
-            catalog=catalog,
+            catalog=import_catalog(fmt, catalog),
             throughputs=table,
             nodes=_nodes_option(nodes or default["nodes"]),
             seed=seed,

@@ -1,6 +1,6 @@
 """Trace importers: public cluster traces and plain CSV turned into gpuaas traces.
 
-Each reader (`gavel`, `alibaba_pai`, `csv_trace`, `elasticflow`) parses its format into `TraceJob` records
+Each reader (`gavel`, `alibaba_pai`, `csv_trace`, `elasticflow`, `eva`) parses its format into `TraceJob` records
 (`records`), with one-line errors naming file, line and field; `build_trace` (`build`) turns
 them into a normal
 instance/trace dict (the format `gpuaas simulate` reads) on a chosen catalog:
@@ -29,11 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.importers.alibaba_pai import read_pai
 from gpuaas.importers.build import GPU_COUNTS, NODE_RULES, build_trace, parse_window
 from gpuaas.importers.csv_trace import read_csv_trace
 from gpuaas.importers.elasticflow import MEASURED_ON, read_elasticflow
+from gpuaas.importers.eva import MEASURED_ON as EVA_MEASURED_ON
+from gpuaas.importers.eva import read_eva, read_eva_catalog
 from gpuaas.importers.gavel import read_gavel
 from gpuaas.importers.records import ImportReport, TraceJob
 
@@ -43,6 +46,7 @@ READERS: dict[str, Callable[[str], tuple[list[TraceJob], ImportReport]]] = {
     "alibaba-pai-2020": read_pai,
     "csv": read_csv_trace,
     "elasticflow": read_elasticflow,
+    "eva": read_eva,
 }
 FORMATS = tuple(READERS)
 #: the import options' defaults, and each format's own (`gpuaas import` without the option)
@@ -61,6 +65,9 @@ FORMAT_DEFAULTS: dict[str, dict[str, str]] = {
         "measured_on": MEASURED_ON,
         "nodes": "demand",
     },
+    # Eva's GPU instances are p3 (V100) at the bundled aws-us-east-1 prices; Eva caps no
+    # cluster size, so N follows the GPU demand
+    "eva": {"catalog": "aws-us-east-1", "measured_on": EVA_MEASURED_ON, "nodes": "demand"},
 }
 
 __all__ = [
@@ -73,6 +80,7 @@ __all__ = [
     "ImportReport",
     "TraceJob",
     "build_trace",
+    "import_catalog",
     "import_defaults",
     "parse_window",
     "read_trace",
@@ -91,3 +99,11 @@ def read_trace(fmt: str, src: str) -> tuple[list[TraceJob], ImportReport]:
 def import_defaults(fmt: str) -> dict[str, str | None]:
     """The defaults of the import options for format `fmt` (DEFAULTS, then the format's own)."""
     return {**DEFAULTS, **FORMAT_DEFAULTS.get(fmt, {})}
+
+
+def import_catalog(fmt: str, spec: str) -> str | Catalog:
+    """The catalog `--catalog` names: a bundled name or YAML path as it is; for the eva format
+    a ``.json`` file is Eva's EC2 config (`read_eva_catalog`)."""
+    if fmt == "eva" and spec.endswith(".json"):
+        return read_eva_catalog(spec)
+    return spec

@@ -6,6 +6,7 @@ unrunnable jobs) are in the `gpuaas.importers` docstring.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,7 +19,7 @@ from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import DUE_FACTOR, WEIGHT_RANGE
 from gpuaas.importers.records import ImportReport, TraceJob
-from gpuaas.instance import DEFAULT_PARAMS, Instance
+from gpuaas.instance import DEFAULT_PARAMS, DEMANDS, Instance, fits_alone
 from gpuaas.limits import MAX_JOBS, MAX_SECONDS, MAX_WEIGHT, MIN_SECONDS
 from gpuaas.throughputs import SCALING, ThroughputTable
 
@@ -143,6 +144,8 @@ def build_trace(
             job = replace(job, gpu=measured_on)
         work = _work(job, source, cat, throughputs, gpu_counts, scaling, any_gpu)
         _check_times(job, work, source, cat)
+        if job.cpus or job.memory:  # the "alone" rule (docs/design.md)
+            work = np.where(fits_alone(cat, job.cpus, job.memory)[0], work, np.inf)
         if not np.isfinite(work).any():
             if skip_unrunnable:
                 report.drop(f"not runnable on {cat.name}")
@@ -193,6 +196,7 @@ def build_trace(
                 "due": float(due),
                 "weight": float(weight),
                 "times": _times_dict(work[k], cat),
+                **{d: float(getattr(job, d)) for d in DEMANDS if getattr(job, d)},
             }
         )
     if nodes == "demand":
@@ -312,7 +316,9 @@ def table_model(job: TraceJob, table: ThroughputTable) -> str | None:
 
 def demand_nodes(jobs: list[TraceJob], work: np.ndarray, cat: Catalog) -> int:
     """N of the "demand" rule: the GPUs the trace's jobs hold at once, exceeded only
-    1 - DEMAND_QUANTILE of the time, over the GPUs of the catalog's largest VM, rounded up.
+    1 - DEMAND_QUANTILE of the time, over the GPUs of the catalog's largest VM, rounded up;
+    where jobs declare vCPUs or memory and the catalog limits them, the same for each of
+    those over the largest VM some job can run on, and the largest N of the three.
 
     Each job holds its requested GPUs from its submission for its measured duration (else its
     fastest time on that GPU count, else its fastest time): the demand as the trace's users
@@ -323,14 +329,24 @@ def demand_nodes(jobs: list[TraceJob], work: np.ndarray, cat: Catalog) -> int:
     at_count = np.where(cat.cfg_gpus[None, :] == gpus[:, None], work, np.inf).min(axis=1)
     fastest = np.where(np.isfinite(at_count), at_count, work.min(axis=1))
     held = np.array([j.duration if j.duration is not None else f for j, f in zip(jobs, fastest)])
-    level, share = gpu_demand(submit, held, gpus)
-    order = np.argsort(level)
-    cum = np.cumsum(share[order])
-    if cum.size == 0 or cum[-1] <= 0:  # every job submitted at the same instant
-        q = float(gpus.sum())
-    else:
-        q = float(level[order][np.searchsorted(cum, DEMAND_QUANTILE * cum[-1])])
-    return max(1, math.ceil(q / int(cat.gpus.max()) - 1e-9))
+    amounts = [(gpus, float(cat.gpus.max()))]
+    usable = np.unique(cat.cfg_vm[np.isfinite(work).any(axis=0)])  # types some job can run on
+    for demand, capacity in DEMANDS.items():
+        need = np.array([getattr(j, demand) for j in jobs], dtype=np.float64)
+        largest = float(getattr(cat, capacity)[usable].max())
+        if need.any() and math.isfinite(largest):
+            amounts.append((need, largest))
+    n = 1
+    for amount, largest in amounts:
+        level, share = gpu_demand(submit, held, amount)
+        order = np.argsort(level)
+        cum = np.cumsum(share[order])
+        if cum.size == 0 or cum[-1] <= 0:  # every job submitted at the same instant
+            q = float(amount.sum())
+        else:
+            q = float(level[order][np.searchsorted(cum, DEMAND_QUANTILE * cum[-1])])
+        n = max(n, math.ceil(q / largest - 1e-9))
+    return n
 
 
 def gpu_demand(
@@ -348,6 +364,10 @@ def gpu_demand(
 
 
 def _why(job: TraceJob, table: ThroughputTable | None) -> str:
+    if job.cpus or job.memory:
+        return f"needs {job.cpus:g} vCPUs and {job.memory:g} GiB of memory beside " + _why(
+            dataclasses.replace(job, cpus=0.0, memory=0.0), table
+        )
     if job.model is not None:
         model = table_model(job, table) if table else job.model
         have = sorted({(u, g) for m, u, g in table.rates if m == model}) if table else []

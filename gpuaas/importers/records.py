@@ -23,6 +23,8 @@ class TraceJob:
     weight: float | None = None
     due_factor: float | None = None  # due = release + due_factor x fastest time (Gavel's SLO)
     work_column: str | None = None  # the column its times come from (default duration / steps)
+    cpus: float = 0.0  # vCPUs it needs wherever it runs (docs/design.md); 0: none declared
+    memory: float = 0.0  # GiB it needs wherever it runs
 
 
 @dataclass

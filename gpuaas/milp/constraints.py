@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpuaas.instance import DEMANDS
 from gpuaas.milp.builder import INF, Builder, grid, labels
 from gpuaas.objective import dollar_terms
 
@@ -109,6 +110,32 @@ def constrain_P1g(b: Builder, m: dict[str, np.ndarray]) -> None:
     cols = np.concatenate([col, m["y"][nn, vv]])
     vals = np.concatenate([cat.cfg_gpus[c].astype(np.float64), -cat.gpus[vv].astype(np.float64)])
     b.rows("P1g", labels(n=nn, v=vv), -INF, 0.0, rows, cols, vals)
+
+
+def constrain_resources(b: Builder, m: dict[str, np.ndarray]) -> None:
+    """Σ_{j,g} d_jr·x_jnvg ≤ K_vr·y_nv  ∀n, v, r — the vCPUs and memory of node n's VM type
+    (docs/design.md, "CPU and memory beside GPUs"), one family per resource r some job needs
+    and some type limits ("cpus", "memory"), only for the types that limit it; none without
+    demands, so the model is then P1g's alone."""
+    inst, cat = b.instance, b.instance.catalog
+    N, V = m["y"].shape
+    j, n, c, col = _x_entries(m)
+    for demand, capacity in DEMANDS.items():
+        d = getattr(inst, demand)
+        limited = np.flatnonzero(np.isfinite(getattr(cat, capacity)))
+        if not d.any() or limited.size == 0:
+            continue
+        keep = (d[j] > 0) & np.isin(cat.cfg_vm[c], limited)
+        nn, vv = grid(N, len(limited))
+        vv = limited[vv]
+        local = np.full(V, -1)
+        local[limited] = np.arange(len(limited))
+        rows = np.concatenate(
+            [n[keep] * len(limited) + local[cat.cfg_vm[c[keep]]], np.arange(len(nn))]
+        )
+        cols = np.concatenate([col[keep], m["y"][nn, vv]])
+        vals = np.concatenate([d[j[keep]], -getattr(cat, capacity)[vv]])
+        b.rows(demand, labels(n=nn, v=vv), -INF, 0.0, rows, cols, vals)
 
 
 def constrain_P1h(b: Builder, m: dict[str, np.ndarray], literal: bool = False) -> None:

@@ -43,7 +43,16 @@ import numpy as np
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
 from gpuaas.errors import InputError, StateError, brief
-from gpuaas.instance import JobSpec, _check_placements, check_id, parse_job, times_object, work_list
+from gpuaas.instance import (
+    DEMANDS,
+    JobSpec,
+    _check_placements,
+    check_id,
+    fits_alone,
+    parse_job,
+    times_object,
+    work_list,
+)
 from gpuaas.limits import HORIZON, MAX_COUNT, MAX_ID, MAX_JOBS, MAX_MONEY
 from gpuaas.rescheduler import spot_estimates
 from gpuaas.rescheduler.events import TIME_TOL
@@ -99,6 +108,16 @@ def submitted_job(
             )
     else:
         spec = parse_job(job, catalog, None, where, release=at)
+    if spec.cpus or spec.memory:  # the "alone" rule (docs/design.md), as the Instance keeps it
+        work = np.where(fits_alone(catalog, spec.cpus, spec.memory)[0], spec.work, np.inf)
+        if not np.isfinite(work).any():
+            raise InputError(
+                None,
+                f"{where} ({spec.id})",
+                f"needs {spec.cpus:g} vCPUs and {spec.memory:g} GiB of memory: no VM type of "
+                "the catalog it can run on has them",
+            )
+        spec = dataclasses.replace(spec, work=work)
     if spec.release > at + TIME_TOL:
         raise InputError(
             None,
@@ -114,6 +133,8 @@ def submitted_job(
         progress=spec.progress,
         reported=spec.progress,
         checkpoint=checkpoint if spec.checkpoint is None else spec.checkpoint,
+        cpus=spec.cpus,
+        memory=spec.memory,
     )
 
 
@@ -160,6 +181,7 @@ def live_state(s: RunState) -> dict[str, Any]:
             if j.cfg < 0
             else {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])},
         }
+        d.update({k: getattr(j, k) for k in DEMANDS if getattr(j, k)})  # declared only
         d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
@@ -469,6 +491,7 @@ def _jobs(
                 f"must have one entry per configuration ({cat.n_configs}), got {len(work)}",
             )
         obj = {k: d[k] for k in ("id", "release", "due", "weight", "progress", "placement")}
+        obj |= {k: d[k] for k in DEMANDS if k in d}
         spec = parse_job(obj | {"times": times_object(work, cat)}, cat, None, at)
         if spec.id in out or spec.id in s.completed:
             _fail(f"{at}.id", f"{spec.id!r} is listed twice")
@@ -482,6 +505,8 @@ def _jobs(
             progress=spec.progress,
             node=spec.node,
             cfg=spec.cfg,
+            cpus=spec.cpus,
+            memory=spec.memory,
             **own,
         )
         _in_order(at, job, clock, tol)

@@ -151,6 +151,9 @@ class Job:
     interrupted_work: float = _saved(0.0, _share)  # fraction of its work (part of `lost`)
     checkpoint: float = _saved(0.0, _seconds, "checkpoint")  # s between its checkpoints
     segment: float = _saved(0.0, _seconds)  # s run since it last (re)started: checkpoint clock
+    # what it needs beside GPUs (docs/design.md): saved in its job object when declared
+    cpus: float = field(default=0.0, metadata={"saved": "job", "instance": "cpus"})
+    memory: float = field(default=0.0, metadata={"saved": "job", "instance": "memory"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +168,7 @@ class Node:
 HOT = {"progress": np.float64, "running": np.float64, "segment": np.float64, "node": np.int64,
        "cfg": np.int64}  # fmt: skip
 #: the fields read from a job's record alone, never changed after submission (columns too)
-STATIC = ("release", "due", "weight", "checkpoint")
+STATIC = ("release", "due", "weight", "checkpoint", "cpus", "memory")
 
 
 def _hot(name: str) -> property:

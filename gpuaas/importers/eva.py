@@ -1,0 +1,210 @@
+"""Eva's job traces and EC2 catalogs (Eva, EuroSys '25, ``uw-mad-dash/Eva``; read from the
+user's checkout: the repository has no license, so nothing of it is shipped here).
+
+**Trace** (e.g. ``src/pai_trace/traces/pai_200.json``): one JSON object, job key -> job::
+
+    {"name": "resnet18[0]", "arrival_time": 960, "duration": 12430, "init_delay": 80,
+     "full_throughput": 2.1, "total_iters": 26103, "support_throughput_aware": true,
+     "tasks": {"0": {"name": "node0", "demand": {"any": [1, 12, 16]}, "shm_size": 4, ...}}}
+
+A task's demand is ``[GPUs, CPU cores, memory GB]`` on any instance family (``"any"``) or on one
+named family (``"p3"``). Mapped: the job key -> id, arrival_time (s) -> submit, duration (s:
+total_iters / full_throughput, the job alone on its VM) -> its run time on exactly its GPUs (the
+tasks' GPUs summed) of the GPU model its family holds (`FAMILY_GPU`; ``"any"``: the format's
+``--measured-on``, V100, the GPU of Eva's p3 instances), the workload name before ``[`` kept in
+the report only; the tasks' CPUs x `VCPUS_PER_CPU` -> cpus (Eva counts a CPU as a core of
+two vCPUs: its p3.2xlarge has 4, AWS's 8 vCPUs) and their memory (GB, as AWS's GiB) -> memory,
+which gpuaas holds the job to (docs/design.md). A job of several tasks (Eva gang-schedules
+tasks on separate instances) runs on one VM with the tasks' demands summed (counted as
+changed). Dropped (counted): **CPU-only jobs** (no task demands a GPU): gpuaas's
+configurations are GPU counts >= 1, and a CPU-only job placed on a GPU would be billed a p3
+for work a c7i does. Ignored: init_delay
+(Eva's per-start set-up; gpuaas charges ``--overhead`` per move instead), the image, fetch,
+kill and upload delays, shm_size, and co-location slowdown (Eva's contention table). Due
+dates and weights are not in the trace: drawn by the paper's rules.
+
+**Catalog** (``src/simulation/config/ec2_config.json``): ``{"region": ..., "instance_types":
+{name: {"capacity": [GPUs, CPU cores, memory GB], "cost": $/hour, "family": ...}}}``. Its
+instance types with GPUs become a gpuaas catalog (GPU model by family, `FAMILY_GPU`; vcpus =
+CPUs x `VCPUS_PER_CPU`, memory as given); the CPU types (c7i, r7i) are left out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpuaas import checks
+from gpuaas.catalog import Catalog
+from gpuaas.errors import InputError, brief
+from gpuaas.files import read_json, read_text
+from gpuaas.importers.records import ImportReport, TraceJob
+from gpuaas.limits import MAX_MEMORY, MAX_VCPUS
+
+#: GPU model of each AWS GPU instance family (AWS's instance-type pages); Eva's config names
+#: the family, not the GPU.
+FAMILY_GPU = {
+    "p2": "K80",
+    "p3": "V100",
+    "p4d": "A100",
+    "p5": "H100",
+    "g4dn": "T4",
+    "g5": "A10G",
+    "g6": "L4",
+}
+#: GPU model of a job demanding ``"any"`` family: the GPU of Eva's GPU instances (p3)
+MEASURED_ON = "V100"
+#: vCPUs of one of Eva's CPUs: its configs give a p3.2xlarge 4 CPUs, a c7i.large 1 (AWS: 8, 2)
+VCPUS_PER_CPU = 2
+CPU_ONLY = "CPU-only (gpuaas has no GPU-less configurations yet)"
+GANG = "tasks placed on one VM, demands summed"
+
+
+def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
+    """The GPU jobs of an Eva trace JSON (module docstring); CPU-only jobs are counted as dropped."""
+    source = str(path)
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(source, None, f"must be an object of jobs by key, got {brief(data)}")
+    lines = _key_lines(read_text(path, "JSON"))
+    report = ImportReport(source, len(data), 0, 0, 0.0)
+    jobs = []
+    for key, job in data.items():
+        line = lines.get(key, 0)
+        at = f"line {line}: job {key!r}"
+        if not isinstance(job, dict):
+            raise InputError(source, at, f"must be an object, got {brief(job)}")
+        for name in ("arrival_time", "duration", "tasks"):
+            if name not in job:
+                raise InputError(source, f"{at}: {name}", "missing required value")
+        submit = checks.number(job["arrival_time"], f"{at}: arrival_time", source, minimum=0.0)
+        duration = checks.number(job["duration"], f"{at}: duration", source, positive=True)
+        tasks = job["tasks"]
+        if not isinstance(tasks, dict) or not tasks:
+            raise InputError(
+                source, f"{at}: tasks", f"must be a non-empty object, got {brief(tasks)}"
+            )
+        gpus, cpus, memory, families = 0, 0.0, 0.0, set()
+        for tkey, task in tasks.items():
+            g, c, m, family = _task_demand(task, source, f"{at}: tasks.{tkey}.demand")
+            gpus, cpus, memory = gpus + g, cpus + c, memory + m
+            families.add(family)
+        if gpus == 0:
+            report.drop(CPU_ONLY)
+            continue
+        gpu_families = {f for f in families if f != "any"}
+        if len({FAMILY_GPU[f] for f in gpu_families}) > 1:
+            raise InputError(
+                source,
+                f"{at}: tasks",
+                f"its tasks name families of different GPUs: {sorted(gpu_families)}",
+            )
+        jobs.append(
+            TraceJob(
+                id=str(key),
+                submit=submit,
+                gpus=gpus,
+                line=line,
+                duration=duration,
+                gpu=FAMILY_GPU[gpu_families.pop()] if gpu_families else None,
+                changed=GANG if len(tasks) > 1 else None,
+                work_column="duration",
+                cpus=cpus * VCPUS_PER_CPU,
+                memory=memory,
+            )
+        )
+    return jobs, report
+
+
+def _task_demand(task: Any, source: str, at: str) -> tuple[int, float, float, str]:
+    """(GPUs, CPUs, memory, family or "any") of one task's demand ``{family: [GPUs, CPUs,
+    memory]}``."""
+    demand = task.get("demand") if isinstance(task, dict) else None
+    if not isinstance(demand, dict) or len(demand) != 1:
+        raise InputError(
+            source,
+            at,
+            f'must be one {{"any" or family: [GPUs, CPUs, memory]}}, got {brief(demand)}',
+        )
+    ((family, value),) = demand.items()
+    if not isinstance(value, list) or len(value) != 3:
+        raise InputError(source, at, f"must be [GPUs, CPUs, memory], got {brief(value)}")
+    g = checks.integer(value[0], f"{at}: GPUs", source, minimum=0)
+    cpus = checks.number(value[1], f"{at}: CPUs", source, minimum=0.0, maximum=MAX_VCPUS)
+    memory = checks.number(value[2], f"{at}: memory", source, minimum=0.0, maximum=MAX_MEMORY)
+    if g and family != "any" and family not in FAMILY_GPU:
+        raise InputError(
+            source,
+            at,
+            f"unknown GPU instance family {family!r}; known: any, {', '.join(FAMILY_GPU)}",
+        )
+    return g, cpus, memory, family if g else "any"
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Line of each top-level key of the JSON object `text` (already known to be valid)."""
+    decoder = json.JSONDecoder()
+    lines: dict[str, int] = {}
+    pos = text.index("{") + 1
+    while True:
+        while text[pos] in " \t\n,":
+            pos += 1
+        if text[pos] == "}":
+            return lines
+        key, end = decoder.raw_decode(text, pos)
+        lines[key] = text.count("\n", 0, pos) + 1
+        pos = end
+        while text[pos] in " \t\n:":
+            pos += 1
+        _, pos = decoder.raw_decode(text, pos)
+
+
+def read_eva_catalog(path: str) -> Catalog:
+    """The GPU instance types of Eva's EC2 config (module docstring) as a gpuaas catalog."""
+    source = str(path)
+    data = read_json(path)
+    types = data.get("instance_types") if isinstance(data, dict) else None
+    if not isinstance(types, dict) or not types:
+        raise InputError(source, "instance_types", "must be a non-empty object of instance types")
+    vms = []
+    for name, it in types.items():
+        at = f"instance_types.{name}"
+        if not isinstance(it, dict):
+            raise InputError(source, at, f"must be an object, got {brief(it)}")
+        for field_ in ("capacity", "cost", "family"):
+            if field_ not in it:
+                raise InputError(source, f"{at}.{field_}", "missing required value")
+        cap = it["capacity"]
+        if not isinstance(cap, list) or len(cap) != 3:
+            raise InputError(
+                source, f"{at}.capacity", f"must be [GPUs, CPUs, memory], got {brief(cap)}"
+            )
+        gpus = checks.integer(cap[0], f"{at}.capacity: GPUs", source, minimum=0)
+        cost = checks.number(it["cost"], f"{at}.cost", source, positive=True)
+        if gpus == 0:
+            continue  # a CPU instance: gpuaas has no CPU resources yet
+        family = it["family"]
+        if family not in FAMILY_GPU:
+            raise InputError(
+                source,
+                f"{at}.family",
+                f"unknown GPU instance family {family!r}; known: {', '.join(FAMILY_GPU)}",
+            )
+        vms.append(
+            {
+                "name": name,
+                "gpu": FAMILY_GPU[family],
+                "gpus": gpus,
+                "cost_per_hour": cost,
+                "vcpus": checks.integer(cap[1], f"{at}.capacity: CPUs", source, minimum=1)
+                * VCPUS_PER_CPU,
+                "memory": checks.number(cap[2], f"{at}.capacity: memory", source, positive=True),
+            }
+        )
+    if not vms:
+        raise InputError(source, "instance_types", "has no instance type with GPUs")
+    region = data.get("region")
+    info = {"provider": "AWS"}
+    if isinstance(region, str) and region.strip():
+        info["region"] = region
+    return Catalog.from_dict({"name": "eva", **info, "vm_types": vms}, source)
