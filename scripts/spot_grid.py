@@ -44,10 +44,10 @@ KEYS = (
 
 def run(cell: tuple) -> dict:
     """One simulation of the grid (a `cell` tuple: seed, arrivals, nodes, source, spec, method,
-    settings)."""
-    seed, arrivals, nodes, source, spec, method, settings = cell
+    settings, solver seed)."""
+    seed, arrivals, nodes, source, spec, method, settings, solver_seed = cell
     trace = generate_trace(nodes, seed=seed, arrivals=arrivals, catalog="aws-us-east-1")
-    kw = dict(settings)
+    kw = dict(settings, seed=solver_seed)
     if spec is not None:
         kw.update(spot=True, availability=os.path.expandvars(spec))
     t0 = time.process_time()
@@ -55,6 +55,8 @@ def run(cell: tuple) -> dict:
     row = {k: r.get(k) for k in KEYS}
     row.update(seed=seed, arrivals=arrivals, nodes=nodes, source=source, method=method)
     row.update(settings=dict(settings), cpu_seconds=time.process_time() - t0)
+    if solver_seed:
+        row["solver_seed"] = solver_seed
     return row
 
 
@@ -66,19 +68,25 @@ def key(r: dict) -> tuple:
         r["source"],
         r["method"],
         json.dumps(r["settings"]),
+        r.get("solver_seed", 0),
     )
 
 
 def tables(rows: list[dict]) -> str:
     """The markdown tables of the rows: per source and method, trace by trace."""
-    od = {(r["seed"], r["arrivals"], r["nodes"]): r for r in rows if r["source"] == "none"}
+
+    def trace(r: dict) -> tuple:
+        return r["seed"], r["arrivals"], r["nodes"], r.get("solver_seed", 0)
+
+    od = {trace(r): r for r in rows if r["source"] == "none"}
     by: dict[tuple, list] = defaultdict(list)
     for r in rows:
-        base = od.get((r["seed"], r["arrivals"], r["nodes"]))
+        base = od.get(trace(r))
         if r["source"] != "none" and base is not None:
-            by[(r["source"], r["method"], json.dumps(r["settings"]))].append((r, base))
+            group = (r.get("solver_seed", 0), r["source"], r["method"], json.dumps(r["settings"]))
+            by[group].append((r, base))
     out = []
-    for (source, method, settings), pairs in sorted(by.items()):
+    for (solver_seed, source, method, settings), pairs in sorted(by.items()):
         pairs.sort(key=lambda p: (p[0]["arrivals"], p[0]["seed"]))
         ratios = [r["total_cost"] / b["total_cost"] for r, b in pairs]
         total = sum(r["total_cost"] for r, _ in pairs) / sum(b["total_cost"] for _, b in pairs)
@@ -88,6 +96,7 @@ def tables(rows: list[dict]) -> str:
         )
         late = sum(r["late_jobs"] for r, _ in pairs), sum(b["late_jobs"] for _, b in pairs)
         extra = "" if settings == "{}" else f", {settings}"
+        extra += f", solver seed {solver_seed}" if solver_seed else ""
         out += [
             f"### {method}, {source}{extra}",
             "",
@@ -121,6 +130,7 @@ def main() -> None:
     ap.add_argument("--source", action="append", default=[], help="NAME=SPEC (repeatable)")
     ap.add_argument("--methods", nargs="+", default=["incremental"])
     ap.add_argument("--settings", default="{}", help="JSON run settings for the spot runs")
+    ap.add_argument("--solver-seed", type=int, default=0, help="every run's seed (default 0)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
     ap.add_argument("--md", help="markdown tables of every row of --output")
@@ -128,7 +138,16 @@ def main() -> None:
     settings = tuple(sorted(json.loads(args.settings).items()))
     sources = [("none", None)] + [tuple(s.split("=", 1)) for s in args.source]
     cells = [
-        (seed, arrivals, args.nodes, name, spec, method, () if spec is None else settings)
+        (
+            seed,
+            arrivals,
+            args.nodes,
+            name,
+            spec,
+            method,
+            () if spec is None else settings,
+            args.solver_seed,
+        )
         for seed in args.seeds
         for arrivals in args.arrivals
         for name, spec in sources
@@ -140,7 +159,9 @@ def main() -> None:
         if path.exists()
         else set()
     )
-    todo = [c for c in cells if (c[0], c[1], c[2], c[3], c[5], json.dumps(dict(c[6]))) not in done]
+    todo = [
+        c for c in cells if (c[0], c[1], c[2], c[3], c[5], json.dumps(dict(c[6])), c[7]) not in done
+    ]
     with Pool(args.jobs) as pool, path.open("a") as out:
         for row in pool.imap_unordered(run, todo):
             out.write(json.dumps(row) + "\n")
