@@ -72,11 +72,7 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
     for key, job in data.items():
         line = lines.get(key, 0)
         at = f"line {line}: job {key!r}"
-        if not isinstance(job, dict):
-            raise InputError(source, at, f"must be an object, got {brief(job)}")
-        for name in ("arrival_time", "duration", "tasks"):
-            if name not in job:
-                raise InputError(source, f"{at}: {name}", "missing required value")
+        _require(source, at, ": ", job, ("arrival_time", "duration", "tasks"))
         submit = checks.number(job["arrival_time"], f"{at}: arrival_time", source, minimum=0.0)
         duration = checks.number(job["duration"], f"{at}: duration", source, positive=True)
         tasks = job["tasks"]
@@ -159,6 +155,15 @@ def _key_lines(text: str) -> dict[str, int]:
         _, pos = decoder.raw_decode(text, pos)
 
 
+def _require(source: str, at: str, sep: str, value: object, names: tuple[str, ...]) -> None:
+    """InputError unless `value` is an object holding every one of `names` (field `at`)."""
+    if not isinstance(value, dict):
+        raise InputError(source, at, f"must be an object, got {brief(value)}")
+    for name in names:
+        if name not in value:
+            raise InputError(source, f"{at}{sep}{name}", "missing required value")
+
+
 def read_eva_catalog(path: str) -> Catalog:
     """The GPU instance types of Eva's EC2 config (module docstring) as a gpuaas catalog."""
     source = str(path)
@@ -169,11 +174,7 @@ def read_eva_catalog(path: str) -> Catalog:
     vms = []
     for name, it in types.items():
         at = f"instance_types.{name}"
-        if not isinstance(it, dict):
-            raise InputError(source, at, f"must be an object, got {brief(it)}")
-        for field_ in ("capacity", "cost", "family"):
-            if field_ not in it:
-                raise InputError(source, f"{at}.{field_}", "missing required value")
+        _require(source, at, ".", it, ("capacity", "cost", "family"))
         cap = it["capacity"]
         if not isinstance(cap, list) or len(cap) != 3:
             raise InputError(
