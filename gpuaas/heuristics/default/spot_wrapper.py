@@ -4,8 +4,7 @@ On a catalog with spot variants `with_spot` decides per job between spot, on dem
 waiting (`spot.spot_modes`), plans the jobs not waiting for spot on the expected instance
 (`spot.spot_instance`), and returns, of that plan and its on-demand rivals (`on_demand`,
 `_stay_on_spot`), the one of least P1$ on the judge's expected instance; entering spot must
-save a margin of it. Every call of the planner names its
-arguments; a spot plan is never polished (the MILP plans on-demand VMs only). Reasons and
+save a margin of it. Every call of the planner names its arguments; a spot plan is never polished (the MILP plans on-demand VMs only). Reasons and
 measurements: docs/spot.md, "The default's decisions".
 """
 
@@ -99,9 +98,9 @@ def with_spot(
 ) -> Solution:
     """The default method on a catalog with spot variants: the jobs waiting for spot are left
     out, the others planned on the expected instance; the solution is the real instance's. Of
-    it and its rivals (`on_demand`, `_stay_on_spot`), the plan of least P1$ on the expected instance with every
-    job free to take spot (the judge's expected times, `spot_instance`) is returned (a rival
-    only if it keeps the pinned jobs). Without the rivals, replayed spot capacity that comes
+    it and its rivals (`on_demand`, `_stay_on_spot`), the plan of least P1$ on the expected
+    instance with every job free to take spot (the judge's expected times, `spot_instance`) is
+    returned (a rival only if it keeps the pinned jobs). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
     (a share of the on-demand plan's P1$) cheaper than the on-demand plan, or the on-demand
