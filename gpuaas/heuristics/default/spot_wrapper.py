@@ -4,8 +4,9 @@ On a catalog with spot variants `with_spot` decides per job between spot, on dem
 waiting (`spot.spot_modes`), plans the jobs not waiting for spot on the expected instance
 (`spot.spot_instance`), and returns, of that plan and its on-demand rivals (`on_demand`,
 `_stay_on_spot`), the one of least P1$ on the judge's expected instance; entering spot must
-save a margin of it. Every call of the planner names its arguments; a spot plan is never polished (the MILP plans on-demand VMs only). Reasons and
-measurements: docs/spot.md, "The default's decisions".
+save a margin of it. Every call of the planner names its arguments; a spot plan is never
+polished (the MILP plans on-demand VMs only). Reasons and measurements: docs/spot.md, "The
+default's decisions".
 """
 
 from __future__ import annotations
