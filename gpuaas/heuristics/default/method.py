@@ -78,7 +78,8 @@ def incremental(
 
     spot_margin : float
         On a catalog with spot variants: the share of the on-demand plan's P1$ a plan taking
-        spot VMs must save while the run holds none (`settings.SPOT_MARGIN`; 0: any saving).
+        spot VMs must save while the run holds none (default `settings.SPOT_MARGIN`, 0: any
+        saving; what 1 % does: docs/spot.md, "Do no harm").
 
     Returns
     -------
