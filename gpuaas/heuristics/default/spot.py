@@ -105,6 +105,13 @@ def on_demand_part(instance: Instance) -> Instance:
     )
 
 
+def on_spot(instance: Instance) -> np.ndarray:
+    """(J,) whether each job runs on a spot VM now."""
+    cat = instance.catalog
+    cur = instance.current_cfg
+    return (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]]
+
+
 def reference_configs(instance: Instance) -> np.ndarray:
     """(J,) each job's on-demand reference configuration, its fastest (module docstring; -1:
     none)."""

@@ -32,6 +32,7 @@ from gpuaas.heuristics.default.spot import (
     ON_DEMAND,
     SPOT,
     on_demand_part,
+    on_spot,
     spot_instance,
     spot_modes,
 )
@@ -112,8 +113,7 @@ def with_spot(
     judge = spot_instance(instance, np.full(J, SPOT), judge=True)
     od = on_demand(instance, polish=None, **planner._asdict())  # as the run without spot
     od_value = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective
-    cur = instance.current_cfg
-    held = ((cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]]).any()
+    held = on_spot(instance).any()
     # entering spot must save this much P1$ (waiting for it included)
     threshold = 0.0 if held else margin * abs(od_value)
     modes = spot_modes(instance, safe=deadline_safe, margin=threshold)
@@ -169,9 +169,7 @@ def _stay_on_spot(
     every other job on demand. The on-demand rival alone, winning by cents where the spot plan
     placed the on-demand jobs worse, took every job off spot, and the next decisions put them
     back."""
-    cat = instance.catalog
-    cur = instance.current_cfg
-    stay = (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]] & (modes == SPOT)
+    stay = on_spot(instance) & (modes == SPOT)
     if stay.any():
         pinned = instance.pinned | stay
         keep = _on_expected(
