@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -424,11 +424,19 @@ def cell_bound(cell: Cell, trace: Any) -> Any:
         *_actual(cell),
         None if market is None else (market.source, cell.run.overhead, cell.run.startup),
     )
-    if key not in _bounds:
-        if len(_bounds) >= 64:
-            _bounds.clear()
-        _bounds[key] = _bound_of(cell, trace, market)
-    return _bounds[key]
+    return _memo(_bounds, key, lambda: _bound_of(cell, trace, market))
+
+
+def _memo(
+    cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], compute: Callable[[], Any]
+) -> Any:
+    """`cache[key]`, computed once; the cache is emptied beyond 64 entries (a process's
+    bounds and upper values by trace)."""
+    if key not in cache:
+        if len(cache) >= 64:
+            cache.clear()
+        cache[key] = compute()
+    return cache[key]
 
 
 def with_bounds(cells: Iterable[Cell]) -> list[Cell]:
@@ -480,14 +488,15 @@ def cell_upper(cell: Cell) -> float | None:
         cell.overhead,
         cell.startup,
     )
-    if key not in _uppers:
-        if len(_uppers) >= 64:
-            _uppers.clear()
-        trace = make_trace(cell)
-        _uppers[key] = upper(
-            trace, nodes=cell.sim_nodes, overhead=cell.overhead, startup=cell.startup
-        ).upper
-    return _uppers[key]
+    return _memo(
+        _uppers,
+        key,
+        lambda: (
+            upper(
+                make_trace(cell), nodes=cell.sim_nodes, overhead=cell.overhead, startup=cell.startup
+            ).upper
+        ),
+    )
 
 
 def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> dict[str, Any]:
