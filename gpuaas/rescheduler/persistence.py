@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -239,6 +239,21 @@ def _fail(where: str, problem: str) -> None:
     raise InputError(None, where, problem)
 
 
+def _per_vm(
+    cat: Any, live: Mapping[str, Any], field: str, length: int, shape: str, spot: bool = False
+) -> Iterator[tuple[int, list, str]]:
+    """(VM index, row, field path) of each entry of `live[field]`, an object of rows by VM type
+    name, each a list of `length` items (`shape` names them in the error); `spot`: spot types
+    only."""
+    for vm, row in _fields(f"live.{field}", live[field], ()).items():
+        at = f"live.{field}.{vm}"
+        if vm not in cat.vm_names or (spot and not cat.spot[cat.vm_index(vm)]):
+            _fail(at, f"not a {'spot ' if spot else ''}VM type of the catalog")
+        if not isinstance(row, list) or len(row) != length:
+            _fail(at, f"must be {shape}, got {brief(row)}")
+        yield cat.vm_index(vm), row, at
+
+
 def _fields(where: str, value: Any, required: tuple[str, ...]) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         _fail(where, f"must be an object, got {brief(value)}")
@@ -313,34 +328,20 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     s.capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
     s.recent_moves = _recent_moves(live["recent_moves"], clock)
     s.speed_pool = _speed_pool(live["speed_pool"])
-    held = _fields("live.spot_held", live["spot_held"], ())
-    for vm, pair in held.items():
-        at = f"live.spot_held.{vm}"
-        if vm not in cat.vm_names or not cat.spot[cat.vm_index(vm)]:
-            _fail(at, "not a spot VM type of the catalog")
-        if not isinstance(pair, list) or len(pair) != 2:
-            _fail(at, f"must be [seconds held, interruptions], got {brief(pair)}")
-        v = cat.vm_index(vm)
+    for v, pair, at in _per_vm(
+        cat, live, "spot_held", 2, "[seconds held, interruptions]", spot=True
+    ):
         s.spot_held[v] = checks.number(pair[0], f"{at}[0]", minimum=0.0)
         s.spot_lost[v] = checks.integer(pair[1], f"{at}[1]", minimum=0)
-    for vm, o in _fields("live.outages", live["outages"], ()).items():
-        at = f"live.outages.{vm}"
-        if vm not in cat.vm_names:
-            _fail(at, "not a VM type of the catalog")
-        if not isinstance(o, list) or len(o) != 3:
-            _fail(at, f"must be [seconds, outages, start or null], got {brief(o)}")
-        s.outage[cat.vm_index(vm)] = (
+    for v, o, at in _per_vm(cat, live, "outages", 3, "[seconds, outages, start or null]"):
+        s.outage[v] = (
             checks.number(o[0], f"{at}[0]", minimum=0.0),
             checks.integer(o[1], f"{at}[1]", minimum=0),
             checks.optional_number(o[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
         )
-    for vm, m in _fields("live.market", live["market"], ()).items():
-        at = f"live.market.{vm}"
-        if vm not in cat.vm_names:
-            _fail(at, "not a VM type of the catalog")
-        if not isinstance(m, list) or len(m) != 4:
-            _fail(at, f"must be [seconds, drops, start or null, count or null], got {brief(m)}")
-        s.market[cat.vm_index(vm)] = (
+    shape = "[seconds, drops, start or null, count or null]"
+    for v, m, at in _per_vm(cat, live, "market", 4, shape):
+        s.market[v] = (
             checks.number(m[0], f"{at}[0]", minimum=0.0, maximum=HORIZON),
             checks.number(m[1], f"{at}[1]", minimum=0.0, maximum=float(MAX_COUNT)),
             checks.optional_number(m[2], f"{at}[2]", minimum=0.0, maximum=HORIZON),
