@@ -56,9 +56,9 @@ def test_spot_that_never_pays_leaves_the_run_without_spot():
 
 def test_spot_entered_for_less_than_the_margin_leaves_the_run_without_spot():
     """Spot that pays (the catalog's spot prices, capacity for hours at a time): the default
-    takes it; with `spot_margin` 1 (a plan must save all of its P1$ to enter spot) it neither
-    runs on spot nor waits for it, and the run is the run without spot (a job that waited for
-    spot the plan would then refuse made it dearer)."""
+    takes it; with `spot_margin` 1 000 (a plan must save a thousand hours of the on-demand
+    fleet's spend to enter spot) it neither runs on spot nor waits for it, and the run is the
+    run without spot (a job that waited for spot the plan would then refuse made it dearer)."""
     trace = Instance.from_dict(
         generate_trace(3, jobs=12, seed=3, arrivals="high", catalog="aws-us-east-1")
     )
@@ -66,10 +66,27 @@ def test_spot_entered_for_less_than_the_margin_leaves_the_run_without_spot():
     plain = simulate(trace, "incremental", seed=1, bound=False)
     taken = Simulator(trace, "incremental", seed=1, availability=market).run()
     assert taken.spot_cost > 0
-    refused = Simulator(trace, "incremental", seed=1, availability=market, spot_margin=1.0).run()
+    refused = Simulator(trace, "incremental", seed=1, availability=market, spot_margin=1e3).run()
     assert refused.spot_cost == 0
     assert refused.total_cost == pytest.approx(plain.total_cost, rel=1e-9)
     assert (refused.events, refused.migrations) == (plain.events, plain.migrations)
+
+
+def test_spot_margin_is_a_share_of_the_next_hours_spend():
+    """A 48-hour job with spot always there: P1$ tells its plans apart by their next H s, so
+    the default margin (a share of the on-demand plan's VMs over H) lets it take spot; a margin
+    of the whole hour's spend refuses it (spot saves about two thirds of it). On the whole
+    P1$, 1 % priced Can't Be Late's single job out of spot."""
+    inst = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
+    inst = inst.with_spot()
+    f = 48 * 3600.0 / np.nanmin(inst.times[np.isfinite(inst.times)])
+    long = dataclasses.replace(inst, work=inst.work * f, due=inst.time + (inst.due - inst.time) * f)
+    spot = long.catalog.spot
+    taken = incremental(long)
+    assert spot[taken.node_vm[taken.node_vm >= 0]].all()
+    refused = incremental(long, spot_margin=1.0)
+    assert not spot[refused.node_vm[refused.node_vm >= 0]].any()
+    assert refused.stats["rival"] == "on-demand"
 
 
 def test_spot_margin_is_checked():

@@ -5,6 +5,7 @@ planner (`plan.plan`) or, on a catalog with spot variants, the spot wrapper arou
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gpuaas.heuristics.default.plan import plan
@@ -77,9 +78,9 @@ def incremental(
         one does (`spot.keep_due_dates`).
 
     spot_margin : float
-        On a catalog with spot variants: the share of the on-demand plan's P1$ a plan taking
-        spot VMs must save while the run holds none (default `settings.SPOT_MARGIN`, 0: any
-        saving; what 1 % does: docs/spot.md, "Do no harm").
+        On a catalog with spot variants: how much P1$ a plan taking spot VMs must save while
+        the run holds none, as a share of what the on-demand plan's VMs cost until the next
+        decision (default `settings.SPOT_MARGIN`; 0: any saving; docs/spot.md, "Do no harm").
 
     Returns
     -------
@@ -89,7 +90,7 @@ def incremental(
         ``waiting_for_spot`` and ``rival`` (`spot_wrapper.with_spot`).
     """
     reject_unknown("incremental", options)
-    spot_margin = check_float("spot_margin", spot_margin, 0.0, 1.0)
+    spot_margin = check_float("spot_margin", spot_margin, 0.0, math.inf)
     planner = Planner(seed, time_limit, iterations, queued_iterations, rivals, move_weight)
     if instance.catalog.has_spot:
         if polish or polish_nodes:

@@ -63,16 +63,15 @@ REPACK_MOVES = 2.0
 AUTO_POLISH_NODES = 500
 
 #: a plan that takes spot VMs while the run holds none must be expected to cost this share of
-#: the on-demand plan's P1$ less, or the on-demand plan goes on (`spot_wrapper.with_spot`; the
-#: option `spot_margin`). 0 (any saving) by default: 1 % helped many jobs (held out, aws-us-east-1,
-#: N = 10, seeds 81-84 x 3 patterns: replayed 0.966 -> 0.967 x on demand, dearer than 1.005 on
-#: 4 -> 2 traces; the model 0.660 -> 0.496 x, interruptions 1 866 -> 13, as spot is no longer
-#: re-entered after each loss for a marginal saving) but priced a single long job out of spot:
-#: P1$ differs between two plans by their next H s alone, a small share of the job's whole
-#: plan, so on Can't Be Late's single job the default cost 1.00-1.22 x Uniform Progress (dearer
-#: in 8 of 9 cells, against 3 of 9 at 0). A margin scaled to the next H s is the open fix
-#: (docs/spot.md, "Do no harm")
-SPOT_MARGIN = 0.0
+#: the on-demand plan's VM spend until the next decision (H s) less in P1$, or the on-demand
+#: plan goes on (`spot_wrapper.with_spot`; the option `spot_margin`). Entries that saved a few
+#: dollars each changed the course of the whole run (replayed V100 capacity flaps within the
+#: hour; under the model spot was re-entered after every partial loss). Held out (aws-us-east-1,
+#: N = 10, seeds 81-84 x 3 patterns, scripts/results/spot-grid.md), 0 -> 0.05 -> 0.2: replayed
+#: dearer than 1.005 x on demand on 4 -> 3 -> 0 of 12 traces; the model 0.660 -> 0.499 -> 0.501 x,
+#: all traces within 0.61. The whole P1$ is not the basis: two plans differ by their next H s
+#: alone, and 1 % of a 48-hour job's P1$ priced Can't Be Late's single job out of spot
+SPOT_MARGIN = 0.2
 
 #: Can't Be Late's switch point for loose deadlines (its §6.1, §A.8): below this ratio of work
 #: left to time left a job takes spot whenever it can and waits otherwise (docs/spot.md, "The

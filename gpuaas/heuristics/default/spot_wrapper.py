@@ -105,8 +105,8 @@ def with_spot(
     returned (a rival only if it keeps the pinned jobs). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
-    (a share of the on-demand plan's P1$) cheaper than the on-demand plan, or the on-demand
-    plan is returned (`SPOT_MARGIN`). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
+    x (the on-demand plan's VM spend over the next H s) cheaper than the on-demand plan, or
+    the on-demand plan is returned (`SPOT_MARGIN`). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
     J = instance.n_jobs
     cat = instance.catalog
@@ -114,8 +114,11 @@ def with_spot(
     od = on_demand(instance, polish=None, **planner._asdict())  # as the run without spot
     od_value = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective
     held = on_spot(instance).any()
-    # entering spot must save this much P1$ (waiting for it included)
-    threshold = 0.0 if held else margin * abs(od_value)
+    # entering spot must save this much P1$ (waiting for it included): a share of what the
+    # on-demand plan's VMs cost until the next decision, the part of P1$ two plans differ by
+    threshold = (
+        0.0 if held else margin * instance.H * float(cat.cost[od.node_vm[od.node_vm >= 0]].sum())
+    )
     modes = spot_modes(instance, safe=deadline_safe, margin=threshold)
     active = np.flatnonzero(modes != NONE)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
