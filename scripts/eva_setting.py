@@ -63,6 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,7 @@ def types_by_name(instance_types: Mapping[Any, Any]) -> dict[str, dict[str, Any]
     `eva_catalog` reads."""
     return {
         it.name: {
-            "capacity": [float(x) for x in np.asarray(it.capacity).tolist()],
+            "capacity": np.asarray(it.capacity).tolist(),
             "cost": float(it.cost),
             "family": it.family,
         }
@@ -349,6 +350,33 @@ class GpuaasScheduler:
         time,
         event_occurred,
         real_reconfig=True,
+    ):
+        try:
+            return self._plan(
+                jobs,
+                tasks,
+                instances,
+                instance_types,
+                unfinished_job_ids,
+                current_config,
+                time,
+                real_reconfig,
+            )
+        except BaseException:  # in Eva's scheduler thread: its simulator would wait forever
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(3)
+
+    def _plan(
+        self,
+        jobs,
+        tasks,
+        instances,
+        instance_types,
+        unfinished_job_ids,
+        current_config,
+        time,
+        real_reconfig,
     ):
         if not real_reconfig:  # Eva's master sizing one arriving job's migration cost
             return {
