@@ -35,9 +35,10 @@ a gpuaas `Instance` (`eva_instance`), calls the default method through
   `overhead` s (its trace's largest init_delay + fetch + build delays);
 - the plan's nodes are matched to the instances (`gpuaas.rescheduler.matching.match_nodes`,
   the Rescheduler's rule): a node kept with its type is its instance, any other open node a
-  new instance of its type (Eva cannot resize); a running job the plan postpones is kept on
-  its instance when the plan keeps that instance and it fits, else moved alone to the
-  cheapest instance type that holds it (Eva's reconfiguration has no preemption to the queue).
+  new instance of its type (Eva cannot resize); a running job the plan postpones keeps
+  running where it is (Eva's reconfiguration has no preemption to the queue): on its
+  instance, kept open for it if the plan closes it, or alone on a new instance of the
+  cheapest type that holds it if the plan fills its instance.
 
 **No due dates in Eva's trace**: a job's value of time is a due date and a weight: due =
 arrival + `due_factor` x its standalone duration, and `weight` $ per hour late (`--weight`,
@@ -274,15 +275,17 @@ class EvaRound:
                 planned[key_of[s]].append(task_id)
             elif inst.current_node[k] >= 0:
                 postponed.append(k)
-        for k in postponed:  # Eva cannot send a running job back to the queue
-            jid = self.gpu_jobs[k]
-            task_id = self.jobs[jid].task_ids[0]
+        for k in postponed:  # Eva cannot send a running job back to the queue: it stays
+            task_id = self.jobs[self.gpu_jobs[k]].task_ids[0]
             here = self.phys[int(inst.current_node[k])]
-            if here in planned and self._fits(planned[here] + [task_id], here):
+            if here not in planned:
+                planned[here] = [task_id]
+            elif self._fits(planned[here] + [task_id], here):
                 planned[here].append(task_id)
             else:
-                task = self.tasks[task_id]
-                planned[(new_id(), cheapest_fit(task, self.instance_types))] = [task_id]
+                planned[(new_id(), cheapest_fit(self.tasks[task_id], self.instance_types))] = [
+                    task_id
+                ]
             self.kept_postponed += 1
         for jid in self.cpu_jobs:  # CPU-only: alone on the cheapest type that holds it, kept
             task_id = self.jobs[jid].task_ids[0]
@@ -481,10 +484,11 @@ def run_one(src: Path, python: str, label: str, work: Path, args: dict[str, Any]
     if done.returncode != 0 or not costs:
         tail = " | ".join(text.strip().splitlines()[-3:])
         raise InputError(str(work / "log.txt"), None, f"{label}'s simulation failed: {tail}")
-    return {
-        **summarize(json.loads((work / "report.json").read_text()), float(costs[-1])),
-        "seconds": round(seconds, 1),
-    }
+    report = json.loads((work / "report.json").read_text())
+    out = summarize(report, float(costs[-1]))
+    if label.startswith(GPUAAS):  # its counters (Eva's schedulers report their whole history)
+        out["scheduler"] = report["scheduler"]
+    return {**out, "seconds": round(seconds, 1)}
 
 
 def summarize(report: Mapping[str, Any], cost: float) -> dict[str, Any]:
@@ -503,8 +507,6 @@ def summarize(report: Mapping[str, Any], cost: float) -> dict[str, Any]:
         "jct_p95_h": round(float(np.percentile(jct, 95)), 2),
         "jobs": len(jct),
     }
-    if report.get("scheduler"):
-        out["scheduler"] = report["scheduler"]
     return out
 
 

@@ -63,12 +63,12 @@ TYPES = {
 }
 
 
-def state(due_factor=1.0, weight=3.06):
+def state(due_factor=1.0, weight=3.06, job1_cpus=2):
     """Job 0 runs on instance 7 (p3.8xlarge), 20 % done; job 1 waits; job 2 is CPU-only and
     waits; job 3 is being migrated (not reconfigurable) to instance 9 (p3.2xlarge)."""
     tasks = {
         0: Task(0, [1, 12, 16], at=7, throughputs=[2.0, 2.0]),  # 2 x 2/s x 300 s of 6 000
-        1: Task(1, [1, 2, 8]),
+        1: Task(1, [1, job1_cpus, 8]),
         2: Task(2, [0, 3, 8]),
         3: Task(3, [1, 2, 8], at=9),
     }
@@ -132,7 +132,7 @@ def test_the_default_methods_plan_is_evas_planned_config():
     assert placed == [0, 1, 2, 3]  # every unfinished task, once
     where = {t: key for key, ids in planned.items() for t in ids}
     assert where[3] == 9  # pinned: Eva is migrating it there
-    assert where[0] == 7  # moving it would lose work and start a VM: it stays
+    assert where[0] == 7  # running: kept on its instance (or the plan kept it there)
     assert isinstance(where[2], tuple) and where[2][1] == 3  # CPU-only: cheapest that holds it
     for key, ids in planned.items():
         assert rnd._fits(ids, key)
@@ -146,17 +146,22 @@ def test_a_running_job_the_plan_postpones_keeps_running():
     inst, cat = rnd.instance, rnd.catalog
     big, small = cat.config(1, 1), cat.config(0, 1)
     # node 0 keeps the p3.8xlarge with job 1 only; job 0 (running there) is postponed
-    sol = Solution(inst, [1, 0, -1], [-1, 0, 1], [-1, big, small], "hand")
+    sol = Solution(inst, [1, 0, -1, -1, -1], [-1, 0, 1], [-1, big, small], "hand")
     planned = rnd.plan(sol, new_ids())
     assert sorted(planned[7]) == [0, 1] and planned[9] == [3]
     assert rnd.kept_postponed == 1
-    # the plan closes its instance: moved alone to the cheapest type that holds it
+    # the plan closes its instance: kept open for it alone
     rnd = state()
-    sol = Solution(rnd.instance, [-1, 0, 0], [-1, 2, 1], [-1, small, small], "hand")
+    sol = Solution(rnd.instance, [-1, 0, 0, -1, -1], [-1, 2, 1], [-1, small, small], "hand")
     planned = rnd.plan(sol, new_ids())
-    assert 7 not in planned
+    assert planned[7] == [0]
+    # the plan fills its instance: moved alone to the cheapest type that holds it
+    rnd = state(job1_cpus=6)  # 6 + 12 CPUs > the p3.8xlarge's 16
+    sol = Solution(rnd.instance, [1, 0, -1, -1, -1], [-1, 0, 1], [-1, big, small], "hand")
+    planned = rnd.plan(sol, new_ids())
+    assert planned[7] == [1] and planned[9] == [3]
     moved = [key for key, ids in planned.items() if ids == [0]]
-    assert len(moved) == 1 and moved[0][1] == 1  # p3.8xlarge, the cheapest with 12 CPUs
+    assert len(moved) == 1 and moved[0][1] == 1  # a new p3.8xlarge, the cheapest with 12 CPUs
 
 
 def test_scheduler_rounds_keep_a_stable_plan():
