@@ -102,7 +102,9 @@ START_DELAYS = ("instantiate_delay", "run_worker_delay", "worker_register_delay"
 MOVE_DELAYS = ("fetch_delay", "build_image_delay")
 #: the default value of time: due at arrival + DUE_FACTOR x duration, WEIGHT $/h late after
 DUE_FACTOR = 1.0
-WEIGHT = 3.06  # $/h: a p3 GPU-hour, the price of the GPU a job waits for
+#: $/h late: above the p3.8xlarge's 12.24 $/h most jobs need for their CPUs, so a late job is
+#: worth running (below it P1$ postpones running jobs, which Eva cannot preempt)
+WEIGHT = 20.0
 #: a job's measured progress is held below 1 until Eva reports it finished
 MAX_PROGRESS = 0.99
 COST_LINE = re.compile(r"Total cost: ([0-9.eE+-]+)")
