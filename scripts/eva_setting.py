@@ -78,6 +78,7 @@ if str(ROOT) not in sys.path:
 from gpuaas import methods  # noqa: E402
 from gpuaas.catalog import Catalog  # noqa: E402
 from gpuaas.errors import InputError  # noqa: E402
+from gpuaas.files import check_output, open_output  # noqa: E402
 from gpuaas.importers.build import duration_work  # noqa: E402
 from gpuaas.importers.eva import FAMILY_GPU, VCPUS_PER_CPU, eva_catalog  # noqa: E402
 from gpuaas.instance import Instance  # noqa: E402
@@ -556,6 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weight", type=float, default=WEIGHT, help="$ per hour late (gpuaas)")
     ap.add_argument("--weights", help="also run gpuaas at each of these weights ($/h, commas)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("-o", "--output", help="write the JSON results to this file")
     ap.add_argument("--plot", help="the cost / mean-JCT curve (PNG, SVG or PDF)")
     ap.add_argument("--work", help="keep each run's config, log and report here")
     ap.add_argument(
@@ -585,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
             if not (math.isfinite(value) and value >= 0):
                 raise InputError(None, name, f"must be finite and >= 0, got {value}")
         sweep = parse_weights(args.weights)
+        if args.output:
+            check_output(args.output)
         if args.plot:
             from gpuaas.plots import check_plot_output
 
@@ -614,6 +618,9 @@ def main(argv: list[str] | None = None) -> int:
             from gpuaas.plots import plot_cost_jct
 
             plot_cost_jct(results, args.plot)
+        if args.output:
+            with open_output(args.output) as fh:
+                fh.write(json.dumps(results, indent=1) + "\n")
         if args.json:
             print(json.dumps(results, indent=1))
         else:

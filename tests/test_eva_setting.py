@@ -238,3 +238,61 @@ def test_in_evas_simulator(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["gpuaas"]
     assert out["jobs"] == 200 and out["cost"] > 0 and out["jct_mean_h"] > 0
+
+
+def test_move_costs_from_evas_files(tmp_path):
+    """Start-up: the largest GPU type's three delays; overhead: the largest init + fetch +
+    build delays of the trace."""
+    src = tmp_path / "src"
+    (src / "simulation" / "config").mkdir(parents=True)
+    (src / "pai_trace" / "traces").mkdir(parents=True)
+    delays = lambda i, r, w: {
+        "instantiate_delay": i,
+        "run_worker_delay": r,
+        "worker_register_delay": w,
+    }  # noqa: E731
+    types = {
+        "p3.2xlarge": {"capacity": [1, 8, 61], **delays(22, 51, 100)},
+        "p3.8xlarge": {"capacity": [4, 32, 244], **delays(37, 60, 132)},
+        "c7i.large": {"capacity": [0, 2, 4], **delays(7, 98, 500)},  # no GPU: not counted
+    }
+    (src / eva_setting.SIM_TYPES).write_text(json.dumps({"instance_types": types}))
+    task = lambda f, b: {"fetch_delay": f, "build_image_delay": b}  # noqa: E731
+    trace = {
+        "0": {"init_delay": 80, "tasks": {"0": task(1, 10)}},
+        "1": {"init_delay": 160, "tasks": {"1": task(1, 10)}},
+        "2": {"init_delay": 10, "tasks": {"2": task(100, 10)}},
+    }
+    (src / eva_setting.TRACE).write_text(json.dumps(trace))
+    assert eva_setting.move_costs(src) == (37 + 60 + 132, 160 + 1 + 10)
+
+
+def test_missing_contention_table_is_rebuilt_by_evas_generator(tmp_path, capsys):
+    src = tmp_path / "src"
+    gen = src / eva_setting.CONTENTION_GENERATOR
+    gen.parent.mkdir(parents=True)
+    # a stand-in for Eva's generator: writes the table where Eva's does, with the hash seed
+    gen.write_text(
+        "import os\nopen('contention_map.pkl', 'w').write(os.environ['PYTHONHASHSEED'])\n"
+    )
+    eva_setting.ensure_contention_map(src, sys.executable)
+    assert (src / eva_setting.CONTENTION_MAP).read_text() == "0"
+    assert "missing; rebuilding it" in capsys.readouterr().err
+    eva_setting.ensure_contention_map(src, sys.executable)  # present: nothing said
+    assert capsys.readouterr().err == ""
+
+
+def test_cost_jct_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    from gpuaas.plots import plot_cost_jct
+
+    results = {
+        "Eva": {"cost": 25263.0, "jct_mean_h": 18.63},
+        "No-Packing": {"cost": 35858.0, "jct_mean_h": 17.67},
+        "gpuaas": {"cost": 32000.0, "jct_mean_h": 18.7, "weight": 20.0},
+        "gpuaas w=1": {"cost": 33000.0, "jct_mean_h": 19.5, "weight": 1.0},
+    }
+    out = plot_cost_jct(results, tmp_path / "curve.png")
+    assert out.stat().st_size > 1000
+    with pytest.raises(InputError, match="image format"):
+        plot_cost_jct(results, tmp_path / "curve.txt")
