@@ -21,6 +21,7 @@ from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "eva_setting.py"
+RESULT = ROOT / "scripts" / "results" / "eva-setting.json"
 spec = importlib.util.spec_from_file_location("eva_setting", SCRIPT)
 eva_setting = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(eva_setting)
@@ -228,7 +229,8 @@ def test_bad_arguments_one_line_exit_2(args, message, tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs a checkout of Eva (GPUAAS_EVA)")
 def test_in_evas_simulator(tmp_path):
-    """gpuaas's scheduler through Eva's simulator on pai_200 (minutes): every job finishes."""
+    """gpuaas's entry of scripts/results/eva-setting.json, run again in Eva's simulator on
+    pai_200 (the user's checkout; a few minutes): every job finishes, the same figures."""
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--eva", os.environ["GPUAAS_EVA"], "--json"]
         + ["--schedulers", "gpuaas", "--work", str(tmp_path)],
@@ -237,7 +239,12 @@ def test_in_evas_simulator(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["gpuaas"]
-    assert out["jobs"] == 200 and out["cost"] > 0 and out["jct_mean_h"] > 0
+    committed = json.loads(RESULT.read_text())["gpuaas"]
+    assert out["jobs"] == 200
+    for key in ("cost", "jct_mean_h", "jct_p95_h", "weight", "due_factor"):
+        assert out[key] == committed[key], key
+    for key in ("rounds", "kept_postponed"):  # the solver's seconds aside
+        assert out["scheduler"][key] == committed["scheduler"][key], key
 
 
 def test_move_costs_from_evas_files(tmp_path):
