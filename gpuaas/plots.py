@@ -644,22 +644,27 @@ def check_plot_output(out: str | Path) -> Path:
     return _check_output(out)
 
 
+def _on_curve(label: str, curve: str) -> bool:
+    return label == curve or label.startswith(f"{curve} w=")
+
+
 def plot_cost_jct(
     results: dict[str, dict[str, Any]], out: str | Path, curve: str = "gpuaas"
 ) -> Path:
     """Cost against mean JCT: one point per scheduler of `results` ({label: {"cost",
-    "jct_mean_h", "weight"?}}), the labels starting with `curve` joined as a curve in order of
-    their "weight" (annotated), e.g. ``scripts/eva_setting.py``'s sweep of the value of time."""
+    "jct_mean_h", "weight"?}}), label `curve` and the labels ``"<curve> w=..."`` joined as a
+    curve in order of their "weight" (annotated): ``scripts/eva_setting.py``'s sweep of the
+    value of time."""
     plt = _pyplot()
     out = _check_output(out)
     if not results:
         raise InputError(None, None, "no results to plot")
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     swept = sorted(
-        ((r.get("weight", 0.0), r) for k, r in results.items() if k.startswith(curve)),
+        ((r.get("weight", 0.0), r) for k, r in results.items() if _on_curve(k, curve)),
         key=lambda x: x[0],
     )
-    others = [k for k in results if not k.startswith(curve)]
+    others = [k for k in results if not _on_curve(k, curve)]
     colors = _colors(others)
     for k in others:
         r = results[k]

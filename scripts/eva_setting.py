@@ -49,8 +49,13 @@ curve (`--plot`: against the five schedulers' points).
 on the cheapest of Eva's instance types that holds it, from its first round to its end (the
 rule of Eva's No-Packing scheduler, which spends on them what Eva's does).
 
-Output (``--json``): ``{"<scheduler>": {"cost", "jct_mean_h", "jct_p95_h", ...}}``, gpuaas's
-entry under "gpuaas", the sweep's under "gpuaas w=<weight>".
+`--variant KEY=VALUE` adds a run of the default method with those options (e.g.
+``polish_nodes=50``, its P1$ MILP polish), at `--weight`.
+
+Output (``--json``, ``-o``): ``{"<scheduler>": {"cost" $, "jct_mean_h", "jct_p95_h", "jobs",
+"seconds"}}``, gpuaas's entry under "gpuaas" (with its weight, due factor and counters:
+rounds planned, solver seconds, running jobs the plan postponed), the sweep's under
+"gpuaas w=<weight>", a variant's under "gpuaas <its options>".
 """
 
 from __future__ import annotations
@@ -329,9 +334,11 @@ class GpuaasScheduler:
         startup: float = 0.0,
         method: str = methods.DEFAULT_METHOD,
         seed: int = 1,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         self.interval, self.due_factor, self.weight = interval, due_factor, weight
         self.overhead, self.startup, self.method, self.seed = overhead, startup, method, seed
+        self.options = dict(options or {})
         self.catalog: Catalog | None = None
         self._next = -1
         self.stats = {"rounds": 0, "solver_seconds": 0.0, "kept_postponed": 0}
@@ -411,7 +418,8 @@ class GpuaasScheduler:
             return {}
         start = _clock()
         if rnd.gpu_jobs:
-            sol = methods.solve(rnd.instance, self.method, seed=self.seed + self.stats["rounds"])
+            seed = self.seed + self.stats["rounds"]
+            sol = methods.solve(rnd.instance, self.method, seed=seed, **self.options)
         else:
             sol = _empty(rnd.instance)
         self.stats["solver_seconds"] += _clock() - start
@@ -539,6 +547,23 @@ def parse_weights(text: str | None) -> list[float]:
     return ws
 
 
+def parse_variant(text: str) -> dict[str, Any]:
+    """``KEY=VALUE[,KEY=VALUE]`` -> options of the default method (values as JSON scalars),
+    checked by the method on a one-job instance."""
+    options: dict[str, Any] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise InputError(None, "--variant", f"must be KEY=VALUE[,KEY=VALUE], got {text!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except ValueError:
+            options[key.strip()] = value
+    methods.check_options(methods.DEFAULT_METHOD, options, time_limit=False)
+    methods.check_option_values(methods.DEFAULT_METHOD, options)
+    return options
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--eva", required=True, help="the user's checkout of uw-mad-dash/Eva")
@@ -556,6 +581,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--weight", type=float, default=WEIGHT, help="$ per hour late (gpuaas)")
     ap.add_argument("--weights", help="also run gpuaas at each of these weights ($/h, commas)")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="also run gpuaas with these options of its method (KEY=VALUE[,KEY=VALUE])",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--output", help="write the JSON results to this file")
     ap.add_argument("--plot", help="the cost / mean-JCT curve (PNG, SVG or PDF)")
@@ -587,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
             if not (math.isfinite(value) and value >= 0):
                 raise InputError(None, name, f"must be finite and >= 0, got {value}")
         sweep = parse_weights(args.weights)
+        variants = [parse_variant(text) for text in args.variant]
         if args.output:
             check_output(args.output)
         if args.plot:
@@ -603,6 +635,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         runs = [(s, {**base, "weight": args.weight}) for s in labels]
         runs += [(f"{GPUAAS} w={w:g}", {**base, "weight": w}) for w in sweep]
+        runs += [
+            (f"{GPUAAS} {text}", {**base, "weight": args.weight, "options": opts})
+            for text, opts in zip(args.variant, variants)
+        ]
         results: dict[str, Any] = {}
         with tempfile.TemporaryDirectory(prefix="eva_setting") as tmp:
             root = Path(args.work) if args.work else Path(tmp)
@@ -614,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
                 if label.startswith(GPUAAS):
                     results[label]["weight"] = extra["weight"]
                     results[label]["due_factor"] = extra["due_factor"]
+                    if extra.get("options"):
+                        results[label]["options"] = extra["options"]
         if args.plot:
             from gpuaas.plots import plot_cost_jct
 

@@ -303,3 +303,11 @@ def test_cost_jct_plot(tmp_path):
     assert out.stat().st_size > 1000
     with pytest.raises(InputError, match="image format"):
         plot_cost_jct(results, tmp_path / "curve.txt")
+
+
+def test_variant_options_checked_by_the_method():
+    assert eva_setting.parse_variant("polish_nodes=50") == {"polish_nodes": 50}
+    with pytest.raises(InputError, match="unknown option"):
+        eva_setting.parse_variant("tabu=3")
+    with pytest.raises(InputError, match="KEY=VALUE"):
+        eva_setting.parse_variant("polish_nodes")
