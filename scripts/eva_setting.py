@@ -1,8 +1,8 @@
 """Eva's setting as a benchmark (issue 44 item 3): gpuaas's default method as one more
 scheduler in Eva's own simulator, beside Eva's five, on its pai_200 trace.
 
-    python scripts/eva_setting.py --eva ~/Eva --json                    # the six schedulers
-    python scripts/eva_setting.py --eva ~/Eva --json --weights 0.3,3,30 --plot curve.png
+    python scripts/eva_setting.py --eva DIR --json                     # the six schedulers
+    python scripts/eva_setting.py --eva DIR --json --weights 1,3,10,30,100 --plot curve.png
 
 Eva (EuroSys '25, ``uw-mad-dash/Eva``) has no license: nothing of it is in this repository.
 Everything of it runs from the user's checkout `--eva DIR`, unchanged: each scheduler is one

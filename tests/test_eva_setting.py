@@ -2,7 +2,8 @@
 
 Nothing of Eva's repository (no license) is used: the objects below have the attributes its
 master hands a scheduler (jobs, tasks, instances, instance types). The end-to-end run needs a
-checkout of Eva (``GPUAAS_EVA``: its path) and minutes: skipped without one.
+checkout of Eva (``GPUAAS_EVA``: its path; ``GPUAAS_EVA_PYTHON``: an interpreter with its
+requirements, if not this one) and minutes: skipped without one.
 """
 
 import importlib.util
@@ -233,7 +234,8 @@ def test_in_evas_simulator(tmp_path):
     pai_200 (the user's checkout; a few minutes): every job finishes, the same figures."""
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--eva", os.environ["GPUAAS_EVA"], "--json"]
-        + ["--schedulers", "gpuaas", "--work", str(tmp_path)],
+        + ["--schedulers", "gpuaas", "--work", str(tmp_path)]
+        + ["--python", os.environ.get("GPUAAS_EVA_PYTHON", sys.executable)],
         capture_output=True,
         text=True,
     )
