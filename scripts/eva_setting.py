@@ -88,6 +88,7 @@ from gpuaas.importers.build import duration_work  # noqa: E402
 from gpuaas.importers.eva import FAMILY_GPU, VCPUS_PER_CPU, eva_catalog  # noqa: E402
 from gpuaas.instance import Instance  # noqa: E402
 from gpuaas.rescheduler.matching import check_solution, match_nodes  # noqa: E402
+from gpuaas.solution import Solution  # noqa: E402
 
 #: Eva's five schedulers (experiment_driver_200's list): label -> class in master.scheduler
 EVA_SCHEDULERS = {
@@ -364,33 +365,6 @@ class GpuaasScheduler:
         event_occurred,
         real_reconfig=True,
     ):
-        try:
-            return self._plan(
-                jobs,
-                tasks,
-                instances,
-                instance_types,
-                unfinished_job_ids,
-                current_config,
-                time,
-                real_reconfig,
-            )
-        except BaseException:  # in Eva's scheduler thread: its simulator would wait forever
-            traceback.print_exc()
-            sys.stderr.flush()
-            os._exit(3)
-
-    def _plan(
-        self,
-        jobs,
-        tasks,
-        instances,
-        instance_types,
-        unfinished_job_ids,
-        current_config,
-        time,
-        real_reconfig,
-    ):
         if not real_reconfig:  # Eva's master sizing one arriving job's migration cost
             return {
                 (self._new_id(), cheapest_fit(tasks[t], instance_types)): [t]
@@ -433,9 +407,7 @@ def _clock() -> float:
     return time.perf_counter()
 
 
-def _empty(inst: Instance) -> Any:
-    from gpuaas.solution import Solution
-
+def _empty(inst: Instance) -> Solution:
     return Solution.empty(inst, "none")
 
 
@@ -462,7 +434,16 @@ def child(src: Path, label: str, work: Path, args: dict[str, Any]) -> None:
     import experiment_driver_200 as driver  # Eva's: its config, its ports
     import master.scheduler as registry  # Eva's scheduler registry
 
-    setattr(registry, GPUAAS_CLASS, GpuaasScheduler)
+    class Scheduler(GpuaasScheduler):
+        def generate_planned_config(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super().generate_planned_config(*args, **kwargs)
+            except BaseException:  # in Eva's scheduler thread: its simulator would wait forever
+                traceback.print_exc()
+                sys.stderr.flush()
+                os._exit(3)
+
+    setattr(registry, GPUAAS_CLASS, Scheduler)
     used: set[int] = set()
     ports = {}
     for name in ("simulator_port", "event_receiver_port", "eva_port", "master_port", "worker_port"):
