@@ -636,3 +636,49 @@ def plot_cdf(results: list[str | Path], out: str | Path) -> Path:
     fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1)
     _save(fig, out)
     return out
+
+
+def check_plot_output(out: str | Path) -> Path:
+    """`out` as an image path this module can write (PNG, SVG or PDF; its directory exists):
+    InputError otherwise, before the work that produces the figure."""
+    return _check_output(out)
+
+
+def _on_curve(label: str, curve: str) -> bool:
+    return label == curve or label.startswith(f"{curve} w=")
+
+
+def plot_cost_jct(
+    results: dict[str, dict[str, Any]], out: str | Path, curve: str = "gpuaas"
+) -> Path:
+    """Cost against mean JCT: one point per scheduler of `results` ({label: {"cost",
+    "jct_mean_h", "weight"?}}), label `curve` and the labels ``"<curve> w=..."`` joined as a
+    curve in order of their "weight" (annotated): ``scripts/eva_setting.py``'s sweep of the
+    value of time."""
+    plt = _pyplot()
+    out = _check_output(out)
+    if not results:
+        raise InputError(None, None, "no results to plot")
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    swept = sorted(
+        ((r.get("weight", 0.0), r) for k, r in results.items() if _on_curve(k, curve)),
+        key=lambda x: x[0],
+    )
+    others = [k for k in results if not _on_curve(k, curve)]
+    colors = _colors(others)
+    for k in others:
+        r = results[k]
+        ax.scatter(r["jct_mean_h"], r["cost"], color=colors[k], zorder=3)
+        ax.annotate(k, (r["jct_mean_h"], r["cost"]), textcoords="offset points", xytext=(5, 4))
+    if swept:
+        xs = [r["jct_mean_h"] for _, r in swept]
+        ys = [r["cost"] for _, r in swept]
+        ax.plot(xs, ys, "o-", color="black", zorder=4, label=f"{curve} (weight $/h late)")
+        for (w, _), x, y in zip(swept, xs, ys):
+            ax.annotate(f"{w:g}", (x, y), textcoords="offset points", xytext=(5, -12))
+        ax.legend(loc="best")
+    ax.set_xlabel("mean JCT (h)")
+    ax.set_ylabel("cost ($)")
+    ax.grid(True, alpha=0.3)
+    _save(fig, out)
+    return out

@@ -256,10 +256,19 @@ def _work(
             steps = job.duration * rate
         allowed = {job.gpus} if gpu_counts == "requested" else None
         return table.job_times(model, float(steps), cat, gpus=allowed, scaling=scaling)
+    return duration_work(cat, job.gpus, float(job.duration), job.gpu, any_gpu)
+
+
+def duration_work(
+    cat: Catalog, gpus: int, duration: float, gpu: str | None, any_gpu: bool = False
+) -> np.ndarray:
+    """Whole-job seconds per configuration of a job measured at `duration` s on `gpus` GPUs of
+    model `gpu`: that time on exactly `gpus` GPUs of that model (of any model: `any_gpu`), inf
+    elsewhere (a measured duration says nothing of other counts)."""
     out = np.full(cat.n_configs, np.inf)
-    for v, gpu in enumerate(cat.gpu_models):
-        if job.gpus <= int(cat.gpus[v]) and (any_gpu or (job.gpu or "").upper() == gpu.upper()):
-            out[cat.config(v, job.gpus)] = float(job.duration)
+    for v, model in enumerate(cat.gpu_models):
+        if gpus <= int(cat.gpus[v]) and (any_gpu or (gpu or "").upper() == model.upper()):
+            out[cat.config(v, gpus)] = float(duration)
     return out
 
 

@@ -169,6 +169,13 @@ def read_eva_catalog(path: str) -> Catalog:
     source = str(path)
     data = read_json(path)
     types = data.get("instance_types") if isinstance(data, dict) else None
+    region = data.get("region") if isinstance(data, dict) else None
+    return eva_catalog(types, source, region)
+
+
+def eva_catalog(types: Any, source: str | None, region: Any = None) -> Catalog:
+    """The GPU instance types of Eva's ``{name: {"capacity", "cost", "family"}}`` (its config's
+    ``instance_types``, or its master's instance types at run time) as a gpuaas catalog."""
     if not isinstance(types, dict) or not types:
         raise InputError(source, "instance_types", "must be a non-empty object of instance types")
     vms = []
@@ -204,7 +211,6 @@ def read_eva_catalog(path: str) -> Catalog:
         )
     if not vms:
         raise InputError(source, "instance_types", "has no instance type with GPUs")
-    region = data.get("region")
     info = {"provider": "AWS"}
     if isinstance(region, str) and region.strip():
         info["region"] = region
