@@ -60,11 +60,10 @@ class CapacityLP(SparseLP):
     slot tardiness (J, >= 0), node capacity (K, <= N·slot), per-slot job time (<= length).
     """
 
-    slot: float
-    start: (
-        float  # s_0: start of slot 0; slot k is [s_0 + k·slot, s_0 + (k+1)·slot), slot K open-ended
-    )
+    slot: float  # the shortest slot (all of them on a uniform grid)
+    start: float  # s_0 = edges[0]
     n_slots: int  # K regular slots
+    edges: np.ndarray  # (K + 1,) s_0 .. s_K: slot k is [s_k, s_{k+1}), slot K = [s_K, inf)
     n_x: int
     col_job: np.ndarray  # (n_x,) job of each x column
     col_cfg: np.ndarray
@@ -261,12 +260,16 @@ def capacity_lp(
     spot: dict[int, Capacity] | None = None,
     overhead: float = 0.0,
     startup: float = 0.0,
+    edges: np.ndarray | None = None,
 ) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
-    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups);
-    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity, and the
-    spells' rows (`spell_rows`) for the run's restart `overhead` and VM `startup` (s).
+    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups),
+    or on the slots between the increasing `edges` s_0 < ... < s_K (an adaptive grid,
+    `refine_edges`; s_0 at most the earliest release, s_K the start of the open-ended slot:
+    every row holds for any slot boundaries); `spot` (`spot_capacity`): a row per spot type
+    and slot with finite capacity, and the spells' rows (`spell_rows`) for the run's restart
+    `overhead` and VM `startup` (s).
     """
     J = instance.n_jobs
     t = instance.times
@@ -280,13 +283,24 @@ def capacity_lp(
         start = float(start)
         if slot is not None:
             start += math.floor((earliest - start) / float(slot)) * float(slot)
-    if slot is None:
-        L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+    if edges is not None:
+        s = np.asarray(edges, dtype=np.float64)
+        if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all() or s[0] > earliest:
+            raise ValueError("edges must increase, from at most the earliest release")
+        start, K = float(s[0]), len(s) - 1
+        lengths = np.diff(s)
+        L = float(lengths.min())
+        first = np.minimum(np.searchsorted(s, r, side="right") - 1, K).astype(np.int64)
     else:
-        L = float(slot)
-        _check_slot(r, n_cfg, start, end, L)
-    K = max(1, math.ceil((end - start) / L - 1e-9))
-    first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
+        if slot is None:
+            L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+        else:
+            L = float(slot)
+            _check_slot(r, n_cfg, start, end, L)
+        K = max(1, math.ceil((end - start) / L - 1e-9))
+        s = start + np.arange(K + 1) * L
+        lengths = np.full(K, L)
+        first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
 
     # x columns: (j, c) pairs in job order, each over slots first_j .. K (K: open-ended)
     pj, pc = np.nonzero(keep)
@@ -294,14 +308,14 @@ def capacity_lp(
     n_x = len(ck)
     cj, cc = pj[owner], pc[owner]
     tt = t[cj, cc]
-    late = np.maximum(0.0, np.maximum(start + ck * L, r[cj]) - d[cj])
+    late = np.maximum(0.0, np.maximum(s[ck], r[cj]) - d[cj])
     regular = ck < K
 
     # rows: completion j, per-job tardiness J + j, slot tardiness 2J + j, capacity 3J + k,
     # then per-slot time rows, only for (j, k) whose length after r_j is below j's longest time
     ids = np.arange(n_x)
     pair_job, pair_slot = _ranges(first, K)
-    cap_len = start + (pair_slot + 1) * L - np.maximum(start + pair_slot * L, r[pair_job])
+    cap_len = s[pair_slot + 1] - np.maximum(s[pair_slot], r[pair_job])
     tmax = np.where(keep, t, -np.inf).max(axis=1)
     need = cap_len < tmax[pair_job]
     n_pairs = np.maximum(K - first, 0)  # (j, k) pairs in job order, k = first_j .. K-1
@@ -327,8 +341,7 @@ def capacity_lp(
     for v, cap in sorted((spot or {}).items()):
         of_v = cat.cfg_vm[cc] == v
         for k in range(K + 1):
-            end = math.inf if k == K else start + (k + 1) * L
-            room = available_seconds(cap, start + k * L, end)
+            room = available_seconds(cap, s[k], math.inf if k == K else s[k + 1])
             hit = of_v & (ck == k)
             if math.isfinite(room) and hit.any():
                 rows.append(np.full(int(hit.sum()), n_rows))
@@ -344,9 +357,7 @@ def capacity_lp(
         instance,
         keep,
         spot or {},
-        start,
-        L,
-        K,
+        s,
         first,
         cj,
         cc,
@@ -375,7 +386,7 @@ def capacity_lp(
         [
             np.ones(J),
             np.full(2 * J, np.inf),
-            np.full(K, nodes * L),
+            nodes * lengths,
             cap_len[need],
             np.asarray(spot_upper, dtype=np.float64),
             np.asarray(spells.upper, dtype=np.float64),
@@ -390,6 +401,7 @@ def capacity_lp(
         slot=L,
         start=start,
         n_slots=K,
+        edges=s,
         n_x=n_x,
         col_job=cj,
         col_cfg=cc,
@@ -559,9 +571,7 @@ def spell_rows(
     instance: Instance,
     keep: np.ndarray,
     spot: dict[int, Capacity],
-    start: float,
-    L: float,
-    K: int,
+    edges: np.ndarray,
     first: np.ndarray,
     cj: np.ndarray,
     cc: np.ndarray,
@@ -619,7 +629,7 @@ def spell_rows(
     r = effective_release(instance)
     share = share_price(instance)
     cfg_vm = instance.catalog.cfg_vm
-    edges = start + L * np.arange(K + 1)  # s_0 .. s_K (s_K: start of the open-ended slot)
+    K = len(edges) - 1  # edges: s_0 .. s_K (s_K: start of the open-ended slot)
     job_lo = np.searchsorted(cj, np.arange(instance.n_jobs), side="left")
     job_hi = np.searchsorted(cj, np.arange(instance.n_jobs), side="right")
     o = float(overhead)
