@@ -47,7 +47,9 @@ SLOT_UNIT = 3600.0
 MAX_COLUMNS = 50_000
 #: the most x-columns of the LPs after the first of an adaptive grid (`gpuaas.bounds`,
 #: `refine_grid`; BOUND.md: the trade-off)
-ADAPTIVE_COLUMNS = 100_000
+ADAPTIVE_COLUMNS = 50_000
+#: a slot of an adaptive grid is cut into at most this many parts a round (`refine_grid`)
+PARTS = 4
 #: a given slot may not give one job more columns than this (memory, and HiGHS would not finish)
 LIMIT_COLUMNS = 2_000_000
 #: the longest automatic slot: a trace whose LP needs longer ones to fit MAX_COLUMNS is split
@@ -779,8 +781,9 @@ def refine_grid(
 
     Slots where the grid constrains that optimum are cut in two: those whose capacity row binds
     and those holding work of a job due before their end (the slot charges it tardiness from
-    its start only) — more of its time there than the slot holds before that date. Slots of at most `unit` s stay; halves are multiples of `unit` from the
-    slot's start. Each job's regular slots end one slot after its last work (its later work
+    its start only) — more of its time there than the slot holds before that date. Slots of
+    at most `unit` s stay; the others are cut into up to PARTS parts at multiples of `unit`
+    from the slot's start. Each job's regular slots end one slot after its last work (its later work
     goes to its open-ended column; with `shrink` only, else they never end earlier than in
     `lp`), or at s_K when it has work in its open-ended column, so the columns go where the
     work is. Cuts are taken earliest first while the LP has at most
@@ -811,7 +814,11 @@ def refine_grid(
     marked[pk[late]] = True
     length = np.diff(s)
     cut = np.flatnonzero(marked & (length > unit * (1 + 1e-9)))
-    mids = s[cut] + np.maximum(np.floor(length[cut] / unit / 2), 1) * unit
+    units = length[cut] / unit
+    parts = np.minimum(np.ceil(units - 1e-9), PARTS).astype(np.int64)
+    owner, i = _ranges(np.ones(len(cut), dtype=np.int64), parts)
+    mids = s[cut][owner] + unit * np.floor(units[owner] * i / parts[owner])
+    mids = mids[(mids > s[cut][owner]) & (mids < s[cut + 1][owner])]
 
     def grid(n: int) -> tuple[np.ndarray, np.ndarray, int]:
         e = np.sort(np.concatenate((s, mids[:n])))
