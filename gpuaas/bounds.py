@@ -295,7 +295,7 @@ def _adaptive(
     """The best dual bound of up to MAX_ROUNDS capacity LPs of the whole trace: the first on
     the uniform grid of `slot`, each next one on `refine_grid`'s grid from the last optimum
     (slots cut towards `unit` where capacity binds or work runs late; each job's columns
-    where its work is; at most ADAPTIVE_COLUMNS x-columns). Every grid's LP is a relaxation
+    where its work is; at most MAX_COLUMNS x-columns). Every grid's LP is a relaxation
     (BOUND.md §2), so the best of them is a bound. Stops when two rounds in a row gain nothing,
     nothing is left to cut, or the time runs out (the bound so far stands)."""
     best = _Relaxation(per_job, "optimal", slot, 0, 0, 1, 0)
@@ -331,7 +331,7 @@ def _adaptive(
         idle = 0 if gain or n == 0 else idle + 1
         if status != "optimal" or x is None or y is None or idle >= 2:
             break
-        grid = refine_grid(trace, lp, x, y, unit, _lp.ADAPTIVE_COLUMNS, shrink=n == 0)
+        grid = refine_grid(trace, lp, x, y, unit, _lp.MAX_COLUMNS, shrink=n == 0)
         if grid is None:
             break
         edges, until = grid

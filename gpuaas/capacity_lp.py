@@ -43,11 +43,9 @@ from gpuaas.per_job import effective_release, node_share, share_price
 
 #: the automatic slot is the smallest multiple of this (s) ...
 SLOT_UNIT = 3600.0
-#: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off)
+#: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off); the
+#: LPs of an adaptive grid after the first have at most as many (`gpuaas.bounds`, `refine_grid`)
 MAX_COLUMNS = 50_000
-#: the most x-columns of the LPs after the first of an adaptive grid (`gpuaas.bounds`,
-#: `refine_grid`; BOUND.md: the trade-off)
-ADAPTIVE_COLUMNS = 50_000
 #: a slot of an adaptive grid is cut into at most this many parts a round (`refine_grid`)
 PARTS = 4
 #: a given slot may not give one job more columns than this (memory, and HiGHS would not finish)
