@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+import gpuaas.capacity_lp as _lp
 from gpuaas import checks
 from gpuaas.availability import UNLIMITED, Availability, Capacity
 from gpuaas.capacity_lp import (
@@ -46,7 +47,9 @@ from gpuaas.capacity_lp import (
     capacity_groups,
     capacity_lp,
     check_slot,
+    refine_grid,
     solve_capacity,
+    solve_point,
     whole_slot,
 )
 from gpuaas.errors import InputError
@@ -59,6 +62,9 @@ from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 WHOLE_COLUMNS = 500_000
 #: time limit (s) of the capacity LP when none is given
 DEFAULT_TIME_LIMIT = 120.0
+#: the most LPs of an adaptive grid (`_adaptive`): the first on the uniform grid, each next one
+#: cut finer where the last one's optimum is constrained by the grid
+MAX_ROUNDS = 8
 
 
 @dataclass
@@ -88,6 +94,8 @@ class Bound:
     groups: int = 1
     solved: int = 0
     kind: str = "on-demand"
+    slots: int = 0
+    rounds: int = 1
 
     @property
     def binding(self) -> str:
@@ -107,6 +115,8 @@ class Bound:
             "columns": self.columns,
             "rows": self.rows,
             "groups": self.groups,
+            "slots": self.slots,
+            "rounds": self.rounds,
         }
 
     def summary(self) -> str:
@@ -122,9 +132,15 @@ class Bound:
                 if self.groups > 1
                 else ""
             )
+            grid = (
+                f"adaptive grid of {self.slots} slots from {_duration(self.slot or 0.0)}, "
+                f"best of {self.rounds} LPs"
+                if self.rounds > 1
+                else f"slot {_duration(self.slot or 0.0)}"
+            )
             cap = (
                 f"{self.capacity:.4f} $  ({gap:+.2f} % over per-job; LP {self.status}{split}, "
-                f"{self.columns} columns, {self.rows} rows, slot {_duration(self.slot or 0.0)})"
+                f"{self.columns} columns, {self.rows} rows, {grid})"
             )
         return "\n".join(
             [
@@ -219,7 +235,10 @@ def bound(
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     say("capacity LP: choosing the slot")
     L, start, groups = capacity_groups(trace, int(nodes), slot, spot)
-    best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot, restart)
+    if len(groups) == 1 and slot is None and not spot:
+        best = _adaptive(trace, int(nodes), L, SLOT_UNIT, per_job, deadline, say, restart)
+    else:
+        best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot, restart)
     if len(groups) > 1:
         # the groups may all fit N nodes alone (fine slots: few jobs each) while the trace does
         # not: the whole trace's coarse LP is then solved whatever its size, never none at all
@@ -243,6 +262,8 @@ def bound(
         groups=best.groups,
         solved=best.solved,
         kind=kind,
+        slots=best.slots,
+        rounds=best.rounds,
     )
 
 
@@ -257,6 +278,64 @@ class _Relaxation:
     rows: int
     groups: int
     solved: int
+    slots: int = 0  # regular slots of the LP behind the value (0: several or none)
+    rounds: int = 1  # LPs of an adaptive grid solved (`_adaptive`)
+
+
+def _adaptive(
+    trace: Instance,
+    nodes: int,
+    slot: float,
+    unit: float,
+    per_job: float,
+    deadline: float,
+    say: Callable[[str], None],
+    restart: dict[str, float] | None = None,
+) -> _Relaxation:
+    """The best dual bound of up to MAX_ROUNDS capacity LPs of the whole trace: the first on
+    the uniform grid of `slot`, each next one on `refine_grid`'s grid from the last optimum
+    (slots cut towards `unit` where capacity binds or work runs late; each job's columns
+    where its work is; at most MAX_COLUMNS x-columns). Every grid's LP is a relaxation
+    (BOUND.md §2), so the best of them is a bound. Stops when two rounds in a row gain nothing,
+    nothing is left to cut, or the time runs out (the bound so far stands)."""
+    best = _Relaxation(per_job, "optimal", slot, 0, 0, 1, 0)
+    edges = until = None
+    idle = 0
+    for n in range(MAX_ROUNDS):
+        left = deadline - _time.perf_counter()
+        if n and left <= 0:
+            break
+        which = f" (adaptive grid, round {n + 1})" if n else ""
+        say(f"capacity LP{which}: building")
+        if edges is None:
+            lp = capacity_lp(trace, nodes, slot, **(restart or {}))
+        else:
+            lp = capacity_lp(trace, nodes, edges=edges, until=until, **(restart or {}))
+        say(f"capacity LP{which}: HiGHS on {lp.n_cols} columns, {lp.n_rows} rows")
+        value, status, x, y = solve_point(lp, max(left, 0.0))
+        if n == 0 or (value is not None and value > best.value):
+            gain = value is not None and value > best.value * (1 + 1e-9)
+            best = _Relaxation(
+                per_job if value is None else max(value, per_job),
+                status,
+                lp.slot,
+                lp.n_cols,
+                lp.n_rows,
+                1,
+                1,
+                lp.n_slots,
+            )
+        else:
+            gain = False
+        best.rounds = n + 1
+        idle = 0 if gain or n == 0 else idle + 1
+        if status != "optimal" or x is None or y is None or idle >= 2:
+            break
+        grid = refine_grid(trace, lp, x, y, unit, _lp.MAX_COLUMNS, shrink=n == 0)
+        if grid is None:
+            break
+        edges, until = grid
+    return best
 
 
 def _grouped(
@@ -315,11 +394,15 @@ def _whole(
     """The whole trace's LP at `auto_slot`'s slot in multiples of `unit` (one slot over the
     horizon, at most), if it has at most WHOLE_COLUMNS x-columns and time is left, or in any
     case when `needed` (no group needed its LP): coarse, but it sees the capacity of the whole
-    horizon, which groups of consecutive jobs do not share. Its value is at least `per_job`."""
+    horizon, which groups of consecutive jobs do not share; without spot capacity its grid is
+    then refined towards `unit` where the load is (`_adaptive`). Its value is at least
+    `per_job`."""
     L, columns = whole_slot(trace, nodes, spot, unit)
     left = deadline - _time.perf_counter()
     if not needed and (columns > WHOLE_COLUMNS or left <= 0):
         return None
+    if not spot:
+        return _adaptive(trace, nodes, L, unit, per_job, deadline, lambda step: None, restart)
     lp = capacity_lp(trace, nodes, L, spot=spot, **(restart or {}))
     value, status = solve_capacity(lp, max(left, 0.0))
     if value is None and not needed:

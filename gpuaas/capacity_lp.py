@@ -43,8 +43,11 @@ from gpuaas.per_job import effective_release, node_share, share_price
 
 #: the automatic slot is the smallest multiple of this (s) ...
 SLOT_UNIT = 3600.0
-#: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off)
+#: ... for which the capacity LP has at most this many x-columns (BOUND.md: the trade-off); the
+#: LPs of an adaptive grid after the first have at most as many (`gpuaas.bounds`, `refine_grid`)
 MAX_COLUMNS = 50_000
+#: a slot of an adaptive grid is cut into at most this many parts a round (`refine_grid`)
+PARTS = 4
 #: a given slot may not give one job more columns than this (memory, and HiGHS would not finish)
 LIMIT_COLUMNS = 2_000_000
 #: the longest automatic slot: a trace whose LP needs longer ones to fit MAX_COLUMNS is split
@@ -60,11 +63,11 @@ class CapacityLP(SparseLP):
     slot tardiness (J, >= 0), node capacity (K, <= N·slot), per-slot job time (<= length).
     """
 
-    slot: float
-    start: (
-        float  # s_0: start of slot 0; slot k is [s_0 + k·slot, s_0 + (k+1)·slot), slot K open-ended
-    )
+    slot: float  # the shortest slot (all of them on a uniform grid)
+    start: float  # s_0 = edges[0]
     n_slots: int  # K regular slots
+    edges: np.ndarray  # (K + 1,) s_0 .. s_K: slot k is [s_k, s_{k+1}), slot K = [s_K, inf)
+    until: np.ndarray  # (J,) job j's open-ended column is at slot until_j <= K: [s_{until_j}, inf)
     n_x: int
     col_job: np.ndarray  # (n_x,) job of each x column
     col_cfg: np.ndarray
@@ -261,12 +264,19 @@ def capacity_lp(
     spot: dict[int, Capacity] | None = None,
     overhead: float = 0.0,
     startup: float = 0.0,
+    edges: np.ndarray | None = None,
+    until: np.ndarray | None = None,
 ) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
-    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups);
-    `spot` (`spot_capacity`): a row per spot type and slot with finite capacity, and the
-    spells' rows (`spell_rows`) for the run's restart `overhead` and VM `startup` (s).
+    the earliest release; otherwise at most it, so the grid of a whole trace serves its groups),
+    or on the slots between the increasing `edges` s_0 < ... < s_K (an adaptive grid,
+    `refine_edges`; s_0 at most the earliest release, s_K the start of the open-ended slot:
+    every row holds for any slot boundaries), job j's regular slots ending at slot `until[j]`
+    (default K; later slots are one open-ended column per configuration, as slot K: a
+    relaxation, BOUND.md §2); `spot` (`spot_capacity`): a row per spot type
+    and slot with finite capacity, and the spells' rows (`spell_rows`) for the run's restart
+    `overhead` and VM `startup` (s).
     """
     J = instance.n_jobs
     t = instance.times
@@ -280,31 +290,48 @@ def capacity_lp(
         start = float(start)
         if slot is not None:
             start += math.floor((earliest - start) / float(slot)) * float(slot)
-    if slot is None:
-        L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+    if edges is not None:
+        s = np.asarray(edges, dtype=np.float64)
+        if s.ndim != 1 or len(s) < 2 or not (np.diff(s) > 0).all() or s[0] > earliest:
+            raise ValueError("edges must increase, from at most the earliest release")
+        start, K = float(s[0]), len(s) - 1
+        lengths = np.diff(s)
+        L = float(lengths.min())
+        first = np.minimum(np.searchsorted(s, r, side="right") - 1, K).astype(np.int64)
     else:
-        L = float(slot)
-        _check_slot(r, n_cfg, start, end, L)
-    K = max(1, math.ceil((end - start) / L - 1e-9))
-    first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
+        if slot is None:
+            L = auto_slot(r, n_cfg, start, end, MAX_COLUMNS)
+        else:
+            L = float(slot)
+            _check_slot(r, n_cfg, start, end, L)
+        K = max(1, math.ceil((end - start) / L - 1e-9))
+        s = start + np.arange(K + 1) * L
+        lengths = np.full(K, L)
+        first = np.minimum(np.floor((r - start) / L), K).astype(np.int64)
 
-    # x columns: (j, c) pairs in job order, each over slots first_j .. K (K: open-ended)
+    if until is None:
+        u = np.full(J, K, dtype=np.int64)
+    elif spot:
+        raise ValueError("until is not combined with spot capacity rows")
+    else:
+        u = np.clip(np.asarray(until, dtype=np.int64), first, K)
+    # x columns: (j, c) pairs in job order, each over slots first_j .. u_j (u_j: open-ended)
     pj, pc = np.nonzero(keep)
-    owner, ck = _ranges(first[pj], K + 1)
+    owner, ck = _ranges(first[pj], u[pj] + 1)
     n_x = len(ck)
     cj, cc = pj[owner], pc[owner]
     tt = t[cj, cc]
-    late = np.maximum(0.0, np.maximum(start + ck * L, r[cj]) - d[cj])
-    regular = ck < K
+    late = np.maximum(0.0, np.maximum(s[ck], r[cj]) - d[cj])
+    regular = ck < u[cj]
 
     # rows: completion j, per-job tardiness J + j, slot tardiness 2J + j, capacity 3J + k,
     # then per-slot time rows, only for (j, k) whose length after r_j is below j's longest time
     ids = np.arange(n_x)
-    pair_job, pair_slot = _ranges(first, K)
-    cap_len = start + (pair_slot + 1) * L - np.maximum(start + pair_slot * L, r[pair_job])
+    pair_job, pair_slot = _ranges(first, u)
+    cap_len = s[pair_slot + 1] - np.maximum(s[pair_slot], r[pair_job])
     tmax = np.where(keep, t, -np.inf).max(axis=1)
     need = cap_len < tmax[pair_job]
-    n_pairs = np.maximum(K - first, 0)  # (j, k) pairs in job order, k = first_j .. K-1
+    n_pairs = np.maximum(u - first, 0)  # (j, k) pairs in job order, k = first_j .. u_j - 1
     pair_of = np.concatenate(([0], np.cumsum(n_pairs)[:-1]))[cj] + ck - first[cj]
     row_of_pair = np.where(need, 3 * J + K + np.cumsum(need) - 1, -1)
     trow = np.full(n_x, -1, dtype=np.int64)  # per-slot time row of each column, -1: none
@@ -327,8 +354,7 @@ def capacity_lp(
     for v, cap in sorted((spot or {}).items()):
         of_v = cat.cfg_vm[cc] == v
         for k in range(K + 1):
-            end = math.inf if k == K else start + (k + 1) * L
-            room = available_seconds(cap, start + k * L, end)
+            room = available_seconds(cap, s[k], math.inf if k == K else s[k + 1])
             hit = of_v & (ck == k)
             if math.isfinite(room) and hit.any():
                 rows.append(np.full(int(hit.sum()), n_rows))
@@ -344,9 +370,7 @@ def capacity_lp(
         instance,
         keep,
         spot or {},
-        start,
-        L,
-        K,
+        s,
         first,
         cj,
         cc,
@@ -375,7 +399,7 @@ def capacity_lp(
         [
             np.ones(J),
             np.full(2 * J, np.inf),
-            np.full(K, nodes * L),
+            nodes * lengths,
             cap_len[need],
             np.asarray(spot_upper, dtype=np.float64),
             np.asarray(spells.upper, dtype=np.float64),
@@ -390,6 +414,8 @@ def capacity_lp(
         slot=L,
         start=start,
         n_slots=K,
+        edges=s,
+        until=u,
         n_x=n_x,
         col_job=cj,
         col_cfg=cc,
@@ -410,8 +436,9 @@ def capacity_lp(
     )
 
 
-def _ranges(lo: np.ndarray, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated ranges lo_i .. hi-1: (owner i, value) of every element."""
+def _ranges(lo: np.ndarray, hi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated ranges lo_i .. hi_i - 1 (hi: one int or one per range): (owner i, value)
+    of every element."""
     n = np.maximum(hi - lo, 0)
     owner = np.repeat(np.arange(len(lo)), n)
     return owner, lo[owner] + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
@@ -426,6 +453,15 @@ def to_highs(lp: CapacityLP) -> highspy.Highs:
 
 def solve_capacity(lp: CapacityLP, time_limit: float) -> tuple[float | None, str]:
     """(valid lower bound or None, status) of the capacity LP solved by HiGHS within `time_limit`."""
+    value, status, _, _ = solve_point(lp, time_limit)
+    return value, status
+
+
+def solve_point(
+    lp: CapacityLP, time_limit: float
+) -> tuple[float | None, str, np.ndarray | None, np.ndarray | None]:
+    """`solve_capacity`'s (bound, status) and HiGHS's column values and row duals (None when it
+    holds no dual solution), which `refine_edges` reads."""
     h = to_highs(lp)
     h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if h.run() == highspy.HighsStatus.kError:
@@ -445,11 +481,13 @@ def solve_capacity(lp: CapacityLP, time_limit: float) -> tuple[float | None, str
         raise SolverError(f"HiGHS: capacity LP {h.modelStatusToString(ms)}")
     info = h.getInfo()
     if info.dual_solution_status == highspy.SolutionStatus.kSolutionStatusNone:
-        return None, status
-    y = np.asarray(h.getSolution().row_dual, dtype=np.float64)
+        return None, status, None, None
+    solution = h.getSolution()
+    y = np.asarray(solution.row_dual, dtype=np.float64)
     if len(y) != lp.n_rows or not np.isfinite(y).all():
-        return None, status
-    return dual_bound(lp, y), status
+        return None, status, None, None
+    x = np.asarray(solution.col_value, dtype=np.float64)
+    return dual_bound(lp, y), status, (x if len(x) == lp.n_cols else None), y
 
 
 def dual_bound(lp: CapacityLP, y: np.ndarray) -> float:
@@ -559,9 +597,7 @@ def spell_rows(
     instance: Instance,
     keep: np.ndarray,
     spot: dict[int, Capacity],
-    start: float,
-    L: float,
-    K: int,
+    edges: np.ndarray,
     first: np.ndarray,
     cj: np.ndarray,
     cc: np.ndarray,
@@ -619,7 +655,7 @@ def spell_rows(
     r = effective_release(instance)
     share = share_price(instance)
     cfg_vm = instance.catalog.cfg_vm
-    edges = start + L * np.arange(K + 1)  # s_0 .. s_K (s_K: start of the open-ended slot)
+    K = len(edges) - 1  # edges: s_0 .. s_K (s_K: start of the open-ended slot)
     job_lo = np.searchsorted(cj, np.arange(instance.n_jobs), side="left")
     job_hi = np.searchsorted(cj, np.arange(instance.n_jobs), side="right")
     o = float(overhead)
@@ -727,3 +763,76 @@ def spell_rows(
             out.col_upper.append(max(float(np.max(slope * caps[at] + const)), 0.0))
             out.col_cost.append(1.0)
     return out
+
+
+def refine_grid(
+    instance: Instance,
+    lp: CapacityLP,
+    x: np.ndarray,
+    y: np.ndarray,
+    unit: float,
+    max_columns: int,
+    shrink: bool = False,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(edges, until) of the next LP of an adaptive grid (`capacity_lp`), from `lp`'s optimum
+    `x` and row duals `y`, or None when nothing changes.
+
+    Slots where the grid constrains that optimum are cut in two: those whose capacity row binds
+    and those holding work of a job due before their end (the slot charges it tardiness from
+    its start only) — more of its time there than the slot holds before that date. Slots of
+    at most `unit` s stay; the others are cut into up to PARTS parts at multiples of `unit`
+    from the slot's start. Each job's regular slots end one slot after its last work (its later work
+    goes to its open-ended column; with `shrink` only, else they never end earlier than in
+    `lp`), or at s_K when it has work in its open-ended column, so the columns go where the
+    work is. Cuts are taken earliest first while the LP has at most
+    `max_columns` x-columns. Any grid gives a valid bound: this only chooses where to look.
+    """
+    J, K, s, u = lp.n_jobs, lp.n_slots, lp.edges, lp.until
+    xs = x[: lp.n_x]
+    cj, ck = lp.col_job, lp.col_slot
+    used = xs > 1e-9
+    last = np.full(J, -1, dtype=np.int64)
+    np.maximum.at(last, cj[used], ck[used])
+    open_col = ck == u[cj]
+    n_cfg = np.bincount(cj[open_col], minlength=J)  # one open-ended column per kept configuration
+    end = np.where(last >= u, math.inf, s[np.minimum(last + 2, K)])
+    if not shrink:  # windows only grow: a job's regular slots keep what it had
+        end = np.maximum(end, np.where(u >= K, math.inf, s[u]))
+
+    marked = np.abs(y[3 * J : 3 * J + K]) > 1e-9
+    # (j, k): j's time in regular slot k beyond the part of k before its due date
+    work = np.flatnonzero(used & ~open_col)
+    pair = cj[work] * (K + 1) + ck[work]
+    pairs, at = np.unique(pair, return_inverse=True)
+    seconds = np.bincount(at, weights=xs[work] * instance.times[cj[work], lp.col_cfg[work]])
+    pj, pk = pairs // (K + 1), pairs % (K + 1)
+    r = effective_release(instance)
+    before = np.maximum(instance.due[pj] - np.maximum(s[pk], r[pj]), 0.0)
+    late = (seconds > before + 1e-6 * np.maximum(seconds, 1.0)) & (instance.weight[pj] > 0)
+    marked[pk[late]] = True
+    length = np.diff(s)
+    cut = np.flatnonzero(marked & (length > unit * (1 + 1e-9)))
+    units = length[cut] / unit
+    parts = np.minimum(np.ceil(units - 1e-9), PARTS).astype(np.int64)
+    owner, i = _ranges(np.ones(len(cut), dtype=np.int64), parts)
+    mids = s[cut][owner] + unit * np.floor(units[owner] * i / parts[owner])
+    mids = mids[(mids > s[cut][owner]) & (mids < s[cut + 1][owner])]
+
+    def grid(n: int) -> tuple[np.ndarray, np.ndarray, int]:
+        e = np.sort(np.concatenate((s, mids[:n])))
+        k = len(e) - 1
+        first = np.minimum(np.searchsorted(e, r, side="right") - 1, k)
+        until = np.maximum(np.minimum(np.searchsorted(e, end, side="left"), k), first)
+        return e, until, int((n_cfg * (until - first + 1)).sum())
+
+    lo, hi = 0, len(mids)  # the most cuts within the budget (columns grow with every cut)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if grid(mid)[2] <= max_columns:
+            lo = mid
+        else:
+            hi = mid - 1
+    edges, until, columns = grid(lo)
+    if columns > max_columns or (lo == 0 and np.array_equal(until, u)):
+        return None
+    return edges, until
