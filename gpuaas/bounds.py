@@ -168,6 +168,7 @@ def bound(
     availability: Availability | None = None,
     overhead: float | None = None,
     startup: float | None = None,
+    adaptive: bool = False,
 ) -> Bound:
     """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
 
@@ -194,6 +195,12 @@ def bound(
         `DEFAULT_OVERHEAD` and `DEFAULT_STARTUP`), which every schedule pays for the
         capacity's spells (`capacity_lp.spell_rows`). Give the run's own (0 and 0 for the
         paper's costs): a bound with a larger overhead than the run's is no bound of it.
+    adaptive : bool
+        Without spot capacity: after the uniform LP, up to `MAX_ROUNDS` LPs on grids cut finer
+        where the last one's capacity binds (`_adaptive`), the best reported. Off by default:
+        on congested N = 10 traces it gains up to 1.1 % for about 10 x the time, and every
+        campaign cell computes a bound (formulations/BOUND.md §2). An explicit `slot` that
+        cuts the trace into groups always refines the whole trace's LP down to it.
 
     Returns
     -------
@@ -235,7 +242,7 @@ def bound(
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     say("capacity LP: choosing the slot")
     L, start, groups = capacity_groups(trace, int(nodes), slot, spot)
-    if len(groups) == 1 and slot is None and not spot:
+    if adaptive and len(groups) == 1 and slot is None and not spot:
         best = _adaptive(trace, int(nodes), L, SLOT_UNIT, per_job, deadline, say, restart)
     else:
         best = _grouped(trace, int(nodes), L, start, groups, plan, deadline, say, spot, restart)
@@ -245,7 +252,15 @@ def bound(
         say("capacity LP: the whole trace with one coarse slot")
         unit = SLOT_UNIT if slot is None else float(slot)
         whole = _whole(
-            trace, int(nodes), deadline, plan.total, spot, unit, best.solved == 0, restart
+            trace,
+            int(nodes),
+            deadline,
+            plan.total,
+            spot,
+            unit,
+            best.solved == 0,
+            restart,
+            refine=adaptive or slot is not None,
         )
         if whole is not None and (whole.value > best.value or best.solved == 0):
             best = whole
@@ -390,18 +405,19 @@ def _whole(
     unit: float = SLOT_UNIT,
     needed: bool = False,
     restart: dict[str, float] | None = None,
+    refine: bool = False,
 ) -> _Relaxation | None:
     """The whole trace's LP at `auto_slot`'s slot in multiples of `unit` (one slot over the
     horizon, at most), if it has at most WHOLE_COLUMNS x-columns and time is left, or in any
     case when `needed` (no group needed its LP): coarse, but it sees the capacity of the whole
-    horizon, which groups of consecutive jobs do not share; without spot capacity its grid is
-    then refined towards `unit` where the load is (`_adaptive`). Its value is at least
-    `per_job`."""
+    horizon, which groups of consecutive jobs do not share; with `refine` and without spot
+    capacity its grid is then refined towards `unit` where the load is (`_adaptive`). Its
+    value is at least `per_job`."""
     L, columns = whole_slot(trace, nodes, spot, unit)
     left = deadline - _time.perf_counter()
     if not needed and (columns > WHOLE_COLUMNS or left <= 0):
         return None
-    if not spot:
+    if refine and not spot:
         return _adaptive(trace, nodes, L, unit, per_job, deadline, lambda step: None, restart)
     lp = capacity_lp(trace, nodes, L, spot=spot, **(restart or {}))
     value, status = solve_capacity(lp, max(left, 0.0))

@@ -149,14 +149,16 @@ def test_refine_grid_cuts_only_where_the_grid_constrains_within_the_budget():
 
 @pytest.mark.parametrize("nodes", [1, 2])
 def test_adaptive_grid_at_least_the_uniform_lp_and_below_schedules(monkeypatch, nodes):
-    """The automatic bound refines its first (uniform) LP: never below it, finer where the load
-    is, and still below a simulated schedule."""
+    """`adaptive` refines the first (uniform) LP: never below it, finer where the load is, and
+    still below a simulated schedule; without it the uniform LP alone is the bound."""
     monkeypatch.setattr("gpuaas.capacity_lp.MAX_COLUMNS", 10_000)
     trace = load_instance(SMALL)
-    result = bound(trace, nodes=nodes)
+    result = bound(trace, nodes=nodes, adaptive=True)
+    plain = bound(trace, nodes=nodes)
     first, _ = solve_capacity(capacity_lp(trace, nodes), 60.0)
     assert result.rounds > 1 and result.slots > 0 and result.status == "optimal"
     assert below(first, result.bound) and result.bound > first * (1 + 1e-6)
+    assert plain.rounds == 1 and plain.bound == pytest.approx(max(first, plain.per_job), rel=1e-9)
     assert result.columns <= 10_000 + trace.n_jobs and result.slot % 3600.0 == 0  # x and T_j
     assert "adaptive grid" in result.summary() and result.to_dict()["rounds"] == result.rounds
     sim = simulate(trace, "greedy", seed=1, nodes=nodes, bound=False)
