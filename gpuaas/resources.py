@@ -113,11 +113,9 @@ def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
     The methods pack by GPUs, so a job that needs a VM's vCPUs or memory more than its GPUs may
     sit alone on a VM it fills a quarter of. A local search judged by P1$
     (`gpuaas.objective.dollars`, moves at the cost of change, `gpuaas.reconfiguration`) fixes
-    that: it puts a job the plan moves back where it runs; else, the least-filled open node
-    first (its largest share of GPUs, vCPUs or memory), it tries to close it by moving its jobs
-    into the room the other open nodes have left, then to put them on one cheaper VM type that
-    holds them; else it puts the jobs of two nodes on one VM of a type cheaper than both; the
-    first step that lowers P1$ both as it
+    that: the least-filled open node first (its largest share of GPUs, vCPUs or memory), it
+    tries to close it by moving its jobs into the room the other open nodes have left, then to
+    put them on one cheaper VM type that holds them; the first step that lowers P1$ both as it
     is and with each move's cost weighted by `move_weight` (the default method's, as its keep
     rules weigh moves) is taken, and the search starts again. Pinned jobs never move. Each
     step lowers P1$, so the plan never costs more than the fitted one.
@@ -166,11 +164,7 @@ def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
                 steps += 1
                 break
         else:
-            merged = _merge(inst, terms, need, cap, node_vm, job_node, job_cfg, best, move_weight)
-            if merged is None:
-                break
-            (node_vm, job_node, job_cfg), best = merged
-            steps += 1
+            break
     if not steps:
         return sol
     stats = {**sol.stats, "consolidated": steps}
@@ -273,38 +267,14 @@ def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_wei
     return node_vm, job_node, job_cfg
 
 
-def _merge(inst, terms, need, cap, node_vm, job_node, job_cfg, best, move_weight):
-    """The first plan (pairs of open nodes, least filled first) with the jobs of two nodes on
-    one VM of a type cheaper than both, the other node closed, that lowers P1$, and its P1$;
-    None where none does."""
-    order = [
-        n
-        for n in _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist()
-        if not inst.pinned[job_node == n].any()
-    ]
-    cost = inst.catalog.cost
-    for i, n in enumerate(order):
-        for m in order[i + 1 :]:
-            jobs = np.flatnonzero((job_node == n) | (job_node == m))
-            budget = float(cost[node_vm[n]] + cost[node_vm[m]])
-            for cand in _cheaper(
-                inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, budget, m
-            ):
-                p1 = _p1(inst, terms, *cand)
-                if _better(p1, best, move_weight):
-                    return cand, p1
-    return None
-
-
-def _cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, budget=None, close=-1):
-    """Plans with `jobs` on node n of a VM type cheaper than `budget` (None: n's type) that
-    holds them (each on its fastest configuration there that fits, the largest demand first),
-    cheapest type first; node `close` (>= 0) closed."""
+def _cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg):
+    """Plans with node n on a cheaper VM type that holds its jobs (each on its fastest
+    configuration there that fits, the largest demand first), cheapest type first."""
     cat = inst.catalog
-    budget = float(cat.cost[node_vm[n]]) if budget is None else budget
+    now = int(node_vm[n])
     total = need[jobs].sum(axis=0)
     for v in np.argsort(cat.cost, kind="stable").tolist():
-        if cat.cost[v] >= budget:
+        if cat.cost[v] >= cat.cost[now]:
             break
         if inst.room[v] < 1 or not np.all(total <= cap[v] * (1.0 + 1e-9)):
             continue
@@ -322,11 +292,9 @@ def _cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, budget
             out_cfg[j] = c
             left -= int(cat.cfg_gpus[c])
         else:
-            out_vm, out_node = node_vm.copy(), job_node.copy()
-            out_vm[n], out_node[jobs] = v, n
-            if close >= 0:
-                out_vm[close] = -1
-            yield out_vm, out_node, out_cfg
+            out_vm = node_vm.copy()
+            out_vm[n] = v
+            yield out_vm, job_node.copy(), out_cfg
 
 
 def _put_back(inst, need, cap, node_vm, job_node, job_cfg):
