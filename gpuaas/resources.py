@@ -113,11 +113,12 @@ def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
     The methods pack by GPUs, so a job that needs a VM's vCPUs or memory more than its GPUs may
     sit alone on a VM it fills a quarter of. A local search judged by P1$
     (`gpuaas.objective.dollars`, moves at the cost of change, `gpuaas.reconfiguration`) fixes
-    that: the least-filled open node first (its largest share of GPUs, vCPUs or memory), it
-    tries to close it by moving its jobs into the room the other open nodes have left, then to
-    put them on one cheaper VM type that holds them; the first step that lowers P1$ both as it
-    is and with each move's cost weighted by `move_weight` (the default method's, as its keep
-    rules weigh moves) is taken, and the search starts again. Pinned jobs never move. Each
+    that: it puts a running job the plan moves back where it runs (often a job `fit` took off
+    a node); else, the least-filled open node first (its largest share of GPUs, vCPUs or
+    memory), it tries to close it by moving its jobs into the room the other open nodes have
+    left, then to put them on one cheaper VM type that holds them. The first step that lowers
+    P1$ both as it is and with each move's cost weighted by `move_weight` (the default
+    method's, as its keep rules weigh moves) is taken, and the search starts again. Pinned jobs never move. Each
     step lowers P1$, so the plan never costs more than the fitted one.
     """
     inst = sol.instance
@@ -227,10 +228,11 @@ def _room(inst, need, cap, node_vm, job_node, job_cfg) -> tuple[np.ndarray, np.n
 
 
 def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight):
-    """The plan with node n closed and its jobs in the room of the other open nodes, each where
-    it adds least to P1$, the largest demand first; None where one does not fit."""
+    """The plan with node n closed and its jobs in the room of the other open nodes, each on as
+    many GPUs as now where it adds least to P1$, the largest demand first; None where one does
+    not fit."""
     cat = inst.catalog
-    sol_cfg = job_cfg
+    was = job_cfg
     node_vm, job_node, job_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
     job_node[jobs] = job_cfg[jobs] = -1
     node_vm[n] = -1
@@ -240,7 +242,7 @@ def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_wei
     targets = np.flatnonzero(node_vm >= 0)
     for j in jobs[np.lexsort(need[jobs].T[::-1])[::-1]].tolist():
         best = (np.inf, -1, -1)
-        g = int(cat.cfg_gpus[sol_cfg[j]])
+        g = int(cat.cfg_gpus[was[j]])
         for m in targets.tolist():
             if not np.all(need[j] <= free[m]):
                 continue
