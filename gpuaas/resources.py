@@ -104,3 +104,227 @@ def _place(
             node_vm[n] = cat.cfg_vm[c]
             job_node[j], job_cfg[j] = n, c
             return
+
+
+def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
+    """`sol` fitted (`fit`), then re-packed by every resource where P1$ drops (a no-op, `sol`
+    itself, unless the instance declares demands).
+
+    The methods pack by GPUs, so a job that needs a VM's vCPUs or memory more than its GPUs may
+    sit alone on a VM it fills a quarter of. A local search judged by P1$
+    (`gpuaas.objective.dollars`, moves at the cost of change, `gpuaas.reconfiguration`) fixes
+    that: it puts a running job the plan moves back where it runs (often a job `fit` took off
+    a node); else, the least-filled open node first (its largest share of GPUs, vCPUs or
+    memory), it tries to close it by moving its jobs into the room the other open nodes have
+    left, then to put them on one cheaper VM type that holds them. The first step that lowers
+    P1$ both as it is and with each move's cost weighted by `move_weight` (the default
+    method's, as its keep rules weigh moves) is taken, and the search starts again. Pinned jobs never move. Each
+    step lowers P1$, so the plan never costs more than the fitted one.
+    """
+    inst = sol.instance
+    if not inst.has_demands:
+        return sol
+    sol = fit(sol)
+    from gpuaas.objective import dollar_terms  # objective imports per_job, pricing: no cycle
+
+    terms = dollar_terms(inst)
+    cat = inst.catalog
+    need = np.stack([getattr(inst, d) for d in DEMANDS], axis=1)  # (J, 2)
+    cap = np.stack([getattr(cat, c) for c in DEMANDS.values()], axis=1)  # (V, 2)
+    node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
+    best = _p1(inst, terms, node_vm, job_node, job_cfg)
+    steps = 0
+    for _ in range(4 * inst.nodes + 4 * inst.n_jobs + 4):  # each step lowers P1$: bounded
+        back = None
+        for cand in _put_back(inst, need, cap, node_vm, job_node, job_cfg):
+            cost = _p1(inst, terms, *cand)
+            if _better(cost, best, move_weight):
+                back = (cand, cost)
+                break
+        if back is not None:
+            (node_vm, job_node, job_cfg), best = back
+            steps += 1
+            continue
+        for n in _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist():
+            jobs = np.flatnonzero(job_node == n)
+            if inst.pinned[jobs].any():
+                continue
+            taken = None
+            for cand in (
+                _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight),
+                *_cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg),
+            ):
+                if cand is None:
+                    continue
+                cost = _p1(inst, terms, *cand)
+                if _better(cost, best, move_weight):
+                    taken = (cand, cost)
+                    break
+            if taken is not None:
+                (node_vm, job_node, job_cfg), best = taken
+                steps += 1
+                break
+        else:
+            break
+    if not steps:
+        return sol
+    stats = {**sol.stats, "consolidated": steps}
+    return Solution(inst, node_vm, job_node, job_cfg, sol.method, stats)
+
+
+def _p1(inst: Instance, terms, node_vm, job_node, job_cfg) -> tuple[float, float]:
+    """P1$ of a plan as (everything but the moves, the moves' cost): `dollars` from its terms."""
+    run = np.flatnonzero(job_cfg >= 0)
+    base = float(terms.run[run, job_cfg[run]].sum()) + float(terms.wait[job_cfg < 0].sum())
+    paid = np.bincount(job_node[run], weights=terms.price[job_cfg[run]], minlength=inst.nodes)
+    is_open = np.flatnonzero(node_vm >= 0)
+    base += inst.H * float(
+        np.maximum(0.0, inst.catalog.cost[node_vm[is_open]] - paid[is_open]).sum()
+    )
+    if not inst.moves_cost:
+        return base, 0.0
+    moved = (job_node != inst.current_node) | (job_cfg != inst.current_cfg)
+    return base, float(terms.kappa[moved].sum() + terms.sigma[is_open, node_vm[is_open]].sum())
+
+
+def _better(new: tuple[float, float], old: tuple[float, float], move_weight: float) -> bool:
+    """Whether `new` lowers P1$ both as it is and with the moves weighted by `move_weight`."""
+    eps = 1e-9 * max(1.0, abs(old[0] + old[1]))
+    return (
+        new[0] + new[1] < old[0] + old[1] - eps
+        and new[0] + move_weight * new[1] < old[0] + move_weight * old[1] - eps
+    )
+
+
+def _by_fill(inst, need, cap, node_vm, job_node, job_cfg) -> np.ndarray:
+    """The open nodes, least filled first (each node's largest share of GPUs, vCPUs, memory)."""
+    cat = inst.catalog
+    placed = job_node >= 0
+    is_open = np.flatnonzero(node_vm >= 0)
+    v = node_vm[is_open]
+    gpus = np.bincount(
+        job_node[placed], weights=cat.cfg_gpus[job_cfg[placed]], minlength=inst.nodes
+    )
+    share = gpus[is_open] / np.maximum(cat.gpus[v], 1)
+    for k in range(need.shape[1]):
+        held = np.bincount(job_node[placed], weights=need[placed, k], minlength=inst.nodes)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            s = np.where(np.isfinite(cap[v, k]) & (cap[v, k] > 0), held[is_open] / cap[v, k], 0.0)
+        share = np.maximum(share, s)
+    return is_open[np.argsort(share, kind="stable")]
+
+
+def _room(inst, need, cap, node_vm, job_node, job_cfg) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's free GPUs (N,) and free vCPUs and memory (N, 2) under its VM type."""
+    cat = inst.catalog
+    placed = job_node >= 0
+    v = np.maximum(node_vm, 0)
+    gpus = np.bincount(
+        job_node[placed], weights=cat.cfg_gpus[job_cfg[placed]], minlength=inst.nodes
+    )
+    held = np.zeros((inst.nodes, need.shape[1]))
+    np.add.at(held, job_node[placed], need[placed])
+    return cat.gpus[v] - gpus, cap[v] * (1.0 + 1e-9) - held
+
+
+def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight):
+    """The plan with node n closed and its jobs in the room of the other open nodes, each on as
+    many GPUs as now where it adds least to P1$, the largest demand first; None where one does
+    not fit."""
+    cat = inst.catalog
+    was = job_cfg
+    node_vm, job_node, job_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
+    job_node[jobs] = job_cfg[jobs] = -1
+    node_vm[n] = -1
+    gpus, free = _room(inst, need, cap, node_vm, job_node, job_cfg)
+    placed = job_node >= 0
+    paid = np.bincount(job_node[placed], weights=terms.price[job_cfg[placed]], minlength=inst.nodes)
+    targets = np.flatnonzero(node_vm >= 0)
+    for j in jobs[np.lexsort(need[jobs].T[::-1])[::-1]].tolist():
+        best = (np.inf, -1, -1)
+        g = int(cat.cfg_gpus[was[j]])
+        for m in targets.tolist():
+            if not np.all(need[j] <= free[m]):
+                continue
+            v = int(node_vm[m])
+            unfilled = max(0.0, float(cat.cost[v]) - float(paid[m]))
+            for c in range(int(cat.cfg_offset[v]), int(cat.cfg_offset[v] + cat.gpus[v])):
+                if cat.cfg_gpus[c] != g or g > gpus[m] or not np.isfinite(terms.run[j, c]):
+                    continue
+                stays = inst.current_node[j] == m and inst.current_cfg[j] == c
+                key = (
+                    terms.run[j, c]
+                    - inst.H * min(float(terms.price[c]), unfilled)
+                    + (0.0 if stays else move_weight * terms.kappa[j])
+                )
+                if key < best[0]:
+                    best = (key, m, c)
+        if best[1] < 0:
+            return None
+        _, m, c = best
+        job_node[j], job_cfg[j] = m, c
+        gpus[m] -= cat.cfg_gpus[c]
+        free[m] -= need[j]
+        paid[m] += terms.price[c]
+    return node_vm, job_node, job_cfg
+
+
+def _cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg):
+    """Plans with node n on a cheaper VM type that holds its jobs (each on its fastest
+    configuration there that fits, the largest demand first), cheapest type first."""
+    cat = inst.catalog
+    now = int(node_vm[n])
+    total = need[jobs].sum(axis=0)
+    for v in np.argsort(cat.cost, kind="stable").tolist():
+        if cat.cost[v] >= cat.cost[now]:
+            break
+        if inst.room[v] < 1 or not np.all(total <= cap[v] * (1.0 + 1e-9)):
+            continue
+        out_cfg = job_cfg.copy()
+        left = int(cat.gpus[v])
+        for j in jobs[np.lexsort(need[jobs].T[::-1])[::-1]].tolist():
+            cfgs = [
+                c
+                for c in range(int(cat.cfg_offset[v]), int(cat.cfg_offset[v] + cat.gpus[v]))
+                if cat.cfg_gpus[c] <= left and np.isfinite(terms.run[j, c])
+            ]
+            if not cfgs:
+                break
+            c = min(cfgs, key=lambda c: terms.run[j, c])
+            out_cfg[j] = c
+            left -= int(cat.cfg_gpus[c])
+        else:
+            out_vm = node_vm.copy()
+            out_vm[n] = v
+            yield out_vm, job_node.copy(), out_cfg
+
+
+def _put_back(inst, need, cap, node_vm, job_node, job_cfg):
+    """Plans with one running job the plan moves back where it runs now, where that node is
+    open on its present VM type with room for it, or free (reopened on that type)."""
+    cat = inst.catalog
+    gpus, free = _room(inst, need, cap, node_vm, job_node, job_cfg)
+    run = (inst.current_cfg >= 0) & ~inst.pinned
+    moved = run & ((job_node != inst.current_node) | (job_cfg != inst.current_cfg))
+    for j in np.flatnonzero(moved).tolist():
+        n, c = int(inst.current_node[j]), int(inst.current_cfg[j])
+        v = int(cat.cfg_vm[c])
+        g, room = int(cat.cfg_gpus[c]), need[j] <= free[n]
+        if job_node[j] == n:  # on its node on another configuration: its own GPUs come back
+            g -= int(cat.cfg_gpus[job_cfg[j]])
+            room = np.ones(need.shape[1], dtype=bool)
+        if node_vm[n] == v and g <= gpus[n] and np.all(room):
+            out_node, out_cfg = job_node.copy(), job_cfg.copy()
+            out_node[j], out_cfg[j] = n, c
+            yield _closed_empty(inst, node_vm.copy(), out_node), out_node, out_cfg
+        elif node_vm[n] < 0 and np.all(need[j] <= cap[v] * (1.0 + 1e-9)):
+            out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
+            out_vm[n], out_node[j], out_cfg[j] = v, n, c
+            yield _closed_empty(inst, out_vm, out_node), out_node, out_cfg
+
+
+def _closed_empty(inst: Instance, node_vm: np.ndarray, job_node: np.ndarray) -> np.ndarray:
+    """`node_vm` with the open nodes that host no job closed (in place)."""
+    count = np.bincount(job_node[job_node >= 0], minlength=inst.nodes)
+    node_vm[(node_vm >= 0) & (count == 0)] = -1
+    return node_vm

@@ -225,3 +225,96 @@ def test_bound_prices_vcpu_and_memory_shares_and_stays_below_every_run():
     assert close(gpu_only, 5.0) and close(b, 7.5)
     for method in ("incremental", "greedy", "edf", "milp"):
         assert b <= simulate(trace, method).total_cost + 1e-9, method
+
+
+def alone_state(seed: int) -> Instance:
+    """A seeded point where every running job sits alone on its own VM: 2-3 types of 1-4 GPUs
+    with 8 vCPUs and 32 GiB per GPU, prices linear in GPUs or not; 4-8 jobs of 1-2 GPUs needing
+    2-16 vCPUs and 4-64 GiB (what a type holds), most running, a few waiting; random overhead
+    and start-up. Jobs whose vCPUs or memory fill their VM more than their GPUs do can often
+    share one VM."""
+    rng = np.random.default_rng(5000 + seed)
+    V = int(rng.integers(2, 4))
+    gpus = np.sort(rng.choice([1, 2, 4], V, replace=False))
+    price = np.round(gpus * rng.uniform(2.5, 3.5) * rng.uniform(0.9, 1.1, V), 2)
+    cat = Catalog(
+        "inline", tuple(f"V{v}" for v in range(V)), ("V100",) * V, gpus, price,
+        vcpus=8 * gpus, memory=32.0 * gpus,
+    )  # fmt: skip
+    J = int(rng.integers(4, 9))
+    cpus = rng.choice([2.0, 4.0, 8.0, 16.0], J)
+    memory = rng.uniform(4, 64, J).round(1)
+    work = np.full((J, cat.n_configs), np.inf)
+    hours = rng.uniform(0.5, 30, J) * 3600
+    for c in range(cat.n_configs):
+        g, v = int(cat.cfg_gpus[c]), int(cat.cfg_vm[c])
+        ok = (g <= 2) & (cpus <= cat.vcpus[v]) & (memory <= cat.memory[v])
+        work[ok, c] = hours[ok] / g**0.8
+    node, cfg = np.full(J, -1), np.full(J, -1)
+    for j in range(J):
+        ok = np.flatnonzero(np.isfinite(work[j]))
+        if rng.random() < 0.8:
+            node[j], cfg[j] = j, int(rng.choice(ok))
+    return Instance(
+        cat, J, tuple(f"j{j}" for j in range(J)), np.zeros(J),
+        hours * rng.uniform(1, 3, J), np.full(J, 20 / 3600), work,
+        progress=rng.uniform(0, 0.5, J), current_node=node, current_cfg=cfg,
+        overhead=float(rng.choice([0.0, 300.0, 1200.0])), startup=float(rng.choice([0, 120.0])),
+        cpus=cpus, memory=memory,
+    )  # fmt: skip
+
+
+def test_consolidate_never_overfills_nor_costs_more():
+    """`consolidate` on 60 points where each running job sits alone (kept as it is): every plan
+    passes the validator, its P1$ (`gpuaas.objective.dollars`, which its own sum equals) is
+    never above the kept state's, and it frees VMs on many of them; the default method's
+    plans pass too. Without demands it returns the plan itself."""
+    from gpuaas.objective import dollar_terms, dollars
+    from gpuaas.resources import _p1, consolidate
+
+    freed = 0
+    for k in range(60):
+        inst = alone_state(k)
+        run = inst.current_cfg >= 0
+        node_vm = np.full(inst.nodes, -1)
+        node_vm[inst.current_node[run]] = inst.catalog.cfg_vm[inst.current_cfg[run]]
+        kept = Solution(inst, node_vm, inst.current_node.copy(), inst.current_cfg.copy(), "kept")
+        assert validate(kept).ok
+        out = consolidate(kept, move_weight=1.0 + k % 4)
+        assert validate(out).ok, (k, validate(out).errors)
+        before = dollars(inst, kept.node_vm, kept.job_node, kept.job_cfg)
+        after = dollars(inst, out.node_vm, out.job_node, out.job_cfg)
+        assert after <= before + 1e-9 * abs(before), (k, before, after)
+        assert close(
+            sum(_p1(inst, dollar_terms(inst), out.node_vm, out.job_node, out.job_cfg)), after
+        )
+        freed += int((out.node_vm >= 0).sum()) < int((node_vm >= 0).sum())
+        assert validate(solve(inst, "incremental", seed=k)).ok
+    assert freed >= 10, freed
+    plain = tiny_instance(1)
+    sol = solve(plain, "greedy")
+    assert consolidate(sol) is sol
+
+
+def test_default_method_consolidates_where_p1_drops(monkeypatch):
+    """On the 40 first of those points the default method's plan (with `consolidate`) never
+    costs more P1$ than the same method without it (its plan only fitted) and costs less on
+    several, with fewer VMs open."""
+    import gpuaas.heuristics.default.method as default
+    from gpuaas.objective import dollars
+    from gpuaas.resources import consolidate, fit
+
+    def p1(sol: Solution) -> float:
+        return dollars(sol.instance, sol.node_vm, sol.job_node, sol.job_cfg)
+
+    cheaper = fewer = 0
+    for k in range(40):
+        inst = alone_state(k)
+        monkeypatch.setattr(default, "consolidate", consolidate)
+        packed = solve(inst, "incremental", seed=k)
+        monkeypatch.setattr(default, "consolidate", lambda sol, move_weight: fit(sol))
+        plain = solve(inst, "incremental", seed=k)
+        assert p1(packed) <= p1(plain) + 1e-9 * p1(plain), k
+        cheaper += p1(packed) < p1(plain) - 1e-6
+        fewer += (packed.node_vm >= 0).sum() < (plain.node_vm >= 0).sum()
+    assert cheaper >= 5 and fewer >= 5, (cheaper, fewer)

@@ -21,6 +21,7 @@ from gpuaas.heuristics.default.spot import keep_due_dates
 from gpuaas.heuristics.default.spot_wrapper import Planner, with_spot
 from gpuaas.heuristics.state import check_float, reject_unknown
 from gpuaas.instance import Instance
+from gpuaas.resources import consolidate
 from gpuaas.solution import Solution
 
 
@@ -99,7 +100,7 @@ def incremental(
             return with_spot(instance, planner, margin=spot_margin)
         sol = with_spot(keep_due_dates(instance), planner, deadline_safe=True, margin=spot_margin)
         return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, sol.method, sol.stats)
-    return plan(
+    sol = plan(
         instance,
         seed=seed,
         time_limit=time_limit,
@@ -109,3 +110,5 @@ def incremental(
         move_weight=move_weight,
         polish=polish_hook(polish, polish_nodes),
     )
+    # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise)
+    return consolidate(sol, move_weight)
