@@ -39,10 +39,8 @@ def fit(sol: Solution) -> Solution:
     bad = over(inst, sol.node_vm, sol.job_node)
     if bad.size == 0:
         return sol
-    cat = inst.catalog
     node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
-    need = np.stack([getattr(inst, d) for d in DEMANDS], axis=1)  # (J, 2)
-    cap = np.stack([getattr(cat, c) for c in DEMANDS.values()], axis=1)  # (V, 2)
+    need, cap = _demands(inst)
     evicted = []
     for n in bad.tolist():
         jobs = np.flatnonzero(job_node == n)
@@ -60,6 +58,14 @@ def fit(sol: Solution) -> Solution:
     node_vm[(node_vm >= 0) & (np.bincount(job_node[job_node >= 0], minlength=inst.nodes) == 0)] = -1
     stats = {**sol.stats, "resource_moves": len(evicted)}
     return Solution(inst, node_vm, job_node, job_cfg, sol.method, stats)
+
+
+def _demands(inst: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(J, 2) the jobs' demands and (V, 2) the VM types' capacities, in `DEMANDS`' order."""
+    cat = inst.catalog
+    need = np.stack([getattr(inst, d) for d in DEMANDS], axis=1)
+    cap = np.stack([getattr(cat, c) for c in DEMANDS.values()], axis=1)
+    return need, cap
 
 
 def _place(
@@ -128,19 +134,14 @@ def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
     from gpuaas.objective import dollar_terms  # objective imports per_job, pricing: no cycle
 
     terms = dollar_terms(inst)
-    cat = inst.catalog
-    need = np.stack([getattr(inst, d) for d in DEMANDS], axis=1)  # (J, 2)
-    cap = np.stack([getattr(cat, c) for c in DEMANDS.values()], axis=1)  # (V, 2)
+    need, cap = _demands(inst)
     node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
     best = _p1(inst, terms, node_vm, job_node, job_cfg)
     steps = 0
     for _ in range(4 * inst.nodes + 4 * inst.n_jobs + 4):  # each step lowers P1$: bounded
-        back = None
-        for cand in _put_back(inst, need, cap, node_vm, job_node, job_cfg):
-            cost = _p1(inst, terms, *cand)
-            if _better(cost, best, move_weight):
-                back = (cand, cost)
-                break
+        back = _first_better(
+            inst, terms, _put_back(inst, need, cap, node_vm, job_node, job_cfg), best, move_weight
+        )
         if back is not None:
             (node_vm, job_node, job_cfg), best = back
             steps += 1
@@ -149,17 +150,11 @@ def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
             jobs = np.flatnonzero(job_node == n)
             if inst.pinned[jobs].any():
                 continue
-            taken = None
-            for cand in (
+            cands = (
                 _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight),
                 *_cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg),
-            ):
-                if cand is None:
-                    continue
-                cost = _p1(inst, terms, *cand)
-                if _better(cost, best, move_weight):
-                    taken = (cand, cost)
-                    break
+            )
+            taken = _first_better(inst, terms, cands, best, move_weight)
             if taken is not None:
                 (node_vm, job_node, job_cfg), best = taken
                 steps += 1
@@ -185,6 +180,17 @@ def _p1(inst: Instance, terms, node_vm, job_node, job_cfg) -> tuple[float, float
         return base, 0.0
     moved = (job_node != inst.current_node) | (job_cfg != inst.current_cfg)
     return base, float(terms.kappa[moved].sum() + terms.sigma[is_open, node_vm[is_open]].sum())
+
+
+def _first_better(inst: Instance, terms, cands, best, move_weight: float):
+    """The first candidate (node_vm, job_node, job_cfg) of `cands` (None: skipped) whose P1$
+    beats `best` (`_better`), with its P1$; None if none does."""
+    for cand in cands:
+        if cand is not None:
+            cost = _p1(inst, terms, *cand)
+            if _better(cost, best, move_weight):
+                return cand, cost
+    return None
 
 
 def _better(new: tuple[float, float], old: tuple[float, float], move_weight: float) -> bool:
