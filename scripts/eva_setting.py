@@ -82,6 +82,7 @@ if str(ROOT) not in sys.path:
 
 from gpuaas import methods  # noqa: E402
 from gpuaas.catalog import Catalog  # noqa: E402
+from gpuaas.colocation import Colocation  # noqa: E402
 from gpuaas.errors import InputError  # noqa: E402
 from gpuaas.files import check_output, open_output  # noqa: E402
 from gpuaas.importers.build import duration_work  # noqa: E402
@@ -143,6 +144,32 @@ def gpu_demand(task: Any, families: set[str]) -> tuple[str, list[float]] | None:
     return None
 
 
+def workload_name(job: Any, task: Any) -> str:
+    """A task's workload class as Eva's simulator keys its contention table: the job's name
+    without its ``[k]`` index, then the task's name (``resnet18_node0``)."""
+    return f"{job.name.split('[')[0]}_{task.name}"
+
+
+def colocation(
+    contention_map: Mapping[tuple, Sequence[float]] | None, names: Sequence[str]
+) -> Colocation | None:
+    """The jobs of workload classes `names` with the pairwise speeds of Eva's contention table
+    (key: the sorted pair of class names, value: each one's speed beside the other, in key
+    order; a pair it lacks: 1); None without a table."""
+    if contention_map is None:
+        return None
+    classes = sorted(set(names))
+    speed = np.ones((len(classes), len(classes)))
+    for a, x in enumerate(classes):
+        for b, y in enumerate(classes):
+            key = tuple(sorted((x, y)))
+            value = contention_map.get(key)
+            if value is not None:
+                speed[a, b] = float(value[key.index(x)])
+    index = {x: a for a, x in enumerate(classes)}
+    return Colocation(np.array([index[x] for x in names], dtype=np.int64), speed)
+
+
 def cheapest_fit(task: Any, instance_types: Mapping[Any, Any]) -> Any:
     """The id of the cheapest instance type that holds `task` alone (Eva's No-Packing rule)."""
     best = None
@@ -177,6 +204,7 @@ class EvaRound:
         weight: float,
         overhead: float,
         startup: float,
+        contention_map: Mapping[tuple, Sequence[float]] | None = None,
     ) -> None:
         self.catalog, self.jobs, self.tasks = catalog, jobs, tasks
         self.instances, self.instance_types = instances, instance_types
@@ -246,6 +274,10 @@ class EvaRound:
             pinned=pinned,
             cpus=cpus,
             memory=memory,
+        )
+        self.colocation = colocation(
+            contention_map,
+            [workload_name(jobs[j], tasks[jobs[j].task_ids[0]]) for j in self.gpu_jobs],
         )
         self.current_config = current_config
         self.time = time
@@ -336,10 +368,12 @@ class GpuaasScheduler:
         method: str = methods.DEFAULT_METHOD,
         seed: int = 1,
         options: Mapping[str, Any] | None = None,
+        contention: bool = True,
     ) -> None:
         self.interval, self.due_factor, self.weight = interval, due_factor, weight
         self.overhead, self.startup, self.method, self.seed = overhead, startup, method, seed
         self.options = dict(options or {})
+        self.contention = contention
         self.catalog: Catalog | None = None
         self._next = -1
         self.stats = {"rounds": 0, "solver_seconds": 0.0, "kept_postponed": 0}
@@ -387,13 +421,17 @@ class GpuaasScheduler:
             weight=self.weight,
             overhead=self.overhead,
             startup=self.startup,
+            contention_map=contention_map if self.contention else None,
         )
         if not rnd.gpu_jobs and not rnd.cpu_jobs:
             return {}
         start = _clock()
         if rnd.gpu_jobs:
             seed = self.seed + self.stats["rounds"]
-            sol = methods.solve(rnd.instance, self.method, seed=seed, **self.options)
+            options = dict(self.options)
+            if rnd.colocation is not None:
+                options["colocation"] = rnd.colocation
+            sol = methods.solve(rnd.instance, self.method, seed=seed, **options)
         else:
             sol = _empty(rnd.instance)
         self.stats["solver_seconds"] += _clock() - start
