@@ -125,11 +125,12 @@ def consolidate(sol: Solution, move_weight: float = 1.0, colocation=None) -> Sol
     plan moves back where it runs (often a job `fit` took off a node); else, the least-filled
     open node first (its largest share of GPUs, vCPUs or memory), close it by moving its jobs
     into the room the other open nodes have left, or put them on one cheaper VM type that
-    holds them; else move one job to another open node or alone onto a new VM. The first step
-    that lowers the judge both as it is and with each move's cost weighted by `move_weight`
-    (the default method's, as its keep rules weigh moves) is taken, and the search starts
-    again. Pinned jobs never move; each step lowers the judge, so the plan never judges worse
-    than the fitted one.
+    holds them; else move one job to another open node or alone onto a new VM (the best
+    such move); else exchange two jobs of two nodes; else place the jobs of the 2-4
+    least-filled nodes again (`_repack`, the best k). The first step that lowers the judge
+    both as it is and with each move's cost weighted by `move_weight` (the default method's
+    `REPACK_MOVE_WEIGHT`) is taken, and the search starts again. Pinned jobs never
+    move; each step lowers the judge, so the plan never judges worse than the fitted one.
     """
     inst = sol.instance
     if not inst.has_demands:
@@ -166,6 +167,12 @@ def consolidate(sol: Solution, move_weight: float = 1.0, colocation=None) -> Sol
                 break
         if taken is None:
             cands = _relocate(inst, need, cap, node_vm, job_node, job_cfg)
+            taken = _least_better(judge, cands, best, move_weight)
+        if taken is None:
+            cands = _swap(inst, need, cap, node_vm, job_node, job_cfg)
+            taken = _first_better(judge, cands, best, move_weight)
+        if taken is None:
+            cands = _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight)
             taken = _least_better(judge, cands, best, move_weight)
         if taken is None:
             break
@@ -435,3 +442,86 @@ def _relocate(inst, need, cap, node_vm, job_node, job_cfg):
             out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
             out_vm[n], out_node[j], out_cfg[j] = v, n, int(cat.cfg_offset[v]) + g - 1
             yield out_vm, out_node, out_cfg
+
+
+def _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight, most=4):
+    """Plans with the jobs of the k least-filled open nodes (k = 2 .. `most`, nodes without
+    pinned jobs) placed again one by one, the largest share of its VM first, each where the
+    judge (moves weighted) is least: on an open node with room or alone on a new VM of the
+    cheapest type that holds it (on its own node if that was among the k: it may stay).
+    Closing one node at a time (`_close`) cannot free a VM whose jobs fit only once the
+    others' jobs are shuffled too."""
+    cat = inst.catalog
+    order = [
+        n
+        for n in _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist()
+        if not inst.pinned[job_node == n].any()
+    ]
+    for k in range(2, min(most, len(order)) + 1):
+        out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
+        jobs = np.flatnonzero(np.isin(job_node, order[:k]))
+        g_of = {j: int(cat.cfg_gpus[job_cfg[j]]) for j in jobs.tolist()}
+        out_vm[order[:k]] = -1
+        out_node[jobs] = out_cfg[jobs] = -1
+        for j in sorted(g_of, key=lambda j: (-judge.share[j, job_cfg[j]], j)):
+            g = g_of[j]
+            gpus, free = _room(inst, need, cap, out_vm, out_node, out_cfg)
+            cands = []
+            for m in np.flatnonzero(out_vm >= 0).tolist():
+                c = int(cat.cfg_offset[out_vm[m]]) + g - 1
+                if g <= gpus[m] and np.all(need[j] <= free[m]) and np.isfinite(inst.times[j, c]):
+                    cands.append((m, int(out_vm[m]), c))
+            v = _cheapest(inst, need, cap, {j: g}, [j])
+            closed = np.flatnonzero(out_vm < 0)
+            if v >= 0 and closed.size:
+                n = int(closed[0])
+                here = int(inst.current_node[j])
+                if here in order[:k] and out_vm[here] < 0:
+                    n = here  # where it runs: it stays if the type does
+                cands.append((n, v, int(cat.cfg_offset[v]) + g - 1))
+            best = None
+            for m, v, c in cands:
+                was = out_vm[m]
+                out_vm[m], out_node[j], out_cfg[j] = v, m, c
+                base, moves = judge(out_vm, out_node, out_cfg)
+                out_vm[m] = was
+                out_node[j] = out_cfg[j] = -1
+                key = base + move_weight * moves
+                if best is None or key < best[0]:
+                    best = (key, m, v, c)
+            if best is None:
+                break
+            _, m, v, c = best
+            out_vm[m], out_node[j], out_cfg[j] = v, m, c
+        else:
+            yield out_vm, out_node, out_cfg
+
+
+def _swap(inst, need, cap, node_vm, job_node, job_cfg):
+    """Plans with two placed jobs (not pinned) of two open nodes exchanged, each on its GPU
+    count there, where both nodes hold them; the least-filled node's jobs first."""
+    cat = inst.catalog
+    gpus, free = _room(inst, need, cap, node_vm, job_node, job_cfg)
+    movable = (job_cfg >= 0) & ~inst.pinned
+    order = _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist()
+    for a, n in enumerate(order):
+        for m in order[a + 1 :]:
+            for i in np.flatnonzero(movable & (job_node == n)).tolist():
+                gi = int(cat.cfg_gpus[job_cfg[i]])
+                ci = int(cat.cfg_offset[node_vm[m]]) + gi - 1
+                if not np.isfinite(inst.times[i, ci]):
+                    continue
+                for j in np.flatnonzero(movable & (job_node == m)).tolist():
+                    gj = int(cat.cfg_gpus[job_cfg[j]])
+                    cj = int(cat.cfg_offset[node_vm[n]]) + gj - 1
+                    if (
+                        gi - gj > gpus[m]
+                        or gj - gi > gpus[n]
+                        or np.any(need[i] - need[j] > free[m])
+                        or np.any(need[j] - need[i] > free[n])
+                        or not np.isfinite(inst.times[j, cj])
+                    ):
+                        continue
+                    out_node, out_cfg = job_node.copy(), job_cfg.copy()
+                    out_node[i], out_cfg[i], out_node[j], out_cfg[j] = m, ci, n, cj
+                    yield node_vm.copy(), out_node, out_cfg

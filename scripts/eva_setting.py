@@ -33,6 +33,9 @@ a gpuaas `Instance` (`eva_instance`), calls the default method through
   migrating (not reconfigurable) is pinned to its instance; a VM starts up in `startup` s
   (Eva's largest p3 instantiate + run-worker + register delays) and a moved job loses
   `overhead` s (its trace's largest init_delay + fetch + build delays);
+- Eva's contention table reaches the default method as a `gpuaas.colocation.Colocation`
+  (`colocation`: each GPU job's workload class as Eva's simulator keys the table, the pairs'
+  speeds): its re-packing counts the VM time slowdown loses (`--no-colocation`: without);
 - the plan's nodes are matched to the instances (`gpuaas.rescheduler.matching.match_nodes`,
   the Rescheduler's rule): a node kept with its type is its instance, any other open node a
   new instance of its type (Eva cannot resize); a running job the plan postpones keeps
@@ -606,6 +609,11 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="also run gpuaas with these options of its method (KEY=VALUE[,KEY=VALUE])",
     )
+    ap.add_argument(
+        "--no-colocation",
+        action="store_true",
+        help="gpuaas plans without Eva's contention table (what ignoring slowdown costs)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--output", help="write the JSON results to this file")
     ap.add_argument("--plot", help="the cost / mean-JCT curve (PNG, SVG or PDF)")
@@ -651,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
             "overhead": overhead,
             "startup": startup,
             "seed": args.seed,
+            "contention": not args.no_colocation,
         }
         runs = [(s, {**base, "weight": args.weight}) for s in labels]
         runs += [(f"{GPUAAS} w={w:g}", {**base, "weight": w}) for w in sweep]
@@ -669,6 +678,7 @@ def main(argv: list[str] | None = None) -> int:
                 if label.startswith(GPUAAS):
                     results[label]["weight"] = extra["weight"]
                     results[label]["due_factor"] = extra["due_factor"]
+                    results[label]["colocation"] = extra["contention"]
                     if extra.get("options"):
                         results[label]["options"] = extra["options"]
         if args.plot:

@@ -360,3 +360,29 @@ def test_consolidate_parts_jobs_that_slow_each_other():
         Colocation(np.array([0, 2]), np.ones((2, 2)))
     with pytest.raises(InputError):
         Colocation(np.array([0, 1]), np.zeros((2, 2)))
+
+
+def test_consolidate_exchanges_jobs_to_pair_those_that_do_not_slow_each_other():
+    """Four 1-GPU jobs of 8 vCPUs on two full 2-GPU VMs, the two of class 0 together and the
+    two of class 1 together, where a job keeps 0.6 of its speed beside its own class and all
+    of it beside the other: no VM can close and no job move alone, so an exchange pairs
+    them 0 with 1 (the plan passes the validator and judges better)."""
+    from gpuaas.colocation import Colocation
+    from gpuaas.resources import consolidate
+
+    cat = Catalog("inline", ("V2",), ("V100",), np.array([2]), np.array([2.0]), vcpus=[16])
+    work = np.full((4, cat.n_configs), 36000.0)
+    work[:, 1] = np.inf
+    inst = Instance(
+        cat, 4, tuple("abcd"), np.zeros(4), np.full(4, 72000.0), np.full(4, 0.01), work,
+        cpus=np.full(4, 8.0), current_node=np.array([0, 0, 1, 1]), current_cfg=np.zeros(4, int),
+        overhead=60.0,
+    )  # fmt: skip
+    table = Colocation(np.array([0, 0, 1, 1]), np.array([[0.6, 1.0], [1.0, 0.6]]))
+    kept = Solution(inst, np.array([0, 0, -1, -1]), inst.current_node.copy(), np.zeros(4, int), "x")
+    out = consolidate(kept, colocation=table)
+    assert validate(out).ok
+    pairs = sorted(sorted(table.workload[out.job_node == n].tolist()) for n in (0, 1))
+    assert pairs == [[0, 1], [0, 1]], out.job_node
+    assert judged(out, table) < judged(kept, table)
+    assert consolidate(kept).job_node.tolist() == [0, 0, 1, 1]

@@ -15,6 +15,7 @@ from gpuaas.heuristics.default.settings import (
     ITERATIONS,
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
+    REPACK_MOVE_WEIGHT,
     RIVALS,
     SPOT_MARGIN,
 )
@@ -62,7 +63,8 @@ def incremental(
         Randomized Greedy constructions competing when reconfiguration costs are on.
     move_weight : float
         How many times its cost a move must save (>= 1; 1: exactly its cost). Higher moves jobs
-        less often at some cost in dollars.
+        less often at some cost in dollars. The re-packing by vCPUs and memory counts a move
+        once (`settings.REPACK_MOVE_WEIGHT`).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
@@ -114,5 +116,5 @@ def incremental(
         move_weight=move_weight,
         polish=polish_hook(polish, polish_nodes),
     )
-    # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise)
-    return consolidate(sol, move_weight, colocation)
+    # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once
+    return consolidate(sol, REPACK_MOVE_WEIGHT, colocation)
