@@ -153,6 +153,17 @@ def workload_name(job: Any, task: Any) -> str:
     return f"{job.name.split('[')[0]}_{task.name}"
 
 
+def pair_speeds(path: str) -> dict[tuple, list[float]]:
+    """The pairs of Eva's contention table (the pickle its simulator reads): {sorted pair of
+    workload classes: each one's speed beside the other}. Eva's own schedulers do not read it:
+    its master learns speeds from the throughputs it observes (they get that map)."""
+    import pickle
+
+    with open(path, "rb") as fh:
+        table = pickle.load(fh)  # the user's own Eva checkout's file
+    return {key: list(value) for key, value in table.items() if len(key) == 2}
+
+
 def colocation(
     contention_map: Mapping[tuple, Sequence[float]] | None, names: Sequence[str]
 ) -> Colocation | None:
@@ -371,12 +382,12 @@ class GpuaasScheduler:
         method: str = methods.DEFAULT_METHOD,
         seed: int = 1,
         options: Mapping[str, Any] | None = None,
-        contention: bool = True,
+        contention_table: str | None = None,
     ) -> None:
         self.interval, self.due_factor, self.weight = interval, due_factor, weight
         self.overhead, self.startup, self.method, self.seed = overhead, startup, method, seed
         self.options = dict(options or {})
-        self.contention = contention
+        self.pairs = pair_speeds(contention_table) if contention_table else None
         self.catalog: Catalog | None = None
         self._next = -1
         self.stats = {"rounds": 0, "solver_seconds": 0.0, "kept_postponed": 0}
@@ -424,7 +435,7 @@ class GpuaasScheduler:
             weight=self.weight,
             overhead=self.overhead,
             startup=self.startup,
-            contention_map=contention_map if self.contention else None,
+            contention_map=self.pairs,
         )
         if not rnd.gpu_jobs and not rnd.cpu_jobs:
             return {}
@@ -493,7 +504,13 @@ def child(src: Path, label: str, work: Path, args: dict[str, Any]) -> None:
     cls = GPUAAS_CLASS if label.startswith(GPUAAS) else EVA_SCHEDULERS[label]
     config = driver.generate_config(cls, TRACE, str(work / "report.json"), ports)
     if cls == GPUAAS_CLASS:
-        config["scheduler"]["args"] = {"interval": config["scheduling_interval"], **args}
+        args = dict(args)
+        table = str(src / CONTENTION_MAP) if args.pop("contention", True) else None
+        config["scheduler"]["args"] = {
+            "interval": config["scheduling_interval"],
+            "contention_table": table,
+            **args,
+        }
     (work / "config.json").write_text(json.dumps(config, indent=1))
     import eva_simulate
 
