@@ -22,7 +22,7 @@ from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "eva_setting.py"
-RESULT = ROOT / "scripts" / "results" / "eva-setting.json"
+RESULT = ROOT / "scripts" / "results" / "eva-setting-waste.json"  # the newest gpuaas entry
 spec = importlib.util.spec_from_file_location("eva_setting", SCRIPT)
 eva_setting = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(eva_setting)
@@ -230,8 +230,9 @@ def test_bad_arguments_one_line_exit_2(args, message, tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs a checkout of Eva (GPUAAS_EVA)")
 def test_in_evas_simulator(tmp_path):
-    """gpuaas's entry of scripts/results/eva-setting.json, run again in Eva's simulator on
-    pai_200 (the user's checkout; a few minutes): every job finishes, the same figures."""
+    """gpuaas's entry of scripts/results/eva-setting-waste.json (the newest; the older files
+    record earlier code), run again in Eva's simulator on pai_200 (the user's checkout; a few
+    minutes): every job finishes, the same figures."""
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--eva", os.environ["GPUAAS_EVA"], "--json"]
         + ["--schedulers", "gpuaas", "--work", str(tmp_path)]
@@ -313,3 +314,27 @@ def test_variant_options_checked_by_the_method():
         eva_setting.parse_variant("tabu=3")
     with pytest.raises(InputError, match="KEY=VALUE"):
         eva_setting.parse_variant("polish_nodes")
+
+
+def test_colocation_from_evas_contention_table(tmp_path):
+    """The pairs of Eva's contention table (its pickle: sorted class names -> each one's
+    speed beside the other, in key order; larger groups dropped) become the default method's
+    `Colocation`: asymmetric speeds by class, a pair the table lacks at 1, no table: None."""
+    import pickle
+
+    table = {
+        ("sage_node0", "vit_node0"): [0.9, 0.8],
+        ("vit_node0", "vit_node0"): [0.7, 0.7],
+        ("sage_node0", "sage_node0", "vit_node0"): [0.5, 0.5, 0.5],
+        ("sage_node0",): [1.0],
+    }
+    path = tmp_path / "contention_map.pkl"
+    path.write_bytes(pickle.dumps(table))
+    pairs = eva_setting.pair_speeds(str(path))
+    assert sorted(pairs) == [("sage_node0", "vit_node0"), ("vit_node0", "vit_node0")]
+    co = eva_setting.colocation(pairs, ["vit_node0", "sage_node0", "vit_node0", "gcn_node0"])
+    assert co.workload.tolist() == [2, 1, 2, 0]  # classes sorted: gcn, sage, vit
+    assert co.speed[1, 2] == 0.9 and co.speed[2, 1] == 0.8 and co.speed[2, 2] == 0.7
+    assert co.speed[0, 1] == 1.0 and co.speed[1, 1] == 1.0  # pairs the table lacks
+    assert np.allclose(co.speeds(np.array([0, 0, 0, 1])), [0.8 * 0.7, 0.9 * 0.9, 0.56, 1.0])
+    assert eva_setting.colocation(None, ["vit_node0"]) is None
