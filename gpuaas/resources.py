@@ -6,14 +6,18 @@ method's plan can break only the sum over a node's jobs. `fit` keeps, on each no
 type's vCPUs or memory, its pinned jobs, then the jobs that run there now, then the others by
 due date, as long as they fit; each job it takes off goes to the open node where it
 finishes soonest within the GPUs, vCPUs and memory left, else to a closed node slot on the VM
-type that costs least for its time, else waits. A plan that fits is returned as it is, so instances without demands and the MILP
-(whose rows hold the rule) are untouched.
+type that costs least for its time, else waits. A plan that fits is returned as it is, so
+instances without demands and the MILP (whose rows hold the rule) are untouched.
+
+`consolidate` (the default method's step 8) then re-packs a plan by every resource, judged
+by the VM time each node wastes, empty or lost to co-location slowdown (`_Judge`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpuaas.colocation import Colocation
 from gpuaas.instance import DEMANDS, Instance
 from gpuaas.solution import Solution
 
@@ -112,7 +116,9 @@ def _place(
             return
 
 
-def consolidate(sol: Solution, move_weight: float = 1.0, colocation=None) -> Solution:
+def consolidate(
+    sol: Solution, move_weight: float = 1.0, colocation: Colocation | None = None
+) -> Solution:
     """`sol` fitted (`fit`), then re-packed by every resource where jobs declare demands (a
     no-op, `sol` itself, unless the instance declares demands).
 
@@ -197,7 +203,14 @@ class _Judge:
     a job's vCPUs or memory can keep anyone else from for days.
     """
 
-    def __init__(self, inst: Instance, terms, need: np.ndarray, cap: np.ndarray, colocation):
+    def __init__(
+        self,
+        inst: Instance,
+        terms,
+        need: np.ndarray,
+        cap: np.ndarray,
+        colocation: Colocation | None,
+    ):
         cat = inst.catalog
         self.inst, self.terms, self.colocation = inst, terms, colocation
         v = cat.cfg_vm
