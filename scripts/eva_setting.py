@@ -289,10 +289,10 @@ class EvaRound:
             cpus=cpus,
             memory=memory,
         )
-        self.colocation = colocation(
-            contention_map,
-            [workload_name(jobs[j], tasks[jobs[j].task_ids[0]]) for j in self.gpu_jobs],
-        )
+        self.colocation = None
+        if contention_map is not None:
+            names = [workload_name(jobs[j], tasks[jobs[j].task_ids[0]]) for j in self.gpu_jobs]
+            self.colocation = colocation(contention_map, names)
         self.current_config = current_config
         self.time = time
         self.kept_postponed = 0  # running jobs the plan postponed, kept running (class docstring)
