@@ -36,6 +36,8 @@ a gpuaas `Instance` (`eva_instance`), calls the default method through
 - Eva's contention table reaches the default method as a `gpuaas.colocation.Colocation`
   (`colocation`: each GPU job's workload class as Eva's simulator keys the table, the pairs'
   speeds): its re-packing counts the VM time slowdown loses (`--no-colocation`: without);
+- the plan holds until Eva's next round: the instance's interval H is Eva's (300 s; at
+  gpuaas's default of 1 h: 25 439 $ against 25 368 $, scripts/results/eva-setting.md);
 - the plan's nodes are matched to the instances (`gpuaas.rescheduler.matching.match_nodes`,
   the Rescheduler's rule): a node kept with its type is its instance, any other open node a
   new instance of its type (Eva cannot resize); a running job the plan postpones keeps
@@ -286,6 +288,7 @@ class EvaRound:
             current_node=cur_node,
             current_cfg=cur_cfg,
             pinned=pinned,
+            H=interval,
             cpus=cpus,
             memory=memory,
         )

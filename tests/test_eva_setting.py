@@ -113,6 +113,7 @@ def test_eva_state_is_the_instance_of_its_gpu_jobs():
     assert list(cat.vm_names) == ["p3.2xlarge", "p3.8xlarge"]  # the CPU types are not gpuaas's
     assert inst.cpus.tolist() == [24.0, 4.0, 4.0]  # Eva's CPUs are 2 vCPUs each
     assert inst.memory.tolist() == [16.0, 8.0, 8.0]
+    assert inst.H == 300.0  # the plan holds until Eva's next round
     assert inst.progress.tolist() == pytest.approx([0.2, 0.0, 0.0])
     assert inst.due.tolist() == [100 + 2 * 3000, 700 + 2 * 5000, 650 + 2 * 4000]
     assert inst.weight.tolist() == pytest.approx([7.2 / 3600] * 3)
