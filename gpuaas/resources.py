@@ -6,14 +6,18 @@ method's plan can break only the sum over a node's jobs. `fit` keeps, on each no
 type's vCPUs or memory, its pinned jobs, then the jobs that run there now, then the others by
 due date, as long as they fit; each job it takes off goes to the open node where it
 finishes soonest within the GPUs, vCPUs and memory left, else to a closed node slot on the VM
-type that costs least for its time, else waits. A plan that fits is returned as it is, so instances without demands and the MILP
-(whose rows hold the rule) are untouched.
+type that costs least for its time, else waits. A plan that fits is returned as it is, so
+instances without demands and the MILP (whose rows hold the rule) are untouched.
+
+`consolidate` (the default method's step 8) then re-packs a plan by every resource, judged
+by the VM time each node wastes, empty or lost to co-location slowdown (`_Judge`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpuaas.colocation import Colocation
 from gpuaas.instance import DEMANDS, Instance
 from gpuaas.solution import Solution
 
@@ -112,20 +116,27 @@ def _place(
             return
 
 
-def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
-    """`sol` fitted (`fit`), then re-packed by every resource where P1$ drops (a no-op, `sol`
-    itself, unless the instance declares demands).
+def consolidate(
+    sol: Solution, move_weight: float = 1.0, colocation: Colocation | None = None
+) -> Solution:
+    """`sol` fitted (`fit`), then re-packed by every resource where jobs declare demands (a
+    no-op, `sol` itself, unless the instance declares demands).
 
     The methods pack by GPUs, so a job that needs a VM's vCPUs or memory more than its GPUs may
-    sit alone on a VM it fills a quarter of. A local search judged by P1$
-    (`gpuaas.objective.dollars`, moves at the cost of change, `gpuaas.reconfiguration`) fixes
-    that: it puts a running job the plan moves back where it runs (often a job `fit` took off
-    a node); else, the least-filled open node first (its largest share of GPUs, vCPUs or
-    memory), it tries to close it by moving its jobs into the room the other open nodes have
-    left, then to put them on one cheaper VM type that holds them. The first step that lowers
-    P1$ both as it is and with each move's cost weighted by `move_weight` (the default
-    method's, as its keep rules weigh moves) is taken, and the search starts again. Pinned jobs never move. Each
-    step lowers P1$, so the plan never costs more than the fitted one.
+    sit alone on a VM it fills a quarter of, and holes too small for anyone last for days. A
+    local search fixes that, judged by `_Judge`: P1$ (`gpuaas.objective.dollars`, moves at the
+    cost of change, `gpuaas.reconfiguration`) with the VM time each node wastes (left empty or,
+    given a `colocation` table, `gpuaas.colocation.Colocation`, lost to slowdown) until its
+    jobs change, in place of P1$'s H s of unfilled price. Its steps: put a running job the
+    plan moves back where it runs (often a job `fit` took off a node); else, the least-filled
+    open node first (its largest share of GPUs, vCPUs or memory), close it by moving its jobs
+    into the room the other open nodes have left, or put them on one cheaper VM type that
+    holds them; else move one job to another open node or alone onto a new VM (the best
+    such move); else exchange two jobs of two nodes; else place the jobs of the 2-4
+    least-filled nodes again (`_repack`, the best k). The first step that lowers the judge
+    both as it is and with each move's cost weighted by `move_weight` (the default method's
+    `REPACK_MOVE_WEIGHT`) is taken, and the search starts again. Pinned jobs never
+    move; each step lowers the judge, so the plan never judges worse than the fitted one.
     """
     inst = sol.instance
     if not inst.has_demands:
@@ -133,64 +144,124 @@ def consolidate(sol: Solution, move_weight: float = 1.0) -> Solution:
     sol = fit(sol)
     from gpuaas.objective import dollar_terms  # objective imports per_job, pricing: no cycle
 
-    terms = dollar_terms(inst)
     need, cap = _demands(inst)
+    judge = _Judge(inst, dollar_terms(inst), need, cap, colocation)
     node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
-    best = _p1(inst, terms, node_vm, job_node, job_cfg)
+    best = judge(node_vm, job_node, job_cfg)
     steps = 0
-    for _ in range(4 * inst.nodes + 4 * inst.n_jobs + 4):  # each step lowers P1$: bounded
+    for _ in range(4 * inst.nodes + 4 * inst.n_jobs + 4):  # each step lowers the judge: bounded
         back = _first_better(
-            inst, terms, _put_back(inst, need, cap, node_vm, job_node, job_cfg), best, move_weight
+            judge, _put_back(inst, need, cap, node_vm, job_node, job_cfg), best, move_weight
         )
         if back is not None:
             (node_vm, job_node, job_cfg), best = back
             steps += 1
             continue
+        taken = None
         for n in _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist():
             jobs = np.flatnonzero(job_node == n)
             if inst.pinned[jobs].any():
                 continue
             cands = (
-                _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight),
-                *_cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg),
+                _close(
+                    inst, judge.terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight
+                ),
+                *_cheaper(inst, judge.terms, need, cap, n, jobs, node_vm, job_node, job_cfg),
             )
-            taken = _first_better(inst, terms, cands, best, move_weight)
+            taken = _first_better(judge, cands, best, move_weight)
             if taken is not None:
-                (node_vm, job_node, job_cfg), best = taken
-                steps += 1
                 break
-        else:
+        if taken is None:
+            cands = _relocate(inst, need, cap, node_vm, job_node, job_cfg)
+            taken = _least_better(judge, cands, best, move_weight)
+        if taken is None:
+            cands = _swap(inst, need, cap, node_vm, job_node, job_cfg)
+            taken = _first_better(judge, cands, best, move_weight)
+        if taken is None:
+            cands = _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight)
+            taken = _least_better(judge, cands, best, move_weight)
+        if taken is None:
             break
+        (node_vm, job_node, job_cfg), best = taken
+        steps += 1
     if not steps:
         return sol
     stats = {**sol.stats, "consolidated": steps}
     return Solution(inst, node_vm, job_node, job_cfg, sol.method, stats)
 
 
-def _p1(inst: Instance, terms, node_vm, job_node, job_cfg) -> tuple[float, float]:
-    """P1$ of a plan as (everything but the moves, the moves' cost): `dollars` from its terms."""
-    run = np.flatnonzero(job_cfg >= 0)
-    base = float(terms.run[run, job_cfg[run]].sum()) + float(terms.wait[job_cfg < 0].sum())
-    paid = np.bincount(job_node[run], weights=terms.price[job_cfg[run]], minlength=inst.nodes)
-    is_open = np.flatnonzero(node_vm >= 0)
-    base += inst.H * float(
-        np.maximum(0.0, inst.catalog.cost[node_vm[is_open]] - paid[is_open]).sum()
-    )
-    if not inst.moves_cost:
-        return base, 0.0
-    moved = (job_node != inst.current_node) | (job_cfg != inst.current_cfg)
-    return base, float(terms.kappa[moved].sum() + terms.sigma[is_open, node_vm[is_open]].sum())
+class _Judge:
+    """What `consolidate` minimises, as (everything but the moves, the moves' cost): P1$'s run
+    and wait values and moves (`gpuaas.objective.dollars`), with its unfilled-price term
+    replaced by the VM time a node wastes until its jobs change.
+
+    A node of VM type v wastes c_v x (1 - sum of s_j x share_j) per second, share_j the largest
+    share of v's GPUs, vCPUs or memory job j holds and s_j its speed there
+    (`gpuaas.colocation.Colocation.speeds`; 1 without a table): the part of the VM left
+    empty or lost to co-location slowdown. It lasts until the first of the node's jobs ends
+    (at least H): P1$ charges an empty part H s only, as if the next plan filled it, which
+    a job's vCPUs or memory can keep anyone else from for days.
+    """
+
+    def __init__(
+        self,
+        inst: Instance,
+        terms,
+        need: np.ndarray,
+        cap: np.ndarray,
+        colocation: Colocation | None,
+    ):
+        cat = inst.catalog
+        self.inst, self.terms, self.colocation = inst, terms, colocation
+        v = cat.cfg_vm
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = need[:, None, :] / cap[v][None, :, :]  # (J, C, R)
+        res = np.where(np.isfinite(res), res, 0.0)
+        self.share = np.maximum((cat.cfg_gpus / cat.gpus[v])[None, :], res.max(axis=2))
+
+    def __call__(self, node_vm, job_node, job_cfg) -> tuple[float, float]:
+        inst, terms = self.inst, self.terms
+        run = np.flatnonzero(job_cfg >= 0)
+        base = float(terms.run[run, job_cfg[run]].sum()) + float(terms.wait[job_cfg < 0].sum())
+        speed = (
+            np.ones(inst.n_jobs) if self.colocation is None else self.colocation.speeds(job_node)
+        )
+        used = np.bincount(
+            job_node[run], weights=speed[run] * self.share[run, job_cfg[run]], minlength=inst.nodes
+        )
+        first = np.full(inst.nodes, np.inf)
+        np.minimum.at(first, job_node[run], inst.times[run, job_cfg[run]] / speed[run])
+        is_open = np.flatnonzero(node_vm >= 0)
+        waste = inst.catalog.cost[node_vm[is_open]] * np.maximum(0.0, 1.0 - used[is_open])
+        base += float((waste * np.clip(first[is_open], inst.H, np.inf)).sum())
+        if not inst.moves_cost:
+            return base, 0.0
+        moved = (job_node != inst.current_node) | (job_cfg != inst.current_cfg)
+        return base, float(terms.kappa[moved].sum() + terms.sigma[is_open, node_vm[is_open]].sum())
 
 
-def _first_better(inst: Instance, terms, cands, best, move_weight: float):
+def _first_better(judge: _Judge, cands, best, move_weight: float):
     """The first candidate (node_vm, job_node, job_cfg) of `cands` (None: skipped) whose P1$
     beats `best` (`_better`), with its P1$; None if none does."""
     for cand in cands:
         if cand is not None:
-            cost = _p1(inst, terms, *cand)
+            cost = judge(*cand)
             if _better(cost, best, move_weight):
                 return cand, cost
     return None
+
+
+def _least_better(judge: _Judge, cands, best, move_weight: float):
+    """The candidate of `cands` of least P1$ with moves weighted by `move_weight` among those
+    that beat `best` (`_better`), with its P1$; None if none does."""
+    taken = None
+    for cand in cands:
+        cost = judge(*cand)
+        if _better(cost, best, move_weight) and (
+            taken is None or _better(cost, taken[1], move_weight)
+        ):
+            taken = cand, cost
+    return taken
 
 
 def _better(new: tuple[float, float], old: tuple[float, float], move_weight: float) -> bool:
@@ -334,3 +405,136 @@ def _closed_empty(inst: Instance, node_vm: np.ndarray, job_node: np.ndarray) -> 
     count = np.bincount(job_node[job_node >= 0], minlength=inst.nodes)
     node_vm[(node_vm >= 0) & (count == 0)] = -1
     return node_vm
+
+
+def _cheapest(inst, need, cap, g_of, members) -> int:
+    """The cheapest VM type that may open with room for the jobs `members` on their GPU
+    counts `g_of` (each with a configuration there, of its GPU model); -1 if none."""
+    cat = inst.catalog
+    gpus = sum(g_of[j] for j in members)
+    demand = need[members].sum(axis=0)
+    best = -1
+    for v in range(cat.n_vms):
+        if best >= 0 and cat.cost[v] >= cat.cost[best]:
+            continue
+        if cat.gpus[v] < gpus or inst.room[v] < 1 or np.any(demand > cap[v] * (1.0 + 1e-9)):
+            continue
+        offset = int(cat.cfg_offset[v]) - 1
+        if all(np.isfinite(inst.times[j, offset + g_of[j]]) for j in members):
+            best = v
+    return best
+
+
+def _relocate(inst, need, cap, node_vm, job_node, job_cfg):
+    """Plans with one placed job (not pinned) moved, on as many GPUs as now, to another open
+    node with room for it, or alone onto a closed node slot on the cheapest VM type that holds
+    it (its node closed if it leaves it empty)."""
+    cat = inst.catalog
+    gpus, free = _room(inst, need, cap, node_vm, job_node, job_cfg)
+    targets = np.flatnonzero(node_vm >= 0).tolist()
+    closed = np.flatnonzero(node_vm < 0)
+    for j in np.flatnonzero((job_cfg >= 0) & ~inst.pinned).tolist():
+        g, here = int(cat.cfg_gpus[job_cfg[j]]), int(job_node[j])
+        alone = int((job_node == here).sum()) == 1
+        for m in targets:
+            c = int(cat.cfg_offset[node_vm[m]]) + g - 1
+            if m == here or g > gpus[m] or not np.all(need[j] <= free[m]):
+                continue
+            if not np.isfinite(inst.times[j, c]):
+                continue
+            out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
+            out_node[j], out_cfg[j] = m, c
+            if alone:
+                out_vm[here] = -1
+            yield out_vm, out_node, out_cfg
+        if alone or not closed.size:
+            continue
+        v = _cheapest(inst, need, cap, {j: g}, [j])
+        if v >= 0:
+            n = int(closed[0])
+            out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
+            out_vm[n], out_node[j], out_cfg[j] = v, n, int(cat.cfg_offset[v]) + g - 1
+            yield out_vm, out_node, out_cfg
+
+
+def _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight, most=4):
+    """Plans with the jobs of the k least-filled open nodes (k = 2 .. `most`, nodes without
+    pinned jobs) placed again one by one, the largest share of its VM first, each where the
+    judge (moves weighted) is least: on an open node with room or alone on a new VM of the
+    cheapest type that holds it (on its own node if that was among the k: it may stay).
+    Closing one node at a time (`_close`) cannot free a VM whose jobs fit only once the
+    others' jobs are shuffled too."""
+    cat = inst.catalog
+    order = [
+        n
+        for n in _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist()
+        if not inst.pinned[job_node == n].any()
+    ]
+    for k in range(2, min(most, len(order)) + 1):
+        out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
+        jobs = np.flatnonzero(np.isin(job_node, order[:k]))
+        g_of = {j: int(cat.cfg_gpus[job_cfg[j]]) for j in jobs.tolist()}
+        out_vm[order[:k]] = -1
+        out_node[jobs] = out_cfg[jobs] = -1
+        for j in sorted(g_of, key=lambda j: (-judge.share[j, job_cfg[j]], j)):
+            g = g_of[j]
+            gpus, free = _room(inst, need, cap, out_vm, out_node, out_cfg)
+            cands = []
+            for m in np.flatnonzero(out_vm >= 0).tolist():
+                c = int(cat.cfg_offset[out_vm[m]]) + g - 1
+                if g <= gpus[m] and np.all(need[j] <= free[m]) and np.isfinite(inst.times[j, c]):
+                    cands.append((m, int(out_vm[m]), c))
+            v = _cheapest(inst, need, cap, {j: g}, [j])
+            closed = np.flatnonzero(out_vm < 0)
+            if v >= 0 and closed.size:
+                n = int(closed[0])
+                here = int(inst.current_node[j])
+                if here in order[:k] and out_vm[here] < 0:
+                    n = here  # where it runs: it stays if the type does
+                cands.append((n, v, int(cat.cfg_offset[v]) + g - 1))
+            best = None
+            for m, v, c in cands:
+                was = out_vm[m]
+                out_vm[m], out_node[j], out_cfg[j] = v, m, c
+                base, moves = judge(out_vm, out_node, out_cfg)
+                out_vm[m] = was
+                out_node[j] = out_cfg[j] = -1
+                key = base + move_weight * moves
+                if best is None or key < best[0]:
+                    best = (key, m, v, c)
+            if best is None:
+                break
+            _, m, v, c = best
+            out_vm[m], out_node[j], out_cfg[j] = v, m, c
+        else:
+            yield out_vm, out_node, out_cfg
+
+
+def _swap(inst, need, cap, node_vm, job_node, job_cfg):
+    """Plans with two placed jobs (not pinned) of two open nodes exchanged, each on its GPU
+    count there, where both nodes hold them; the least-filled node's jobs first."""
+    cat = inst.catalog
+    gpus, free = _room(inst, need, cap, node_vm, job_node, job_cfg)
+    movable = (job_cfg >= 0) & ~inst.pinned
+    order = _by_fill(inst, need, cap, node_vm, job_node, job_cfg).tolist()
+    for a, n in enumerate(order):
+        for m in order[a + 1 :]:
+            for i in np.flatnonzero(movable & (job_node == n)).tolist():
+                gi = int(cat.cfg_gpus[job_cfg[i]])
+                ci = int(cat.cfg_offset[node_vm[m]]) + gi - 1
+                if not np.isfinite(inst.times[i, ci]):
+                    continue
+                for j in np.flatnonzero(movable & (job_node == m)).tolist():
+                    gj = int(cat.cfg_gpus[job_cfg[j]])
+                    cj = int(cat.cfg_offset[node_vm[n]]) + gj - 1
+                    if (
+                        gi - gj > gpus[m]
+                        or gj - gi > gpus[n]
+                        or np.any(need[i] - need[j] > free[m])
+                        or np.any(need[j] - need[i] > free[n])
+                        or not np.isfinite(inst.times[j, cj])
+                    ):
+                        continue
+                    out_node, out_cfg = job_node.copy(), job_cfg.copy()
+                    out_node[i], out_cfg[i], out_node[j], out_cfg[j] = m, ci, n, cj
+                    yield node_vm.copy(), out_node, out_cfg

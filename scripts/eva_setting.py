@@ -33,6 +33,11 @@ a gpuaas `Instance` (`eva_instance`), calls the default method through
   migrating (not reconfigurable) is pinned to its instance; a VM starts up in `startup` s
   (Eva's largest p3 instantiate + run-worker + register delays) and a moved job loses
   `overhead` s (its trace's largest init_delay + fetch + build delays);
+- Eva's contention table reaches the default method as a `gpuaas.colocation.Colocation`
+  (`colocation`: each GPU job's workload class as Eva's simulator keys the table, the pairs'
+  speeds): its re-packing counts the VM time slowdown loses (`--no-colocation`: without);
+- the plan holds until Eva's next round: the instance's interval H is Eva's (300 s; at
+  gpuaas's default of 1 h: 25 439 $ against 25 368 $, scripts/results/eva-setting.md);
 - the plan's nodes are matched to the instances (`gpuaas.rescheduler.matching.match_nodes`,
   the Rescheduler's rule): a node kept with its type is its instance, any other open node a
   new instance of its type (Eva cannot resize); a running job the plan postpones keeps
@@ -82,6 +87,7 @@ if str(ROOT) not in sys.path:
 
 from gpuaas import methods  # noqa: E402
 from gpuaas.catalog import Catalog  # noqa: E402
+from gpuaas.colocation import Colocation  # noqa: E402
 from gpuaas.errors import InputError  # noqa: E402
 from gpuaas.files import check_output, open_output  # noqa: E402
 from gpuaas.importers.build import duration_work  # noqa: E402
@@ -143,6 +149,43 @@ def gpu_demand(task: Any, families: set[str]) -> tuple[str, list[float]] | None:
     return None
 
 
+def workload_name(job: Any, task: Any) -> str:
+    """A task's workload class as Eva's simulator keys its contention table: the job's name
+    without its ``[k]`` index, then the task's name (``resnet18_node0``)."""
+    return f"{job.name.split('[')[0]}_{task.name}"
+
+
+def pair_speeds(path: str) -> dict[tuple, list[float]]:
+    """The pairs of Eva's contention table (the pickle its simulator reads): {sorted pair of
+    workload classes: each one's speed beside the other}. Eva's own schedulers do not read it:
+    its master learns speeds from the throughputs it observes (they get that map)."""
+    import pickle
+
+    with open(path, "rb") as fh:
+        table = pickle.load(fh)  # the user's own Eva checkout's file
+    return {key: list(value) for key, value in table.items() if len(key) == 2}
+
+
+def colocation(
+    contention_map: Mapping[tuple, Sequence[float]] | None, names: Sequence[str]
+) -> Colocation | None:
+    """The jobs of workload classes `names` with the pairwise speeds of Eva's contention table
+    (key: the sorted pair of class names, value: each one's speed beside the other, in key
+    order; a pair it lacks: 1); None without a table."""
+    if contention_map is None:
+        return None
+    classes = sorted(set(names))
+    speed = np.ones((len(classes), len(classes)))
+    for a, x in enumerate(classes):
+        for b, y in enumerate(classes):
+            key = tuple(sorted((x, y)))
+            value = contention_map.get(key)
+            if value is not None:
+                speed[a, b] = float(value[key.index(x)])
+    index = {x: a for a, x in enumerate(classes)}
+    return Colocation(np.array([index[x] for x in names], dtype=np.int64), speed)
+
+
 def cheapest_fit(task: Any, instance_types: Mapping[Any, Any]) -> Any:
     """The id of the cheapest instance type that holds `task` alone (Eva's No-Packing rule)."""
     best = None
@@ -177,6 +220,7 @@ class EvaRound:
         weight: float,
         overhead: float,
         startup: float,
+        contention_map: Mapping[tuple, Sequence[float]] | None = None,
     ) -> None:
         self.catalog, self.jobs, self.tasks = catalog, jobs, tasks
         self.instances, self.instance_types = instances, instance_types
@@ -244,9 +288,14 @@ class EvaRound:
             current_node=cur_node,
             current_cfg=cur_cfg,
             pinned=pinned,
+            H=interval,
             cpus=cpus,
             memory=memory,
         )
+        self.colocation = None
+        if contention_map is not None:
+            names = [workload_name(jobs[j], tasks[jobs[j].task_ids[0]]) for j in self.gpu_jobs]
+            self.colocation = colocation(contention_map, names)
         self.current_config = current_config
         self.time = time
         self.kept_postponed = 0  # running jobs the plan postponed, kept running (class docstring)
@@ -336,10 +385,12 @@ class GpuaasScheduler:
         method: str = methods.DEFAULT_METHOD,
         seed: int = 1,
         options: Mapping[str, Any] | None = None,
+        contention_table: str | None = None,
     ) -> None:
         self.interval, self.due_factor, self.weight = interval, due_factor, weight
         self.overhead, self.startup, self.method, self.seed = overhead, startup, method, seed
         self.options = dict(options or {})
+        self.pairs = pair_speeds(contention_table) if contention_table else None
         self.catalog: Catalog | None = None
         self._next = -1
         self.stats = {"rounds": 0, "solver_seconds": 0.0, "kept_postponed": 0}
@@ -387,13 +438,17 @@ class GpuaasScheduler:
             weight=self.weight,
             overhead=self.overhead,
             startup=self.startup,
+            contention_map=self.pairs,
         )
         if not rnd.gpu_jobs and not rnd.cpu_jobs:
             return {}
         start = _clock()
         if rnd.gpu_jobs:
             seed = self.seed + self.stats["rounds"]
-            sol = methods.solve(rnd.instance, self.method, seed=seed, **self.options)
+            options = dict(self.options)
+            if rnd.colocation is not None:
+                options["colocation"] = rnd.colocation
+            sol = methods.solve(rnd.instance, self.method, seed=seed, **options)
         else:
             sol = _empty(rnd.instance)
         self.stats["solver_seconds"] += _clock() - start
@@ -452,7 +507,13 @@ def child(src: Path, label: str, work: Path, args: dict[str, Any]) -> None:
     cls = GPUAAS_CLASS if label.startswith(GPUAAS) else EVA_SCHEDULERS[label]
     config = driver.generate_config(cls, TRACE, str(work / "report.json"), ports)
     if cls == GPUAAS_CLASS:
-        config["scheduler"]["args"] = {"interval": config["scheduling_interval"], **args}
+        args = dict(args)
+        table = str(src / CONTENTION_MAP) if args.pop("contention", True) else None
+        config["scheduler"]["args"] = {
+            "interval": config["scheduling_interval"],
+            "contention_table": table,
+            **args,
+        }
     (work / "config.json").write_text(json.dumps(config, indent=1))
     import eva_simulate
 
@@ -568,6 +629,11 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="also run gpuaas with these options of its method (KEY=VALUE[,KEY=VALUE])",
     )
+    ap.add_argument(
+        "--no-colocation",
+        action="store_true",
+        help="gpuaas plans without Eva's contention table (what ignoring slowdown costs)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--output", help="write the JSON results to this file")
     ap.add_argument("--plot", help="the cost / mean-JCT curve (PNG, SVG or PDF)")
@@ -613,6 +679,7 @@ def main(argv: list[str] | None = None) -> int:
             "overhead": overhead,
             "startup": startup,
             "seed": args.seed,
+            "contention": not args.no_colocation,
         }
         runs = [(s, {**base, "weight": args.weight}) for s in labels]
         runs += [(f"{GPUAAS} w={w:g}", {**base, "weight": w}) for w in sweep]
@@ -631,6 +698,7 @@ def main(argv: list[str] | None = None) -> int:
                 if label.startswith(GPUAAS):
                     results[label]["weight"] = extra["weight"]
                     results[label]["due_factor"] = extra["due_factor"]
+                    results[label]["colocation"] = extra["contention"]
                     if extra.get("options"):
                         results[label]["options"] = extra["options"]
         if args.plot:

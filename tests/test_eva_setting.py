@@ -22,7 +22,7 @@ from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "eva_setting.py"
-RESULT = ROOT / "scripts" / "results" / "eva-setting.json"
+RESULT = ROOT / "scripts" / "results" / "eva-setting-waste.json"  # the newest gpuaas entry
 spec = importlib.util.spec_from_file_location("eva_setting", SCRIPT)
 eva_setting = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(eva_setting)
@@ -113,6 +113,7 @@ def test_eva_state_is_the_instance_of_its_gpu_jobs():
     assert list(cat.vm_names) == ["p3.2xlarge", "p3.8xlarge"]  # the CPU types are not gpuaas's
     assert inst.cpus.tolist() == [24.0, 4.0, 4.0]  # Eva's CPUs are 2 vCPUs each
     assert inst.memory.tolist() == [16.0, 8.0, 8.0]
+    assert inst.H == 300.0  # the plan holds until Eva's next round
     assert inst.progress.tolist() == pytest.approx([0.2, 0.0, 0.0])
     assert inst.due.tolist() == [100 + 2 * 3000, 700 + 2 * 5000, 650 + 2 * 4000]
     assert inst.weight.tolist() == pytest.approx([7.2 / 3600] * 3)
@@ -230,8 +231,9 @@ def test_bad_arguments_one_line_exit_2(args, message, tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs a checkout of Eva (GPUAAS_EVA)")
 def test_in_evas_simulator(tmp_path):
-    """gpuaas's entry of scripts/results/eva-setting.json, run again in Eva's simulator on
-    pai_200 (the user's checkout; a few minutes): every job finishes, the same figures."""
+    """gpuaas's entry of scripts/results/eva-setting-waste.json (the newest; the older files
+    record earlier code), run again in Eva's simulator on pai_200 (the user's checkout; a few
+    minutes): every job finishes, the same figures."""
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--eva", os.environ["GPUAAS_EVA"], "--json"]
         + ["--schedulers", "gpuaas", "--work", str(tmp_path)]
@@ -313,3 +315,27 @@ def test_variant_options_checked_by_the_method():
         eva_setting.parse_variant("tabu=3")
     with pytest.raises(InputError, match="KEY=VALUE"):
         eva_setting.parse_variant("polish_nodes")
+
+
+def test_colocation_from_evas_contention_table(tmp_path):
+    """The pairs of Eva's contention table (its pickle: sorted class names -> each one's
+    speed beside the other, in key order; larger groups dropped) become the default method's
+    `Colocation`: asymmetric speeds by class, a pair the table lacks at 1, no table: None."""
+    import pickle
+
+    table = {
+        ("sage_node0", "vit_node0"): [0.9, 0.8],
+        ("vit_node0", "vit_node0"): [0.7, 0.7],
+        ("sage_node0", "sage_node0", "vit_node0"): [0.5, 0.5, 0.5],
+        ("sage_node0",): [1.0],
+    }
+    path = tmp_path / "contention_map.pkl"
+    path.write_bytes(pickle.dumps(table))
+    pairs = eva_setting.pair_speeds(str(path))
+    assert sorted(pairs) == [("sage_node0", "vit_node0"), ("vit_node0", "vit_node0")]
+    co = eva_setting.colocation(pairs, ["vit_node0", "sage_node0", "vit_node0", "gcn_node0"])
+    assert co.workload.tolist() == [2, 1, 2, 0]  # classes sorted: gcn, sage, vit
+    assert co.speed[1, 2] == 0.9 and co.speed[2, 1] == 0.8 and co.speed[2, 2] == 0.7
+    assert co.speed[0, 1] == 1.0 and co.speed[1, 1] == 1.0  # pairs the table lacks
+    assert np.allclose(co.speeds(np.array([0, 0, 0, 1])), [0.8 * 0.7, 0.9 * 0.9, 0.56, 1.0])
+    assert eva_setting.colocation(None, ["vit_node0"]) is None

@@ -264,13 +264,25 @@ def alone_state(seed: int) -> Instance:
     )  # fmt: skip
 
 
-def test_consolidate_never_overfills_nor_costs_more():
+def judged(sol: Solution, colocation=None) -> float:
+    """What `consolidate` minimises (`gpuaas.resources._Judge`), moves counted once."""
+    from gpuaas.objective import dollar_terms
+    from gpuaas.resources import _demands, _Judge
+
+    inst = sol.instance
+    judge = _Judge(inst, dollar_terms(inst), *_demands(inst), colocation)
+    return sum(judge(sol.node_vm, sol.job_node, sol.job_cfg))
+
+
+def test_consolidate_never_overfills_nor_judges_worse():
     """`consolidate` on 60 points where each running job sits alone (kept as it is): every plan
-    passes the validator, its P1$ (`gpuaas.objective.dollars`, which its own sum equals) is
-    never above the kept state's, and it frees VMs on many of them; the default method's
-    plans pass too. Without demands it returns the plan itself."""
-    from gpuaas.objective import dollar_terms, dollars
-    from gpuaas.resources import _p1, consolidate
+    passes the validator, what it minimises is never above the kept state's (its moves'
+    part is P1$'s, `gpuaas.reconfiguration.reconfiguration_cost`), and it frees VMs on many
+    of them; the default method's plans pass too. Without demands it returns the plan
+    itself."""
+    from gpuaas.objective import dollar_terms
+    from gpuaas.reconfiguration import reconfiguration_cost
+    from gpuaas.resources import _demands, _Judge, consolidate
 
     freed = 0
     for k in range(60):
@@ -282,12 +294,12 @@ def test_consolidate_never_overfills_nor_costs_more():
         assert validate(kept).ok
         out = consolidate(kept, move_weight=1.0 + k % 4)
         assert validate(out).ok, (k, validate(out).errors)
-        before = dollars(inst, kept.node_vm, kept.job_node, kept.job_cfg)
-        after = dollars(inst, out.node_vm, out.job_node, out.job_cfg)
+        before, after = judged(kept), judged(out)
         assert after <= before + 1e-9 * abs(before), (k, before, after)
-        assert close(
-            sum(_p1(inst, dollar_terms(inst), out.node_vm, out.job_node, out.job_cfg)), after
-        )
+        moves = _Judge(inst, dollar_terms(inst), *_demands(inst), None)(
+            out.node_vm, out.job_node, out.job_cfg
+        )[1]
+        assert close(moves, reconfiguration_cost(inst, out.node_vm, out.job_node, out.job_cfg))
         freed += int((out.node_vm >= 0).sum()) < int((node_vm >= 0).sum())
         assert validate(solve(inst, "incremental", seed=k)).ok
     assert freed >= 10, freed
@@ -296,25 +308,81 @@ def test_consolidate_never_overfills_nor_costs_more():
     assert consolidate(sol) is sol
 
 
-def test_default_method_consolidates_where_p1_drops(monkeypatch):
+def test_default_method_consolidates_where_the_judge_drops(monkeypatch):
     """On the 40 first of those points the default method's plan (with `consolidate`) never
-    costs more P1$ than the same method without it (its plan only fitted) and costs less on
+    judges worse than the same method without it (its plan only fitted) and better on
     several, with fewer VMs open."""
     import gpuaas.heuristics.default.method as default
-    from gpuaas.objective import dollars
     from gpuaas.resources import consolidate, fit
 
-    def p1(sol: Solution) -> float:
-        return dollars(sol.instance, sol.node_vm, sol.job_node, sol.job_cfg)
-
-    cheaper = fewer = 0
+    better = fewer = 0
     for k in range(40):
         inst = alone_state(k)
         monkeypatch.setattr(default, "consolidate", consolidate)
         packed = solve(inst, "incremental", seed=k)
-        monkeypatch.setattr(default, "consolidate", lambda sol, move_weight: fit(sol))
+        monkeypatch.setattr(default, "consolidate", lambda sol, move_weight, colocation: fit(sol))
         plain = solve(inst, "incremental", seed=k)
-        assert p1(packed) <= p1(plain) + 1e-9 * p1(plain), k
-        cheaper += p1(packed) < p1(plain) - 1e-6
+        assert judged(packed) <= judged(plain) + 1e-9 * judged(plain), k
+        better += judged(packed) < judged(plain) - 1e-6
         fewer += (packed.node_vm >= 0).sum() < (plain.node_vm >= 0).sum()
-    assert cheaper >= 5 and fewer >= 5, (cheaper, fewer)
+    assert better >= 5 and fewer >= 5, (better, fewer)
+
+
+def test_consolidate_parts_jobs_that_slow_each_other():
+    """Two 1-GPU jobs on one 2-GPU VM (a node each costs the same per GPU): together without a
+    co-location table, apart when each keeps half its speed beside the other (the VM time
+    lost to slowdown is dearer than a second VM), together again when the table says they
+    do not slow each other; the speeds are the table's product over a node's other jobs."""
+    from gpuaas.colocation import Colocation
+    from gpuaas.resources import consolidate
+
+    cat = Catalog(
+        "inline", ("V1", "V2"), ("V100", "V100"), np.array([1, 2]), np.array([1.0, 2.0]),
+        vcpus=[8, 16],
+    )  # fmt: skip
+    work = np.full((2, cat.n_configs), 36000.0)
+    work[:, 2] = np.inf  # no job on both GPUs
+    inst = Instance(
+        cat, 2, ("a", "b"), np.zeros(2), np.full(2, 72000.0), np.full(2, 0.01), work,
+        cpus=np.full(2, 2.0),
+    )  # fmt: skip
+    shared = Solution(inst, np.array([1, -1]), np.array([0, 0]), np.array([1, 1]), "x")
+    slow = Colocation(np.array([0, 1]), np.array([[1.0, 0.5], [0.5, 1.0]]))
+    fast = Colocation(np.array([0, 1]), np.ones((2, 2)))
+    assert slow.speeds(np.array([0, 0])).tolist() == [0.5, 0.5]
+    assert slow.speeds(np.array([0, 1])).tolist() == [1.0, 1.0]
+    assert consolidate(shared).job_node.tolist() == [0, 0]
+    apart = consolidate(shared, colocation=slow)
+    assert validate(apart).ok and apart.job_node[0] != apart.job_node[1]
+    assert judged(apart, slow) < judged(shared, slow)
+    assert consolidate(shared, colocation=fast).job_node.tolist() == [0, 0]
+    with pytest.raises(InputError):
+        Colocation(np.array([0, 2]), np.ones((2, 2)))
+    with pytest.raises(InputError):
+        Colocation(np.array([0, 1]), np.zeros((2, 2)))
+
+
+def test_consolidate_exchanges_jobs_to_pair_those_that_do_not_slow_each_other():
+    """Four 1-GPU jobs of 8 vCPUs on two full 2-GPU VMs, the two of class 0 together and the
+    two of class 1 together, where a job keeps 0.6 of its speed beside its own class and all
+    of it beside the other: no VM can close and no job move alone, so an exchange pairs
+    them 0 with 1 (the plan passes the validator and judges better)."""
+    from gpuaas.colocation import Colocation
+    from gpuaas.resources import consolidate
+
+    cat = Catalog("inline", ("V2",), ("V100",), np.array([2]), np.array([2.0]), vcpus=[16])
+    work = np.full((4, cat.n_configs), 36000.0)
+    work[:, 1] = np.inf
+    inst = Instance(
+        cat, 4, tuple("abcd"), np.zeros(4), np.full(4, 72000.0), np.full(4, 0.01), work,
+        cpus=np.full(4, 8.0), current_node=np.array([0, 0, 1, 1]), current_cfg=np.zeros(4, int),
+        overhead=60.0,
+    )  # fmt: skip
+    table = Colocation(np.array([0, 0, 1, 1]), np.array([[0.6, 1.0], [1.0, 0.6]]))
+    kept = Solution(inst, np.array([0, 0, -1, -1]), inst.current_node.copy(), np.zeros(4, int), "x")
+    out = consolidate(kept, colocation=table)
+    assert validate(out).ok
+    pairs = sorted(sorted(table.workload[out.job_node == n].tolist()) for n in (0, 1))
+    assert pairs == [[0, 1], [0, 1]], out.job_node
+    assert judged(out, table) < judged(kept, table)
+    assert consolidate(kept).job_node.tolist() == [0, 0, 1, 1]

@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuaas.colocation import Colocation
 from gpuaas.heuristics.default.plan import plan
 from gpuaas.heuristics.default.polish import polish_hook
 from gpuaas.heuristics.default.settings import (
     ITERATIONS,
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
+    REPACK_MOVE_WEIGHT,
     RIVALS,
     SPOT_MARGIN,
 )
@@ -38,6 +40,7 @@ def incremental(
     polish_nodes: int = 0,
     deadline_safe: bool = False,
     spot_margin: float = SPOT_MARGIN,
+    colocation: Colocation | None = None,
     **options: Any,
 ) -> Solution:
     """Per-job-bound configurations, incumbent kept unless moving pays (docs/default-method.md).
@@ -60,7 +63,8 @@ def incremental(
         Randomized Greedy constructions competing when reconfiguration costs are on.
     move_weight : float
         How many times its cost a move must save (>= 1; 1: exactly its cost). Higher moves jobs
-        less often at some cost in dollars.
+        less often at some cost in dollars. The re-packing by vCPUs and memory counts a move
+        once (`settings.REPACK_MOVE_WEIGHT`).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
@@ -77,11 +81,13 @@ def incremental(
         due date on demand after the worst interruption (`spot.deadline_safe`), and a job
         without that margin takes an on-demand configuration that meets its due date where
         one does (`spot.keep_due_dates`).
-
     spot_margin : float
         On a catalog with spot variants: how much P1$ a plan taking spot VMs must save while
         the run holds none, as a share of what the on-demand plan's VMs cost until the next
         decision (default `settings.SPOT_MARGIN`; 0: any saving; docs/spot.md, "Do no harm").
+    colocation : Colocation, optional
+        The jobs' co-location slowdown (`gpuaas.colocation`): the re-packing by vCPUs and
+        memory (`gpuaas.resources.consolidate`) counts the work it loses. None: none.
 
     Returns
     -------
@@ -110,5 +116,5 @@ def incremental(
         move_weight=move_weight,
         polish=polish_hook(polish, polish_nodes),
     )
-    # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise)
-    return consolidate(sol, move_weight)
+    # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once
+    return consolidate(sol, REPACK_MOVE_WEIGHT, colocation)

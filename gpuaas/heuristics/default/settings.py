@@ -42,6 +42,13 @@ RIVAL_CANDIDATES = 3
 #: move")
 MOVE_WEIGHT = 4.0
 
+#: the weight on a move's cost in the re-packing by vCPUs and memory (step 8,
+#: `gpuaas.resources.consolidate`): once, not `MOVE_WEIGHT` times, since its judge already
+#: counts the gain until the node's jobs change, not until the next event. Eva's pai_200 in
+#: Eva's simulator: 25 568 $ at 1 against 25 803 $ at 4 (scripts/results/eva-setting.md,
+#: "Wasted VM time and co-location")
+REPACK_MOVE_WEIGHT = 1.0
+
 #: a running job moves for its own sake (keep rule 1) only when that saves more than this share
 #: of its plan value on the current configuration (besides the move's cost), and rules 2-4 free
 #: it only where its cheapest move costs at most this share: without it, jobs whose
