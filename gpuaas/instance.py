@@ -88,7 +88,7 @@ class Instance:
     pinned: np.ndarray | None = None  # (J,) bool: running jobs that must stay where they are
     checkpoint: np.ndarray | None = None  # (J,) s between a job's checkpoints; nan: the default
     hazard: np.ndarray | None = None  # (V,) interruptions per second of a VM held (spot types)
-    outage: np.ndarray | None = None  # (V,) s a spot type out of capacity is expected to stay out
+    outage: np.ndarray | None = None  # (V,) s an outage of each spot type is expected to last
     room: np.ndarray | None = None  # (V,) VMs of each type that may still open (a run's state)
     ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
     cpus: np.ndarray | None = None  # (J,) vCPUs a job needs wherever it runs; 0: none declared

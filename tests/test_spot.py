@@ -32,6 +32,7 @@ from eventlog import check_against, recompute  # noqa: E402
 AWS = load_catalog("aws-us-east-1")
 SAMPLE = ROOT / "instances" / "spot" / "bamboo-p3-sample.csv"
 STAY_POINT = ROOT / "tests" / "data" / "spot-stay-point.json"
+RIVAL_POINT = ROOT / "tests" / "data" / "spot-rival-point.json"
 
 
 def aws_trace(nodes=3, jobs=12, seed=1, arrivals="exponential"):
@@ -535,3 +536,45 @@ def test_the_stay_on_spot_rival_keeps_only_jobs_that_may_keep_spot():
     names = [name for name, _ in W._stay_on_spot(point, np.full(J, SPOT), planner)]
     assert names == ["stay-on-spot"]
     assert not list(W._stay_on_spot(point, np.full(J, ON_DEMAND), planner))
+
+
+def test_no_rival_sends_jobs_on_spot_back_to_the_queue():
+    """A point under the availability model (tests/data/README.md): four jobs run on spot and
+    one arrives. The on-demand plan sees jobs on spot as waiting and left three of them so;
+    judged with spot's expected times (where a waiting job's future is priced at spot) its P1$
+    was below the spot plan's, which had put the newcomer on a 4-GPU VM, and it was returned:
+    three jobs taken off spot to wait, put back at the next decision (low-81: 130 moves against
+    51, 1 052 against 879 $). A rival that leaves a job on spot waiting is not the run without
+    spot, and is not taken."""
+    from gpuaas.heuristics.default.method import incremental
+    from gpuaas.heuristics.default.spot import on_spot
+
+    point = Instance.from_dict(json.loads(RIVAL_POINT.read_text()))
+    sol = incremental(point, seed=3049597768)
+    assert validate(sol).ok
+    held = on_spot(point)
+    assert held.sum() == 4
+    assert (sol.job_node[held] >= 0).all()
+    assert sol.stats["rival"] != "on-demand"
+
+
+def test_the_stay_on_spot_rival_leaves_the_other_jobs_their_modes(monkeypatch):
+    """The stay-on-spot rival pins the jobs on spot that may keep it; every other job keeps
+    its own mode, spot included. Sending them all on demand started newcomers on demand for
+    their whole run wherever the spot plan had placed them worse (low-81 under the model: 199
+    g6.xlarge hours on demand where managed-spot ran the same jobs on spot)."""
+    from gpuaas.baselines.spot import NONE, ON_DEMAND, SPOT
+    from gpuaas.heuristics.default import settings as S
+    from gpuaas.heuristics.default import spot_wrapper as W
+    from gpuaas.heuristics.default.spot import on_spot
+
+    point = Instance.from_dict(json.loads(RIVAL_POINT.read_text()))
+    J = point.n_jobs
+    planner = W.Planner(1, None, S.ITERATIONS, S.QUEUED_ITERATIONS, S.RIVALS, S.MOVE_WEIGHT)
+    seen = []
+    real = W._on_expected
+    monkeypatch.setattr(W, "_on_expected", lambda i, m, p, v: seen.append(m) or real(i, m, p, v))
+    modes = np.where(on_spot(point), SPOT, np.array([SPOT, NONE, ON_DEMAND])[np.arange(J) % 3])
+    [(name, sol)] = list(W._stay_on_spot(point, modes, planner))
+    assert name == "stay-on-spot" and validate(sol).ok
+    assert (seen[0] == modes).all()

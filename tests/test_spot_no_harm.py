@@ -16,7 +16,7 @@ from gpuaas.availability import Availability, Capacity
 from gpuaas.availability.model import SPELL_RATE, type_params
 from gpuaas.generator import generate_trace
 from gpuaas.heuristics.default.method import incremental
-from gpuaas.heuristics.default.spot import efficiency
+from gpuaas.heuristics.default.spot import changeover, detours, efficiency, reference_configs
 from gpuaas.instance import Instance
 from gpuaas.rescheduler import CapacityChange, Rescheduler
 from gpuaas.rescheduler.spot_estimates import PRIOR_DROPS
@@ -95,11 +95,12 @@ def test_spot_margin_is_checked():
         incremental(trace.with_spot(), spot_margin=-0.1)
 
 
-def _monte_carlo(h, c, s, o, n=200_000, seed=0):
-    """Kept progress per second held, stretch by stretch (`efficiency`'s docstring)."""
+def _monte_carlo(h, c, s, o, p, n=200_000, seed=0):
+    """Kept progress per second held, stretch by stretch (`efficiency`'s docstring), a detour
+    away and back after a share p of the interruptions."""
     x = np.random.default_rng(seed).exponential(1.0 / h, n)
     run = np.maximum(x - s, 0.0)
-    saved = (np.floor(run / c) * c if c > 0 else run) - (2 * o + s)
+    saved = (np.floor(run / c) * c if c > 0 else run) - (o + p * (o + s))
     return saved.sum() / x.sum()
 
 
@@ -108,19 +109,46 @@ def _monte_carlo(h, c, s, o, n=200_000, seed=0):
     h=st.floats(0.1 / 3600, 3.0 / 3600),
     c=st.sampled_from([0.0, 600.0, 1800.0]),
     o=st.sampled_from([0.0, 600.0]),
+    wait=st.booleans(),
 )
-def test_efficiency_is_the_kept_share_of_a_held_vm(h, c, o):
+def test_efficiency_is_the_kept_share_of_a_held_vm(h, c, o, wait):
     trace = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
     inst = trace.with_spot()
     v = inst.catalog.vm_index("p3.2xlarge:spot")
     hazard = np.zeros(inst.catalog.n_vms)
     hazard[v] = h
+    outage = np.zeros(inst.catalog.n_vms)
+    outage[v] = 1.0 if wait else 1e15  # back at once (no detour), or never within the slack
     inst = dataclasses.replace(
-        inst, hazard=hazard, checkpoint=np.array([c]), overhead=o, startup=120.0
+        inst,
+        hazard=hazard,
+        outage=outage,
+        checkpoint=np.array([c]),
+        overhead=o,
+        startup=120.0,
+        due=inst.due + 36000.0,  # 10 h of slack
     )
+    assert detours(inst)[0, v] == pytest.approx(0.0 if wait else 1.0, abs=1e-6)
     e = efficiency(inst)
-    assert e[0, v] == pytest.approx(_monte_carlo(h, c, 120.0, o), abs=0.02)
+    assert e[0, v] == pytest.approx(_monte_carlo(h, c, 120.0, o, 0.0 if wait else 1.0), abs=0.02)
     assert (e[0, ~inst.catalog.spot] == 1.0).all()
+
+
+def test_a_job_detours_when_the_outage_outlasts_its_slack():
+    """`detours`: the chance an outage (exponential, of the expected length) outlasts the
+    job's slack; 1 without slack, 0 for a type with no outage to wait out."""
+    trace = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
+    inst = trace.with_spot()
+    v = inst.catalog.vm_index("p3.2xlarge:spot")
+    slack = float(inst.rel_due[0] - inst.work[0, reference_configs(inst)[0]] - changeover(inst)[0])
+    assert slack > 0
+    outage = np.zeros(inst.catalog.n_vms)
+    outage[v] = slack / 2.0
+    p = detours(dataclasses.replace(inst, outage=outage))[0]
+    assert p[v] == pytest.approx(np.exp(-2.0))
+    assert (p[np.arange(inst.catalog.n_vms) != v] == 0.0).all()
+    late = dataclasses.replace(inst, outage=outage, due=inst.due - slack - 1.0)
+    assert detours(late)[0, v] == 1.0
 
 
 def test_the_capacity_drop_rate_is_learned_without_holding_vms():

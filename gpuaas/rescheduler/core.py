@@ -323,7 +323,7 @@ class Rescheduler:
         return view.instance(self.run_state, at, full)
 
     def spot_outage(self) -> np.ndarray:
-        """(V,) seconds a spot type out of capacity now is expected to stay out
+        """(V,) seconds an outage of each spot type is expected to last
         (`spot_estimates.outage`)."""
         return spot_estimates.outage(self.run_state)
 

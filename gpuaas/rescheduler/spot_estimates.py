@@ -11,7 +11,7 @@ away (`accounting.interrupt`) and `CapacityChange` events limit. Methods see, pe
   availability model's value by a prior of `PRIOR_DROPS` drops and `PRIOR_HOURS` VM-hours.
   A type never told its capacity: every interruption of its held VMs, from the model's whole
   rate (Spot Advisor plus spells) as a prior;
-- how long a type out of capacity is expected to stay out (`Instance.outage`, `outage`), from
+- how long an outage of each type is expected to last (`Instance.outage`, `outage`), from
   the outages seen;
 - how many VMs of each type may still open (`Instance.room`, `room`).
 
@@ -62,22 +62,24 @@ def named_capacity(s: RunState) -> dict[str, int]:
 
 
 def outage(s: RunState, at: float | None = None) -> np.ndarray:
-    """(V,) seconds a spot type out of capacity now is expected to stay out (0 for the
-    others): its family's mean spell (`SPELL_MEAN` for a family without spells) as a prior of
-    one outage, plus the outages seen, the current one up to `at` (default: the clock)
-    included, over 1 + the outages ended (a censored mean: an outage that lasts makes the
-    expected one longer). 0, no wait worth the name, for a type whose capacity this run has
-    never seen above 0 (a replay that never lists it, say)."""
+    """(V,) seconds an outage of each spot type is expected to last: its family's mean spell
+    (`SPELL_MEAN` for a family without spells) as a prior of one outage, plus the outages
+    seen, the current one up to `at` (default: the clock) included, over 1 + the outages
+    ended (a censored mean: an outage that lasts makes the expected one longer). 0 for a
+    type never told its capacity (an interrupted VM of it can be replaced at once) and, no
+    wait worth the name, for one whose capacity this run has never seen above 0 (a replay
+    that never lists it, say)."""
     from gpuaas.availability.model import SPELL_MEAN, type_params
 
     at = (s.time or 0.0) if at is None else at
     out = np.zeros(s.catalog.n_vms)
-    for v, (seconds, n, since) in s.outage.items():
-        seen = s.market.get(v)
-        if since is None or seen is None or (seen[0] == 0 and seen[2] is None):
+    for v, seen in s.market.items():
+        if seen[0] == 0 and seen[2] is None:
             continue
+        seconds, n, since = s.outage.get(v, (0.0, 0, None))
+        ongoing = 0.0 if since is None else max(0.0, at - since)
         mean = type_params(s.catalog, v).spell_mean or SPELL_MEAN
-        out[v] = (mean * 3600.0 + seconds + max(0.0, at - since)) / (1 + n)
+        out[v] = (mean * 3600.0 + seconds + ongoing) / (1 + n)
     return out
 
 

@@ -23,7 +23,8 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    of t, e_jv the share of the VM's held time that stays as job j's progress
    (`efficiency`): interruptions come at h_v per second held (`Instance.hazard`, the
    Rescheduler's estimate from what the type's capacity did), each losing the work since the
-   last checkpoint and the restart's, and moving away and back. Where e_jv <= 0 (stretches
+   last checkpoint and the restart's, and, where the job cannot wait out the type's outage
+   (`detours`), moving away and back. Where e_jv <= 0 (stretches
    shorter than what a change costs) the configuration is left out: spot there never pays.
    Plan values, the construction and f_OBJ then price spot by its price over e, and a late
    job by the expected delay.
@@ -62,19 +63,38 @@ def efficiency(instance: Instance) -> np.ndarray:
     The VM is held for stretches X ~ Exp(h_v) (`Instance.hazard`; memoryless, the estimate's
     assumption). A stretch begins with the VM's start-up s, the job checkpoints every c (its
     interval; 0: continuously), and at the stretch's end it loses the work since the last
-    checkpoint and the restart's o (`overhead`); going to another VM meanwhile and back costs
-    it another o + s. The progress a stretch keeps is c x #{k >= 1: X > s + k c} - (2 o + s),
-    in expectation c e^(-h s) e^(-h c) / (1 - e^(-h c)) - (2 o + s); over E[X] = 1 / h:
-    e = (h c / (e^(h c) - 1)) e^(-h s) - h (2 o + s) (e^(-h s) - h (2 o + s) for c = 0; 1 for
-    h = 0). For small h it is 1 - h (2 o + 2 s + c / 2); stretches of a median 0.4 h, as the
-    replayed V100 capacity has, leave about nothing of 30-minute checkpoints (docs/spot.md)."""
+    checkpoint and the restart's o (`overhead`); if it goes to another VM before v is back
+    and then returns, that detour costs another o + s, with the chance p_jv (`detours`). The
+    progress a stretch keeps is c x #{k >= 1: X > s + k c} - (o + p (o + s)), in expectation
+    c e^(-h s) e^(-h c) / (1 - e^(-h c)) - (o + p (o + s)); over E[X] = 1 / h:
+    e = (h c / (e^(h c) - 1)) e^(-h s) - h (o + p (o + s)) (e^(-h s) - h (o + p (o + s)) for
+    c = 0; 1 for h = 0). Stretches of a median 0.4 h, as the replayed V100 capacity has, leave
+    about nothing of 30-minute checkpoints (docs/spot.md)."""
     h = instance.hazard[None, :]  # per second
     c = checkpoints(instance)[:, None]
     s, o = float(instance.startup), float(instance.overhead)
     x = h * c
     with np.errstate(divide="ignore", invalid="ignore"):
         kept = np.where(x > 1e-12, x / np.expm1(np.maximum(x, 1e-300)), 1.0)
-    return kept * np.exp(-h * s) - h * (2.0 * o + s)
+    return kept * np.exp(-h * s) - h * (o + detours(instance) * (o + s))
+
+
+def detours(instance: Instance) -> np.ndarray:
+    """(J, V) the chance that job j, interrupted on spot type v, runs elsewhere before v is
+    back: that v's outage (exponential, of the mean `Instance.outage`) outlasts the job's
+    slack, its time to its due date less its work left on its reference configuration and a
+    changeover (1 without slack; 0 where v has no outage to wait out). A job that can wait
+    for its type pays one restart per interruption, not a move away and back: Can't Be Late's
+    single job, with one-tick gaps in its capacity, went on demand for tens of hours where
+    Uniform Progress waited through them (docs/spot.md)."""
+    J = instance.n_jobs
+    ref = reference_configs(instance)
+    left = (1.0 - instance.progress) * instance.work[np.arange(J), np.maximum(ref, 0)]
+    slack = np.where(ref >= 0, instance.rel_due - left - changeover(instance), 0.0)
+    mean = instance.outage[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.exp(-np.maximum(slack, 0.0)[:, None] / mean)
+    return np.where(mean > 0, p, 0.0)
 
 
 def checkpoints(instance: Instance) -> np.ndarray:
@@ -281,6 +301,7 @@ def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) ->
     due date on the fastest on-demand VM costs more than it saves (docs/spot.md)."""
     idle = np.flatnonzero(modes == NONE)
     cat = instance.catalog
+    # no room (out of capacity, or every VM it allows held) and an outage to wait out
     out = cat.spot & (instance.room < 1) & (instance.outage > 0)
     if not idle.size:
         return modes

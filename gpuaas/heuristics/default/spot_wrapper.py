@@ -29,7 +29,6 @@ from gpuaas.heuristics.default.settings import (
 )
 from gpuaas.heuristics.default.spot import (
     NONE,
-    ON_DEMAND,
     SPOT,
     on_demand_part,
     on_spot,
@@ -102,7 +101,8 @@ def with_spot(
     out, the others planned on the expected instance; the solution is the real instance's. Of
     it and its rivals (`on_demand`, `_stay_on_spot`), the plan of least P1$ on the expected
     instance with every job free to take spot (the judge's expected times, `spot_instance`) is
-    returned (a rival only if it keeps the pinned jobs). Without the rivals, replayed spot capacity that comes
+    returned (a rival only if it keeps the pinned jobs; the on-demand plan only if it leaves no
+    job on spot waiting). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
     x (the on-demand plan's VM spend over the next H s) cheaper than the on-demand plan, or
@@ -132,7 +132,12 @@ def with_spot(
     mine = Solution(judge, node_vm, job_node, job_cfg).objective
     rival = ""
     pin = instance.pinned  # a pinned job on spot is waiting to `on_demand`: then no rival
-    for name, other in [("on-demand", od), *_stay_on_spot(instance, modes, planner)]:
+    # the on-demand plan sees jobs on spot as waiting; one that leaves any of them waiting is
+    # not the run without spot (judged at spot's expected times, their wait looks cheap: it
+    # took them off spot to be put back at the next decision), so it is no rival then
+    queues = (od.job_node[on_spot(instance)] < 0).any()
+    rivals = [] if queues else [("on-demand", od)]
+    for name, other in [*rivals, *_stay_on_spot(instance, modes, planner)]:
         value = (
             od_value
             if other is od
@@ -169,15 +174,16 @@ def _stay_on_spot(
 ) -> Iterator[tuple[str, Solution]]:
     """The spot plan's second rival (`with_spot`; the first is `on_demand`): while jobs run on
     spot, the same method with those that may keep spot (mode SPOT) staying where they run and
-    every other job on demand. The on-demand rival alone, winning by cents where the spot plan
-    placed the on-demand jobs worse, took every job off spot, and the next decisions put them
-    back."""
+    every other job in its own mode. The on-demand rival alone, winning by cents where the spot
+    plan placed the on-demand jobs worse, took every job off spot, and the next decisions put
+    them back; with every other job on demand, a newcomer started on demand for its whole run
+    wherever this rival won (docs/spot.md)."""
     stay = on_spot(instance) & (modes == SPOT)
     if stay.any():
         pinned = instance.pinned | stay
         keep = _on_expected(
             instance,
-            np.where(stay, SPOT, ON_DEMAND),
+            np.where(stay, SPOT, modes),
             planner,
             lambda inst: dataclasses.replace(inst, pinned=pinned),
         )
