@@ -271,7 +271,7 @@ def capacity_lp(
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
     the earliest release; otherwise at most it, so the grid of a whole trace serves its groups),
     or on the slots between the increasing `edges` s_0 < ... < s_K (an adaptive grid,
-    `refine_edges`; s_0 at most the earliest release, s_K the start of the open-ended slot:
+    `refine_grid`; s_0 at most the earliest release, s_K the start of the open-ended slot:
     every row holds for any slot boundaries), job j's regular slots ending at slot `until[j]`
     (default K; later slots are one open-ended column per configuration, as slot K: a
     relaxation, BOUND.md §2); `spot` (`spot_capacity`): a row per spot type
@@ -461,7 +461,7 @@ def solve_point(
     lp: CapacityLP, time_limit: float
 ) -> tuple[float | None, str, np.ndarray | None, np.ndarray | None]:
     """`solve_capacity`'s (bound, status) and HiGHS's column values and row duals (None when it
-    holds no dual solution), which `refine_edges` reads."""
+    holds no dual solution), which `refine_grid` reads."""
     h = to_highs(lp)
     h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if h.run() == highspy.HighsStatus.kError:

@@ -85,12 +85,7 @@ def _place(
     slot that costs least for its time, within GPUs, vCPUs and memory; else it waits."""
     cat = inst.catalog
     times = inst.times[j]
-    placed = job_node >= 0
-    gpus_used = np.bincount(
-        job_node[placed], weights=cat.cfg_gpus[job_cfg[placed]], minlength=inst.nodes
-    )
-    held = np.zeros((inst.nodes, 2))
-    np.add.at(held, job_node[placed], need[placed])
+    gpus_used, held = _held(inst, need, job_node, job_cfg)
     for opening in (False, True):
         best = (np.inf, -1, -1)
         for n in np.flatnonzero((node_vm < 0) if opening else (node_vm >= 0)).tolist():
@@ -102,7 +97,7 @@ def _place(
                     continue  # no more VMs of this type may open (a run's capacity)
                 free = int(cat.gpus[v]) - int(gpus_used[n])
                 for g in range(1, free + 1):
-                    c = int(cat.cfg_offset[v]) + g - 1
+                    c = cat.config(v, g)
                     # on an open VM the soonest end; a VM to open: its price for that time
                     key = float(times[c]) * (float(cat.cost[v]) if opening else 1.0)
                     if key < best[0]:
@@ -276,32 +271,35 @@ def _better(new: tuple[float, float], old: tuple[float, float], move_weight: flo
 def _by_fill(inst, need, cap, node_vm, job_node, job_cfg) -> np.ndarray:
     """The open nodes, least filled first (each node's largest share of GPUs, vCPUs, memory)."""
     cat = inst.catalog
-    placed = job_node >= 0
     is_open = np.flatnonzero(node_vm >= 0)
     v = node_vm[is_open]
-    gpus = np.bincount(
-        job_node[placed], weights=cat.cfg_gpus[job_cfg[placed]], minlength=inst.nodes
-    )
+    gpus, held = _held(inst, need, job_node, job_cfg)
     share = gpus[is_open] / np.maximum(cat.gpus[v], 1)
     for k in range(need.shape[1]):
-        held = np.bincount(job_node[placed], weights=need[placed, k], minlength=inst.nodes)
         with np.errstate(invalid="ignore", divide="ignore"):
-            s = np.where(np.isfinite(cap[v, k]) & (cap[v, k] > 0), held[is_open] / cap[v, k], 0.0)
+            s = np.where(
+                np.isfinite(cap[v, k]) & (cap[v, k] > 0), held[is_open, k] / cap[v, k], 0.0
+            )
         share = np.maximum(share, s)
     return is_open[np.argsort(share, kind="stable")]
 
 
 def _room(inst, need, cap, node_vm, job_node, job_cfg) -> tuple[np.ndarray, np.ndarray]:
     """Each node's free GPUs (N,) and free vCPUs and memory (N, 2) under its VM type."""
-    cat = inst.catalog
-    placed = job_node >= 0
     v = np.maximum(node_vm, 0)
+    gpus, held = _held(inst, need, job_node, job_cfg)
+    return inst.catalog.gpus[v] - gpus, cap[v] * (1.0 + 1e-9) - held
+
+
+def _held(inst, need, job_node, job_cfg) -> tuple[np.ndarray, np.ndarray]:
+    """The GPUs (N,) and the vCPUs and memory (N, 2) each node's placed jobs hold."""
+    placed = job_node >= 0
     gpus = np.bincount(
-        job_node[placed], weights=cat.cfg_gpus[job_cfg[placed]], minlength=inst.nodes
+        job_node[placed], weights=inst.catalog.cfg_gpus[job_cfg[placed]], minlength=inst.nodes
     )
     held = np.zeros((inst.nodes, need.shape[1]))
     np.add.at(held, job_node[placed], need[placed])
-    return cat.gpus[v] - gpus, cap[v] * (1.0 + 1e-9) - held
+    return gpus, held
 
 
 def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_weight):
@@ -324,18 +322,17 @@ def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_wei
             if not np.all(need[j] <= free[m]):
                 continue
             v = int(node_vm[m])
+            if g > gpus[m] or not np.isfinite(terms.run[j, c := cat.config(v, g)]):
+                continue
             unfilled = max(0.0, float(cat.cost[v]) - float(paid[m]))
-            for c in range(int(cat.cfg_offset[v]), int(cat.cfg_offset[v] + cat.gpus[v])):
-                if cat.cfg_gpus[c] != g or g > gpus[m] or not np.isfinite(terms.run[j, c]):
-                    continue
-                stays = inst.current_node[j] == m and inst.current_cfg[j] == c
-                key = (
-                    terms.run[j, c]
-                    - inst.H * min(float(terms.price[c]), unfilled)
-                    + (0.0 if stays else move_weight * terms.kappa[j])
-                )
-                if key < best[0]:
-                    best = (key, m, c)
+            stays = inst.current_node[j] == m and inst.current_cfg[j] == c
+            key = (
+                terms.run[j, c]
+                - inst.H * min(float(terms.price[c]), unfilled)
+                + (0.0 if stays else move_weight * terms.kappa[j])
+            )
+            if key < best[0]:
+                best = (key, m, c)
         if best[1] < 0:
             return None
         _, m, c = best
@@ -419,8 +416,7 @@ def _cheapest(inst, need, cap, g_of, members) -> int:
             continue
         if cat.gpus[v] < gpus or inst.room[v] < 1 or np.any(demand > cap[v] * (1.0 + 1e-9)):
             continue
-        offset = int(cat.cfg_offset[v]) - 1
-        if all(np.isfinite(inst.times[j, offset + g_of[j]]) for j in members):
+        if all(np.isfinite(inst.times[j, cat.config(v, g_of[j])]) for j in members):
             best = v
     return best
 
@@ -437,9 +433,9 @@ def _relocate(inst, need, cap, node_vm, job_node, job_cfg):
         g, here = int(cat.cfg_gpus[job_cfg[j]]), int(job_node[j])
         alone = int((job_node == here).sum()) == 1
         for m in targets:
-            c = int(cat.cfg_offset[node_vm[m]]) + g - 1
             if m == here or g > gpus[m] or not np.all(need[j] <= free[m]):
                 continue
+            c = cat.config(int(node_vm[m]), g)
             if not np.isfinite(inst.times[j, c]):
                 continue
             out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
@@ -453,7 +449,7 @@ def _relocate(inst, need, cap, node_vm, job_node, job_cfg):
         if v >= 0:
             n = int(closed[0])
             out_vm, out_node, out_cfg = node_vm.copy(), job_node.copy(), job_cfg.copy()
-            out_vm[n], out_node[j], out_cfg[j] = v, n, int(cat.cfg_offset[v]) + g - 1
+            out_vm[n], out_node[j], out_cfg[j] = v, n, cat.config(v, g)
             yield out_vm, out_node, out_cfg
 
 
@@ -481,8 +477,10 @@ def _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight, mos
             gpus, free = _room(inst, need, cap, out_vm, out_node, out_cfg)
             cands = []
             for m in np.flatnonzero(out_vm >= 0).tolist():
-                c = int(cat.cfg_offset[out_vm[m]]) + g - 1
-                if g <= gpus[m] and np.all(need[j] <= free[m]) and np.isfinite(inst.times[j, c]):
+                if g > gpus[m] or not np.all(need[j] <= free[m]):
+                    continue
+                c = cat.config(int(out_vm[m]), g)
+                if np.isfinite(inst.times[j, c]):
                     cands.append((m, int(out_vm[m]), c))
             v = _cheapest(inst, need, cap, {j: g}, [j])
             closed = np.flatnonzero(out_vm < 0)
@@ -491,7 +489,7 @@ def _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight, mos
                 here = int(inst.current_node[j])
                 if here in order[:k] and out_vm[here] < 0:
                     n = here  # where it runs: it stays if the type does
-                cands.append((n, v, int(cat.cfg_offset[v]) + g - 1))
+                cands.append((n, v, cat.config(v, g)))
             best = None
             for m, v, c in cands:
                 was = out_vm[m]
@@ -521,18 +519,19 @@ def _swap(inst, need, cap, node_vm, job_node, job_cfg):
         for m in order[a + 1 :]:
             for i in np.flatnonzero(movable & (job_node == n)).tolist():
                 gi = int(cat.cfg_gpus[job_cfg[i]])
-                ci = int(cat.cfg_offset[node_vm[m]]) + gi - 1
+                if gi > cat.gpus[node_vm[m]]:
+                    continue
+                ci = cat.config(int(node_vm[m]), gi)
                 if not np.isfinite(inst.times[i, ci]):
                     continue
                 for j in np.flatnonzero(movable & (job_node == m)).tolist():
                     gj = int(cat.cfg_gpus[job_cfg[j]])
-                    cj = int(cat.cfg_offset[node_vm[n]]) + gj - 1
                     if (
                         gi - gj > gpus[m]
                         or gj - gi > gpus[n]
                         or np.any(need[i] - need[j] > free[m])
                         or np.any(need[j] - need[i] > free[n])
-                        or not np.isfinite(inst.times[j, cj])
+                        or not np.isfinite(inst.times[j, cj := cat.config(int(node_vm[n]), gj)])
                     ):
                         continue
                     out_node, out_cfg = job_node.copy(), job_cfg.copy()

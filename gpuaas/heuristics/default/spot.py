@@ -87,14 +87,20 @@ def detours(instance: Instance) -> np.ndarray:
     for its type pays one restart per interruption, not a move away and back: Can't Be Late's
     single job, with one-tick gaps in its capacity, went on demand for tens of hours where
     Uniform Progress waited through them (docs/spot.md)."""
+    mean = instance.outage[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.exp(-np.maximum(slack(instance), 0.0)[:, None] / mean)
+    return np.where(mean > 0, p, 0.0)
+
+
+def slack(instance: Instance) -> np.ndarray:
+    """(J,) seconds a job can lose and still end by its due date on its reference configuration
+    (`reference_configs`) after a changeover (`changeover`): its time to its due date less
+    its work left there and d (-inf: no on-demand configuration)."""
     J = instance.n_jobs
     ref = reference_configs(instance)
     left = (1.0 - instance.progress) * instance.work[np.arange(J), np.maximum(ref, 0)]
-    slack = np.where(ref >= 0, instance.rel_due - left - changeover(instance), 0.0)
-    mean = instance.outage[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.exp(-np.maximum(slack, 0.0)[:, None] / mean)
-    return np.where(mean > 0, p, 0.0)
+    return np.where(ref >= 0, instance.rel_due - left - changeover(instance), -np.inf)
 
 
 def checkpoints(instance: Instance) -> np.ndarray:
@@ -199,13 +205,7 @@ def safe_slack(instance: Instance) -> np.ndarray:
     its VM starting up, or on a type slower than its reference). So a job with slack >= 0 now
     still has the worst loss in hand at the next decision. (With a `--tick` longer than H the
     guarantee holds between decisions up to H apart only.)"""
-    ref = reference_configs(instance)
-    J = instance.n_jobs
-    c = np.maximum(ref, 0)
-    left = (1.0 - instance.progress) * instance.work[np.arange(J), c]
-    margin = checkpoints(instance) / 2.0 + instance.H
-    slack = instance.rel_due - left - changeover(instance) - margin
-    return np.where(ref >= 0, slack, -np.inf)
+    return slack(instance) - (checkpoints(instance) / 2.0 + instance.H)
 
 
 def keep_due_dates(instance: Instance) -> Instance:
