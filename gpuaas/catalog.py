@@ -11,6 +11,13 @@ exactly when its VM type is a variant, so the validator, the matching of nodes, 
 limits and the event log carry the kind without a field of their own. Variants are a GPU
 model of their own for the methods (`gpu_model_id`), so that packing keeps interruptible work
 apart from work on on-demand VMs; `gpu_models` keeps the GPU's name for times and throughputs.
+
+**Locations.** A VM type may be offered at a location (a zone of a region of a cloud): the
+catalog file gives it a `location`, and gpuaas names it ``TYPE@LOCATION`` (``p3.2xlarge@us-east-
+1a``), one VM type per place with that place's prices, so every method, the MILP and the bound
+choose where a job runs by choosing its VM type. `locations[v]` is the type's location ("" where
+none), `places` each location's region and cloud; `select` keeps the types of some locations
+(``--locations``).
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from gpuaas.limits import MAX_CONFIGS, MAX_GPUS, MAX_MEMORY, MAX_PRICE, MAX_VCPU
 SECONDS_PER_HOUR = 3600.0
 #: the suffix naming a spot variant of a VM type (``p3.2xlarge:spot``)
 SPOT_SUFFIX = ":spot"
+#: what joins a VM type's name and its location (``p3.2xlarge@us-east-1a``)
+AT = "@"
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -54,6 +63,8 @@ class Catalog:
     base: np.ndarray | None = None  # int64 (V,): a spot variant's on-demand type, -1: on-demand
     vcpus: np.ndarray | None = None  # float64 (V,): vCPUs; inf where not declared (no limit)
     memory: np.ndarray | None = None  # float64 (V,): GiB; inf where not declared (no limit)
+    locations: tuple[str, ...] | None = None  # (V,): each type's location, "" where none
+    places: dict[str, dict[str, str]] = field(default_factory=dict)  # location -> region, cloud
     cost: np.ndarray = field(init=False)  # float64 (V,): c_v in $/s
     gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
     cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
@@ -80,7 +91,12 @@ class Catalog:
             given = getattr(self, name)
             given = np.full(len(gpus), np.inf) if given is None else given
             object.__setattr__(self, name, _frozen(np.asarray(given, dtype=np.float64).copy()))
+        locations = ("",) * len(gpus) if self.locations is None else tuple(self.locations)
+        if len(locations) != len(gpus):
+            raise ValueError(f"{len(locations)} locations for {len(gpus)} VM types")
         for name, value in (
+            ("locations", locations),
+            ("places", {k: dict(v) for k, v in self.places.items()}),
             ("spot_per_hour", _frozen(np.asarray(spot, dtype=np.float64).copy())),
             ("info", dict(self.info)),
             ("gpus", gpus),
@@ -142,6 +158,8 @@ class Catalog:
             base=np.concatenate([np.full(self.n_vms, -1), have]).astype(np.int64),
             vcpus=np.concatenate([self.vcpus, self.vcpus[have]]),
             memory=np.concatenate([self.memory, self.memory[have]]),
+            locations=self.locations + tuple(self.locations[v] for v in have),
+            places=self.places,
         )
 
     def without_spot(self) -> Catalog:
@@ -165,6 +183,53 @@ class Catalog:
             return work
         return work[..., self.spot_configs()]
 
+    def region(self, v: int) -> str:
+        """VM type v's region ("" without a location)."""
+        return self.places.get(self.locations[v], {}).get("region", "")
+
+    def select(self, names: list[str] | tuple[str, ...]) -> tuple[Catalog, np.ndarray]:
+        """The catalog of the VM types offered at `names` (each a location, a region or a
+        cloud of `places`), and the indices of its configurations in this one (to take the
+        same columns of a job's times). InputError (``--locations``) for a name that matches
+        no VM type's place."""
+        if not any(self.locations):
+            raise InputError(
+                None, "--locations", f"catalog {self.name} has no locations (gpuaas catalogs)"
+            )
+        where = [
+            {loc, *(self.places.get(loc, {}).get(k, "") for k in ("region", "cloud"))}
+            for loc in self.locations
+        ]
+        for name in names:
+            if not any(name in w for w in where):
+                known = sorted({x for w in where for x in w if x})
+                raise InputError(
+                    None,
+                    "--locations",
+                    f"{name!r} is no location, region or cloud of catalog {self.name}; "
+                    f"it has {', '.join(known)}",
+                )
+        keep = np.array([bool(w & set(names)) for w in where])
+        new = np.cumsum(keep) - 1  # old VM index -> new
+        base = np.where(self.base >= 0, new[np.maximum(self.base, 0)], -1)[keep]
+        cat = Catalog(
+            name=self.name,
+            vm_names=tuple(n for n, k in zip(self.vm_names, keep) if k),
+            gpu_models=tuple(m for m, k in zip(self.gpu_models, keep) if k),
+            gpus=self.gpus[keep],
+            cost_per_hour=self.cost_per_hour[keep],
+            spot_per_hour=self.spot_per_hour[keep],
+            info=self.info,
+            base=base,
+            vcpus=self.vcpus[keep],
+            memory=self.memory[keep],
+            locations=tuple(x for x, k in zip(self.locations, keep) if k),
+            places={
+                x: p for x, p in self.places.items() if x in set(np.array(self.locations)[keep])
+            },
+        )
+        return cat, np.flatnonzero(keep[self.cfg_vm])
+
     def vm_index(self, name: str) -> int:
         """Index of VM type `name`; KeyError if absent."""
         return self.vm_names.index(name)
@@ -177,8 +242,9 @@ class Catalog:
 
     def to_dict(self) -> dict[str, Any]:
         vms = []
-        for n, m, g, c, s, b, k, mem in zip(
+        for n, loc, m, g, c, s, b, k, mem in zip(
             self.vm_names,
+            self.locations,
             self.gpu_models,
             self.gpus,
             self.cost_per_hour,
@@ -189,7 +255,10 @@ class Catalog:
         ):
             if b >= 0:
                 continue  # a spot variant: `"spot": true` makes it again
-            vm = {"name": n, "gpu": m, "gpus": int(g), "cost_per_hour": float(c)}
+            vm = {"name": n.removesuffix(AT + loc) if loc else n, "gpu": m, "gpus": int(g)}
+            if loc:
+                vm["location"] = loc
+            vm["cost_per_hour"] = float(c)
             if math.isfinite(s):
                 vm["spot_per_hour"] = float(s)
             if math.isfinite(k):
@@ -197,7 +266,10 @@ class Catalog:
             if math.isfinite(mem):
                 vm["memory"] = float(mem)
             vms.append(vm)
-        out = {"name": self.name, **self.info, "vm_types": vms}
+        out = {"name": self.name, **self.info}
+        if self.places:
+            out["locations"] = {k: dict(v) for k, v in self.places.items()}
+        out["vm_types"] = vms
         if self.has_spot:
             out["spot"] = True
         return out
@@ -210,10 +282,12 @@ class Catalog:
         price_page: where the figures come from), per VM type `spot_per_hour` (the spot price
         of the same date), `vcpus` and `memory` (GiB: the resources beside GPUs, docs/design.md)
         and top-level `spot: true` (the catalog with its spot variants, `with_spot`).
+        Locations (module docstring): top-level `locations: {LOCATION: {region, cloud}}`
+        (cloud defaults to the provider) and per VM type `location`, one of them.
         """
         if not isinstance(data, dict):
             raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
-        unknown = set(data) - {"name", "vm_types", "spot", *INFO_FIELDS}
+        unknown = set(data) - {"name", "vm_types", "spot", "locations", *INFO_FIELDS}
         if unknown:
             raise InputError(source, where, f"unknown field(s) {sorted(unknown)}")
         info = {}
@@ -226,7 +300,8 @@ class Catalog:
         vms = data.get("vm_types")
         if not isinstance(vms, list) or not vms:
             raise InputError(source, f"{where}.vm_types", "must be a non-empty list")
-        names, models, gpus, prices, spots = [], [], [], [], []
+        places = _places(data.get("locations", {}), info.get("provider", ""), source, where)
+        names, models, gpus, prices, spots, locs = [], [], [], [], [], []
         limits: dict[str, list[float]] = {r: [] for r in RESOURCES}
         for i, vm in enumerate(vms):
             at = f"{where}.vm_types[{i}]"
@@ -235,13 +310,34 @@ class Catalog:
             missing = {"name", "gpu", "gpus", "cost_per_hour"} - set(vm)
             if missing:
                 raise InputError(source, at, f"missing field(s) {sorted(missing)}")
-            extra = set(vm) - {"name", "gpu", "gpus", "cost_per_hour", "spot_per_hour", *RESOURCES}
+            extra = set(vm) - {
+                "name",
+                "gpu",
+                "gpus",
+                "cost_per_hour",
+                "spot_per_hour",
+                "location",
+                *RESOURCES,
+            }
             if extra:
                 raise InputError(source, at, f"unknown field(s) {sorted(extra)}")
             if not isinstance(vm["name"], str) or not vm["name"]:
                 raise InputError(source, f"{at}.name", "must be a non-empty string")
-            if vm["name"] in names:
-                raise InputError(source, f"{at}.name", f"duplicate VM type {vm['name']!r}")
+            if AT in vm["name"]:
+                raise InputError(
+                    source, f"{at}.name", f"{vm['name']!r}: give the place as 'location' instead"
+                )
+            loc = vm.get("location", "")
+            if loc not in places and loc != "":
+                raise InputError(
+                    source,
+                    f"{at}.location",
+                    f"{brief(loc)} is not one of the catalog's locations "
+                    f"({', '.join(places) or 'none declared'})",
+                )
+            full = vm["name"] + (AT + loc if loc else "")
+            if full in names:
+                raise InputError(source, f"{at}.name", f"duplicate VM type {full!r}")
             if vm["name"].endswith(SPOT_SUFFIX):
                 raise InputError(
                     source,
@@ -260,7 +356,8 @@ class Catalog:
                     f"{where}.vm_types",
                     f"more than {MAX_CONFIGS} configurations (the sum of gpus; gpuaas.limits)",
                 )
-            names.append(vm["name"])
+            names.append(full)
+            locs.append(loc)
             models.append(vm["gpu"])
             gpus.append(g)
             prices.append(_price(vm["cost_per_hour"], source, f"{at}.cost_per_hour"))
@@ -284,6 +381,8 @@ class Catalog:
             info=info,
             vcpus=np.array(limits["vcpus"], dtype=np.float64),
             memory=np.array(limits["memory"], dtype=np.float64),
+            locations=tuple(locs),
+            places=places,
         )
         return cat.with_spot() if spot else cat
 
@@ -301,6 +400,8 @@ def _without_spot(cat: Catalog) -> Catalog:
         info=cat.info,
         vcpus=cat.vcpus[:od],
         memory=cat.memory[:od],
+        locations=cat.locations[:od],
+        places=cat.places,
     )
 
 
@@ -316,6 +417,26 @@ RESOURCES = {
 
 #: Optional top-level fields of a catalog naming where its figures come from.
 INFO_FIELDS = ("provider", "region", "date", "source", "price_page")
+
+
+def _places(data: Any, provider: str, source: str | None, where: str) -> dict[str, dict[str, str]]:
+    """A catalog's `locations`: {name: {region, cloud}}; cloud defaults to the provider."""
+    if not isinstance(data, dict):
+        raise InputError(source, f"{where}.locations", "must map each location to its region")
+    out = {}
+    for loc, place in data.items():
+        at = f"{where}.locations.{loc}"
+        if not isinstance(loc, str) or not loc or AT in loc or SPOT_SUFFIX in loc:
+            raise InputError(
+                source, at, f"a location name must be a non-empty string without {AT!r}"
+            )
+        if not isinstance(place, dict) or "region" not in place or set(place) - {"region", "cloud"}:
+            raise InputError(source, at, "must be {region: NAME, cloud: NAME (optional)}")
+        out[loc] = {
+            "region": _info_field(place["region"], source, f"{at}.region", False),
+            "cloud": _info_field(place.get("cloud", provider or "-"), source, f"{at}.cloud", False),
+        }
+    return out
 
 
 def _price(c: Any, source: str | None, where: str) -> float:

@@ -206,6 +206,25 @@ class Instance:
             self, catalog=cat, work=work, hazard=None, outage=None, room=None
         )
 
+    def at_locations(self, names: list[str] | tuple[str, ...]) -> Instance:
+        """The instance on the VM types offered at `names` (`Catalog.select`: locations,
+        regions or clouds), for a run that keeps to them (``--locations``); a job that can run
+        nowhere there is an InputError. Only before jobs run (nothing current: a trace)."""
+        if (self.current_cfg >= 0).any():
+            raise InputError(None, "--locations", "applies to a trace, not to jobs already running")
+        cat, cfgs = self.catalog.select(names)
+        work = self.work[:, cfgs]
+        none = np.flatnonzero(~np.isfinite(work).any(axis=1))
+        if none.size:
+            raise InputError(
+                None,
+                "--locations",
+                f"job {self.job_ids[none[0]]!r} can run on no VM type at {', '.join(names)}",
+            )
+        return dataclasses.replace(
+            self, catalog=cat, work=work, hazard=None, outage=None, room=None
+        )
+
     def job_spec(self, j: int) -> JobSpec:
         """Job j as a submission (`Rescheduler.submit`): its data, its progress, no placement."""
         return JobSpec(

@@ -55,7 +55,7 @@ class Setting:
         The values it takes: "method", "seed", "nodes", "seconds" (>= 0), "positive-seconds",
         "noise" (a mean relative error), "name" (one of `choices`), "switch" (true / false),
         "count" (an integer >= 0, None: no limit), "options" (a mapping), "source" (an
-        availability source).
+        availability source), "names" (comma-separated names).
     choices : tuple of str
         The names a "name" setting takes.
     flag : str or None
@@ -172,6 +172,9 @@ class RunConfig:
         Disruption budget of the cluster: at most this many voluntary moves in any hour.
     options : mapping
         Solver options passed to the method at every rescheduling point (JSON-able).
+    locations : str or None
+        The places a run keeps to, comma-separated (`gpuaas.instance.Instance.at_locations`:
+        the VM types at those locations, regions or clouds of the catalog); None: everywhere.
     spot : bool
         The catalog's spot variants may be used (`gpuaas.catalog.Catalog.with_spot`): VMs at
         the spot price that the provider can interrupt.
@@ -359,6 +362,19 @@ class RunConfig:
             omit={},
         ),
     )
+    locations: str | None = field(
+        default=None,
+        metadata=_setting(
+            "Run only on the catalog's VM types at these places: locations, regions or clouds, "
+            "comma-separated (gpuaas catalogs lists them) [default: all].",
+            "names",
+            flag="--locations",
+            spec="axis",
+            column="locations",
+            key=lambda v: "-at" + hashlib.sha1(v.encode()).hexdigest()[:8],
+            shared=True,
+        ),
+    )
     spot: bool = field(
         default=False,
         metadata=_setting(
@@ -466,6 +482,15 @@ class RunConfig:
         for k in ("max_moves", "moves_per_hour"):
             if getattr(self, k) is not None:
                 set_(k, checks.integer(getattr(self, k), k, minimum=0, maximum=MAX_COUNT))
+        if self.locations is not None:
+            names = self.locations.split(",") if isinstance(self.locations, str) else None
+            if not names or not all(n.strip() for n in names):
+                raise InputError(
+                    None,
+                    "locations",
+                    f"must name places, comma-separated, got {brief(self.locations)}",
+                )
+            set_("locations", ",".join(n.strip() for n in names))
         if self.availability is not None:
             if not isinstance(self.availability, str) or not self.availability.strip():
                 raise InputError(

@@ -66,14 +66,16 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 
 
 def prices(catalog: dict[str, Any]) -> tuple[dict[str, float], dict[str, int]]:
-    """$/s and GPUs per VM type name of a catalog's JSON form, spot variants included."""
+    """$/s and GPUs per VM type name of a catalog's JSON form, spot variants included (a type
+    offered at a location is named NAME@LOCATION)."""
     price, gpus = {}, {}
     for vm in catalog["vm_types"]:
-        price[vm["name"]] = vm["cost_per_hour"] / 3600.0
-        gpus[vm["name"]] = vm["gpus"]
+        name = vm["name"] + (f"@{vm['location']}" if "location" in vm else "")
+        price[name] = vm["cost_per_hour"] / 3600.0
+        gpus[name] = vm["gpus"]
         if "spot_per_hour" in vm:
-            price[vm["name"] + SPOT] = vm["spot_per_hour"] / 3600.0
-            gpus[vm["name"] + SPOT] = vm["gpus"]
+            price[name + SPOT] = vm["spot_per_hour"] / 3600.0
+            gpus[name + SPOT] = vm["gpus"]
     return price, gpus
 
 

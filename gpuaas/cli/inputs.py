@@ -100,25 +100,27 @@ def generate(
     "--json", "as_json", is_flag=True, help="Print the catalogs (with their VM types) as JSON."
 )
 def catalogs_cmd(as_json: bool) -> None:
-    """List the bundled VM catalogs: provider, region, date of the prices, VM types, GPUs."""
+    """List the bundled VM catalogs: provider, region, date of the prices, VM types, GPUs,
+    locations (zones; --json names them with their regions)."""
     from gpuaas.catalog import bundled_catalogs, load_catalog
 
     cats = [load_catalog(name) for name in bundled_catalogs()]
     if as_json:
         click.echo(to_json([c.to_dict() for c in cats]), nl=False)
         return
-    rows = [("name", "provider", "region", "date", "VMs", "GPUs", "spot")]
+    rows = [("name", "provider", "region", "date", "VMs", "GPUs", "spot", "locations")]
     for c in cats:
         spot = int(np.isfinite(c.spot_per_hour).sum())
         rows.append(
             (
                 c.name,
                 c.info.get("provider", "-"),
-                c.info.get("region", "-"),
+                _regions(c.info.get("region", "-")),
                 c.info.get("date", "-"),
                 str(c.n_vms),
                 ",".join(dict.fromkeys(c.gpu_models)),
                 f"{spot}/{c.n_vms}",
+                str(len(c.places)) if c.places else "-",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -128,6 +130,11 @@ def catalogs_cmd(as_json: bool) -> None:
         "spot = VM types with a spot price (their spot variants with --spot); "
         "sources: gpuaas catalogs --json"
     )
+
+
+def _regions(region: str) -> str:
+    """A catalog's region, or how many when it spans several."""
+    return f"{region.count(',') + 1} regions" if "," in region else region
 
 
 @cli.command("import")

@@ -47,6 +47,8 @@ def _option(name: str, default: Any, s: Setting) -> Callable[[Any], Any]:
         kwargs.update(type=click.Choice(s.choices), default=value)
     elif s.values == "source":
         kwargs.update(metavar="SOURCE", default=value)
+    elif s.values == "names":
+        kwargs.update(metavar="NAME,...", default=value)
     else:
         kwargs.update(type=TYPES[s.values], default=value)
     return click.option(s.flag, name, **kwargs)

@@ -228,7 +228,7 @@ ADDED_COLUMNS = [
 
 #: the type of each setting's column, by the values it takes (`Setting.values`)
 _KINDS = {"seed": int, "nodes": int, "count": int, "switch": bool, "method": str, "name": str}
-_KINDS.update(options=str, source=str)
+_KINDS.update(options=str, source=str, names=str)
 INT_COLUMNS = {
     "nodes",
     "jobs",
