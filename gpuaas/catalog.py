@@ -183,6 +183,16 @@ class Catalog:
             return work
         return work[..., self.spot_configs()]
 
+    @property
+    def location_names(self) -> tuple[str, ...]:
+        """The catalog's locations, in `places` order (a job's `data_at` indexes them)."""
+        return tuple(self.places)
+
+    @property
+    def location_index(self) -> np.ndarray:
+        """(V,) int: each VM type's index in `location_names`; -1 without a location."""
+        return _location_index(self)
+
     def region(self, v: int) -> str:
         """VM type v's region ("" without a location)."""
         return self.places.get(self.locations[v], {}).get("region", "")
@@ -213,7 +223,7 @@ class Catalog:
         new = np.cumsum(keep) - 1  # old VM index -> new
         base = np.where(self.base >= 0, new[np.maximum(self.base, 0)], -1)[keep]
         cat = Catalog(
-            name=self.name,
+            name=f"{self.name} at {','.join(names)}",  # not the bundled one: written in full
             vm_names=tuple(n for n, k in zip(self.vm_names, keep) if k),
             gpu_models=tuple(m for m, k in zip(self.gpu_models, keep) if k),
             gpus=self.gpus[keep],
@@ -224,9 +234,7 @@ class Catalog:
             vcpus=self.vcpus[keep],
             memory=self.memory[keep],
             locations=tuple(x for x, k in zip(self.locations, keep) if k),
-            places={
-                x: p for x, p in self.places.items() if x in set(np.array(self.locations)[keep])
-            },
+            places=self.places,  # all of them: where jobs' data may be (`Instance.data_at`)
         )
         return cat, np.flatnonzero(keep[self.cfg_vm])
 
@@ -385,6 +393,12 @@ class Catalog:
             places=places,
         )
         return cat.with_spot() if spot else cat
+
+
+@lru_cache(maxsize=8)  # a Catalog is immutable and hashes by identity
+def _location_index(cat: Catalog) -> np.ndarray:
+    names = {x: i for i, x in enumerate(cat.places)}
+    return _frozen(np.array([names.get(x, -1) for x in cat.locations], dtype=np.int64))
 
 
 @lru_cache(maxsize=8)  # a Catalog is immutable and hashes by identity

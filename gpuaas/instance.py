@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from gpuaas import checks
-from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
 from gpuaas.limits import (
+    MAX_DATA_GB,
     MAX_ID,
     MAX_JOB_CONFIGS,
     MAX_JOBS,
@@ -31,6 +32,7 @@ from gpuaas.limits import (
     MAX_WEIGHT,
     MIN_SECONDS,
 )
+from gpuaas.transfer import DEFAULT_DATA_GB, data_gb
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
 _TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
@@ -46,6 +48,8 @@ _JOB_FIELDS = {
     "checkpoint",
     "cpus",
     "memory",
+    "data_gb",
+    "data_at",
 }
 #: a job's demands beside GPUs (docs/design.md, "CPU and memory beside GPUs"): the Instance
 #: and JobSpec field -> the catalog's capacity array it is held to
@@ -93,6 +97,8 @@ class Instance:
     ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
     cpus: np.ndarray | None = None  # (J,) vCPUs a job needs wherever it runs; 0: none declared
     memory: np.ndarray | None = None  # (J,) GiB a job needs wherever it runs; 0: none declared
+    data_gb: np.ndarray | None = None  # (J,) GB of checkpoint a move between locations carries
+    data_at: np.ndarray | None = None  # (J,) int: where its data is (`location_names`); -1: none
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
     rel_due: np.ndarray = field(init=False)  # (J,) d_j = due_j - T_c
     max_time: np.ndarray = field(init=False)  # (J,) M_j = max finite t_jvg
@@ -109,6 +115,12 @@ class Instance:
             if v.size != J and not v.any():
                 v = np.zeros(J)  # carried by `dataclasses.replace` to other jobs: none declared
             set_(k, _ro(v, np.float64).reshape(J))
+        gb = np.full(J, DEFAULT_DATA_GB) if self.data_gb is None else np.asarray(self.data_gb)
+        at = np.full(J, -1) if self.data_at is None else np.asarray(self.data_at)
+        set_("data_gb", _ro(gb if gb.size == J else np.full(J, DEFAULT_DATA_GB), np.float64))
+        set_("data_at", _ro(at if at.size == J else np.full(J, -1), np.int64))
+        if (self.data_gb < 0).any() or (self.data_at >= len(self.catalog.places)).any():
+            raise ValueError("data_gb must be >= 0 and data_at a location of the catalog")
         if self.has_demands:
             work = _ro(np.where(self.fits_alone(), work, np.inf), np.float64)
         set_("nodes", int(self.nodes))
@@ -237,6 +249,8 @@ class Instance:
             checkpoint=None if math.isnan(self.checkpoint[j]) else float(self.checkpoint[j]),
             cpus=float(self.cpus[j]),
             memory=float(self.memory[j]),
+            data_gb=float(self.data_gb[j]),
+            data_at=int(self.data_at[j]),
         )
 
     def subset(self, jobs: Any) -> Instance:
@@ -257,6 +271,8 @@ class Instance:
             ready=self.ready[idx],
             cpus=self.cpus[idx],
             memory=self.memory[idx],
+            data_gb=self.data_gb[idx],
+            data_at=self.data_at[idx],
         )
 
     def released(self) -> Instance:
@@ -284,6 +300,10 @@ class Instance:
             for k in DEMANDS:
                 if getattr(self, k)[j] > 0:
                     job[k] = float(getattr(self, k)[j])
+            if cat.places:  # where its data is (`gpuaas.transfer`)
+                job["data_gb"] = float(self.data_gb[j])
+                if self.data_at[j] >= 0:
+                    job["data_at"] = cat.location_names[self.data_at[j]]
             c = int(self.current_cfg[j])
             if c >= 0:
                 job["placement"] = {
@@ -300,7 +320,10 @@ class Instance:
                 cat.vm_names[v]: float(self.hazard[v] * 3600.0) for v in np.flatnonzero(self.hazard)
             }
         return {
-            "catalog": cat.to_dict() if cat.name == "inline" or cat.has_spot else cat.name,
+            # by name only where the name reads it back (a bundled catalog)
+            "catalog": cat.name
+            if cat.name in bundled_catalogs() and not cat.has_spot
+            else cat.to_dict(),
             "nodes": self.nodes,
             "time": self.time,
             "params": params,
@@ -391,6 +414,8 @@ class Instance:
             ),
             cpus=np.array([spec.cpus for spec in parsed]),
             memory=np.array([spec.memory for spec in parsed]),
+            data_gb=np.array([spec.data_gb for spec in parsed]),
+            data_at=np.array([spec.data_at for spec in parsed], dtype=np.int64),
             hazard=hazard,
             time=time,
             **p,
@@ -414,6 +439,8 @@ class JobSpec:
     checkpoint: float | None = None  # s between its checkpoints; None: the run's default
     cpus: float = 0.0  # vCPUs it needs wherever it runs (docs/design.md)
     memory: float = 0.0  # GiB it needs wherever it runs
+    data_gb: float = DEFAULT_DATA_GB  # GB of checkpoint a move between locations carries
+    data_at: int = -1  # where its data is (the catalog's `location_names`); -1: nowhere yet
 
     def __post_init__(self) -> None:
         check_job(self)
@@ -427,6 +454,9 @@ class JobSpec:
         out["work"] = work_list(self.work)
         for k in DEMANDS:  # none declared: the digest of a job is what it was before demands
             if not out[k]:
+                del out[k]
+        for k, default in (("data_gb", DEFAULT_DATA_GB), ("data_at", -1)):  # ... before data
+            if out[k] == default:
                 del out[k]
         return out
 
@@ -475,6 +505,8 @@ class JobSpec:
             checkpoint=data["checkpoint"],
             cpus=data["cpus"],
             memory=data["memory"],
+            data_gb=data["data_gb"],
+            data_at=checks.integer(data["data_at"], f"{where}.data_at", minimum=-1),
         )
 
 
@@ -508,6 +540,7 @@ def check_job(
         checks.number(job.checkpoint, f"{at}.checkpoint", source, minimum=0.0, maximum=MAX_SECONDS)
     checks.number(job.cpus, f"{at}.cpus", source, minimum=0.0, maximum=MAX_VCPUS)
     checks.number(job.memory, f"{at}.memory", source, minimum=0.0, maximum=MAX_MEMORY)
+    checks.number(job.data_gb, f"{at}.data_gb", source, minimum=0.0, maximum=MAX_DATA_GB)
     work = np.asarray(job.work, dtype=np.float64)
     bad = np.flatnonzero(~((work >= MIN_SECONDS) & (work <= MAX_SECONDS) | (work == np.inf)))
     if bad.size:
@@ -606,7 +639,29 @@ def parse_job(
         memory=checks.number(
             job.get("memory", 0.0), f"{at}.memory", source, minimum=0.0, maximum=MAX_MEMORY
         ),
+        data_gb=checks.number(
+            job.get("data_gb", data_gb(job.get("workload"))),
+            f"{at}.data_gb",
+            source,
+            minimum=0.0,
+            maximum=MAX_DATA_GB,
+        ),
+        data_at=_location(job.get("data_at"), catalog, source, f"{at}.data_at"),
     )
+
+
+def _location(name: Any, catalog: Catalog, source: str | None, where: str) -> int:
+    """The index of location `name` in the catalog's `location_names` (None: -1)."""
+    if name is None:
+        return -1
+    if name not in catalog.places:
+        raise InputError(
+            source,
+            where,
+            f"{brief(name)} is not a location of catalog {catalog.name} "
+            f"({', '.join(catalog.places) or 'it has none'})",
+        )
+    return catalog.location_names.index(name)
 
 
 def _check_placements(

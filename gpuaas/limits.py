@@ -29,7 +29,8 @@ stays below 10^20, the value from which HiGHS treats a coefficient as infinite.
 **Sizes**: N <= ``MAX_NODES`` = 10^6 node slots (every method works on min(N, J) of them);
 J <= ``MAX_JOBS`` = 10^5 jobs in a file or unfinished in a `Rescheduler`; at most
 ``MAX_GPUS`` = 64 GPUs per VM type (and ``MAX_VCPUS`` = 4096 vCPUs, ``MAX_MEMORY`` = 10^6 GiB
-of memory: a VM type's or a job's; the largest cloud VMs have 896 vCPUs and 32 TiB), ``MAX_CONFIGS`` = 1000 configurations (v, g) per catalog,
+of memory: a VM type's or a job's; the largest cloud VMs have 896 vCPUs and 32 TiB; ``MAX_DATA_GB``
+= 10^6 GB of a job's checkpoint), ``MAX_CONFIGS`` = 1000 configurations (v, g) per catalog,
 and ``MAX_JOB_CONFIGS`` = 10^7 (job, configuration) pairs per instance (each (J, C) array is
 then at most 80 MB); the MILP takes models of at most ``MAX_MILP_COLUMNS`` = 5·10^6 columns
 (about J·min(N, J)·C x 2: the paper's largest point, N = 100 and J = 450, has 0.6·10^6). Integer counts of a workload (epochs, batch size, files) are at most
@@ -85,6 +86,7 @@ MAX_JOBS = 10**5
 MAX_GPUS = 64
 MAX_VCPUS = 4096
 MAX_MEMORY = 1e6
+MAX_DATA_GB = 1e6
 MAX_CONFIGS = 1000
 MAX_JOB_CONFIGS = 10**7
 MAX_COUNT = 10**9

@@ -23,7 +23,12 @@ from numba import njit
 
 from gpuaas.per_job import node_share, per_job_lp
 from gpuaas.pricing import fill_price
-from gpuaas.reconfiguration import reconfiguration_cost, reconfiguration_terms, switch_costs
+from gpuaas.reconfiguration import (
+    reconfiguration_cost,
+    reconfiguration_terms,
+    switch_costs,
+    transfer_costs,
+)
 
 if TYPE_CHECKING:
     from gpuaas.instance import Instance
@@ -162,7 +167,8 @@ def _priced(instance: Instance) -> _Priced:
     cat = instance.catalog
     partner = np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1)
     later = per_job_lp(t, slack, w, price, share, switch, partner)[0]
-    wait = (later + instance.startup * price[None, :]).min(axis=1, initial=np.inf)
+    moving = transfer_costs(instance) if instance.catalog.places else 0.0  # data moved first
+    wait = (later + instance.startup * price[None, :] + moving).min(axis=1, initial=np.inf)
     wait.flags.writeable = False
     return _Priced(price, share, switch, partner, wait)
 
@@ -171,7 +177,8 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
     """P1$'s run value of each job jobs[i] on configuration cfgs[i] (inf where it cannot run):
     its GPUs at the fill price for H s, or to its end with its tardiness when it ends within
     H s, then its best plan from T_c + H for the work left (the per-job LP; a configuration
-    other than cfgs[i] pays its switch, `gpuaas.reconfiguration.switch_costs`)."""
+    other than cfgs[i] pays its switch, `gpuaas.reconfiguration.switch_costs`), and the move of
+    its data where cfgs[i] is at another location (`gpuaas.reconfiguration.transfer_costs`)."""
     p = _priced(instance)
     H = instance.H
     t = instance.times[jobs, cfgs]
@@ -191,6 +198,8 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
         moved = after + p.switch[None, :]
         moved[np.arange(k.size), cfgs[k]] = after[np.arange(k.size), cfgs[k]]  # staying: no switch
         out[k] = H * p.price[cfgs[k]] + moved.min(axis=1)
+    if instance.catalog.places:
+        out = out + transfer_costs(instance)[jobs, cfgs]
     return out
 
 

@@ -67,7 +67,7 @@ class Execution:
     """Producer: the jobs' actual execution in the simulated cloud.
 
     Actual durations are the predicted ones times `factors` (J, C) (`gpuaas.noise`). A running
-    job progresses from its node's `ready` time; it completes (`Completion`) when its actual
+    job progresses from its node's `ready` time (and its data's, moved between locations); it completes (`Completion`) when its actual
     remaining time is below `TIME_TOL`; with `report`, every job that has run is reported
     (`ProgressReport`) at every event; a job the plan moves loses actual work by the restart
     rule of `gpuaas.reconfiguration`, and one whose VM is interrupted the work since its last
@@ -104,6 +104,7 @@ class Execution:
         self.node = np.full(J, -1, dtype=np.int64)  # where it runs (-1: it does not)
         self.cfg = np.full(J, -1, dtype=np.int64)
         self.ready = np.zeros(config.nodes or trace.nodes)  # when each node's VM runs jobs
+        self.data_ready = np.zeros(J)  # when a job's data moved between locations is there
         # the running and the unfinished jobs in submission order (None: to compute, after a
         # plan changed them): not a pass over every job of the trace at every event
         self.running: np.ndarray | None = None
@@ -116,7 +117,7 @@ class Execution:
         if self.running is None:
             self.running = self.order[self.cfg[self.order] >= 0]
         idx = self.running
-        return idx, self.cfg[idx], self.ready[self.node[idx]]
+        return idx, self.cfg[idx], np.maximum(self.ready[self.node[idx]], self.data_ready[idx])
 
     def unfinished_jobs(self) -> np.ndarray:
         """The submitted jobs not completed, in submission order (the Rescheduler's)."""
@@ -183,10 +184,12 @@ class Execution:
         for a in (*moved, *plan.start, *plan.migrate):
             self.segment[self.index[a["id"]]] = 0.0
         self._place(plan)
-        for a in plan.start:  # an interrupted job runs again once its VM is ready
+        for a in plan.transfer:  # its data moves to another location first (`gpuaas.transfer`)
+            self.data_ready[self.index[a.id]] = a.ready
+        for a in plan.start:  # an interrupted job runs again once its VM (and data) is ready
             j = self.index[a.id]
             if not math.isnan(self.interrupted_at[j]):
-                begin = max(plan.time, float(self.ready[self.node[j]]))
+                begin = max(plan.time, float(self.ready[self.node[j]]), self.data_ready[j])
                 self.interruption_delay[j] += begin - self.interrupted_at[j]
                 self.interrupted_at[j] = math.nan
 

@@ -8,6 +8,10 @@ The model (docs/reconfiguration.md, "The model"):
   configuration's GPU share of the VM price (`lost_work_cost`).
 - **VM start-up** (`startup`, seconds). A VM opened or resized at t is billed from t but runs
   jobs only from t + `startup` (`ready_time`, `startup_cost`).
+- **Moving data** (`gpuaas.transfer`). A job started at another location than its data's
+  (`Instance.data_at`) pays the egress of its `data_gb` and waits for the copy after its VM is
+  up (`transfer_costs`: the egress, and the copy's seconds at its configuration's GPU-share
+  price plus its weight when it is late on every configuration).
 - **Interruption** (a spot VM reclaimed, docs/spot.md). A job checkpoints every `checkpoint`
   seconds of running since it last (re)started; on an interrupted VM it loses, besides the
   restart `overhead`, the work since its last checkpoint (`since_checkpoint`), unless it writes
@@ -36,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuaas.per_job import share_price
+from gpuaas.transfer import transfer_matrix
 
 if TYPE_CHECKING:
     from gpuaas.instance import Instance
@@ -170,6 +175,28 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
         out[run] = np.where(
             np.isfinite(t), lost + vm + wait + np.where(late, w * (ov + up), 0.0), np.inf
         )
+    return out
+
+
+@lru_cache(maxsize=4)  # an Instance is immutable and hashes by identity
+def transfer_costs(instance: Instance) -> np.ndarray:
+    """(J, C) $ of starting each job on each configuration where that moves its data (module
+    docstring, "Moving data"; 0 where it stays, or the job has no data anywhere yet),
+    read-only. P1$ adds it to the job's run and wait values (`gpuaas.objective`)."""
+    cat = instance.catalog
+    J, C = instance.n_jobs, cat.n_configs
+    out = np.zeros((J, C))
+    j = np.flatnonzero((instance.data_at >= 0) & (instance.data_gb > 0))
+    loc = cat.location_index[cat.cfg_vm]
+    if j.size and (loc >= 0).any():
+        per_gb, per_gb_seconds = transfer_matrix(cat)
+        src, to = instance.data_at[j][:, None], np.maximum(loc, 0)[None, :]
+        gb = instance.data_gb[j][:, None]
+        seconds = np.where(loc >= 0, gb * per_gb_seconds[src, to], 0.0)
+        late = instance.rel_due[j] < instance.times[j].min(axis=1)
+        rate = share_price(instance)[None, :] + np.where(late, instance.weight[j], 0.0)[:, None]
+        out[j] = np.where(loc >= 0, gb * per_gb[src, to], 0.0) + seconds * rate
+    out.flags.writeable = False
     return out
 
 

@@ -51,6 +51,8 @@ class SimulationResult:
     solver_cpu_seconds: float = 0.0  # CPU time inside the solve calls (method wrapper included)
     lost_work_cost: float = 0.0  # $ of work lost to restarts (included in vm_cost)
     startup_cost: float = 0.0  # $ of VMs billed while starting up (included in vm_cost)
+    egress_cost: float = 0.0  # $ of jobs' data moved between locations (in total_cost)
+    transfers: int = 0  # moves of a job's data between locations (`gpuaas.transfer`)
     interruptions: int = 0  # VMs lost under running jobs (involuntary moves, apart)
     interruption_cost: float = 0.0  # $ of work interruptions lost (part of lost_work_cost)
     spot_cost: float = 0.0  # $ billed for spot VMs (part of vm_cost)
@@ -172,6 +174,8 @@ class SimulationResult:
             "max_job_moves": self.max_job_moves,
             "lost_work_cost": self.lost_work_cost,
             "startup_cost": self.startup_cost,
+            "egress_cost": self.egress_cost,
+            "transfers": self.transfers,
             "makespan": self.makespan,
             "spot": self.spot,
             "interruptions": self.interruptions,
@@ -218,7 +222,8 @@ class SimulationResult:
         s = self.solver_stats()
         lines = [
             f"method        {self.method} (seed {self.seed}, {self.nodes} nodes)",
-            f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}",
+            f"total cost    {self.total_cost:.4f} $  = VM {self.vm_cost:.4f} + tardiness {self.tardiness_cost:.4f}"
+            + (f" + egress {self.egress_cost:.4f}" if self.transfers else ""),
             *summary_lines(job_metrics(self.jobs), self.makespan),
             (
                 f"events        {self.events} ({self.migrations} migrations, {self.preemptions} preemptions, "
@@ -227,6 +232,13 @@ class SimulationResult:
             (
                 f"reconfiguring restart overhead {self.overhead:g} s, VM start-up {self.startup:g} s: "
                 f"{self.lost_work_cost:.4f} $ of lost work, {self.startup_cost:.4f} $ of start-up"
+            ),
+            *(
+                [
+                    f"locations     {self.transfers} moves of data between locations, {self.egress_cost:.4f} $ of egress"
+                ]
+                if self.transfers
+                else []
             ),
             *(
                 [

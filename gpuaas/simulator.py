@@ -40,7 +40,8 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   checkpoint (`Execution`).
 - **Event log** (`log=`): one JSON line per interval between two consecutive events,
   ``{"start", "end", "nodes": [{"node", "vm", "ready"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
-  (`ready`: when the node's VM finished starting up; a job on it works only after that) and,
+  (`ready`: when the node's VM finished starting up; a job on it works only after that, and a
+  job whose data moves between locations only from its own `ready`) and,
   when VMs are interrupted at its end, ``"interrupted": [node, ...]``; from it alone the VM
   cost, capacity, each job's work and the work each interruption lost can be recomputed.
   The file appears only when the simulation finishes (written through a temporary file).
@@ -313,12 +314,18 @@ class Simulator:
         if self.log_lines is None:
             return None
         jobs = self.rescheduler.unfinished()
+        nodes = self.rescheduler.open_nodes()
+        up = {n.node: n.ready for n in nodes}
         rec: dict[str, Any] = {
             "start": start,
             "end": end,
-            "nodes": [n._asdict() for n in self.rescheduler.open_nodes()],
+            "nodes": [n._asdict() for n in nodes],
             "jobs": [
-                {"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus} for j in jobs if j.cfg >= 0
+                {"id": j.id, "node": j.node, "vm": j.vm, "gpus": j.gpus}
+                # its data still on its way from another location (`gpuaas.transfer`)
+                | ({"ready": j.ready} if j.ready > up[j.node] else {})
+                for j in jobs
+                if j.cfg >= 0
             ],
         }
         if interrupted:
@@ -364,7 +371,7 @@ class Simulator:
             d["interruption_delay"] = float(ex.interruption_delay[self.index[d["id"]]])
         return SimulationResult(
             config=self.config,
-            total_cost=r.vm_cost + r.tardiness_cost,
+            total_cost=r.vm_cost + r.tardiness_cost + r.egress_cost,
             vm_cost=r.vm_cost,
             tardiness_cost=r.tardiness_cost,
             jobs=jobs,
@@ -376,6 +383,8 @@ class Simulator:
             solver_cpu_seconds=self.solver_cpu_seconds,
             lost_work_cost=r.lost_work_cost,
             startup_cost=r.startup_cost,
+            egress_cost=r.egress_cost,
+            transfers=r.transfers,
             interruptions=r.interruptions,
             interruption_cost=r.interruption_cost,
             spot_cost=r.spot_cost,

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from gpuaas import transfer
 from gpuaas.errors import brief
 from gpuaas.instance import DEMANDS, Instance
 from gpuaas.objective import OBJECTIVES
@@ -301,12 +302,34 @@ def run_value(p: Priced, j: int, c: int) -> float:
     slack, weight = float(inst.due[j]) - inst.time, float(inst.weight[j])
     t = p.times[j][c]
     if t <= H:
-        return t * p.price[c] + weight * max(0.0, t - slack)
+        return t * p.price[c] + weight * max(0.0, t - slack) + _moving(p, j, c)
     left = 1.0 - H / t
     after = _lp_values(
         [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.partner
     )
-    return H * p.price[c] + min(x + (0.0 if k == c else p.switch[k]) for k, x in enumerate(after))
+    return (
+        H * p.price[c]
+        + min(x + (0.0 if k == c else p.switch[k]) for k, x in enumerate(after))
+        + _moving(p, j, c)
+    )
+
+
+def _moving(p: Priced, j: int, c: int) -> float:
+    """The move of job j's data to configuration c's location, recomputed plainly from the
+    places' per-GB price and seconds (`gpuaas.transfer`): its egress, and the copy's seconds at
+    c's GPU share of its VM price plus the job's weight when it is late on every configuration."""
+    inst = p.instance
+    cat = inst.catalog
+    at, gb = int(inst.data_at[j]), float(inst.data_gb[j])
+    v, g = p.configs[c]
+    dst = cat.locations[v]
+    if at < 0 or gb <= 0 or not dst:
+        return 0.0
+    src, dst = cat.places[list(cat.places)[at]], cat.places[dst]
+    seconds = gb * transfer.seconds_per_gb(src, dst)
+    late = float(inst.due[j]) - inst.time < min(p.times[j])
+    rate = p.vm_price[v] * g / int(cat.gpus[v]) + (float(inst.weight[j]) if late else 0.0)
+    return gb * transfer.per_gb(src, dst) + seconds * rate
 
 
 def wait_value(p: Priced, j: int) -> float:
@@ -315,7 +338,7 @@ def wait_value(p: Priced, j: int) -> float:
     inst = p.instance
     slack = float(inst.due[j]) - inst.time - inst.H
     later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch, p.partner)
-    return min(x + inst.startup * p.price[k] for k, x in enumerate(later))
+    return min(x + inst.startup * p.price[k] + _moving(p, j, k) for k, x in enumerate(later))
 
 
 def dollars(solution: Solution) -> float:

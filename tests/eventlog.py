@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuaas import transfer
+
 SPOT = ":spot"
 #: the providers' interruption warnings (s), as the cloud documents them (docs/spot.md)
 WARNING = {"AWS": 120.0, "GCP": 30.0, "Azure": 30.0}
@@ -52,11 +54,19 @@ class Recomputed:
     runs: dict[str, list[list[Any]]] = field(default_factory=dict)
     interruptions: int = 0  # jobs on an interrupted node
     intervals: int = 0
+    egress_cost: float = 0.0  # jobs' data moved between locations
+    transfers: int = 0
     errors: list[str] = field(default_factory=list)
 
     @property
     def total_cost(self) -> float:
-        return self.vm_cost + self.tardiness_cost
+        return self.vm_cost + self.tardiness_cost + self.egress_cost
+
+
+def location_of(vm: str) -> str | None:
+    """The location a VM type name says (``TYPE@LOCATION`` or its ``:spot`` variant)."""
+    base = vm[: -len(SPOT)] if vm.endswith(SPOT) else vm
+    return base.split("@", 1)[1] if "@" in base else None
 
 
 def read_log(path: str | Path) -> list[dict[str, Any]]:
@@ -100,8 +110,11 @@ def recompute(
     A job completes at the end of its last interval; tardiness = weight * max(0, that - due).
     """
     data = trace.to_dict()
-    price, gpus = prices(trace.catalog.to_dict())
+    cat = trace.catalog.to_dict()
+    price, gpus = prices(cat)
     jobs = {j["id"]: j for j in data["jobs"]}
+    places = cat.get("locations", {})
+    data_at = {jid: j.get("data_at") for jid, j in jobs.items()}
     rec = Recomputed()
     err = rec.errors.append
     prev_end = None
@@ -151,8 +164,23 @@ def recompute(
             if t is None:
                 err(f"interval {k}: job {jid} runs on {vm} x{g}, which it cannot")
                 continue
-            # a node still starting up (VM start-up) bills but does no work before `ready`
-            worked = max(0.0, end - max(start, ready.get(n, 0.0)))
+            # data moved between locations: when the job first runs at a location other than
+            # its data's (the route's $ and s per GB are gpuaas.transfer's, as prices are the
+            # catalog's), from when its node is up plus the copy's seconds
+            loc, src, gb = location_of(vm), data_at[jid], jobs[jid].get("data_gb", 0.0)
+            own = jb.get("ready", 0.0)
+            if loc is not None and loc != src:
+                if src is not None and gb > 0:
+                    route = (places[src], places[loc])
+                    rec.egress_cost += gb * transfer.per_gb(*route)
+                    rec.transfers += 1
+                    due = max(start, ready.get(n, 0.0)) + gb * transfer.seconds_per_gb(*route)
+                    if not math.isclose(max(own, ready.get(n, 0.0)), due, abs_tol=1e-6):
+                        err(f"interval {k}: job {jid}'s data arrives at {own}, not {due}")
+                data_at[jid] = loc
+            # a node still starting up (VM start-up) bills but does no work before `ready`,
+            # a job whose data is on its way none before its own
+            worked = max(0.0, end - max(start, ready.get(n, 0.0), own))
             rec.work[jid] = rec.work.get(jid, 0.0) + worked / t
             rec.completion[jid] = end
             runs = rec.runs.setdefault(jid, [])
@@ -161,7 +189,7 @@ def recompute(
                 runs[-1][1] += worked
                 runs[-1][3] = end
             else:
-                runs.append([place, worked, False, end, max(start, ready.get(n, 0.0))])
+                runs.append([place, worked, False, end, max(start, ready.get(n, 0.0), own)])
             if n in lost:
                 runs[-1][2] = True
                 rec.interruptions += 1
@@ -229,7 +257,7 @@ def check_against(
         a, b = getattr(rec, key), result[key]
         if not math.isclose(a, b, rel_tol=rel, abs_tol=1e-9):
             problems.append(f"{key}: log gives {a!r}, result says {b!r}")
-    for key in ("spot_cost", "interruptions"):
+    for key in ("spot_cost", "interruptions", "egress_cost", "transfers"):
         a, b = getattr(rec, key), result.get(key, 0)
         if not math.isclose(a, b, rel_tol=rel, abs_tol=1e-9):
             problems.append(f"{key}: log gives {a!r}, result says {b!r}")

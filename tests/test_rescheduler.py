@@ -518,7 +518,7 @@ def test_state_of_the_previous_version_restores_and_continues_as_it_did(version)
     # are asked of it without
     sample["state"]["solver_options"] = {"polish": 0.0}
     r = Rescheduler.restore(sample["state"])
-    assert r.state()["version"] == STATE_VERSION == 6
+    assert r.state()["version"] == STATE_VERSION == 7
     ev = sample["event"]
     submit = [
         JobSpec(
@@ -559,11 +559,11 @@ def test_unknown_versions_are_refused_clearly():
     state = r.state()
     for version, message in [
         (
-            7,
-            "Rescheduler state version 7 was written by a newer gpuaas; this one reads versions 2 to 6: upgrade gpuaas",
+            8,
+            "Rescheduler state version 8 was written by a newer gpuaas; this one reads versions 2 to 7: upgrade gpuaas",
         ),
-        (1, "not a Rescheduler state of a known version (2 to 6), got version 1"),
-        ("3", "not a Rescheduler state of a known version (2 to 6), got version '3'"),
+        (1, "not a Rescheduler state of a known version (2 to 7), got version 1"),
+        ("3", "not a Rescheduler state of a known version (2 to 7), got version '3'"),
     ]:
         with pytest.raises(StateError) as err:
             Rescheduler.restore(state | {"version": version})

@@ -182,7 +182,7 @@ def test_a_state_of_format_3_restores_and_an_interruption_gets_the_same_plan():
     continuous = json.loads(json.dumps(sample["state"]))
     continuous["config"]["run"]["checkpoint"] = 0.0
     r = Rescheduler.restore(continuous)
-    assert r.state()["version"] == 6
+    assert r.state()["version"] == 7
     live = r.live_state()  # the migration also starts the speed model and the move budget
     assert live["recent_moves"] == [] and live["speed_pool"] == [0, 0.0, 0, 0.0]
     assert all(not d["observed"] and not d["measured"] for d in live["jobs"])

@@ -331,6 +331,8 @@ def test_the_digest_covers_every_field_of_a_submission():
         "checkpoint": 60.0,
         "cpus": 4.0,
         "memory": 16.0,
+        "data_gb": 3.5,
+        "data_at": 1,
     }
     assert set(other) == {f.name for f in dataclasses.fields(JobSpec)}
     digest = Submission(0.0, base, id="x").digest()
@@ -385,7 +387,7 @@ def test_a_format_4_state_migrates_its_ids():
     sample = json.loads((DATA / "rescheduler-state-v4.json").read_text())
     r = Rescheduler.restore(sample["state"])
     state = r.state()
-    assert state["version"] == STATE_VERSION == 6
+    assert state["version"] == STATE_VERSION == 7
     assert [i for i, _ in state["ids"]] == [f"e{k}" for k in range(4, 12)]
     plan = r.handle(event_from_dict(sample["event"]))
     want = {k: v for k, v in sample["plan"].items() if k != "objective"}

@@ -594,7 +594,7 @@ _SYNTAX = {
     "positive-seconds": ("seconds (> 0)", "seconds (> 0), a number or a list"),
     "noise": ("a number", "a number or a list"),
     "name": ("a name", "a name or a list"),
-    "names": ("`\"a,b\"`", "`\"a,b\"`, `null` (all) or a list of them"),
+    "names": ('`"a,b"`', '`"a,b"`, `null` (all) or a list of them'),
 }
 
 

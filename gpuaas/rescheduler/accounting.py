@@ -56,7 +56,11 @@ def advance(s: RunState, at: float, completing: set[str]) -> None:
         return
     ready = np.full(s.config.nodes, -np.inf)
     ready[nodes] = node_ready
-    run = at - np.maximum(s.time, ready[cols.hot["node"][rows]])
+    # from its node's start-up, and its data's arrival where it moved location (`transfer`)
+    begin = np.maximum(
+        np.maximum(s.time, ready[cols.hot["node"][rows]]), cols.hot["data_ready"][rows]
+    )
+    run = at - begin
     go = run > 0
     rows, cfg, run = rows[go], cfg[go], run[go]
     work = cols.work[rows, cfg]

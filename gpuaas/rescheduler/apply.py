@@ -16,6 +16,7 @@ import time as _time
 
 import numpy as np
 
+from gpuaas import transfer
 from gpuaas.errors import SolverError
 from gpuaas.instance import Instance
 from gpuaas.methods import solve
@@ -26,6 +27,7 @@ from gpuaas.rescheduler.records import (
     CloseVM,
     Job,
     MigrateJob,
+    MoveData,
     Node,
     OpenVM,
     Place,
@@ -204,10 +206,35 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 job.migrations += 1
                 s.migrations += 1
                 plan.migrate.append(MigrateJob(job.id, old, place(n, c), lost))
+        if c >= 0:
+            move_data(s, job, n, c, at, plan)
         job.node, job.cfg = n, c
         s.replan[job.id] = None
     plan.nodes, plan.jobs = target(s)
     return plan
+
+
+def move_data(s: RunState, job: Job, n: int, c: int, at: float, plan: Plan) -> None:
+    """Job `job` starts on node `n` (open) with configuration `c` at `at`: where that is
+    another location than its data's, the data moves there (`gpuaas.transfer`): its egress is
+    charged, the job runs only once the data is there (after its node's start-up), a
+    `MoveData` tells the caller; its data is where it runs from now on."""
+    cat = s.catalog
+    if not cat.places:
+        return
+    loc = int(cat.location_index[cat.cfg_vm[c]])
+    if loc < 0 or loc == job.data_at:
+        return
+    if job.data_at >= 0 and job.data_gb > 0:
+        dollars, seconds = transfer.move(cat, job.data_at, loc, job.data_gb)
+        s.egress_cost += dollars
+        s.transfers += 1
+        job.data_ready = max(at, s.nodes[n].ready) + seconds
+        names = cat.location_names
+        plan.transfer.append(
+            MoveData(job.id, names[job.data_at], names[loc], job.data_gb, dollars, job.data_ready)
+        )
+    job.data_at = loc
 
 
 def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:

@@ -93,6 +93,8 @@ SHOWN = (
     "tardiness_cost",
     "lost_work_cost",
     "startup_cost",
+    "egress_cost",
+    "transfers",
     "migrations",
     "preemptions",
     "interruptions",
@@ -124,7 +126,8 @@ class Rescheduler:
     attributes `time` (of the last event, None before the first), `events`, `config` and its
     fields (`method`, `seed`, `overhead`, `startup`, `solver_options`), `catalog`, `nodes`, `H`,
     `mu`, `rho`, the running totals `vm_cost`, `tardiness_cost`, `lost_work_cost`,
-    `startup_cost`, `migrations`, `preemptions`, `interruptions`, `interruption_cost`,
+    `startup_cost`, `egress_cost` and `transfers` (jobs' data moved between locations,
+    `gpuaas.transfer`), `migrations`, `preemptions`, `interruptions`, `interruption_cost`,
     `spot_cost`; `unfinished()` (a `JobStatus` per unfinished job), `open_nodes()` (a
     `NodeStatus` per open node), `completions()` (a record per completed job) and `instance()`;
     `run_state`, the whole record (`gpuaas.rescheduler.state.RunState`), for inspection.

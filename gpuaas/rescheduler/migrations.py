@@ -15,7 +15,7 @@ from gpuaas import checks
 from gpuaas.errors import InputError, StateError, brief
 from gpuaas.run_config import RunConfig
 
-STATE_VERSION = 6
+STATE_VERSION = 7
 
 #: the fields each format added, by the object they are in (a state labelled an earlier
 #: version that has one was written in a later format: migrating it would wipe them, so it is
@@ -41,6 +41,7 @@ ADDED = {
     },
     5: {"state": ("ids",), "live": ("ids",)},
     6: {"live": ("market", "spot_waiting", "seen")},
+    7: {"live": ("egress_cost", "transfers"), "job": ("data_ready",)},
 }
 
 
@@ -182,8 +183,17 @@ def _from_v5(s: Mapping[str, Any]) -> dict[str, Any]:
     return {**s, "version": 6, "live": {**live, **market}}
 
 
+def _from_v6(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Version 6 (no locations: no data moved between them): none moved, none on its way."""
+    live = _object(6, "live", s["live"])
+    _not_later(6, ("live",), "live", live)
+    jobs = _entries(6, "live.jobs", live["jobs"], "job")
+    live = dict(live, egress_cost=0.0, transfers=0, jobs=[dict(d, data_ready=0.0) for d in jobs])
+    return {**s, "version": 7, "live": live}
+
+
 #: version -> the function turning a state of that version into one of the next
-MIGRATIONS = {2: _from_v2, 3: _from_v3, 4: _from_v4, 5: _from_v5}
+MIGRATIONS = {2: _from_v2, 3: _from_v3, 4: _from_v4, 5: _from_v5, 6: _from_v6}
 
 
 def migrate(state: Any) -> Mapping[str, Any]:

@@ -1,6 +1,6 @@
 """How a Rescheduler's state is saved, checked, migrated and restored, and how a job enters it.
 
-A state (format `STATE_VERSION` 6) has four parts, so that a service saves each as often as it
+A state (format `STATE_VERSION` 7) has four parts, so that a service saves each as often as it
 changes and an event costs the same however many jobs completed or events came before:
 
 - ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
@@ -81,8 +81,9 @@ MONEY = (
     "startup_cost",
     "interruption_cost",
     "spot_cost",
+    "egress_cost",
 )
-COUNTS = ("migrations", "preemptions", "interruptions")
+COUNTS = ("migrations", "preemptions", "interruptions", "transfers")
 
 
 # -- a job enters ---------------------------------------------------------------------------
@@ -135,6 +136,8 @@ def submitted_job(
         checkpoint=checkpoint if spec.checkpoint is None else spec.checkpoint,
         cpus=spec.cpus,
         memory=spec.memory,
+        data_gb=spec.data_gb,
+        data_at=spec.data_at,
     )
 
 
@@ -182,6 +185,10 @@ def live_state(s: RunState) -> dict[str, Any]:
             else {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])},
         }
         d.update({k: getattr(j, k) for k in DEMANDS if getattr(j, k)})  # declared only
+        if cat.places:  # where its data is (`gpuaas.transfer`), as the instance format says
+            d["data_gb"] = j.data_gb
+            if j.data_at >= 0:
+                d["data_at"] = cat.location_names[j.data_at]
         d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
@@ -492,7 +499,7 @@ def _jobs(
                 f"must have one entry per configuration ({cat.n_configs}), got {len(work)}",
             )
         obj = {k: d[k] for k in ("id", "release", "due", "weight", "progress", "placement")}
-        obj |= {k: d[k] for k in DEMANDS if k in d}
+        obj |= {k: d[k] for k in (*DEMANDS, "data_gb", "data_at") if k in d}
         spec = parse_job(obj | {"times": times_object(work, cat)}, cat, None, at)
         if spec.id in out or spec.id in s.completed:
             _fail(f"{at}.id", f"{spec.id!r} is listed twice")
@@ -508,6 +515,8 @@ def _jobs(
             cfg=spec.cfg,
             cpus=spec.cpus,
             memory=spec.memory,
+            data_gb=spec.data_gb,
+            data_at=spec.data_at,
             **own,
         )
         _in_order(at, job, clock, tol)

@@ -12,7 +12,7 @@ Values are never changed in place (an array or a mapping is replaced), so a save
 references.
 
 **Columns.** What every event changes or reads of every unfinished job (`HOT`: progress,
-running, segment, node, cfg; and, never changed, `STATIC`, `work`) is also held as arrays, one
+running, segment, node, cfg, where its data is and until when it is on its way; and, never changed, `STATIC`, `work`) is also held as arrays, one
 row per job (`Columns`, in the run's state): the clock's advance, the Instance a method gets
 and the savepoint are array operations, and the Rescheduler's per-event work in Python is over
 the jobs the event touches (issue 43). A job's record reads and writes its `HOT` fields in its
@@ -154,6 +154,11 @@ class Job:
     # what it needs beside GPUs (docs/design.md): saved in its job object when declared
     cpus: float = field(default=0.0, metadata={"saved": "job", "instance": "cpus"})
     memory: float = field(default=0.0, metadata={"saved": "job", "instance": "memory"})
+    # its checkpoint between locations (`gpuaas.transfer`): GB, where it is (the catalog's
+    # `location_names`, -1: nowhere yet), until when it is on its way to where the job runs
+    data_gb: float = field(default=0.0, metadata={"saved": "job", "instance": "data_gb"})
+    data_at: int = field(default=-1, metadata={"saved": "job", "instance": "data_at"})
+    data_ready: float = _saved(0.0, _seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,9 +171,9 @@ class Node:
 
 #: the fields an event changes or reads of every unfinished job: columns of `Columns`
 HOT = {"progress": np.float64, "running": np.float64, "segment": np.float64, "node": np.int64,
-       "cfg": np.int64}  # fmt: skip
+       "cfg": np.int64, "data_at": np.int64, "data_ready": np.float64}  # fmt: skip
 #: the fields read from a job's record alone, never changed after submission (columns too)
-STATIC = ("release", "due", "weight", "checkpoint", "cpus", "memory")
+STATIC = ("release", "due", "weight", "checkpoint", "cpus", "memory", "data_gb")
 
 
 def _hot(name: str) -> property:
@@ -478,6 +483,29 @@ class PreemptJob(_Action):
     lost_work: float
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class MoveData(_Action):
+    """Job `id`'s checkpoint of `gb` GB moves from location `src` to `dst` (JSON keys "from",
+    "to"; `gpuaas.transfer`) for `egress` $; the job runs there from `ready` on."""
+
+    id: str
+    src: str
+    dst: str
+    gb: float
+    egress: float
+    ready: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "from": self.src,
+            "to": self.dst,
+            "gb": self.gb,
+            "egress": self.egress,
+            "ready": self.ready,
+        }
+
+
 class InterruptedJob(PreemptJob):
     """A job whose node's VM was lost (`Interruption`): it waits, losing `lost_work`."""
 
@@ -502,6 +530,7 @@ _ACTIONS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "interrupted": lambda d: InterruptedJob(d["id"], d["node"], d["vm"], d["gpus"], d["lost_work"]),
     "nodes": lambda d: PlannedNode(d["node"], d["vm"]),
     "jobs": lambda d: PlannedJob(d["id"], d["node"], d["vm"], d["gpus"]),
+    "transfer": lambda d: MoveData(d["id"], d["from"], d["to"], d["gb"], d["egress"], d["ready"]),
 }
 
 
@@ -515,8 +544,8 @@ PLAN_MEMORY = 8
 class Plan:
     """What to do at one rescheduling point, and the target state after doing it.
 
-    Apply in this order: preempt, then close / resize VMs, open VMs, then start and migrate
-    jobs. `nodes` and `jobs` give the whole target state (open nodes; placement of every
+    Apply in this order: preempt, then close / resize VMs, open VMs, then move the data of
+    jobs starting at another location (`transfer`), then start and migrate jobs. `nodes` and `jobs` give the whole target state (open nodes; placement of every
     unfinished job, `node: None` = waiting), so a plan can also be applied idempotently.
     `interrupted` lists the jobs whose VM was lost (their node is already gone: no action).
     """
@@ -542,6 +571,7 @@ class Plan:
     # False: a change of spot capacity that changed no decision (`apply.reschedule`, quiet):
     # not a rescheduling point, the plan is the last one's
     replanned: bool = True
+    transfer: list[MoveData] = field(default_factory=list)  # checkpoints moving between places
 
     @property
     def changes(self) -> int:
@@ -551,12 +581,12 @@ class Plan:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able dictionary of the plan (`interrupted` only when a VM was lost, `replanned`
-        only when False)."""
+        """JSON-able dictionary of the plan (`interrupted` only when a VM was lost, `transfer`
+        when data moves, `replanned` only when False)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if (f.name == "interrupted" and not v) or (f.name == "replanned" and v):
+            if (f.name in ("interrupted", "transfer") and not v) or (f.name == "replanned" and v):
                 continue
             out[f.name] = [_plain(a) for a in v] if isinstance(v, list) else v
         return out
@@ -585,6 +615,7 @@ class Plan:
             for a in self.migrate
         ]
         lines += [f"  preempt {a.id} from node {a.node}" for a in self.preempt]
+        lines += [f"  data    {a.id} {a.src} -> {a.dst} {a.gb:g} GB" for a in self.transfer]
         return "\n".join(lines)
 
 

@@ -38,6 +38,8 @@ TOTALS = (
     "interruptions",
     "lost_work_cost",
     "startup_cost",
+    "egress_cost",
+    "transfers",
     "interruption_cost",
     "spot_cost",
     "spot_held",
@@ -78,6 +80,8 @@ class RunState:
     interruptions: int = 0
     lost_work_cost: float = 0.0  # $: work lost to restarts, at the old configuration's GPU share
     startup_cost: float = 0.0  # $: VMs billed while starting up
+    egress_cost: float = 0.0  # $: jobs' data moved between locations (`gpuaas.transfer`)
+    transfers: int = 0  # moves of a job's data between locations
     interruption_cost: float = 0.0  # $: the part of lost_work_cost that interruptions lost
     spot_cost: float = 0.0  # $: the part of vm_cost billed for spot VMs
     # (time, count) of the voluntary moves at each of the last hour's events that had some

@@ -52,17 +52,18 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         hazard=spot_estimates.hazard(s, at) if cat.has_spot else None,
         outage=spot_estimates.outage(s, at) if cat.has_spot else None,
         room=spot_estimates.room(s, full),
-        ready=_ready(s, arrays["current_node"]),
+        ready=_ready(s, arrays["current_node"], cols.hot["data_ready"][rows]),
         **arrays,
     )
 
 
-def _ready(s: RunState, node: np.ndarray) -> np.ndarray:
-    """(J,) when the node of each job (`node`, -1: waiting) runs jobs; -inf: waiting."""
+def _ready(s: RunState, node: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """(J,) when each job runs where it is (`node`, -1: waiting): its node's start-up over,
+    its data there (`data`, `apply.move_data`); -inf: waiting."""
     nodes, _, ready = s.node_arrays()
     at = np.full(s.config.nodes + 1, -np.inf)  # the last: a waiting job's
     at[nodes] = ready
-    return at[node]
+    return np.where(node >= 0, np.maximum(at[node], data), -np.inf)
 
 
 def unfinished(s: RunState) -> list[JobStatus]:
@@ -78,7 +79,7 @@ def unfinished(s: RunState) -> list[JobStatus]:
         if c < 0:
             out.append(make((j.id, j.progress, -1, -1, None, None, None, j.start, None, None)))
             continue
-        ready = nodes[j.node].ready
+        ready = max(nodes[j.node].ready, j.data_ready)
         r = speed.ratio(s, j, c) if j.observed or j.measured else 1.0  # `estimate`'s None
         eta = max(now, ready) + float(j.work[c]) * r * (1.0 - j.progress)
         out.append(make((j.id, j.progress, j.node, c, vm[c], gpus[c], ready, j.start, eta, r)))

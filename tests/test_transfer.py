@@ -1,0 +1,169 @@
+"""Moving a job's data between locations (`gpuaas.transfer`): its price, its time, and that
+plans, the Rescheduler, the simulator, the validator and the event log all charge it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from eventlog import check_against, recompute
+
+from gpuaas import transfer
+from gpuaas.catalog import Catalog
+from gpuaas.errors import InputError
+from gpuaas.generator import generate_trace
+from gpuaas.instance import Instance, JobSpec
+from gpuaas.objective import dollars
+from gpuaas.reconfiguration import transfer_costs
+from gpuaas.rescheduler import Rescheduler
+from gpuaas.simulator import simulate
+from gpuaas.solution import Solution
+from gpuaas.validator import dollars as plain_dollars
+
+EAST, WEST = {"region": "us-east-1", "cloud": "AWS"}, {"region": "us-west-2", "cloud": "AWS"}
+CATALOG = {
+    "name": "two-regions",
+    "provider": "AWS",
+    "locations": {
+        "us-east-1a": {"region": "us-east-1"},
+        "us-east-1c": {"region": "us-east-1"},
+        "us-west-2b": {"region": "us-west-2"},
+    },
+    "vm_types": [
+        {"name": "p3.2xlarge", "location": "us-east-1a", "gpu": "V100", "gpus": 1, "cost_per_hour": 3.06},
+        {"name": "p3.2xlarge", "location": "us-east-1c", "gpu": "V100", "gpus": 1, "cost_per_hour": 3.06},
+        {"name": "p3.2xlarge", "location": "us-west-2b", "gpu": "V100", "gpus": 1, "cost_per_hour": 2.5},
+    ],
+}  # fmt: skip
+
+
+def test_route_prices_and_times():
+    """Free within a region; AWS's table between its regions; GCP's continent rates; the
+    source's internet egress between clouds; the copy's time beyond a restart's."""
+    assert transfer.per_gb(EAST, {"region": "us-east-1", "cloud": "AWS"}) == 0.0
+    assert transfer.per_gb(EAST, {"region": "us-east-2", "cloud": "AWS"}) == 0.01
+    assert transfer.per_gb(EAST, WEST) == 0.02
+    gcp = lambda r: {"region": r, "cloud": "GCP"}  # noqa: E731
+    assert transfer.per_gb(gcp("us-central1"), gcp("us-east4")) == 0.02
+    assert transfer.per_gb(gcp("asia-south2"), gcp("asia-southeast1")) == 0.08
+    assert transfer.per_gb(gcp("us-central1"), gcp("europe-west1")) == 0.08
+    assert transfer.per_gb(gcp("australia-southeast1"), gcp("us-central1")) == 0.15
+    assert transfer.per_gb(EAST, gcp("us-central1")) == 0.09
+    assert transfer.seconds_per_gb(EAST, {"region": "us-east-1", "cloud": "AWS"}) == 0.0
+    assert transfer.seconds_per_gb(EAST, WEST) == pytest.approx(8 / 8.20 - 8 / 9.72)
+    assert transfer.seconds_per_gb(gcp("us-central1"), gcp("europe-west1")) == pytest.approx(
+        8 / 3.59 - 8 / 9.72
+    )
+    assert len(transfer.aws_table()) == 1122
+
+
+def test_a_job_declares_its_data_or_carries_its_workloads():
+    data = generate_trace(2, 4, seed=1, catalog=CATALOG)
+    data["jobs"][0]["data_gb"] = 40.0
+    data["jobs"][1]["data_at"] = "us-west-2b"
+    inst = Instance.from_dict(data)
+    app = data["jobs"][2]["workload"]["application"]
+    assert inst.data_gb[0] == 40.0 and inst.data_gb[2] == transfer.DATA_GB[app]
+    assert list(inst.data_at) == [-1, 2, -1, -1]
+    again = Instance.from_dict(inst.to_dict())
+    assert np.array_equal(again.data_gb, inst.data_gb) and np.array_equal(
+        again.data_at, inst.data_at
+    )
+    data["jobs"][1]["data_at"] = "eu-west-1a"
+    with pytest.raises(
+        InputError, match="data_at: 'eu-west-1a' is not a location of catalog two-regions"
+    ):
+        Instance.from_dict(data, "trace.json")
+    data["jobs"][1]["data_at"] = "us-west-2b"
+    data["jobs"][0]["data_gb"] = -1
+    with pytest.raises(InputError, match="data_gb"):
+        Instance.from_dict(data, "trace.json")
+
+
+def _instance(gb: float, at: int) -> Instance:
+    cat = Catalog.from_dict(CATALOG)
+    return Instance(
+        catalog=cat,
+        nodes=2,
+        job_ids=("a", "b"),
+        release=np.zeros(2),
+        due=np.array([7200.0, 100.0]),  # b is late whatever it runs on
+        weight=np.array([0.01, 0.02]),
+        work=np.full((2, 3), 5000.0),
+        data_gb=np.array([gb, gb]),
+        data_at=np.array([at, at]),
+    )
+
+
+def test_p1_dollars_charge_the_move_as_the_validator_recomputes_it():
+    inst = _instance(100.0, 0)
+    cost = transfer_costs(inst)
+    share = 2.5 / 3600.0
+    seconds = 100.0 * (8 / 8.20 - 8 / 9.72)
+    assert cost[0].tolist() == [0.0, 0.0, pytest.approx(2.0 + seconds * share)]
+    assert cost[1, 2] == pytest.approx(2.0 + seconds * (share + 0.02))  # late: its weight too
+    for node_vm, job_node, job_cfg in (
+        ([2, 2], [0, 1], [2, 2]),
+        ([0, 1], [0, 1], [0, 1]),
+        ([2, -1], [0, -1], [2, -1]),
+    ):
+        sol = Solution(inst, np.array(node_vm), np.array(job_node), np.array(job_cfg))
+        assert dollars(inst, sol.node_vm, sol.job_node, sol.job_cfg) == pytest.approx(
+            plain_dollars(sol), rel=1e-12
+        )
+    free = dataclasses.replace(inst, data_at=np.array([-1, -1]))
+    assert not transfer_costs(free).any()
+
+
+def test_the_cheaper_region_wins_only_when_the_move_pays():
+    """A job whose data is in us-east-1a goes to us-west-2b's cheaper VM when the saving beats
+    the egress, and stays when its checkpoint is big enough that it does not."""
+    for gb, west in ((10.0, True), (5000.0, False)):
+        inst = dataclasses.replace(_instance(gb, 0).subset([0]), nodes=1)
+        from gpuaas.methods import solve
+
+        sol = solve(inst, "incremental", seed=0)
+        assert (inst.catalog.cfg_vm[sol.job_cfg[0]] == 2) == west, gb
+
+
+def test_the_rescheduler_moves_the_data_charges_it_and_waits_for_it():
+    r = Rescheduler(CATALOG, 2, "greedy", overhead=0.0, startup=120.0)
+    spec = JobSpec(
+        "a", 0.0, 1e5, 0.001, np.array([np.inf, np.inf, 3600.0]), 0.0, data_gb=50.0, data_at=0
+    )
+    plan = r.update(0.0, submit=[spec])
+    (move,) = plan.transfer
+    seconds = 50.0 * (8 / 8.20 - 8 / 9.72)
+    assert (move.src, move.dst, move.gb) == ("us-east-1a", "us-west-2b", 50.0)
+    assert move.egress == pytest.approx(1.0) and move.ready == pytest.approx(120.0 + seconds)
+    assert r.egress_cost == pytest.approx(1.0) and r.transfers == 1
+    assert r.unfinished()[0].ready == pytest.approx(120.0 + seconds)
+    assert plan.to_dict()["transfer"][0]["from"] == "us-east-1a"
+    # its progress counts from the data's arrival; the state keeps it through a restore
+    again = Rescheduler.restore(json.loads(json.dumps(r.state())))
+    assert again.unfinished()[0].ready == pytest.approx(120.0 + seconds)
+    for s in (r, again):
+        s.update(1000.0)
+    assert r.unfinished()[0].progress == pytest.approx((1000.0 - 120.0 - seconds) / 3600.0)
+    assert again.unfinished()[0].progress == r.unfinished()[0].progress
+    assert again.egress_cost == r.egress_cost
+
+
+@pytest.mark.parametrize("method", ["incremental", "greedy"])
+def test_simulated_moves_reconcile_from_the_event_log(tmp_path, method):
+    data = generate_trace(3, 18, seed=7, catalog="aws-v100-zones")
+    for j, job in enumerate(data["jobs"]):
+        job["data_gb"] = 200.0
+        job["data_at"] = ["us-east-1a", "us-west-2c"][j % 2]
+    trace = Instance.from_dict(data)
+    log = tmp_path / "events.jsonl"
+    result = simulate(trace, method, log=log, spot=True, seed=2).to_dict()
+    run = trace.with_spot()
+    assert check_against(recompute(log, run), result, run) == []
+    assert result["total_cost"] == pytest.approx(
+        result["vm_cost"] + result["tardiness_cost"] + result["egress_cost"]
+    )
+    if method == "incremental":
+        assert result["transfers"] > 0
