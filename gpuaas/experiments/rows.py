@@ -91,6 +91,9 @@ interruption_delay_hours      float hours interruptions delayed the jobs: lost w
                                     until each ran again (`gpuaas.producers.Execution`)
 interruption_tardiness_cost   float tardiness cost attributed to interruptions: per job weight x
                                     min(tardiness, its delay), summed (<= tardiness_cost)
+egress_cost                   float $ of jobs' data moved between locations (in total_cost;
+                                    `gpuaas.transfer`; 0 on a catalog without locations)
+transfers                     int   moves of a job's data between locations
 ============================  ====  ===========================================================
 
 Wall-clock measurements (`TIMING_COLUMNS`: they differ between two runs of the same cell):
@@ -181,6 +184,8 @@ METRIC_COLUMNS = [
     *SPOT_COLUMNS,
     "upper",
     "cost_over_upper",
+    "egress_cost",
+    "transfers",
 ]
 #: wall-clock measurements: they differ from run to run and between backends
 TIMING_COLUMNS = [
@@ -224,6 +229,8 @@ ADDED_COLUMNS = [
     "upper",
     "cost_over_upper",
     "bound_kind",
+    "egress_cost",
+    "transfers",
 ]
 
 #: the type of each setting's column, by the values it takes (`Setting.values`)
@@ -242,6 +249,7 @@ INT_COLUMNS = {
     "solver_calls",
     "max_job_moves",
     "interruptions",
+    "transfers",
 }
 BOOL_COLUMNS: set[str] = set()
 STR_COLUMNS = {
