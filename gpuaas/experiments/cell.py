@@ -25,6 +25,8 @@ from gpuaas.noise import DEFAULT_NOISE_MODEL
 from gpuaas.run_config import RunConfig, canonical_options, settings
 
 _RESULT_KEYS = {
+    "egress_cost",
+    "transfers",
     "method",
     "seed",
     "nodes",
@@ -298,6 +300,8 @@ def result_row(cell: Cell, result: dict[str, Any]) -> dict[str, Any]:
             "cost_over_bound": result.get("cost_over_bound"),
             "bound_kind": (result.get("bound_detail") or {}).get("kind"),
             **{k: result.get(k) if cell.run.spot else None for k in SPOT_COLUMNS},
+            "egress_cost": result.get("egress_cost"),
+            "transfers": result.get("transfers"),
             "error": None,
             "extra": json.dumps(extra, sort_keys=True) if extra else None,
             "solver_seconds_mean": solver.get("mean"),
