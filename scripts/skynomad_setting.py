@@ -172,6 +172,7 @@ def their_runs(args, setting, zones, data: Path, windows, deadline_h, task_h, tm
     """Their policies on every window, in a child process; `price`: per window and zone the
     constant spot price to hold (traces rewritten under `tmp`), or None (the traces as they
     are). Returns {policy: [(cost or None, cpu s) per window]}."""
+    tmp.mkdir(parents=True, exist_ok=True)
     runs = []
     for w_i, w in enumerate(windows):
         paths = {}
@@ -358,6 +359,78 @@ def summary(costs: list, cpus: list) -> dict:
     }
 
 
+#: their sweeps (H100, Global Diverse zones / the region-scaling order, all six windows):
+#: deadline_sensitivity.py's ratios from 1.05 (1.0 leaves no room for one restart) and
+#: region_scaling.py's 1..13 zones at ratio 1.2
+SWEEPS = {
+    "deadline": [("ratio", r) for r in (1.05, 1.1, 1.15, 1.2, 1.3, 1.5, 2.0)],
+    "regions": [("zones", n) for n in range(1, len(H100_SCALING) + 1)],
+}
+
+
+def run_cell(args, setting, zones, ratio, windows, data, tmp: Path) -> dict[str, Any]:
+    """Every policy on `windows` of one setting: {policy: summary}."""
+    import numpy as np
+
+    from gpuaas.errors import InputError
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    traces, types = load_traces(data, setting, zones)
+    ticks = setting["deadline_ticks"]
+    gap = traces[zones[0]].gap
+    deadline = ticks * gap
+    work = deadline / ratio
+    k = min(len(t.available) for t in traces.values()) // ticks
+    if any(not 0 <= w < k for w in windows):
+        raise InputError(None, "--windows", f"the data hold windows 0..{k - 1}")
+    means = [
+        {z: float(np.mean(traces[z].spot[w * ticks : (w + 1) * ticks])) for z in zones}
+        for w in windows
+    ]
+    results: dict[str, Any] = {}
+    if args.skynomad is not None:
+        hours = (setting, zones, data, windows, deadline / 3600, work / 3600)
+        series = their_runs(args, *hours, tmp, None)
+        flat = None if args.no_mean_price else their_runs(args, *hours, tmp / "mean", means)
+        for name, rows in series.items():
+            results[name] = summary([c for c, _ in rows], [s for _, s in rows])
+            if flat is not None:
+                s = summary([c for c, _ in flat[name]], [s for _, s in flat[name]])
+                results[name]["mean_cost_mean_price"] = s["mean_cost"]
+                results[name]["windows_mean_price"] = s["windows"]
+                results[name]["cpu_seconds"] += s["cpu_seconds"]
+    if not args.no_gpuaas:
+        planned, billed, cpus = [], [], []
+        for w in windows:
+            c_mean, c_series, met, cpu = gpuaas_window(
+                traces,
+                types,
+                zones,
+                w * deadline,
+                deadline,
+                work,
+                gap,
+                setting["restart_h"] * 3600,
+                args.gpuaas_checkpoint_gb,
+                tmp / f"gpuaas-{w}.jsonl",
+            )
+            planned.append(c_mean if met else None)
+            billed.append(c_series if met else None)
+            cpus.append(cpu)
+        results["default"] = summary(billed, cpus)
+        s = summary(planned, cpus)
+        results["default"]["mean_cost_mean_price"] = s["mean_cost"]
+        results["default"]["windows_mean_price"] = s["windows"]
+    results["setting"] = {
+        "zones": zones,
+        "windows": list(windows),
+        "deadline_h": round(deadline / 3600, 4),
+        "work_h": round(work / 3600, 4),
+        "ratio": ratio,
+    }
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", help="the artifact's converted traces (one folder per zone)")
@@ -368,6 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ratio", type=float, help="deadline / work (default 1.5, the paper's)")
     ap.add_argument(
         "--zones", type=int, help="H100: the first N zones of the region-scaling order (Fig. 10b)"
+    )
+    ap.add_argument(
+        "--sweep",
+        choices=sorted(SWEEPS),
+        help="H100: their deadline-tightness (ratios 1.05-2.0) or region-count (1-13) sweep",
     )
     ap.add_argument("--no-mean-price", action="store_true", help="skip the mean-price reruns")
     ap.add_argument("--no-gpuaas", action="store_true", help="their policies only")
@@ -401,96 +479,44 @@ def main(argv: list[str] | None = None) -> int:
         ratio = setting["ratio"] if args.ratio is None else args.ratio
         if not (math.isfinite(ratio) and ratio >= 1.0):
             raise InputError(None, "--ratio", f"must be >= 1, got {ratio}")
+        if args.sweep and args.dataset != "h100":
+            raise InputError(None, "--sweep", "their sweeps run on H100 (--dataset h100)")
         windows = setting["windows"]
         if args.windows:
-            windows = tuple(int(w) for w in args.windows.split(","))
+            try:
+                windows = tuple(int(w) for w in args.windows.split(","))
+            except ValueError:
+                raise InputError(None, "--windows", f"integers, got {args.windows!r}") from None
         if args.output:
             check_output(args.output)
-        theirs = args.skynomad is not None
-        if theirs:
+        if args.skynomad is not None:
             checkout = Path(args.skynomad)
             if not (checkout / "sky_spot" / "env.py").is_file():
                 raise InputError(args.skynomad, "--skynomad", "not a checkout: no sky_spot/env.py")
             if args.python is None:
                 venv = checkout / ".venv" / "bin" / "python"
                 args.python = str(venv) if venv.is_file() else sys.executable
-        traces, types = load_traces(data, setting, zones)
-        gap = traces[zones[0]].gap
-        deadline = setting["deadline_ticks"] * gap
-        work = deadline / ratio
-        length = min(len(t.available) for t in traces.values())
-        k = length // setting["deadline_ticks"]
-        if any(not 0 <= w < k for w in windows):
-            raise InputError(None, "--windows", f"the data hold windows 0..{k - 1}")
-        import numpy as np
-
-        means = [
-            {
-                z: float(
-                    np.mean(
-                        traces[z].spot[
-                            w * setting["deadline_ticks"] : (w + 1) * setting["deadline_ticks"]
-                        ]
-                    )
-                )
-                for z in zones
-            }
-            for w in windows
-        ]
-        results: dict[str, Any] = {}
-        with tempfile.TemporaryDirectory(prefix="skynomad_setting") as tmp:
-            tmp = Path(tmp)
-            if theirs:
-                series = their_runs(
-                    args, setting, zones, data, windows, deadline / 3600, work / 3600, tmp, None
-                )
-                flat = None
-                if not args.no_mean_price:
-                    flat = their_runs(
-                        args, setting, zones, data, windows, deadline / 3600, work / 3600,
-                        tmp / "mean", means,
-                    )  # fmt: skip
-                for name, rows in series.items():
-                    results[name] = summary([c for c, _ in rows], [s for _, s in rows])
-                    if flat is not None:
-                        s = summary([c for c, _ in flat[name]], [s for _, s in flat[name]])
-                        results[name]["mean_cost_mean_price"] = s["mean_cost"]
-                        results[name]["windows_mean_price"] = s["windows"]
-                        results[name]["cpu_seconds"] += s["cpu_seconds"]
-            if not args.no_gpuaas:
-                planned, billed, cpus = [], [], []
-                for w in windows:
-                    c_mean, c_series, met, cpu = gpuaas_window(
-                        traces,
-                        types,
-                        zones,
-                        w * deadline,
-                        deadline,
-                        work,
-                        gap,
-                        setting["restart_h"] * 3600,
-                        args.gpuaas_checkpoint_gb,
-                        tmp / f"gpuaas-{w}.jsonl",
-                    )
-                    planned.append(c_mean if met else None)
-                    billed.append(c_series if met else None)
-                    cpus.append(cpu)
-                results["default"] = summary(billed, cpus)
-                s = summary(planned, cpus)
-                results["default"]["mean_cost_mean_price"] = s["mean_cost"]
-                results["default"]["windows_mean_price"] = s["windows"]
-        results["setting"] = {
+        head = {
             "dataset": args.dataset,
-            "zones": zones,
-            "windows": list(windows),
-            "deadline_h": round(deadline / 3600, 4),
-            "work_h": round(work / 3600, 4),
-            "ratio": ratio,
             "restart_h": setting["restart_h"],
             "checkpoint_gb": setting["checkpoint_gb"],
             "skynomad_strategy": setting["skynomad"],
-            "paper": setting["paper"],
         }
+        with tempfile.TemporaryDirectory(prefix="skynomad_setting") as tmp:
+            tmp = Path(tmp)
+            if args.sweep:
+                results: dict[str, Any] = {}
+                for i, (key, value) in enumerate(SWEEPS[args.sweep]):
+                    cell_zones = list(H100_SCALING[:value]) if key == "zones" else zones
+                    cell_ratio = value if key == "ratio" else 1.2  # region_scaling.py's ratio
+                    print(f"skynomad_setting: {key}={value}", file=sys.stderr, flush=True)
+                    results[f"{key}={value}"] = run_cell(
+                        args, setting, cell_zones, cell_ratio, windows, data, tmp / str(i)
+                    )
+                results["setting"] = head
+            else:
+                results = run_cell(args, setting, zones, ratio, windows, data, tmp)
+                results["setting"] = {**head, **results["setting"], "paper": setting["paper"]}
         text = json.dumps(results, indent=1)
         if args.output:
             with open_output(args.output) as fh:
