@@ -40,7 +40,9 @@ zone can hold a spot VM), decisions every tick, the restart overhead as the VM s
 only cost of a move between zones for now: `--gpuaas-checkpoint-gb` is where a job's
 checkpoint size goes once gpuaas prices moves by it). Its cost is billed twice: at the
 constant prices it planned with (``mean_cost_mean_price``) and re-billed from its event log at
-the per-tick series their simulator bills (``mean_cost``), by the second.
+the per-tick series their simulator bills (``mean_cost``), by the second; both add the egress
+their simulator bills for its moves (``egress``, ``moves``: checkpoint 50 GB x the $/GB between
+the zones' regions, `move_egress`), which gpuaas's plan does not yet see.
 
 **One billing for all**: ``mean_cost`` bills every policy at the per-tick series (their
 figures); ``mean_cost_mean_price`` bills every policy at each zone's window mean: their policies
@@ -237,9 +239,12 @@ def their_runs(args, setting, zones, data: Path, windows, deadline_h, task_h, tm
 
 
 # --------------------------------------------------------------------------- gpuaas
-def gpuaas_window(traces, types, zones, start, deadline, work, gap, restart, checkpoint_gb, log):
+def gpuaas_window(
+    traces, types, zones, start, deadline, work, gap, restart, checkpoint_gb, setting_gb, log
+):
     """gpuaas's default on one window: (cost at the window-mean prices, cost re-billed at the
-    per-tick series, deadline met, CPU s)."""
+    per-tick series, deadline met, CPU s, egress $, moves between zones); both costs include
+    the egress their simulator bills for its moves (`move_egress`, at `setting_gb`)."""
     import numpy as np
 
     from gpuaas.availability.skynomad import zone_availability
@@ -297,7 +302,8 @@ def gpuaas_window(traces, types, zones, start, deadline, work, gap, restart, che
     )
     cpu = time.process_time() - c0
     met = res.jobs[0]["completion"] <= deadline + 1e-6
-    return res.vm_cost, rebill(log, avail), met, cpu
+    egress, moves = move_egress(log, setting_gb, types[zones[0]]["provider"])
+    return res.vm_cost + egress, rebill(log, avail) + egress, met, cpu, egress, moves
 
 
 def rebill(log: Path, avail) -> float:
@@ -314,6 +320,45 @@ def rebill(log: Path, avail) -> float:
             else:
                 total += series.on_demand * (ev["end"] - ev["start"]) / 3600.0
     return total
+
+
+def region_of(zone: str) -> str:
+    """The region of an AWS or GCP zone (us-east-1c -> us-east-1, us-central1-a -> us-central1),
+    as their `migration_model.parse_region_info` cuts it."""
+    return zone[:-1].rstrip("-")
+
+
+def egress_prices(provider: str) -> dict[tuple[str, str], float]:
+    """$/GB per (source, destination) region: AWS's from gpuaas/catalogs/egress-aws.csv, the
+    table their model reproduces for these regions; GCP none (their model's default, 0.02)."""
+    if provider != "AWS":
+        return {}
+    rows = (ROOT / "gpuaas" / "catalogs" / "egress-aws.csv").read_text().splitlines()
+    out = {}
+    for line in rows:
+        if line.startswith("#") or line.startswith("src_region"):
+            continue
+        src, dst, price = line.split(",")
+        out[src, dst] = float(price)
+    return out
+
+
+def move_egress(log: Path, gb: float, provider: str) -> tuple[float, int]:
+    """Egress $ and moves between zones of a one-job gpuaas event log, billed as their
+    simulator bills a move: checkpoint `gb` x the $/GB between the zones' regions (0 within a
+    region, 0.02 where the table has no pair)."""
+    table = egress_prices(provider)
+    total, moves, last = 0.0, 0, None
+    for line in log.read_text().splitlines():
+        for job in json.loads(line)["jobs"]:
+            zone = job["vm"].partition(":")[0].rpartition("@")[2]
+            if last is not None and zone != last:
+                moves += 1
+                src, dst = region_of(last), region_of(zone)
+                if src != dst:
+                    total += gb * table.get((src, dst), 0.02)
+            last = zone
+    return total, moves
 
 
 def integral(series, t0: float, t1: float) -> float:
@@ -400,9 +445,9 @@ def run_cell(args, setting, zones, ratio, windows, data, tmp: Path) -> dict[str,
                 results[name]["windows_mean_price"] = s["windows"]
                 results[name]["cpu_seconds"] += s["cpu_seconds"]
     if not args.no_gpuaas:
-        planned, billed, cpus = [], [], []
+        planned, billed, cpus, egress, moves = [], [], [], [], []
         for w in windows:
-            c_mean, c_series, met, cpu = gpuaas_window(
+            c_mean, c_series, met, cpu, e, m = gpuaas_window(
                 traces,
                 types,
                 zones,
@@ -412,15 +457,20 @@ def run_cell(args, setting, zones, ratio, windows, data, tmp: Path) -> dict[str,
                 gap,
                 setting["restart_h"] * 3600,
                 args.gpuaas_checkpoint_gb,
+                setting["checkpoint_gb"],
                 tmp / f"gpuaas-{w}.jsonl",
             )
             planned.append(c_mean if met else None)
             billed.append(c_series if met else None)
             cpus.append(cpu)
+            egress.append(round(e, 4))
+            moves.append(m)
         results["default"] = summary(billed, cpus)
         s = summary(planned, cpus)
         results["default"]["mean_cost_mean_price"] = s["mean_cost"]
         results["default"]["windows_mean_price"] = s["windows"]
+        results["default"]["egress"] = egress
+        results["default"]["moves"] = moves
     results["setting"] = {
         "zones": zones,
         "windows": list(windows),
