@@ -269,7 +269,7 @@ def gpuaas_window(
         "release": 0.0,
         "due": deadline,
         "weight": WEIGHT,
-        "times": {v["name"]: [work] for v in vms},
+        "times": {v["name"]: [work] * v["gpus"] for v in vms},  # one job of the whole VM
     }
     if checkpoint_gb is not None:  # the job's checkpoint size, once gpuaas prices moves by it
         job["checkpoint_gb"] = checkpoint_gb
