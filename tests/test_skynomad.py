@@ -184,3 +184,67 @@ def test_user_copy_of_skynomad_traces_reads_every_zone():
         assert len(a.capacity) == n and all(
             0 < c.fraction_available(a.end) <= 1 for c in a.capacity.values()
         )
+
+
+# -- scripts/skynomad_setting.py: the gpuaas side (their policies need the user's checkout) ----
+
+
+def setting_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "skynomad_setting", ROOT / "scripts" / "skynomad_setting.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_setting_rebills_gpuaas_at_the_series_and_equals_its_bill_at_constant_prices(tmp_path):
+    """The default on 20 h of the V100 sample: re-billed from its event log at a constant
+    series it is the Simulator's own bill; at the per-tick series it differs by the prices."""
+    import dataclasses
+
+    mod = setting_script()
+    setting = mod.SETTINGS["v100"]
+    zones = ["us-east-2b"]  # spot half the time there, at 0.918-0.9195 $/h
+    traces, types = mod.load_traces(SAMPLE / "v100", setting, zones)
+    assert types["us-east-2b"]["name"] == "p3.2xlarge@us-east-2b"
+    deadline, work, gap = 20 * 3600.0, 12 * 3600.0, 195.0
+    args = (types, zones, 0.0, deadline, work, gap, 720.0, None, 50.0)
+    n = round(deadline / gap)
+    flat = {
+        z: dataclasses.replace(t, spot=np.full(len(t.spot), float(np.mean(t.spot[:n]))))
+        for z, t in traces.items()
+    }
+    c_mean, c_series, met, _, egress, moves = mod.gpuaas_window(flat, *args, tmp_path / "a.jsonl")
+    assert met and c_series == pytest.approx(c_mean, rel=1e-9)
+    c_mean2, c_series2, *_ = mod.gpuaas_window(traces, *args, tmp_path / "b.jsonl")
+    assert c_mean2 == pytest.approx(c_mean, rel=1e-9)  # the same plan: the same mean prices
+    assert c_series2 != pytest.approx(c_series, rel=1e-6)  # the price moves per tick
+    assert egress == moves == 0  # one zone
+
+
+def test_setting_egress_is_per_move_between_regions(tmp_path):
+    mod = setting_script()
+    log = tmp_path / "log.jsonl"
+    spans = [["p3.2xlarge@us-west-2a:spot"], ["p3.2xlarge@us-east-2b:spot"], [],
+             ["p3.2xlarge@us-east-2a"], ["p3.2xlarge@us-east-1c:spot"]]  # fmt: skip
+    log.write_text("\n".join(json.dumps({"jobs": [{"vm": vm} for vm in s]}) for s in spans) + "\n")
+    # us-west-2 -> us-east-2 0.02, us-east-2b -> us-east-2a free, us-east-2 -> us-east-1 0.01
+    assert mod.move_egress(log, 50.0, "AWS") == (pytest.approx(1.5), 3)
+    assert mod.region_of("us-central1-a") == "us-central1" and mod.region_of("us-east-1c") == (
+        "us-east-1"
+    )
+
+
+def test_setting_script_refuses_bad_input_in_one_line(tmp_path, capsys):
+    mod = setting_script()
+    assert mod.main(["--dataset", "v100"]) == 2
+    assert (
+        capsys.readouterr().err == "error: --data: name the artifact's converted traces directory\n"
+    )
+    assert mod.main(["--data", str(SAMPLE / "v100"), "--windows", "5"]) == 2
+    assert capsys.readouterr().err == "error: --windows: the data hold windows 0..0\n"
+    assert mod.main(["--data", str(tmp_path), "--skynomad", str(tmp_path)]) == 2
+    assert "not a checkout: no sky_spot/env.py" in capsys.readouterr().err
