@@ -248,3 +248,28 @@ def test_setting_script_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == "error: --windows: the data hold windows 0..0\n"
     assert mod.main(["--data", str(tmp_path), "--skynomad", str(tmp_path)]) == 2
     assert "not a checkout: no sky_spot/env.py" in capsys.readouterr().err
+
+
+def test_cli_replays_skynomad_zones_and_refuses_a_bad_dir_in_one_line(tmp_path, monkeypatch):
+    """`gpuaas simulate --availability skynomad:DIR` on a trace of TYPE@ZONE types."""
+    from click.testing import CliRunner
+
+    from gpuaas.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    types = "\n".join(
+        f"  - {{name: 'p3.2xlarge@{z}', gpu: V100, gpus: 1, cost_per_hour: 3.06, "
+        f"spot_per_hour: 0.95}}"
+        for z in V100_ZONES
+    )
+    (tmp_path / "cat.yaml").write_text(f"name: zones\nprovider: AWS\nvm_types:\n{types}\n")
+    gen = ["generate", "--catalog", "cat.yaml", "--jobs", "3", "--nodes", "1", "-o", "t.json"]
+    assert CliRunner().invoke(cli, gen).exit_code == 0
+    res = CliRunner().invoke(
+        cli, ["simulate", "t.json", "--availability", f"skynomad:{SAMPLE / 'v100'}"]
+    )
+    assert res.exit_code == 0, res.output
+    assert f"spot VMs (skynomad:{SAMPLE / 'v100'})" in res.output
+    res = CliRunner().invoke(cli, ["simulate", "t.json", "--availability", "skynomad:none"])
+    assert res.exit_code == 2
+    assert res.output == "gpuaas: error: --availability: none: not a directory of SkyNomad traces\n"
