@@ -15,6 +15,9 @@ One type, `Availability`, whatever the source, with a semantics a simulator repl
   per-VM interruption rate replayable whatever the simulator's decisions.
 - **Warning.** The provider warns before the interruption (`WARNING_SECONDS`); the times here
   are the interruptions themselves, the warnings are `WARNING_SECONDS` earlier.
+- **Prices** (optional; SkyNomad's traces only): per VM type, the spot price over time and the
+  on-demand price the data give (`PriceSeries`); a simulator billing the catalog's one spot
+  price per type ignores them (`scripts/skynomad_setting.py` re-bills by them).
 
 `load_availability(source, catalog)` builds it from a trace file, a directory of SkyNomad's
 traces (one per zone, `gpuaas.availability.skynomad`) or a model specification (`docs/spot.md`
