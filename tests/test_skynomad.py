@@ -134,6 +134,7 @@ BAD = [
     ("skynomad-gap", "us-east-1c_v100_1/full.json", {**GOOD, "metadata": {}}, "skynomad:{tmp}", "{tmp}/us-east-1c_v100_1/full.json: metadata.gap_seconds: missing required field"),
     ("skynomad-json", "us-east-1c_v100_1/full.json", "{", "skynomad:{tmp}", "{tmp}/us-east-1c_v100_1/full.json: not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
     ("skynomad-start", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},start=1", "--availability: {tmp}/us-east-1c_v100_1/full.json: start must be in [0, 120) s, got 3600"),
+    ("skynomad-twice", "us-east-1c_k80_1/full.json", GOOD, "skynomad:{tmp}", "--availability: {tmp}/us-east-1c_v100_1/full.json: zone 'us-east-1c' again (also {tmp}/us-east-1c_k80_1/full.json): one trace a zone"),
     ("skynomad-option", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},win=1", "--availability: skynomad:{tmp},win=1: unknown option 'win=1': window=N or start=H"),
 ]  # fmt: skip
 
@@ -144,6 +145,9 @@ def test_bad_skynomad_sources_give_one_line(tmp_path, name, fname, content, sour
         path = tmp_path / fname
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content if isinstance(content, str) else json.dumps(content))
+    if name == "skynomad-twice":  # a second trace of the same zone
+        (tmp_path / "us-east-1c_v100_1").mkdir()
+        (tmp_path / "us-east-1c_v100_1" / "full.json").write_text(json.dumps(content))
     with pytest.raises(InputError) as exc:
         load_availability(source.format(tmp=tmp_path), catalog(V100_ZONES))
     assert str(exc.value) == message.format(tmp=tmp_path)

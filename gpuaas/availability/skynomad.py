@@ -125,17 +125,26 @@ def zone_files(directory: str | Path, file: str = "full.json") -> dict[str, Path
     root = Path(os.path.expandvars(str(directory)))
     if not root.is_dir():
         raise InputError("--availability", str(directory), "not a directory of SkyNomad traces")
-    found: dict[str, Path] = {}
     subs = sorted(p for p in root.iterdir() if p.is_dir())
     if subs:
         for sub in subs:
-            path = sub / file
-            if not path.is_file():
+            if not (sub / file).is_file():
                 raise InputError("--availability", str(sub), f"has no {file}")
-            found.setdefault(zone_of(sub.name), path)
+        paths = [sub / file for sub in subs]
+        names = [sub.name for sub in subs]
     else:
-        for path in sorted(root.glob("*.json")):
-            found.setdefault(zone_of(path.stem), path)
+        paths = sorted(root.glob("*.json"))
+        names = [p.stem for p in paths]
+    found: dict[str, Path] = {}
+    for name, path in zip(names, paths):
+        zone = zone_of(name)
+        if zone in found:
+            raise InputError(
+                "--availability",
+                str(path),
+                f"zone {zone!r} again (also {found[zone]}): one trace a zone",
+            )
+        found[zone] = path
     if not found:
         raise InputError(
             "--availability",
