@@ -390,7 +390,8 @@ class RunConfig:
         metadata=_setting(
             "Spot capacity to replay (implies --spot): 'model[:rate=R,spell_rate=S,spell_mean=M,"
             "seed=K]' or trace files '[VM=]PATH,...' (Can't Be Late .json, Bamboo/Parcae node-event "
-            ".csv, Bamboo GCP count-log .txt) [default with --spot: model].",
+            ".csv, Bamboo GCP count-log .txt) or 'skynomad:DIR' (SkyNomad's traces, one per zone, "
+            "for the catalog's TYPE@ZONE types) [default with --spot: model].",
             "source",
             spec="own",
             flag="--availability",

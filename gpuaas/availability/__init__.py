@@ -15,9 +15,13 @@ One type, `Availability`, whatever the source, with a semantics a simulator repl
   per-VM interruption rate replayable whatever the simulator's decisions.
 - **Warning.** The provider warns before the interruption (`WARNING_SECONDS`); the times here
   are the interruptions themselves, the warnings are `WARNING_SECONDS` earlier.
+- **Prices** (optional; SkyNomad's traces only): per VM type, the spot price over time and the
+  on-demand price the data give (`PriceSeries`); a simulator billing the catalog's one spot
+  price per type ignores them (`scripts/skynomad_setting.py` re-bills by them).
 
-`load_availability(source, catalog)` builds it from a trace file or a model specification
-(`docs/spot.md` gives the data, what 0 and 1 mean in each, and the model's defaults).
+`load_availability(source, catalog)` builds it from a trace file, a directory of SkyNomad's
+traces (one per zone, `gpuaas.availability.skynomad`) or a model specification (`docs/spot.md`
+gives the data, what 0 and 1 mean in each, and the model's defaults).
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ from gpuaas.availability.capacity import (
     WARNING_SECONDS,
     Availability,
     Capacity,
+    PriceSeries,
     SpotEvent,
 )
 from gpuaas.availability.model import model_availability, parse_model
 from gpuaas.availability.readers import read_trace_files
+from gpuaas.availability.skynomad import read_skynomad
 from gpuaas.errors import InputError
 
 
@@ -41,14 +47,18 @@ def load_availability(
 ) -> Availability:
     """The availability a source names: ``model`` or ``model:key=value,...`` (`gpuaas.
     availability.model`), or one trace file or several, each ``PATH`` or ``VM=PATH`` (comma-
-    separated; `gpuaas.availability.readers`). `horizon` (s) and `slots` bound a model's
-    events; `seed` seeds it."""
+    separated; `gpuaas.availability.readers`), or ``skynomad:DIR[,window=N][,start=H]``, a
+    directory of SkyNomad's traces, one per zone, for the catalog's ``TYPE@ZONE`` types
+    (`gpuaas.availability.skynomad`). `horizon` (s) and `slots` bound a model's events; `seed`
+    seeds it."""
     if not isinstance(source, str) or not source.strip():
         raise InputError("--availability", None, "must name a trace file or 'model[:k=v,...]'")
     text = source.strip()
     if text == "model" or text.startswith("model:"):
         params = parse_model(text, seed)
         return model_availability(catalog, params, horizon=horizon, slots=slots)
+    if text.startswith("skynomad:"):
+        return read_skynomad(text, catalog)
     return read_trace_files(text, catalog)
 
 
@@ -73,6 +83,7 @@ __all__ = [
     "WARNING_SECONDS",
     "Availability",
     "Capacity",
+    "PriceSeries",
     "SpotEvent",
     "load_availability",
     "require_spot_prices",

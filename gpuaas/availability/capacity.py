@@ -1,5 +1,6 @@
 """The spot-capacity type of `gpuaas.availability`: `Capacity` per VM type, `Availability`
-for a catalog, `SpotEvent` for replay (semantics in the package docstring)."""
+for a catalog, `SpotEvent` for replay, `PriceSeries` for data that price spot over time
+(semantics in the package docstring)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,40 @@ class Capacity:
         return float(np.sum(np.diff(edges)[self.counts > 0]) / end)
 
 
+@dataclass(frozen=True, eq=False)
+class PriceSeries:
+    """Prices of one VM type as the data give them: spot `spot[i]` $/h on [times[i],
+    times[i + 1]) (the last holds after), on demand `on_demand` $/h (nan where the data have
+    none). A simulator billing one price per type can use `mean`."""
+
+    times: np.ndarray  # float64 (K,), times[0] == 0, strictly increasing
+    spot: np.ndarray  # float64 (K,), >= 0
+    on_demand: float = math.nan
+
+    def __post_init__(self) -> None:
+        times = np.asarray(self.times, dtype=np.float64)
+        spot = np.asarray(self.spot, dtype=np.float64)
+        if times.ndim != 1 or times.shape != spot.shape or times.size == 0:
+            raise ValueError("times and spot must be 1-d arrays of one non-zero length")
+        if times[0] != 0.0 or np.any(np.diff(times) <= 0) or not np.all(np.isfinite(times)):
+            raise ValueError("times must start at 0 and increase strictly")
+        if not np.all(np.isfinite(spot)) or np.any(spot < 0):
+            raise ValueError("spot prices must be finite and >= 0")
+        for name, value in (("times", times), ("spot", spot)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "on_demand", float(self.on_demand))
+
+    def at(self, t: float) -> float:
+        """The spot price ($/h) at time `t` (>= 0)."""
+        return float(self.spot[np.searchsorted(self.times, t, side="right") - 1])
+
+    def mean(self, end: float) -> float:
+        """The time-weighted mean spot price ($/h) over [0, end), end > 0."""
+        edges = np.append(np.minimum(self.times, end), end)
+        return float(np.sum(np.diff(edges) * self.spot) / end)
+
+
 @dataclass(frozen=True)
 class SpotEvent:
     """One change a simulator replays: a capacity change (`count`) or an interruption (`slot`)."""
@@ -65,6 +100,8 @@ class Availability:
     interruptions: dict[str, np.ndarray] = field(default_factory=dict)  # (M, 2): time, slot
     end: float = math.inf  # the data cover [0, end); the last counts hold after it
     source: str = ""
+    #: per VM type, the prices the data give over time (SkyNomad's traces); empty otherwise
+    prices: dict[str, PriceSeries] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         clean = {}
@@ -77,6 +114,7 @@ class Availability:
             clean[vm] = arr
         object.__setattr__(self, "interruptions", clean)
         object.__setattr__(self, "capacity", dict(self.capacity))
+        object.__setattr__(self, "prices", dict(self.prices))
 
     def count(self, vm: str, t: float) -> int:
         """Spot VMs of type `vm` that can be held at time `t` (0 for a type not listed)."""

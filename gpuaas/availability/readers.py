@@ -52,6 +52,22 @@ def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
     of data from there."""
     source = str(path)
     doc = read_json(path, limit=FILE_BYTES)
+    gap, data = tick_data(doc, source)
+    length = len(data) * gap
+    for i, v in enumerate(data):
+        checks.integer(v, f"data[{i}]", source, minimum=0, maximum=MAX_COUNT, limit=True)
+    if not 0.0 <= start < length:
+        raise InputError(source, "start", f"must be in [0, {length:g}) s, got {start!r}")
+    first = int(start // gap)
+    counts = np.asarray(data[first:], dtype=np.int64)
+    times = np.arange(first, len(data), dtype=np.float64) * gap - start
+    times[0] = 0.0
+    return Capacity(times, counts), length - start
+
+
+def tick_data(doc, source: str) -> tuple[float, list]:
+    """The tick (`metadata.gap_seconds`, s) and the `data` list of a JSON trace of ticks (Can't
+    Be Late's, SkyNomad's), checked against `gpuaas.limits`; the entries are left to the caller."""
     if not isinstance(doc, dict):
         raise InputError(source, None, "top level must be a JSON object with metadata and data")
     meta = doc.get("metadata")
@@ -83,15 +99,7 @@ def read_spot_traces(path: str, start: float = 0.0) -> tuple[Capacity, float]:
             f"{len(data)} counts of {gap:g} s cover {length:.3g} s, more than {MAX_SECONDS:g} s "
             "(gpuaas.limits)",
         )
-    for i, v in enumerate(data):
-        checks.integer(v, f"data[{i}]", source, minimum=0, maximum=MAX_COUNT, limit=True)
-    if not 0.0 <= start < length:
-        raise InputError(source, "start", f"must be in [0, {length:g}) s, got {start!r}")
-    first = int(start // gap)
-    counts = np.asarray(data[first:], dtype=np.int64)
-    times = np.arange(first, len(data), dtype=np.float64) * gap - start
-    times[0] = 0.0
-    return Capacity(times, counts), length - start
+    return float(gap), data
 
 
 def read_node_events(path: str) -> tuple[Capacity, float]:

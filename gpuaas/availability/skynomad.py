@@ -1,0 +1,252 @@
+"""Reader of SkyNomad's converted spot traces (NSDI '27; github.com/andylizf/
+skynomad-artifact, Apache-2.0) into `Availability`, one zone per trace, with the zone's prices.
+
+A directory DIR holds one trace per zone: a sub-folder ``<zone>_<gpu>_<count>/`` (or
+``<zone>/``) holding ``full.json`` and numbered windows ``0.json``, ``1.json``, ... (the layout
+of the artifact's ``data/converted_multi_region_aligned*``), or a file ``<zone>[_<gpu>_<count>]
+.json`` per zone. A trace is JSON ``{"metadata": {"gap_seconds": g, "price_info":
+{"on_demand_price": o, "price": p, ...}}, "data": [d0, d1, ...], "prices": [p0, p1, ...]}``:
+``data[i]`` is the zone's spot state during [i g, (i + 1) g) in the authors' **preempted**
+convention, 1 = no spot VM can be held (preempted), 0 = one can (their simulator's
+``TraceEnv.spot_available()`` returns ``not trace[tick]``); ``prices[i]`` is the spot price ($/h)
+the authors' simulator bills for that tick (V100: AWS's per-tick series; H100: GCP's one list
+price every tick); without ``prices`` it bills ``price_info.price`` throughout. ``price_info.
+on_demand_price`` is the on-demand price ($/h); the artifact's numbered H100 windows lack it.
+
+Naming contract with the catalog: a VM type offered at a location is named ``TYPE@LOCATION``
+(``p3.2xlarge@us-east-1a``). Each zone's capacity (1 while available, 0 while preempted) goes
+to every catalog VM type whose name ends in ``@<zone>``, and so do its prices
+(`Availability.prices`, a `PriceSeries` per type). A zone matching no VM type is an error.
+
+``load_availability("skynomad:DIR[,window=N][,start=H]")``: ``window=N`` reads ``N.json``
+instead of ``full.json``, ``start=H`` starts H hours into each trace (the artifact's sweeps cut
+their windows out of ``full.json`` so).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpuaas.availability.capacity import Availability, Capacity, PriceSeries
+from gpuaas.availability.readers import FILE_BYTES, tick_data
+from gpuaas.errors import InputError, brief
+from gpuaas.files import read_json
+from gpuaas.limits import MAX_PRICE, MAX_SPOT_EVENTS
+
+#: ``<zone>_<gpu>_<count>``: the artifact's folder names (``us-east-1c_v100_1``)
+_SUFFIX = re.compile(r"_[A-Za-z0-9]+_\d+$")
+
+
+@dataclass(frozen=True, eq=False)
+class ZoneTrace:
+    """One zone's trace: spot availability per tick (True = a spot VM can be held), the spot
+    price billed per tick ($/h) and the on-demand price ($/h, nan if the file has none)."""
+
+    zone: str
+    path: str
+    gap: float  # s per tick
+    available: np.ndarray  # bool (T,)
+    spot: np.ndarray  # float64 (T,)
+    on_demand: float
+
+    @property
+    def length(self) -> float:
+        """Seconds the trace covers."""
+        return len(self.available) * self.gap
+
+
+def zone_of(name: str) -> str:
+    """The zone a trace's folder or file stem names (``us-east-1c_v100_1`` -> ``us-east-1c``)."""
+    return _SUFFIX.sub("", name)
+
+
+def _price(value, source: str, where: str) -> float:
+    """A price in [0, MAX_PRICE] $/h."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(source, where, f"must be a number ($/h), got {brief(value)}")
+    if not (math.isfinite(value) and 0 <= value <= MAX_PRICE):
+        raise InputError(
+            source, where, f"must be in [0, {MAX_PRICE:g}] $/h (gpuaas.limits), got {brief(value)}"
+        )
+    return float(value)
+
+
+def read_zone_trace(path: str | Path, zone: str | None = None) -> ZoneTrace:
+    """One SkyNomad trace file (module docstring); `zone` defaults to ``metadata.zone``,
+    ``metadata.price_info.zone`` or the name of the file's folder (of the file for a window)."""
+    source = str(path)
+    doc = read_json(path, limit=FILE_BYTES)
+    gap, data = tick_data(doc, source)
+    meta = doc["metadata"]
+    for i, v in enumerate(data):
+        if isinstance(v, bool) or v not in (0, 1):
+            raise InputError(
+                source, f"data[{i}]", f"must be 0 (available) or 1 (preempted), got {brief(v)}"
+            )
+    info = meta.get("price_info")
+    if info is not None and not isinstance(info, dict):
+        raise InputError(source, "metadata.price_info", "must be an object")
+    info = info or {}
+    on_demand = math.nan
+    if "on_demand_price" in info:
+        on_demand = _price(info["on_demand_price"], source, "metadata.price_info.on_demand_price")
+    prices = doc.get("prices")
+    if prices is not None:
+        if not isinstance(prices, list) or len(prices) != len(data):
+            raise InputError(
+                source, "prices", f"must be a list of {len(data)} prices, one per entry of data"
+            )
+        spot = np.array([_price(p, source, f"prices[{i}]") for i, p in enumerate(prices)])
+    elif "price" in info:
+        spot = np.full(len(data), _price(info["price"], source, "metadata.price_info.price"))
+    else:
+        raise InputError(
+            source, "prices", "missing: give prices (one per tick) or metadata.price_info.price"
+        )
+    if zone is None:
+        zone = meta.get("zone") or info.get("zone")
+        if not isinstance(zone, str) or not zone:
+            p = Path(source)
+            zone = zone_of(p.parent.name if p.stem == "full" or p.stem.isdigit() else p.stem)
+    return ZoneTrace(
+        zone, source, gap, np.array(data, dtype=np.int8) == 0, spot.astype(np.float64), on_demand
+    )
+
+
+def zone_files(directory: str | Path, file: str = "full.json") -> dict[str, Path]:
+    """Zone -> trace file under `directory`: ``<sub-folder>/<file>`` per sub-folder, else one
+    ``*.json`` per zone; zones in name order."""
+    root = Path(os.path.expandvars(str(directory)))
+    if not root.is_dir():
+        raise InputError("--availability", str(directory), "not a directory of SkyNomad traces")
+    subs = sorted(p for p in root.iterdir() if p.is_dir())
+    if subs:
+        for sub in subs:
+            if not (sub / file).is_file():
+                raise InputError("--availability", str(sub), f"has no {file}")
+        paths = [sub / file for sub in subs]
+        names = [sub.name for sub in subs]
+    else:
+        paths = sorted(root.glob("*.json"))
+        names = [p.stem for p in paths]
+    found: dict[str, Path] = {}
+    for name, path in zip(names, paths):
+        zone = zone_of(name)
+        if zone in found:
+            raise InputError(
+                "--availability",
+                str(path),
+                f"zone {zone!r} again (also {found[zone]}): one trace a zone",
+            )
+        found[zone] = path
+    if not found:
+        raise InputError(
+            "--availability",
+            str(directory),
+            "holds no trace: expected a sub-folder per zone (<zone>_<gpu>_<n>/full.json) or a "
+            "<zone>.json per zone",
+        )
+    return found
+
+
+def read_zones(directory: str | Path, file: str = "full.json") -> dict[str, ZoneTrace]:
+    """Every zone's trace under `directory` (`zone_files`), zones named by their folder."""
+    return {z: read_zone_trace(p, z) for z, p in zone_files(directory, file).items()}
+
+
+def zone_availability(
+    traces: dict[str, ZoneTrace],
+    catalog,
+    *,
+    start: float = 0.0,
+    length: float | None = None,
+    source: str = "skynomad",
+) -> Availability:
+    """`Availability` of the catalog's ``TYPE@ZONE`` types from zone traces, from `start` s into
+    each for `length` s (to the shortest trace's end by default), with their prices."""
+    capacity: dict[str, Capacity] = {}
+    prices: dict[str, PriceSeries] = {}
+    end = math.inf
+    for zone, tr in traces.items():
+        vms = [v for v in catalog.vm_names if v.endswith("@" + zone)]
+        if not vms:
+            raise InputError(
+                "--availability",
+                tr.path,
+                f"zone {zone!r} matches no VM type of catalog {catalog.name}: name one "
+                f"TYPE@{zone} (a VM type offered at a location is named TYPE@LOCATION)",
+            )
+        if not 0.0 <= start < tr.length:
+            raise InputError(
+                "--availability", tr.path, f"start must be in [0, {tr.length:g}) s, got {start:g}"
+            )
+        first = int(start // tr.gap)
+        times = np.arange(first, len(tr.available), dtype=np.float64) * tr.gap - start
+        times[0] = 0.0
+        cap = Capacity(times, tr.available[first:].astype(np.int64))
+        price = PriceSeries(times, tr.spot[first:], tr.on_demand)
+        for vm in vms:
+            if not math.isfinite(catalog.spot_per_hour[catalog.vm_names.index(vm)]):
+                raise InputError(
+                    "--availability",
+                    tr.path,
+                    f"VM type {vm!r} has no spot price in catalog {catalog.name}, so no spot "
+                    "capacity to replay",
+                )
+            capacity[vm] = cap
+            prices[vm] = price
+        end = min(end, tr.length - start)
+    if length is not None:
+        if not 0 < length <= end:
+            raise InputError(
+                "--availability", source, f"length must be in (0, {end:g}] s, got {length:g}"
+            )
+        end = length
+    total = sum(len(c.times) - 1 for c in capacity.values())
+    if total > MAX_SPOT_EVENTS:
+        raise InputError(
+            "--availability",
+            source,
+            f"{total} capacity changes in all, more than {MAX_SPOT_EVENTS} (gpuaas.limits)",
+        )
+    return Availability(capacity, end=end, source=source, prices=prices)
+
+
+def parse_source(text: str) -> tuple[str, str, float]:
+    """(DIR, file, start s) of ``skynomad:DIR[,window=N][,start=H]``."""
+    body = text[len("skynomad:") :]
+    parts = body.split(",")
+    directory, file, start = parts[0].strip(), "full.json", 0.0
+    if not directory:
+        raise InputError("--availability", text, "name the directory: skynomad:DIR")
+    for item in parts[1:]:
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or key not in ("window", "start"):
+            raise InputError(
+                "--availability", text, f"unknown option {item.strip()!r}: window=N or start=H"
+            )
+        if key == "window":
+            if not value.isdigit():
+                raise InputError("--availability", text, f"window must be an integer >= 0: {value}")
+            file = f"{int(value)}.json"
+        else:
+            try:
+                hours = float(value)
+            except ValueError:
+                hours = math.nan
+            if not (math.isfinite(hours) and hours >= 0):
+                raise InputError("--availability", text, f"start must be hours >= 0: {value}")
+            start = hours * 3600.0
+    return directory, file, start
+
+
+def read_skynomad(text: str, catalog) -> Availability:
+    """`Availability` of ``skynomad:DIR[,window=N][,start=H]`` (module docstring)."""
+    directory, file, start = parse_source(text)
+    return zone_availability(read_zones(directory, file), catalog, start=start, source=text)
