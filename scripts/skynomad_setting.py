@@ -37,12 +37,14 @@ regions (0 between zones of a region) and probes one minute each.
 named ``TYPE@ZONE`` (the trace's instance type) at the zone's on-demand price and its spot
 price's mean over the window, availability from `gpuaas.availability.skynomad` (1 while the
 zone can hold a spot VM), decisions every tick, the restart overhead as the VM start-up (the
-only cost of a move between zones for now: `--gpuaas-checkpoint-gb` is where a job's
-checkpoint size goes once gpuaas prices moves by it). Its cost is billed twice: at the
+restart cost of a move between zones, beside the egress of its checkpoint). Its cost is billed twice: at the
 constant prices it planned with (``mean_cost_mean_price``) and re-billed from its event log at
 the per-tick series their simulator bills (``mean_cost``), by the second; both add the egress
 their simulator bills for its moves (``egress``, ``moves``: checkpoint 50 GB x the $/GB between
-the zones' regions, `move_egress`), which gpuaas's plan does not yet see.
+the zones' regions, `move_egress`). gpuaas plans with the setting's 50 GB checkpoint
+(`--gpuaas-checkpoint-gb`) at its own egress rates (`gpuaas.transfer`: on these AWS regions
+the same as theirs; between GCP regions of one continent the same, between continents 0.08
+$/GB where their rule bills 0.02).
 
 **One billing for all**: ``mean_cost`` bills every policy at the per-tick series (their
 figures); ``mean_cost_mean_price`` bills every policy at each zone's window mean: their policies
@@ -257,7 +259,8 @@ def gpuaas_window(
         tr, vm = traces[z], types[z]
         vms.append(
             {
-                "name": vm["name"],
+                "name": vm["type"],
+                "location": z,
                 "gpu": vm["gpu"],
                 "gpus": vm["gpus"],
                 "cost_per_hour": tr.on_demand,
@@ -269,15 +272,16 @@ def gpuaas_window(
         "release": 0.0,
         "due": deadline,
         "weight": WEIGHT,
-        "times": {v["name"]: [work] * v["gpus"] for v in vms},  # one job of the whole VM
+        "times": {types[z]["name"]: [work] * v["gpus"] for z, v in zip(zones, vms)},
+        # its checkpoint, whose moves between regions gpuaas prices (`gpuaas.transfer`)
+        "data_gb": setting_gb if checkpoint_gb is None else checkpoint_gb,
     }
-    if checkpoint_gb is not None:  # the job's checkpoint size, once gpuaas prices moves by it
-        job["checkpoint_gb"] = checkpoint_gb
     inst = Instance.from_dict(
         {
             "catalog": {
                 "name": "skynomad",
                 "provider": types[zones[0]]["provider"],
+                "locations": {z: {"region": region_of(z)} for z in zones},
                 "vm_types": vms,
             },
             "nodes": 1,
@@ -389,7 +393,7 @@ def load_traces(data: Path, setting, zones):
                 str(path), "metadata.price_info", "no instance type or on-demand price"
             )
         traces[z] = tr
-        types[z] = {"name": f"{vm}@{z}", "gpu": gpu, "gpus": gpus, "provider": provider}
+        types[z] = {"name": f"{vm}@{z}", "type": vm, "gpu": gpu, "gpus": gpus, "provider": provider}
     return traces, types
 
 
@@ -502,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--gpuaas-checkpoint-gb",
         type=float,
-        help="the job's checkpoint size for gpuaas (once gpuaas prices moves by it)",
+        help="the job's checkpoint (GB) whose moves gpuaas prices [default: the setting's, 50]",
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("-o", "--output", help="write the JSON results to this file")

@@ -26,7 +26,8 @@ V100_ZONES = ("us-east-1c", "us-east-2b", "us-west-2a")
 def catalog(zones, vm="p3.2xlarge", spot=0.95, extra=()):
     types = [
         {
-            "name": f"{vm}@{z}",
+            "name": vm,
+            "location": z,
             "gpu": "V100",
             "gpus": 1,
             "cost_per_hour": 3.06,
@@ -34,7 +35,10 @@ def catalog(zones, vm="p3.2xlarge", spot=0.95, extra=()):
         }
         for z in zones
     ]
-    return Catalog.from_dict({"name": "zones", "provider": "AWS", "vm_types": types + list(extra)})
+    places = {z: {"region": z[:-1]} for z in (*zones, *V100_ZONES)}
+    return Catalog.from_dict(
+        {"name": "zones", "provider": "AWS", "locations": places, "vm_types": types + list(extra)}
+    )
 
 
 def test_sample_reads_preempted_convention_and_prices_per_zone():
@@ -59,7 +63,7 @@ def test_sample_reads_preempted_convention_and_prices_per_zone():
 
 
 def test_every_type_at_a_zone_gets_its_capacity_and_other_types_none():
-    big = {"name": "p3.8xlarge@us-east-1c", "gpu": "V100", "gpus": 4, "cost_per_hour": 12.24,
+    big = {"name": "p3.8xlarge", "location": "us-east-1c", "gpu": "V100", "gpus": 4, "cost_per_hour": 12.24,
            "spot_per_hour": 3.7}  # fmt: skip
     plain = {"name": "p3.2xlarge", "gpu": "V100", "gpus": 1, "cost_per_hour": 3.06,
              "spot_per_hour": 0.9}  # fmt: skip
@@ -262,11 +266,14 @@ def test_cli_replays_skynomad_zones_and_refuses_a_bad_dir_in_one_line(tmp_path, 
 
     monkeypatch.chdir(tmp_path)
     types = "\n".join(
-        f"  - {{name: 'p3.2xlarge@{z}', gpu: V100, gpus: 1, cost_per_hour: 3.06, "
+        f"  - {{name: p3.2xlarge, location: {z}, gpu: V100, gpus: 1, cost_per_hour: 3.06, "
         f"spot_per_hour: 0.95}}"
         for z in V100_ZONES
     )
-    (tmp_path / "cat.yaml").write_text(f"name: zones\nprovider: AWS\nvm_types:\n{types}\n")
+    places = "\n".join(f"  {z}: {{region: {z[:-1]}}}" for z in V100_ZONES)
+    (tmp_path / "cat.yaml").write_text(
+        f"name: zones\nprovider: AWS\nlocations:\n{places}\nvm_types:\n{types}\n"
+    )
     gen = ["generate", "--catalog", "cat.yaml", "--jobs", "3", "--nodes", "1", "-o", "t.json"]
     assert CliRunner().invoke(cli, gen).exit_code == 0
     res = CliRunner().invoke(
