@@ -24,6 +24,7 @@ from numba import njit
 from gpuaas.per_job import node_share, per_job_lp
 from gpuaas.pricing import fill_price
 from gpuaas.reconfiguration import (
+    moves_from,
     reconfiguration_cost,
     reconfiguration_terms,
     switch_costs,
@@ -196,6 +197,9 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
             rows, slack, np.ascontiguousarray(w[k]), p.price, p.share, p.switch, p.partner
         )[0]
         moved = after + p.switch[None, :]
+        if instance.catalog.places:  # a switch to another location moves the data there
+            here = instance.catalog.location_index[instance.catalog.cfg_vm[cfgs[k]]]
+            moved += moves_from(instance, jobs[k], here)
         moved[np.arange(k.size), cfgs[k]] = after[np.arange(k.size), cfgs[k]]  # staying: no switch
         out[k] = H * p.price[cfgs[k]] + moved.min(axis=1)
     if instance.catalog.places:

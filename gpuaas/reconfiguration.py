@@ -183,20 +183,33 @@ def transfer_costs(instance: Instance) -> np.ndarray:
     """(J, C) $ of starting each job on each configuration where that moves its data (module
     docstring, "Moving data"; 0 where it stays, or the job has no data anywhere yet),
     read-only. P1$ adds it to the job's run and wait values (`gpuaas.objective`)."""
-    cat = instance.catalog
-    J, C = instance.n_jobs, cat.n_configs
-    out = np.zeros((J, C))
+    out = np.zeros((instance.n_jobs, instance.catalog.n_configs))
     j = np.flatnonzero((instance.data_at >= 0) & (instance.data_gb > 0))
-    loc = cat.location_index[cat.cfg_vm]
-    if j.size and (loc >= 0).any():
-        per_gb, per_gb_seconds = transfer_matrix(cat)
-        src, to = instance.data_at[j][:, None], np.maximum(loc, 0)[None, :]
-        gb = instance.data_gb[j][:, None]
-        seconds = np.where(loc >= 0, gb * per_gb_seconds[src, to], 0.0)
-        late = instance.rel_due[j] < instance.times[j].min(axis=1)
-        rate = share_price(instance)[None, :] + np.where(late, instance.weight[j], 0.0)[:, None]
-        out[j] = np.where(loc >= 0, gb * per_gb[src, to], 0.0) + seconds * rate
+    if j.size:
+        out[j] = moves_from(instance, j, instance.data_at[j])
     out.flags.writeable = False
+    return out
+
+
+def moves_from(instance: Instance, jobs: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """(K, C) $ of moving the data of each job jobs[i] from location src[i] (-1: nowhere) to
+    each configuration's location: its egress, and the copy's seconds at the configuration's
+    GPU-share price plus the job's weight when it is late on every configuration. Also the
+    move inside a per-job plan that leaves its configuration's location (`gpuaas.objective`)."""
+    cat = instance.catalog
+    loc = cat.location_index[cat.cfg_vm]
+    out = np.zeros((len(jobs), cat.n_configs))
+    has = (np.asarray(src) >= 0) & (instance.data_gb[jobs] > 0)
+    if not has.any() or not (loc >= 0).any():
+        return out
+    jobs, src = np.asarray(jobs)[has], np.asarray(src)[has][:, None]
+    per_gb, per_gb_seconds = transfer_matrix(cat)
+    to = np.maximum(loc, 0)[None, :]
+    gb = instance.data_gb[jobs][:, None]
+    seconds = np.where(loc >= 0, gb * per_gb_seconds[src, to], 0.0)
+    late = instance.rel_due[jobs] < instance.times[jobs].min(axis=1)
+    rate = share_price(instance)[None, :] + np.where(late, instance.weight[jobs], 0.0)[:, None]
+    out[has] = np.where(loc >= 0, gb * per_gb[src, to], 0.0) + seconds * rate
     return out
 
 

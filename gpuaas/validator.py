@@ -307,20 +307,33 @@ def run_value(p: Priced, j: int, c: int) -> float:
     after = _lp_values(
         [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.partner
     )
+    here = _location(p, c)  # a later switch to another location moves the data from here
     return (
         H * p.price[c]
-        + min(x + (0.0 if k == c else p.switch[k]) for k, x in enumerate(after))
+        + min(
+            x + (0.0 if k == c else p.switch[k] + _moving(p, j, k, here))
+            for k, x in enumerate(after)
+        )
         + _moving(p, j, c)
     )
 
 
-def _moving(p: Priced, j: int, c: int) -> float:
-    """The move of job j's data to configuration c's location, recomputed plainly from the
-    places' per-GB price and seconds (`gpuaas.transfer`): its egress, and the copy's seconds at
-    c's GPU share of its VM price plus the job's weight when it is late on every configuration."""
+def _location(p: Priced, c: int) -> int:
+    """The index of configuration c's location in the catalog's places (-1: none)."""
+    cat = p.instance.catalog
+    name = cat.locations[p.configs[c][0]]
+    return list(cat.places).index(name) if name else -1
+
+
+def _moving(p: Priced, j: int, c: int, at: int | None = None) -> float:
+    """The move of job j's data from location `at` (default: where it is) to configuration c's
+    location, recomputed plainly from the places' per-GB price and seconds (`gpuaas.transfer`):
+    its egress, and the copy's seconds at c's GPU share of its VM price plus the job's weight
+    when it is late on every configuration."""
     inst = p.instance
     cat = inst.catalog
-    at, gb = int(inst.data_at[j]), float(inst.data_gb[j])
+    at = int(inst.data_at[j]) if at is None else at
+    gb = float(inst.data_gb[j])
     v, g = p.configs[c]
     dst = cat.locations[v]
     if at < 0 or gb <= 0 or not dst:
