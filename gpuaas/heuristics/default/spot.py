@@ -48,6 +48,7 @@ from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
 from gpuaas.heuristics.default.settings import SWITCH
 from gpuaas.instance import Instance
 from gpuaas.pricing import fill_price, plan_values_at, queue_price
+from gpuaas.transfer import transfer_matrix
 
 
 def changeover(instance: Instance) -> np.ndarray:
@@ -64,7 +65,8 @@ def efficiency(instance: Instance) -> np.ndarray:
     assumption). A stretch begins with the VM's start-up s, the job checkpoints every c (its
     interval; 0: continuously), and at the stretch's end it loses the work since the last
     checkpoint and the restart's o (`overhead`); if it goes to another VM before v is back
-    and then returns, that detour costs another o + s, with the chance p_jv (`detours`). The
+    and then returns, that detour costs another o + s and the moves of its data
+    (`detour_data`, in seconds of v's time), with the chance p_jv (`detours`). The
     progress a stretch keeps is c x #{k >= 1: X > s + k c} - (o + p (o + s)), in expectation
     c e^(-h s) e^(-h c) / (1 - e^(-h c)) - (o + p (o + s)); over E[X] = 1 / h:
     e = (h c / (e^(h c) - 1)) e^(-h s) - h (o + p (o + s)) (e^(-h s) - h (o + p (o + s)) for
@@ -76,7 +78,24 @@ def efficiency(instance: Instance) -> np.ndarray:
     x = h * c
     with np.errstate(divide="ignore", invalid="ignore"):
         kept = np.where(x > 1e-12, x / np.expm1(np.maximum(x, 1e-300)), 1.0)
-    return kept * np.exp(-h * s) - h * (o + detours(instance) * (o + s))
+    return kept * np.exp(-h * s) - h * (o + detours(instance) * (o + s + detour_data(instance)))
+
+
+def detour_data(instance: Instance) -> np.ndarray | float:
+    """(J, V) seconds of type v's VM time that the data moves of job j's detour cost: its
+    checkpoint moved away from v's location and back (`gpuaas.transfer`, each at the mean $/GB
+    between that location and the catalog's others); 0 without locations. Spot of a zone that
+    flaps sends a job away and back often; where that crosses regions its egress outweighs
+    the zone's saving (SkyNomad's V100 zones: $0.5-1 a move of a 50 GB checkpoint)."""
+    cat = instance.catalog
+    if not cat.places or len(cat.places) < 2:
+        return 0.0
+    per_gb = transfer_matrix(cat)[0]
+    others = len(cat.places) - 1
+    loc = np.maximum(cat.location_index, 0)
+    away_back = (per_gb.sum(axis=1)[loc] + per_gb.sum(axis=0)[loc]) / others
+    away_back = np.where(cat.location_index >= 0, away_back, 0.0)
+    return instance.data_gb[:, None] * away_back[None, :] / cat.cost[None, :]
 
 
 def detours(instance: Instance) -> np.ndarray:
