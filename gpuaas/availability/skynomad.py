@@ -175,6 +175,8 @@ def zone_availability(
     end = math.inf
     for zone, tr in traces.items():
         vms = [v for v in catalog.vm_names if v.endswith("@" + zone)]
+        if not vms and zone in catalog.places:
+            continue  # a place of the catalog a run keeps away from (`--locations`)
         if not vms:
             raise InputError(
                 "--availability",
@@ -191,14 +193,15 @@ def zone_availability(
         times[0] = 0.0
         cap = Capacity(times, tr.available[first:].astype(np.int64))
         price = PriceSeries(times, tr.spot[first:], tr.on_demand)
-        for vm in vms:
-            if not math.isfinite(catalog.spot_per_hour[catalog.vm_names.index(vm)]):
-                raise InputError(
-                    "--availability",
-                    tr.path,
-                    f"VM type {vm!r} has no spot price in catalog {catalog.name}, so no spot "
-                    "capacity to replay",
-                )
+        spotty = [v for v in vms if math.isfinite(catalog.spot_per_hour[catalog.vm_names.index(v)])]
+        if not spotty:  # a type there without a spot price is offered on demand only
+            raise InputError(
+                "--availability",
+                tr.path,
+                f"VM type {vms[0]!r} has no spot price in catalog {catalog.name}, so no spot "
+                "capacity to replay",
+            )
+        for vm in spotty:
             capacity[vm] = cap
             prices[vm] = price
         end = min(end, tr.length - start)

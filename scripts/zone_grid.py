@@ -1,0 +1,163 @@
+#!/usr/bin/env python
+"""Issue 42's many-job grid: one zone against every zone of a zone catalog, with replayed spot.
+
+Generated traces on a zone catalog (`aws-v100-zones` or `gcp-h100-zones`; N nodes, 10 N jobs per
+seed and arrival pattern) are simulated by the default method on demand in one zone (the
+reference), with spot in that zone, with spot in every zone, and by the spot baselines
+(`managed-spot`, which fails over to any zone's spot, and `uniform-progress`) in every zone;
+spot capacity is SkyNomad's traces (`--availability skynomad:DIR`, one VM per zone while it is
+available; `gpuaas.availability.skynomad`). Per trace: total cost over the one-zone on-demand
+run, cost over the bound, egress dollars, moves of data between locations, late jobs.
+
+    python scripts/zone_grid.py --catalog aws-v100-zones --zone us-east-2b \\
+        --availability skynomad:$SKYNOMAD/data/converted_multi_region_aligned \\
+        --seeds 91 92 93 -o scripts/results/zone-grid-v100.jsonl --md scripts/results/zone-grid.md
+
+Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables of every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections import defaultdict
+from multiprocessing import Pool
+from pathlib import Path
+
+from gpuaas.files import write_atomic
+from gpuaas.generator import generate_trace
+from gpuaas.instance import Instance
+from gpuaas.simulator import simulate
+
+KEYS = (
+    "total_cost",
+    "vm_cost",
+    "tardiness_cost",
+    "egress_cost",
+    "transfers",
+    "late_jobs",
+    "deadline_miss_rate",
+    "spot_cost",
+    "interruptions",
+    "bound",
+)
+#: the runs of one trace: name -> (method, spot, one zone only)
+RUNS = {
+    "on-demand, one zone": ("incremental", False, True),
+    "spot, one zone": ("incremental", True, True),
+    "spot, every zone": ("incremental", True, False),
+    "managed-spot, every zone": ("managed-spot", True, False),
+    "uniform-progress, every zone": ("uniform-progress", True, False),
+}
+
+
+def run(cell: tuple) -> dict:
+    """One simulation (`cell`: catalog, zone, availability, seed, arrivals, nodes, run name)."""
+    catalog, zone, availability, seed, arrivals, nodes, name = cell
+    method, spot, one = RUNS[name]
+    trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals, catalog=catalog))
+    kw = {"locations": zone} if one else {}
+    if spot:
+        kw.update(spot=True, availability=os.path.expandvars(availability))
+    t0 = time.process_time()
+    r = simulate(trace, method, **kw).to_dict()
+    row = {k: r.get(k) for k in KEYS}
+    row.update(catalog=catalog, zone=zone, seed=seed, arrivals=arrivals, nodes=nodes, run=name)
+    row["cpu_seconds"] = round(time.process_time() - t0, 1)
+    return row
+
+
+def tables(rows: list[dict]) -> str:
+    """Markdown: per catalog and N, a row per trace with each run's cost over the one-zone
+    on-demand run, then its cost / bound, egress and moves of data, late jobs."""
+    by = defaultdict(dict)
+    for r in rows:
+        by[(r["catalog"], r["zone"], r["nodes"])][(r["arrivals"], r["seed"], r["run"])] = r
+    out = []
+    for (catalog, zone, nodes), cells in sorted(by.items()):
+        out.append(f"\n### {catalog}, N = {nodes}, one zone = {zone}\n")
+        head = ["trace", "on demand $"] + [f"{n} / od" for n in list(RUNS)[1:]]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        traces = sorted({(a, s) for a, s, _ in cells})
+        sums = defaultdict(float)
+        for a, s in traces:
+            od = cells.get((a, s, "on-demand, one zone"))
+            if od is None:
+                continue
+            line = [f"{a}-{s}", f"{od['total_cost']:.2f}"]
+            sums["od"] += od["total_cost"]
+            for n in list(RUNS)[1:]:
+                r = cells.get((a, s, n))
+                line.append("-" if r is None else f"{r['total_cost'] / od['total_cost']:.3f}")
+                if r is not None:
+                    sums[n] += r["total_cost"]
+            out.append("| " + " | ".join(line) + " |")
+        line = ["**summed**", f"{sums['od']:.2f}"]
+        line += [f"**{sums[n] / sums['od']:.3f}**" if sums["od"] else "-" for n in list(RUNS)[1:]]
+        out.append("| " + " | ".join(line) + " |")
+        out.append(
+            "\nPer run, summed over the traces: cost / bound, egress $, moves of data "
+            "between locations, late jobs, deadline-miss rate (mean), spot $:\n"
+        )
+        out.append(
+            "| run | cost / bound | egress $ | data moves | late jobs | miss rate | spot $ |"
+        )
+        out.append("|---|---|---|---|---|---|---|")
+        for n in RUNS:
+            rs = [cells[k] for k in cells if k[2] == n]
+            if not rs:
+                continue
+            cost = sum(r["total_cost"] for r in rs)
+            bound = sum(r["bound"] or 0.0 for r in rs)
+            out.append(
+                f"| {n} | {cost / bound:.3f} | {sum(r['egress_cost'] or 0 for r in rs):.2f} | "
+                f"{sum(r['transfers'] or 0 for r in rs)} | {sum(r['late_jobs'] for r in rs)} | "
+                f"{sum(r['deadline_miss_rate'] for r in rs) / len(rs):.3f} | "
+                f"{sum(r['spot_cost'] or 0 for r in rs):.2f} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--catalog", default="aws-v100-zones")
+    ap.add_argument("--zone", required=True, help="the one zone of the one-zone runs")
+    ap.add_argument("--availability", required=True, help="skynomad:DIR (or any source)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[91, 92, 93])
+    ap.add_argument("--arrivals", nargs="+", default=["exponential", "high", "low"])
+    ap.add_argument("--nodes", type=int, nargs="+", default=[10])
+    ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
+    ap.add_argument("--md", help="markdown tables of every row of --output")
+    args = ap.parse_args()
+    out = Path(args.output)
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            r = json.loads(line)
+            done.add((r["catalog"], r["zone"], r["seed"], r["arrivals"], r["nodes"], r["run"]))
+    cells = [
+        (args.catalog, args.zone, args.availability, s, a, n, name)
+        for n in args.nodes
+        for s in args.seeds
+        for a in args.arrivals
+        for name in args.runs
+        if (args.catalog, args.zone, s, a, n, name) not in done
+    ]
+    with Pool(args.jobs) as pool, out.open("a") as fh:
+        for row in pool.imap_unordered(run, cells):
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            print(row["run"], row["arrivals"], row["seed"], row["nodes"], row["total_cost"],
+                  row["cpu_seconds"], flush=True)  # fmt: skip
+    if args.md:
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        write_atomic(args.md, tables(rows))
+
+
+if __name__ == "__main__":
+    main()
