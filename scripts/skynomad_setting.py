@@ -50,9 +50,14 @@ $/GB where their rule bills 0.02).
 figures); ``mean_cost_mean_price`` bills every policy at each zone's window mean: their policies
 rerun on copies of the traces whose ``prices`` hold that mean (`--no-mean-price`: skip).
 
+**Sweeps** (`--sweep deadline|regions`, H100 as in their Figure 10): ratios 1.05-2.0 on the
+Global Diverse zones, or the first 1-13 zones of their region-scaling order at ratio 1.2; one
+cell each, keyed ``ratio=R`` or ``zones=N``.
+
 Output (``--json``, ``-o``): ``{"<policy>": {"mean_cost", "deadlines_missed", "windows":
 [per-window cost], "mean_cost_mean_price", "windows_mean_price", "cpu_seconds"}, "setting":
-{...}}``.
+{...}}``, the default's entry also with ``egress`` and ``moves`` per window; a sweep's:
+``{"<cell>": {<that>}, "setting": {...}}``. Without `--skynomad`, the default alone.
 """
 
 from __future__ import annotations

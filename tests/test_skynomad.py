@@ -290,30 +290,32 @@ def test_cli_replays_skynomad_zones_and_refuses_a_bad_dir_in_one_line(tmp_path, 
     not os.environ.get("GPUAAS_SKYNOMAD_DATA"),
     reason="GPUAAS_SKYNOMAD_DATA names no copy of the artifact's data/ (prepare_data.sh run)",
 )
-@pytest.mark.parametrize("dataset", ["v100", "h100"])
-def test_results_default_windows(dataset):
-    """scripts/results/skynomad-setting-<dataset>.json: gpuaas's default on its first and last
-    window again, the same costs, egress and moves (scripts/results/README.md, `skynomad`)."""
-    mod = setting_script()
-    sub = {
-        "v100": "converted_multi_region_aligned",
-        "h100": "converted_multi_region_aligned_h100_16_merged",
-    }
-    saved = json.loads(
-        (ROOT / "scripts" / "results" / f"skynomad-setting-{dataset}.json").read_text()
-    )
-    windows = saved["setting"]["windows"]
-    pick = [0, len(windows) - 1]
-    args = mod.argparse.Namespace(skynomad=None, no_gpuaas=False, gpuaas_checkpoint_gb=None)
-    setting = mod.SETTINGS[dataset]
-    data = Path(os.environ["GPUAAS_SKYNOMAD_DATA"]) / sub[dataset]
+@pytest.mark.parametrize(
+    "name", ["setting-v100", "setting-h100", "sweep-deadline", "sweep-regions"]
+)
+def test_results_default_windows(name):
+    """scripts/results/skynomad-<name>.json: gpuaas's default on the first and last window
+    (of a sweep: of its first and last cell) again, the same costs, egress and moves
+    (scripts/results/README.md, sample `skynomad`)."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        got = mod.run_cell(
-            args, setting, saved["setting"]["zones"], saved["setting"]["ratio"],
-            [windows[i] for i in pick], data, Path(tmp),
-        )["default"]  # fmt: skip
-    want = saved["default"]
-    for key in ("windows", "windows_mean_price", "egress", "moves"):
-        assert got[key] == pytest.approx([want[key][i] for i in pick], rel=1e-6), key
+    mod = setting_script()
+    saved = json.loads((ROOT / "scripts" / "results" / f"skynomad-{name}.json").read_text())
+    dataset = saved["setting"]["dataset"]
+    sub = {"v100": "converted_multi_region_aligned",
+           "h100": "converted_multi_region_aligned_h100_16_merged"}[dataset]  # fmt: skip
+    data = Path(os.environ["GPUAAS_SKYNOMAD_DATA"]) / sub
+    cells = [k for k in saved if k != "setting"]
+    cells = [saved] if "default" in saved else [saved[cells[0]], saved[cells[-1]]]
+    args = mod.argparse.Namespace(skynomad=None, no_gpuaas=False, gpuaas_checkpoint_gb=None)
+    for cell in cells:
+        windows = cell["setting"]["windows"]
+        pick = [0, len(windows) - 1]
+        with tempfile.TemporaryDirectory() as tmp:
+            got = mod.run_cell(
+                args, mod.SETTINGS[dataset], cell["setting"]["zones"], cell["setting"]["ratio"],
+                [windows[i] for i in pick], data, Path(tmp),
+            )["default"]  # fmt: skip
+        want = cell["default"]
+        for key in ("windows", "windows_mean_price", "egress", "moves"):
+            assert got[key] == pytest.approx([want[key][i] for i in pick], rel=1e-6), key
