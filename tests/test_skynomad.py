@@ -291,7 +291,7 @@ def test_cli_replays_skynomad_zones_and_refuses_a_bad_dir_in_one_line(tmp_path, 
     reason="GPUAAS_SKYNOMAD_DATA names no copy of the artifact's data/ (prepare_data.sh run)",
 )
 @pytest.mark.parametrize(
-    "name", ["setting-v100", "setting-h100", "sweep-deadline", "sweep-regions"]
+    "name", ["setting-v100", "setting-v100-all", "setting-h100", "sweep-deadline", "sweep-regions"]
 )
 def test_results_default_windows(name):
     """scripts/results/skynomad-<name>.json: gpuaas's default on the first and last window
