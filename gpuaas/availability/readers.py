@@ -278,11 +278,16 @@ def read_trace_files(spec: str, catalog) -> Availability:
         cap, length = read[suffix](path)
         capacity[vm] = cap
         end = min(end, length)
-        total = sum(len(c.times) - 1 for c in capacity.values())
-        if total > MAX_SPOT_EVENTS:
-            raise InputError(
-                "--availability",
-                spec,
-                f"{total} capacity changes in all, more than {MAX_SPOT_EVENTS} (gpuaas.limits)",
-            )
+        check_events(capacity, spec)
     return Availability(capacity, end=end, source=spec)
+
+
+def check_events(capacity: dict, source: str) -> None:
+    """InputError when the capacities change more than `MAX_SPOT_EVENTS` times in all."""
+    total = sum(len(c.times) - 1 for c in capacity.values())
+    if total > MAX_SPOT_EVENTS:
+        raise InputError(
+            "--availability",
+            source,
+            f"{total} capacity changes in all, more than {MAX_SPOT_EVENTS} (gpuaas.limits)",
+        )

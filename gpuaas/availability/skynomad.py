@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from gpuaas.availability.capacity import Availability, Capacity, PriceSeries
-from gpuaas.availability.readers import FILE_BYTES, tick_data
+from gpuaas.availability.readers import FILE_BYTES, check_events, tick_data
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
-from gpuaas.limits import MAX_PRICE, MAX_SPOT_EVENTS
+from gpuaas.limits import MAX_PRICE
 
 #: ``<zone>_<gpu>_<count>``: the artifact's folder names (``us-east-1c_v100_1``)
 _SUFFIX = re.compile(r"_[A-Za-z0-9]+_\d+$")
@@ -211,13 +211,7 @@ def zone_availability(
                 "--availability", source, f"length must be in (0, {end:g}] s, got {length:g}"
             )
         end = length
-    total = sum(len(c.times) - 1 for c in capacity.values())
-    if total > MAX_SPOT_EVENTS:
-        raise InputError(
-            "--availability",
-            source,
-            f"{total} capacity changes in all, more than {MAX_SPOT_EVENTS} (gpuaas.limits)",
-        )
+    check_events(capacity, source)
     return Availability(capacity, end=end, source=source, prices=prices)
 
 
