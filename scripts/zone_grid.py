@@ -11,7 +11,7 @@ run, cost over the bound, egress dollars, moves of data between locations, late 
 
     python scripts/zone_grid.py --catalog aws-v100-zones --zone us-east-2b \\
         --availability skynomad:$SKYNOMAD/data/converted_multi_region_aligned \\
-        --seeds 91 92 93 -o scripts/results/zone-grid-v100.jsonl --md scripts/results/zone-grid.md
+        --seeds 91 92 93 -o scripts/results/zone-grid-v100.jsonl --md scripts/results/zone-grid-v100.md
 
 Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables of every row.
 """

@@ -136,7 +136,7 @@ def pooled_share(stats: Pool) -> float:
     job's configurations) / (the spread of all log ratios), blended with `JOB_SHARE` weighing
     `PRIOR_JOBS` jobs; in [0.05, 1]."""
     n, sq, dof, within = stats
-    if not dof or sq <= 0.0:
+    if not n or not dof or sq <= 0.0:  # no completed job's spread (a pool restored so too)
         return JOB_SHARE
     seen = min(1.0, max(0.0, 1.0 - (within / dof) / (sq / n)))
     share = (PRIOR_JOBS * JOB_SHARE + dof * seen) / (PRIOR_JOBS + dof)
