@@ -193,10 +193,6 @@ class Catalog:
         """(V,) int: each VM type's index in `location_names`; -1 without a location."""
         return _location_index(self)
 
-    def region(self, v: int) -> str:
-        """VM type v's region ("" without a location)."""
-        return self.places.get(self.locations[v], {}).get("region", "")
-
     def select(self, names: list[str] | tuple[str, ...]) -> tuple[Catalog, np.ndarray]:
         """The catalog of the VM types offered at `names` (each a location, a region or a
         cloud of `places`), and the indices of its configurations in this one (to take the
@@ -442,7 +438,9 @@ def _places(data: Any, provider: str, source: str | None, where: str) -> dict[st
         at = f"{where}.locations.{loc}"
         if not isinstance(loc, str) or not loc or AT in loc or SPOT_SUFFIX in loc:
             raise InputError(
-                source, at, f"a location name must be a non-empty string without {AT!r}"
+                source,
+                at,
+                f"a location name must be a non-empty string without {AT!r} or {SPOT_SUFFIX!r}",
             )
         if not isinstance(place, dict) or "region" not in place or set(place) - {"region", "cloud"}:
             raise InputError(source, at, "must be {region: NAME, cloud: NAME (optional)}")

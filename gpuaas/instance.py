@@ -218,9 +218,10 @@ class Instance:
             self, catalog=cat, work=work, hazard=None, outage=None, room=None
         )
 
-    def at_locations(self, names: list[str] | tuple[str, ...]) -> Instance:
+    def at_locations(self, names: list[str] | tuple[str, ...]) -> tuple[Instance, np.ndarray]:
         """The instance on the VM types offered at `names` (`Catalog.select`: locations,
-        regions or clouds), for a run that keeps to them (``--locations``); a job that can run
+        regions or clouds), for a run that keeps to them (``--locations``), and the indices of
+        the configurations it keeps (the columns of other (J, C) arrays); a job that can run
         nowhere there is an InputError. Only before jobs run (nothing current: a trace)."""
         if (self.current_cfg >= 0).any():
             raise InputError(None, "--locations", "applies to a trace, not to jobs already running")
@@ -233,9 +234,10 @@ class Instance:
                 "--locations",
                 f"job {self.job_ids[none[0]]!r} can run on no VM type at {', '.join(names)}",
             )
-        return dataclasses.replace(
+        kept = dataclasses.replace(
             self, catalog=cat, work=work, hazard=None, outage=None, room=None
         )
+        return kept, cfgs
 
     def job_spec(self, j: int) -> JobSpec:
         """Job j as a submission (`Rescheduler.submit`): its data, its progress, no placement."""
@@ -300,10 +302,7 @@ class Instance:
             for k in DEMANDS:
                 if getattr(self, k)[j] > 0:
                     job[k] = float(getattr(self, k)[j])
-            if cat.places:  # where its data is (`gpuaas.transfer`)
-                job["data_gb"] = float(self.data_gb[j])
-                if self.data_at[j] >= 0:
-                    job["data_at"] = cat.location_names[self.data_at[j]]
+            job |= data_fields(cat, float(self.data_gb[j]), int(self.data_at[j]))
             c = int(self.current_cfg[j])
             if c >= 0:
                 job["placement"] = {
@@ -648,6 +647,14 @@ def parse_job(
         ),
         data_at=_location(job.get("data_at"), catalog, source, f"{at}.data_at"),
     )
+
+
+def data_fields(catalog: Catalog, gb: float, at: int) -> dict[str, Any]:
+    """A job object's `data_gb` and `data_at` (a location's name; left out where -1) on a
+    catalog with locations (`gpuaas.transfer`); none without: the inverse of `parse_job`'s."""
+    if not catalog.places:
+        return {}
+    return {"data_gb": gb, **({"data_at": catalog.location_names[at]} if at >= 0 else {})}
 
 
 def _location(name: Any, catalog: Catalog, source: str | None, where: str) -> int:

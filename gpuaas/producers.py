@@ -67,8 +67,8 @@ class Execution:
     """Producer: the jobs' actual execution in the simulated cloud.
 
     Actual durations are the predicted ones times `factors` (J, C) (`gpuaas.noise`). A running
-    job progresses from its node's `ready` time (and its data's, moved between locations); it completes (`Completion`) when its actual
-    remaining time is below `TIME_TOL`; with `report`, every job that has run is reported
+    job progresses from its node's `ready` time (and its data's, moved between locations); it
+    completes (`Completion`) when its actual remaining time is below `TIME_TOL`; with `report`, every job that has run is reported
     (`ProgressReport`) at every event; a job the plan moves loses actual work by the restart
     rule of `gpuaas.reconfiguration`, and one whose VM is interrupted the work since its last
     checkpoint too (its own clock of seconds run since it last (re)started, `segment`).

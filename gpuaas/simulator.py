@@ -137,8 +137,8 @@ class Simulator:
             e = error_summary(trace, factors, config.noise, config.noise_model)
             self.prediction_error = {**e, "oracle": config.oracle}
         if config.locations is not None:  # the VM types there only (`Instance.at_locations`)
-            keep = trace.catalog.select(config.locations.split(","))[1]
-            trace, factors = trace.at_locations(config.locations.split(",")), factors[:, keep]
+            trace, keep = trace.at_locations(config.locations.split(","))
+            factors = factors[:, keep]
         self.actual = actual_trace(trace, factors) if config.noise > 0 else trace
         predicted = trace  # what the availability is drawn for, told or not
         self.predicted_trace = predicted  # what the predicted run replays (`predicted_costs`)

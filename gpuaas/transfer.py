@@ -120,10 +120,9 @@ def transfer_matrix(cat: Catalog) -> tuple[np.ndarray, np.ndarray]:
     """(L, L) $/GB and (L, L) s/GB between the catalog's locations (`Catalog.location_names`),
     read-only."""
     places = [cat.places[x] for x in cat.location_names]
-    price = np.array([[per_gb(a, b) for b in places] for a in places]).reshape(len(places), -1)
-    secs = np.array([[seconds_per_gb(a, b) for b in places] for a in places]).reshape(
-        len(places), -1
-    )
+    L = len(places)
+    price = np.array([[per_gb(a, b) for b in places] for a in places]).reshape(L, L)
+    secs = np.array([[seconds_per_gb(a, b) for b in places] for a in places]).reshape(L, L)
     price.flags.writeable = secs.flags.writeable = False
     return price, secs
 

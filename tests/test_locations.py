@@ -39,7 +39,11 @@ def test_a_type_at_a_location_is_named_for_it_and_round_trips():
         "p3.8xlarge@us-east-1a",
         "p3.2xlarge@us-west-2b",
     )
-    assert [cat.region(v) for v in range(3)] == ["us-east-1", "us-east-1", "us-west-2"]
+    assert [cat.places[x]["region"] for x in cat.locations] == [
+        "us-east-1",
+        "us-east-1",
+        "us-west-2",
+    ]
     assert cat.places["us-west-2b"] == {"region": "us-west-2", "cloud": "AWS"}  # the provider's
     spot = cat.with_spot()
     assert spot.vm_names[3:] == ("p3.2xlarge@us-east-1a:spot", "p3.2xlarge@us-west-2b:spot")
@@ -91,14 +95,14 @@ def test_select_keeps_a_location_a_region_or_a_cloud_and_their_columns():
 
 def test_an_instance_at_some_locations_keeps_their_columns():
     trace = Instance.from_dict(generate_trace(2, 6, seed=4, catalog=ZONES))
-    west = trace.at_locations(["us-west-2"])
-    keep = trace.catalog.select(["us-west-2"])[1]
+    west, keep = trace.at_locations(["us-west-2"])
+    assert np.array_equal(keep, trace.catalog.select(["us-west-2"])[1])
     assert west.catalog.vm_names == ("p3.2xlarge@us-west-2b",)
     assert np.array_equal(west.work, trace.work[:, keep])
     eight = trace.catalog.config(1, 4)  # p3.8xlarge@us-east-1a with its 4 GPUs
     only_eight = np.where(np.arange(trace.catalog.n_configs) == eight, trace.work, np.inf)
     picky = dataclasses.replace(trace, work=only_eight)
-    assert picky.at_locations(["us-east-1a"]).catalog.n_vms == 2
+    assert picky.at_locations(["us-east-1a"])[0].catalog.n_vms == 2
     with pytest.raises(InputError, match="can run on no VM type at us-west-2"):
         picky.at_locations(["us-west-2"])
 

@@ -48,6 +48,7 @@ from gpuaas.instance import (
     JobSpec,
     _check_placements,
     check_id,
+    data_fields,
     fits_alone,
     parse_job,
     times_object,
@@ -185,10 +186,7 @@ def live_state(s: RunState) -> dict[str, Any]:
             else {"node": j.node, "vm": names[cat.cfg_vm[j.cfg]], "gpus": int(cat.cfg_gpus[j.cfg])},
         }
         d.update({k: getattr(j, k) for k in DEMANDS if getattr(j, k)})  # declared only
-        if cat.places:  # where its data is (`gpuaas.transfer`), as the instance format says
-            d["data_gb"] = j.data_gb
-            if j.data_at >= 0:
-                d["data_at"] = cat.location_names[j.data_at]
+        d.update(data_fields(cat, j.data_gb, j.data_at))  # as the instance format says
         d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
