@@ -94,9 +94,14 @@ def plan_values(
     instance: Instance, price: Callable[[Instance], np.ndarray] | None = None
 ) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
-    GPU time is priced at `price` (`fill_price` by default) plus `queue_price`."""
+    GPU time is priced at `price` (`fill_price` by default) plus `queue_price`, and a job whose
+    data is elsewhere pays its move to c's location (`reconfiguration.transfer_costs`, as P1$'s
+    run values do: a job prefers the configuration P1$ would keep it on)."""
     p = (price or fill_price)(instance)
-    return plan_values_at(instance, p + queue_price(instance) * instance.catalog.cfg_gpus)
+    values = plan_values_at(instance, p + queue_price(instance) * instance.catalog.cfg_gpus)
+    if instance.catalog.places:
+        values = values + reconfiguration.transfer_costs(instance)
+    return values
 
 
 def plan_values_at(

@@ -145,7 +145,11 @@ class Simulator:
         told = config.oracle and config.noise > 0
         if told:  # the method sees the actual durations, which nothing then departs from
             trace, factors = self.actual, np.ones_like(factors)
-        self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1)
+        # and a tick for each while some job is within its window: a job may wait at every
+        # tick up to its due date (a single job riding a zone's spot to a 60-h deadline)
+        self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1) + int(
+            _union(trace.release, np.maximum(trace.due, trace.release)) / tick
+        )
         need = min_events(self.actual, tick)
         if need > self.max_events:
             raise InputError(
@@ -439,16 +443,18 @@ def min_events(trace: Instance, tick: float) -> float:
     from its release for its shortest remaining time, so the measure of the union of those
     intervals, divided by the tick, bounds the number of events.
     """
-    if not trace.n_jobs:
-        return 0.0
-    least = trace.min_time
-    order = np.argsort(trace.release, kind="stable")
+    return _union(trace.release, trace.release + trace.min_time) / tick
+
+
+def _union(starts: np.ndarray, ends: np.ndarray) -> float:
+    """The measure of the union of the intervals [starts_i, ends_i] (0 for none)."""
+    order = np.argsort(starts, kind="stable")
     busy, end = 0.0, -math.inf
-    for r, d in zip(trace.release[order].tolist(), least[order].tolist()):
-        start = max(r, end)
-        end = max(end, r + d)
+    for a, b in zip(starts[order].tolist(), ends[order].tolist()):
+        start = max(a, end)
+        end = max(end, b)
         busy += max(0.0, end - start)
-    return busy / tick
+    return busy
 
 
 class _ProgressBar:

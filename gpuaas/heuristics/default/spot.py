@@ -180,6 +180,7 @@ def spot_modes(
     runnable = np.isfinite(instance.work) & (instance.room[cat.cfg_vm] >= 1)[None, :]
     spot_any = (runnable & cat.spot[cat.cfg_vm][None, :]).any(axis=1)
     cur = instance.current_cfg
+    lines: dict[int, dict] = {}  # each job's Can't Be Late quantities, for `wait_for_data`
     for j in range(J):
         c = int(ref[j])
         if c < 0:
@@ -198,6 +199,7 @@ def spot_modes(
             spot=bool(spot_any[j] or vm == SPOT),
             pace=max(switch, work / window) if window > 0 else np.inf,
         )
+        lines[j] = args
         if spot_any[j] and args["work"] - args["done"] > window - args["t"]:
             # late even on demand at once: no deadline left to protect, spot or on demand
             # is a question of price against the expected delay, which the plan values weigh
@@ -207,6 +209,7 @@ def spot_modes(
         if modes[j] == NONE:  # it idles until the next decision, which may be H away
             modes[j] = cbl_choice(tick=instance.H, **args)
     modes = worth_waiting(instance, modes, margin)
+    modes = wait_for_data(instance, modes, lines, margin)
     return deadline_safe(instance, modes) if safe else modes
 
 
@@ -306,6 +309,66 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
         current_node=np.where(leave, -1, instance.current_node),
         current_cfg=np.where(leave, -1, cur),
     )
+
+
+def wait_for_data(
+    instance: Instance, modes: np.ndarray, lines: dict[int, dict], margin: float = 0.0
+) -> np.ndarray:
+    """`modes` with a waiting job in SPOT mode set to wait (NONE) for the spot of the location
+    its data is at, where that spot is out (`Instance.room`), the job would still be ahead of
+    its pace line once the outage is expected over (`Instance.outage`; Can't Be Late would
+    wait there, `lines` holding its quantities from `spot_modes`), and waiting beats moving:
+    its least plan value there once back, with no data to move, against its least plan value
+    now anywhere with the move of its data (`gpuaas.reconfiguration.transfer_costs`), by more
+    than `margin`. A zone's spot flaps in outages of about half an hour while a job may have
+    hours in hand; each relaunch in another region pays the egress of its checkpoint, and the
+    zone it lands in flaps too (SkyNomad's V100 zones: a 50 GB checkpoint, $1 a move). The
+    line is what ends the wait: the job's lead over it shrinks while it waits. Without
+    locations, `modes` itself."""
+    from gpuaas.reconfiguration import transfer_costs
+
+    cat = instance.catalog
+    if not cat.places:
+        return modes
+    out = cat.spot & (instance.room < 1) & (instance.outage > 0)
+    home = (cat.location_index[None, :] == instance.data_at[:, None]) & out[None, :]  # (J, V)
+    cand = np.flatnonzero(
+        (modes == SPOT) & (instance.current_cfg < 0) & (instance.data_at >= 0) & home.any(axis=1)
+    )
+    outage = np.where(home, instance.outage[None, :], 0.0).max(axis=1)  # (J,)
+    ahead = np.array(
+        [
+            j in lines
+            and cbl_choice(
+                **{**lines[j], "t": lines[j]["t"] + outage[j], "vm": NONE, "spot": False},
+                tick=instance.H,
+            )
+            == NONE
+            for j in cand
+        ],
+        dtype=bool,
+    )
+    cand = cand[ahead]
+    if not cand.size:
+        return modes
+    now = spot_instance(instance, modes)
+    price = fill_price(now) + queue_price(now) * cat.cfg_gpus
+    best_now = (plan_values_at(now, price, cand) + transfer_costs(instance)[cand]).min(axis=1)
+    # once back, the home type's spot variant runs as itself (`worth_waiting`)
+    back = out[cat.cfg_vm]
+    work = np.where(back[None, :], instance.work[:, cat.spot_configs()], instance.work)
+    full = spot_instance(dataclasses.replace(instance, work=work), modes)
+    later = np.full((cand.size, cat.n_configs), np.inf)
+    for v in np.flatnonzero(out):
+        rows = home[cand, v]
+        if rows.any():
+            cols = cat.cfg_vm == v
+            value = plan_values_at(full, price, cand, delay=float(instance.outage[v]))
+            later[np.ix_(rows, cols)] = value[np.ix_(rows, cols)]
+    wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now) - margin
+    modes = modes.copy()
+    modes[cand[wait]] = NONE
+    return modes
 
 
 def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) -> np.ndarray:
