@@ -15,7 +15,9 @@ apart from work on on-demand VMs; `gpu_models` keeps the GPU's name for times an
 **Locations.** A VM type may be offered at a location (a zone of a region of a cloud): the
 catalog file gives it a `location`, and gpuaas names it ``TYPE@LOCATION`` (``p3.2xlarge@us-east-
 1a``), one VM type per place with that place's prices, so every method, the MILP and the bound
-choose where a job runs by choosing its VM type. `locations[v]` is the type's location ("" where
+choose where a job runs by choosing its VM type. A GPU model's VMs at one location are a model of
+their own for the methods (`gpu_model_id`), as spot variants are: a node lives at one place,
+and the construction opens a node where the job's preferred configuration is. `locations[v]` is the type's location ("" where
 none), `places` each location's region and cloud; `select` keeps the types of some locations
 (``--locations``).
 """
@@ -76,12 +78,15 @@ class Catalog:
         price = _frozen(np.asarray(self.cost_per_hour, dtype=np.float64).copy())
         base = np.full(len(gpus), -1) if self.base is None else self.base
         base = _frozen(np.asarray(base, dtype=np.int64).copy())
-        models = sorted(set(self.gpu_models))
-        # a spot variant's GPUs are a model of their own for the methods (module docstring)
-        spot_models = sorted({m for m, b in zip(self.gpu_models, base) if b >= 0})
+        # a spot variant's GPUs are a model of their own for the methods, and so are a model's
+        # GPUs at each location (module docstring)
+        where = ("",) * len(gpus) if self.locations is None else tuple(self.locations)
+        keys = list(zip(self.gpu_models, where))
+        models = sorted({k for k, b in zip(keys, base) if b < 0})
+        spot_models = sorted({k for k, b in zip(keys, base) if b >= 0})
         model_id = [
-            len(models) + spot_models.index(m) if b >= 0 else models.index(m)
-            for m, b in zip(self.gpu_models, base)
+            len(models) + spot_models.index(k) if b >= 0 else models.index(k)
+            for k, b in zip(keys, base)
         ]
         offset = np.concatenate(([0], np.cumsum(gpus)[:-1])).astype(np.int64)
         cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), gpus)

@@ -9,7 +9,8 @@
   Algorithm 1's) compete by f_OBJ.
 - **Rivals**: with reconfiguration costs on, `rivals` Randomized Greedy constructions around
   the same kept jobs (Algorithm 1's own configuration rule) compete with the plan by f_OBJ
-  with P1's reconfiguration terms, moves counting `move_weight` times their κ.
+  with P1's reconfiguration terms, moves counting `move_weight` times their κ, and the moves
+  of the jobs' data to their configurations' locations (`reconfiguration.transfer_costs`).
 - **Put back** (`put_back`): a job keep rule 1 freed for its own sake that the chosen
   solution moves without the gain that freed it is kept in place, with those that stayed
   without gaining, and the others are placed again.
@@ -27,7 +28,7 @@ from gpuaas.heuristics.default.keep import Rules, pointless_moves
 from gpuaas.heuristics.default.settings import RIVAL_CANDIDATES, SWAP_PROB
 from gpuaas.heuristics.randomized_greedy import randomized_construction
 from gpuaas.instance import Instance
-from gpuaas.reconfiguration import moved, reconfiguration_terms
+from gpuaas.reconfiguration import moved, reconfiguration_terms, transfer_costs
 from gpuaas.solution import Solution
 
 
@@ -81,9 +82,14 @@ def construct(
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
         kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
         on = judge if judge is not None else instance
+        # a job's data moved to its configuration's location
+        data = transfer_costs(instance) if instance.catalog.places else None
 
         def score(sol: Solution) -> float:
             f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
+            if data is not None:
+                run = np.flatnonzero(sol.job_cfg >= 0)
+                f += data[run, sol.job_cfg[run]].sum()
             return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
 
         if score(other) < score(best):
