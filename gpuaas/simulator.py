@@ -145,19 +145,19 @@ class Simulator:
         told = config.oracle and config.noise > 0
         if told:  # the method sees the actual durations, which nothing then departs from
             trace, factors = self.actual, np.ones_like(factors)
-        # and a tick for each while some job is within its window: a job may wait at every
-        # tick up to its due date (a single job riding a zone's spot to a 60-h deadline)
-        self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1) + int(
-            _union(trace.release, np.maximum(trace.due, trace.release)) / tick
-        )
+        # and one a tick while some job is within its window: a job may wait at every tick up
+        # to its due date (a single job riding a zone's spot to a 60-h deadline)
+        windows = _union(trace.release, np.maximum(trace.due, trace.release))
+        self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1) + int(windows / tick)
         need = min_events(self.actual, tick)
         if need > self.max_events:
+            least = (need * tick - windows) / (EVENTS_PER_JOB * max(trace.n_jobs, 1))
             raise InputError(
                 None,
                 source,
                 f"{tick:g} s needs at least {need:.3g} rescheduling events "
-                f"for this trace, more than {EVENTS_PER_JOB} per job (gpuaas.limits); "
-                f"use at least {tick * need / self.max_events:.3g} s",
+                f"for this trace, more than {EVENTS_PER_JOB} per job and one a tick within "
+                f"the jobs' windows (gpuaas.limits); use at least {least:.3g} s",
             )
         if config.nodes is None:
             config = dataclasses.replace(config, nodes=trace.nodes)
@@ -191,7 +191,8 @@ class Simulator:
                     f"the spot availability changes at {least} distinct times while the "
                     f"trace's jobs are certainly running, more than the {self.max_events} "
                     f"rescheduling events a simulation of {trace.n_jobs} job(s) may take "
-                    f"({EVENTS_PER_JOB} per job, gpuaas.limits); replay a coarser availability",
+                    f"({EVENTS_PER_JOB} per job and one a tick within the jobs' windows, "
+                    "gpuaas.limits); replay a coarser availability",
                 )
         self.clock: float | None = None
         self.point: float | None = None
@@ -292,7 +293,10 @@ class Simulator:
                     f"{r.overhead:g} s of work)"
                 )
         elif r.events > self.max_events:
-            stop = f"more than {EVENTS_PER_JOB} rescheduling events per job (gpuaas.limits)"
+            stop = (
+                f"more than {EVENTS_PER_JOB} rescheduling events per job and one a tick within "
+                "the jobs' windows (gpuaas.limits)"
+            )
             if self.market is not None:
                 stop += (
                     f", {self.market.steps} of them at changes of the spot availability "

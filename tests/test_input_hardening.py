@@ -237,7 +237,8 @@ def test_availability_changing_too_often_is_refused_before_the_run(tmp_path, mon
         ["simulate", one_job.name, "--availability", name],
         f"{name}: the spot availability changes at 1499 distinct times while the trace's jobs "
         "are certainly running, more than the 1000 rescheduling events a simulation of 1 job(s) "
-        "may take (1000 per job, gpuaas.limits); replay a coarser availability",
+        "may take (1000 per job and one a tick within the jobs' windows, gpuaas.limits); replay a "
+        "coarser availability",
     )
 
 
@@ -258,6 +259,6 @@ def test_event_limit_names_the_availability(tmp_path, monkeypatch, one_job):
         sim.run()
     assert str(exc.value) == (
         "simulation stopped at t=50 s after 51 events: more than 1000 rescheduling events per "
-        f"job (gpuaas.limits), 50 of them at changes of the spot availability {name}; it cannot "
-        "end"
+        "job and one a tick within the jobs' windows (gpuaas.limits), 50 of them at changes of "
+        f"the spot availability {name}; it cannot end"
     )
