@@ -11,6 +11,7 @@ import pytest
 from eventlog import check_against, recompute
 
 from gpuaas import transfer
+from gpuaas.baselines.spot import NONE, SPOT
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
@@ -167,3 +168,68 @@ def test_simulated_moves_reconcile_from_the_event_log(tmp_path, method):
     )
     if method == "incremental":
         assert result["transfers"] > 0
+
+
+SPOT_ZONES = {
+    "name": "two-regions-spot",
+    "provider": "AWS",
+    "locations": {"us-east-1a": {"region": "us-east-1"}, "us-west-2b": {"region": "us-west-2"}},
+    "vm_types": [
+        {"name": "p3.2xlarge", "location": "us-east-1a", "gpu": "V100", "gpus": 1, "cost_per_hour": 3.06, "spot_per_hour": 0.92},
+        {"name": "p3.2xlarge", "location": "us-west-2b", "gpu": "V100", "gpus": 1, "cost_per_hour": 3.06, "spot_per_hour": 0.92},
+    ],
+}  # fmt: skip
+
+
+def _waiting_job(done_h: float, t_h: float, home_up: bool, gb: float = 50.0) -> Instance:
+    """A 40-h job due at 60 h, waiting at t_h with done_h hours done, its 50 GB checkpoint in
+    us-west-2b (types: east and west on demand, then their spot variants), whose spot is out
+    unless `home_up` (the Rescheduler leaves out a type without room); us-east-1a's spot is up."""
+    hour = 3600.0
+    work = np.full((1, 4), 40 * hour)
+    if not home_up:
+        work[0, 3] = np.inf
+    return Instance(
+        catalog=Catalog.from_dict(SPOT_ZONES).with_spot(),
+        nodes=1,
+        job_ids=("a",),
+        release=np.zeros(1),
+        due=np.array([60 * hour]),
+        weight=np.array([0.1]),
+        work=work,
+        data_gb=np.array([gb]),
+        data_at=np.array([1]),
+        time=t_h * hour,
+        progress=np.array([done_h / 40]),
+        hazard=np.array([0.0, 0.0, 0.5, 0.5]) / hour,
+        outage=np.array([0.0, 0.0, 0.5, 0.5]) * hour,
+        room=np.array([np.inf, np.inf, 1.0, 1.0 if home_up else 0.0]),
+        startup=720.0,
+    )
+
+
+@pytest.mark.parametrize(
+    "done_h, t_h, home_up, gb, mode, cfg",
+    [
+        (12, 10, False, 50.0, NONE, -1),  # ahead of its line: it waits for its zone
+        (2, 20, False, 50.0, SPOT, 1),  # behind it: it runs (on demand where its data is)
+        (12, 10, False, 0.0, SPOT, 2),  # nothing to move: the other zone's spot at once
+        (12, 10, True, 50.0, SPOT, 3),  # its zone is back: there (was: waiting, a tie)
+    ],
+)
+def test_a_job_waits_for_its_datas_zone_while_ahead_of_its_line(
+    done_h, t_h, home_up, gb, mode, cfg
+):
+    """`spot.wait_for_data`: a waiting job whose data's zone has no spot waits for it rather
+    than pay to move its checkpoint, while it stays ahead of its pace line (SkyNomad's V100
+    zones: each move $1 and a restart, outages of half an hour); the plan then keeps it where
+    its data is (the rival constructions' score carries the data's move)."""
+    from gpuaas.heuristics.default.spot import spot_modes
+    from gpuaas.methods import solve
+    from gpuaas.validator import validate
+
+    inst = _waiting_job(done_h, t_h, home_up, gb)
+    assert spot_modes(inst).tolist() == [mode]
+    sol = solve(inst, "incremental", seed=0)
+    assert not validate(sol).errors
+    assert sol.job_cfg.tolist() == [cfg]
