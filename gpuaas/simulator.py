@@ -408,18 +408,7 @@ def spot_availability(trace: Instance, config: RunConfig) -> Availability:
     seeded by the run's seed; a model covers the whole run (`horizon`)."""
     from gpuaas.availability import load_availability
 
-    cat = trace.catalog
-    if cat.has_spot:  # the types an availability names are the on-demand ones
-        keep = ~cat.spot
-        cat = dataclasses.replace(
-            cat,
-            vm_names=tuple(n for n, k in zip(cat.vm_names, keep) if k),
-            gpu_models=tuple(m for m, k in zip(cat.gpu_models, keep) if k),
-            gpus=cat.gpus[keep],
-            cost_per_hour=cat.cost_per_hour[keep],
-            spot_per_hour=cat.spot_per_hour[keep],
-            base=None,
-        )
+    cat = trace.catalog.without_spot()  # the types an availability names are the on-demand ones
     horizon = horizon_of(trace)
     return load_availability(
         config.availability or "model",

@@ -137,3 +137,22 @@ def test_simulate_at_an_unknown_location_exits_2_without_output(tmp_path):
     assert not out.exists()
     res = CliRunner().invoke(cli, ["catalogs"])
     assert "aws-v100-zones" in res.output and "gcp-h100-zones" in res.output
+
+
+def test_the_availability_of_a_trace_whose_catalog_has_spot_variants_and_locations():
+    """The availability is built for the on-demand types of a catalog that already carries spot
+    variants and locations (was: ValueError, 12 locations for 6 VM types)."""
+    from gpuaas.simulator import spot_availability
+
+    cat = load_catalog("aws-v100-zones").with_spot()
+    inst = Instance(
+        catalog=cat,
+        nodes=1,
+        job_ids=("a",),
+        release=np.zeros(1),
+        due=np.array([36000.0]),
+        weight=np.array([0.01]),
+        work=np.full((1, cat.n_configs), 3600.0),
+    )
+    avail = spot_availability(inst, RunConfig.build(None, "incremental", spot=True))
+    assert avail.source.startswith("model")
