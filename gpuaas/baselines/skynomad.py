@@ -1,0 +1,252 @@
+"""SkyNomad's policy per job (issue 42): where and how to run each job alone on a whole VM,
+written from the paper (Li et al., "SkyVoyager/SkyNomad: On Using Multi-Region Spot Instances
+to Minimize AI Batch Job Cost", arXiv 2601.06520, NSDI '27; its artifact
+github.com/andylizf/skynomad-artifact, Apache-2.0, read to check this reading, not copied).
+
+At every rescheduling point each job chooses among staying where it runs, spot at any location
+(a VM type at a place is its own type, ``TYPE@ZONE``), on demand at any location, or waiting,
+by the paper's unified dollar cost:
+
+- **Utility** (§3.2, eq. 6): an option (configuration c, spot or on demand) is worth
+  U = V η s_c - C_c - E_c / L per second: V the value of a second of progress, η = (L - d)+ / L
+  the share of the option's expected time L that makes progress after its changeover d, C_c its
+  price, E_c the egress of moving the job's checkpoint to c's location (`gpuaas.transfer`), paid
+  once and spread over L. Waiting is worth 0; the job takes the best option worth more than
+  where it is (its current VM valued without a changeover) by a hysteresis Δ = `HYSTERESIS` x V
+  (§3.5's footnote; the artifact's share of V, `--voi-k-v`), or stops if where it is is worth
+  less than 0.
+- **Progress value** (§3.3, eq. 8): V = C_od θ / θ̃, θ = (P - p) / (T - t) the deadline
+  pressure (work left per time left), θ̃ = p / t the job's average rate so far, C_od the
+  price of its own on-demand VM (`own_vm`: the cheapest whole VM meeting its due date, the
+  paper's cheapest on-demand region); t and T count from its release, P and p are its whole
+  work and work done on that VM. Before any progress θ̃ is the planned rate P / T (the
+  artifact's ``rate_past`` variant does the same), so V = C_od T / (T - t) rises while it waits.
+  V is at least the job's cheapest spot price (the artifact's floor, not in the paper's text:
+  the work must be done anyway; without it a job ahead of schedule stops its spot VM, waits
+  until V passes the price again and restarts, over and over: on the artifact's H100 window 0,
+  eleven stops, 631.74 $ against 569.43 $ with the floor).
+- **Expected lifetime** (§3.4) of a spot type: L = 1 / its interruption rate
+  (`Instance.hazard`: the Rescheduler's estimate from the capacity changes of every type,
+  held or not, `gpuaas.rescheduler.spot_estimates`), at most the time to the due date (the
+  artifact's cap) and the job's time to finish there; on demand L is the time to finish.
+- **Changeover** d (§2.1's cold start): a new VM's start-up, the restart `overhead` of a job
+  moved off a running VM, the checkpoint's copy beyond a restart (`gpuaas.transfer`); where it
+  stays, what is left of its VM's start-up and copy (`Instance.ready`). A spot option whose
+  expected life ends before the job also loses, at the interruption, the restart overhead and
+  half a checkpoint interval of work (`Instance.checkpoint`; gpuaas's interruption rule,
+  `gpuaas.reconfiguration.since_checkpoint`).
+- **Deadline safety** (§3.1, Safety Net Rule, with the multi-region fallback of eq. 2): a job
+  that, were it left off on-demand until the next decision (at most the tick H away), could
+  no longer end by its due date on any on-demand configuration (its work left there plus
+  start-up, restart overhead, a whole checkpoint interval lost and the copy), goes or stays
+  on demand: its own if it meets the due date, else the one that finishes it cheapest
+  (price x time, plus egress) by its due date, else the fastest. It holds once it fires
+  (on demand, the work left falls as fast as the time). So every job ends in time whenever
+  it could at its release (`tests/test_skynomad_policy.py` checks it on replayed traces).
+
+Each job gets a whole VM (`gpuaas.baselines.spot`: one job alone on its VM, as the paper's
+gang-scheduled job); its options are the whole-VM configurations of every on-demand type and
+their spot variants (a type at a zone being a zone), s_c = P / its whole-job time there (1 for
+every zone of its own type). Jobs decide least slack first, taking spot VMs while
+`Instance.room` lasts; a job pinned by a disruption limit stays.
+
+**Where it simplifies the paper, and why:**
+
+- *Lifetimes*: the paper fits a Nelson-Aalen survival curve to each region's past lifetimes,
+  conditions on the current age (heavy tails: an instance that lasted is expected to last
+  longer) and scales the hazard by a volatility ratio (§A.3). gpuaas's Instance carries one
+  rate per type (hours with capacity over capacity drops, with a prior: constant hazard,
+  memoryless), not the list of lifetimes and ages; a new history store in the Rescheduler
+  for one baseline was not worth it. With 0/1 zones the rate's inverse is the mean lifetime
+  seen so far, the paper's estimate at age 0 without the tail or the volatility scaling.
+- *Probing*: the paper probes every region every two hours at one minute of spot each; the
+  Rescheduler is told every type's capacity at every change (a probe every tick, free), as
+  the default method is.
+- *Launch attempts*: the paper tries options best first until a launch succeeds; here a spot
+  type is an option only while `Instance.room` says a VM of it can open.
+- *Several VM types*: the paper has one instance type in every region; here a type of another
+  size counts by its speed (s_c), and C_od is the job's own type's price.
+- *On demand*: eq. 6 takes η = 1 and no egress for on demand (L -> ∞); here L is the time to
+  finish there, so a move to on demand pays its changeover and egress as a spot move does.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from gpuaas.baselines.dispatch import reject_options
+from gpuaas.baselines.spot import _place, own_vm, spot_of  # one placement rule for per-job VMs
+from gpuaas.instance import Instance
+from gpuaas.solution import Solution
+from gpuaas.transfer import transfer_matrix
+
+#: Δ as a share of V: a running job changes only for an option worth Δ more (§3.5, footnote 2;
+#: the artifact's ``--voi-k-v`` 0.05; its absolute 0.5 $/h, in V100 dollars, is left out)
+HYSTERESIS = 0.05
+#: seconds of work left that count as done
+DONE = 1e-3
+
+
+def progress_value(instance: Instance, j: int, ref: int, floor: float = 0.0) -> float:
+    """V of job j ($ per second of work on configuration `ref`, its own VM): C_od θ / θ̃
+    (module docstring, eq. 8), at least `floor`; inf once its due date has passed."""
+    inst = instance
+    P = float(inst.work[j, ref])
+    T = float(inst.due[j] - inst.release[j])
+    t = max(0.0, inst.time - float(inst.release[j]))
+    p = float(inst.progress[j]) * P
+    if T - t <= 0:
+        return math.inf
+    theta = (P - p) / (T - t)
+    past = p / t if p > DONE and t > 0 else P / T
+    return max(float(inst.catalog.cost[inst.catalog.cfg_vm[ref]]) * theta / past, floor)
+
+
+def skynomad(
+    instance: Instance, *, seed: int = 0, time_limit: float | None = None, **options: Any
+) -> Solution:
+    """SkyNomad's policy per job (module docstring), each job alone on a whole VM.
+
+    Returns
+    -------
+    Solution
+        With ``stats``: ``seconds``, ``seed``, ``spot``, ``on_demand`` and ``waiting``.
+    """
+    reject_options("skynomad", options)
+    t0 = time.perf_counter()
+    inst = instance
+    room = inst.room.copy()
+    slack = inst.rel_due - inst.times.min(axis=1)
+    order = [int(j) for j in np.lexsort((np.arange(inst.n_jobs), slack))]
+    options_ = _Options(inst)
+    target: dict[int, int] = {}
+    for j in order:
+        if inst.pinned[j]:  # a disruption limit: it stays on its VM
+            target[j] = int(inst.current_cfg[j])
+            continue
+        c = options_.choose(j, room)
+        target[j] = c
+        if c >= 0 and c != inst.current_cfg[j] and inst.catalog.spot[inst.catalog.cfg_vm[c]]:
+            room[inst.catalog.cfg_vm[c]] -= 1
+    return _place(inst, target, order, "skynomad", seed, t0)
+
+
+class _Options:
+    """The options of each job at one rescheduling point and their utilities."""
+
+    def __init__(self, instance: Instance) -> None:
+        inst = self.inst = instance
+        cat = inst.catalog
+        self.spot = spot_of(inst)
+        whole = (cat.cfg_gpus == cat.gpus[cat.cfg_vm]) & ~cat.spot[cat.cfg_vm]
+        self.whole = np.flatnonzero(whole)  # on-demand whole-VM configurations
+        self.loc = cat.location_index[cat.cfg_vm]
+        self.per_gb, self.secs = transfer_matrix(cat) if cat.places else (None, None)
+        self.checkpoint = np.nan_to_num(inst.checkpoint, nan=0.0)
+        self.price = cat.cost[cat.cfg_vm]  # $/s per configuration (its VM's)
+
+    def move(self, j: int, c: int) -> tuple[float, float]:
+        """(egress $, copy s) of job j's checkpoint to configuration c's location."""
+        src, dst, gb = int(self.inst.data_at[j]), int(self.loc[c]), float(self.inst.data_gb[j])
+        if self.per_gb is None or src < 0 or dst < 0 or gb <= 0:
+            return 0.0, 0.0
+        return gb * float(self.per_gb[src, dst]), gb * float(self.secs[src, dst])
+
+    def spot_cfg(self, c: int) -> int:
+        """The spot variant of on-demand whole configuration c (-1: none)."""
+        cat = self.inst.catalog
+        s = self.spot[cat.cfg_vm[c]]
+        return -1 if s < 0 else int(cat.cfg_offset[s] + cat.cfg_gpus[c] - 1)
+
+    def cheapest_spot(self, j: int, P: float) -> float:
+        """$ per second of job j's own VM's work (`P` s in all) on its cheapest spot option,
+        available or not (0: none): V's floor."""
+        best = math.inf
+        for c in self.whole:
+            o = self.spot_cfg(c)
+            if o >= 0 and np.isfinite(self.inst.work[j, c]):
+                best = min(best, float(self.price[o]) * float(self.inst.work[j, c]) / P)
+        return best if math.isfinite(best) else 0.0
+
+    def choose(self, j: int, room: np.ndarray) -> int:
+        """Job j's configuration at this point (-1: it waits)."""
+        inst, cat = self.inst, self.inst.catalog
+        ref = own_vm(inst, j)
+        if ref < 0:
+            return -1
+        cur = int(inst.current_cfg[j])
+        running = cur >= 0
+        now = inst.time
+        left_frac = 1.0 - float(inst.progress[j])
+        rel_due = float(inst.rel_due[j])
+        work = inst.work[j]
+        # -- deadline safety (§3.1, eq. 2) -----------------------------------------------------
+        worst = inst.startup + inst.overhead + float(self.checkpoint[j])
+        fallback = []  # (finish s, $ to finish, configuration) per on-demand whole configuration
+        for c in self.whole:
+            if not np.isfinite(work[c]):
+                continue
+            left = left_frac * float(work[c])
+            egress, copy = self.move(j, c)
+            if c == cur:
+                d, egress = max(0.0, float(inst.ready[j]) - now), 0.0
+            else:
+                d = inst.startup + (inst.overhead if running else 0.0) + copy
+            safe = left + worst + copy + inst.H <= rel_due
+            fallback.append((left + d, float(self.price[c]) * (left + d) + egress, int(c), safe))
+        if not fallback:
+            return -1
+        if not any(f[3] for f in fallback) or not math.isfinite(progress_value(inst, j, ref)):
+            if running and not cat.spot[cat.cfg_vm[cur]] and left_frac * work[cur] <= rel_due:
+                return cur  # on demand, in time: it stays
+            meets = [f for f in fallback if f[0] <= rel_due]
+            if meets:
+                return min(meets, key=lambda f: (f[1], f[2]))[2]
+            return min(fallback, key=lambda f: (f[0], f[1], f[2]))[2]
+        # -- utilities (§3.2-3.4) --------------------------------------------------------------
+        P = float(work[ref])
+        V = progress_value(inst, j, ref, self.cheapest_spot(j, P))
+        T_left = rel_due
+        best_u, best_c = -math.inf, -1  # the best option other than where it is
+        current = 0.0  # where it is: waiting (or a configuration of no whole VM) is worth 0
+        for c in self.whole:
+            if not np.isfinite(work[c]):
+                continue
+            s_c = P / float(work[c])
+            left = left_frac * float(work[c])
+            egress, copy = self.move(j, c)
+            for kind in ("spot", "od"):
+                if kind == "spot":
+                    o = self.spot_cfg(c)
+                    if o < 0 or (o != cur and room[cat.cfg_vm[o]] < 1):
+                        continue
+                    rate = float(inst.hazard[cat.cfg_vm[o]])
+                    life = 1.0 / rate if rate > 0 else math.inf
+                else:
+                    o, life = int(c), math.inf
+                stays = o == cur
+                if stays:
+                    d, e = max(0.0, float(inst.ready[j]) - now), 0.0
+                else:
+                    d = inst.startup + (inst.overhead if running else 0.0) + copy
+                    e = egress
+                L = min(life, left + d, max(T_left, 0.0))
+                lost = 0.0
+                if life < left + d:  # its life ends in an interruption before the job ends
+                    lost = inst.overhead + 0.5 * float(self.checkpoint[j])
+                if L <= 0:
+                    continue
+                eta = max(0.0, L - d - lost) / L
+                u = V * eta * s_c - float(self.price[o]) - e / L
+                if stays:
+                    current = u
+                elif u > best_u:
+                    best_u, best_c = u, int(o)
+        # the best of waiting (0) and the options worth Δ more than where it is, if better
+        delta = HYSTERESIS * V if running else 0.0
+        u, c = (best_u, best_c) if best_u > current + delta and best_u >= 0 else (0.0, -1)
+        return c if u > current else cur
