@@ -45,9 +45,9 @@ by the paper's unified dollar cost:
   it could at its release (`tests/test_skynomad_policy.py` checks it on replayed traces).
 
 Each job gets a whole VM (`gpuaas.baselines.spot`: one job alone on its VM, as the paper's
-gang-scheduled job); its options are the whole-VM configurations of every on-demand type and
-their spot variants (a type at a zone being a zone), s_c = P / its whole-job time there (1 for
-every zone of its own type). Jobs decide least slack first, taking spot VMs while
+gang-scheduled job) of its own type (`own_vm`'s, the paper's one instance type), on demand or
+spot at every location that offers it (its places); s_c = P / its whole-job time at c (1
+where the places' times agree). Jobs decide least slack first, taking spot VMs while
 `Instance.room` lasts; a job pinned by a disruption limit stays.
 
 **Where it simplifies the paper, and why:**
@@ -64,8 +64,10 @@ every zone of its own type). Jobs decide least slack first, taking spot VMs whil
   the default method is.
 - *Launch attempts*: the paper tries options best first until a launch succeeds; here a spot
   type is an option only while `Instance.room` says a VM of it can open.
-- *Several VM types*: the paper has one instance type in every region; here a type of another
-  size counts by its speed (s_c), and C_od is the job's own type's price.
+- *One VM type*: as in the paper, a job's options are its own type's places; unlike
+  `managed_spot` and `uniform_progress` (`spot_type`) it never fails over to another type's
+  spot. Ranking types of other speeds by utility per second (V s_c η - C_c) favours a faster,
+  dearer type whenever V exceeds its price per second of work, which eq. 6 does not weigh.
 - *On demand*: eq. 6 takes η = 1 and no egress for on demand (L -> ∞); here L is the time to
   finish there, so a move to on demand pays its changeover and egress as a spot move does.
 """
@@ -144,6 +146,9 @@ class _Options:
         self.spot = spot_of(inst)
         whole = (cat.cfg_gpus == cat.gpus[cat.cfg_vm]) & ~cat.spot[cat.cfg_vm]
         self.whole = np.flatnonzero(whole)  # on-demand whole-VM configurations
+        # each type's name without its location: the same type at every place
+        names = [n[: len(n) - len(x) - 1] if x else n for n, x in zip(cat.vm_names, cat.locations)]
+        self.kind = np.array([names[v] for v in cat.cfg_vm[self.whole]], dtype=object)
         self.loc = cat.location_index[cat.cfg_vm]
         self.per_gb, self.secs = transfer_matrix(cat) if cat.places else (None, None)
         self.checkpoint = np.nan_to_num(inst.checkpoint, nan=0.0)
@@ -162,11 +167,11 @@ class _Options:
         s = self.spot[cat.cfg_vm[c]]
         return -1 if s < 0 else int(cat.cfg_offset[s] + cat.cfg_gpus[c] - 1)
 
-    def cheapest_spot(self, j: int, P: float) -> float:
-        """$ per second of job j's own VM's work (`P` s in all) on its cheapest spot option,
-        available or not (0: none): V's floor."""
+    def cheapest_spot(self, j: int, P: float, places: np.ndarray) -> float:
+        """$ per second of job j's own VM's work (`P` s in all) on its cheapest spot option
+        among `places`, available or not (0: none): V's floor."""
         best = math.inf
-        for c in self.whole:
+        for c in places:
             o = self.spot_cfg(c)
             if o >= 0 and np.isfinite(self.inst.work[j, c]):
                 best = min(best, float(self.price[o]) * float(self.inst.work[j, c]) / P)
@@ -178,75 +183,84 @@ class _Options:
         ref = own_vm(inst, j)
         if ref < 0:
             return -1
+        kind = self.kind[np.searchsorted(self.whole, ref)]
+        places = [int(c) for c in self.whole[self.kind == kind] if np.isfinite(inst.work[j, c])]
         cur = int(inst.current_cfg[j])
         running = cur >= 0
-        now = inst.time
-        left_frac = 1.0 - float(inst.progress[j])
-        rel_due = float(inst.rel_due[j])
-        work = inst.work[j]
-        # -- deadline safety (§3.1, eq. 2) -----------------------------------------------------
+        now, rel_due = inst.time, float(inst.rel_due[j])
+        left = {c: (1.0 - float(inst.progress[j])) * float(inst.work[j, c]) for c in places}
+        moves = {c: self.move(j, c) for c in places}  # (egress $, copy s)
+        # what leaving its VM now loses (a restart), and a later fall back to on demand at the
+        # worst (start-up, restart, a checkpoint interval lost to an interruption)
+        lost_now = inst.overhead if running else 0.0
         worst = inst.startup + inst.overhead + float(self.checkpoint[j])
-        fallback = []  # (finish s, $ to finish, configuration) per on-demand whole configuration
-        for c in self.whole:
-            if not np.isfinite(work[c]):
-                continue
-            left = left_frac * float(work[c])
-            egress, copy = self.move(j, c)
-            if c == cur:
-                d, egress = max(0.0, float(inst.ready[j]) - now), 0.0
-            else:
-                d = inst.startup + (inst.overhead if running else 0.0) + copy
-            safe = left + worst + copy + inst.H <= rel_due
-            fallback.append((left + d, float(self.price[c]) * (left + d) + egress, int(c), safe))
-        if not fallback:
-            return -1
-        if not any(f[3] for f in fallback) or not math.isfinite(progress_value(inst, j, ref)):
-            if running and not cat.spot[cat.cfg_vm[cur]] and left_frac * work[cur] <= rel_due:
-                return cur  # on demand, in time: it stays
-            meets = [f for f in fallback if f[0] <= rel_due]
-            if meets:
-                return min(meets, key=lambda f: (f[1], f[2]))[2]
-            return min(fallback, key=lambda f: (f[0], f[1], f[2]))[2]
-        # -- utilities (§3.2-3.4) --------------------------------------------------------------
-        P = float(work[ref])
-        V = progress_value(inst, j, ref, self.cheapest_spot(j, P))
-        T_left = rel_due
-        best_u, best_c = -math.inf, -1  # the best option other than where it is
-        current = 0.0  # where it is: waiting (or a configuration of no whole VM) is worth 0
-        for c in self.whole:
-            if not np.isfinite(work[c]):
-                continue
-            s_c = P / float(work[c])
-            left = left_frac * float(work[c])
-            egress, copy = self.move(j, c)
-            for kind in ("spot", "od"):
-                if kind == "spot":
-                    o = self.spot_cfg(c)
-                    if o < 0 or (o != cur and room[cat.cfg_vm[o]] < 1):
-                        continue
-                    rate = float(inst.hazard[cat.cfg_vm[o]])
-                    life = 1.0 / rate if rate > 0 else math.inf
-                else:
-                    o, life = int(c), math.inf
-                stays = o == cur
-                if stays:
-                    d, e = max(0.0, float(inst.ready[j]) - now), 0.0
-                else:
-                    d = inst.startup + (inst.overhead if running else 0.0) + copy
-                    e = egress
-                L = min(life, left + d, max(T_left, 0.0))
-                lost = 0.0
-                if life < left + d:  # its life ends in an interruption before the job ends
-                    lost = inst.overhead + 0.5 * float(self.checkpoint[j])
-                if L <= 0:
+
+        def safe(c: int, lost: float, delay: float) -> bool:
+            """On demand at c still ends by the due date after one more tick off it."""
+            return left[c] + lost + worst + delay + inst.H <= rel_due
+
+        ready_in = max(0.0, float(inst.ready[j]) - now)  # its VM's start-up and copy left
+        waiting_ok = any(safe(c, lost_now, moves[c][1]) for c in places)
+        # options: (configuration, changeover d, egress, safe), spot and on demand per place
+        options = []
+        for c in places:
+            egress, copy = moves[c]
+            for o in (self.spot_cfg(c), c):
+                if o < 0 or (o != cur and o != c and room[cat.cfg_vm[o]] < 1):
                     continue
-                eta = max(0.0, L - d - lost) / L
-                u = V * eta * s_c - float(self.price[o]) - e / L
-                if stays:
-                    current = u
-                elif u > best_u:
-                    best_u, best_c = u, int(o)
-        # the best of waiting (0) and the options worth Δ more than where it is, if better
+                if o == cur:
+                    d, e = ready_in, 0.0
+                else:
+                    d, e = inst.startup + lost_now + copy, egress
+                if o == c:  # on demand: in time there
+                    ok = left[c] + d <= rel_due
+                else:
+                    ok = safe(c, 0.0, ready_in) if o == cur else safe(c, lost_now, copy)
+                options.append((o, d, e, ok))
+        # -- the Safety Net (§3.1, eq. 2): no spot VM nor waiting is safe for one more tick -----
+        V = progress_value(inst, j, ref, self.cheapest_spot(j, float(inst.work[j, ref]), places))
+        spot_ok = any(ok for o, _, _, ok in options if cat.spot[cat.cfg_vm[o]])
+        if not (waiting_ok or spot_ok) or not math.isfinite(V):
+            if running and not cat.spot[cat.cfg_vm[cur]] and left.get(cur, math.inf) <= rel_due:
+                return cur  # on demand, in time: it stays
+            od = [(left[o] + d, float(self.price[o]) * (left[o] + d) + e, o)
+                  for o, d, e, _ in options if o in left]  # fmt: skip
+            if not od:
+                return -1
+            meets = [f for f in od if f[0] <= rel_due]
+            return min(meets, key=lambda f: (f[1], f[2]))[2] if meets else min(od)[2]
+        # -- utilities (§3.2-3.4) ----------------------------------------------------------------
+        P = float(inst.work[j, ref])
+        current = 0.0  # where it is: waiting (or a configuration of another type) is worth 0
+        stay_ok = waiting_ok and not running  # staying: waiting, or (below) its VM's option
+        best_u, best_c = -math.inf, -1  # the best safe option other than where it is
+        for o, d, e, ok in options:
+            c = o if o in left else int(cat.config(int(cat.base[cat.cfg_vm[o]]), cat.cfg_gpus[o]))
+            life = math.inf
+            if cat.spot[cat.cfg_vm[o]]:
+                rate = float(inst.hazard[cat.cfg_vm[o]])
+                life = 1.0 / rate if rate > 0 else math.inf
+            L = min(life, left[c] + d, max(rel_due, 0.0))
+            if L <= 0:
+                continue
+            # a life that ends before the job does ends in an interruption: its restart and
+            # half a checkpoint interval lost
+            lost = inst.overhead + 0.5 * float(self.checkpoint[j]) if life < left[c] + d else 0.0
+            eta = max(0.0, L - d - lost) / L
+            u = V * eta * P / float(inst.work[j, c]) - float(self.price[o]) - e / L
+            if o == cur:
+                current, stay_ok = u, ok or not cat.spot[cat.cfg_vm[o]]
+            elif ok and u > best_u:
+                best_u, best_c = u, o
+        # the best of waiting (0, if safe) and the options worth Δ more than where it is, if
+        # better than staying (if safe)
         delta = HYSTERESIS * V if running else 0.0
-        u, c = (best_u, best_c) if best_u > current + delta and best_u >= 0 else (0.0, -1)
-        return c if u > current else cur
+        choices = [(current, cur)] if stay_ok else []
+        if best_c >= 0 and (best_u > current + delta or not stay_ok):
+            choices.append((best_u, best_c))
+        if waiting_ok:
+            choices.append((0.0, -1))
+        if not choices:
+            return cur
+        u, c = max(choices, key=lambda x: x[0])
+        return c if u > current or not stay_ok else cur
