@@ -167,15 +167,15 @@ class _Options:
         s = self.spot[cat.cfg_vm[c]]
         return -1 if s < 0 else int(cat.cfg_offset[s] + cat.cfg_gpus[c] - 1)
 
-    def cheapest_spot(self, j: int, P: float, places: np.ndarray) -> float:
-        """$ per second of job j's own VM's work (`P` s in all) on its cheapest spot option
-        among `places`, available or not (0: none): V's floor."""
-        best = math.inf
-        for c in places:
-            o = self.spot_cfg(c)
-            if o >= 0 and np.isfinite(self.inst.work[j, c]):
-                best = min(best, float(self.price[o]) * float(self.inst.work[j, c]) / P)
-        return best if math.isfinite(best) else 0.0
+    def floor(self, j: int, P: float, places: list[int]) -> float:
+        """V's floor: $ per second of job j's own VM's work (`P` s in all) at its cheapest spot
+        place, available or not; where its type has no spot price, on demand."""
+        inst, cat = self.inst, self.inst.catalog
+        spot = [o for o in (self.spot_cfg(c) for c in places) if o >= 0]
+        pool = spot or places
+        base = [c if c in places else int(cat.config(int(cat.base[cat.cfg_vm[c]]), cat.cfg_gpus[c]))
+                for c in pool]  # fmt: skip
+        return min(float(self.price[o]) * float(inst.work[j, c]) / P for o, c in zip(pool, base))
 
     def choose(self, j: int, room: np.ndarray) -> int:
         """Job j's configuration at this point (-1: it waits)."""
@@ -218,7 +218,7 @@ class _Options:
                     ok = safe(c, 0.0, ready_in) if o == cur else safe(c, lost_now, copy)
                 options.append((o, d, e, ok))
         # -- the Safety Net (§3.1, eq. 2): no spot VM nor waiting is safe for one more tick -----
-        V = progress_value(inst, j, ref, self.cheapest_spot(j, float(inst.work[j, ref]), places))
+        V = progress_value(inst, j, ref, self.floor(j, float(inst.work[j, ref]), places))
         spot_ok = any(ok for o, _, _, ok in options if cat.spot[cat.cfg_vm[o]])
         if not (waiting_ok or spot_ok) or not math.isfinite(V):
             if running and not cat.spot[cat.cfg_vm[cur]] and left.get(cur, math.inf) <= rel_due:
@@ -252,15 +252,11 @@ class _Options:
                 current, stay_ok = u, ok or not cat.spot[cat.cfg_vm[o]]
             elif ok and u > best_u:
                 best_u, best_c = u, o
-        # the best of waiting (0, if safe) and the options worth Δ more than where it is, if
-        # better than staying (if safe)
+        # the best safe option, waiting (worth 0) among them, if worth Δ more than where it is
+        # (or where it is is not safe)
         delta = HYSTERESIS * V if running else 0.0
-        choices = [(current, cur)] if stay_ok else []
-        if best_c >= 0 and (best_u > current + delta or not stay_ok):
-            choices.append((best_u, best_c))
-        if waiting_ok:
-            choices.append((0.0, -1))
-        if not choices:
-            return cur
-        u, c = max(choices, key=lambda x: x[0])
-        return c if u > current or not stay_ok else cur
+        if waiting_ok and running and best_u < 0.0:
+            best_u, best_c = 0.0, -1
+        if not running:
+            return best_c if best_u > 0.0 or not waiting_ok else -1
+        return best_c if best_u > current + delta or not stay_ok else cur
