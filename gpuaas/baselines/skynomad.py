@@ -11,20 +11,23 @@ by the paper's unified dollar cost:
   U = V η s_c - C_c - E_c / L per second: V the value of a second of progress, η = (L - d)+ / L
   the share of the option's expected time L that makes progress after its changeover d, C_c its
   price, E_c the egress of moving the job's checkpoint to c's location (`gpuaas.transfer`), paid
-  once and spread over L. Waiting is worth 0; the job takes the best option worth more than
-  where it is (its current VM valued without a changeover) by a hysteresis Δ = `HYSTERESIS` x V
-  (§3.5's footnote; the artifact's share of V, `--voi-k-v`), or stops if where it is is worth
-  less than 0.
+  once and spread over L. Waiting is worth 0. A waiting job starts the best option worth more
+  than 0; a running one takes the best option (waiting included) worth more than where it is
+  (its VM valued without a changeover) by a hysteresis Δ = `HYSTERESIS` x V (§3.5's footnote
+  2: "switches only when U(r,m) > U(r0,m0) + Δ"; Δ as the artifact's share of V,
+  `--voi-k-v`).
 - **Progress value** (§3.3, eq. 8): V = C_od θ / θ̃, θ = (P - p) / (T - t) the deadline
   pressure (work left per time left), θ̃ = p / t the job's average rate so far, C_od the
   price of its own on-demand VM (`own_vm`: the cheapest whole VM meeting its due date, the
   paper's cheapest on-demand region); t and T count from its release, P and p are its whole
   work and work done on that VM. Before any progress θ̃ is the planned rate P / T (the
   artifact's ``rate_past`` variant does the same), so V = C_od T / (T - t) rises while it waits.
-  V is at least the job's cheapest spot price (the artifact's floor, not in the paper's text:
-  the work must be done anyway; without it a job ahead of schedule stops its spot VM, waits
-  until V passes the price again and restarts, over and over: on the artifact's H100 window 0,
-  eleven stops, 631.74 $ against 569.43 $ with the floor).
+  V is at least the price of the job's cheapest way to finish, its cheapest spot place
+  (available or not), on demand where its type has no spot price (the artifact's floor at the
+  cheapest spot price, not in the paper's text: the work must be done anyway). Without it a
+  job ahead of schedule stops its spot VM, waits until V passes the price again and restarts,
+  over and over (on the artifact's H100 window 0, eleven stops: 631.74 $ against 569.43 $
+  with the floor), and a job of a type without spot starts and stops on demand every tick.
 - **Expected lifetime** (§3.4) of a spot type: L = 1 / its interruption rate
   (`Instance.hazard`: the Rescheduler's estimate from the capacity changes of every type,
   held or not, `gpuaas.rescheduler.spot_estimates`), at most the time to the due date (the
@@ -35,14 +38,17 @@ by the paper's unified dollar cost:
   expected life ends before the job also loses, at the interruption, the restart overhead and
   half a checkpoint interval of work (`Instance.checkpoint`; gpuaas's interruption rule,
   `gpuaas.reconfiguration.since_checkpoint`).
-- **Deadline safety** (§3.1, Safety Net Rule, with the multi-region fallback of eq. 2): a job
-  that, were it left off on-demand until the next decision (at most the tick H away), could
-  no longer end by its due date on any on-demand configuration (its work left there plus
-  start-up, restart overhead, a whole checkpoint interval lost and the copy), goes or stays
-  on demand: its own if it meets the due date, else the one that finishes it cheapest
-  (price x time, plus egress) by its due date, else the fastest. It holds once it fires
-  (on demand, the work left falls as fast as the time). So every job ends in time whenever
-  it could at its release (`tests/test_skynomad_policy.py` checks it on replayed traces).
+- **Deadline safety** (§3.1, Safety Net Rule, with the multi-region fallback of eq. 2): an
+  action off on-demand (waiting, spot) is safe if after it, and one more tick H without
+  progress (the next decision comes at most H later), the job could still end by its due date
+  on demand at some place: its work left there, plus the restart it loses now if it leaves a
+  running VM, plus a later fall back's start-up, restart, a whole checkpoint interval lost to
+  an interruption and the copy. Only safe actions are taken; a job with none goes or stays on
+  demand: where it runs if that meets its due date, else the place that finishes it cheapest
+  (price x time, plus egress) by its due date, else the fastest. Once that fires it holds (on
+  demand the work left falls as fast as the time), so every job ends in time whenever it
+  could at its release (`tests/test_skynomad_policy.py` checks it on replayed traces). An
+  on-demand option is taken only where it ends in time.
 
 Each job gets a whole VM (`gpuaas.baselines.spot`: one job alone on its VM, as the paper's
 gang-scheduled job) of its own type (`own_vm`'s, the paper's one instance type), on demand or
