@@ -316,6 +316,8 @@ def test_setting_script_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == "error: --windows: the data hold windows 0..0\n"
     assert mod.main(["--data", str(tmp_path), "--skynomad", str(tmp_path)]) == 2
     assert "not a checkout: no sky_spot/env.py" in capsys.readouterr().err
+    assert mod.main(["--data", str(SAMPLE / "v100"), "--gpuaas", "default,nope"]) == 2
+    assert capsys.readouterr().err == "error: --gpuaas: unknown nope: default, skynomad-gpuaas\n"
 
 
 def test_cli_replays_skynomad_zones_and_refuses_a_bad_dir_in_one_line(tmp_path, monkeypatch):
