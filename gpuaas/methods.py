@@ -227,6 +227,14 @@ METHODS: dict[str, Method] = {
             "Uniform Progress",
             seed_independent=True,
         ),
+        Method(
+            "skynomad",
+            _B + "skynomad",
+            "skynomad",
+            "SkyNomad per job: spot or on demand at any location by its unified dollar cost",
+            "SkyNomad",
+            seed_independent=True,
+        ),
     )
 }
 #: what `gpuaas compare --spot` simulates unless told: the default, on-demand only (today's

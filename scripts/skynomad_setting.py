@@ -46,6 +46,11 @@ the zones' regions, `move_egress`). gpuaas plans with the setting's 50 GB checkp
 the same as theirs; between GCP regions of one continent the same, between continents 0.08
 $/GB where their rule bills 0.02).
 
+**gpuaas's SkyNomad** (``skynomad-gpuaas``): gpuaas's own reading of the paper's policy
+(`gpuaas.baselines.skynomad`, method ``skynomad``) in the same gpuaas run, billed the same way:
+the check of that reimplementation against their ``skynomad`` figure. `--gpuaas NAMES` picks
+gpuaas's runs (default both).
+
 **One billing for all**: ``mean_cost`` bills every policy at the per-tick series (their
 figures); ``mean_cost_mean_price`` bills every policy at each zone's window mean: their policies
 rerun on copies of the traces whose ``prices`` hold that mean (`--no-mean-price`: skip).
@@ -56,7 +61,7 @@ cell each, keyed ``ratio=R`` or ``zones=N``.
 
 Output (``--json``, ``-o``): ``{"<policy>": {"mean_cost", "deadlines_missed", "windows":
 [per-window cost], "mean_cost_mean_price", "windows_mean_price", "cpu_seconds"}, "setting":
-{...}}``, the default's entry also with ``egress`` and ``moves`` per window; a sweep's:
+{...}}``, gpuaas's entries also with ``egress`` and ``moves`` per window; a sweep's:
 ``{"<cell>": {<that>}, "setting": {...}}``. Without `--skynomad`, the default alone.
 """
 
@@ -72,6 +77,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -138,6 +144,8 @@ THEIRS = {
     "uniform-progress-1zone": "rc_cr_threshold",
     "optimal": "multi_region_oracle_dp",
 }
+#: gpuaas's runs: result key -> method (None: the default)
+GPUAAS = {"default": None, "skynomad-gpuaas": "skynomad"}
 WEIGHT = 0.1  # $/s late: 360 $/h, over 100 x any price here (a hard deadline)
 
 
@@ -247,15 +255,29 @@ def their_runs(args, setting, zones, data: Path, windows, deadline_h, task_h, tm
 
 # --------------------------------------------------------------------------- gpuaas
 def gpuaas_window(
-    traces, types, zones, start, deadline, work, gap, restart, checkpoint_gb, setting_gb, log
+    traces,
+    types,
+    zones,
+    start,
+    deadline,
+    work,
+    gap,
+    restart,
+    checkpoint_gb,
+    setting_gb,
+    log,
+    method=None,
 ):
-    """gpuaas's default on one window: (cost at the window-mean prices, cost re-billed at the
-    per-tick series, deadline met, CPU s, egress $, moves between zones); both costs include
-    the egress their simulator bills for its moves (`move_egress`, at `setting_gb`)."""
+    """gpuaas's `method` (None: the default) on one window: (cost at the window-mean prices,
+    cost re-billed at the per-tick series, deadline met, CPU s, egress $, moves between zones);
+    both costs include the egress their simulator bills for its moves (`move_egress`, at
+    `setting_gb`)."""
     import numpy as np
 
+    from gpuaas import simulator
     from gpuaas.availability.skynomad import zone_availability
     from gpuaas.instance import Instance
+    from gpuaas.limits import EVENTS_PER_JOB
     from gpuaas.simulator import simulate
 
     first, last = int(start // gap), int((start + deadline) // gap)
@@ -298,17 +320,20 @@ def gpuaas_window(
         {z: traces[z] for z in zones}, inst.catalog, start=start, length=deadline
     )
     c0 = time.process_time()
-    res = simulate(
-        inst,
-        None,
-        availability=avail,
-        overhead=0.0,
-        startup=restart,
-        checkpoint=0.0,
-        tick=gap,
-        bound=False,
-        log=log,
-    )
+    # one job decided every tick to its deadline (V100: 1 106 ticks, plus the capacity changes)
+    # passes gpuaas's limit of 1 000 events a job, sized for traces of many jobs
+    with mock.patch.object(simulator, "EVENTS_PER_JOB", 4 * EVENTS_PER_JOB):
+        res = simulate(
+            inst,
+            method,
+            availability=avail,
+            overhead=0.0,
+            startup=restart,
+            checkpoint=0.0,
+            tick=gap,
+            bound=False,
+            log=log,
+        )
     cpu = time.process_time() - c0
     met = res.jobs[0]["completion"] <= deadline + 1e-6
     egress, moves = move_egress(log, setting_gb, types[zones[0]]["provider"])
@@ -453,7 +478,9 @@ def run_cell(args, setting, zones, ratio, windows, data, tmp: Path) -> dict[str,
                 results[name]["mean_cost_mean_price"] = s["mean_cost"]
                 results[name]["windows_mean_price"] = s["windows"]
                 results[name]["cpu_seconds"] += s["cpu_seconds"]
-    if not args.no_gpuaas:
+    for name, method in GPUAAS.items():
+        if args.no_gpuaas or name not in args.gpuaas:
+            continue
         planned, billed, cpus, egress, moves = [], [], [], [], []
         for w in windows:
             c_mean, c_series, met, cpu, e, m = gpuaas_window(
@@ -467,19 +494,20 @@ def run_cell(args, setting, zones, ratio, windows, data, tmp: Path) -> dict[str,
                 setting["restart_h"] * 3600,
                 args.gpuaas_checkpoint_gb,
                 setting["checkpoint_gb"],
-                tmp / f"gpuaas-{w}.jsonl",
+                tmp / f"{name}-{w}.jsonl",
+                method,
             )
             planned.append(c_mean if met else None)
             billed.append(c_series if met else None)
             cpus.append(cpu)
             egress.append(round(e, 4))
             moves.append(m)
-        results["default"] = summary(billed, cpus)
+        results[name] = summary(billed, cpus)
         s = summary(planned, cpus)
-        results["default"]["mean_cost_mean_price"] = s["mean_cost"]
-        results["default"]["windows_mean_price"] = s["windows"]
-        results["default"]["egress"] = egress
-        results["default"]["moves"] = moves
+        results[name]["mean_cost_mean_price"] = s["mean_cost"]
+        results[name]["windows_mean_price"] = s["windows"]
+        results[name]["egress"] = egress
+        results[name]["moves"] = moves
     results["setting"] = {
         "zones": zones,
         "windows": list(windows),
@@ -508,6 +536,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-mean-price", action="store_true", help="skip the mean-price reruns")
     ap.add_argument("--no-gpuaas", action="store_true", help="their policies only")
+    ap.add_argument(
+        "--gpuaas",
+        default=",".join(GPUAAS),
+        help=f"gpuaas's runs, comma-separated (default: {','.join(GPUAAS)})",
+    )
     ap.add_argument(
         "--gpuaas-checkpoint-gb",
         type=float,
@@ -540,6 +573,9 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(None, "--ratio", f"must be >= 1, got {ratio}")
         if args.sweep and args.dataset != "h100":
             raise InputError(None, "--sweep", "their sweeps run on H100 (--dataset h100)")
+        args.gpuaas = [x.strip() for x in args.gpuaas.split(",") if x.strip()]
+        if unknown := sorted(set(args.gpuaas) - set(GPUAAS)):
+            raise InputError(None, "--gpuaas", f"unknown {', '.join(unknown)}: {', '.join(GPUAAS)}")
         windows = setting["windows"]
         if args.windows:
             try:

@@ -4,7 +4,8 @@
 Generated traces on a zone catalog (`aws-v100-zones` or `gcp-h100-zones`; N nodes, 10 N jobs per
 seed and arrival pattern) are simulated by the default method on demand in one zone (the
 reference), with spot in that zone, with spot in every zone, and by the spot baselines
-(`managed-spot`, which fails over to any zone's spot, and `uniform-progress`) in every zone;
+(`managed-spot`, which fails over to any zone's spot, `uniform-progress` and `skynomad`, the
+paper's per-job policy moving between zones) in every zone;
 spot capacity is SkyNomad's traces (`--availability skynomad:DIR`, one VM per zone while it is
 available; `gpuaas.availability.skynomad`). Per trace: total cost over the one-zone on-demand
 run, cost over the bound, egress dollars, moves of data between locations, late jobs.
@@ -50,6 +51,7 @@ RUNS = {
     "spot, every zone": ("incremental", True, False),
     "managed-spot, every zone": ("managed-spot", True, False),
     "uniform-progress, every zone": ("uniform-progress", True, False),
+    "skynomad, every zone": ("skynomad", True, False),
 }
 
 

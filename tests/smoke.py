@@ -42,7 +42,7 @@ LARGER = ("ties", 10, 60, 4, "high")
 MILP_METHODS = {"milp": {"gap": 1e-4}, "hierarchical": {"gap": 1e-4}}
 README_METHODS = ("incremental", "path-relinking", "randomized-greedy", "greedy", "edf")
 #: methods that only make sense with spot capacity: always simulated with it
-SPOT_ONLY = ("on-demand", "managed-spot", "uniform-progress")
+SPOT_ONLY = ("on-demand", "managed-spot", "uniform-progress", "skynomad")
 
 
 @cache

@@ -139,7 +139,21 @@ BAD = [
     ("skynomad-json", "us-east-1c_v100_1/full.json", "{", "skynomad:{tmp}", "{tmp}/us-east-1c_v100_1/full.json: not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
     ("skynomad-start", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},start=1", "--availability: {tmp}/us-east-1c_v100_1/full.json: start must be in [0, 120) s, got 3600"),
     ("skynomad-twice", "us-east-1c_k80_1/full.json", GOOD, "skynomad:{tmp}", "--availability: {tmp}/us-east-1c_v100_1/full.json: zone 'us-east-1c' again (also {tmp}/us-east-1c_k80_1/full.json): one trace a zone"),
-    ("skynomad-option", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},win=1", "--availability: skynomad:{tmp},win=1: unknown option 'win=1': window=N or start=H"),
+    ("skynomad-option", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},win=1", "--availability: skynomad:{tmp},win=1: unknown option 'win=1': window=N, start=H or counts=RUNS"),
+    ("skynomad-counts-dir", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},counts={tmp}/none", "--availability: {tmp}/none: counts: not a directory of probe rounds"),
+    ("skynomad-counts-empty", "us-east-1c_v100_1/full.json", GOOD, "skynomad:{tmp},counts={tmp}", "--availability: {tmp}: counts: holds no probe round (*.json)"),
+]  # fmt: skip
+
+ROUND = {"scheduled_at": "2025-10-03T17:10:00-07:00", "interval_sec": 600,
+         "zone_results": {"us-east-1c": {"instances_created": 3, "instances_requested": 16}}}  # fmt: skip
+START = {**GOOD, "metadata": {**GOOD["metadata"], "start_time": "2025-10-04T00:10:00+00:00"}}
+#: (name, trace, round, message) of a probe directory `runs/` beside the trace
+BAD_COUNTS = [
+    ("skynomad-counts-created", START, {**ROUND, "zone_results": {"us-east-1c": {"instances_created": -1}}}, "{tmp}/runs/r.json: zone_results.us-east-1c.instances_created: must be an integer in [0, 1000000000] (gpuaas.limits), got -1"),
+    ("skynomad-counts-time", START, {**ROUND, "scheduled_at": "17:10"}, "{tmp}/runs/r.json: scheduled_at: must be an ISO 8601 time with its offset, got '17:10'"),
+    ("skynomad-counts-zone", START, {**ROUND, "zone_results": {}}, "--availability: {tmp}/t/us-east-1c_v100_1/full.json: counts: no probe round of 'us-east-1c'"),
+    ("skynomad-counts-start", GOOD, ROUND, "--availability: {tmp}/t/us-east-1c_v100_1/full.json: counts: the trace has no metadata.start_time to match rounds"),
+    ("skynomad-counts-late", START, {**ROUND, "scheduled_at": "2025-10-05T00:00:00+00:00"}, "--availability: {tmp}/t/us-east-1c_v100_1/full.json: counts: no probe round of zone 'us-east-1c' before its start"),
 ]  # fmt: skip
 
 
@@ -157,9 +171,55 @@ def test_bad_skynomad_sources_give_one_line(tmp_path, name, fname, content, sour
     assert str(exc.value) == message.format(tmp=tmp_path)
 
 
+@pytest.mark.parametrize("name,trace,rnd,message", BAD_COUNTS, ids=[b[0] for b in BAD_COUNTS])
+def test_bad_probe_rounds_give_one_line(tmp_path, name, trace, rnd, message):
+    (tmp_path / "t" / "us-east-1c_v100_1").mkdir(parents=True)
+    (tmp_path / "t" / "us-east-1c_v100_1" / "full.json").write_text(json.dumps(trace))
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r.json").write_text(json.dumps(rnd))
+    with pytest.raises(InputError) as exc:
+        load_availability(f"skynomad:{tmp_path}/t,counts={tmp_path}/runs", catalog(V100_ZONES))
+    assert str(exc.value) == message.format(tmp=tmp_path)
+
+
+def test_counts_give_each_type_its_share_of_the_zones_gpus(tmp_path):
+    """`counts=RUNS`: a zone's capacity in GPUs per tick from the probe round of that tick
+    (16, 3, none: the round before, 0 launched, then 9), each type floor(GPUs / its GPUs)
+    VMs; without it the same trace gives every type 1 while any probe launched."""
+    h100 = [
+        {"name": f"a3-highgpu-{g}g", "location": "us-central1-a", "gpu": "H100", "gpus": g,
+         "cost_per_hour": 11.0 * g, "spot_per_hour": 2.4 * g}
+        for g in (1, 2, 8)
+    ]  # fmt: skip
+    cat = Catalog.from_dict({"name": "h", "provider": "GCP", "vm_types": h100,
+                             "locations": {"us-central1-a": {"region": "us-central1"}}})  # fmt: skip
+    doc = {"metadata": {"gap_seconds": 600, "start_time": "2025-10-04T00:10:00+00:00",
+                        "price_info": {"on_demand_price": 88.0, "price": 19.0}},
+           "data": [0, 0, 0, 1, 0]}  # fmt: skip
+    (tmp_path / "t" / "us-central1-a_h100_16").mkdir(parents=True)
+    (tmp_path / "t" / "us-central1-a_h100_16" / "full.json").write_text(json.dumps(doc))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for minute, n in ((10, 16), (20, 3), (40, 0), (50, 9)):  # no round at 00:30
+        rnd = {"scheduled_at": f"2025-10-03T17:{minute}:00.002-07:00", "interval_sec": 600,
+               "zone_results": {"us-central1-a": {"instances_created": n},
+                                "us-west1-a": {"instances_created": 16}}}  # fmt: skip
+        (runs / f"r{minute}.json").write_text(json.dumps(rnd))
+    a = load_availability(f"skynomad:{tmp_path}/t,counts={runs}", cat)
+    ticks = [i * 600 + 300 for i in range(5)]
+    for g, want in ((1, [16, 3, 3, 0, 9]), (2, [8, 1, 1, 0, 4]), (8, [2, 0, 0, 0, 1])):
+        cap = a.capacity[f"a3-highgpu-{g}g@us-central1-a"]
+        assert [cap.at(t) for t in ticks] == want, g
+    plain = load_availability(f"skynomad:{tmp_path}/t", cat)
+    for g in (1, 2, 8):
+        assert [plain.capacity[f"a3-highgpu-{g}g@us-central1-a"].at(t) for t in ticks] == [
+            1, 1, 1, 0, 1
+        ]  # fmt: skip
+
+
 def test_readme_lists_every_skynomad_error():
     text = README.read_text()
-    for name, *_, message in BAD:
+    for name, *_, message in [*BAD, *BAD_COUNTS]:
         assert f"`{name}`" in text, name
         assert message.format(tmp="DIR").replace("|", "\\|") in text, name
 
@@ -256,6 +316,8 @@ def test_setting_script_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err == "error: --windows: the data hold windows 0..0\n"
     assert mod.main(["--data", str(tmp_path), "--skynomad", str(tmp_path)]) == 2
     assert "not a checkout: no sky_spot/env.py" in capsys.readouterr().err
+    assert mod.main(["--data", str(SAMPLE / "v100"), "--gpuaas", "default,nope"]) == 2
+    assert capsys.readouterr().err == "error: --gpuaas: unknown nope: default, skynomad-gpuaas\n"
 
 
 def test_cli_replays_skynomad_zones_and_refuses_a_bad_dir_in_one_line(tmp_path, monkeypatch):
