@@ -77,7 +77,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -274,10 +273,8 @@ def gpuaas_window(
     `setting_gb`)."""
     import numpy as np
 
-    from gpuaas import simulator
     from gpuaas.availability.skynomad import zone_availability
     from gpuaas.instance import Instance
-    from gpuaas.limits import EVENTS_PER_JOB
     from gpuaas.simulator import simulate
 
     first, last = int(start // gap), int((start + deadline) // gap)
@@ -320,20 +317,17 @@ def gpuaas_window(
         {z: traces[z] for z in zones}, inst.catalog, start=start, length=deadline
     )
     c0 = time.process_time()
-    # one job decided every tick to its deadline (V100: 1 106 ticks, plus the capacity changes)
-    # passes gpuaas's limit of 1 000 events a job, sized for traces of many jobs
-    with mock.patch.object(simulator, "EVENTS_PER_JOB", 4 * EVENTS_PER_JOB):
-        res = simulate(
-            inst,
-            method,
-            availability=avail,
-            overhead=0.0,
-            startup=restart,
-            checkpoint=0.0,
-            tick=gap,
-            bound=False,
-            log=log,
-        )
+    res = simulate(
+        inst,
+        method,
+        availability=avail,
+        overhead=0.0,
+        startup=restart,
+        checkpoint=0.0,
+        tick=gap,
+        bound=False,
+        log=log,
+    )
     cpu = time.process_time() - c0
     met = res.jobs[0]["completion"] <= deadline + 1e-6
     egress, moves = move_egress(log, setting_gb, types[zones[0]]["provider"])
