@@ -239,7 +239,7 @@ METHODS: dict[str, Method] = {
 }
 #: what `gpuaas compare --spot` simulates unless told: the default, on-demand only (today's
 #: default), and the spot baselines
-SPOT_METHODS = ("incremental", "on-demand", "managed-spot", "uniform-progress")
+SPOT_METHODS = ("incremental", "on-demand", "managed-spot", "uniform-progress", "skynomad")
 
 DEFAULT_METHOD = "incremental"
 
