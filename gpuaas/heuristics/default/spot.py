@@ -303,9 +303,14 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
     work[np.ix_(off, spot)] = np.inf
     work[pin, cur[pin]] = kept
     leave = (cur >= 0) & ~np.isfinite(work[np.arange(instance.n_jobs), np.maximum(cur, 0)])
+    # a job not running starts on a new VM, whose start-up delays it: its due date is that much
+    # closer (P1$ charges the start-up as money only, so waiting one more tick looked on time
+    # where the start-up then made the job late: SkyNomad's region sweep missed three deadlines)
+    new_vm = (cur < 0) | leave
     return dataclasses.replace(
         instance,
         work=work,
+        due=np.where(new_vm, instance.due - instance.startup, instance.due),
         current_node=np.where(leave, -1, instance.current_node),
         current_cfg=np.where(leave, -1, cur),
     )

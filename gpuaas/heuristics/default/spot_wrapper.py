@@ -29,9 +29,11 @@ from gpuaas.heuristics.default.settings import (
 )
 from gpuaas.heuristics.default.spot import (
     NONE,
+    ON_DEMAND,
     SPOT,
     on_demand_part,
     on_spot,
+    slack,
     spot_instance,
     spot_modes,
 )
@@ -154,7 +156,14 @@ def with_spot(
             mine, rival = value, name
     waiting = 0 if rival else int(J - active.size)
     takes = cat.spot[node_vm[node_vm >= 0]].any()
-    if (not waiting and not takes) or (not held and takes and od_value - mine < threshold):
+    # a job the Safety Net sends on demand that cannot wait one more decision and then start
+    # a VM (`spot.slack` < H) and that this plan runs: the on-demand plan must run it too (it
+    # prices the VM's start-up as money, not time, so waiting a tick looked on time)
+    must = (modes == ON_DEMAND) & (instance.current_cfg < 0) & (slack(instance) < instance.H)
+    skips = (must & (job_node >= 0) & (od.job_node < 0)).any()
+    if not skips and (
+        (not waiting and not takes) or (not held and takes and od_value - mine < threshold)
+    ):
         # no spot used, none waited for, or spot entered for less than the margin: the plan
         # is the on-demand one, so that spot changes a decision only by being used (with spot
         # that never pays, the run without spot)
