@@ -233,3 +233,69 @@ def test_a_job_waits_for_its_datas_zone_while_ahead_of_its_line(
     sol = solve(inst, "incremental", seed=0)
     assert not validate(sol).errors
     assert sol.job_cfg.tolist() == [cfg]
+
+
+H100_ZONES = {
+    "name": "h100-four-zones",
+    "provider": "GCP",
+    "locations": {
+        "asia-southeast1-c": {"region": "asia-southeast1"},
+        "asia-south2-b": {"region": "asia-south2"},
+        "us-west1-b": {"region": "us-west1"},
+        "europe-west3-c": {"region": "europe-west3"},
+    },
+    "vm_types": [
+        {"name": "a3-highgpu-8g", "location": "asia-southeast1-c", "gpu": "H100", "gpus": 8, "cost_per_hour": 107.007720384, "spot_per_hour": 19.256384},
+        {"name": "a3-highgpu-8g", "location": "asia-south2-b", "gpu": "H100", "gpus": 8, "cost_per_hour": 99.1213232, "spot_per_hour": 69.910115776},
+        {"name": "a3-highgpu-8g", "location": "us-west1-b", "gpu": "H100", "gpus": 8, "cost_per_hour": 82.52543396, "spot_per_hour": 18.979008},
+        {"name": "a3-highgpu-8g", "location": "europe-west3-c", "gpu": "H100", "gpus": 8, "cost_per_hour": 97.380014208, "spot_per_hour": 17.529216},
+    ],
+}  # fmt: skip
+
+
+def test_a_job_the_safety_net_cannot_let_wait_a_tick_runs_now():
+    """SkyNomad's H100 job (region sweep, four zones, window 1, ratio 1.2) 1.5 h before its due
+    date with 1.225 h of work left, its zone's spot out, slack 0.075 h < H: the Safety Net sends
+    it on demand, and it must start now. P1$ charges a new VM's start-up (720 s) as money, not
+    time, so the on-demand plan found waiting one more tick as cheap and the wrapper returned
+    it; the job missed its deadline by 7 minutes. In the expected instance a job not running
+    has its due date a start-up closer, and the on-demand plan no longer overrides a plan that
+    runs such a job."""
+    from gpuaas.baselines.spot import ON_DEMAND
+    from gpuaas.heuristics.default.spot import slack, spot_instance, spot_modes
+    from gpuaas.methods import solve
+    from gpuaas.validator import validate
+
+    cat = Catalog.from_dict(H100_ZONES).with_spot()
+    work = np.full((1, cat.n_configs), 155500.0)
+    out = cat.spot & (np.arange(cat.n_vms) != 5)  # asia-south2-b's spot alone has room
+    work[0, out[cat.cfg_vm]] = np.inf
+    inst = Instance(
+        catalog=cat,
+        nodes=1,
+        job_ids=("job",),
+        release=np.zeros(1),
+        due=np.array([186600.0]),
+        weight=np.array([0.1]),
+        work=work,
+        data_gb=np.array([50.0]),
+        data_at=np.array([0]),
+        time=181200.0,
+        H=600.0,
+        startup=720.0,
+        progress=np.array([0.9716500998611539]),
+        checkpoint=np.array([0.0]),
+        room=np.where(out, 0.0, np.inf),
+        hazard=np.array(
+            [0, 0, 0, 0, 1.3292905794e-4, 3.0574537727e-5, 2.6188799155e-4, 1.2573533226e-4]
+        ),
+        outage=np.array([0, 0, 0, 0, 5862.0, 1944.0, 60448.0, 79272.0]),
+    )
+    assert 0 < slack(inst)[0] < inst.H
+    modes = spot_modes(inst)
+    assert modes[0] == ON_DEMAND
+    assert spot_instance(inst, modes).due[0] == 186600.0 - 720.0
+    for seed in range(4):  # before: it waited
+        sol = solve(inst, "incremental", seed=seed)
+        assert not validate(sol).errors
+        assert sol.job_cfg[0] >= 0 and not cat.spot[cat.cfg_vm[sol.job_cfg[0]]]
