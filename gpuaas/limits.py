@@ -70,8 +70,9 @@ in memory; a device (a link to ``/dev/zero``) or a FIFO is refused before it is 
 
 **Simulation length**: a simulation may take at most ``EVENTS_PER_JOB`` = 1000 rescheduling
 events per job (plus ``EVENTS_PER_JOB`` for an empty trace), and one per tick while some job is
-between its release and its due date (a job may wait at every tick up to it); a tick so short that the trace
-needs more is refused before the run starts, and so is a spot availability that changes more
+between its release and its due date (a job may wait at every tick up to it); a tick so short
+that the jobs' work alone needs more than ``EVENTS_PER_JOB`` per job is refused before the run
+starts, and so is a spot availability that changes more
 often than that while the jobs must still run; a run that gets there anyway is stopped.
 """
 

@@ -147,17 +147,19 @@ class Simulator:
             trace, factors = self.actual, np.ones_like(factors)
         # and one a tick while some job is within its window: a job may wait at every tick up
         # to its due date (a single job riding a zone's spot to a 60-h deadline)
+        # (the tick is refused up front when the jobs' work alone needs more than
+        # EVENTS_PER_JOB a job: a tick too short for the trace, whatever its windows)
+        per_job = EVENTS_PER_JOB * max(trace.n_jobs, 1)
         windows = _union(trace.release, np.maximum(trace.due, trace.release))
-        self.max_events = EVENTS_PER_JOB * max(trace.n_jobs, 1) + int(windows / tick)
+        self.max_events = per_job + int(windows / tick)
         need = min_events(self.actual, tick)
-        if need > self.max_events:
-            least = (need * tick - windows) / (EVENTS_PER_JOB * max(trace.n_jobs, 1))
+        if need > per_job:
             raise InputError(
                 None,
                 source,
                 f"{tick:g} s needs at least {need:.3g} rescheduling events "
-                f"for this trace, more than {EVENTS_PER_JOB} per job and one a tick within "
-                f"the jobs' windows (gpuaas.limits); use at least {least:.3g} s",
+                f"for this trace, more than {EVENTS_PER_JOB} per job (gpuaas.limits); "
+                f"use at least {tick * need / per_job:.3g} s",
             )
         if config.nodes is None:
             config = dataclasses.replace(config, nodes=trace.nodes)
