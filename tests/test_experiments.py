@@ -141,7 +141,7 @@ def test_exclude_and_tick(trace) -> None:
             {"exclude": [{"colour": "red"}]},
             "spec.yaml: exclude[0].colour: not a cell parameter; expected one of "
             "trace, catalog, arrivals, nodes, trace_seed, method, seed, node_multiplier, "
-            "noise, noise_model, oracle, learn_speed, max_moves, moves_per_hour, overhead, "
+            "noise, noise_model, oracle, learn_speed, colocation, max_moves, moves_per_hour, overhead, "
             "startup, locations, deadline_safe, spot",
         ),
         (
