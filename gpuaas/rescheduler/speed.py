@@ -23,6 +23,19 @@ the configuration's (scaling on g GPUs, a GPU model's speed), and only the first
 Every method sees the estimate (the Instance's whole-job times are the predicted ones x r);
 progress between reports, the work a restart loses and the ETA of `Rescheduler.unfinished`
 use it too. Without evidence r = 1 exactly, so exact predictions change nothing.
+
+**Co-location** (`gpuaas.colocation`; `RunConfig.colocation`). A job that shared its VM ran
+slower than alone by the product of its pairs' speeds. With a table the decisions know
+("table": the one given; "learn": the one learned below), the seconds it was observed are
+counted as the seconds it would have taken alone (x the table's product over the jobs beside
+it), so its own ratio is not charged for its company. With "learn", each report of a job of
+workload a that shared its node with jobs of workloads b_1..b_k (the jobs placed there at the
+report: the company of the interval since the last event, when reports come at every event,
+as the simulator sends them) gives the pairs the log speed its own ratio does not explain,
+x = (log r_own - log(E / W)) / k, each weighing its E seconds; the learned speed of (a, b)
+is exp(min(0, Σ E x / (K + Σ E))), shrunk toward 1 while evidence is thin, like r. Jobs
+without a workload name neither teach nor are taught. With "ignore", a slowed job's own
+ratio absorbs its slowdown.
 """
 
 from __future__ import annotations
@@ -50,6 +63,8 @@ PRIOR_JOBS = 5.0
 #: estimated ratios are kept within [1 / MAX_RATIO, MAX_RATIO] (a job reported stalled)
 MAX_RATIO = 100.0
 
+#: per ordered pair of workloads: (a, b, Σ seconds x log speed of a beside b, Σ seconds)
+PairEvidence = tuple[tuple[str, str, float, float], ...]
 #: (configuration, seconds observed, predicted seconds of the progress made in them)
 Observed = tuple[tuple[int, float, float], ...]
 #: (configuration, actual / predicted ratio measured by a throughput report)
@@ -155,13 +170,21 @@ def report(s: RunState, job: Job, p: float) -> None:
     """Measured progress p: the evidence of its speed since the last measurement on this
     placement, then p replaces the predicted progress."""
     touch(s, job)
-    if s.config.learn_speed and job.anchor is not None and job.cfg >= 0:
+    learn = s.config.colocation == "learn"
+    if (s.config.learn_speed or learn) and job.anchor is not None and job.cfg >= 0:
         p0, run0 = job.anchor
         seconds = job.running - run0
         if seconds > 0.0:
             made = max(0.0, p - p0) * float(job.work[job.cfg])
-            job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
-            flag(job)
+            table = decision_table(s)
+            company = beside(s, job) if learn or table is not None else []
+            if learn and company and made > 0.0:
+                learn_colocation(s, job, company, seconds, made)
+                table = decision_table(s)
+            if s.config.learn_speed:
+                alone = seconds * company_speed(table, job.workload, company)
+                job.observed = observe(job.observed, hardware_of(s, job.cfg), alone, made)
+                flag(job)
     job.progress = job.reported = p
     job.anchor = (p, job.running) if job.cfg >= 0 else None
 
@@ -215,3 +238,62 @@ def work(s: RunState, job: Job) -> np.ndarray:
     """(C,) the job's whole-job times at its estimated speed."""
     r = estimate(s, job)
     return job.work if r is None else job.work * r
+
+
+# -- co-location (module docstring) ----------------------------------------------------------
+
+
+def decision_table(s: RunState) -> dict[str, dict[str, float]] | None:
+    """The co-location table the decisions get (`RunConfig.colocation`): the given one, the
+    learned one, or None."""
+    mode = s.config.colocation
+    if mode == "table":
+        return s.colocation
+    if mode == "learn" and s.colocation_seen:
+        return learned(s.colocation_seen)
+    return None
+
+
+def learned(seen: PairEvidence, credibility: float = CREDIBILITY) -> dict[str, dict[str, float]]:
+    """The table of the learned evidence: each pair's speed, shrunk toward 1 (at most 1)."""
+    out: dict[str, dict[str, float]] = {}
+    for a, b, wx, w in seen:
+        out.setdefault(a, {})[b] = math.exp(min(0.0, wx / (credibility + w)))
+    return out
+
+
+def beside(s: RunState, job: Job) -> list[str]:
+    """The workload names of the other jobs on the job's node ("" for one without)."""
+    rows = s.order()
+    node = s.cols.hot["node"][rows]
+    others = np.flatnonzero(node == job.node).tolist()
+    jobs = s.cols.job
+    return [jobs[rows[i]].workload for i in others if jobs[rows[i]] is not job]
+
+
+def company_speed(table: dict[str, dict[str, float]] | None, a: str, company: list[str]) -> float:
+    """The share of its speed alone a job of workload `a` keeps beside `company` (1: no table,
+    no name)."""
+    if table is None or not a:
+        return 1.0
+    row = table.get(a, {})
+    out = 1.0
+    for b in company:
+        out *= row.get(b, 1.0)
+    return out
+
+
+def learn_colocation(s: RunState, job: Job, company: list[str], seconds: float, made: float) -> None:
+    """The evidence of a report of `job` beside `company` on its pairs' speeds (module
+    docstring)."""
+    named = [b for b in company if b]
+    if not job.workload or not named or len(named) != len(company):
+        return
+    r = estimate(s, job)
+    own = 0.0 if r is None else math.log(float(r[job.cfg]))
+    x = (own - _clamp(math.log(seconds / made))) / len(named)
+    seen = {(a, b): (wx, w) for a, b, wx, w in s.colocation_seen}
+    for b in named:
+        wx, w = seen.get((job.workload, b), (0.0, 0.0))
+        seen[(job.workload, b)] = (wx + seconds * x, w + seconds)
+    s.colocation_seen = tuple((a, b, wx, w) for (a, b), (wx, w) in sorted(seen.items()))
