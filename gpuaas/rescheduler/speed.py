@@ -31,9 +31,10 @@ counted as the seconds it would have taken alone (x the table's product over the
 it), so its own ratio is not charged for its company. With "learn", each report of a job of
 workload a that shared its node with jobs of workloads b_1..b_k (the jobs placed there at the
 report: the company of the interval since the last event, when reports come at every event,
-as the simulator sends them) gives the pairs the log speed its own ratio does not explain,
-x = (log r_own - log(E / W)) / k, each weighing its E seconds; the learned speed of (a, b)
-is exp(min(0, Σ E x / (K + Σ E))), shrunk toward 1 while evidence is thin, like r. Jobs
+as the simulator sends them) gives the pairs the log speed its own ratio (from its other evidence) does not explain,
+x = (log r_own - log(E / W)) / k, each weighing its E seconds, and not its own ratio (else
+the two would split the slowdown between them); the learned speed of (a, b) is
+exp(min(0, Σ E x / (K + Σ E))), shrunk toward 1 while evidence is thin, like r. Jobs
 without a workload name neither teach nor are taught. With "ignore", a slowed job's own
 ratio absorbs its slowdown.
 """
@@ -178,10 +179,14 @@ def report(s: RunState, job: Job, p: float) -> None:
             made = max(0.0, p - p0) * float(job.work[job.cfg])
             table = decision_table(s)
             company = beside(s, job) if learn or table is not None else []
-            if learn and company and made > 0.0:
-                learn_colocation(s, job, company, seconds, made)
-                table = decision_table(s)
-            if s.config.learn_speed:
+            if (
+                learn
+                and company
+                and made > 0.0
+                and learn_colocation(s, job, company, seconds, made)
+            ):
+                pass  # its company's pairs are taught, not the job (module docstring)
+            elif s.config.learn_speed:
                 alone = seconds * company_speed(table, job.workload, company)
                 job.observed = observe(job.observed, hardware_of(s, job.cfg), alone, made)
                 flag(job)
@@ -283,12 +288,14 @@ def company_speed(table: dict[str, dict[str, float]] | None, a: str, company: li
     return out
 
 
-def learn_colocation(s: RunState, job: Job, company: list[str], seconds: float, made: float) -> None:
+def learn_colocation(
+    s: RunState, job: Job, company: list[str], seconds: float, made: float
+) -> bool:
     """The evidence of a report of `job` beside `company` on its pairs' speeds (module
-    docstring)."""
+    docstring); False where it teaches nothing (a job or a companion without a name)."""
     named = [b for b in company if b]
     if not job.workload or not named or len(named) != len(company):
-        return
+        return False
     r = estimate(s, job)
     own = 0.0 if r is None else math.log(float(r[job.cfg]))
     x = (own - _clamp(math.log(seconds / made))) / len(named)
@@ -297,3 +304,4 @@ def learn_colocation(s: RunState, job: Job, company: list[str], seconds: float, 
         wx, w = seen.get((job.workload, b), (0.0, 0.0))
         seen[(job.workload, b)] = (wx + seconds * x, w + seconds)
     s.colocation_seen = tuple((a, b, wx, w) for (a, b), (wx, w) in sorted(seen.items()))
+    return True
