@@ -5,22 +5,30 @@ Python, the simulator's actual speeds (reconciled by tests/eventlog.py), the dec
 from __future__ import annotations
 
 import copy
+import dataclasses
+import importlib.util
+import json
 import math
+import os
+from pathlib import Path
 
 import eventlog
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuaas.cli import cli
 from gpuaas.colocation import Colocation
 from gpuaas.errors import InputError, StateError
-from gpuaas.instance import Instance, JobSpec
+from gpuaas.instance import Instance, JobSpec, load_instance
 from gpuaas.rescheduler import Rescheduler
 from gpuaas.rescheduler.speed import learned
 from gpuaas.run_config import RunConfig
-from gpuaas.simulator import Simulator, simulate
+from gpuaas.simulator import Simulator, simulate, trace_bound
 
+ROOT = Path(__file__).resolve().parents[1]
 #: two one-GPU jobs that must share the one 2-GPU VM (N = 1): a of workload r, b of g
 TRACE = {
     "catalog": {"vm_types": [{"name": "X", "gpu": "V100", "gpus": 2, "cost_per_hour": 2.0}]},
@@ -201,3 +209,23 @@ def test_colocation_of_by_name():
     model = Colocation.of(["r", "", "z"], {"r": {"z": 0.5}})
     assert model.speeds(np.array([0, 0, 0])).tolist() == [0.5, 1.0, 1.0]
     assert Colocation.of(["r"], None) is None
+
+
+@pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs GPUAAS_EVA, a checkout of Eva")
+def test_results_sample(tmp_path):
+    """scripts/results/colocation-setting.json's cheapest run ("GPUs alone"), again on pai_200
+    imported with Eva's contention table from the checkout: every figure but the seconds."""
+    eva = Path(os.environ["GPUAAS_EVA"]) / "src"
+    out = tmp_path / "pai200.json"
+    args = ["import", "eva", str(eva / "pai_trace/traces/pai_200.json"), "-o", str(out)]
+    args += ["--colocation", str(eva / "simulation/contention_map/contention_matrix.csv")]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    spec = importlib.util.spec_from_file_location("cs", ROOT / "scripts" / "colocation_setting.py")
+    cs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cs)
+    tr = load_instance(out)
+    want = json.loads((ROOT / "scripts/results/colocation-setting.json").read_text())["GPUs alone"]
+    got = cs.run(tr, "GPUs alone", trace_bound(dataclasses.replace(tr, colocation=None)))
+    for key, value in want.items():
+        if key != "seconds":
+            assert got[key] == pytest.approx(value, rel=1e-9), key

@@ -25,13 +25,14 @@ progress between reports, the work a restart loses and the ETA of `Rescheduler.u
 use it too. Without evidence r = 1 exactly, so exact predictions change nothing.
 
 **Co-location** (`gpuaas.colocation`; `RunConfig.colocation`). A job that shared its VM ran
-slower than alone by the product of its pairs' speeds. With a table the decisions know
-("table": the one given; "learn": the one learned below), the seconds it was observed are
-counted as the seconds it would have taken alone (x the table's product over the jobs beside
-it), so its own ratio is not charged for its company. With "learn", each report of a job of
-workload a that shared its node with jobs of workloads b_1..b_k (the jobs placed there at the
-report: the company of the interval since the last event, when reports come at every event,
-as the simulator sends them) gives the pairs the log speed its own ratio (from its other evidence) does not explain,
+slower than alone by the product of its pairs' speeds. With "table" and "ignore" its own
+ratio absorbs that where it runs: the per-job plans model no co-location, and this is how
+they see it (counting the seconds as those it would have taken alone, so that only the
+re-packing saw the table, cost 2.6 % more on Eva's pai_200 in gpuaas's simulator,
+`scripts/results/eva-setting.md`). With "learn", each report of a job of workload a that
+shared its node with jobs of workloads b_1..b_k (the jobs placed there at the report: the
+company of the interval since the last event, when reports come at every event, as the
+simulator sends them) gives the pairs the log speed its own ratio (from its other evidence) does not explain,
 x = (log r_own - log(E / W)) / k, each weighing its E seconds, and not its own ratio (else
 the two would split the slowdown between them); the learned speed of (a, b) is
 exp(min(0, Σ E x / (K + Σ E))), shrunk toward 1 while evidence is thin, like r. Jobs
@@ -177,18 +178,11 @@ def report(s: RunState, job: Job, p: float) -> None:
         seconds = job.running - run0
         if seconds > 0.0:
             made = max(0.0, p - p0) * float(job.work[job.cfg])
-            table = decision_table(s)
-            company = beside(s, job) if learn or table is not None else []
-            if (
-                learn
-                and company
-                and made > 0.0
-                and learn_colocation(s, job, company, seconds, made)
-            ):
+            company = beside(s, job) if learn else []
+            if company and made > 0.0 and learn_colocation(s, job, company, seconds, made):
                 pass  # its company's pairs are taught, not the job (module docstring)
             elif s.config.learn_speed:
-                alone = seconds * company_speed(table, job.workload, company)
-                job.observed = observe(job.observed, hardware_of(s, job.cfg), alone, made)
+                job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
                 flag(job)
     job.progress = job.reported = p
     job.anchor = (p, job.running) if job.cfg >= 0 else None
@@ -274,18 +268,6 @@ def beside(s: RunState, job: Job) -> list[str]:
     others = np.flatnonzero(node == job.node).tolist()
     jobs = s.cols.job
     return [jobs[rows[i]].workload for i in others if jobs[rows[i]] is not job]
-
-
-def company_speed(table: dict[str, dict[str, float]] | None, a: str, company: list[str]) -> float:
-    """The share of its speed alone a job of workload `a` keeps beside `company` (1: no table,
-    no name)."""
-    if table is None or not a:
-        return 1.0
-    row = table.get(a, {})
-    out = 1.0
-    for b in company:
-        out *= row.get(b, 1.0)
-    return out
 
 
 def learn_colocation(
