@@ -7,7 +7,8 @@ or ignoring a trace's slowdown table costs, and what ignoring CPU and memory too
 
 The trace needs a `colocation` table (Eva's, read from the user's checkout: nothing of it is in
 this repository, and the output holds measured figures only). Each run is one `gpuaas.simulate`
-of the default method with the run defaults and seed 1 (`gpuaas simulate`'s); the simulator runs the jobs at the table's speeds
+of the default method with the run defaults and seed 1 (`gpuaas simulate`'s; `--seeds`:
+others, each run's key then ``"<run> s<seed>"``); the simulator runs the jobs at the table's speeds
 in every run but "no slowdown":
 
 - ``table``: the decisions get the table (`RunConfig.colocation` "table", the default);
@@ -80,7 +81,7 @@ def overfull(log: Path, trace: Instance) -> dict[str, float]:
     return out
 
 
-def run(trace: Instance, name: str, bound: Any) -> dict[str, Any]:
+def run(trace: Instance, name: str, bound: Any, seed: int = SEED) -> dict[str, Any]:
     """One run (module docstring), its figures."""
     sim_trace, mode = trace, "table"
     if name in ("learn", "ignore"):
@@ -93,7 +94,7 @@ def run(trace: Instance, name: str, bound: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "events.jsonl"
-        res = simulate(sim_trace, colocation=mode, seed=SEED, log=log, bound=bound)
+        res = simulate(sim_trace, colocation=mode, seed=seed, log=log, bound=bound)
         fit = overfull(log, trace)
     jct = [j["completion"] - j["release"] for j in res.jobs]
     return {
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         "trace", help="a trace with a colocation table (gpuaas import eva --colocation)"
     )
     ap.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated of {', '.join(RUNS)}")
+    ap.add_argument("--seeds", default=str(SEED), help="comma-separated seeds of the runs")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("-o", "--output", help="also write the JSON here")
     args = ap.parse_args(argv)
@@ -129,11 +131,14 @@ def main(argv: list[str] | None = None) -> int:
             if n not in RUNS:
                 raise InputError(None, "--runs", f"unknown run {n!r}; known: {', '.join(RUNS)}")
         bound = trace_bound(dataclasses.replace(trace, colocation=None))
+        seeds = [int(k) for k in args.seeds.split(",")]
         out = {}
-        for n in names:
-            out[n] = run(trace, n, bound)
-            print(f"{n}: {out[n]['cost']:.0f} $ ({out[n]['cost_over_bound']:.3f} x the bound)",
-                  file=sys.stderr)  # fmt: skip
+        for seed in seeds:
+            for n in names:
+                key = n if seeds == [SEED] else f"{n} s{seed}"
+                out[key] = run(trace, n, bound, seed)
+                ratio = out[key]["cost_over_bound"]
+                print(f"{key}: {out[key]['cost']:.0f} $ ({ratio:.3f} x the bound)", file=sys.stderr)
     except InputError as exc:
         print(f"colocation_setting: error: {exc}", file=sys.stderr)
         return 2

@@ -25,16 +25,16 @@ progress between reports, the work a restart loses and the ETA of `Rescheduler.u
 use it too. Without evidence r = 1 exactly, so exact predictions change nothing.
 
 **Co-location** (`gpuaas.colocation`; `RunConfig.colocation`). A job that shared its VM ran
-slower than alone by the product of its pairs' speeds. With "table" and "ignore" its own
-ratio absorbs that where it runs: the per-job plans model no co-location, and this is how
+slower than alone by the product of its pairs' speeds. Its own ratio absorbs that where it
+runs, whatever the decisions know: the per-job plans model no co-location, and this is how
 they see it (counting the seconds as those it would have taken alone, so that only the
-re-packing saw the table, cost 2.6 % more on Eva's pai_200 in gpuaas's simulator,
+re-packing saw the slowdown, cost 7 % more on Eva's pai_200 in gpuaas's simulator,
 `scripts/results/eva-setting.md`). With "learn", each report of a job of workload a that
 shared its node with jobs of workloads b_1..b_k (the jobs placed there at the report: the
 company of the interval since the last event, when reports come at every event, as the
-simulator sends them) gives the pairs the log speed its own ratio (from its other evidence) does not explain,
-x = (log r_own - log(E / W)) / k, each weighing its E seconds, and not its own ratio (else
-the two would split the slowdown between them); the learned speed of (a, b) is
+simulator sends them) also gives the pairs its log speed against the prediction,
+x = -log(E / W) / k, each weighing its E seconds (a job's own error, mean zero over the
+jobs of a workload, averages out); the learned speed of (a, b) is
 exp(min(0, Σ E x / (K + Σ E))), shrunk toward 1 while evidence is thin, like r. Jobs
 without a workload name neither teach nor are taught. With "ignore", a slowed job's own
 ratio absorbs its slowdown.
@@ -178,10 +178,9 @@ def report(s: RunState, job: Job, p: float) -> None:
         seconds = job.running - run0
         if seconds > 0.0:
             made = max(0.0, p - p0) * float(job.work[job.cfg])
-            company = beside(s, job) if learn else []
-            if company and made > 0.0 and learn_colocation(s, job, company, seconds, made):
-                pass  # its company's pairs are taught, not the job (module docstring)
-            elif s.config.learn_speed:
+            if learn and made > 0.0:
+                learn_colocation(s, job, beside(s, job), seconds, made)
+            if s.config.learn_speed:
                 job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
                 flag(job)
     job.progress = job.reported = p
@@ -272,18 +271,15 @@ def beside(s: RunState, job: Job) -> list[str]:
 
 def learn_colocation(
     s: RunState, job: Job, company: list[str], seconds: float, made: float
-) -> bool:
+) -> None:
     """The evidence of a report of `job` beside `company` on its pairs' speeds (module
-    docstring); False where it teaches nothing (a job or a companion without a name)."""
+    docstring); none where a job or a companion has no name."""
     named = [b for b in company if b]
     if not job.workload or not named or len(named) != len(company):
-        return False
-    r = estimate(s, job)
-    own = 0.0 if r is None else math.log(float(r[job.cfg]))
-    x = (own - _clamp(math.log(seconds / made))) / len(named)
+        return
+    x = -_clamp(math.log(seconds / made)) / len(named)
     seen = {(a, b): (wx, w) for a, b, wx, w in s.colocation_seen}
     for b in named:
         wx, w = seen.get((job.workload, b), (0.0, 0.0))
         seen[(job.workload, b)] = (wx + seconds * x, w + seconds)
     s.colocation_seen = tuple((a, b, wx, w) for (a, b), (wx, w) in sorted(seen.items()))
-    return True
