@@ -178,8 +178,8 @@ def test_a_state_keeps_the_table_and_the_learned_pairs():
     assert s.colocation_seen == sim.rescheduler.run_state.colocation_seen
     assert [j.workload for j in s.jobs.values()] == ["r", "g"]
     bad = copy.deepcopy(state)
-    bad["live"]["colocation_seen"][0][3] = -1
-    with pytest.raises(StateError, match=r"live.colocation_seen\[0\]\[3\]"):
+    bad["live"]["colocation_seen"][0][0] = ""
+    with pytest.raises(StateError, match=r"live.colocation_seen\[0\]\[0\]"):
         Rescheduler.restore(bad)
 
 
@@ -229,3 +229,29 @@ def test_results_sample(tmp_path):
     for key, value in want.items():
         if key != "seconds":
             assert got[key] == pytest.approx(value, rel=1e-9), key
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.floats(0.4, 1.0), min_size=3, max_size=3),
+    st.integers(0, 2**32 - 1),
+)
+def test_learned_pairs_separate_companions_that_vary(speeds, seed):
+    """The least squares of `learn_colocation`: a job of workload a reported beside varying
+    sets of companions (1-3 jobs of b, c, d, repeats allowed) at the product of the true
+    speeds; the learned speeds come within 1 % of each pair's."""
+    from types import SimpleNamespace
+
+    from gpuaas.rescheduler.speed import learn_colocation
+
+    truth = dict(zip("bcd", speeds))
+    rng = np.random.default_rng(seed)
+    s = SimpleNamespace(colocation_seen=())
+    job = SimpleNamespace(workload="a")
+    for _ in range(60):
+        company = list(rng.choice(list("bcd"), size=int(rng.integers(1, 4))))
+        product = math.prod(truth[b] for b in company)
+        learn_colocation(s, job, company, 3600.0, 3600.0 * product)
+    got = learned(s.colocation_seen)["a"]
+    for b, want in truth.items():
+        assert got[b] == pytest.approx(want, rel=0.01), b

@@ -437,17 +437,18 @@ def _id_log(value: Any, count: Any) -> tuple[dict[str, str], list[str]]:
 
 
 def _colocation_seen(value: Any) -> Any:
-    """The learned co-location evidence: [[workload, workload beside it, Σ seconds x log
-    speed, Σ seconds], ...] (`speed.learn_colocation`)."""
+    """The learned co-location evidence (`speed.PairEvidence`): [[workload, workload beside
+    it, workload or "", number], ...]; a Gram entry (a third name) is >= 0."""
     rows = _list("live.colocation_seen", value)
     out = []
     for i, row in enumerate(rows):
         at = f"live.colocation_seen[{i}]"
         if not isinstance(row, list) or len(row) != 4:
-            _fail(at, f"must be [workload, workload, number, seconds], got {brief(row)}")
+            _fail(at, f'must be [workload, workload, workload or "", number], got {brief(row)}')
         a, b = (check_name(x, None, f"{at}[{k}]") for k, x in enumerate(row[:2]))
-        total = checks.number(row[3], f"{at}[3]", minimum=0.0)
-        out.append((a, b, checks.number(row[2], f"{at}[2]", maximum=0.0), total))
+        c = row[2] if row[2] == "" else check_name(row[2], None, f"{at}[2]")
+        v = checks.number(row[3], f"{at}[3]", minimum=0.0 if c else None, maximum=MAX_MONEY)
+        out.append((a, b, c, v))
     return tuple(sorted(out))
 
 

@@ -32,11 +32,13 @@ re-packing saw the slowdown, cost 7 % more on Eva's pai_200 in gpuaas's simulato
 `scripts/results/eva-setting.md`). With "learn", each report of a job of workload a that
 shared its node with jobs of workloads b_1..b_k (the jobs placed there at the report: the
 company of the interval since the last event, when reports come at every event, as the
-simulator sends them) also gives the pairs its log speed against the prediction,
-x = -log(E / W) / k, each weighing its E seconds (a job's own error, mean zero over the
-jobs of a workload, averages out); the learned speed of (a, b) is
-exp(min(0, Σ E x / (K + Σ E))), shrunk toward 1 while evidence is thin, like r. Jobs
-without a workload name neither teach nor are taught. With "ignore", a slowed job's own
+simulator sends them) also says that its log ratio against the prediction, y = log(E / W),
+is Σ_b n_b θ_ab, n_b the jobs of workload b beside it and θ_ab = -log (speed of a beside b):
+one row, weighing its E seconds, of a least-squares problem per workload a, kept as its
+normal equations G_a = Σ E n nᵀ, h_a = Σ E n y (`colocation_seen`). The learned
+θ_a = (G_a + K I)^-1 h_a (ridge: shrunk toward no slowdown while evidence is thin, like r),
+the learned speed exp(-max(0, θ_ab)). A job's own error, mean zero over the jobs of a
+workload, averages out. Jobs without a workload name neither teach nor are taught. With "ignore", a slowed job's own
 ratio absorbs its slowdown.
 """
 
@@ -65,8 +67,9 @@ PRIOR_JOBS = 5.0
 #: estimated ratios are kept within [1 / MAX_RATIO, MAX_RATIO] (a job reported stalled)
 MAX_RATIO = 100.0
 
-#: per ordered pair of workloads: (a, b, Σ seconds x log speed of a beside b, Σ seconds)
-PairEvidence = tuple[tuple[str, str, float, float], ...]
+#: the normal equations of each workload a's co-location slowdowns (module docstring):
+#: (a, b, c, G_a[b, c]) and (a, b, "", h_a[b])
+PairEvidence = tuple[tuple[str, str, str, float], ...]
 #: (configuration, seconds observed, predicted seconds of the progress made in them)
 Observed = tuple[tuple[int, float, float], ...]
 #: (configuration, actual / predicted ratio measured by a throughput report)
@@ -253,10 +256,25 @@ def decision_table(s: RunState) -> dict[str, dict[str, float]] | None:
 
 
 def learned(seen: PairEvidence, credibility: float = CREDIBILITY) -> dict[str, dict[str, float]]:
-    """The table of the learned evidence: each pair's speed, shrunk toward 1 (at most 1)."""
+    """The table of the learned evidence (module docstring): per workload a, the ridge
+    least-squares slowdowns θ = (G + K I)^-1 h of its companions, each pair's speed
+    exp(-max(0, θ_b)) (at most 1, shrunk toward 1 while evidence is thin)."""
+    by: dict[str, tuple[dict[tuple[str, str], float], dict[str, float]]] = {}
+    for a, b, c, v in seen:
+        gram, h = by.setdefault(a, ({}, {}))
+        if c:
+            gram[(b, c)] = v
+        else:
+            h[b] = v
     out: dict[str, dict[str, float]] = {}
-    for a, b, wx, w in seen:
-        out.setdefault(a, {})[b] = math.exp(min(0.0, wx / (credibility + w)))
+    for a, (gram, h) in by.items():
+        names = sorted(h)
+        index = {b: i for i, b in enumerate(names)}
+        m = np.eye(len(names)) * credibility
+        for (b, c), v in gram.items():
+            m[index[b], index[c]] += v
+        theta = np.linalg.solve(m, np.array([h[b] for b in names]))
+        out[a] = {b: math.exp(-max(0.0, float(t))) for b, t in zip(names, theta)}
     return out
 
 
@@ -277,9 +295,14 @@ def learn_colocation(
     named = [b for b in company if b]
     if not job.workload or not named or len(named) != len(company):
         return
-    x = -_clamp(math.log(seconds / made)) / len(named)
-    seen = {(a, b): (wx, w) for a, b, wx, w in s.colocation_seen}
+    y = _clamp(math.log(seconds / made))
+    counts: dict[str, int] = {}
     for b in named:
-        wx, w = seen.get((job.workload, b), (0.0, 0.0))
-        seen[(job.workload, b)] = (wx + seconds * x, w + seconds)
-    s.colocation_seen = tuple((a, b, wx, w) for (a, b), (wx, w) in sorted(seen.items()))
+        counts[b] = counts.get(b, 0) + 1
+    a = job.workload
+    seen = {(x, b, c): v for x, b, c, v in s.colocation_seen}
+    for b, nb in counts.items():
+        seen[(a, b, "")] = seen.get((a, b, ""), 0.0) + seconds * nb * y
+        for c, nc in counts.items():
+            seen[(a, b, c)] = seen.get((a, b, c), 0.0) + seconds * nb * nc
+    s.colocation_seen = tuple((x, b, c, v) for (x, b, c), v in sorted(seen.items()))

@@ -92,8 +92,8 @@ class RunState:
     recent_moves: tuple[tuple[float, int], ...] = ()
     # the completed jobs' speed evidence (`speed.pool`): how much of an error is the job's
     speed_pool: speed.Pool = speed.EMPTY_POOL
-    # co-location factors learned from progress (`speed.learn_colocation`): per ordered pair
-    # of workloads, (Σ seconds x log speed, Σ seconds) observed (replaced, never changed)
+    # co-location factors learned from progress (`speed.learn_colocation`): each workload's
+    # normal equations (`speed.PairEvidence`; replaced, never changed)
     colocation_seen: speed.PairEvidence = ()
     spot_held: np.ndarray = field(init=False)  # VM-seconds held per type (replaced)
     spot_lost: np.ndarray = field(init=False)  # interruptions seen per type (replaced)
