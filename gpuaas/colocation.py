@@ -10,8 +10,9 @@ measures pairs only: a job next to two others is slowed by both. The table is th
 **By name** (`parse_table`, `Colocation.of`): the instance format's top-level `colocation`,
 ``{workload: {workload beside it: speed}}``, names the workloads as jobs name theirs (a job's
 `workload`, docs/design.md "Co-location slowdown"); a pair the table leaves out keeps full
-speed. No default table ships: the one public measurement we know (Eva's) has no license, so
-the default is no slowdown, and `gpuaas import eva --colocation` reads Eva's from the user's
+speed. No default table ships: the one public measurement of jobs sharing a VM we found
+(Eva's) has no license (Gavel's, MIT, is of jobs sharing one GPU, another slowdown), so the
+default is no slowdown, and `gpuaas import eva --colocation` reads Eva's from the user's
 checkout.
 
 What reads it: the simulator's actual speeds (`gpuaas.producers.Execution`), the default
@@ -57,7 +58,9 @@ class Colocation:
         object.__setattr__(self, "speed", speed)
 
     @classmethod
-    def of(cls, names: Sequence[str], table: Mapping[str, Mapping[str, float]] | None):
+    def of(
+        cls, names: Sequence[str], table: Mapping[str, Mapping[str, float]] | None
+    ) -> Colocation | None:
         """The jobs of workload `names` ("" : none) with a table by name (`parse_table`'s
         form; a pair it lacks: 1); None without a table."""
         if table is None:

@@ -116,9 +116,8 @@ class Execution:
         self.running: np.ndarray | None = None
         self.waiting: np.ndarray | None = None
         self.colocation = trace.colocation_model()
-        self.speed: np.ndarray | None = (
-            None  # the running jobs' co-location speeds (None: to compute)
-        )
+        # the running jobs' co-location speeds (None: to compute after a plan moved jobs)
+        self.speed: np.ndarray | None = None
 
     def _running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(trace index, configuration, ready) of the running jobs, in submission order (the
