@@ -125,14 +125,12 @@ class Instance:
         set_("data_at", _ro(at if at.size == J else np.full(J, -1), np.int64))
         if (self.data_gb < 0).any() or (self.data_at >= len(self.catalog.places)).any():
             raise ValueError("data_gb must be >= 0 and data_at a location of the catalog")
-        names = () if self.workload is None else tuple(self.workload)
-        if len(names) != J and not any(names):
-            names = ("",) * J  # carried by `dataclasses.replace` to other jobs: none given
+        names = ("",) * J if self.workload is None else tuple(self.workload)
+        if len(names) != J:
+            names = ("",) * J  # carried by `dataclasses.replace` to other jobs: as data_gb's
         for j, name in enumerate(names):
             if name != "":
                 check_name(name, None, f"jobs[{j}].workload")
-        if len(names) != J:
-            raise InputError(None, "workload", f"has {len(names)} names for {J} jobs")
         set_("workload", names)
         if self.colocation is not None:
             set_("colocation", parse_table(self.colocation))

@@ -97,7 +97,6 @@ def _without_names() -> dict:
         ({"colocation": {"r": {"g": math.nan}}}, "colocation.r.g", "must be finite"),
         ({"colocation": {"r": [0.5]}}, "colocation.r", "must be an object"),
         ({"colocation": {"": {"g": 0.5}}}, "colocation (a workload name)", "non-empty string"),
-        ({"workload": ("r",)}, "workload", "has 1 names for 2 jobs"),
         ({"workload": ("r", 7)}, "jobs[1].workload", "non-empty string"),
     ],
 )
