@@ -7,17 +7,31 @@ of Eva's simulator (EuroSys '25, its contention table of 9 measured workloads), 
 measures pairs only: a job next to two others is slowed by both. The table is the user's
 (measured on their own workloads); with none every job keeps its speed.
 
-What reads it: the default method's re-packing (`gpuaas.resources.consolidate`) charges a VM
-the share of it whose work is lost to slowdown beside the share left empty.
+**By name** (`parse_table`, `Colocation.of`): the instance format's top-level `colocation`,
+``{workload: {workload beside it: speed}}``, names the workloads as jobs name theirs (a job's
+`workload`, docs/design.md "Co-location slowdown"); a pair the table leaves out keeps full
+speed. No default table ships: the one public measurement of jobs sharing a VM we found
+(Eva's) has no license (Gavel's, MIT, is of jobs sharing one GPU, another slowdown), so the
+default is no slowdown, and `gpuaas import eva --colocation` reads Eva's from the user's
+checkout.
+
+What reads it: the simulator's actual speeds (`gpuaas.producers.Execution`), the default
+method's re-packing (`gpuaas.resources.consolidate`: it charges a VM the share of it whose
+work is lost to slowdown beside the share left empty), and the Rescheduler, which passes the
+table (or the one it learns, `gpuaas.rescheduler.speed`) to the methods in the Instance.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from gpuaas.errors import InputError
+from gpuaas import checks
+from gpuaas.errors import InputError, brief
+from gpuaas.limits import MAX_ID
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,22 @@ class Colocation:
         object.__setattr__(self, "workload", workload)
         object.__setattr__(self, "speed", speed)
 
+    @classmethod
+    def of(
+        cls, names: Sequence[str], table: Mapping[str, Mapping[str, float]] | None
+    ) -> Colocation | None:
+        """The jobs of workload `names` ("" : none) with a table by name (`parse_table`'s
+        form; a pair it lacks: 1); None without a table."""
+        if table is None:
+            return None
+        classes = sorted({*table, *(b for row in table.values() for b in row), *names} - {""})
+        index = {x: a for a, x in enumerate(classes)}
+        speed = np.ones((len(classes), len(classes)))
+        for x, row in table.items():
+            for y, value in row.items():
+                speed[index[x], index[y]] = value
+        return cls(np.array([index.get(x, -1) for x in names], dtype=np.int64), speed)
+
     def speeds(self, job_node: np.ndarray) -> np.ndarray:
         """(J,) each placed job's share of its speed alone on its node (1 for a job waiting
         or of no class): the product of the table over the other jobs on its node."""
@@ -60,3 +90,50 @@ class Colocation:
         share = (job_node[on][:, None] == job_node[on][None, :]) & ~np.eye(on.size, dtype=bool)
         out[on] = np.prod(np.where(share, pair, 1.0), axis=1)
         return out
+
+
+def check_name(name: Any, source: str | None, where: str) -> str:
+    """A workload's name: a non-empty string of at most `MAX_ID` characters."""
+    if not isinstance(name, str) or not name:
+        raise InputError(source, where, f"must be a non-empty string, got {brief(name)}")
+    if len(name) > MAX_ID:
+        raise InputError(source, where, f"{len(name)} characters; at most {MAX_ID} (gpuaas.limits)")
+    return name
+
+
+def parse_table(
+    value: Any, source: str | None = None, where: str = "colocation"
+) -> dict[str, dict[str, float]]:
+    """A co-location table by name, checked: ``{workload: {workload beside it: speed}}``,
+    each speed the share of its speed alone the first keeps beside the second, in (0, 1]
+    (a copy, rows and names sorted)."""
+    if not isinstance(value, Mapping):
+        raise InputError(
+            source,
+            where,
+            f"must be an object mapping a workload to {{workload beside it: speed}}, got "
+            f"{brief(value)}",
+        )
+    out: dict[str, dict[str, float]] = {}
+    for a in sorted(value, key=str):
+        check_name(a, source, f"{where} (a workload name)")
+        row = value[a]
+        if not isinstance(row, Mapping):
+            raise InputError(
+                source,
+                f"{where}.{a}",
+                f"must be an object mapping a workload to its speed beside it, got {brief(row)}",
+            )
+        out[a] = {}
+        for b in sorted(row, key=str):
+            check_name(b, source, f"{where}.{a} (a workload name)")
+            at = f"{where}.{a}.{b}"
+            speed = checks.number(row[b], at, source, positive=True)
+            if speed > 1.0:
+                raise InputError(
+                    source,
+                    at,
+                    f"must be in (0, 1] (the share of its speed alone it keeps), got {speed!r}",
+                )
+            out[a][b] = speed
+    return out

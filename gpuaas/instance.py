@@ -18,6 +18,7 @@ import numpy as np
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
+from gpuaas.colocation import Colocation, check_name, parse_table
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
 from gpuaas.limits import (
@@ -35,7 +36,7 @@ from gpuaas.limits import (
 from gpuaas.transfer import DEFAULT_DATA_GB, data_gb
 
 DEFAULT_PARAMS = {"H": 3600.0, "mu": 1.0, "rho": 100.0, "overhead": 0.0, "startup": 0.0}
-_TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs"}
+_TOP_FIELDS = {"catalog", "nodes", "time", "params", "jobs", "colocation"}
 _JOB_FIELDS = {
     "id",
     "release",
@@ -99,6 +100,9 @@ class Instance:
     memory: np.ndarray | None = None  # (J,) GiB a job needs wherever it runs; 0: none declared
     data_gb: np.ndarray | None = None  # (J,) GB of checkpoint a move between locations carries
     data_at: np.ndarray | None = None  # (J,) int: where its data is (`location_names`); -1: none
+    workload: tuple[str, ...] | None = None  # (J,) each job's workload name; "": none given
+    # the co-location table by workload name (`gpuaas.colocation.parse_table`); None: no slowdown
+    colocation: Mapping[str, Mapping[str, float]] | None = None
     times: np.ndarray = field(init=False)  # (J, C) t_jvg, remaining
     rel_due: np.ndarray = field(init=False)  # (J,) d_j = due_j - T_c
     max_time: np.ndarray = field(init=False)  # (J,) M_j = max finite t_jvg
@@ -121,6 +125,15 @@ class Instance:
         set_("data_at", _ro(at if at.size == J else np.full(J, -1), np.int64))
         if (self.data_gb < 0).any() or (self.data_at >= len(self.catalog.places)).any():
             raise ValueError("data_gb must be >= 0 and data_at a location of the catalog")
+        names = ("",) * J if self.workload is None else tuple(self.workload)
+        if len(names) != J:
+            names = ("",) * J  # carried by `dataclasses.replace` to other jobs: as data_gb's
+        for j, name in enumerate(names):
+            if name != "":
+                check_name(name, None, f"jobs[{j}].workload")
+        set_("workload", names)
+        if self.colocation is not None:
+            set_("colocation", parse_table(self.colocation))
         if self.has_demands:
             work = _ro(np.where(self.fits_alone(), work, np.inf), np.float64)
         set_("nodes", int(self.nodes))
@@ -191,6 +204,10 @@ class Instance:
                 f"{self.memory[j]:g} GiB of memory",
             )
 
+    def colocation_model(self) -> Colocation | None:
+        """The jobs' co-location slowdown (`gpuaas.colocation.Colocation`); None: no table."""
+        return Colocation.of(self.workload, self.colocation)
+
     # -- sizes ------------------------------------------------------------------------------
     @property
     def n_jobs(self) -> int:
@@ -253,6 +270,7 @@ class Instance:
             memory=float(self.memory[j]),
             data_gb=float(self.data_gb[j]),
             data_at=int(self.data_at[j]),
+            workload=self.workload[j],
         )
 
     def subset(self, jobs: Any) -> Instance:
@@ -275,6 +293,7 @@ class Instance:
             memory=self.memory[idx],
             data_gb=self.data_gb[idx],
             data_at=self.data_at[idx],
+            workload=tuple(self.workload[i] for i in idx.tolist()),
         )
 
     def released(self) -> Instance:
@@ -303,6 +322,8 @@ class Instance:
                 if getattr(self, k)[j] > 0:
                     job[k] = float(getattr(self, k)[j])
             job |= data_fields(cat, float(self.data_gb[j]), int(self.data_at[j]))
+            if self.workload[j]:
+                job["workload"] = self.workload[j]  # its name (beside `times`)
             c = int(self.current_cfg[j])
             if c >= 0:
                 job["placement"] = {
@@ -318,7 +339,7 @@ class Instance:
             params["hazard"] = {
                 cat.vm_names[v]: float(self.hazard[v] * 3600.0) for v in np.flatnonzero(self.hazard)
             }
-        return {
+        out = {
             # by name only where the name reads it back (a bundled catalog)
             "catalog": cat.name
             if cat.name in bundled_catalogs() and not cat.has_spot
@@ -328,6 +349,9 @@ class Instance:
             "params": params,
             "jobs": jobs,
         }
+        if self.colocation is not None:
+            out["colocation"] = {a: dict(row) for a, row in self.colocation.items()}
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, source: str | None = None) -> Instance:
@@ -395,6 +419,9 @@ class Instance:
             seen.add(spec.id)
             parsed.append(spec)
         _check_placements(parsed, catalog, nodes, source)
+        colocation = None
+        if "colocation" in data:
+            colocation = parse_table(data["colocation"], source)
         work = np.array([spec.work for spec in parsed]).reshape(len(parsed), catalog.n_configs)
         return cls(
             catalog=catalog,
@@ -415,6 +442,8 @@ class Instance:
             memory=np.array([spec.memory for spec in parsed]),
             data_gb=np.array([spec.data_gb for spec in parsed]),
             data_at=np.array([spec.data_at for spec in parsed], dtype=np.int64),
+            workload=tuple(spec.workload for spec in parsed),
+            colocation=colocation,
             hazard=hazard,
             time=time,
             **p,
@@ -440,6 +469,7 @@ class JobSpec:
     memory: float = 0.0  # GiB it needs wherever it runs
     data_gb: float = DEFAULT_DATA_GB  # GB of checkpoint a move between locations carries
     data_at: int = -1  # where its data is (the catalog's `location_names`); -1: nowhere yet
+    workload: str = ""  # its workload's name (the co-location table's); "": none given
 
     def __post_init__(self) -> None:
         check_job(self)
@@ -454,7 +484,7 @@ class JobSpec:
         for k in DEMANDS:  # none declared: the digest of a job is what it was before demands
             if not out[k]:
                 del out[k]
-        for k, default in (("data_gb", DEFAULT_DATA_GB), ("data_at", -1)):  # ... before data
+        for k, default in (("data_gb", DEFAULT_DATA_GB), ("data_at", -1), ("workload", "")):
             if out[k] == default:
                 del out[k]
         return out
@@ -506,6 +536,7 @@ class JobSpec:
             memory=data["memory"],
             data_gb=data["data_gb"],
             data_at=checks.integer(data["data_at"], f"{where}.data_at", minimum=-1),
+            workload=data["workload"],
         )
 
 
@@ -540,6 +571,8 @@ def check_job(
     checks.number(job.cpus, f"{at}.cpus", source, minimum=0.0, maximum=MAX_VCPUS)
     checks.number(job.memory, f"{at}.memory", source, minimum=0.0, maximum=MAX_MEMORY)
     checks.number(job.data_gb, f"{at}.data_gb", source, minimum=0.0, maximum=MAX_DATA_GB)
+    if job.workload != "":
+        check_name(job.workload, source, f"{at}.workload")
     work = np.asarray(job.work, dtype=np.float64)
     bad = np.flatnonzero(~((work >= MIN_SECONDS) & (work <= MAX_SECONDS) | (work == np.inf)))
     if bad.size:
@@ -586,6 +619,19 @@ def parse_job(
     progress = checks.number(job.get("progress", 0.0), f"{at}.progress", source, minimum=0.0)
     if progress >= 1.0:
         raise InputError(source, f"{at}.progress", f"must be in [0, 1), got {progress!r}")
+    workload = job.get("workload")
+    name = ""
+    if isinstance(workload, str):  # named only: its co-location class (docs/design.md)
+        name = check_name(workload, source, f"{at}.workload")
+        if "times" not in job:
+            raise InputError(
+                source,
+                f"{at}.workload",
+                "a workload given by name needs 'times' (the performance model times a "
+                "workload object)",
+            )
+    elif isinstance(workload, Mapping) and isinstance(workload.get("application"), str):
+        name = workload["application"]
     if "times" in job:
         given = "times"
         work = _times(job["times"], catalog, source, f"{at}.times")
@@ -639,13 +685,14 @@ def parse_job(
             job.get("memory", 0.0), f"{at}.memory", source, minimum=0.0, maximum=MAX_MEMORY
         ),
         data_gb=checks.number(
-            job.get("data_gb", data_gb(job.get("workload"))),
+            job.get("data_gb", data_gb({"application": name} if name else None)),
             f"{at}.data_gb",
             source,
             minimum=0.0,
             maximum=MAX_DATA_GB,
         ),
         data_at=_location(job.get("data_at"), catalog, source, f"{at}.data_at"),
+        workload=name,
     )
 
 

@@ -73,6 +73,12 @@ class Execution:
     rule of `gpuaas.reconfiguration`, and one whose VM is interrupted the work since its last
     checkpoint too (its own clock of seconds run since it last (re)started, `segment`).
 
+    **Co-location slowdown** (the trace's `colocation` table, `gpuaas.colocation`): a running
+    job progresses at its speed alone times its co-location speed, the table's product over
+    the other jobs placed on its node (a job still starting up or waiting for its data counts
+    as there), recomputed whenever a plan changes who runs where; its checkpoint clock
+    (`segment`) counts seconds of work at full speed, so a checkpoint is every so much work.
+
     `interruption_delay` (J,): seconds by which its interruptions delayed each job: the actual
     work each lost (restart overhead included, in seconds on the configuration it lost it on)
     plus the time from the interruption until the job ran again (waiting for a new VM, its
@@ -109,6 +115,9 @@ class Execution:
         # plan changed them): not a pass over every job of the trace at every event
         self.running: np.ndarray | None = None
         self.waiting: np.ndarray | None = None
+        self.colocation = trace.colocation_model()
+        # the running jobs' co-location speeds (None: to compute after a plan moved jobs)
+        self.speed: np.ndarray | None = None
 
     def _running(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(trace index, configuration, ready) of the running jobs, in submission order (the
@@ -118,6 +127,14 @@ class Execution:
             self.running = self.order[self.cfg[self.order] >= 0]
         idx = self.running
         return idx, self.cfg[idx], np.maximum(self.ready[self.node[idx]], self.data_ready[idx])
+
+    def _speed(self, idx: np.ndarray) -> np.ndarray | float:
+        """The running jobs' (`idx`) co-location speeds, 1.0 without a table (class docstring)."""
+        if self.colocation is None:
+            return 1.0
+        if self.speed is None:
+            self.speed = self.colocation.speeds(np.where(self.cfg >= 0, self.node, -1))[idx]
+        return self.speed
 
     def unfinished_jobs(self) -> np.ndarray:
         """The submitted jobs not completed, in submission order (the Rescheduler's)."""
@@ -133,7 +150,10 @@ class Execution:
         if not idx.size:
             return math.inf
         begin = np.maximum(sim.clock, ready)
-        return float((begin + self.actual_work[idx, cfg] * (1.0 - self.actual_progress[idx])).min())
+        left = self.actual_work[idx, cfg] * (1.0 - self.actual_progress[idx])
+        if self.colocation is not None:
+            left = left / self._speed(idx)
+        return float((begin + left).min())
 
     def events(self, sim: Simulator, t: float) -> list[Event]:
         """Advance actual progress to `t`: completions, then (`report`) progress reports."""
@@ -141,6 +161,8 @@ class Execution:
         work = self.actual_work[idx, cfg]
         if sim.clock is not None:
             run = t - np.maximum(sim.clock, ready)
+            if self.colocation is not None:  # seconds of work at full speed
+                run = run * self._speed(idx)
             ran = run > 0
             self.actual_progress[idx[ran]] += run[ran] / work[ran]
             self.segment[idx[ran]] += run[ran]
@@ -200,6 +222,8 @@ class Execution:
             self.waiting = None
         if plan.completed or plan.preempt or plan.interrupted or plan.start:
             self.running = None
+        if self.running is None or plan.migrate:
+            self.speed = None
         for jid in plan.submitted:
             self.unfinished[index[jid]] = True
         for jid in plan.completed:

@@ -39,6 +39,8 @@ from gpuaas.methods import (
 from gpuaas.noise import DEFAULT_NOISE_MODEL, MAX_NOISE, NOISE_MODELS
 from gpuaas.reconfiguration import DEFAULT_CHECKPOINT, DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
+#: what the decisions know of co-location slowdown (`RunConfig.colocation`)
+COLOCATION_MODES = ("table", "learn", "ignore")
 #: `Setting.omit` of a setting whose key part is never left out (when it applies)
 _NEVER = object()
 
@@ -165,6 +167,11 @@ class RunConfig:
     learn_speed : bool
         The Rescheduler estimates each job's actual / predicted time from its measured progress
         and plans with the estimate (`gpuaas.rescheduler.speed`); False: with the predictions.
+    colocation : str
+        What the decisions know of co-location slowdown (`gpuaas.colocation`): "table", the
+        trace's or the Rescheduler's table (none: no slowdown); "learn", pairwise factors the
+        speed model learns from co-located jobs' progress; "ignore", nothing. The simulator's
+        jobs run at the trace's table whatever this says.
     max_moves : int or None
         Disruption limit: a running job that was migrated or preempted this many times by the
         method (voluntary moves; a lost VM does not count) is not moved again; None: no limit.
@@ -279,6 +286,24 @@ class RunConfig:
             column="learn_speed",
             key="-nolearn",
             omit=True,
+            shared=True,
+        ),
+    )
+    colocation: str = field(
+        default="table",
+        metadata=_setting(
+            "What the decisions know of co-location slowdown (the trace's `colocation` table, "
+            "which the simulator runs jobs at): the table, pairwise factors learned from the "
+            "progress of co-located jobs, or nothing.",
+            "name",
+            choices=COLOCATION_MODES,
+            flag="--colocation",
+            commands=("simulate",),
+            show_default=True,
+            spec="axis",
+            column="colocation",
+            key="-coloc-{}",
+            omit="table",
             shared=True,
         ),
     )
@@ -478,6 +503,13 @@ class RunConfig:
                 f"got {brief(noise)}",
             )
         set_("noise", float(noise))
+        if self.colocation not in COLOCATION_MODES:
+            raise InputError(
+                None,
+                "colocation",
+                f"unknown mode {brief(self.colocation)}; expected one of "
+                f"{', '.join(COLOCATION_MODES)}",
+            )
         for k in ("oracle", "learn_speed", "spot", "deadline_safe"):
             set_(k, checks.flag(getattr(self, k), k))
         for k in ("max_moves", "moves_per_hour"):

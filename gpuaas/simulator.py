@@ -38,6 +38,10 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   is replayed by the `SpotMarket` producer: capacity changes and interruptions reach the
   Rescheduler as events, and the jobs on an interrupted VM lose their work since their last
   checkpoint (`Execution`).
+- **Co-location slowdown** (the trace's `colocation` table, `gpuaas.colocation`): each
+  running job progresses at the table's speed beside the jobs sharing its VM (`Execution`),
+  and its progress is reported at every event; the Rescheduler gets the table, and what the
+  decisions know of it is `RunConfig.colocation` (the table, learned online, or nothing).
 - **Event log** (`log=`): one JSON line per interval between two consecutive events,
   ``{"start", "end", "nodes": [{"node", "vm", "ready"}], "jobs": [{"id", "node", "vm", "gpus"}]}``
   (`ready`: when the node's VM finished starting up; a job on it works only after that, and a
@@ -173,12 +177,19 @@ class Simulator:
         self.noise = config.noise
         self.tick = tick
         self.rescheduler = Rescheduler(
-            trace.catalog, config=config, H=trace.H, mu=trace.mu, rho=trace.rho
+            trace.catalog,
+            config=config,
+            H=trace.H,
+            mu=trace.mu,
+            rho=trace.rho,
+            colocation=trace.colocation,
         )
         self.index = {jid: j for j, jid in enumerate(trace.job_ids)}
         self.releases = Releases(trace)
         factors = trace.catalog.spot_work(factors)  # a spot variant's are its type's
-        self.execution = Execution(trace, factors, config.noise > 0 and not told, config)
+        # progress is reported where it departs from the predictions: noise, or slowdown
+        report = (config.noise > 0 and not told) or trace.colocation is not None
+        self.execution = Execution(trace, factors, report, config)
         self.producers: list[Any] = [self.releases, self.execution, Ticks(tick)]
         self.market = (
             None if self.availability is None else SpotMarket(self.availability, trace.catalog)

@@ -23,6 +23,11 @@ provider's warning), at most its progress; the losses must match each job's `los
 `interrupted_work`, and their dollars the result's `interruption_cost`; each interruption
 delays its job by the work it lost (in seconds) and the time until the job's next run begins
 working, which must match the job's `interruption_delay`.
+
+Co-location slowdown (the trace's top-level ``colocation`` table, jobs' ``workload`` names):
+in each interval a job's seconds count at the table's product over the other named jobs
+listed on its node (a pair the table lacks: 1), recomputed here from the JSON alone; its
+"seconds worked" are then seconds of work at full speed, checkpoints included.
 """
 
 from __future__ import annotations
@@ -115,6 +120,9 @@ def recompute(
     jobs = {j["id"]: j for j in data["jobs"]}
     places = cat.get("locations", {})
     data_at = {jid: j.get("data_at") for jid, j in jobs.items()}
+    table = data.get("colocation") or {}
+    name = {jid: j.get("workload") if isinstance(j.get("workload"), str) else None
+            for jid, j in jobs.items()}  # fmt: skip
     rec = Recomputed()
     err = rec.errors.append
     prev_end = None
@@ -152,6 +160,9 @@ def recompute(
                 err(f"interval {k}: node {n} interrupted but not open")
         used: dict[int, int] = {}
         seen: set[str] = set()
+        on_node: dict[int, list[str]] = {}
+        for jb in line["jobs"]:
+            on_node.setdefault(jb["node"], []).append(jb["id"])
         for jb in line["jobs"]:
             jid, n, vm, g = jb["id"], jb["node"], jb["vm"], jb["gpus"]
             if jid in seen:
@@ -181,6 +192,11 @@ def recompute(
             # a node still starting up (VM start-up) bills but does no work before `ready`,
             # a job whose data is on its way none before its own
             worked = max(0.0, end - max(start, ready.get(n, 0.0), own))
+            if table and name[jid]:  # co-location: the pairs' product over its node's others
+                row = table.get(name[jid], {})
+                for other in on_node[n]:
+                    if other != jid and name[other]:
+                        worked *= row.get(name[other], 1.0)
             rec.work[jid] = rec.work.get(jid, 0.0) + worked / t
             rec.completion[jid] = end
             runs = rec.runs.setdefault(jid, [])

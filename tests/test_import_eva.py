@@ -13,7 +13,7 @@ from eventlog import check_against, recompute
 from gpuaas.bounds import bound
 from gpuaas.cli import cli
 from gpuaas.importers import build_trace, read_trace
-from gpuaas.importers.eva import read_eva_catalog
+from gpuaas.importers.eva import UNMEASURED, read_eva_catalog
 from gpuaas.instance import load_instance
 from gpuaas.simulator import simulate
 
@@ -198,6 +198,25 @@ BAD = [
         "cat.json: instance_types.z.large.family: unknown GPU instance family 'z'; known: p2, p3, "
         "p4d, p5, g4dn, g5, g6",
     ),
+    (
+        "eva-contention-cell",
+        "con.csv",
+        ",resnet18_node0,gpt2_node0\nresnet18_node0,0.9,fast\ngpt2_node0,0.8,x\n",
+        "con.csv: line 2: gpt2_node0: must be a throughput share or x (not measured), got 'fast'",
+    ),
+    (
+        "eva-contention-fields",
+        "con.csv",
+        ",resnet18_node0,gpt2_node0\nresnet18_node0,0.9\n",
+        "con.csv: line 2: has 2 fields, the header 3",
+    ),
+    (
+        "eva-contention-speed",
+        "con.csv",
+        ",resnet18_node0\nresnet18_node0,1.5\n",
+        "con.csv: contention.resnet18_node0.resnet18_node0: must be in (0, 1] (the share of its "
+        "speed alone it keeps), got 1.5",
+    ),
 ]
 OK = '{"0": {"arrival_time": 5, "duration": 10, "tasks": {"0": {"demand": {"any": [1, 2, 3]}}}}}'
 
@@ -210,11 +229,46 @@ def test_malformed_eva_inputs_one_line_exit_2_no_output(tmp_path, monkeypatch, c
     if fname == "cat.json":
         write(tmp_path, "ok.json", OK)
         args = ["import", "eva", "ok.json", "--catalog", "cat.json", "-o", "out.json"]
+    if fname == "con.csv":
+        write(tmp_path, "ok.json", OK)
+        args = ["import", "eva", "ok.json", "--colocation", "con.csv", "-o", "out.json"]
     before = sorted(p.name for p in tmp_path.iterdir())
     res = run(args, tmp_path, monkeypatch)
     assert res.exit_code == 2, res.output
     assert res.output == f"gpuaas: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_contention_csv_becomes_the_traces_colocation_table(tmp_path, monkeypatch):
+    """`--colocation CSV` (Eva's contention matrix layout; made-up numbers here): each row's
+    speeds beside each column's workload, ``x`` at Eva's generator's default; every job named
+    as Eva keys the table; the imported trace simulates at those speeds, reconciled. Without
+    the option no table; with another format an error."""
+    write(tmp_path, "t.json", TRACE)
+    csv = ",resnet18_node0,gpt2_node0\nresnet18_node0,0.9,0.7\ngpt2_node0,x,1\n"
+    write(tmp_path, "con.csv", csv)
+    args = ["import", "eva", "t.json", "--colocation", "con.csv", "-o", "out.json"]
+    res = run(args, tmp_path, monkeypatch)
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["colocation"] == {
+        "gpt2_node0": {"gpt2_node0": 1.0, "resnet18_node0": UNMEASURED},
+        "resnet18_node0": {"gpt2_node0": 0.7, "resnet18_node0": 0.9},
+    }
+    assert [j["workload"] for j in data["jobs"]] == ["resnet18_node0", "gpt2_node0", "vit_node0"]
+    trace = load_instance(tmp_path / "out.json")
+    log = tmp_path / "log.jsonl"
+    result = simulate(trace, "incremental", log=log, bound=False).to_dict()
+    assert check_against(recompute(log, trace), result, trace) == []
+    res = run(["import", "eva", "t.json", "-o", "plain.json"], tmp_path, monkeypatch)
+    assert "colocation" not in json.loads((tmp_path / "plain.json").read_text())
+    write(tmp_path, "g.csv", "id,submit,gpus,duration\n")
+    res = run(
+        ["import", "csv", "g.csv", "--colocation", "con.csv", "-o", "x.json"], tmp_path, monkeypatch
+    )
+    assert res.exit_code == 2 and res.output == (
+        "gpuaas: error: --colocation: reads Eva's contention table: the eva format only\n"
+    )
 
 
 def test_readme_lists_every_eva_import_error():

@@ -400,6 +400,54 @@ CASES = [
         lambda d: (_set(("catalog",), INLINE_A10G)(d), _set(("jobs", 0), d["jobs"][1])(d)),
         "bad.json: jobs[0] (b).workload: no VM type of the catalog can run this job",
     ),
+    (
+        "workload-name-alone",
+        "workload given by name without `times`",
+        _set(("jobs", 1, "workload"), "resnet50"),
+        "bad.json: jobs[1] (b).workload: a workload given by name needs 'times' (the performance model times a workload object)",
+    ),
+    (
+        "workload-name-empty",
+        "workload name an empty string",
+        _set(("jobs", 0, "workload"), ""),
+        "bad.json: jobs[0] (a).workload: must be a non-empty string, got ''",
+    ),
+    (
+        "colocation-list",
+        "`colocation` a list",
+        _set(("colocation",), [0.9]),
+        "bad.json: colocation: must be an object mapping a workload to {workload beside it: speed}, got [0.9]",
+    ),
+    (
+        "colocation-row",
+        "`colocation` row a number",
+        _set(("colocation",), {"resnet50": 0.9}),
+        "bad.json: colocation.resnet50: must be an object mapping a workload to its speed beside it, got 0.9",
+    ),
+    (
+        "colocation-speed-string",
+        "co-location speed a string",
+        _set(("colocation",), {"resnet50": {"vgg19": "fast"}}),
+        "bad.json: colocation.resnet50.vgg19: must be a number, got 'fast'",
+    ),
+    (
+        "colocation-speed-zero",
+        "co-location speed 0",
+        _set(("colocation",), {"resnet50": {"vgg19": 0}}),
+        "bad.json: colocation.resnet50.vgg19: must be > 0, got 0",
+    ),
+    (
+        "colocation-speed-above-1",
+        "co-location speed above 1 (a speed-up)",
+        _set(("colocation",), {"resnet50": {"vgg19": 1.2}}),
+        "bad.json: colocation.resnet50.vgg19: must be in (0, 1] (the share of its speed alone it keeps), got 1.2",
+    ),
+    (
+        "colocation-name-empty",
+        "co-location table with an empty workload name",
+        _set(("colocation",), {"resnet50": {"": 0.9}}),
+        "bad.json: colocation.resnet50 (a workload name): must be a non-empty string, got ''",
+    ),
 ]
 
 

@@ -25,6 +25,7 @@ RESULTS = ROOT / "scripts" / "results"
 ARCHIVE = RESULTS / "archive"
 KINDS = {"row", "report", "resume", "points", "repriced", "eva", "figure", "notes", "command"}
 KINDS |= {"skynomad"}  # scripts/skynomad_setting.py's results (issue 42)
+KINDS |= {"colocation"}  # scripts/colocation_setting.py's results (issue 44 item 2)
 #: the environment variable naming the data a given trace's rows need (no data is committed)
 GAVEL = "GPUAAS_GAVEL"  # a clone of github.com/stanford-futuredata/gavel at c4fa400
 ITP = "GPUAAS_ITP"  # a folder of the ITP clusters imported as itpNN.json (scripts/results/itp.md)

@@ -333,6 +333,7 @@ def test_the_digest_covers_every_field_of_a_submission():
         "memory": 16.0,
         "data_gb": 3.5,
         "data_at": 1,
+        "workload": "resnet18",
     }
     assert set(other) == {f.name for f in dataclasses.fields(JobSpec)}
     digest = Submission(0.0, base, id="x").digest()

@@ -206,6 +206,13 @@ def _regions(region: str) -> str:
 @click.option(
     "--skip-unrunnable", is_flag=True, help="Drop jobs no configuration of the catalog can run."
 )
+@click.option(
+    "--colocation",
+    metavar="CSV",
+    default=None,
+    help="eva: Eva's contention_matrix.csv (src/simulation/contention_map/ of your checkout): "
+    "the trace's co-location slowdown table (gpuaas.colocation).",
+)
 def import_trace(
     fmt: str,
     src: str,
@@ -221,6 +228,7 @@ def import_trace(
     any_gpu: bool,
     measured_on: str | None,
     skip_unrunnable: bool,
+    colocation: str | None,
 ) -> None:
     """Convert the trace SRC in FORMAT (gavel, alibaba-pai-2020, csv, elasticflow, eva) into a
     gpuaas trace.
@@ -234,8 +242,10 @@ def import_trace(
         import_catalog,
         import_defaults,
         parse_window,
+        read_eva_contention,
         read_trace,
     )
+    from gpuaas.instance import Instance
     from gpuaas.progress import Progress
     from gpuaas.throughputs import load_throughputs
 
@@ -244,7 +254,11 @@ def import_trace(
     catalog = catalog or default["catalog"]
     throughputs = throughputs or default["throughputs"]
     given = throughputs if throughputs is not None and os.path.isfile(throughputs) else None
-    distinct_outputs({"-o": output}, {"SRC": src, "--throughputs": given})
+    distinct_outputs(
+        {"-o": output}, {"SRC": src, "--throughputs": given, "--colocation": colocation}
+    )
+    if colocation is not None and fmt != "eva":
+        raise InputError(None, "--colocation", "reads Eva's contention table: the eva format only")
     span = parse_window(window)
     table = load_throughputs(throughputs) if throughputs is not None else None
     if fmt == "gavel" and table is None:
@@ -273,6 +287,9 @@ def import_trace(
             report=report,
             progress=say,
         )
+        if colocation is not None:
+            data["colocation"] = read_eva_contention(colocation)
+            Instance.from_dict(data, output)  # the names and the table, checked together
         say(f"writing {output}")
         write_atomic(output, to_json(data, indent=1))
     last = max(j["release"] for j in data["jobs"]) / 3600.0

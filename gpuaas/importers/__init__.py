@@ -36,7 +36,7 @@ from gpuaas.importers.build import GPU_COUNTS, NODE_RULES, build_trace, parse_wi
 from gpuaas.importers.csv_trace import read_csv_trace
 from gpuaas.importers.elasticflow import MEASURED_ON, read_elasticflow
 from gpuaas.importers.eva import MEASURED_ON as EVA_MEASURED_ON
-from gpuaas.importers.eva import read_eva, read_eva_catalog
+from gpuaas.importers.eva import read_eva, read_eva_catalog, read_eva_contention
 from gpuaas.importers.gavel import read_gavel
 from gpuaas.importers.records import ImportReport, TraceJob
 
@@ -83,6 +83,7 @@ __all__ = [
     "import_catalog",
     "import_defaults",
     "parse_window",
+    "read_eva_contention",
     "read_trace",
 ]
 

@@ -197,6 +197,7 @@ def build_trace(
                 "weight": float(weight),
                 "times": _times_dict(work[k], cat),
                 **{d: float(getattr(job, d)) for d in DEMANDS if getattr(job, d)},
+                **({"workload": job.workload} if job.workload else {}),
             }
         )
     if nodes == "demand":

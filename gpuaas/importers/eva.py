@@ -11,8 +11,8 @@ A task's demand is ``[GPUs, CPU cores, memory GB]`` on any instance family (``"a
 named family (``"p3"``). Mapped: the job key -> id, arrival_time (s) -> submit, duration (s:
 total_iters / full_throughput, the job alone on its VM) -> its run time on exactly its GPUs (the
 tasks' GPUs summed) of the GPU model its family holds (`FAMILY_GPU`; ``"any"``: the format's
-``--measured-on``, V100, the GPU of Eva's p3 instances), the workload name before ``[`` kept in
-the report only; the tasks' CPUs x `VCPUS_PER_CPU` -> cpus (Eva counts a CPU as a core of
+``--measured-on``, V100, the GPU of Eva's p3 instances), the workload name before ``[`` and its first task's name -> the job's workload name
+(``resnet18_node0``: Eva's contention table's key); the tasks' CPUs x `VCPUS_PER_CPU` -> cpus (Eva counts a CPU as a core of
 two vCPUs: its p3.2xlarge has 4, AWS's 8 vCPUs) and their memory (GB, as AWS's GiB) -> memory,
 which gpuaas holds the job to (docs/design.md). A job of several tasks (Eva gang-schedules
 tasks on separate instances) runs on one VM with the tasks' demands summed (counted as
@@ -20,8 +20,19 @@ changed). Dropped (counted): **CPU-only jobs** (no task demands a GPU): gpuaas's
 configurations are GPU counts >= 1, and a CPU-only job placed on a GPU would be billed a p3
 for work a c7i does. Ignored: init_delay
 (Eva's per-start set-up; gpuaas charges ``--overhead`` per move instead), the image, fetch,
-kill and upload delays, shm_size, and co-location slowdown (Eva's contention table). Due
-dates and weights are not in the trace: drawn by the paper's rules.
+kill and upload delays, shm_size. Due dates and weights are not in the trace: drawn by the
+paper's rules.
+
+**Co-location slowdown** (``--colocation``: Eva's
+``src/simulation/contention_map/contention_matrix.csv``, read from the user's checkout, never
+shipped): a CSV whose header names the workloads (its first cell empty) and each row a
+workload and its throughput beside each column's, as a share of its throughput alone;
+``x`` (not measured) is `UNMEASURED`, the value Eva's own generator
+(``generate_contention_map.py``) gives such a pair. It becomes the trace's ``colocation``
+table (`gpuaas.colocation`), which gpuaas's simulator runs the jobs at. Eva's simulator reads
+the pickle that generator writes from this CSV, whose two speeds of a pair can come out
+swapped (it sorts a pair's names without its values; which pairs depends on the hash seed);
+the CSV is the measurement.
 
 **Catalog** (``src/simulation/config/ec2_config.json``): ``{"region": ..., "instance_types":
 {name: {"capacity": [GPUs, CPU cores, memory GB], "cost": $/hour, "family": ...}}}``. Its
@@ -36,10 +47,11 @@ from typing import Any
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog
+from gpuaas.colocation import parse_table
 from gpuaas.errors import InputError, brief
-from gpuaas.files import read_json, read_text
+from gpuaas.files import csv_fields, read_json, read_text
 from gpuaas.importers.records import ImportReport, TraceJob
-from gpuaas.limits import MAX_MEMORY, MAX_VCPUS
+from gpuaas.limits import MAX_ID, MAX_MEMORY, MAX_VCPUS
 
 #: GPU model of each AWS GPU instance family (AWS's instance-type pages); Eva's config names
 #: the family, not the GPU.
@@ -56,6 +68,8 @@ FAMILY_GPU = {
 MEASURED_ON = "V100"
 #: vCPUs of one of Eva's CPUs: its configs give a p3.2xlarge 4 CPUs, a c7i.large 1 (AWS: 8, 2)
 VCPUS_PER_CPU = 2
+#: the speed Eva's contention-map generator gives a pair its CSV marks ``x`` (not measured)
+UNMEASURED = 0.95
 CPU_ONLY = "CPU-only (gpuaas has no GPU-less configurations yet)"
 GANG = "tasks placed on one VM, demands summed"
 
@@ -80,11 +94,13 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
             raise InputError(
                 source, f"{at}: tasks", f"must be a non-empty object, got {brief(tasks)}"
             )
-        gpus, cpus, memory, families = 0, 0.0, 0.0, set()
+        gpus, cpus, memory, families, names = 0, 0.0, 0.0, set(), []
         for tkey, task in tasks.items():
             g, c, m, family = _task_demand(task, source, f"{at}: tasks.{tkey}.demand")
             gpus, cpus, memory = gpus + g, cpus + c, memory + m
             families.add(family)
+            if isinstance(task, dict) and isinstance(task.get("name"), str):
+                names.append(task["name"])
         if gpus == 0:
             report.drop(CPU_ONLY)
             continue
@@ -107,9 +123,51 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
                 work_column="duration",
                 cpus=cpus * VCPUS_PER_CPU,
                 memory=memory,
+                workload=_workload(job.get("name"), names),
             )
         )
     return jobs, report
+
+
+def _workload(name: Any, tasks: list[str]) -> str | None:
+    """A job's workload name as Eva's contention table keys it: its name before ``[``, then
+    its first task's name (``resnet18_node0``); None without both."""
+    if not isinstance(name, str) or not name.split("[")[0] or not tasks or not tasks[0]:
+        return None
+    return f"{name.split('[')[0]}_{tasks[0]}"[:MAX_ID]
+
+
+def read_eva_contention(path: str) -> dict[str, dict[str, float]]:
+    """Eva's contention CSV (module docstring) as a co-location table by workload name."""
+    source = str(path)
+    lines = read_text(path, "CSV").splitlines()
+    rows = [(k, csv_fields(line, source, f"line {k}")) for k, line in enumerate(lines, 1)]
+    rows = [(k, r) for k, r in rows if any(x.strip() for x in r)]
+    if len(rows) < 2:
+        raise InputError(source, None, "must have a header of workloads and a row per workload")
+    header = [x.strip() for x in rows[0][1]]
+    table: dict[str, dict[str, float]] = {}
+    for k, row in rows[1:]:
+        if len(row) != len(header):
+            raise InputError(
+                source, f"line {k}", f"has {len(row)} fields, the header {len(header)}"
+            )
+        name = row[0].strip()
+        out = table.setdefault(name, {})
+        for col, cell in zip(header[1:], row[1:]):
+            cell = cell.strip()
+            if cell == "x":
+                out[col] = UNMEASURED
+                continue
+            try:
+                out[col] = float(cell)
+            except ValueError:
+                raise InputError(
+                    source,
+                    f"line {k}: {col}",
+                    f"must be a throughput share or x (not measured), got {brief(cell)}",
+                ) from None
+    return parse_table(table, source, "contention")
 
 
 def _task_demand(task: Any, source: str, at: str) -> tuple[int, float, float, str]:

@@ -25,6 +25,7 @@ class TraceJob:
     work_column: str | None = None  # the column its times come from (default duration / steps)
     cpus: float = 0.0  # vCPUs it needs wherever it runs (docs/design.md); 0: none declared
     memory: float = 0.0  # GiB it needs wherever it runs
+    workload: str | None = None  # its workload's name (a co-location table's, `gpuaas.colocation`)
 
 
 @dataclass

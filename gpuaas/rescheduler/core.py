@@ -59,6 +59,7 @@ import numpy as np
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.colocation import parse_table
 from gpuaas.errors import InputError, brief
 from gpuaas.instance import DEFAULT_PARAMS, Instance, JobSpec
 from gpuaas.limits import MAX_SECONDS, MAX_WEIGHT
@@ -118,6 +119,9 @@ class Rescheduler:
         The run's configuration (`gpuaas.run_config`); the keywords below replace its values.
     H, mu, rho : float
         Parameters of P1 (formulations/P1.md).
+    colocation : mapping, optional
+        The co-location table by workload name (`gpuaas.colocation.parse_table`) the methods
+        get in the Instance (with `config.colocation` "table"; the jobs name their workloads).
     **settings
         `seed`, `overhead`, `startup`, `tick` (fields of `RunConfig`) and solver options
         passed to the method at every event (e.g. ``time_limit``; JSON-able, for `state()`).
@@ -143,6 +147,7 @@ class Rescheduler:
         H: float = DEFAULT_PARAMS["H"],
         mu: float = DEFAULT_PARAMS["mu"],
         rho: float = DEFAULT_PARAMS["rho"],
+        colocation: Mapping[str, Mapping[str, float]] | None = None,
         **settings: Any,
     ) -> None:
         if nodes is not None:
@@ -157,6 +162,7 @@ class Rescheduler:
             H=checks.number(H, "H", minimum=0.0, maximum=MAX_SECONDS, positive=True),
             mu=checks.number(mu, "mu", minimum=0.0, maximum=MAX_WEIGHT),
             rho=checks.number(rho, "rho", minimum=0.0, maximum=MAX_WEIGHT),
+            colocation=None if colocation is None else parse_table(colocation),
         )
 
     # -- the configuration ------------------------------------------------------------------

@@ -3,11 +3,13 @@
 A state (format `STATE_VERSION` 7) has four parts, so that a service saves each as often as it
 changes and an event costs the same however many jobs completed or events came before:
 
-- ``config``: what never changes: the catalog, P1's parameters (H, mu, rho) and the
-  `RunConfig` (method and options, seed, N, reconfiguration costs, tick);
+- ``config``: what never changes: the catalog, P1's parameters (H, mu, rho), the
+  `RunConfig` (method and options, seed, N, reconfiguration costs, tick) and the co-location
+  table the decisions get (``colocation``, only when given: a state without it has none);
 - ``live``: what events change: the clock, the event count, the running totals, the voluntary
   moves of the last hour (the budget of `RunConfig.moves_per_hour`), the completed jobs' speed
-  evidence (`speed.pool`), the open nodes, the capacity of VM types, the spot VM-seconds held
+  evidence (`speed.pool`), the co-location factors learned (``colocation_seen``, only when
+  some are: absent, none), the open nodes, the capacity of VM types, the spot VM-seconds held
   and interruptions seen per spot type (`spot_held`, the interruption-rate estimate), the
   spot capacity outages seen per type (`outages`: seconds out, outages, the current one's
   start), what each type's capacity did (`market`: seconds with capacity, drops, the current
@@ -42,6 +44,7 @@ import numpy as np
 
 from gpuaas import checks
 from gpuaas.catalog import Catalog, load_catalog
+from gpuaas.colocation import check_name, parse_table
 from gpuaas.errors import InputError, StateError, brief
 from gpuaas.instance import (
     DEMANDS,
@@ -139,6 +142,7 @@ def submitted_job(
         memory=spec.memory,
         data_gb=spec.data_gb,
         data_at=spec.data_at,
+        workload=spec.workload,
     )
 
 
@@ -162,11 +166,14 @@ def state(s: RunState) -> dict[str, Any]:
 
 
 def config_state(s: RunState) -> dict[str, Any]:
-    return {
+    out = {
         "catalog": s.catalog.to_dict(),
         "params": {"H": s.H, "mu": s.mu, "rho": s.rho},
         "run": s.config.to_dict(),
     }
+    if s.colocation is not None:
+        out["colocation"] = s.colocation
+    return out
 
 
 def live_state(s: RunState) -> dict[str, Any]:
@@ -187,6 +194,8 @@ def live_state(s: RunState) -> dict[str, Any]:
         }
         d.update({k: getattr(j, k) for k in DEMANDS if getattr(j, k)})  # declared only
         d.update(data_fields(cat, j.data_gb, j.data_at))  # as the instance format says
+        if j.workload:
+            d["workload"] = j.workload
         d.update({k: _lists(getattr(j, k)) for k in JOB_SAVED})
         return d
 
@@ -199,6 +208,8 @@ def live_state(s: RunState) -> dict[str, Any]:
     live["capacity"] = spot_estimates.named_capacity(s)
     live["recent_moves"] = _lists(s.recent_moves)
     live["speed_pool"] = _lists(s.speed_pool)
+    if s.colocation_seen:
+        live["colocation_seen"] = _lists(s.colocation_seen)
     live["spot_held"] = {
         names[v]: [float(s.spot_held[v]), int(s.spot_lost[v])]
         for v in np.flatnonzero(s.spot_held + s.spot_lost)
@@ -288,6 +299,8 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
         r = cls(cat, config=run, H=params["H"], mu=params["mu"], rho=params["rho"])
     except InputError as exc:
         raise InputError(None, f"config.params.{exc.field}", exc.problem) from None
+    if "colocation" in conf:
+        r.run_state.colocation = parse_table(conf["colocation"], None, "config.colocation")
     s = r.run_state
     live = _fields(
         "live",
@@ -333,6 +346,7 @@ def _restore(cls: type[Rescheduler], state: Mapping[str, Any]) -> Rescheduler:
     s.capacity = {cat.vm_index(vm): k for vm, k in sorted(capacity.items())}
     s.recent_moves = _recent_moves(live["recent_moves"], clock)
     s.speed_pool = _speed_pool(live["speed_pool"])
+    s.colocation_seen = _colocation_seen(live.get("colocation_seen", []))
     for v, pair, at in _per_vm(
         cat, live, "spot_held", 2, "[seconds held, interruptions]", spot=True
     ):
@@ -422,6 +436,22 @@ def _id_log(value: Any, count: Any) -> tuple[dict[str, str], list[str]]:
     return ids, list(ids)
 
 
+def _colocation_seen(value: Any) -> Any:
+    """The learned co-location evidence (`speed.PairEvidence`): [[workload, workload beside
+    it, workload or "", number], ...]; a Gram entry (a third name) is >= 0."""
+    rows = _list("live.colocation_seen", value)
+    out = []
+    for i, row in enumerate(rows):
+        at = f"live.colocation_seen[{i}]"
+        if not isinstance(row, list) or len(row) != 4:
+            _fail(at, f'must be [workload, workload, workload or "", number], got {brief(row)}')
+        a, b = (check_name(x, None, f"{at}[{k}]") for k, x in enumerate(row[:2]))
+        c = row[2] if row[2] == "" else check_name(row[2], None, f"{at}[2]")
+        v = checks.number(row[3], f"{at}[3]", minimum=0.0 if c else None, maximum=MAX_MONEY)
+        out.append((a, b, c, v))
+    return tuple(sorted(out))
+
+
 def _speed_pool(value: Any) -> tuple[int, float, int, float]:
     """[observations, Σ y², degrees of freedom, Σ within-job squares] (`speed.pool`)."""
     if not isinstance(value, list) or len(value) != 4:
@@ -497,7 +527,7 @@ def _jobs(
                 f"must have one entry per configuration ({cat.n_configs}), got {len(work)}",
             )
         obj = {k: d[k] for k in ("id", "release", "due", "weight", "progress", "placement")}
-        obj |= {k: d[k] for k in (*DEMANDS, "data_gb", "data_at") if k in d}
+        obj |= {k: d[k] for k in (*DEMANDS, "data_gb", "data_at", "workload") if k in d}
         spec = parse_job(obj | {"times": times_object(work, cat)}, cat, None, at)
         if spec.id in out or spec.id in s.completed:
             _fail(f"{at}.id", f"{spec.id!r} is listed twice")
@@ -515,6 +545,7 @@ def _jobs(
             memory=spec.memory,
             data_gb=spec.data_gb,
             data_at=spec.data_at,
+            workload=spec.workload,
             **own,
         )
         _in_order(at, job, clock, tol)

@@ -159,6 +159,9 @@ class Job:
     data_gb: float = field(default=0.0, metadata={"saved": "job", "instance": "data_gb"})
     data_at: int = field(default=-1, metadata={"saved": "job", "instance": "data_at"})
     data_ready: float = _saved(0.0, _seconds)
+    # its workload's name (the co-location table's, `gpuaas.colocation`); saved in its job
+    # object when given
+    workload: str = field(default="", metadata={"saved": "job"})
 
 
 @dataclass(frozen=True, slots=True)

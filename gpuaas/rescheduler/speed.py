@@ -23,6 +23,23 @@ the configuration's (scaling on g GPUs, a GPU model's speed), and only the first
 Every method sees the estimate (the Instance's whole-job times are the predicted ones x r);
 progress between reports, the work a restart loses and the ETA of `Rescheduler.unfinished`
 use it too. Without evidence r = 1 exactly, so exact predictions change nothing.
+
+**Co-location** (`gpuaas.colocation`; `RunConfig.colocation`). A job that shared its VM ran
+slower than alone by the product of its pairs' speeds. Its own ratio absorbs that where it
+runs, whatever the decisions know: the per-job plans model no co-location, and this is how
+they see it (counting the seconds as those it would have taken alone, so that only the
+re-packing saw the slowdown, cost 7 % more on Eva's pai_200 in gpuaas's simulator,
+`scripts/results/eva-setting.md`). With "learn", each report of a job of workload a that
+shared its node with jobs of workloads b_1..b_k (the jobs placed there at the report: the
+company of the interval since the last event, when reports come at every event, as the
+simulator sends them) also says that its log ratio against the prediction, y = log(E / W),
+is Σ_b n_b θ_ab, n_b the jobs of workload b beside it and θ_ab = -log (speed of a beside b):
+one row, weighing its E seconds, of a least-squares problem per workload a, kept as its
+normal equations G_a = Σ E n nᵀ, h_a = Σ E n y (`colocation_seen`). The learned
+θ_a = (G_a + K I)^-1 h_a (ridge: shrunk toward no slowdown while evidence is thin, like r),
+the learned speed exp(-max(0, θ_ab)). A job's own error, mean zero over the jobs of a
+workload, averages out. Jobs without a workload name neither teach nor are taught. With "ignore", a slowed job's own
+ratio absorbs its slowdown.
 """
 
 from __future__ import annotations
@@ -50,6 +67,9 @@ PRIOR_JOBS = 5.0
 #: estimated ratios are kept within [1 / MAX_RATIO, MAX_RATIO] (a job reported stalled)
 MAX_RATIO = 100.0
 
+#: the normal equations of each workload a's co-location slowdowns (module docstring):
+#: (a, b, c, G_a[b, c]) and (a, b, "", h_a[b])
+PairEvidence = tuple[tuple[str, str, str, float], ...]
 #: (configuration, seconds observed, predicted seconds of the progress made in them)
 Observed = tuple[tuple[int, float, float], ...]
 #: (configuration, actual / predicted ratio measured by a throughput report)
@@ -155,13 +175,17 @@ def report(s: RunState, job: Job, p: float) -> None:
     """Measured progress p: the evidence of its speed since the last measurement on this
     placement, then p replaces the predicted progress."""
     touch(s, job)
-    if s.config.learn_speed and job.anchor is not None and job.cfg >= 0:
+    learn = s.config.colocation == "learn"
+    if (s.config.learn_speed or learn) and job.anchor is not None and job.cfg >= 0:
         p0, run0 = job.anchor
         seconds = job.running - run0
         if seconds > 0.0:
             made = max(0.0, p - p0) * float(job.work[job.cfg])
-            job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
-            flag(job)
+            if learn and made > 0.0:
+                learn_colocation(s, job, beside(s, job), seconds, made)
+            if s.config.learn_speed:
+                job.observed = observe(job.observed, hardware_of(s, job.cfg), seconds, made)
+                flag(job)
     job.progress = job.reported = p
     job.anchor = (p, job.running) if job.cfg >= 0 else None
 
@@ -215,3 +239,70 @@ def work(s: RunState, job: Job) -> np.ndarray:
     """(C,) the job's whole-job times at its estimated speed."""
     r = estimate(s, job)
     return job.work if r is None else job.work * r
+
+
+# -- co-location (module docstring) ----------------------------------------------------------
+
+
+def decision_table(s: RunState) -> dict[str, dict[str, float]] | None:
+    """The co-location table the decisions get (`RunConfig.colocation`): the given one, the
+    learned one, or None."""
+    mode = s.config.colocation
+    if mode == "table":
+        return s.colocation
+    if mode == "learn" and s.colocation_seen:
+        return learned(s.colocation_seen)
+    return None
+
+
+def learned(seen: PairEvidence, credibility: float = CREDIBILITY) -> dict[str, dict[str, float]]:
+    """The table of the learned evidence (module docstring): per workload a, the ridge
+    least-squares slowdowns θ = (G + K I)^-1 h of its companions, each pair's speed
+    exp(-max(0, θ_b)) (at most 1, shrunk toward 1 while evidence is thin)."""
+    by: dict[str, tuple[dict[tuple[str, str], float], dict[str, float]]] = {}
+    for a, b, c, v in seen:
+        gram, h = by.setdefault(a, ({}, {}))
+        if c:
+            gram[(b, c)] = v
+        else:
+            h[b] = v
+    out: dict[str, dict[str, float]] = {}
+    for a, (gram, h) in by.items():
+        names = sorted(h)
+        index = {b: i for i, b in enumerate(names)}
+        m = np.eye(len(names)) * credibility
+        for (b, c), v in gram.items():
+            m[index[b], index[c]] += v
+        theta = np.linalg.solve(m, np.array([h[b] for b in names]))
+        out[a] = {b: math.exp(-max(0.0, float(t))) for b, t in zip(names, theta)}
+    return out
+
+
+def beside(s: RunState, job: Job) -> list[str]:
+    """The workload names of the other jobs on the job's node ("" for one without)."""
+    rows = s.order()
+    node = s.cols.hot["node"][rows]
+    others = np.flatnonzero(node == job.node).tolist()
+    jobs = s.cols.job
+    return [jobs[rows[i]].workload for i in others if jobs[rows[i]] is not job]
+
+
+def learn_colocation(
+    s: RunState, job: Job, company: list[str], seconds: float, made: float
+) -> None:
+    """The evidence of a report of `job` beside `company` on its pairs' speeds (module
+    docstring); none where a job or a companion has no name."""
+    named = [b for b in company if b]
+    if not job.workload or not named or len(named) != len(company):
+        return
+    y = _clamp(math.log(seconds / made))
+    counts: dict[str, int] = {}
+    for b in named:
+        counts[b] = counts.get(b, 0) + 1
+    a = job.workload
+    seen = {(x, b, c): v for x, b, c, v in s.colocation_seen}
+    for b, nb in counts.items():
+        seen[(a, b, "")] = seen.get((a, b, ""), 0.0) + seconds * nb * y
+        for c, nc in counts.items():
+            seen[(a, b, c)] = seen.get((a, b, c), 0.0) + seconds * nb * nc
+    s.colocation_seen = tuple((x, b, c, v) for (x, b, c), v in sorted(seen.items()))

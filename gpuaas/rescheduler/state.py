@@ -48,6 +48,7 @@ TOTALS = (
     "market",
     "spot_waiting",
     "seen",
+    "colocation_seen",
 )
 
 
@@ -62,6 +63,9 @@ class RunState:
     H: float
     mu: float
     rho: float
+    # the co-location table by workload name the decisions get (`gpuaas.colocation`; with
+    # `config.colocation` "table"); None: none
+    colocation: dict[str, dict[str, float]] | None = None
     # -- what events change (the `live` part, the completion and id logs) ----------------------
     time: float | None = None  # clock: time of the last event
     events: int = 0
@@ -88,6 +92,9 @@ class RunState:
     recent_moves: tuple[tuple[float, int], ...] = ()
     # the completed jobs' speed evidence (`speed.pool`): how much of an error is the job's
     speed_pool: speed.Pool = speed.EMPTY_POOL
+    # co-location factors learned from progress (`speed.learn_colocation`): each workload's
+    # normal equations (`speed.PairEvidence`; replaced, never changed)
+    colocation_seen: speed.PairEvidence = ()
     spot_held: np.ndarray = field(init=False)  # VM-seconds held per type (replaced)
     spot_lost: np.ndarray = field(init=False)  # interruptions seen per type (replaced)
     # per type: (seconds of the outages seen, outages seen, start of the one now or None)

@@ -53,8 +53,18 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         outage=spot_estimates.outage(s, at) if cat.has_spot else None,
         room=spot_estimates.room(s, full),
         ready=_ready(s, arrays["current_node"], cols.hot["data_ready"][rows]),
+        **_colocation(s),
         **arrays,
     )
+
+
+def _colocation(s: RunState) -> dict[str, Any]:
+    """The Instance's co-location table the decisions get (`speed.decision_table`) and the
+    jobs' workload names, or nothing (no slowdown)."""
+    table = speed.decision_table(s)
+    if table is None:
+        return {}
+    return {"colocation": table, "workload": tuple(j.workload for j in s.jobs.values())}
 
 
 def _ready(s: RunState, node: np.ndarray, data: np.ndarray) -> np.ndarray:

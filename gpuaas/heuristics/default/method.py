@@ -87,7 +87,7 @@ def incremental(
         decision (default `settings.SPOT_MARGIN`; 0: any saving; docs/spot.md, "Do no harm").
     colocation : Colocation, optional
         The jobs' co-location slowdown (`gpuaas.colocation`): the re-packing by vCPUs and
-        memory (`gpuaas.resources.consolidate`) counts the work it loses. None: none.
+        memory (`gpuaas.resources.consolidate`) counts the work it loses. None: the instance's.
 
     Returns
     -------
@@ -117,4 +117,4 @@ def incremental(
         polish=polish_hook(polish, polish_nodes),
     )
     # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once
-    return consolidate(sol, REPACK_MOVE_WEIGHT, colocation)
+    return consolidate(sol, REPACK_MOVE_WEIGHT, colocation or instance.colocation_model())
