@@ -18,7 +18,9 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    against its expected delay at the job's tardiness weight (2.). d, what a change costs the
    job in time, is the restart `overhead` + VM `startup` + half its `checkpoint` interval
    (`changeover`). Mode SPOT lets the job take spot and on-demand configurations, ON_DEMAND
-   only on-demand ones, NONE makes it wait for spot (a waiting job only).
+   only on-demand ones, NONE makes it wait for spot (a waiting job only; `worth_waiting`
+   keeps that only where the wait pays, and with locations a job whose data's zone has no
+   spot waits for it while ahead of its line, `wait_for_data`).
 2. **Expected times.** A spot configuration of type v takes, in expectation, t / e_jv instead
    of t, e_jv the share of the VM's held time that stays as job j's progress
    (`efficiency`): interruptions come at h_v per second held (`Instance.hazard`, the
@@ -27,7 +29,8 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    (`detours`), moving away and back. Where e_jv <= 0 (stretches
    shorter than what a change costs) the configuration is left out: spot there never pays.
    Plan values, the construction and f_OBJ then price spot by its price over e, and a late
-   job by the expected delay.
+   job by the expected delay. A job not running has its due date a VM start-up closer (P1$
+   charges the start-up as money only).
 3. **Packing.** Spot variants are GPU models of their own (`Catalog.gpu_model_id`), so the
    construction puts jobs on spot on spot VMs and the others on on-demand ones: interruptible
    work stays apart from work that cannot wait.
