@@ -149,10 +149,10 @@ class Simulator:
         told = config.oracle and config.noise > 0
         if told:  # the method sees the actual durations, which nothing then departs from
             trace, factors = self.actual, np.ones_like(factors)
-        # and one a tick while some job is within its window: a job may wait at every tick up
-        # to its due date (a single job riding a zone's spot to a 60-h deadline)
-        # (the tick is refused up front when the jobs' work alone needs more than
-        # EVENTS_PER_JOB a job: a tick too short for the trace, whatever its windows)
+        # a run may take EVENTS_PER_JOB events a job and one a tick while some job is within its
+        # window (a job may wait at every tick to its due date: one job riding a zone's spot to
+        # a 60-h deadline); a tick is refused up front when the jobs' work alone needs more
+        # than EVENTS_PER_JOB a job
         per_job = EVENTS_PER_JOB * max(trace.n_jobs, 1)
         windows = _union(trace.release, np.maximum(trace.due, trace.release))
         self.max_events = per_job + int(windows / tick)

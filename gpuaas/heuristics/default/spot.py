@@ -362,21 +362,31 @@ def wait_for_data(
     now = spot_instance(instance, modes)
     price = fill_price(now) + queue_price(now) * cat.cfg_gpus
     best_now = (plan_values_at(now, price, cand) + transfer_costs(instance)[cand]).min(axis=1)
-    # once back, the home type's spot variant runs as itself (`worth_waiting`)
-    back = out[cat.cfg_vm]
-    work = np.where(back[None, :], instance.work[:, cat.spot_configs()], instance.work)
-    full = spot_instance(dataclasses.replace(instance, work=work), modes)
-    later = np.full((cand.size, cat.n_configs), np.inf)
-    for v in np.flatnonzero(out):
-        rows = home[cand, v]
-        if rows.any():
-            cols = cat.cfg_vm == v
-            value = plan_values_at(full, price, cand, delay=float(instance.outage[v]))
-            later[np.ix_(rows, cols)] = value[np.ix_(rows, cols)]
+    later = np.where(
+        home[cand][:, cat.cfg_vm], _once_back(instance, modes, out, price, cand)[1], np.inf
+    )
     wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now) - margin
     modes = modes.copy()
     modes[cand[wait]] = NONE
     return modes
+
+
+def _once_back(
+    instance: Instance, modes: np.ndarray, out: np.ndarray, price: np.ndarray, rows: np.ndarray
+) -> tuple[Instance, np.ndarray]:
+    """(full, later): the expected instance where each spot type out of capacity (`out`, (V,))
+    runs again (the Rescheduler leaves out the configurations of types out of capacity: a spot
+    variant runs as its on-demand type), and the plan values of the jobs `rows` on those types'
+    configurations started when each is expected back (`Instance.outage`), inf elsewhere."""
+    cat = instance.catalog
+    work = np.where(out[cat.cfg_vm][None, :], instance.work[:, cat.spot_configs()], instance.work)
+    full = spot_instance(dataclasses.replace(instance, work=work), modes)
+    later = np.full((len(rows), cat.n_configs), np.inf)
+    for v in np.flatnonzero(out):
+        cols = cat.cfg_vm == v
+        value = plan_values_at(full, price, rows, delay=float(instance.outage[v]))
+        later[:, cols] = value[:, cols]
+    return full, later
 
 
 def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) -> np.ndarray:
@@ -404,19 +414,9 @@ def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) ->
     now = spot_instance(instance, now_modes)
     price = fill_price(now) + queue_price(now) * cat.cfg_gpus
     best_now = plan_values_at(now, price, idle).min(axis=1)
-    # the Rescheduler leaves out the configurations of types out of capacity: a spot variant
-    # runs as its on-demand type
-    back = out[cat.cfg_vm]
-    work = np.where(back[None, :], instance.work[:, cat.spot_configs()], instance.work)
-    full = spot_instance(dataclasses.replace(instance, work=work), modes)
-    later = np.full((idle.size, cat.n_configs), np.inf)
-    back = np.full((idle.size, cat.n_configs), np.inf)  # were it back now
-    at_once = plan_values_at(full, price, idle)
-    for v in np.flatnonzero(out):
-        cols = cat.cfg_vm == v
-        value = plan_values_at(full, price, idle, delay=float(instance.outage[v]))
-        later[:, cols] = value[:, cols]
-        back[:, cols] = at_once[:, cols]
+    full, later = _once_back(instance, modes, out, price, idle)
+    # were it back now
+    back = np.where(out[cat.cfg_vm][None, :], plan_values_at(full, price, idle), np.inf)
     # or waiting until the next decision (H) costs nothing: the job can still start then,
     # if that spot pays at all (otherwise a job would idle for spot it would never take)
     soon = plan_values_at(now, price, idle, delay=float(instance.H)).min(axis=1)
