@@ -29,8 +29,8 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    (`detours`), moving away and back. Where e_jv <= 0 (stretches
    shorter than what a change costs) the configuration is left out: spot there never pays.
    Plan values, the construction and f_OBJ then price spot by its price over e, and a late
-   job by the expected delay. A job not running has its due date a VM start-up closer (P1$
-   charges the start-up as money only).
+   job by the expected delay. A job not running, once inside the Safety Net's margin, has
+   its due date a VM start-up closer (P1$ charges the start-up as money only).
 3. **Packing.** Spot variants are GPU models of their own (`Catalog.gpu_model_id`), so the
    construction puts jobs on spot on spot VMs and the others on on-demand ones: interruptible
    work stays apart from work that cannot wait.
@@ -306,10 +306,13 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
     work[np.ix_(off, spot)] = np.inf
     work[pin, cur[pin]] = kept
     leave = (cur >= 0) & ~np.isfinite(work[np.arange(instance.n_jobs), np.maximum(cur, 0)])
-    # a job not running starts on a new VM, whose start-up delays it: its due date is that much
-    # closer (P1$ charges the start-up as money only, so waiting one more tick looked on time
-    # where the start-up then made the job late: SkyNomad's region sweep missed three deadlines)
-    new_vm = (cur < 0) | leave
+    # a job not running starts on a new VM, whose start-up delays it: inside the Safety Net's
+    # margin (slack < d: its 2d reserve is being spent) its due date is that much closer. P1$
+    # charges the start-up as money only, so waiting one more tick looked on time where the
+    # start-up then made the job late (SkyNomad's region sweep missed three deadlines);
+    # further out the Safety Net's reserve holds the start-up, and the shift sent Can't Be
+    # Late's single job on demand hours early (dearer than Uniform Progress in 3 of 9 cells)
+    new_vm = ((cur < 0) | leave) & (slack(instance) < changeover(instance))
     return dataclasses.replace(
         instance,
         work=work,
