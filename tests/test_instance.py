@@ -119,7 +119,7 @@ CASES = [
         "unknown-catalog",
         "unknown catalog name",
         _set(("catalog",), "aws-2030"),
-        "bad.json: catalog: unknown catalog 'aws-2030'; bundled: aws-us-east-1, aws-v100-zones, azure-2021, azure-eastus, gcp-h100-zones, gcp-us-central1",
+        "bad.json: catalog: unknown catalog 'aws-2030'; bundled: aws-regions, aws-us-east-1, aws-v100-zones, azure-2021, azure-eastus, gcp-h100-zones, gcp-us-central1",
     ),
     (
         "missing-catalog-file",
