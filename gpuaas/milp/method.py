@@ -23,6 +23,7 @@ from gpuaas.milp.highs import solve_highs, write_model
 from gpuaas.milp.model import build_model, decode, model_columns, solution_columns
 from gpuaas.milp.pulp_solvers import solve_pulp
 from gpuaas.objective import OBJECTIVES
+from gpuaas.quotas import respect
 from gpuaas.resources import fit
 from gpuaas.solution import Solution
 from gpuaas.validator import validate
@@ -319,6 +320,7 @@ def _warm_start(
         raise InputError(None, "warm_start", "solution is for a different instance")
     # within the nodes' vCPUs and memory, as every method's plan (`gpuaas.resources.fit`)
     warm = fit(Solution(instance, warm.node_vm, warm.job_node, warm.job_cfg, warm.method))
+    warm = respect(warm)  # and its quotas (`gpuaas.quotas`), which the model's rows hold
     report = validate(warm)
     if report.ok and p1n:
         warm = p1n_warm_start(warm)
