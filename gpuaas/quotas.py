@@ -45,7 +45,7 @@ def may_open(cat: Catalog, left: np.ndarray, v: int) -> bool:
 def respect(sol: Solution) -> Solution:
     """`sol` within its catalog's quotas (module docstring). While a quota is over, of the
     open nodes it counts (none with a pinned job) the one whose change loses least P1$ per
-    GPU it frees is taken: resized to a smaller VM type of its GPU model and place that holds
+    GPU it frees (the run values, moves and start-ups it changes) is taken: resized to a smaller VM type of its GPU model and place that holds
     its jobs on their GPU counts, or closed and its jobs taken off. Each job taken off, the
     earliest due first, then goes where its P1$ run value is least: an open node with room
     for it, or a closed node slot on a VM type the quotas and `Instance.room` let open; else
@@ -77,10 +77,14 @@ def respect(sol: Solution) -> Solution:
                 continue
             jobs = np.flatnonzero(job_node == n)
             now = float(terms.run[jobs, job_cfg[jobs]].sum())
-            options = [(-1, float(terms.wait[jobs].sum()) - now, int(cat.gpus[v]))]
+            # a job that stays where it runs now pays its move if the node changes
+            stay = (inst.current_node[jobs] == n) & (inst.current_cfg[jobs] == job_cfg[jobs])
+            moves = float(terms.kappa[jobs[stay]].sum()) - float(terms.sigma[n, v])
+            closing = float(terms.wait[jobs].sum()) - now + moves
+            options = [(-1, closing, int(cat.gpus[v]))]
             for w in _smaller(inst, v, jobs, job_cfg, need, cap):
                 cfgs = cat.cfg_offset[w] + cat.cfg_gpus[job_cfg[jobs]] - 1
-                loss = float(terms.run[jobs, cfgs].sum()) - now
+                loss = float(terms.run[jobs, cfgs].sum()) - now + moves + float(terms.sigma[n, w])
                 options.append((w, loss, int(cat.gpus[v] - cat.gpus[w])))
             for w, loss, freed in options:
                 key = (loss / freed, n, w)
@@ -152,8 +156,10 @@ def _place(inst, terms, j, node_vm, job_node, job_cfg, need, cap) -> None:
                 c = int(cat.cfg_offset[v]) + g - 1
                 if not np.isfinite(inst.times[j, c]):
                     continue
-                key = float(terms.run[j, c]) + inst.H * max(
-                    0.0, float(cat.cost[v]) - float(terms.price[c])
+                key = (
+                    float(terms.run[j, c])
+                    + inst.H * max(0.0, float(cat.cost[v]) - float(terms.price[c]))
+                    + float(terms.sigma[closed[0], v])
                 )
                 if key < best[0]:
                     best = (key, int(closed[0]), c)

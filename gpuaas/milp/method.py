@@ -215,6 +215,11 @@ def milp(
         if res.get(k) is not None:
             stats[f"solver_{k}"] = res[k]
     if res["status"] == "infeasible":
+        if p1n and instance.catalog.quotas:
+            raise SolverError(
+                f"{solver_name}: P1n (exactly min(N, J) open nodes) and the catalog's quotas "
+                "cannot hold together"
+            )
         raise SolverError(
             f"{solver_name} reports the model infeasible (it always has a solution: a bug)"
         )
