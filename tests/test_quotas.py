@@ -284,3 +284,21 @@ def test_no_method_exceeds_a_random_quota(seed, cap, at, method, spot):
     sol = solve(inst, method, seed=seed, time_limit=5.0)
     assert not quotas.over(inst.catalog, sol.node_vm)
     assert validate(sol).ok, validate(sol).errors
+
+
+def test_the_bound_rises_with_a_binding_quota_and_stays_below_every_run():
+    """With 4 V100 GPUs in all of AWS the capacity LP (a row per quota and slot) rises above
+    the bound without the quota, and stays below every simulated run within the quota."""
+    from gpuaas.bounds import bound
+    from gpuaas.catalog import load_catalog
+
+    data = generate_trace(8, 16, seed=3, catalog="aws-v100-zones")
+    cat = load_catalog("aws-v100-zones").to_dict()
+    free = Instance.from_dict({**data, "catalog": cat})
+    trace = Instance.from_dict(
+        {**data, "catalog": {**cat, "quotas": [{"at": "AWS", "gpu": "V100", "gpus": 4}]}}
+    )
+    loose, tight = bound(free), bound(trace)
+    assert loose.kind == tight.kind and tight.bound > loose.bound * 1.02
+    for method in ("incremental", "greedy", "edf"):
+        assert tight.bound <= simulate(trace, method).total_cost + 1e-9, method
