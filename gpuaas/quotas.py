@@ -45,11 +45,12 @@ def may_open(cat: Catalog, left: np.ndarray, v: int) -> bool:
 def respect(sol: Solution) -> Solution:
     """`sol` within its catalog's quotas (module docstring). While a quota is over, of the
     open nodes it counts (none with a pinned job) the one whose change loses least P1$ per
-    GPU it frees (the run values, moves and start-ups it changes) is taken: resized to a smaller VM type of its GPU model and place that holds
-    its jobs on their GPU counts, or closed and its jobs taken off. Each job taken off, the
-    earliest due first, then goes where its P1$ run value is least: an open node with room
-    for it, or a closed node slot on a VM type the quotas and `Instance.room` let open; else
-    it waits (when waiting costs less). Decisions are repaired, not planned with the quota."""
+    GPU it frees (the run values, moves and start-ups it changes) is taken: resized to a
+    smaller VM type of its GPU model and place that holds its jobs on their GPU counts, or
+    closed and its jobs taken off. Each job taken off, the earliest due first, then goes
+    where its P1$ run value is least: an open node with room for it, or a closed node slot
+    on a VM type the quotas and `Instance.room` let open; else it waits (when waiting costs
+    less). Decisions are repaired, not planned with the quota."""
     inst = sol.instance
     cat = inst.catalog
     if not cat.quotas or not over(cat, sol.node_vm):
