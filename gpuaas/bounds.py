@@ -27,6 +27,10 @@ What it bounds: every schedule in which job j runs no earlier than r_j = max(rel
 at one configuration at a time (migrating freely and at no cost), taking the instance's
 *predicted* times — `gpuaas simulate` with noise 0 can never cost less (restart overhead and
 idle VMs only add cost); with noise, actual durations differ and a run can fall below it.
+
+**Quotas** (`gpuaas.catalog.Quota`): the per-job bound ignores them (valid, looser); the
+capacity LP has a row per quota and slot (`capacity_lp`) and is solved whenever the per-job
+plans use a type under a quota (`limits`).
 """
 
 from __future__ import annotations
@@ -453,12 +457,16 @@ def spot_capacity(
 
 
 def limits(instance: Instance, spot: dict[int, Capacity] | None, plan: PerJobPlan) -> bool:
-    """Whether the per-job plans use a spot type whose capacity is ever finite (the LP's spot
-    rows may then bind, so its optimum need not be the per-job bound)."""
+    """Whether the per-job plans use a spot type whose capacity is ever finite, or a type under
+    a quota (the LP's spot or quota rows may then bind, so its optimum need not be the per-job
+    bound)."""
+    cat = instance.catalog
+    used = plan.cfg[plan.cfg >= 0]
+    if cat.quotas and cat.quota_members[:, cat.cfg_vm[used]].any():
+        return True
     if not spot:
         return False
-    used = plan.cfg[plan.cfg >= 0]
-    types = set(instance.catalog.cfg_vm[used].tolist())
+    types = set(cat.cfg_vm[used].tolist())
     return any((cap.counts < UNLIMITED).any() for v, cap in spot.items() if v in types)
 
 

@@ -15,7 +15,11 @@ cost. With spot capacity (`spot`, from `gpuaas.bounds.spot_capacity`) the node-s
 type v in slot k are at most the integral of v's count over the slot (`available_seconds`; a
 row per type and slot whose integral is finite), and the spells' rows charge what the times
 without capacity force on each job (`spell_rows`: time on a type at most its usable time per
-slot, a restart per stretch its work outlives).
+slot, a restart per stretch its work outlives). With quotas (`gpuaas.catalog.Quota`) the GPUs
+of the jobs on a quota's types in a regular slot, Σ x·t·g, are at most its GPUs × the slot's
+length (a VM holds at least its jobs' GPUs, and the quota counts every GPU of its open VMs), and
+a configuration under such a row is dominated only by those under none or the same
+(`_quota_kept`).
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
 whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
@@ -169,7 +173,9 @@ def _grid(
         cost, node_sec = t * share_price(instance), t * node_share(instance)
     cfg_vm = instance.catalog.cfg_vm
     limited = [v for v, cap in (spot or {}).items() if (cap.counts < UNLIMITED).any()]
-    if not limited:
+    if instance.catalog.quotas:
+        keep = _quota_kept(instance, limited, t, cost, node_sec)
+    elif not limited:
         keep = non_dominated(t, cost, node_sec)
     else:
         alone = np.isin(cfg_vm, limited)
@@ -180,6 +186,28 @@ def _grid(
             keep |= mine & (cfg_vm == v)[None, :]
     start = float(effective_release(instance).min())
     return cost, node_sec, keep, keep.sum(axis=1), start, _horizon(instance, nodes, keep, node_sec)
+
+
+def _quota_kept(
+    instance: Instance, limited: list[int], t: np.ndarray, cost: np.ndarray, node_sec: np.ndarray
+) -> np.ndarray:
+    """`_grid`'s kept configurations where the catalog has quotas: a configuration under a row
+    of its own (a limited spot type's, or a set of quotas) is dominated only by those under no
+    such row and by those under the same rows, so that moving work to the dominating one never
+    breaks a row."""
+    cat = instance.catalog
+    key = np.concatenate(
+        [np.isin(cat.cfg_vm, limited)[:, None] * (cat.cfg_vm[:, None] + 1),
+         cat.quota_members.T[cat.cfg_vm]],
+        axis=1,
+    )  # fmt: skip
+    free = ~key.any(axis=1)
+    keep = non_dominated(np.where(free[None, :], t, np.inf), cost, node_sec)
+    for row in np.unique(key[~free], axis=0):
+        mine = (key == row).all(axis=1)
+        group = non_dominated(np.where((free | mine)[None, :], t, np.inf), cost, node_sec)
+        keep |= group & mine[None, :]
+    return keep
 
 
 def check_slot(
@@ -349,7 +377,7 @@ def capacity_lp(
         tt[has_t],
     ]
     n_rows = 3 * J + K + int(need.sum())
-    spot_upper = []
+    spot_upper = []  # the upper ends of the spot types' rows, then of the quotas' rows
     cat = instance.catalog
     for v, cap in sorted((spot or {}).items()):
         of_v = cat.cfg_vm[cc] == v
@@ -362,6 +390,17 @@ def capacity_lp(
                 vals.append(node_sec[cj[hit], cc[hit]])
                 spot_upper.append(room)
                 n_rows += 1
+    # each quota's GPUs in each regular slot: the jobs on its types hold at most its GPUs at
+    # any time (`gpuaas.catalog.Quota`), so Σ x·t·g over them is at most Q × the slot's length
+    for q, members in enumerate(cat.quota_members):
+        of_q = members[cat.cfg_vm[cc]] & regular
+        for k in np.unique(ck[of_q]).tolist():
+            hit = of_q & (ck == k)
+            rows.append(np.full(int(hit.sum()), n_rows))
+            cols.append(ids[hit])
+            vals.append(tt[hit] * cat.cfg_gpus[cc[hit]])
+            spot_upper.append(float(cat.quotas[q].gpus) * float(lengths[k]))
+            n_rows += 1
     T_cols = n_x + np.arange(J)
     rows += [J + np.arange(J), 2 * J + np.arange(J)]
     cols += [T_cols, T_cols]

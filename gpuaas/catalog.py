@@ -20,6 +20,11 @@ their own for the methods (`gpu_model_id`), as spot variants are: a node lives a
 and the construction opens a node where the job's preferred configuration is. `locations[v]` is the type's location ("" where
 none), `places` each location's region and cloud; `select` keeps the types of some locations
 (``--locations``).
+
+**Quotas.** A catalog may cap the GPUs of one GPU model in the VMs open at one location, region
+or cloud (`Quota`, top-level `quotas`), as a cloud's per-region GPU quotas do, on-demand and
+spot apart; `quota_members` says which VM types each counts. `gpuaas.quotas` holds every
+method's plan to them.
 """
 
 from __future__ import annotations
@@ -46,6 +51,30 @@ SPOT_SUFFIX = ":spot"
 AT = "@"
 
 
+@dataclass(frozen=True)
+class Quota:
+    """At most `gpus` GPUs of model `gpu` in the VMs open at `at` (a location, region or cloud
+    of the catalog's `places`; "": all of the catalog's), counting its spot variants if
+    `spot`, else its on-demand types (clouds keep spot quotas apart)."""
+
+    gpu: str
+    gpus: int
+    at: str = ""
+    spot: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"at": self.at} if self.at else {}
+        out.update(gpu=self.gpu, gpus=self.gpus)
+        if self.spot:
+            out["spot"] = True
+        return out
+
+    def describe(self) -> str:
+        """The quota in words, for messages: ``8 V100 GPUs at us-east-1 (spot)``."""
+        where = f" at {self.at}" if self.at else ""
+        return f"{self.gpus} {self.gpu} GPUs{where}{' (spot)' if self.spot else ''}"
+
+
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -67,6 +96,7 @@ class Catalog:
     memory: np.ndarray | None = None  # float64 (V,): GiB; inf where not declared (no limit)
     locations: tuple[str, ...] | None = None  # (V,): each type's location, "" where none
     places: dict[str, dict[str, str]] = field(default_factory=dict)  # location -> region, cloud
+    quotas: tuple[Quota, ...] = ()  # caps on the GPUs open per model and place (`Quota`)
     cost: np.ndarray = field(init=False)  # float64 (V,): c_v in $/s
     gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
     cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
@@ -102,6 +132,7 @@ class Catalog:
         for name, value in (
             ("locations", locations),
             ("places", {k: dict(v) for k, v in self.places.items()}),
+            ("quotas", tuple(self.quotas)),
             ("spot_per_hour", _frozen(np.asarray(spot, dtype=np.float64).copy())),
             ("info", dict(self.info)),
             ("gpus", gpus),
@@ -165,6 +196,7 @@ class Catalog:
             memory=np.concatenate([self.memory, self.memory[have]]),
             locations=self.locations + tuple(self.locations[v] for v in have),
             places=self.places,
+            quotas=self.quotas,
         )
 
     def without_spot(self) -> Catalog:
@@ -236,8 +268,20 @@ class Catalog:
             memory=self.memory[keep],
             locations=tuple(x for x, k in zip(self.locations, keep) if k),
             places=self.places,  # all of them: where jobs' data may be (`Instance.data_at`)
+            quotas=tuple(q for q in self.quotas if q.gpu in np.array(self.gpu_models)[keep]),
         )
         return cat, np.flatnonzero(keep[self.cfg_vm])
+
+    @property
+    def quota_members(self) -> np.ndarray:
+        """(Q, V) bool: VM type v counts towards quota q (its GPU model, its kind, and `at` its
+        location, region or cloud or ""); (0, V) without quotas."""
+        return _quota_members(self)
+
+    @property
+    def quota_gpus(self) -> np.ndarray:
+        """(Q,) int: each quota's GPUs."""
+        return np.array([q.gpus for q in self.quotas], dtype=np.int64)
 
     def vm_index(self, name: str) -> int:
         """Index of VM type `name`; KeyError if absent."""
@@ -279,6 +323,8 @@ class Catalog:
         if self.places:
             out["locations"] = {k: dict(v) for k, v in self.places.items()}
         out["vm_types"] = vms
+        if self.quotas:
+            out["quotas"] = [q.to_dict() for q in self.quotas]
         if self.has_spot:
             out["spot"] = True
         return out
@@ -292,11 +338,12 @@ class Catalog:
         of the same date), `vcpus` and `memory` (GiB: the resources beside GPUs, docs/design.md)
         and top-level `spot: true` (the catalog with its spot variants, `with_spot`).
         Locations (module docstring): top-level `locations: {LOCATION: {region, cloud}}`
-        (cloud defaults to the provider) and per VM type `location`, one of them.
+        (cloud defaults to the provider) and per VM type `location`, one of them. Quotas:
+        top-level `quotas: [{at, gpu, gpus, spot}]` (`Quota`; `_quotas`).
         """
         if not isinstance(data, dict):
             raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
-        unknown = set(data) - {"name", "vm_types", "spot", "locations", *INFO_FIELDS}
+        unknown = set(data) - {"name", "vm_types", "spot", "locations", "quotas", *INFO_FIELDS}
         if unknown:
             raise InputError(source, where, f"unknown field(s) {sorted(unknown)}")
         info = {}
@@ -380,6 +427,7 @@ class Catalog:
         spot = data.get("spot", False)
         if not isinstance(spot, bool):
             raise InputError(source, f"{where}.spot", f"must be true or false, got {brief(spot)}")
+        quotas = _quotas(data.get("quotas", []), places, models, source, where)
         cat = cls(
             name=str(name),
             vm_names=tuple(names),
@@ -392,6 +440,7 @@ class Catalog:
             memory=np.array(limits["memory"], dtype=np.float64),
             locations=tuple(locs),
             places=places,
+            quotas=quotas,
         )
         return cat.with_spot() if spot else cat
 
@@ -417,7 +466,20 @@ def _without_spot(cat: Catalog) -> Catalog:
         memory=cat.memory[:od],
         locations=cat.locations[:od],
         places=cat.places,
+        quotas=cat.quotas,
     )
+
+
+@lru_cache(maxsize=8)  # a Catalog is immutable and hashes by identity
+def _quota_members(cat: Catalog) -> np.ndarray:
+    out = np.zeros((len(cat.quotas), cat.n_vms), dtype=bool)
+    for i, q in enumerate(cat.quotas):
+        for v, (model, loc) in enumerate(zip(cat.gpu_models, cat.locations)):
+            place = {loc, *cat.places.get(loc, {}).values()}
+            out[i, v] = (
+                model == q.gpu and bool(cat.spot[v]) == q.spot and (not q.at or q.at in place)
+            )
+    return _frozen(out)
 
 
 #: Optional per-VM-type capacities beside GPUs (docs/design.md): field -> its check
@@ -454,6 +516,59 @@ def _places(data: Any, provider: str, source: str | None, where: str) -> dict[st
             "cloud": _info_field(place.get("cloud", provider or "-"), source, f"{at}.cloud", False),
         }
     return out
+
+
+def _quotas(
+    data: Any,
+    places: dict[str, dict[str, str]],
+    models: list[str],
+    source: str | None,
+    where: str,
+) -> tuple[Quota, ...]:
+    """A catalog's `quotas`: a list of {at (optional), gpu, gpus, spot (optional)}, `at` a
+    location, region or cloud of `places`, `gpu` a GPU model of its VM types, `gpus` >= 0,
+    each (at, gpu, spot) once."""
+    if not isinstance(data, list):
+        raise InputError(source, f"{where}.quotas", "must be a list of {at, gpu, gpus, spot}")
+    known = {x for loc, p in places.items() for x in (loc, *p.values())}
+    out: list[Quota] = []
+    for i, q in enumerate(data):
+        at = f"{where}.quotas[{i}]"
+        if not isinstance(q, dict):
+            raise InputError(source, at, "must be an object {at, gpu, gpus, spot}")
+        if set(q) - {"at", "gpu", "gpus", "spot"}:
+            raise InputError(
+                source,
+                at,
+                f"unknown field(s) {sorted(map(str, set(q) - {'at', 'gpu', 'gpus', 'spot'}))}",
+            )
+        if {"gpu", "gpus"} - set(q):
+            raise InputError(source, at, f"missing field(s) {sorted({'gpu', 'gpus'} - set(q))}")
+        if q["gpu"] not in models:
+            raise InputError(
+                source,
+                f"{at}.gpu",
+                f"{brief(q['gpu'])} is no GPU model of the catalog's VM types "
+                f"({', '.join(sorted(set(models)))})",
+            )
+        place = q.get("at", "")
+        if place != "" and place not in known:
+            raise InputError(
+                source,
+                f"{at}.at",
+                f"{brief(place)} is no location, region or cloud of the catalog "
+                f"({', '.join(sorted(known)) or 'it declares no locations'})",
+            )
+        spot = q.get("spot", False)
+        if not isinstance(spot, bool):
+            raise InputError(source, f"{at}.spot", f"must be true or false, got {brief(spot)}")
+        gpus = checks.integer(q["gpus"], f"{at}.gpus", source, minimum=0)
+        quota = Quota(gpu=q["gpu"], gpus=gpus, at=place, spot=spot)
+        if any((o.gpu, o.at, o.spot) == (quota.gpu, quota.at, quota.spot) for o in out):
+            what = f"{quota.gpu}{' spot' if spot else ''} GPUs at {place or 'every place'}"
+            raise InputError(source, at, f"a second quota of {what}")
+        out.append(quota)
+    return tuple(out)
 
 
 def _price(c: Any, source: str | None, where: str) -> float:

@@ -342,7 +342,7 @@ class Instance:
         out = {
             # by name only where the name reads it back (a bundled catalog)
             "catalog": cat.name
-            if cat.name in bundled_catalogs() and not cat.has_spot
+            if cat.name in bundled_catalogs() and not cat.has_spot and not cat.quotas
             else cat.to_dict(),
             "nodes": self.nodes,
             "time": self.time,

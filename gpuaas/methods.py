@@ -27,6 +27,7 @@ import numpy as np
 from gpuaas import checks
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
+from gpuaas.quotas import respect
 from gpuaas.resources import fit
 from gpuaas.solution import Solution
 
@@ -268,11 +269,12 @@ def solve(
     **options: Any,
 ) -> Solution:
     """Solve one rescheduling point with the named method (on min(N, J) nodes: module
-    docstring), its plan within every node's vCPUs and memory (`gpuaas.resources.fit`)."""
+    docstring), its plan within every node's vCPUs and memory (`gpuaas.resources.fit`) and
+    the catalog's quotas (`gpuaas.quotas.respect`)."""
     fn = get_method(method)
     checks.seed(seed)
     if METHODS[method].uses_all_nodes or instance.nodes <= max(instance.n_jobs, 1):
-        return fit(fn(instance, seed=seed, time_limit=time_limit, **options))
+        return respect(fit(fn(instance, seed=seed, time_limit=time_limit, **options)))
     keep = kept_nodes(instance)
     cur = instance.current_node
     small = dataclasses.replace(
@@ -285,7 +287,7 @@ def solve(
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     node_vm[keep] = sol.node_vm
     job_node = np.where(sol.job_node >= 0, keep[np.maximum(sol.job_node, 0)], -1)
-    return fit(Solution(instance, node_vm, job_node, sol.job_cfg, sol.method, sol.stats))
+    return respect(fit(Solution(instance, node_vm, job_node, sol.job_cfg, sol.method, sol.stats)))
 
 
 def kept_nodes(instance: Instance) -> np.ndarray:

@@ -52,8 +52,8 @@ class ValidationReport:
 
 def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     """Check capacity (GPUs; vCPUs and memory where jobs declare them), one VM type per node, job VM = node VM, <= N open nodes each hosting a
-    job, runnable configurations, pinned jobs where they run now; P1n (exactly min(N, J) open
-    nodes) only when `p1n`."""
+    job, runnable configurations, pinned jobs where they run now, the catalog's GPU quotas;
+    P1n (exactly min(N, J) open nodes) only when `p1n`."""
     inst = solution.instance
     cat = inst.catalog
     N, J = inst.nodes, inst.n_jobs
@@ -142,6 +142,19 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     total += _reconfiguration(inst, node_vm, job_node, job_cfg, cfg_list, gpus_of_vm, price)
     if n_open > N:
         err(f"{n_open} open nodes exceed N={N}")
+    for q in cat.quotas:  # the GPUs of the open VMs each quota counts
+        spot = [bool(b >= 0) for b in cat.base]
+        total_q = 0
+        for v in node_vm:
+            if not 0 <= v < len(names) or cat.gpu_models[v] != q.gpu or spot[v] != q.spot:
+                continue
+            loc = cat.locations[v]
+            if not q.at or q.at == loc or q.at in cat.places.get(loc, {}).values():
+                total_q += gpus_of_vm[v]
+        if total_q > q.gpus:
+            where = q.at or "every place"
+            kind = " spot" if q.spot else ""
+            err(f"{total_q} {q.gpu}{kind} GPUs open at {where}, over their quota of {q.gpus}")
     if p1n and n_open != min(N, J):
         err(f"P1n: {n_open} open nodes, required exactly min(N, J) = {min(N, J)}")
     rep.f_obj = total

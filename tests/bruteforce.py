@@ -4,7 +4,7 @@ Nodes are interchangeable, so for each number k of open nodes it enumerates the 
 VM types, then every placement of every job (postponed, or on one of the k nodes with one of its
 runnable GPU counts for that node's VM type), pruning only placements that exceed a node's
 GPUs (or its vCPUs or memory, where jobs declare them), and keeps the cheapest placement in
-which every open node hosts a job. One enumeration
+which every open node hosts a job; a multiset over a catalog quota's GPUs is skipped. One enumeration
 gives the optimum for every k, hence both P1n on (k = min(N, J)) and off (best k <= N).
 """
 
@@ -54,6 +54,8 @@ def brute_force(inst: Instance) -> BruteForce:
     for k in range(min(N, J) + 1):
         top: tuple[float, Any] = (math.inf, None)
         for types in itertools.combinations_with_replacement(range(V), k):
+            if not within_quotas(inst, types):
+                continue
             # options[j]: (node or -1, config or -1, GPUs, time, job cost)
             options = []
             for j in range(J):
@@ -76,6 +78,23 @@ def brute_force(inst: Instance) -> BruteForce:
             job_cfg = np.array([o[1] for o in choice], dtype=np.int64)
             best[k] = (top[0], Solution(inst, node_vm, job_node, job_cfg, "brute-force"))
     return BruteForce(best)
+
+
+def within_quotas(inst: Instance, types: tuple[int, ...]) -> bool:
+    """Whether VMs of `types` (-1: a closed node) hold at most each quota's GPUs of its model,
+    kind and place (`gpuaas.catalog.Quota`), counted here again in plain Python."""
+    cat = inst.catalog
+    for q in cat.quotas:
+        total = 0
+        for v in types:
+            if v < 0 or cat.gpu_models[v] != q.gpu or (int(cat.base[v]) >= 0) != q.spot:
+                continue
+            loc = cat.locations[v]
+            if q.at in ("", loc) or q.at in cat.places.get(loc, {}).values():
+                total += int(cat.gpus[v])
+        if total > q.gpus:
+            return False
+    return True
 
 
 def _best_placement(
@@ -185,6 +204,8 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
     cur, now_type, kappa = _incumbent(inst)
     best: tuple[float, Any] = (math.inf, None)
     for types in itertools.product(range(-1, V), repeat=N):
+        if not within_quotas(inst, types):
+            continue
         opened = [n for n in range(N) if types[n] >= 0]
         options = []
         for j in range(J):
@@ -247,6 +268,8 @@ def brute_force_dollars(inst: Instance) -> tuple[float, Solution]:
     wait = [wait_value(p, j) for j in range(J)]
     best: tuple[float, Any] = (math.inf, None)
     for types in itertools.product(range(-1, V), repeat=N):
+        if not within_quotas(inst, types):
+            continue
         opened = [n for n in range(N) if types[n] >= 0]
         fixed = sum(
             inst.startup * p.vm_price[types[n]] for n in opened if now_type.get(n) != types[n]

@@ -151,6 +151,32 @@ CASES = [
         "bad.json: catalog.vm_types[1].name: duplicate VM type 'X'",
     ),
     (
+        "catalog-quota-place",
+        "inline catalog, a quota at a place it does not have",
+        _set(
+            ("catalog",), {**INLINE_A10G, "quotas": [{"at": "us-east-1", "gpu": "A10G", "gpus": 8}]}
+        ),
+        "bad.json: catalog.quotas[0].at: 'us-east-1' is no location, region or cloud of the catalog (it declares no locations)",
+    ),
+    (
+        "catalog-quota-gpu",
+        "inline catalog, a quota of a GPU model it does not have",
+        _set(("catalog",), {**INLINE_A10G, "quotas": [{"gpu": "H100", "gpus": 8}]}),
+        "bad.json: catalog.quotas[0].gpu: 'H100' is no GPU model of the catalog's VM types (A10G)",
+    ),
+    (
+        "catalog-quota-negative",
+        "inline catalog, a quota of -8 GPUs",
+        _set(("catalog",), {**INLINE_A10G, "quotas": [{"gpu": "A10G", "gpus": -8}]}),
+        "bad.json: catalog.quotas[0].gpus: must be an integer >= 0, got -8",
+    ),
+    (
+        "catalog-quota-fraction",
+        "inline catalog, a quota of 2.5 GPUs",
+        _set(("catalog",), {**INLINE_A10G, "quotas": [{"gpu": "A10G", "gpus": 2.5}]}),
+        "bad.json: catalog.quotas[0].gpus: must be an integer >= 0, got 2.5",
+    ),
+    (
         "time-negative",
         "`time` negative",
         _set(("time",), -5),

@@ -7,7 +7,9 @@ one each, in the method's order, until the nodes run out; the rest wait for the 
 The configuration is chosen by the heuristics' rule [§3.3]: the cheapest (t_jvg * c_v) among
 those that meet the due date (t_jvg <= d_j), else the fastest (least t_jvg). Ties go to the
 VM type with fewer GPUs, then the lower price: the job gets the smallest VM type that holds it
-(e.g. 4 K80 GPUs cost the same time on NC24 and NC48*, and NC24 is chosen).
+(e.g. 4 K80 GPUs cost the same time on NC24 and NC48*, and NC24 is chosen). With the
+catalog's quotas (`gpuaas.quotas`) a job chooses among the VM types the GPUs left let open,
+and waits if none.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuaas import quotas
 from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.solution import Solution
@@ -29,7 +32,7 @@ def _ranked(keys: tuple[np.ndarray, ...], allowed: np.ndarray) -> int:
     return int(idx[order[0]])
 
 
-def heuristic_config(instance: Instance, j: int) -> int:
+def heuristic_config(instance: Instance, j: int, allowed: np.ndarray | None = None) -> int:
     """Configuration of job `j` by the heuristics' rule: cheapest meeting the due date, else fastest.
 
     Parameters
@@ -38,15 +41,20 @@ def heuristic_config(instance: Instance, j: int) -> int:
         The rescheduling point (remaining times `times`, relative due dates `rel_due`).
     j : int
         Job index.
+    allowed : (C,) bool array, optional
+        Only these configurations (the catalog's quotas left, `list_schedule`); default all.
 
     Returns
     -------
     int
-        Configuration index c (ties: fewer GPUs on the VM type, then lower price).
+        Configuration index c (ties: fewer GPUs on the VM type, then lower price); -1 when
+        `allowed` leaves the job none.
     """
     cat = instance.catalog
     t = instance.times[j]
-    runnable = np.isfinite(t)
+    runnable = np.isfinite(t) if allowed is None else np.isfinite(t) & allowed
+    if not runnable.any():
+        return -1
     vm_gpus = cat.gpus[cat.cfg_vm].astype(np.float64)
     price = cat.cost[cat.cfg_vm]
     meets = runnable & (t <= instance.rel_due[j])
@@ -95,15 +103,27 @@ def list_schedule(instance: Instance, order: np.ndarray, method: str, seed: int)
         job_node[j], job_cfg[j] = n, c
     free = iter(np.flatnonzero(node_vm < 0))
     started = 0
+    # the catalog's quotas (`gpuaas.quotas`): a job takes the best configuration whose VM type
+    # the GPUs left let open, else waits while later jobs of other types may start
+    left = cat.quota_gpus - quotas.held(cat, node_vm) if cat.quotas else None
+    n = None
     for j in np.asarray(order, dtype=np.int64):
         if job_node[j] >= 0:
             continue
-        n = next(free, None)
+        n = next(free, None) if n is None else n
         if n is None:
             break
-        c = heuristic_config(instance, int(j))
+        if left is None:
+            c = heuristic_config(instance, int(j))
+        else:
+            opens = np.array([quotas.may_open(cat, left, v) for v in range(cat.n_vms)])
+            c = heuristic_config(instance, int(j), opens[cat.cfg_vm])
+            if c < 0:
+                continue  # node n stays free for the next job
+            left -= cat.quota_members[:, cat.cfg_vm[c]] * cat.gpus[cat.cfg_vm[c]]
         node_vm[n] = cat.cfg_vm[c]
         job_node[j], job_cfg[j] = n, c
+        n = None
         started += 1
     stats: dict[str, Any] = {
         "seconds": time.perf_counter() - t0,

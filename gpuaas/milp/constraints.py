@@ -138,6 +138,27 @@ def constrain_resources(b: Builder, m: dict[str, np.ndarray]) -> None:
         b.rows(demand, labels(n=nn, v=vv), -INF, 0.0, rows, cols, vals)
 
 
+def constrain_quotas(b: Builder, m: dict[str, np.ndarray]) -> None:
+    """Σ_{n, v ∈ q} G_v·y_nv ≤ Q_q  ∀ quotas q — the GPUs of the open VMs each quota of the
+    catalog counts (`gpuaas.catalog.Quota`); none without quotas."""
+    cat = b.instance.catalog
+    if not cat.quotas:
+        return
+    N, V = m["y"].shape
+    q, v = np.nonzero(cat.quota_members)
+    n = np.repeat(np.arange(N), len(q))
+    q, v = np.tile(q, N), np.tile(v, N)
+    b.rows(
+        "quota",
+        [f"q{i}" for i in range(len(cat.quotas))],
+        -INF,
+        cat.quota_gpus.astype(np.float64),
+        q,
+        m["y"][n, v],
+        cat.gpus[v].astype(np.float64),
+    )
+
+
 def constrain_P1h(b: Builder, m: dict[str, np.ndarray], literal: bool = False) -> None:
     """P1h (corrected, formulations/P1.md): τ_j ≥ Σ_{n,v,g} (t_jvg − d_j)·x_jnvg  ∀j.
 

@@ -23,6 +23,7 @@ from gpuaas.milp.highs import solve_highs, write_model
 from gpuaas.milp.model import build_model, decode, model_columns, solution_columns
 from gpuaas.milp.pulp_solvers import solve_pulp
 from gpuaas.objective import OBJECTIVES
+from gpuaas.quotas import respect
 from gpuaas.resources import fit
 from gpuaas.solution import Solution
 from gpuaas.validator import validate
@@ -214,6 +215,11 @@ def milp(
         if res.get(k) is not None:
             stats[f"solver_{k}"] = res[k]
     if res["status"] == "infeasible":
+        if p1n and instance.catalog.quotas:
+            raise SolverError(
+                f"{solver_name}: P1n (exactly min(N, J) open nodes) and the catalog's quotas "
+                "cannot hold together"
+            )
         raise SolverError(
             f"{solver_name} reports the model infeasible (it always has a solution: a bug)"
         )
@@ -319,6 +325,7 @@ def _warm_start(
         raise InputError(None, "warm_start", "solution is for a different instance")
     # within the nodes' vCPUs and memory, as every method's plan (`gpuaas.resources.fit`)
     warm = fit(Solution(instance, warm.node_vm, warm.job_node, warm.job_cfg, warm.method))
+    warm = respect(warm)  # and its quotas (`gpuaas.quotas`), which the model's rows hold
     report = validate(warm)
     if report.ok and p1n:
         warm = p1n_warm_start(warm)

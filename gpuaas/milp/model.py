@@ -41,6 +41,7 @@ from gpuaas.milp.constraints import (
     constrain_P1l,
     constrain_P1m,
     constrain_P1n,
+    constrain_quotas,
     constrain_resources,
     constrain_unfilled,
 )
@@ -209,6 +210,7 @@ def build_model(
     constrain_P1f(b, m)
     constrain_P1g(b, m)
     constrain_resources(b, m)
+    constrain_quotas(b, m)
     if p1a:
         constrain_P1h(b, m, literal)
         constrain_P1i(b, m, literal)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gpuaas import quotas
 from gpuaas.errors import SolverError
 from gpuaas.solution import Solution
 
@@ -53,6 +54,9 @@ def check_solution(sol: Solution) -> None:
         raise SolverError(f"{name}: a node holds more GPUs than its VM type has")
     if (is_open & (hosted == 0)).any():
         raise SolverError(f"{name}: an open node hosts no job")
+    excess = quotas.over(cat, nv)
+    if excess:
+        raise SolverError(f"{name}: {excess[0]}")
 
 
 def match_nodes(
