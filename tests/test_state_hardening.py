@@ -133,6 +133,14 @@ def _event(r: Rescheduler, at: float, kind: str, u: float, name: str, busy: set[
 @example(
     steps=[(0.0, ["submit", "complete"], False, 0.0), (60.0, ["complete"], True, 0.0)], nodes=1
 )
+@example(  # a progress of 5.6e-314 made the speed pool inf: the state was not JSON
+    steps=[
+        (0.0, ["submit"], False, 0.0),
+        (1800.0, ["progress"], False, 2.2250738585e-313),
+        (0.0, ["complete"], False, 0.0),
+    ],
+    nodes=1,
+)
 @given(steps=st.lists(STEP, min_size=1, max_size=8), nodes=st.sampled_from([1, 2]))
 def test_every_state_written_restores_and_continues_alike(steps, nodes):
     """Case 1: save and restore after every event of a sequence with same-instant events

@@ -137,8 +137,10 @@ EMPTY_POOL: Pool = (0, 0.0, 0, 0.0)
 def pool(stats: Pool, observed: Observed) -> Pool:
     """`stats` with a completed job's evidence: the log ratio y_c of each configuration it was
     observed on for at least `CREDIBILITY` seconds, and, with two or more, their spread around
-    the job's mean (what the configurations' own errors add)."""
-    ys = [math.log(e / w) for _, e, w in observed if e >= CREDIBILITY and w > 0.0]
+    the job's mean (what the configurations' own errors add). Each y_c is kept within
+    log MAX_RATIO as the job's own estimate is (a progress report of 1e-313 made it inf, and
+    the pool, then the saved state, inf and nan)."""
+    ys = [_clamp(math.log(e / w)) for _, e, w in observed if e >= CREDIBILITY and w > 0.0]
     if not ys:
         return stats
     n, sq, dof, within = stats
