@@ -26,6 +26,7 @@ from gpuaas.upper import PORTFOLIO, upper
 
 COLUMNS = [
     "nodes",
+    "jobs",
     "arrivals",
     "trace_seed",
     "restart",
@@ -35,25 +36,32 @@ COLUMNS = [
     "best",
     "runs",
     "upper",
+    "bound_s",
+    "upper_s",
 ]
-#: the `arrivals` of the rows of ITP cluster 10 (`--itp`), the bundled sample
-ITP = "itp-cluster10"
+#: the bundled sample of ITP cluster 10 (`--itp`): cluster10.csv unchanged, the same rows
 ITP_SAMPLE = "instances/elasticflow-sample.csv"
+ITP_PREFIX = "itp-cluster"
 #: restart label -> (overhead, startup) of the runs
 RESTARTS = {"0": (0.0, 0.0), "600": (600.0, 120.0)}
 
 
-def itp_sample() -> Instance:
-    """ElasticFlow's ITP cluster 10 (the bundled sample), imported with the format's defaults
-    (N from its GPU demand), as `gpuaas import elasticflow` writes it."""
+def itp_label(cluster: int) -> str:
+    """The `arrivals` of the rows of ITP cluster `cluster` (the whole cluster)."""
+    return f"{ITP_PREFIX}{cluster:02d}"
+
+
+def itp_trace(src: str) -> Instance:
+    """An ElasticFlow cluster CSV imported with the format's defaults (N from its GPU demand:
+    the 95th percentile / 8, scripts/results/itp.md), as `gpuaas import elasticflow` writes it."""
     from gpuaas.importers import build_trace, import_defaults, read_trace
     from gpuaas.throughputs import load_throughputs
 
-    jobs, _ = read_trace("elasticflow", ITP_SAMPLE)
+    jobs, _ = read_trace("elasticflow", src)
     opts = import_defaults("elasticflow")
     data, _ = build_trace(
         jobs,
-        ITP_SAMPLE,
+        src,
         catalog=opts["catalog"],
         throughputs=load_throughputs(opts["throughputs"]),
         nodes=opts["nodes"],
@@ -62,19 +70,28 @@ def itp_sample() -> Instance:
     return Instance.from_dict(data)
 
 
-def row(nodes: int, arrivals: str, seed: int, restart: str) -> dict[str, str]:
-    """One trace and restart cost: its bound, the upper value and the default's cost."""
-    if arrivals == ITP:
-        trace = itp_sample()
+def row(
+    nodes: int,
+    arrivals: str,
+    seed: int,
+    restart: str,
+    source: str | None = None,
+    portfolio: tuple[tuple[str, int], ...] = PORTFOLIO,
+) -> dict[str, str]:
+    """One trace and restart cost: its bound, the upper value and the default's cost. The trace
+    is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV."""
+    if source is not None:
+        trace = itp_trace(source)
         nodes = trace.nodes
     else:
         trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals))
     low = bound(trace)
     overhead, startup = RESTARTS[restart]
-    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9)
+    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=portfolio)
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
     return {
         "nodes": str(nodes),
+        "jobs": str(trace.n_jobs),
         "arrivals": arrivals,
         "trace_seed": str(seed),
         "restart": restart,
@@ -84,6 +101,8 @@ def row(nodes: int, arrivals: str, seed: int, restart: str) -> dict[str, str]:
         "best": f"{top.method} seed {top.seed}",
         "runs": ";".join(f"{m}:{s}:{c:.4f}" for m, s, c in top.runs),
         "upper": repr(top.upper),
+        "bound_s": f"{low.seconds:.1f}",
+        "upper_s": f"{top.seconds:.1f}",
     }
 
 
@@ -105,53 +124,104 @@ def write(path: Path, rows: list[dict[str, str]]) -> None:
 
 def table(rows: list[dict[str, str]]) -> str:
     out = [
-        "| N | arrivals | trace | restart (s) | bound $ | upper $ | default $ "
-        "| upper / bound | default / upper | cheapest run |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| N | J | trace | restart (s) | bound $ | upper $ | default $ "
+        "| upper / bound | default / upper | cheapest run | s: bound, upper |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         b, u, d = float(r["bound"]), float(r["upper"]), float(r["default"])
+        if r["arrivals"].startswith(ITP_PREFIX):
+            trace = f"ITP cluster {int(r['arrivals'][len(ITP_PREFIX) :])}"
+        else:
+            trace = f"{r['arrivals']} {r['trace_seed']}"
+        secs = f"{r['bound_s']}, {r['upper_s']}" if r.get("upper_s") else "-"
         out.append(
-            f"| {r['nodes']} | {r['arrivals']} | {r['trace_seed']} | {r['restart']} "
-            f"| {b:,.0f} | {u:,.0f} | {d:,.0f} | {u / b:.3f} | {d / u:.3f} | {r['best']} |"
+            f"| {r['nodes']} | {r.get('jobs') or '-'} | {trace} | {r['restart']} "
+            f"| {b:,.0f} | {u:,.0f} | {d:,.0f} | {u / b:.3f} | {d / u:.3f} | {r['best']} "
+            f"| {secs} |"
         )
     return "\n".join(out)
 
 
-def main() -> None:
+def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
+    """The rows asked for and not yet in `rows`, as `row`'s arguments."""
+    done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
+    restarts = args.restarts.split(",")
+    todo: list[tuple] = [
+        (int(n), args.arrivals, int(s), rs, None)
+        for n in filter(None, args.nodes.split(","))
+        for s in args.seeds.split(",")
+        for rs in restarts
+        if (n, args.arrivals, s, rs) not in done
+    ]
+    sources = {10: ITP_SAMPLE} if args.itp else {}
+    if args.itp_dir is not None:
+        for c in args.clusters:
+            src = Path(args.itp_dir) / f"cluster{c:02d}.csv"
+            if not src.is_file():
+                raise SystemExit(f"{src}: no such file (the CSVs of microsoft/elasticflow-traces)")
+            sources[c] = str(src)
+    have = {(r["arrivals"], r["restart"]) for r in rows}
+    todo += [
+        (0, itp_label(c), 0, rs, src)
+        for c, src in sources.items()
+        for rs in restarts
+        if (itp_label(c), rs) not in have
+    ]
+    return todo
+
+
+def order(r: dict[str, str]) -> tuple:
+    """Generated traces by N, seed, restart; then the ITP clusters by number, restart."""
+    itp = r["arrivals"].startswith(ITP_PREFIX)
+    return (
+        itp,
+        0 if itp else int(r["nodes"]),
+        r["arrivals"],
+        int(r["trace_seed"]),
+        int(r["restart"]),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default="scripts/results/upper.csv", help="rows (CSV)")
     ap.add_argument("--md", default=None, help="write the table to this markdown file")
-    ap.add_argument("--nodes", default="10", help="comma-separated N")
+    ap.add_argument("--nodes", default="", help="comma-separated N of generated traces (none)")
     ap.add_argument("--seeds", default="81,82,83", help="comma-separated trace seeds")
     ap.add_argument("--restarts", default="0,600", help=f"of {', '.join(RESTARTS)}")
     ap.add_argument("--arrivals", default="high")
     ap.add_argument("--itp", action="store_true", help=f"also {ITP_SAMPLE} (ITP cluster 10)")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument(
+        "--itp-dir",
+        help="a directory of microsoft/elasticflow-traces' cluster01.csv .. cluster10.csv",
+    )
+    ap.add_argument(
+        "--clusters",
+        type=lambda text: [int(c) for c in text.split(",")],
+        default=[1, 5, 7, 8, 9, 10],
+        help="comma-separated ITP clusters of --itp-dir (default 1,5,7,8,9,10)",
+    )
+    ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     path = Path(args.output)
     rows = read(path)
     if not args.report_only:
-        done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
-        todo = [
-            (int(n), args.arrivals, int(s), rs)
-            for n in args.nodes.split(",")
-            for s in args.seeds.split(",")
-            for rs in args.restarts.split(",")
-            if (n, args.arrivals, s, rs) not in done
-        ]
-        if args.itp:
-            have = {(r["arrivals"], r["restart"]) for r in rows}
-            todo += [(0, ITP, 0, rs) for rs in args.restarts.split(",") if (ITP, rs) not in have]
-        with ProcessPoolExecutor(max(1, args.workers)) as pool:
-            for new in pool.map(row, *zip(*todo)) if todo else []:
+        todo = tasks(args, rows)
+        if args.workers <= 1:
+            made = map(row, *zip(*todo)) if todo else iter(())
+            for new in made:
                 rows.append(new)
                 write(path, rows)
-    key = lambda r: (int(r["nodes"]), r["arrivals"], int(r["trace_seed"]), int(r["restart"]))  # noqa: E731
-    rows.sort(key=key)
-    if not args.report_only:
+        else:
+            with ProcessPoolExecutor(args.workers) as pool:
+                for new in pool.map(row, *zip(*todo)) if todo else []:
+                    rows.append(new)
+                    write(path, rows)
+        rows.sort(key=order)
         write(path, rows)
+    rows.sort(key=order)
     text = table(rows)
     if args.md:
         Path(args.md).write_text(PAGE.format(table=text), encoding="utf-8")
