@@ -1,14 +1,18 @@
 #!/usr/bin/env python
-"""The optimum bracketed on high-load traces (issue 43): per generated trace and restart cost,
-the lower bound (`gpuaas.bound`), the upper value (`gpuaas.upper`: the cheapest of its whole
-portfolio, no time limit (1e9 s), so a row does not depend on the machine's speed) and the default's
-cost (the portfolio's first run: `gpuaas simulate` with its defaults), with `upper / bound`
-and `default / upper`.
+"""The optimum bracketed under load (issue 43): per trace and restart cost, the lower bound
+(`gpuaas.bound`), the upper value (`gpuaas.upper`: the cheapest of its whole portfolio, no time
+limit (1e9 s), so a row does not depend on the machine's speed) and the default's cost (the
+portfolio's first run: `gpuaas simulate` with its defaults), with `upper / bound` and
+`default / upper`. The traces: generated high-load ones (`--nodes`, `--seeds`) and whole ITP
+clusters of microsoft/elasticflow-traces from the user's copy (`--itp-dir DIR --clusters`;
+`--itp`: cluster 10 from the bundled sample), imported as `gpuaas import elasticflow` does.
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,7,8,9,10
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
-Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them.
+Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them, and
+`--md` keeps the page's hand-written reading below `NOTES`.
 Restart "0" is `--overhead 0 --startup 0`, "600" the simulator's defaults (600 s, 120 s).
 """
 
@@ -44,6 +48,8 @@ ITP_SAMPLE = "instances/elasticflow-sample.csv"
 ITP_PREFIX = "itp-cluster"
 #: restart label -> (overhead, startup) of the runs
 RESTARTS = {"0": (0.0, 0.0), "600": (600.0, 120.0)}
+#: the line of `--md`'s page below which its text is hand-written and kept
+NOTES = "<!-- the reading below is written by hand; upper_report.py keeps it -->"
 
 
 def itp_label(cluster: int) -> str:
@@ -76,7 +82,6 @@ def row(
     seed: int,
     restart: str,
     source: str | None = None,
-    portfolio: tuple[tuple[str, int], ...] = PORTFOLIO,
 ) -> dict[str, str]:
     """One trace and restart cost: its bound, the upper value and the default's cost. The trace
     is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV."""
@@ -87,7 +92,7 @@ def row(
         trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals))
     low = bound(trace)
     overhead, startup = RESTARTS[restart]
-    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=portfolio)
+    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=PORTFOLIO)
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
     return {
         "nodes": str(nodes),
@@ -224,27 +229,36 @@ def main(argv: list[str] | None = None) -> None:
     rows.sort(key=order)
     text = table(rows)
     if args.md:
-        Path(args.md).write_text(PAGE.format(table=text), encoding="utf-8")
+        md = Path(args.md)
+        old = md.read_text(encoding="utf-8") if md.exists() else ""
+        notes = old[old.index(NOTES) :] if NOTES in old else NOTES + "\n"
+        md.write_text(PAGE.format(table=text) + "\n" + notes, encoding="utf-8")
     else:
         print(text)
 
 
 PAGE = """# The optimum bracketed under load (issue 43)
 
-Per generated high-load trace and restart cost: the lower bound of any schedule
-(`gpuaas bound`), the upper value (`gpuaas bound --upper`: the cheapest complete schedule of
-a portfolio of simulated runs, every duration known; `gpuaas/upper.py` says what it is and is
-not) and the default's cost (`gpuaas simulate` with its defaults, the portfolio's first run).
-The optimum lies between bound and upper. Rows: `upper.csv`.
+Per trace and restart cost: the lower bound of any schedule (`gpuaas bound`), the upper value
+(`gpuaas bound --upper`: the cheapest complete schedule of a portfolio of simulated runs, every
+duration known; `gpuaas/upper.py` says what it is and is not) and the default's cost
+(`gpuaas simulate` with its defaults, the portfolio's first run). The optimum lies between
+bound and upper. Rows: `upper.csv`.
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,7,8,9,10
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
+Traces: generated under high arrivals (N = 10 and 20, J = 10 N, seeds 81-83), and Microsoft's
+ITP clusters 1, 5, 7, 8, 9 and 10, each whole (every job, two months at most), imported from
+`DIR`, the user's copy of microsoft/elasticflow-traces (`itp.md`: `gpuaas import elasticflow
+clusterNN.csv` with the format's defaults, N = the 95th percentile of the GPUs held / 8).
 Restart 0: `--overhead 0 --startup 0`; 600: the default costs (600 s restart, 120 s start-up).
 `upper / bound` is the interval the optimum lies in, which neither the bound nor the methods
 close; `default / upper` what the default loses to the cheapest run (1: it is the cheapest).
 The bound ignores the restart and start-up costs (a schedule may never move), so at 600 s the
-interval holds what moving costs and what moving less loses in packing.
+interval holds what moving costs and what moving less loses in packing. `s`: wall seconds of
+the bound and of the whole portfolio (one process on a shared 2-core machine; blank: not kept).
 
 {table}
 """
