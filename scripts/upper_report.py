@@ -51,14 +51,22 @@ RESTARTS = {"0": (0.0, 0.0), "600": (600.0, 120.0)}
 NOTES = "<!-- the reading below is written by hand; upper_report.py keeps it -->"
 
 
-def itp_label(cluster: int) -> str:
-    """The `arrivals` of the rows of ITP cluster `cluster` (the whole cluster)."""
-    return f"{ITP_PREFIX}{cluster:02d}"
+def itp_label(cluster: int, limit: int | None = None) -> str:
+    """The `arrivals` of the rows of ITP cluster `cluster`: the whole cluster, or its first
+    `limit` jobs."""
+    return f"{ITP_PREFIX}{cluster:02d}" + ("" if limit is None else f"-first{limit}")
 
 
-def itp_trace(src: str) -> Instance:
+def itp_name(label: str) -> str:
+    """`itp_label`'s label as the table names it."""
+    cluster, _, first = label[len(ITP_PREFIX) :].partition("-first")
+    return f"ITP cluster {int(cluster)}" + (f", first {first} jobs" if first else "")
+
+
+def itp_trace(src: str, limit: int | None = None) -> Instance:
     """An ElasticFlow cluster CSV imported with the format's defaults (N from its GPU demand:
-    the 95th percentile / 8, scripts/results/itp.md), as `gpuaas import elasticflow` writes it."""
+    the 95th percentile / 8, scripts/results/itp.md), as `gpuaas import elasticflow [--limit
+    LIMIT]` writes it (`limit`: its first jobs by submission, N from their own demand)."""
     from gpuaas.importers import build_trace, import_defaults, read_trace
     from gpuaas.throughputs import load_throughputs
 
@@ -71,6 +79,7 @@ def itp_trace(src: str) -> Instance:
         throughputs=load_throughputs(opts["throughputs"]),
         nodes=opts["nodes"],
         measured_on=opts["measured_on"],
+        limit=limit,
     )
     return Instance.from_dict(data)
 
@@ -81,11 +90,13 @@ def row(
     seed: int,
     restart: str,
     source: str | None = None,
+    limit: int | None = None,
 ) -> dict[str, str]:
     """One trace and restart cost: its bound, the upper value and the default's cost. The trace
-    is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV."""
+    is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
+    first `limit` jobs)."""
     if source is not None:
-        trace = itp_trace(source)
+        trace = itp_trace(source, limit)
         nodes = trace.nodes
     else:
         trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals))
@@ -140,7 +151,7 @@ def table(rows: list[dict[str, str]]) -> str:
     for r in rows:
         b, u, d = float(r["bound"]), float(r["upper"]), float(r["default"])
         if r["arrivals"].startswith(ITP_PREFIX):
-            trace = f"ITP cluster {int(r['arrivals'][len(ITP_PREFIX) :])}"
+            trace = itp_name(r["arrivals"])
         else:
             trace = f"{r['arrivals']} {r['trace_seed']}"
         out.append(
@@ -155,25 +166,25 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
     done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
     restarts = args.restarts.split(",")
     todo: list[tuple] = [
-        (int(n), args.arrivals, int(s), rs, None)
+        (int(n), args.arrivals, int(s), rs, None, None)
         for n in filter(None, args.nodes.split(","))
         for s in args.seeds.split(",")
         for rs in restarts
         if (n, args.arrivals, s, rs) not in done
     ]
-    sources = {10: ITP_SAMPLE} if args.itp else {}
+    sources = {(10, None): ITP_SAMPLE} if args.itp else {}
     if args.itp_dir is not None:
         for c in args.clusters:
             src = Path(args.itp_dir) / f"cluster{c:02d}.csv"
             if not src.is_file():
                 raise SystemExit(f"{src}: no such file (the CSVs of microsoft/elasticflow-traces)")
-            sources[c] = str(src)
+            sources[c, args.itp_limit] = str(src)
     have = {(r["arrivals"], r["restart"]) for r in rows}
     todo += [
-        (0, itp_label(c), 0, rs, src)
-        for c, src in sources.items()
+        (0, itp_label(c, limit), 0, rs, src, limit)
+        for (c, limit), src in sources.items()
         for rs in restarts
-        if (itp_label(c), rs) not in have
+        if (itp_label(c, limit), rs) not in have
     ]
     return todo
 
@@ -208,6 +219,11 @@ def main(argv: list[str] | None = None) -> None:
         type=lambda text: [int(c) for c in text.split(",")],
         default=[1, 5, 7, 8, 9, 10],
         help="comma-separated ITP clusters of --itp-dir (default 1,5,7,8,9,10)",
+    )
+    ap.add_argument(
+        "--itp-limit",
+        type=int,
+        help="only the first K jobs of each --itp-dir cluster (`gpuaas import --limit K`)",
     )
     ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")

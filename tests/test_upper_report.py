@@ -39,7 +39,8 @@ KEPT = {
 def test_itp_dir_rows_are_the_imported_clusters(tmp_path, monkeypatch):
     """A cluster of `--itp-dir` gets the row of its import (N, J, bound, the default's cost as
     `gpuaas simulate` gives it, the cheapest run), the CSV's rows stay, a rerun computes
-    nothing, the table names the cluster and the page keeps its reading; a cluster missing from the directory is one line."""
+    nothing, the table names the cluster (`--itp-limit`: its first jobs, as `gpuaas import
+    --limit`) and the page keeps its reading; a cluster missing from the directory is one line."""
     monkeypatch.setattr(ur, "PORTFOLIO", (("incremental", 1), ("greedy", 1)))
     (tmp_path / "cluster03.csv").write_text(CLUSTER)
     out, md = tmp_path / "upper.csv", tmp_path / "upper.md"
@@ -61,6 +62,14 @@ def test_itp_dir_rows_are_the_imported_clusters(tmp_path, monkeypatch):
     assert float(new["bound"]) <= float(new["upper"]) <= float(new["default"])
     assert float(new["upper"]) == pytest.approx(min(float(r.split(":")[2]) for r in runs), abs=1e-4)
     assert "| 3 | 4 | ITP cluster 3 | 0 |" in md.read_text()
+    ur.main([*argv, "--itp-limit", "2", "--md", str(md)])  # gpuaas import --limit 2
+    first = ur.read(out)[2]
+    res = CliRunner().invoke(
+        cli, ["import", "elasticflow", "cluster03.csv", "--limit", "2", "-o", "t2.json"]
+    )
+    assert "imported 2 of 4 jobs" in res.output and ", N = 1;" in res.output, res.output
+    assert (first["arrivals"], first["nodes"], first["jobs"]) == ("itp-cluster03-first2", "1", "2")
+    assert "| 1 | 2 | ITP cluster 3, first 2 jobs | 0 |" in md.read_text()
 
     def nothing(*args):
         raise AssertionError("a row in the CSV is computed again")
@@ -71,5 +80,6 @@ def test_itp_dir_rows_are_the_imported_clusters(tmp_path, monkeypatch):
     assert md.read_text().count(ur.NOTES) == 1
     assert md.read_text().endswith(ur.NOTES + "\n- cluster 3: read by hand\n")
     ur.main(argv)
+    ur.main([*argv, "--itp-limit", "2"])
     with pytest.raises(SystemExit, match="cluster04.csv: no such file"):
         ur.main([*argv[:3], "3,4", "-o", str(out)])
