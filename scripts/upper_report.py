@@ -264,13 +264,15 @@ duration known; `gpuaas/upper.py` says what it is and is not) and the default's 
 bound and upper. Rows: `upper.csv`.
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
-    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,7,8,9,10
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,8,9,10 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
 Traces: generated under high arrivals (N = 10 and 20, J = 10 N, seeds 81-83), and Microsoft's
-ITP clusters 1, 5, 7, 8, 9 and 10, each whole (every job, two months at most), imported from
-`DIR`, the user's copy of microsoft/elasticflow-traces (`itp.md`: `gpuaas import elasticflow
-clusterNN.csv` with the format's defaults, N = the 95th percentile of the GPUs held / 8).
+ITP clusters, whole or, where the table says "first K jobs", the first K by submission
+(`--itp-limit K`), imported from `DIR`, the user's copy of microsoft/elasticflow-traces
+(`itp.md`: `gpuaas import elasticflow clusterNN.csv [--limit K]` with the format's defaults,
+N = the 95th percentile of the GPUs held / 8, of the jobs kept).
 Restart 0: `--overhead 0 --startup 0`; 600: the default costs (600 s restart, 120 s start-up).
 `upper / bound` is the interval the optimum lies in, which neither the bound nor the methods
 close; `default / upper` what the default loses to the cheapest run (1: it is the cheapest).
