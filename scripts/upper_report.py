@@ -1,14 +1,18 @@
 #!/usr/bin/env python
-"""The optimum bracketed on high-load traces (issue 43): per generated trace and restart cost,
-the lower bound (`gpuaas.bound`), the upper value (`gpuaas.upper`: the cheapest of its whole
-portfolio, no time limit (1e9 s), so a row does not depend on the machine's speed) and the default's
-cost (the portfolio's first run: `gpuaas simulate` with its defaults), with `upper / bound`
-and `default / upper`.
+"""The optimum bracketed under load (issue 43): per trace and restart cost, the lower bound
+(`gpuaas.bound`), the upper value (`gpuaas.upper`: the cheapest of its whole portfolio, no time
+limit (1e9 s), so a row does not depend on the machine's speed) and the default's cost (the
+portfolio's first run: `gpuaas simulate` with its defaults), with `upper / bound` and
+`default / upper`. The traces: generated high-load ones (`--nodes`, `--seeds`) and whole ITP
+clusters of microsoft/elasticflow-traces from the user's copy (`--itp-dir DIR --clusters`;
+`--itp`: cluster 10 from the bundled sample), imported as `gpuaas import elasticflow` does.
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,7,8,9,10
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
-Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them.
+Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them, and
+`--md` keeps the page's hand-written reading below `NOTES`.
 Restart "0" is `--overhead 0 --startup 0`, "600" the simulator's defaults (600 s, 120 s).
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -26,6 +31,7 @@ from gpuaas.upper import PORTFOLIO, upper
 
 COLUMNS = [
     "nodes",
+    "jobs",
     "arrivals",
     "trace_seed",
     "restart",
@@ -36,45 +42,78 @@ COLUMNS = [
     "runs",
     "upper",
 ]
-#: the `arrivals` of the rows of ITP cluster 10 (`--itp`), the bundled sample
-ITP = "itp-cluster10"
+#: the bundled sample of ITP cluster 10 (`--itp`): cluster10.csv unchanged, the same rows
 ITP_SAMPLE = "instances/elasticflow-sample.csv"
+ITP_PREFIX = "itp-cluster"
 #: restart label -> (overhead, startup) of the runs
 RESTARTS = {"0": (0.0, 0.0), "600": (600.0, 120.0)}
+#: the line of `--md`'s page below which its text is hand-written and kept
+NOTES = "<!-- the reading below is written by hand; upper_report.py keeps it -->"
 
 
-def itp_sample() -> Instance:
-    """ElasticFlow's ITP cluster 10 (the bundled sample), imported with the format's defaults
-    (N from its GPU demand), as `gpuaas import elasticflow` writes it."""
+def itp_label(cluster: int, limit: int | None = None) -> str:
+    """The `arrivals` of the rows of ITP cluster `cluster`: the whole cluster, or its first
+    `limit` jobs."""
+    return f"{ITP_PREFIX}{cluster:02d}" + ("" if limit is None else f"-first{limit}")
+
+
+def itp_name(label: str) -> str:
+    """`itp_label`'s label as the table names it."""
+    cluster, _, first = label[len(ITP_PREFIX) :].partition("-first")
+    return f"ITP cluster {int(cluster)}" + (f", first {first} jobs" if first else "")
+
+
+def itp_trace(src: str, limit: int | None = None) -> Instance:
+    """An ElasticFlow cluster CSV imported with the format's defaults (N from its GPU demand:
+    the 95th percentile / 8, scripts/results/itp.md), as `gpuaas import elasticflow [--limit
+    LIMIT]` writes it (`limit`: its first jobs by submission, N from their own demand)."""
     from gpuaas.importers import build_trace, import_defaults, read_trace
     from gpuaas.throughputs import load_throughputs
 
-    jobs, _ = read_trace("elasticflow", ITP_SAMPLE)
+    jobs, _ = read_trace("elasticflow", src)
     opts = import_defaults("elasticflow")
     data, _ = build_trace(
         jobs,
-        ITP_SAMPLE,
+        src,
         catalog=opts["catalog"],
         throughputs=load_throughputs(opts["throughputs"]),
         nodes=opts["nodes"],
         measured_on=opts["measured_on"],
+        limit=limit,
     )
     return Instance.from_dict(data)
 
 
-def row(nodes: int, arrivals: str, seed: int, restart: str) -> dict[str, str]:
-    """One trace and restart cost: its bound, the upper value and the default's cost."""
-    if arrivals == ITP:
-        trace = itp_sample()
+def row(
+    nodes: int,
+    arrivals: str,
+    seed: int,
+    restart: str,
+    source: str | None = None,
+    limit: int | None = None,
+) -> dict[str, str]:
+    """One trace and restart cost: its bound, the upper value and the default's cost. The trace
+    is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
+    first `limit` jobs)."""
+    if source is not None:
+        trace = itp_trace(source, limit)
         nodes = trace.nodes
     else:
         trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals))
     low = bound(trace)
     overhead, startup = RESTARTS[restart]
-    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9)
+    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=PORTFOLIO)
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
+    # the seconds depend on the machine: printed, not kept in the rows
+    print(
+        f"N {nodes}, J {trace.n_jobs}, {arrivals} {seed}, restart {restart}: "
+        f"bound {low.seconds:.1f} s, upper {top.seconds:.1f} s",
+        file=sys.stderr,
+        flush=True,
+    )
     return {
         "nodes": str(nodes),
+        "jobs": str(trace.n_jobs),
         "arrivals": arrivals,
         "trace_seed": str(seed),
         "restart": restart,
@@ -90,8 +129,8 @@ def row(nodes: int, arrivals: str, seed: int, restart: str) -> dict[str, str]:
 def read(path: Path) -> list[dict[str, str]]:
     if not path.exists():
         return []
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+    with open(path, newline="") as fh:  # a column of older rows' missing: blank
+        return [{k: r.get(k) or "" for k in COLUMNS} for r in csv.DictReader(fh)]
 
 
 def write(path: Path, rows: list[dict[str, str]]) -> None:
@@ -105,76 +144,141 @@ def write(path: Path, rows: list[dict[str, str]]) -> None:
 
 def table(rows: list[dict[str, str]]) -> str:
     out = [
-        "| N | arrivals | trace | restart (s) | bound $ | upper $ | default $ "
+        "| N | J | trace | restart (s) | bound $ | upper $ | default $ "
         "| upper / bound | default / upper | cheapest run |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         b, u, d = float(r["bound"]), float(r["upper"]), float(r["default"])
+        if r["arrivals"].startswith(ITP_PREFIX):
+            trace = itp_name(r["arrivals"])
+        else:
+            trace = f"{r['arrivals']} {r['trace_seed']}"
         out.append(
-            f"| {r['nodes']} | {r['arrivals']} | {r['trace_seed']} | {r['restart']} "
+            f"| {r['nodes']} | {r.get('jobs') or '-'} | {trace} | {r['restart']} "
             f"| {b:,.0f} | {u:,.0f} | {d:,.0f} | {u / b:.3f} | {d / u:.3f} | {r['best']} |"
         )
     return "\n".join(out)
 
 
-def main() -> None:
+def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
+    """The rows asked for and not yet in `rows`, as `row`'s arguments."""
+    done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
+    restarts = args.restarts.split(",")
+    todo: list[tuple] = [
+        (int(n), args.arrivals, int(s), rs, None, None)
+        for n in filter(None, args.nodes.split(","))
+        for s in args.seeds.split(",")
+        for rs in restarts
+        if (n, args.arrivals, s, rs) not in done
+    ]
+    sources = {(10, None): ITP_SAMPLE} if args.itp else {}
+    if args.itp_dir is not None:
+        for c in args.clusters:
+            src = Path(args.itp_dir) / f"cluster{c:02d}.csv"
+            if not src.is_file():
+                raise SystemExit(f"{src}: no such file (the CSVs of microsoft/elasticflow-traces)")
+            sources[c, args.itp_limit] = str(src)
+    have = {(r["arrivals"], r["restart"]) for r in rows}
+    todo += [
+        (0, itp_label(c, limit), 0, rs, src, limit)
+        for (c, limit), src in sources.items()
+        for rs in restarts
+        if (itp_label(c, limit), rs) not in have
+    ]
+    return todo
+
+
+def order(r: dict[str, str]) -> tuple:
+    """Generated traces by N, seed, restart; then the ITP clusters by number, restart."""
+    itp = r["arrivals"].startswith(ITP_PREFIX)
+    return (
+        itp,
+        0 if itp else int(r["nodes"]),
+        r["arrivals"],
+        int(r["trace_seed"]),
+        int(r["restart"]),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default="scripts/results/upper.csv", help="rows (CSV)")
     ap.add_argument("--md", default=None, help="write the table to this markdown file")
-    ap.add_argument("--nodes", default="10", help="comma-separated N")
+    ap.add_argument("--nodes", default="", help="comma-separated N of generated traces (none)")
     ap.add_argument("--seeds", default="81,82,83", help="comma-separated trace seeds")
     ap.add_argument("--restarts", default="0,600", help=f"of {', '.join(RESTARTS)}")
     ap.add_argument("--arrivals", default="high")
     ap.add_argument("--itp", action="store_true", help=f"also {ITP_SAMPLE} (ITP cluster 10)")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument(
+        "--itp-dir",
+        help="a directory of microsoft/elasticflow-traces' cluster01.csv .. cluster10.csv",
+    )
+    ap.add_argument(
+        "--clusters",
+        type=lambda text: [int(c) for c in text.split(",")],
+        default=[1, 5, 7, 8, 9, 10],
+        help="comma-separated ITP clusters of --itp-dir (default 1,5,7,8,9,10)",
+    )
+    ap.add_argument(
+        "--itp-limit",
+        type=int,
+        help="only the first K jobs of each --itp-dir cluster (`gpuaas import --limit K`)",
+    )
+    ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     path = Path(args.output)
     rows = read(path)
     if not args.report_only:
-        done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
-        todo = [
-            (int(n), args.arrivals, int(s), rs)
-            for n in args.nodes.split(",")
-            for s in args.seeds.split(",")
-            for rs in args.restarts.split(",")
-            if (n, args.arrivals, s, rs) not in done
-        ]
-        if args.itp:
-            have = {(r["arrivals"], r["restart"]) for r in rows}
-            todo += [(0, ITP, 0, rs) for rs in args.restarts.split(",") if (ITP, rs) not in have]
-        with ProcessPoolExecutor(max(1, args.workers)) as pool:
-            for new in pool.map(row, *zip(*todo)) if todo else []:
+        todo = tasks(args, rows)
+        if args.workers <= 1:
+            made = map(row, *zip(*todo)) if todo else iter(())
+            for new in made:
                 rows.append(new)
                 write(path, rows)
-    key = lambda r: (int(r["nodes"]), r["arrivals"], int(r["trace_seed"]), int(r["restart"]))  # noqa: E731
-    rows.sort(key=key)
-    if not args.report_only:
+        else:
+            with ProcessPoolExecutor(args.workers) as pool:
+                for new in pool.map(row, *zip(*todo)) if todo else []:
+                    rows.append(new)
+                    write(path, rows)
+        rows.sort(key=order)
         write(path, rows)
+    rows.sort(key=order)
     text = table(rows)
     if args.md:
-        Path(args.md).write_text(PAGE.format(table=text), encoding="utf-8")
+        md = Path(args.md)
+        old = md.read_text(encoding="utf-8") if md.exists() else ""
+        notes = old[old.index(NOTES) :] if NOTES in old else NOTES + "\n"
+        md.write_text(PAGE.format(table=text) + "\n" + notes, encoding="utf-8")
     else:
         print(text)
 
 
 PAGE = """# The optimum bracketed under load (issue 43)
 
-Per generated high-load trace and restart cost: the lower bound of any schedule
-(`gpuaas bound`), the upper value (`gpuaas bound --upper`: the cheapest complete schedule of
-a portfolio of simulated runs, every duration known; `gpuaas/upper.py` says what it is and is
-not) and the default's cost (`gpuaas simulate` with its defaults, the portfolio's first run).
-The optimum lies between bound and upper. Rows: `upper.csv`.
+Per trace and restart cost: the lower bound of any schedule (`gpuaas bound`), the upper value
+(`gpuaas bound --upper`: the cheapest complete schedule of a portfolio of simulated runs, every
+duration known; `gpuaas/upper.py` says what it is and is not) and the default's cost
+(`gpuaas simulate` with its defaults, the portfolio's first run). The optimum lies between
+bound and upper. Rows: `upper.csv`.
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,8,9,10 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
+Traces: generated under high arrivals (N = 10 and 20, J = 10 N, seeds 81-83), and Microsoft's
+ITP clusters, whole or, where the table says "first K jobs", the first K by submission
+(`--itp-limit K`), imported from `DIR`, the user's copy of microsoft/elasticflow-traces
+(`itp.md`: `gpuaas import elasticflow clusterNN.csv [--limit K]` with the format's defaults,
+N = the 95th percentile of the GPUs held / 8, of the jobs kept).
 Restart 0: `--overhead 0 --startup 0`; 600: the default costs (600 s restart, 120 s start-up).
 `upper / bound` is the interval the optimum lies in, which neither the bound nor the methods
 close; `default / upper` what the default loses to the cheapest run (1: it is the cheapest).
 The bound ignores the restart and start-up costs (a schedule may never move), so at 600 s the
-interval holds what moving costs and what moving less loses in packing.
+interval holds what moving costs and what moving less loses in packing. `s`: wall seconds of
+the bound and of the whole portfolio (one process on a shared 2-core machine; blank: not kept).
 
 {table}
 """
