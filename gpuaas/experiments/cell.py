@@ -519,7 +519,7 @@ def warm_up(methods: Iterable[str] = (), numba_cache_dir: str | None = None) -> 
     t0 = time.perf_counter()
     errors = {}
     for method in methods:
-        cell = Cell.of("exponential", 1, 3, 0, method, 0, bound=False)  # kernels only, no bound LP
+        cell = Cell.of("exponential", 1, 3, 0, method, 0)  # its bound too: per_job_lp on its arrays
         row = run_cell(cell)
         if row["status"] != "ok":
             errors[method] = row["error"]
