@@ -94,7 +94,7 @@ def moves_of(result) -> list[int]:
 def test_cap_per_job_holds_in_simulations(method):
     """max_moves = 1 (and 0): no job is moved more than that, whatever the method; without a
     cap the same traces move some jobs more (the cap binds)."""
-    tr = trace(4, nodes=5, jobs=40)
+    tr = trace(4, nodes=5, jobs=25)
     free = simulate(tr, method, seed=1, bound=False)
     assert max(moves_of(free)) > 1
     for cap in (0, 1):
