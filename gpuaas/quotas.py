@@ -37,9 +37,9 @@ def over(cat: Catalog, node_vm: np.ndarray) -> list[str]:
     ]
 
 
-def may_open(cat: Catalog, left: np.ndarray, v: int) -> bool:
-    """Whether one more VM of type v fits every quota's GPUs `left` (Q,)."""
-    return bool((left[cat.quota_members[:, v]] >= cat.gpus[v]).all())
+def openable(cat: Catalog, left: np.ndarray) -> np.ndarray:
+    """(V,) whether one more VM of each type fits every quota's GPUs `left` (Q,)."""
+    return ((left[:, None] >= cat.gpus[None, :]) | ~cat.quota_members).all(axis=0)
 
 
 def respect(sol: Solution) -> Solution:
@@ -148,9 +148,8 @@ def _place(inst, terms, j, node_vm, job_node, job_cfg, need, cap) -> None:
                 best = (float(terms.run[j, c]), n, c)
     closed = np.flatnonzero(node_vm < 0)
     if closed.size:
-        for v in range(cat.n_vms):
-            if inst.room[v] < 1 or not may_open(cat, left, v):
-                continue
+        opens = openable(cat, left) & (inst.room >= 1)
+        for v in np.flatnonzero(opens).tolist():
             if np.any(need[j] > cap[v] * (1.0 + 1e-9)):
                 continue
             for g in range(1, int(cat.gpus[v]) + 1):

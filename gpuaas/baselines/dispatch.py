@@ -116,8 +116,7 @@ def list_schedule(instance: Instance, order: np.ndarray, method: str, seed: int)
         if left is None:
             c = heuristic_config(instance, int(j))
         else:
-            opens = np.array([quotas.may_open(cat, left, v) for v in range(cat.n_vms)])
-            c = heuristic_config(instance, int(j), opens[cat.cfg_vm])
+            c = heuristic_config(instance, int(j), quotas.openable(cat, left)[cat.cfg_vm])
             if c < 0:
                 continue  # node n stays free for the next job
             left -= cat.quota_members[:, cat.cfg_vm[c]] * cat.gpus[cat.cfg_vm[c]]
