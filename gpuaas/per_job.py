@@ -77,6 +77,12 @@ def node_share(instance: Instance) -> np.ndarray:
     return cat.cfg_gpus / cat.gpus[cat.cfg_vm]
 
 
+def capacity_gpus(instance: Instance) -> np.ndarray:
+    """(C,) the part of the N nodes' capacity configuration c = (v, g) holds, in GPUs of the
+    largest VM type: g/G_v x max G. A job alone on a 1-GPU VM holds a whole node of the N."""
+    return node_share(instance) * float(instance.catalog.gpus.max())
+
+
 def effective_release(instance: Instance) -> np.ndarray:
     """r_j = max(release_j, T_c): the earliest time job j can run from this instance on."""
     return np.maximum(instance.release, instance.time)

@@ -16,9 +16,11 @@ imports nothing from a contestant.
 - The **fill price** (`fill_price`): where the bound prices GPU time at the VM's share, plan
   values price it at the share the jobs can fill: a GPU model sold only in VMs larger than its
   demand costs its jobs the whole VM.
-- The **queue price** (`queue_price`): while jobs wait, every GPU-second a job takes, or loses
-  to a restart, delays the queue. Plan values and move costs add it, so that under load jobs
-  take GPU-efficient configurations and stay where they are.
+- The **queue price** (`queue_price`): while jobs wait, every second a job holds part of the N
+  nodes, or loses to a restart, delays the queue. Plan values and move costs add it for the
+  part of a node a configuration holds (`per_job.capacity_gpus`: a 1-GPU VM holds a whole
+  node), so that under load jobs take GPU-efficient configurations on VMs that leave room and
+  stay where they are.
 
 Reasons: docs/reconfiguration.md, "The fill price" and "The queue price"; measurements:
 scripts/results/archive/reconfiguration-history.md, the sections of the same names.
@@ -33,7 +35,7 @@ import numpy as np
 
 from gpuaas import reconfiguration
 from gpuaas.instance import Instance
-from gpuaas.per_job import node_share, per_job_lp, share_price
+from gpuaas.per_job import capacity_gpus, node_share, per_job_lp, share_price
 
 #: at most this many rounds of `fill_price`'s fixed point (plans -> demand -> prices -> plans):
 #: six rounds measured the same as three; one round left azure-eastus at 1.43-1.59 x the bound,
@@ -42,10 +44,13 @@ FILL_ROUNDS = 3
 
 
 def queue_price(instance: Instance) -> float:
-    """λ, $ per GPU-second: the tardiness a GPU-second taken from the queue costs it.
+    """λ, $ per GPU-second of node capacity: the tardiness a GPU-second taken from the queue costs.
 
-    A GPU-second used now delays each waiting job by about 1 / (N x the largest VM's GPUs)
-    seconds, so λ = the waiting jobs' tardiness weights over that capacity. It is 0 when no job
+    The N nodes hold N x the largest VM's GPUs; a second of one of them used now delays each
+    waiting job by about 1 / that capacity, so λ = the waiting jobs' tardiness weights over it.
+    A configuration holds its VM share of a node (`capacity_gpus`), so the price is charged
+    per `capacity_gpus` (`gpu_time_price`), not per GPU: a job alone on a 1-GPU VM keeps a
+    whole node from the queue. It is 0 when no job
     waits, or when the GPUs the jobs ask for (running jobs: their configuration; waiting jobs:
     that of their plan at λ = 0) fit in that capacity, so that jobs do not queue. A first-order
     (marginal) estimate: it ignores which waiting jobs would be late anyway.
@@ -90,15 +95,22 @@ def fill_price(instance: Instance) -> np.ndarray:
     return price
 
 
+def gpu_time_price(
+    instance: Instance, price: Callable[[Instance], np.ndarray] | None = None
+) -> np.ndarray:
+    """(C,) $/s of running on configuration c now: `price` (`fill_price` by default) plus the
+    queue price of the node capacity it holds (`queue_price` x `capacity_gpus`)."""
+    return (price or fill_price)(instance) + queue_price(instance) * capacity_gpus(instance)
+
+
 def plan_values(
     instance: Instance, price: Callable[[Instance], np.ndarray] | None = None
 ) -> np.ndarray:
     """(J, C) per-job cost of finishing from now with configuration c first (inf: cannot run);
-    GPU time is priced at `price` (`fill_price` by default) plus `queue_price`, and a job whose
-    data is elsewhere pays its move to c's location (`reconfiguration.transfer_costs`, as P1$'s
-    run values do: a job prefers the configuration P1$ would keep it on)."""
-    p = (price or fill_price)(instance)
-    values = plan_values_at(instance, p + queue_price(instance) * instance.catalog.cfg_gpus)
+    GPU time is priced at `gpu_time_price` (with `price`), and a job whose data is elsewhere
+    pays its move to c's location (`reconfiguration.transfer_costs`, as P1$'s run values do: a
+    job prefers the configuration P1$ would keep it on)."""
+    values = plan_values_at(instance, gpu_time_price(instance, price))
     if instance.catalog.places:
         values = values + reconfiguration.transfer_costs(instance)
     return values

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuaas.per_job import share_price
+from gpuaas.per_job import capacity_gpus, share_price
 from gpuaas.transfer import transfer_matrix
 
 if TYPE_CHECKING:
@@ -155,7 +155,8 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
     """(J, C) cost of moving each running job from its configuration to c on a new VM (0 for
     waiting jobs): the `overhead` seconds of work lost, redone on c at `price` (C,, $/s), the
     VM's start-up, the tardiness of both delays when the job is late whatever it runs on, and
-    the GPU time both take from the queue at `queue` $ per GPU-second."""
+    the node capacity both hold from the queue at `queue` $ per GPU-second of it
+    (`per_job.capacity_gpus`)."""
     cat = instance.catalog
     J, C = instance.n_jobs, cat.n_configs
     out = np.zeros((J, C))
@@ -171,7 +172,7 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
         redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
         lost = redo * price[None, :]
         vm = up * cat.cost[cat.cfg_vm][None, :]
-        wait = queue * (redo + up) * cat.cfg_gpus[None, :]
+        wait = queue * (redo + up) * capacity_gpus(instance)[None, :]
         out[run] = np.where(
             np.isfinite(t), lost + vm + wait + np.where(late, w * (ov + up), 0.0), np.inf
         )

@@ -50,7 +50,7 @@ import numpy as np
 from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
 from gpuaas.heuristics.default.settings import SWITCH
 from gpuaas.instance import Instance
-from gpuaas.pricing import fill_price, plan_values_at, queue_price
+from gpuaas.pricing import gpu_time_price, plan_values_at
 from gpuaas.transfer import transfer_matrix
 
 
@@ -363,7 +363,7 @@ def wait_for_data(
     if not cand.size:
         return modes
     now = spot_instance(instance, modes)
-    price = fill_price(now) + queue_price(now) * cat.cfg_gpus
+    price = gpu_time_price(now)
     best_now = (plan_values_at(now, price, cand) + transfer_costs(instance)[cand]).min(axis=1)
     later = np.where(
         home[cand][:, cat.cfg_vm], _once_back(instance, modes, out, price, cand)[1], np.inf
@@ -415,7 +415,7 @@ def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) ->
     now_modes = modes.copy()
     now_modes[idle] = ON_DEMAND
     now = spot_instance(instance, now_modes)
-    price = fill_price(now) + queue_price(now) * cat.cfg_gpus
+    price = gpu_time_price(now)
     best_now = plan_values_at(now, price, idle).min(axis=1)
     full, later = _once_back(instance, modes, out, price, idle)
     # were it back now
