@@ -27,8 +27,15 @@ from gpuaas.heuristics.default.room import make_room, patient, queued
 from gpuaas.heuristics.default.settings import MOVE_WEIGHT
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
-from gpuaas.per_job import share_price
-from gpuaas.pricing import fill_price, move_costs, plan_values, preferred_configs, queue_price
+from gpuaas.per_job import capacity_gpus, share_price
+from gpuaas.pricing import (
+    fill_price,
+    gpu_time_price,
+    move_costs,
+    plan_values,
+    preferred_configs,
+    queue_price,
+)
 from gpuaas.simulator import simulate
 from gpuaas.validator import validate
 
@@ -63,9 +70,11 @@ def test_default_method_is_incremental():
 @pytest.mark.parametrize("seed", range(12))
 def test_plan_value_minimum_is_the_per_job_lp(seed):
     """The least plan value of each job equals its per-job LP (the bound's, with GPU time priced
-    at the fill price plus the queue price) solved by HiGHS; some of these instances queue."""
+    at the fill price plus the queue price of the node capacity held) solved by HiGHS; some of
+    these instances queue."""
     inst = random_instance(seed, nodes=3, jobs=15)
-    values, p = plan_values(inst), fill_price(inst) + queue_price(inst) * inst.catalog.cfg_gpus
+    values, p = plan_values(inst), gpu_time_price(inst)
+    assert p == pytest.approx(fill_price(inst) + queue_price(inst) * capacity_gpus(inst))
     for j in range(inst.n_jobs):
         want = per_job_lp(inst.times[j], p, float(inst.rel_due[j]), float(inst.weight[j]))
         assert values[j].min() == pytest.approx(want, rel=1e-7, abs=1e-7)
@@ -139,10 +148,11 @@ def test_preferred_configuration_meets_the_due_date_when_one_can():
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_queue_price_makes_plans_spend_fewer_gpu_seconds(seed):
+def test_queue_price_makes_plans_hold_less_node_capacity(seed):
     """λ = waiting weights / (N x largest VM's GPUs) when the plans overflow the N nodes, and
-    then every job's preferred plan uses no more GPU-seconds than at λ = 0: each plan value is
-    its λ = 0 value plus λ x its GPU-seconds, so the minimiser's GPU-seconds cannot grow."""
+    then every job's preferred plan holds no more node capacity (GPU-seconds of the largest VM,
+    `capacity_gpus`) than at λ = 0: each plan value is its λ = 0 value plus λ x that, so the
+    minimiser's cannot grow."""
     inst = random_instance(seed, nodes=2, jobs=40)
     lam = queue_price(inst)
     waiting = inst.current_cfg < 0
@@ -150,11 +160,40 @@ def test_queue_price_makes_plans_spend_fewer_gpu_seconds(seed):
     with_lam = plan_values(inst)
     free = plan_values(dataclasses.replace(inst, nodes=10_000))  # plans fit: λ = 0
     with np.errstate(invalid="ignore"):  # inf - inf where a job cannot run on c
-        gpu_seconds = (with_lam - free) / lam
+        held = (with_lam - free) / lam
     rows = np.flatnonzero(np.isfinite(free).any(axis=1))
     a, b = with_lam[rows].argmin(axis=1), free[rows].argmin(axis=1)
-    assert (gpu_seconds[rows, a] <= gpu_seconds[rows, b] * (1 + 1e-9) + 1e-6).all()
+    assert (held[rows, a] <= held[rows, b] * (1 + 1e-9) + 1e-6).all()
     assert (a != b).any()  # the price changes some plans
+
+
+def test_queue_price_charges_the_node_a_small_vm_holds():
+    """Ten 1-hour jobs, due at 1.5 h, queue for one node. L4s come in a 1-GPU VM (0.70 $/h, the
+    cheapest GPU) and an 8-GPU VM (8 $/h); more GPUs do not help. Alone on the 1-GPU VM a job
+    holds the whole node: the queue price is charged for 8 GPUs there and for 1 on the 8-GPU
+    VM, so the waiting jobs plan a GPU of the 8-GPU VM (charged per GPU, they planned the
+    1-GPU VM)."""
+    cat = Catalog.from_dict(
+        {
+            "vm_types": [
+                {"name": "l4x1", "gpu": "L4", "gpus": 1, "cost_per_hour": 0.70},
+                {"name": "l4x8", "gpu": "L4", "gpus": 8, "cost_per_hour": 8.0},
+            ]
+        }
+    )
+    inst = Instance(
+        catalog=cat,
+        nodes=1,
+        job_ids=tuple(f"j{i}" for i in range(10)),
+        release=np.zeros(10),
+        due=np.full(10, 5400.0),
+        weight=np.full(10, 10.0 / 3600),
+        work=np.tile(np.where(cat.cfg_gpus == 1, 3600.0, 3600.0 / cat.cfg_gpus**0.1), (10, 1)),
+    )
+    assert queue_price(inst) > 0
+    assert capacity_gpus(inst) == pytest.approx(8 * cat.cfg_gpus / cat.gpus[cat.cfg_vm])
+    pref = preferred_configs(inst)
+    assert (cat.cfg_vm[pref] == 1).all() and (cat.cfg_gpus[pref] == 1).all()
 
 
 @pytest.mark.parametrize("seed", range(20))
