@@ -6,7 +6,8 @@ gpuaas campaign scripts/campaigns/quality.yaml -o scripts/results/quality.csv --
 # path-relinking and incremental after `queued`; incremental again after `move_weight`; the four
 # again in the fourth round, after `make_room`, which the paper's heuristics share for rule 2;
 # in the sixth, after `fill_price`, the four's 600 s rows and incremental's restart-0 rows, since
-# the default's plans use it with moves free too).
+# the default's plans use it with moves free too; in issue 43, after the queue price per node
+# capacity (f64c9e1), the same rows again).
 # the report; the bar's "before" (quality-before-high.csv) and the before/after table's
 # quality-default-4ebc880.csv are frozen runs of older commits: archive/README.md
 python scripts/quality_report.py scripts/results/quality.csv --before scripts/results/archive/quality-before-high.csv -o scripts/results/quality.md
