@@ -212,10 +212,11 @@ def test_a_simulation_under_the_setting_puts_no_job_on_spot_without_the_margin(
     """Every point of a simulation with spot capacity: under the setting, each job the
     default's plan puts (or keeps) on spot keeps the margin at that point; without it, some
     job runs on spot without the margin (so the check can fail). The runs validate and
-    reconcile from their event logs."""
+    reconcile from their event logs. J = 8: without the setting 15 job-points lack the margin
+    on spot, under it none of 76 spot placements does."""
     import gpuaas.heuristics.default.method as M
 
-    trace = aws_trace(jobs=15, seed=2, arrivals="high")
+    trace = aws_trace(jobs=8, seed=2, arrivals="high")
     avail = load_availability("model:rate=0.1", AWS, seed=3, horizon=3e6, slots=3)
     seen = {}
     real = M.with_spot

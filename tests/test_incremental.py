@@ -531,8 +531,8 @@ def test_options_are_checked():
 def test_simulation_reconciles_and_moves_less_than_greedy(arrivals, tmp_path):
     """With the default reconfiguration costs the event log reconciles, and the default method
     moves jobs less often than the paper's Greedy did before it saw the incumbent (10-23 moves
-    per job at N = 10)."""
-    trace = Instance.from_dict(generate_trace(4, 30, seed=2, arrivals=arrivals))
+    per job at N = 10). N = 3, J = 15: 130-190 events with 2.2 moves per job."""
+    trace = Instance.from_dict(generate_trace(3, 15, seed=2, arrivals=arrivals))
     log = tmp_path / "ev.jsonl"
     res = simulate(trace, "incremental", seed=1, log=log).to_dict()
     assert check_against(recompute(log, trace), res, trace) == []

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from gpuaas.cli import cli
 from gpuaas.errors import InputError
-from gpuaas.generator import generate_snapshot
+from gpuaas.generator import generate_snapshot, generate_trace
 from gpuaas.heuristics.presets import load_preset, preset_options
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,8 +120,10 @@ def test_preset_for_another_method(instance_file, tmp_path):
 
 def test_simulate_with_preset(tmp_path):
     """`gpuaas simulate --preset` passes the options to the method at every event: a heavier
-    `move_weight` moves jobs less often; a bad value exits 2 and writes nothing."""
-    trace = ROOT / "instances" / "trace-small.json"
+    `move_weight` moves jobs less often (3.9 and 0.2 moves per job on this 3 x 10 trace); a bad
+    value exits 2 and writes nothing."""
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(generate_trace(3, 10, seed=1, arrivals="exponential")))
     moves = []
     for weight in (1, 16):
         preset = tmp_path / f"w{weight}.yaml"

@@ -269,20 +269,21 @@ def setting_script():
 
 
 def test_setting_rebills_gpuaas_at_the_series_and_equals_its_bill_at_constant_prices(tmp_path):
-    """The default on 20 h of the V100 sample: re-billed from its event log at a constant
-    series it is the Simulator's own bill; at the per-tick series it differs by the prices."""
+    """The default on 6 h of the V100 sample (from 13 h: the spot price moves within it):
+    re-billed from its event log at a constant series it is the Simulator's own bill; at the
+    per-tick series it differs by the prices."""
     import dataclasses
 
     mod = setting_script()
     setting = mod.SETTINGS["v100"]
-    zones = ["us-east-2b"]  # spot half the time there, at 0.918-0.9195 $/h
+    zones = ["us-east-2b"]  # spot a third of the window there, at 0.918-0.9195 $/h
     traces, types = mod.load_traces(SAMPLE / "v100", setting, zones)
     assert types["us-east-2b"]["name"] == "p3.2xlarge@us-east-2b"
-    deadline, work, gap = 20 * 3600.0, 12 * 3600.0, 195.0
-    args = (types, zones, 0.0, deadline, work, gap, 720.0, None, 50.0)
-    n = round(deadline / gap)
+    start, deadline, work, gap = 13 * 3600.0, 6 * 3600.0, 4 * 3600.0, 195.0
+    args = (types, zones, start, deadline, work, gap, 720.0, None, 50.0)
+    first, last = int(start // gap), int((start + deadline) // gap)  # as gpuaas_window's
     flat = {
-        z: dataclasses.replace(t, spot=np.full(len(t.spot), float(np.mean(t.spot[:n]))))
+        z: dataclasses.replace(t, spot=np.full(len(t.spot), float(np.mean(t.spot[first:last]))))
         for z, t in traces.items()
     }
     c_mean, c_series, met, _, egress, moves = mod.gpuaas_window(flat, *args, tmp_path / "a.jsonl")

@@ -194,7 +194,9 @@ def test_simulation_learns_the_actual_speed(model):
 
 
 def test_restore_mid_simulation_with_evidence_gives_identical_result():
-    trace = Instance.from_dict(generate_trace(4, 24, seed=5, arrivals="exponential"))
+    """A state saved halfway through a noisy simulation, with speed evidence in it, resumes to
+    the result of the uninterrupted run (N = 3, J = 12: 125 events, 20 migrations)."""
+    trace = Instance.from_dict(generate_trace(3, 12, seed=5, arrivals="exponential"))
     kw = {"seed": 2, "noise": 0.3, "noise_model": "lognormal-config"}
     full = Simulator(trace, "incremental", **kw).run().to_dict()
     sim = Simulator(trace, "incremental", **kw)

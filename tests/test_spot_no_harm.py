@@ -36,7 +36,7 @@ def test_spot_that_never_pays_leaves_the_run_without_spot():
     spot is the run without it (same plans, events and bill): capacity changes are no
     rescheduling points while no spot is held and none is taken."""
     base = Instance.from_dict(
-        generate_trace(3, jobs=12, seed=3, arrivals="high", catalog="aws-us-east-1")
+        generate_trace(3, jobs=8, seed=3, arrivals="high", catalog="aws-us-east-1")
     )
     cat = base.catalog
     trace = dataclasses.replace(
@@ -60,7 +60,7 @@ def test_spot_entered_for_less_than_the_margin_leaves_the_run_without_spot():
     fleet's spend to enter spot) it neither runs on spot nor waits for it, and the run is the
     run without spot (a job that waited for spot the plan would then refuse made it dearer)."""
     trace = Instance.from_dict(
-        generate_trace(3, jobs=12, seed=3, arrivals="high", catalog="aws-us-east-1")
+        generate_trace(3, jobs=8, seed=3, arrivals="high", catalog="aws-us-east-1")
     )
     market = flapping(["p3.2xlarge", "g4dn.xlarge", "g6.xlarge"], 6 * 3600.0, 1800.0, 400.0)
     plain = simulate(trace, "incremental", seed=1, bound=False)

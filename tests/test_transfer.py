@@ -154,7 +154,9 @@ def test_the_rescheduler_moves_the_data_charges_it_and_waits_for_it():
 
 @pytest.mark.parametrize("method", ["incremental", "greedy"])
 def test_simulated_moves_reconcile_from_the_event_log(tmp_path, method):
-    data = generate_trace(2, 10, seed=7, catalog="aws-v100-zones")
+    """Egress of checkpoint transfers reconciles from the event log (the default makes 4
+    transfers and loses a spot VM once on this 2 x 6 trace)."""
+    data = generate_trace(2, 6, seed=1, catalog="aws-v100-zones")
     for j, job in enumerate(data["jobs"]):
         job["data_gb"] = 200.0
         job["data_at"] = ["us-east-1a", "us-west-2c"][j % 2]
