@@ -47,10 +47,8 @@ def queue_price(instance: Instance) -> float:
     """λ, $ per GPU-second of node capacity: the tardiness a GPU-second taken from the queue costs.
 
     The N nodes hold N x the largest VM's GPUs; a second of one of them used now delays each
-    waiting job by about 1 / that capacity, so λ = the waiting jobs' tardiness weights over it.
-    A configuration holds its VM share of a node (`capacity_gpus`), so the price is charged
-    per `capacity_gpus` (`gpu_time_price`), not per GPU: a job alone on a 1-GPU VM keeps a
-    whole node from the queue. It is 0 when no job
+    waiting job by about 1 / that capacity, so λ = the waiting jobs' tardiness weights over it,
+    charged for the capacity a configuration holds (`gpu_time_price`). It is 0 when no job
     waits, or when the GPUs the jobs ask for (running jobs: their configuration; waiting jobs:
     that of their plan at λ = 0) fit in that capacity, so that jobs do not queue. A first-order
     (marginal) estimate: it ignores which waiting jobs would be late anyway.
