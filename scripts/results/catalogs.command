@@ -3,3 +3,6 @@
 gpuaas campaign scripts/campaigns/catalogs.yaml -o scripts/results/catalogs.csv --backend processes --workers 2
 python scripts/quality_report.py scripts/results/catalogs.csv -o /tmp/catalogs-table.md   # the table of catalogs.md
 # the default before the fill price (catalogs-before.csv): frozen, archive/README.md
+# After the queue price per node capacity (f64c9e1): the 576 rows of incremental, greedy,
+# randomized-greedy and path-relinking simulated again and the moved ones replaced:
+#   python scripts/rerun_rows.py ROWS.csv -o NEW.csv   (ROWS: those rows of catalogs.csv)
