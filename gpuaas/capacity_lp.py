@@ -19,7 +19,7 @@ slot, a restart per stretch its work outlives). With quotas (`gpuaas.catalog.Quo
 of the jobs on a quota's types in a regular slot, Σ x·t·g, are at most its GPUs × the slot's
 length (a VM holds at least its jobs' GPUs, and the quota counts every GPU of its open VMs), and
 a configuration under such a row is dominated only by those under none or the same
-(`_quota_kept`).
+(`_kept`).
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
 whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
@@ -166,35 +166,23 @@ def _grid(
     instance: Instance, nodes: int, spot: dict[int, Capacity] | None = None
 ) -> tuple[Any, ...]:
     """(cost, node-seconds, kept configurations, their count per job) arrays and the start and
-    end of the regular slots. A configuration of a spot type with limited capacity (`spot`)
-    dominates only those of its own type: its capacity row is its own."""
+    end of the regular slots; the kept configurations are `_kept`'s."""
     t = instance.times
     with np.errstate(invalid="ignore"):
         cost, node_sec = t * share_price(instance), t * node_share(instance)
-    cfg_vm = instance.catalog.cfg_vm
     limited = [v for v, cap in (spot or {}).items() if (cap.counts < UNLIMITED).any()]
-    if instance.catalog.quotas:
-        keep = _quota_kept(instance, limited, t, cost, node_sec)
-    elif not limited:
-        keep = non_dominated(t, cost, node_sec)
-    else:
-        alone = np.isin(cfg_vm, limited)
-        keep = non_dominated(np.where(alone, np.inf, t), cost, node_sec)
-        for v in limited:
-            group = ~alone | (cfg_vm == v)
-            mine = non_dominated(np.where(group, t, np.inf), cost, node_sec)
-            keep |= mine & (cfg_vm == v)[None, :]
+    keep = _kept(instance, limited, t, cost, node_sec)
     start = float(effective_release(instance).min())
     return cost, node_sec, keep, keep.sum(axis=1), start, _horizon(instance, nodes, keep, node_sec)
 
 
-def _quota_kept(
+def _kept(
     instance: Instance, limited: list[int], t: np.ndarray, cost: np.ndarray, node_sec: np.ndarray
 ) -> np.ndarray:
-    """`_grid`'s kept configurations where the catalog has quotas: a configuration under a row
-    of its own (a limited spot type's, or a set of quotas) is dominated only by those under no
-    such row and by those under the same rows, so that moving work to the dominating one never
-    breaks a row."""
+    """(J, C) each job's non-dominated configurations (`non_dominated` on time, cost and
+    node-seconds). A configuration under rows of its own (a spot type of `limited` capacity,
+    or a set of the catalog's quotas) is dominated only by those under no such row and by those
+    under the same rows, so that moving work to the dominating one never breaks a row."""
     cat = instance.catalog
     key = np.concatenate(
         [np.isin(cat.cfg_vm, limited)[:, None] * (cat.cfg_vm[:, None] + 1),
@@ -202,6 +190,8 @@ def _quota_kept(
         axis=1,
     )  # fmt: skip
     free = ~key.any(axis=1)
+    if free.all():
+        return non_dominated(t, cost, node_sec)
     keep = non_dominated(np.where(free[None, :], t, np.inf), cost, node_sec)
     for row in np.unique(key[~free], axis=0):
         mine = (key == row).all(axis=1)

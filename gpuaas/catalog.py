@@ -69,11 +69,6 @@ class Quota:
             out["spot"] = True
         return out
 
-    def describe(self) -> str:
-        """The quota in words, for messages: ``8 V100 GPUs at us-east-1 (spot)``."""
-        where = f" at {self.at}" if self.at else ""
-        return f"{self.gpus} {self.gpu} GPUs{where}{' (spot)' if self.spot else ''}"
-
 
 def _frozen(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)

@@ -142,8 +142,8 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     total += _reconfiguration(inst, node_vm, job_node, job_cfg, cfg_list, gpus_of_vm, price)
     if n_open > N:
         err(f"{n_open} open nodes exceed N={N}")
+    spot = [bool(b >= 0) for b in cat.base]
     for q in cat.quotas:  # the GPUs of the open VMs each quota counts
-        spot = [bool(b >= 0) for b in cat.base]
         total_q = 0
         for v in node_vm:
             if not 0 <= v < len(names) or cat.gpu_models[v] != q.gpu or spot[v] != q.spot:
