@@ -44,8 +44,10 @@ class KeepRule(NamedTuple):
 
 
 #: The keep rules, in order: a running job stays unless one of them frees it. Rule 1 frees a
-#: job for its own sake; rules 2-4 for the common good, only where the job's cheapest move is
-#: cheap (at most `HYSTERESIS` of its plan value on its configuration).
+#: job for its own sake; rules 2 and 4 for the common good, only where the job's cheapest move
+#: is cheap (at most `HYSTERESIS` of its plan value on its configuration); rule 3 empties a
+#: whole node for the queue, whatever its jobs' own moves cost (`make_room` takes the cheapest
+#: nodes first, and only as many as the queue needs).
 KEEP_RULES: tuple[KeepRule, ...] = (
     KeepRule(
         1,
@@ -63,7 +65,8 @@ KEEP_RULES: tuple[KeepRule, ...] = (
         3,
         "grow",
         "(the default method's only) jobs queue as for rule 2, all N nodes are open, its node's"
-        " VM is smaller than its GPU model's largest, and `make_room` picks its node",
+        " VM is smaller than its GPU model's largest or every job on it prefers another GPU"
+        " model, and `make_room` picks its node (whatever its jobs' own move costs)",
     ),
     KeepRule(
         4,
@@ -142,14 +145,21 @@ def incumbent_rules(
             queue = queued(instance, hurry)
         if queue:
             # jobs queue: a running job holding more GPUs than its plan asks for may give them
-            # back (rule 2), and, with every node open, a node on a small VM may be grown
-            # (rule 3: otherwise one 1-GPU job holds one of the N node slots for its whole life
-            # while jobs queue)
+            # back (rule 2), and, with every node open, a node on a small VM may be grown and
+            # a node whose jobs all prefer another GPU model re-typed (rule 3: otherwise one
+            # 1-GPU job holds one of the N node slots for its whole life, and nodes of a slow
+            # model hold the slots the queue's plans want, while jobs queue). Rule 3 weighs a
+            # node against the queue, not each job against its own plan value: with the
+            # per-job gate the default cost 17-31 % more on ITP clusters 1, 5 and 9
+            # (docs/reconfiguration.md, "Making room")
             mine = pref[run]
             shrink = cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
             small = np.zeros(run.size, dtype=bool)
             if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
-                small = cheap & (cat.gpus[vm] < largest_gpus(instance)[cat.gpu_model_id[vm]])
+                model = cat.gpu_model_id[vm]
+                theirs = cat.gpu_model_id[cat.cfg_vm[np.maximum(mine, 0)]]
+                elsewhere = (mine >= 0) & (theirs != model)
+                small = free & ((cat.gpus[vm] < largest_gpus(instance)[model]) | elsewhere)
             freed["shrink"], freed["grow"] = make_room(instance, hurry, run, shrink, small, move)
     # rule 4: a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare
     # for the moves are free

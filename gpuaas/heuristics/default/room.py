@@ -168,7 +168,8 @@ def make_room(
 
     Two kinds of unit can make room: a job holding more GPUs than its plan asks for (`shrink`:
     it gives back the difference on its node) and a node whose jobs are all `small` (on a VM
-    below its GPU model's largest; freed, the node can be re-packed and grown). Units are taken
+    below its GPU model's largest, or preferring another GPU model: freed, the node can be
+    re-packed and grown or re-typed; keep rule 3). Units are taken
     cheapest first (`cost`: each job's weighted move cost; a node's is the sum of its jobs'),
     and the shortest prefix (by bisection) that seats every waiting job is freed, so that one
     arriving job does not re-pack a dozen running ones. When even every unit cannot seat them
