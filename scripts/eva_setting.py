@@ -87,7 +87,7 @@ if str(ROOT) not in sys.path:
 
 from gpuaas import methods  # noqa: E402
 from gpuaas.catalog import Catalog  # noqa: E402
-from gpuaas.colocation import Colocation  # noqa: E402
+from gpuaas.colocation import Colocation, Groups  # noqa: E402
 from gpuaas.errors import InputError  # noqa: E402
 from gpuaas.files import check_output, open_output  # noqa: E402
 from gpuaas.importers.build import duration_work  # noqa: E402
@@ -155,35 +155,53 @@ def workload_name(job: Any, task: Any) -> str:
     return f"{job.name.split('[')[0]}_{task.name}"
 
 
-def pair_speeds(path: str) -> dict[tuple, list[float]]:
-    """The pairs of Eva's contention table (the pickle its simulator reads): {sorted pair of
-    workload classes: each one's speed beside the other}. Eva's own schedulers do not read it:
-    its master learns speeds from the throughputs it observes (they get that map)."""
-    import pickle
+class ContentionTable:
+    """Eva's contention table (the pickle its simulator reads: {sorted workload classes: each
+    one's speed, in key order}) as gpuaas's `Colocation` reads it, built once: the classes
+    (sorted names), the pairs' speed matrix and every group of 2 or more as
+    `gpuaas.colocation.Groups`. A job's speed in a group is what Eva's simulator gives it,
+    ``dict(zip(key, speeds))[its class]``: for 3 or more jobs that is not the product of the
+    pairs (its generator lists each group's speeds in an order of its own, not the sorted
+    key's), so the pairs alone would tell the method other speeds than the simulator's. Eva's
+    own schedulers do not read the table: its master learns each group's speeds from the
+    throughputs it observes (they get that map)."""
 
-    with open(path, "rb") as fh:
-        table = pickle.load(fh)  # the user's own Eva checkout's file
-    return {key: list(value) for key, value in table.items() if len(key) == 2}
+    def __init__(self, table: Mapping[tuple, Sequence[float]]) -> None:
+        self.classes = sorted({x for key in table for x in key})
+        self.index = {x: a for a, x in enumerate(self.classes)}
+        W = len(self.classes)
+        self.speed = np.ones((W, W))
+        groups: dict[tuple[int, ...], dict[int, float]] = {}
+        for key, value in table.items():
+            if len(key) < 2:
+                continue
+            of = dict(zip(key, (float(x) for x in value)))  # Eva's simulator's rule
+            if len(key) == 2:
+                x, y = key
+                self.speed[self.index[x], self.index[y]] = of[x]
+                self.speed[self.index[y], self.index[x]] = of[y]
+            groups[tuple(sorted(self.index[x] for x in key))] = {
+                self.index[x]: v for x, v in of.items()
+            }
+        self.groups = Groups(groups, W)
+
+    @classmethod
+    def load(cls, path: str) -> ContentionTable:
+        import pickle
+
+        with open(path, "rb") as fh:
+            return cls(pickle.load(fh))  # the user's own Eva checkout's file
+
+    def colocation(self, names: Sequence[str]) -> Colocation:
+        """The jobs of workload classes `names` (a class the table lacks: never slowed)."""
+        workload = np.array([self.index.get(x, -1) for x in names], dtype=np.int64)
+        return Colocation(workload, self.speed, self.groups)
 
 
-def colocation(
-    contention_map: Mapping[tuple, Sequence[float]] | None, names: Sequence[str]
-) -> Colocation | None:
-    """The jobs of workload classes `names` with the pairwise speeds of Eva's contention table
-    (key: the sorted pair of class names, value: each one's speed beside the other, in key
-    order; a pair it lacks: 1); None without a table."""
-    if contention_map is None:
-        return None
-    classes = sorted(set(names))
-    speed = np.ones((len(classes), len(classes)))
-    for a, x in enumerate(classes):
-        for b, y in enumerate(classes):
-            key = tuple(sorted((x, y)))
-            value = contention_map.get(key)
-            if value is not None:
-                speed[a, b] = float(value[key.index(x)])
-    index = {x: a for a, x in enumerate(classes)}
-    return Colocation(np.array([index[x] for x in names], dtype=np.int64), speed)
+def colocation(contention: ContentionTable | None, names: Sequence[str]) -> Colocation | None:
+    """The jobs of workload classes `names` with the speeds of Eva's contention table
+    (`ContentionTable`); None without a table."""
+    return None if contention is None else contention.colocation(names)
 
 
 def cheapest_fit(task: Any, instance_types: Mapping[Any, Any]) -> Any:
@@ -220,7 +238,7 @@ class EvaRound:
         weight: float,
         overhead: float,
         startup: float,
-        contention_map: Mapping[tuple, Sequence[float]] | None = None,
+        contention_map: ContentionTable | None = None,
     ) -> None:
         self.catalog, self.jobs, self.tasks = catalog, jobs, tasks
         self.instances, self.instance_types = instances, instance_types
@@ -390,7 +408,7 @@ class GpuaasScheduler:
         self.interval, self.due_factor, self.weight = interval, due_factor, weight
         self.overhead, self.startup, self.method, self.seed = overhead, startup, method, seed
         self.options = dict(options or {})
-        self.pairs = pair_speeds(contention_table) if contention_table else None
+        self.contention = ContentionTable.load(contention_table) if contention_table else None
         self.catalog: Catalog | None = None
         self._next = -1
         self.stats = {"rounds": 0, "solver_seconds": 0.0, "kept_postponed": 0}
@@ -438,7 +456,7 @@ class GpuaasScheduler:
             weight=self.weight,
             overhead=self.overhead,
             startup=self.startup,
-            contention_map=self.pairs,
+            contention_map=self.contention,
         )
         if not rnd.gpu_jobs and not rnd.cpu_jobs:
             return {}

@@ -318,24 +318,31 @@ def test_variant_options_checked_by_the_method():
 
 
 def test_colocation_from_evas_contention_table(tmp_path):
-    """The pairs of Eva's contention table (its pickle: sorted class names -> each one's
-    speed beside the other, in key order; larger groups dropped) become the default method's
-    `Colocation`: asymmetric speeds by class, a pair the table lacks at 1, no table: None."""
+    """Eva's contention table (its pickle: sorted class names -> each one's speed, in key
+    order) becomes the default method's `Colocation` as Eva's simulator reads it: asymmetric
+    pairs by class, a pair the table lacks at 1, and a group of 3 or more at the group's own
+    entry (``dict(zip(key, speeds))``, the last of a class winning), not the pairs' product
+    (which the script used before: 0.8 x 0.7 for vit beside sage and vit); no table: None."""
     import pickle
 
     table = {
         ("sage_node0", "vit_node0"): [0.9, 0.8],
         ("vit_node0", "vit_node0"): [0.7, 0.7],
-        ("sage_node0", "sage_node0", "vit_node0"): [0.5, 0.5, 0.5],
+        ("sage_node0", "vit_node0", "vit_node0"): [0.5, 0.6, 0.3],
         ("sage_node0",): [1.0],
+        ("gcn_node0",): [1.0],
     }
     path = tmp_path / "contention_map.pkl"
     path.write_bytes(pickle.dumps(table))
-    pairs = eva_setting.pair_speeds(str(path))
-    assert sorted(pairs) == [("sage_node0", "vit_node0"), ("vit_node0", "vit_node0")]
-    co = eva_setting.colocation(pairs, ["vit_node0", "sage_node0", "vit_node0", "gcn_node0"])
-    assert co.workload.tolist() == [2, 1, 2, 0]  # classes sorted: gcn, sage, vit
+    contention = eva_setting.ContentionTable.load(str(path))
+    assert contention.classes == ["gcn_node0", "sage_node0", "vit_node0"]
+    co = eva_setting.colocation(contention, ["vit_node0", "sage_node0", "vit_node0", "gcn_node0"])
+    assert co.workload.tolist() == [2, 1, 2, 0]
     assert co.speed[1, 2] == 0.9 and co.speed[2, 1] == 0.8 and co.speed[2, 2] == 0.7
     assert co.speed[0, 1] == 1.0 and co.speed[1, 1] == 1.0  # pairs the table lacks
-    assert np.allclose(co.speeds(np.array([0, 0, 0, 1])), [0.8 * 0.7, 0.9 * 0.9, 0.56, 1.0])
+    # sage with two vits: the group's entry, as Eva's simulator runs them
+    assert np.allclose(co.speeds(np.array([0, 0, 0, 1])), [0.3, 0.5, 0.3, 1.0])
+    # a pair and a group the table lacks (gcn beside sage and vit): the pairs' product
+    assert np.allclose(co.speeds(np.array([0, 0, 1, 0])), [0.8, 0.9, 1.0, 1.0])
+    assert np.allclose(co.speeds(np.array([0, 1, 0, 1])), [0.7, 1.0, 0.7, 1.0])
     assert eva_setting.colocation(None, ["vit_node0"]) is None
