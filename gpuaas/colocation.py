@@ -134,9 +134,7 @@ class Colocation:
         out[on] = np.prod(np.where(share, pair, 1.0), axis=1)
         if self.groups:
             order = on[np.argsort(job_node[on], kind="stable")]
-            nodes, first, count = np.unique(
-                job_node[order], return_index=True, return_counts=True
-            )
+            _, first, count = np.unique(job_node[order], return_index=True, return_counts=True)
             for start, size in zip(first[count > 1].tolist(), count[count > 1].tolist()):
                 jobs = order[start : start + size]
                 found = self.groups.get(tuple(sorted(w[jobs].tolist())))

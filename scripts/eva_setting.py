@@ -204,6 +204,19 @@ def colocation(contention: ContentionTable | None, names: Sequence[str]) -> Colo
     return None if contention is None else contention.colocation(names)
 
 
+def migration_time(job: Any, tasks: Mapping[int, Any]) -> float:
+    """The seconds of work a move costs job `job` in Eva's simulator as its master counts them
+    (`Job.get_migration_cost`'s time): its tasks' largest fetch + build + upload delays and its
+    own init delay."""
+    return float(
+        max(
+            tasks[t].fetch_delay + tasks[t].build_delay + tasks[t].upload_delay
+            for t in job.task_ids
+        )
+        + job.init_delay
+    )
+
+
 def cheapest_fit(task: Any, instance_types: Mapping[Any, Any]) -> Any:
     """The id of the cheapest instance type that holds `task` alone (Eva's No-Packing rule)."""
     best = None
@@ -291,6 +304,13 @@ class EvaRound:
                 cur_node[k] = index[where]
                 cur_cfg[k] = catalog.config(int(self.old_vm[index[where]]), int(g))
                 pinned[k] = not job.is_reconfigurable()
+        # a move costs each job its own migration time (Eva's master's figure); the scalar
+        # `overhead` (the keep rules' and the spot rules') is their mean over the running jobs
+        # (over all of them if none runs)
+        own = np.array([migration_time(jobs[j], tasks) for j in self.gpu_jobs])
+        running = cur_node >= 0
+        if own.size:
+            overhead = float(own[running].mean() if running.any() else own.mean())
         self.instance = Instance(
             catalog=catalog,
             nodes=max(K + J, 1),
@@ -309,6 +329,7 @@ class EvaRound:
             H=interval,
             cpus=cpus,
             memory=memory,
+            move_loss=own,
         )
         self.colocation = None
         if contention_map is not None:
