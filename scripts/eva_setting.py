@@ -31,11 +31,17 @@ a gpuaas `Instance` (`eva_instance`), calls the default method through
   reported (each round's measured throughput x the interval) over its total;
 - a GPU instance of the current config is a node (its jobs placed there); a job Eva is
   migrating (not reconfigurable) is pinned to its instance; a VM starts up in `startup` s
-  (Eva's largest p3 instantiate + run-worker + register delays) and a moved job loses
-  `overhead` s (its trace's largest init_delay + fetch + build delays);
+  (Eva's largest p3 instantiate + run-worker + register delays); a moved job loses its own
+  migration time as Eva's master counts it (`migration_time`: its task's fetch + build +
+  upload delays and its init delay, 20-173 s on pai_200), the Instance's `move_loss`, and
+  the scalar `overhead` is their mean over the running jobs (before: the trace's largest,
+  171 s, for every job: 25 300 $ against 25 214 $);
 - Eva's contention table reaches the default method as a `gpuaas.colocation.Colocation`
-  (`colocation`: each GPU job's workload class as Eva's simulator keys the table, the pairs'
-  speeds): its re-packing counts the VM time slowdown loses (`--no-colocation`: without);
+  (`ContentionTable`: each GPU job's workload class as Eva's simulator keys the table, the
+  pairs' speeds, and the table's own entry for every group of 3 or more, which Eva's
+  simulator reads and which is not the pairs' product; before: the pairs alone, 25 368 $
+  against 25 300 $): its re-packing counts the VM time slowdown loses (`--no-colocation`:
+  without);
 - the plan holds until Eva's next round: the instance's interval H is Eva's (300 s; at
   gpuaas's default of 1 h: 25 439 $ against 25 368 $, scripts/results/eva-setting.md);
 - the plan's nodes are matched to the instances (`gpuaas.rescheduler.matching.match_nodes`,
