@@ -169,6 +169,8 @@ class Instance:
             ("room", V, np.inf),
         ):
             v = getattr(self, k)
+            if k == "move_loss" and v is not None and np.size(v) != n and np.isnan(v).all():
+                v = None  # carried by `dataclasses.replace` to other jobs: none given
             set_(k, _ro(np.full(n, default) if v is None else v, np.float64).reshape(n))
         times = work * (1.0 - self.progress)[:, None]
         set_("times", _ro(times, np.float64))

@@ -22,7 +22,7 @@ from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "eva_setting.py"
-RESULT = ROOT / "scripts" / "results" / "eva-setting-waste.json"  # the newest gpuaas entry
+RESULT = ROOT / "scripts" / "results" / "eva-setting.json"  # the newest gpuaas entry
 spec = importlib.util.spec_from_file_location("eva_setting", SCRIPT)
 eva_setting = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(eva_setting)
@@ -233,7 +233,7 @@ def test_bad_arguments_one_line_exit_2(args, message, tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs a checkout of Eva (GPUAAS_EVA)")
 def test_in_evas_simulator(tmp_path):
-    """gpuaas's entry of scripts/results/eva-setting-waste.json (the newest; the older files
+    """gpuaas's entry of scripts/results/eva-setting.json (the newest; the older files
     record earlier code), run again in Eva's simulator on pai_200 (the user's checkout; a few
     minutes): every job finishes, the same figures."""
     done = subprocess.run(
