@@ -366,3 +366,36 @@ def test_a_move_costs_each_job_its_own_migration_time():
     per_second, _ = reconfiguration_terms(dataclasses.replace(inst, move_loss=None, overhead=1.0))
     assert kappa[1] == 0.0 and per_second[2] > 0  # job 1 waits: nothing to lose
     assert kappa == pytest.approx(per_second * [155.0, 0.0, 14.0])
+
+
+def test_a_run_whose_rpc_found_no_server_is_run_again(tmp_path, capsys):
+    """Eva's simulator draws its ports at random and starts its servers in threads: a run whose
+    RPC found no server ("Connection refused") is run again (at most `RETRIES` times), any
+    other failure is reported at once."""
+    fake = tmp_path / "fake_python"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "work = Path(sys.argv[sys.argv.index('--work') + 1])\n"
+        "n = len(list(work.glob('attempt*')))\n"
+        "(work / f'attempt{n}').write_text('')\n"
+        "if n < int((work / 'refusals').read_text()):\n"
+        "    print('Failed to connect to remote host: Connection refused'); sys.exit(1)\n"
+        "job = {'arrival_time': 0, 'end_timestamp': 3600, 'history': [{'status': 'FINISHED'}]}\n"
+        "(work / 'report.json').write_text(json.dumps({'jobs': {'0': job}}))\n"
+        "print('Total cost: 12.5')\n"
+    )
+    fake.chmod(0o755)
+    for refusals, ok in ((eva_setting.RETRIES, True), (eva_setting.RETRIES + 1, False)):
+        work = tmp_path / f"w{refusals}"
+        work.mkdir()
+        (work / "refusals").write_text(str(refusals))
+        if ok:
+            out = eva_setting.run_one(tmp_path, str(fake), "Eva", work, {})
+            assert out["cost"] == 12.5 and out["jobs"] == 1
+        else:
+            with pytest.raises(InputError, match="simulation failed"):
+                eva_setting.run_one(tmp_path, str(fake), "Eva", work, {})
+        assert len(list(work.glob("attempt*"))) == min(refusals, eva_setting.RETRIES) + 1
+        assert capsys.readouterr().err.count("again") == min(refusals, eva_setting.RETRIES)
