@@ -43,7 +43,8 @@ a gpuaas `Instance` (`eva_instance`), calls the default method through
   against 25 300 $): its re-packing counts the VM time slowdown loses (`--no-colocation`:
   without);
 - the plan holds until Eva's next round: the instance's interval H is Eva's (300 s; at
-  gpuaas's default of 1 h: 25 439 $ against 25 368 $, scripts/results/eva-setting.md);
+  gpuaas's default of 1 h: 25 439 $ against 25 368 $ before the group speeds and per-job
+  move losses, scripts/results/eva-setting.md);
 - the plan's nodes are matched to the instances (`gpuaas.rescheduler.matching.match_nodes`,
   the Rescheduler's rule): a node kept with its type is its instance, any other open node a
   new instance of its type (Eva cannot resize); a running job the plan postpones keeps
