@@ -24,7 +24,7 @@ table (or the one it learns, `gpuaas.rescheduler.speed`) to the methods in the I
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,14 +34,52 @@ from gpuaas.errors import InputError, brief
 from gpuaas.limits import MAX_ID
 
 
+class Groups(dict):
+    """`Colocation.groups` checked once (a table of many groups is checked when built, not
+    for each `Colocation` that shares it): {sorted classes 0 .. `classes` - 1, 2 or more:
+    {class: speed in (0, 1]}}."""
+
+    def __init__(self, groups: Mapping[tuple[int, ...], Mapping[int, float]], classes: int):
+        super().__init__()
+        for key, speeds in groups.items():
+            key = tuple(int(a) for a in key)
+            speeds = {int(a): float(x) for a, x in speeds.items()}
+            if (
+                len(key) < 2
+                or list(key) != sorted(key)
+                or not all(0 <= a < classes for a in key)
+                or set(speeds) != set(key)
+                or not all(0 < x <= 1 for x in speeds.values())
+            ):
+                raise InputError(
+                    None,
+                    "colocation.groups",
+                    f"{key!r}: must be 2 or more sorted classes 0 .. {classes - 1}, each with "
+                    f"a speed in (0, 1]",
+                )
+            self[key] = speeds
+        self.classes = classes
+
+
 @dataclass(frozen=True)
 class Colocation:
     """Each job's workload class (J,) int (-1: none, never slowed nor slowing) and the speed
     table (W, W): speed[a, b] is the share of its speed a class-a job keeps next to a class-b
-    job, in (0, 1]."""
+    job, in (0, 1].
+
+    `groups` (optional): speeds measured for whole groups of jobs sharing a VM, where the
+    product of the pairs is not what happens: {the group's classes, sorted (2 or more): {class:
+    the speed each of its jobs keeps there}}. A node whose classed jobs form a listed group
+    runs them at the group's speeds (its jobs of no class still run at 1); any other node at
+    the pairs' product. Eva's simulator works this way: its contention table lists every group
+    of up to 10 jobs and its simulator reads the group's entry, which for 3 or more jobs
+    differs from the pairs' product (scripts/eva_setting.py, `contention_tables`)."""
 
     workload: np.ndarray
     speed: np.ndarray
+    groups: Mapping[tuple[int, ...], Mapping[int, float]] | None = field(
+        default=None, compare=False
+    )
 
     def __post_init__(self) -> None:
         workload = np.asarray(self.workload, dtype=np.int64)
@@ -56,6 +94,11 @@ class Colocation:
             )
         object.__setattr__(self, "workload", workload)
         object.__setattr__(self, "speed", speed)
+        if self.groups is not None:
+            groups = self.groups
+            if not isinstance(groups, Groups) or groups.classes > speed.shape[0]:
+                groups = Groups(groups, speed.shape[0])
+            object.__setattr__(self, "groups", groups)
 
     @classmethod
     def of(
@@ -89,6 +132,14 @@ class Colocation:
         pair = self.speed[w[on][:, None], w[on][None, :]]
         share = (job_node[on][:, None] == job_node[on][None, :]) & ~np.eye(on.size, dtype=bool)
         out[on] = np.prod(np.where(share, pair, 1.0), axis=1)
+        if self.groups:
+            order = on[np.argsort(job_node[on], kind="stable")]
+            _, first, count = np.unique(job_node[order], return_index=True, return_counts=True)
+            for start, size in zip(first[count > 1].tolist(), count[count > 1].tolist()):
+                jobs = order[start : start + size]
+                found = self.groups.get(tuple(sorted(w[jobs].tolist())))
+                if found is not None:
+                    out[jobs] = [found[a] for a in w[jobs].tolist()]
         return out
 
 

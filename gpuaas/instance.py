@@ -96,6 +96,9 @@ class Instance:
     outage: np.ndarray | None = None  # (V,) s an outage of each spot type is expected to last
     room: np.ndarray | None = None  # (V,) VMs of each type that may still open (a run's state)
     ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
+    # (J,) s of work moving running job j loses, where jobs differ (a run's state, as `ready`:
+    # not in the file format); nan: `overhead`
+    move_loss: np.ndarray | None = None
     cpus: np.ndarray | None = None  # (J,) vCPUs a job needs wherever it runs; 0: none declared
     memory: np.ndarray | None = None  # (J,) GiB a job needs wherever it runs; 0: none declared
     data_gb: np.ndarray | None = None  # (J,) GB of checkpoint a move between locations carries
@@ -160,11 +163,14 @@ class Instance:
         for k, n, default in (
             ("checkpoint", J, np.nan),
             ("ready", J, -np.inf),
+            ("move_loss", J, np.nan),
             ("hazard", V, 0.0),
             ("outage", V, 0.0),
             ("room", V, np.inf),
         ):
             v = getattr(self, k)
+            if k == "move_loss" and v is not None and np.size(v) != n and np.isnan(v).all():
+                v = None  # carried by `dataclasses.replace` to other jobs: none given
             set_(k, _ro(np.full(n, default) if v is None else v, np.float64).reshape(n))
         times = work * (1.0 - self.progress)[:, None]
         set_("times", _ro(times, np.float64))
@@ -219,9 +225,14 @@ class Instance:
 
     @property
     def moves_cost(self) -> bool:
-        """Whether moving a running job costs anything (`overhead` or `startup` > 0); in the
-        paper's setting (0 and 0) it does not, and methods need not see the incumbent."""
-        return self.overhead > 0 or self.startup > 0
+        """Whether moving a running job costs anything (`overhead`, a job's `move_loss` or
+        `startup` > 0); in the paper's setting (0 and 0) it does not, and methods need not see
+        the incumbent."""
+        return self.overhead > 0 or self.startup > 0 or bool((self.move_loss > 0).any())
+
+    def job_overhead(self) -> np.ndarray:
+        """(J,) s of work a move costs each job: its `move_loss`, else `overhead`."""
+        return np.where(np.isnan(self.move_loss), self.overhead, self.move_loss)
 
     # -- derived instances ------------------------------------------------------------------
     def with_spot(self) -> Instance:
@@ -289,6 +300,7 @@ class Instance:
             pinned=self.pinned[idx],
             checkpoint=self.checkpoint[idx],
             ready=self.ready[idx],
+            move_loss=self.move_loss[idx],
             cpus=self.cpus[idx],
             memory=self.memory[idx],
             data_gb=self.data_gb[idx],

@@ -105,8 +105,9 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     """(kappa (J,), sigma (N, V)), read-only.
 
     kappa_j: moving running job j off its node or configuration loses `overhead` seconds of its
-    work at its configuration's GPU-share price (c_v g / G_v), plus omega_j x overhead when j is
-    late whatever it runs on; 0 for waiting jobs. sigma_nv: giving node n VM type v costs
+    work (its own `move_loss` where the instance gives one) at its configuration's GPU-share
+    price (c_v g / G_v), plus omega_j x those seconds when j is late whatever it runs on; 0 for
+    waiting jobs. sigma_nv: giving node n VM type v costs
     `startup` seconds of v's price, unless v is the type n runs now (the type of its running
     jobs); a node without running jobs pays it for every type. All 0 in the paper's setting.
     """
@@ -117,10 +118,11 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     run = np.flatnonzero(instance.current_cfg >= 0)
     c = instance.current_cfg[run]
     v = cat.cfg_vm[c]
-    if instance.overhead > 0 and run.size:
+    loss = instance.job_overhead()[run]
+    if run.size and (loss > 0).any():
         late = instance.rel_due[run] < instance.times[run].min(axis=1)
         share = share_price(instance)[c]
-        kappa[run] = instance.overhead * (share + np.where(late, instance.weight[run], 0.0))
+        kappa[run] = loss * (share + np.where(late, instance.weight[run], 0.0))
     if instance.startup > 0:
         sigma[:] = instance.startup * cat.cost[None, :]
         sigma[instance.current_node[run], v] = 0.0
@@ -167,7 +169,7 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
     t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
     late = (instance.rel_due[run] < t.min(axis=1))[:, None]
     w = instance.weight[run][:, None]
-    ov, up = instance.overhead, instance.startup
+    ov, up = instance.job_overhead()[run][:, None], instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
         redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
         lost = redo * price[None, :]

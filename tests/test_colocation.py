@@ -210,6 +210,24 @@ def test_colocation_of_by_name():
     assert Colocation.of(["r"], None) is None
 
 
+def test_group_speeds_replace_the_pairs_product():
+    """A node whose classed jobs form a listed group runs them at the group's speeds, not at
+    the pairs' product (Eva's simulator, 3 or more jobs); another node, or a group the table
+    does not list, at the product; a job of no class at 1 and outside the group."""
+    speed = np.array([[0.9, 0.8], [0.7, 0.6]])
+    groups = {(0, 0, 1): {0: 0.5, 1: 0.4}, (0, 1): {0: 0.8, 1: 0.7}}
+    model = Colocation(np.array([0, 0, 1, -1, 0, 1, 1, 1, 1]), speed, groups)
+    got = model.speeds(np.array([0, 0, 0, 0, 1, 1, 2, 2, 2]))
+    # node 0: group (0, 0, 1) listed; node 1: the pair; node 2: (1, 1, 1) not listed
+    assert np.allclose(got, [0.5, 0.5, 0.4, 1.0, 0.8, 0.7, 0.36, 0.36, 0.36])
+    pairs = Colocation(model.workload, speed).speeds(np.array([0, 0, 0, 0, 1, 1, 2, 2, 2]))
+    assert np.allclose(pairs[:3], [0.9 * 0.8, 0.9 * 0.8, 0.49])  # what the pairs would say
+    with pytest.raises(InputError, match="sorted classes"):
+        Colocation(np.array([0]), speed, {(1, 0): {0: 0.5, 1: 0.5}})
+    with pytest.raises(InputError, match="sorted classes"):
+        Colocation(np.array([0]), speed, {(0, 1): {0: 1.5, 1: 0.5}})
+
+
 @pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs GPUAAS_EVA, a checkout of Eva")
 def test_results_sample(tmp_path):
     """scripts/results/colocation-setting.json's cheapest run ("GPUs alone"), again on pai_200

@@ -22,7 +22,7 @@ from gpuaas.solution import Solution
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "eva_setting.py"
-RESULT = ROOT / "scripts" / "results" / "eva-setting-waste.json"  # the newest gpuaas entry
+RESULT = ROOT / "scripts" / "results" / "eva-setting.json"  # the newest gpuaas entry
 spec = importlib.util.spec_from_file_location("eva_setting", SCRIPT)
 eva_setting = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(eva_setting)
@@ -34,18 +34,20 @@ class It:
 
 
 class Task:
-    def __init__(self, tid, demand, at=None, throughputs=()):
+    def __init__(self, tid, demand, at=None, throughputs=(), delays=(1, 10, 1)):
         self.id = tid
         self.demand_dict = {f: list(demand) for f in ("p3", "c7i")}
         self.committed_instance_id = at
         self.observed_throughputs = list(throughputs)
+        self.fetch_delay, self.build_delay, self.upload_delay = delays
 
 
 class Job:
-    def __init__(self, jid, arrival, duration, migrating=False):
+    def __init__(self, jid, arrival, duration, migrating=False, init_delay=2):
         self.id, self.task_ids = jid, [jid]
         self.arrival_time, self.duration, self.total_iters = arrival, duration, duration * 2.0
         self.migrating = migrating
+        self.init_delay = init_delay
 
     def is_reconfigurable(self):
         return not self.migrating
@@ -75,7 +77,7 @@ def state(due_factor=1.0, weight=3.06, job1_cpus=2):
         3: Task(3, [1, 2, 8], at=9),
     }
     jobs = {
-        0: Job(0, 100.0, 3000.0),
+        0: Job(0, 100.0, 3000.0, init_delay=143),
         1: Job(1, 700.0, 5000.0),
         2: Job(2, 800.0, 2000.0),
         3: Job(3, 650.0, 4000.0, migrating=True),
@@ -124,7 +126,7 @@ def test_eva_state_is_the_instance_of_its_gpu_jobs():
     assert inst.current_node.tolist() == [0, -1, 1]
     assert inst.current_cfg.tolist() == [big, -1, small]
     assert inst.pinned.tolist() == [False, False, True]
-    assert (inst.overhead, inst.startup, inst.time) == (170.0, 230.0, 900.0)
+    assert (inst.overhead, inst.startup, inst.time) == (84.5, 230.0, 900.0)  # own losses' mean
 
 
 def test_the_default_methods_plan_is_evas_planned_config():
@@ -231,7 +233,7 @@ def test_bad_arguments_one_line_exit_2(args, message, tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("GPUAAS_EVA"), reason="needs a checkout of Eva (GPUAAS_EVA)")
 def test_in_evas_simulator(tmp_path):
-    """gpuaas's entry of scripts/results/eva-setting-waste.json (the newest; the older files
+    """gpuaas's entry of scripts/results/eva-setting.json (the newest; the older files
     record earlier code), run again in Eva's simulator on pai_200 (the user's checkout; a few
     minutes): every job finishes, the same figures."""
     done = subprocess.run(
@@ -318,24 +320,82 @@ def test_variant_options_checked_by_the_method():
 
 
 def test_colocation_from_evas_contention_table(tmp_path):
-    """The pairs of Eva's contention table (its pickle: sorted class names -> each one's
-    speed beside the other, in key order; larger groups dropped) become the default method's
-    `Colocation`: asymmetric speeds by class, a pair the table lacks at 1, no table: None."""
+    """Eva's contention table (its pickle: sorted class names -> each one's speed, in key
+    order) becomes the default method's `Colocation` as Eva's simulator reads it: asymmetric
+    pairs by class, a pair the table lacks at 1, and a group of 3 or more at the group's own
+    entry (``dict(zip(key, speeds))``, the last of a class winning), not the pairs' product
+    (which the script used before: 0.8 x 0.7 for vit beside sage and vit); no table: None."""
     import pickle
 
     table = {
         ("sage_node0", "vit_node0"): [0.9, 0.8],
         ("vit_node0", "vit_node0"): [0.7, 0.7],
-        ("sage_node0", "sage_node0", "vit_node0"): [0.5, 0.5, 0.5],
+        ("sage_node0", "vit_node0", "vit_node0"): [0.5, 0.6, 0.3],
         ("sage_node0",): [1.0],
+        ("gcn_node0",): [1.0],
     }
     path = tmp_path / "contention_map.pkl"
     path.write_bytes(pickle.dumps(table))
-    pairs = eva_setting.pair_speeds(str(path))
-    assert sorted(pairs) == [("sage_node0", "vit_node0"), ("vit_node0", "vit_node0")]
-    co = eva_setting.colocation(pairs, ["vit_node0", "sage_node0", "vit_node0", "gcn_node0"])
-    assert co.workload.tolist() == [2, 1, 2, 0]  # classes sorted: gcn, sage, vit
+    contention = eva_setting.ContentionTable.load(str(path))
+    assert contention.classes == ["gcn_node0", "sage_node0", "vit_node0"]
+    co = eva_setting.colocation(contention, ["vit_node0", "sage_node0", "vit_node0", "gcn_node0"])
+    assert co.workload.tolist() == [2, 1, 2, 0]
     assert co.speed[1, 2] == 0.9 and co.speed[2, 1] == 0.8 and co.speed[2, 2] == 0.7
     assert co.speed[0, 1] == 1.0 and co.speed[1, 1] == 1.0  # pairs the table lacks
-    assert np.allclose(co.speeds(np.array([0, 0, 0, 1])), [0.8 * 0.7, 0.9 * 0.9, 0.56, 1.0])
+    # sage with two vits: the group's entry, as Eva's simulator runs them
+    assert np.allclose(co.speeds(np.array([0, 0, 0, 1])), [0.3, 0.5, 0.3, 1.0])
+    # a pair and a group the table lacks (gcn beside sage and vit): the pairs' product
+    assert np.allclose(co.speeds(np.array([0, 0, 1, 0])), [0.8, 0.9, 1.0, 1.0])
+    assert np.allclose(co.speeds(np.array([0, 1, 0, 1])), [0.7, 1.0, 0.7, 1.0])
     assert eva_setting.colocation(None, ["vit_node0"]) is None
+
+
+def test_a_move_costs_each_job_its_own_migration_time():
+    """A moved job loses its own migration time as Eva's master counts it (its task's fetch +
+    build + upload delays and its init delay: 155 s for job 0, 14 s for job 3), not the
+    trace's largest for every job (the script's `overhead`, 170 s here, before); the scalar
+    `overhead` is their mean over the running jobs. Moving job 0 is dearer than job 3."""
+    import dataclasses
+
+    from gpuaas.reconfiguration import reconfiguration_terms
+
+    inst = state().instance
+    assert inst.move_loss.tolist() == [155.0, 14.0, 14.0]  # jobs 0, 1, 3 (GPU jobs)
+    assert inst.overhead == (155.0 + 14.0) / 2  # jobs 0 and 3 run
+    kappa, _ = reconfiguration_terms(inst)
+    per_second, _ = reconfiguration_terms(dataclasses.replace(inst, move_loss=None, overhead=1.0))
+    assert kappa[1] == 0.0 and per_second[2] > 0  # job 1 waits: nothing to lose
+    assert kappa == pytest.approx(per_second * [155.0, 0.0, 14.0])
+
+
+def test_a_run_whose_rpc_found_no_server_is_run_again(tmp_path, capsys):
+    """Eva's simulator draws its ports at random and starts its servers in threads: a run whose
+    RPC found no server ("Connection refused") is run again (at most `RETRIES` times), any
+    other failure is reported at once."""
+    fake = tmp_path / "fake_python"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "work = Path(sys.argv[sys.argv.index('--work') + 1])\n"
+        "n = len(list(work.glob('attempt*')))\n"
+        "(work / f'attempt{n}').write_text('')\n"
+        "if n < int((work / 'refusals').read_text()):\n"
+        "    print('Failed to connect to remote host: Connection refused'); sys.exit(1)\n"
+        "job = {'arrival_time': 0, 'end_timestamp': 3600, 'history': [{'status': 'FINISHED'}]}\n"
+        "(work / 'report.json').write_text(json.dumps({'jobs': {'0': job}}))\n"
+        "print('Total cost: 12.5')\n"
+    )
+    fake.chmod(0o755)
+    for refusals, ok in ((eva_setting.RETRIES, True), (eva_setting.RETRIES + 1, False)):
+        work = tmp_path / f"w{refusals}"
+        work.mkdir()
+        (work / "refusals").write_text(str(refusals))
+        if ok:
+            out = eva_setting.run_one(tmp_path, str(fake), "Eva", work, {})
+            assert out["cost"] == 12.5 and out["jobs"] == 1
+        else:
+            with pytest.raises(InputError, match="simulation failed"):
+                eva_setting.run_one(tmp_path, str(fake), "Eva", work, {})
+        assert len(list(work.glob("attempt*"))) == min(refusals, eva_setting.RETRIES) + 1
+        assert capsys.readouterr().err.count("again") == min(refusals, eva_setting.RETRIES)

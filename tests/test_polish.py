@@ -146,3 +146,32 @@ def test_the_model_counts_each_moved_jobs_lost_work_move_weight_times():
             value = float(model.col_cost @ x) + model.offset
             assert close(value, sol.objective + (w - 1.0) * kappa), (k, w, value)
     assert priced >= 2
+
+
+def test_a_jobs_own_move_loss_replaces_the_overhead_in_the_move_terms():
+    """`Instance.move_loss` (a job's own seconds lost per move, nan: `overhead`): kappa and the
+    keep rules' move costs scale by each job's own; all nan is the instance as before, bit for
+    bit; `subset` carries it; a loss alone (overhead 0) still makes moves cost."""
+    import dataclasses
+
+    from gpuaas.reconfiguration import move_costs, reconfiguration_terms
+
+    for seed in range(40):
+        inst = with_incumbent(tiny_instance(seed), seed)
+        run = inst.current_cfg >= 0
+        if not run.any() or inst.overhead == 0:
+            continue
+        price = np.ones(inst.catalog.n_configs) / 3600.0
+        same = dataclasses.replace(inst, move_loss=np.full(inst.n_jobs, np.nan))
+        assert np.array_equal(reconfiguration_terms(same)[0], reconfiguration_terms(inst)[0])
+        assert np.array_equal(move_costs(same, price), move_costs(inst, price))
+        loss = np.arange(1.0, inst.n_jobs + 1) * 60.0
+        own = dataclasses.replace(inst, move_loss=loss)
+        unit = dataclasses.replace(inst, overhead=1.0)
+        assert np.allclose(reconfiguration_terms(own)[0], reconfiguration_terms(unit)[0] * loss)
+        assert own.subset([inst.n_jobs - 1]).move_loss.tolist() == [loss[-1]]
+        alone = dataclasses.replace(inst, overhead=0.0, startup=0.0, move_loss=loss)
+        assert alone.moves_cost and reconfiguration_terms(alone)[0][run].all()
+        break
+    else:
+        raise AssertionError("no seed with a running job and an overhead")
