@@ -150,8 +150,8 @@ def incumbent_rules(
             # 1-GPU job holds one of the N node slots for its whole life, and nodes of a slow
             # model hold the slots the queue's plans want, while jobs queue). Rule 3 weighs a
             # node against the queue, not each job against its own plan value: with the
-            # per-job gate the default cost 17-31 % more on ITP clusters 1, 5 and 9
-            # (docs/reconfiguration.md, "Making room")
+            # per-job gate the default cost 16-31 % more on ITP clusters 1, 5 and 9
+            # (docs/reconfiguration.md, "Rule 3 weighs a node against the queue")
             mine = pref[run]
             shrink = cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
             small = np.zeros(run.size, dtype=bool)
