@@ -26,7 +26,7 @@ from gpuaas.experiments import cell as cell_mod
 from gpuaas.experiments import spec as specs
 from gpuaas.experiments.campaign import run_campaign
 from gpuaas.experiments.cell import Cell, make_trace
-from gpuaas.experiments.rows import COLUMNS, TIMING_COLUMNS, comparable
+from gpuaas.experiments.rows import ADDED_COLUMNS, COLUMNS, TIMING_COLUMNS, comparable
 from gpuaas.experiments.spec import expand, parse_spec
 from gpuaas.experiments.store import ResultStore, read_results
 from gpuaas.generator import ARRIVALS
@@ -199,6 +199,19 @@ def test_store_drops_a_line_cut_by_a_crash(tmp_path: Path) -> None:
     path.write_text(text[: text.rfind("\n", 0, len(text) - 1) + 20])
     assert [r["cell"] for r in ResultStore(path).load()] == [_row(0)["cell"]]
     assert path.read_text().endswith("\n")
+
+
+def test_rows_appended_to_an_older_header_only_file_read_back(tmp_path: Path) -> None:
+    """A results file of an older version with its rows deleted (only its header left, to rerun
+    them all) takes today's header on resume, so the rows appended read back."""
+    path = tmp_path / "r.csv"
+    older = [c for c in COLUMNS if c not in ADDED_COLUMNS]
+    path.write_text(",".join(older) + "\n")
+    store = ResultStore(path)
+    assert store.load() == []
+    store.append(_row(0))
+    store.close()
+    assert read_results(path) == [_row(0)]
 
 
 def test_foreign_csv_is_refused(tmp_path: Path) -> None:

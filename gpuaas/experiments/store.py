@@ -197,8 +197,9 @@ class ResultStore:
         where = [f"row {i + 1}" for i in range(len(rows))]
         if self.journal.exists():
             journal = _read_csv(self.journal)
-            if journal and _csv_header(self.journal) != COLUMNS:  # a file of an older version:
-                write_csv(self.journal, journal)  # rows appended next need its columns
+            if _csv_header(self.journal) not in ([], COLUMNS):  # a file of an older version
+                write_csv(self.journal, journal)  # (rows or only its header): rows appended next
+                # need today's columns, or the file no longer reads
             rows.extend(journal)
             where += [f"{self.journal.name} row {i + 1}" for i in range(len(journal))]
         return _unique(rows, str(self.path), where)

@@ -5,3 +5,9 @@
 gpuaas campaign scripts/campaigns/prediction.yaml -o scripts/results/prediction.csv --backend processes --workers 1
 python scripts/prediction_job_part.py -o scripts/results/prediction-job-part.csv
 python scripts/prediction_report.py scripts/results/prediction.csv --job-part scripts/results/prediction-job-part.csv -o scripts/results/prediction.md
+# 2026-11-29: after keep rule 3 came to weigh a node against the queue (6795ba1), every row of
+# prediction.csv was deleted (all 600 s restart) and the campaign resumed with the command above
+# (--workers 2 this time), prediction-job-part.csv deleted and made again, and the report
+# regenerated (its closing paragraphs, hand-written, added back). Note: the campaign resumed
+# from a header-only file of an older column set appends rows of today's columns under it and
+# then fails to read it ("expected 78 fields, found 88"); the header was replaced by today's.
