@@ -644,3 +644,15 @@ def test_solve_example_default_and_milp_report_comparable_dollars():
     assert out["milp"]["stats"]["status"] == "optimal"
     res = runner.invoke(cli, ["solve", example, "-m", "milp", "--objective", "p1a"])
     assert res.exit_code == 0 and "(f_OBJ, P1a)" in res.output
+
+
+def test_cli_cbc_missing_says_how_to_get_it(snapshot_file, monkeypatch):
+    """Where PuLP has no CBC (PuLP 4 drops its bundled one): exit 2, one line naming the way to
+    install it, no traceback."""
+    import pulp
+
+    monkeypatch.setattr(pulp, "listSolvers", lambda onlyAvailable=False: ["GLPK_CMD"])
+    res = CliRunner().invoke(cli, ["solve", snapshot_file, "-m", "milp", "--solver", "cbc"])
+    assert res.exit_code == 2, res.output
+    assert "pulp[cbc]" in res.output and "GLPK_CMD" in res.output
+    assert "Traceback" not in res.output

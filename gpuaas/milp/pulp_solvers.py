@@ -39,8 +39,11 @@ def pulp_solver_name(name: str) -> str:
         cls = "COIN_CMD"  # a separately installed CBC (PuLP 3 deprecates its bundled one)
     if cls not in available:
         known = ", ".join(["highs"] + [a for a, c in ALIASES.items() if c in available] + available)
+        hint = ""
+        if cls == "PULP_CBC_CMD":  # PuLP 4 drops its bundled CBC
+            hint = " (CBC: pip install 'pulp[cbc]' or a cbc on PATH, run as COIN_CMD)"
         raise InputError(
-            None, "solver", f"solver {name!r} is not available here; available: {known}"
+            None, "solver", f"solver {name!r} is not available here{hint}; available: {known}"
         )
     return cls
 
