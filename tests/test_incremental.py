@@ -591,3 +591,34 @@ def test_simulation_reconciles_and_moves_less_than_greedy(arrivals, tmp_path):
     res = simulate(trace, "incremental", seed=1, log=log).to_dict()
     assert check_against(recompute(log, trace), res, trace) == []
     assert res["moves_per_job"] < 10
+
+
+def test_rule_4_asks_slack_for_the_jobs_own_move_loss():
+    """Rule 4 frees a job on a node with idle GPUs only if its slack pays for REPACK_MOVES
+    moves; a move costs the job its own `move_loss` where the instance gives one, not the
+    instance's `overhead`: 1 000 s of slack pays for two moves of 60 s + 120 s start-up, not
+    for two of 600 s."""
+    inst = random_instance(0, nodes=2, jobs=2)
+    cat = inst.catalog
+    c = next(
+        c
+        for c in range(cat.n_configs)
+        if cat.cfg_gpus[c] == 1 and cat.gpus[cat.cfg_vm[c]] >= 4 and np.isfinite(inst.times[0, c])
+    )
+    due = inst.due.copy()
+    due[0] = inst.time + inst.times[0, c] + 1000.0
+    alone = dataclasses.replace(
+        inst,
+        current_cfg=np.array([c, -1]),
+        current_node=np.array([0, -1]),
+        due=due,
+        overhead=600.0,
+        startup=120.0,
+    )
+
+    def repack(loss: float, overhead: float) -> bool:
+        one = dataclasses.replace(alone, overhead=overhead, move_loss=np.array([loss, np.nan]))
+        return bool(incumbent_rules(one, grow=True, move_weight=MOVE_WEIGHT).freed["repack"][0])
+
+    assert not repack(np.nan, 600.0) and repack(np.nan, 60.0)
+    assert repack(60.0, 600.0) and not repack(600.0, 60.0)

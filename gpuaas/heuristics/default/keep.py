@@ -72,7 +72,7 @@ KEEP_RULES: tuple[KeepRule, ...] = (
         4,
         "repack",
         "its node has idle GPUs and it has slack for REPACK_MOVES moves (remaining time +"
-        " REPACK_MOVES x (restart + start-up) before its due date): the node may be re-packed"
+        " REPACK_MOVES x (its restart loss + start-up) before its due date): the node may be re-packed"
         " or downsized",
     ),
 )
@@ -165,7 +165,8 @@ def incumbent_rules(
     # for the moves are free
     idle = open_nodes(instance)[1][instance.current_node[run]] > 0
     slack = instance.rel_due[run] - instance.times[run, cur]
-    freed["repack"] = cheap & idle & (slack > REPACK_MOVES * (instance.overhead + instance.startup))
+    moves = REPACK_MOVES * (instance.job_overhead()[run] + instance.startup)
+    freed["repack"] = cheap & idle & (slack > moves)
     return Rules(values, run, freed, stay, move)
 
 

@@ -58,7 +58,7 @@ REPACK_MOVE_WEIGHT = 1.0
 HYSTERESIS = 0.05
 
 #: keep rule 4 (re-pack) frees a job on a node with idle GPUs only with slack for this many
-#: moves (remaining time + REPACK_MOVES x (restart + start-up) <= due date); the rule as a whole
+#: moves (remaining time + REPACK_MOVES x (its restart loss + start-up) <= due date); the rule as a whole
 #: cut the cost from 1.256 to 1.087 x the bound at N = 20 (exponential arrivals;
 #: scripts/results/archive/reconfiguration-history.md, "Where the moves come from, and why they stay")
 REPACK_MOVES = 2.0
