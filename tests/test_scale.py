@@ -131,3 +131,46 @@ def test_unplaced_matches_numpy(seed):
         assert unplaced(inst, configs, model, idle, first) == _unplaced_reference(
             inst, configs, model, idle, first
         )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plan_values_lp_is_per_job_lps_value(seed):
+    """The values-only per-job LP gives `per_job_lp`'s values bit for bit, with switch costs
+    and spot partners."""
+    from gpuaas.per_job import node_share, per_job_lp, plan_values_lp
+
+    instance = random_instance(seed, nodes=5, jobs=80)
+    rng = np.random.default_rng(seed)
+    C = instance.catalog.n_configs
+    times = np.ascontiguousarray(instance.times)
+    slack = np.ascontiguousarray(instance.rel_due, dtype=np.float64)
+    weight = np.ascontiguousarray(instance.weight)
+    price = rng.uniform(1e-4, 1e-2, C)
+    switch = rng.uniform(0, 5, C) * (seed % 2)
+    partner = np.where(rng.random(C) < 0.3, rng.integers(0, C, C), -1).astype(np.int64)
+    share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
+    want = per_job_lp(times, slack, weight, price, share, switch, partner)[0]
+    np.testing.assert_array_equal(
+        plan_values_lp(times, slack, weight, price, switch, partner), want
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_preferred_configs_match_numpy(seed):
+    """The compiled choice of least plan value (ties to the least rank) is numpy's, with rows
+    of no finite value, ties and a NaN row."""
+    from gpuaas.pricing import _least_ranked
+
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.uniform(0, 5, (60, 30)))  # many ties
+    values[rng.random(values.shape) < 0.3] = np.inf
+    values[3] = np.inf
+    values[5, 7] = np.nan
+    rank = rng.permutation(30).astype(np.int64)
+    out = np.full(60, -1, dtype=np.int64)
+    _least_ranked(values, rank, out)
+    want = np.full(60, -1, dtype=np.int64)
+    rows = np.flatnonzero(np.isfinite(values).any(axis=1))
+    least = values[rows] == values[rows].min(axis=1, keepdims=True)
+    want[rows] = np.argmin(np.where(least, rank, 30), axis=1)
+    np.testing.assert_array_equal(out, want)
