@@ -3,6 +3,8 @@ code it replaces, on seeded random rescheduling points (`heuristic_cases`)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -118,8 +120,6 @@ def test_unplaced_matches_numpy(seed):
     sol = greedy(instance)
     rng = np.random.default_rng(seed)
     keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < 0.7)
-    import dataclasses
-
     inst = dataclasses.replace(
         instance,
         current_node=np.where(keep, sol.job_node, -1),
