@@ -294,8 +294,11 @@ def kept_nodes(instance: Instance) -> np.ndarray:
     """The min(N, J) (at least 1) node slots a method works on, ascending: the nodes running
     jobs now, then the lowest free ones."""
     size = max(min(instance.nodes, instance.n_jobs), 1)
-    used = np.unique(instance.current_node[instance.current_node >= 0])
-    free = np.setdiff1d(np.arange(min(instance.nodes, size + len(used))), used)[: size - len(used)]
+    # masks, not np.unique / np.setdiff1d (a hash of every job): the same ascending nodes
+    held = np.zeros(instance.nodes, dtype=bool)
+    held[instance.current_node[instance.current_node >= 0]] = True
+    used = np.flatnonzero(held)
+    free = np.flatnonzero(~held[: min(instance.nodes, size + len(used))])[: size - len(used)]
     return np.sort(np.concatenate([used, free])).astype(np.int64)
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit
 
-from gpuaas.per_job import node_share, per_job_lp
+from gpuaas.per_job import node_share, plan_values_lp
 from gpuaas.pricing import fill_price
 from gpuaas.reconfiguration import (
     moves_from,
@@ -167,7 +167,7 @@ def _priced(instance: Instance) -> _Priced:
     t, w = np.ascontiguousarray(instance.times), np.ascontiguousarray(instance.weight)
     cat = instance.catalog
     partner = np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1)
-    later = per_job_lp(t, slack, w, price, share, switch, partner)[0]
+    later = plan_values_lp(t, slack, w, price, switch, partner)
     moving = transfer_costs(instance) if instance.catalog.places else 0.0  # data moved first
     wait = (later + instance.startup * price[None, :] + moving).min(axis=1, initial=np.inf)
     wait.flags.writeable = False
@@ -193,9 +193,9 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
         left = 1.0 - H / t[k]  # the fraction of its remaining work left after H s
         rows = np.ascontiguousarray(instance.times[jobs[k]] * left[:, None])
         slack = np.ascontiguousarray(d[k] - H)
-        after = per_job_lp(
-            rows, slack, np.ascontiguousarray(w[k]), p.price, p.share, p.switch, p.partner
-        )[0]
+        after = plan_values_lp(
+            rows, slack, np.ascontiguousarray(w[k]), p.price, p.switch, p.partner
+        )
         moved = after + p.switch[None, :]
         if instance.catalog.places:  # a switch to another location moves the data there
             here = instance.catalog.location_index[instance.catalog.cfg_vm[cfgs[k]]]

@@ -268,3 +268,48 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
 def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
     tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
     return cost < best - tol or (cost <= best + tol and ns < best_ns)
+
+
+@njit(cache=True)
+def plan_values_lp(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
+    """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
+    candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
+    J, C = times.shape
+    value = np.full((J, C), np.inf)
+    fast = np.empty(C, dtype=np.int64)
+    slow = np.empty(C, dtype=np.int64)
+    for j in range(J):
+        D = slack[j]
+        w = weight[j]
+        n_fast = n_slow = 0
+        for c in range(C):
+            t = times[j, c]
+            if t < D:
+                fast[n_fast] = c
+                n_fast += 1
+            elif np.isfinite(t) and t > D:
+                slow[n_slow] = c
+                n_slow += 1
+            if not np.isfinite(t):
+                continue
+            value[j, c] = t * price[c] + w * max(0.0, t - D)
+        for i1 in range(n_fast):
+            c1 = fast[i1]
+            t1 = times[j, c1]
+            a1 = t1 * price[c1]
+            for i2 in range(n_slow):
+                c2 = slow[i2]
+                t2 = times[j, c2]
+                a2 = t2 * price[c2]
+                if a2 >= a1:
+                    continue
+                f1 = (t2 - D) / (t2 - t1)
+                if partner[c2] == c1:
+                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c1]
+                    if a < value[j, c2]:
+                        value[j, c2] = a
+                else:
+                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
+                    if a < value[j, c1]:
+                        value[j, c1] = a
+    return value

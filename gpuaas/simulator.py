@@ -287,7 +287,10 @@ class Simulator:
             return  # finished
         x = self.execution
         index = x.unfinished_jobs()  # plan.jobs' order
-        done = len(r.completions()) + sum(x.actual_progress[index].tolist())
+        # the progress summed one term after the other from 0, as `sum` over a list did
+        # (`np.add.accumulate` adds in order; no pairwise rounding)
+        left = x.actual_progress[index]
+        done = len(r.completions()) + (float(np.add.accumulate(left)[-1]) if len(left) else 0)
         # with spot capacity, jobs may wait for it on purpose (until their due date draws near):
         # only the bound on events per job stops such a run
         if changed or self.market is not None or done > self.best_done + 1e-12:

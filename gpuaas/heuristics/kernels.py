@@ -557,67 +557,75 @@ def postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job
     does not worsen the method's proxy, so postprocessing never worsens either. f_OBJ here
     includes P1's κ of a running job the change moves off its current node or configuration
     (`KernelData.kappa`; 0 in the paper's setting). Returns the number of changes made.
+    Each node's change depends on that node alone (`postprocess_node`).
     """
-    times, cfg_gpus, cfg_offset = D.times, D.cfg_gpus, D.cfg_offset
+    changes = 0
+    for n in range(node_vm.shape[0]):
+        changes += postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, n)
+    return changes
+
+
+@njit(cache=True)
+def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, n):
+    """`postprocess` of node n alone (nothing if it is closed or has no idle GPU): the
+    number of changes made (0-2)."""
+    cfg_gpus, cfg_offset = D.cfg_gpus, D.cfg_offset
     vm_gpus, vm_model = D.vm_gpus, D.vm_model
     pin_node = D.pin_node
+    v = node_vm[n]
+    if v < 0 or node_used[n] >= vm_gpus[v]:
+        return 0
+    times = D.times
     V = vm_gpus.shape[0]
     changes = 0
-    speed = np.empty(8)
-    order = np.empty(8, dtype=np.int64)
-    for n in range(node_vm.shape[0]):
-        v = node_vm[n]
-        if v < 0 or node_used[n] >= vm_gpus[v]:
+    kept = False  # a node holding a kept job keeps its VM type
+    for a in range(node_cnt[n]):
+        kept = kept or pin_node[node_jobs[n, a]] >= 0
+    best_v, best_gain = -1, 0.0
+    for v2 in range(V):
+        if kept or v2 == v or vm_model[v2] != vm_model[v]:
             continue
-        kept = False  # a node holding a kept job keeps its VM type
+        if not node_used[n] <= vm_gpus[v2] < vm_gpus[v]:
+            continue
+        gain = _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v2, -1, -1)
+        if gain > best_gain:
+            best_v, best_gain = v2, gain
+    if best_v >= 0:
+        node_vm[n] = best_v
         for a in range(node_cnt[n]):
-            kept = kept or pin_node[node_jobs[n, a]] >= 0
-        best_v, best_gain = -1, 0.0
-        for v2 in range(V):
-            if kept or v2 == v or vm_model[v2] != vm_model[v]:
-                continue
-            if not node_used[n] <= vm_gpus[v2] < vm_gpus[v]:
-                continue
-            gain = _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v2, -1, -1)
-            if gain > best_gain:
-                best_v, best_gain = v2, gain
-        if best_v >= 0:
-            node_vm[n] = best_v
-            for a in range(node_cnt[n]):
-                i = node_jobs[n, a]
-                job_cfg[i] = cfg_offset[best_v] + cfg_gpus[job_cfg[i]] - 1
-            v = best_v
-            changes += 1
-        idle = vm_gpus[v] - node_used[n]
-        if idle <= 0:
-            continue
-        m = node_cnt[n]
-        if speed.shape[0] < m:
-            speed = np.empty(m)
-            order = np.empty(m, dtype=np.int64)
-        for a in range(m):
             i = node_jobs[n, a]
-            c = job_cfg[i]
-            speed[a] = times[i, c] / times[i, c + idle]  # 0 when the bigger one cannot run
-            if pin_node[i] >= 0:
-                speed[a] = 0.0  # a kept job keeps its configuration
-            order[a] = a
-        for a in range(m):  # by decreasing speed-up, ties by position
-            best = a
-            for b in range(a + 1, m):
-                if speed[order[b]] > speed[order[best]]:
-                    best = b
-            order[a], order[best] = order[best], order[a]
-        for a in range(m):
-            i = node_jobs[n, order[a]]
-            c_new = job_cfg[i] + idle
-            if pin_node[i] >= 0:
-                continue
-            if _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v, i, c_new) > 0.0:
-                job_cfg[i] = c_new
-                node_used[n] += idle
-                changes += 1
-                break
+            job_cfg[i] = cfg_offset[best_v] + cfg_gpus[job_cfg[i]] - 1
+        v = best_v
+        changes += 1
+    idle = vm_gpus[v] - node_used[n]
+    if idle <= 0:
+        return changes
+    m = node_cnt[n]
+    speed = np.empty(m)
+    order = np.empty(m, dtype=np.int64)
+    for a in range(m):
+        i = node_jobs[n, a]
+        c = job_cfg[i]
+        speed[a] = times[i, c] / times[i, c + idle]  # 0 when the bigger one cannot run
+        if pin_node[i] >= 0:
+            speed[a] = 0.0  # a kept job keeps its configuration
+        order[a] = a
+    for a in range(m):  # by decreasing speed-up, ties by position
+        best = a
+        for b in range(a + 1, m):
+            if speed[order[b]] > speed[order[best]]:
+                best = b
+        order[a], order[best] = order[best], order[a]
+    for a in range(m):
+        i = node_jobs[n, order[a]]
+        c_new = job_cfg[i] + idle
+        if pin_node[i] >= 0:
+            continue
+        if _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v, i, c_new) > 0.0:
+            job_cfg[i] = c_new
+            node_used[n] += idle
+            changes += 1
+            break
     return changes
 
 
@@ -679,16 +687,136 @@ def randomized_construction_iterations(
     (iteration 0 is the deterministic Greedy): each schedule (`randomized_construction_schedule`)
     postprocessed if ``postproc`` and offered to the elite set S*. Stops early once
     ``max_no_improve`` (> 0) iterations have passed since the best score last improved
-    (``last_imp[0]``, updated). Returns the next iteration."""
+    (``last_imp[0]``, updated). Returns the next iteration.
+
+    Every schedule of a call starts from the same kept jobs (`KernelData.pin_node`), and at a
+    rescheduling point nearly every job is kept: the kept jobs are placed once (`Base`), and
+    each schedule then costs what its free jobs touch (`_construct_free`), the state it leaves
+    being undone before the next (`_undo`). The schedules, their scores and the elite set are
+    those of `randomized_construction_schedule`, `postprocess` and `full_score` bit for bit
+    (tests/test_scale.py compares them)."""
+    N = node_vm.shape[0]
+    J = order.shape[0]
+    # the kept jobs in place, as every schedule begins
+    reset_state(node_vm, node_used, node_cnt, job_node, job_cfg)
+    n_open0 = 0
+    free_total0 = 0
+    for j in range(J):
+        n = D.pin_node[j]
+        if n >= 0:
+            c = D.pin_cfg[j]
+            if node_vm[n] < 0:
+                node_vm[n] = D.cfg_vm[c]
+                n_open0 += 1
+                free_total0 += D.vm_gpus[D.cfg_vm[c]]
+            job_node[j] = n
+            job_cfg[j] = c
+            node_used[n] += D.cfg_gpus[c]
+            node_jobs[n, node_cnt[n]] = j
+            node_cnt[n] += 1
+            free_total0 -= D.cfg_gpus[c]
+    b_vm = node_vm.copy()
+    b_used = node_used.copy()
+    b_cnt = node_cnt.copy()
+    # the free jobs (by index), the nodes with idle GPUs and the closed ones (by index)
+    n_free = 0
+    free = np.empty(J, dtype=np.int64)
+    for j in range(J):
+        if D.pin_node[j] < 0:
+            free[n_free] = j
+            n_free += 1
+    free = free[:n_free]
+    n_nf0 = 0
+    nf0 = np.empty(N, dtype=np.int64)
+    n_closed = 0
+    closed = np.empty(N, dtype=np.int64)
+    for n in range(N):
+        if node_vm[n] < 0:
+            closed[n_closed] = n
+            n_closed += 1
+        elif node_used[n] < D.vm_gpus[node_vm[n]]:
+            nf0[n_nf0] = n
+            n_nf0 += 1
+    nf = np.empty(N, dtype=np.int64)
+    # the free jobs in pressure order (a schedule without swaps), and each job's swap chance
+    by_order = np.empty(n_free, dtype=np.int64)
+    k = 0
+    for idx in range(J):
+        if D.pin_node[order[idx]] < 0:
+            by_order[k] = order[idx]
+            k += 1
+    thr = np.empty(J)
+    wmin = np.inf
+    for j in range(J):
+        if 0.0 < D.weight[j] < wmin:
+            wmin = D.weight[j]
+    for j in range(J):
+        w = D.weight[j]
+        thr[j] = swap_prob * wmin / w if w > 0.0 else swap_prob
+    # the score's parts the kept jobs fix: the sum of the job terms before the first free job
+    # (in `full_score`'s order), each kept job's term, each node's first-ending time
+    f0 = free[0] if n_free else J
+    head = 0.0
+    jterm = np.zeros(J)
+    for j in range(J):
+        c = job_cfg[j]
+        if c < 0:
+            continue
+        jterm[j] = running_term(
+            proxy, D.times[j, c], D.weight[j], D.max_time[j], D.rel_due[j], D.vm_cost[D.cfg_vm[c]]
+        )
+    for j in range(f0):
+        head += jterm[j]  # every job before f0 is kept
+    b_first = np.full(N, np.inf)
+    for j in range(J):
+        c = job_cfg[j]
+        if c >= 0:
+            n = job_node[j]
+            b_first[n] = min(b_first[n], D.times[j, c])
+    touched = np.zeros(N, dtype=np.bool_)
+    seq = np.empty(n_free, dtype=np.int64)
+    C = D.times.shape[1]
+    keys = np.empty(max(C, N))
+    cands = np.empty(max(C, N), dtype=np.int64)
+    dirty = False
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
-        randomized_construction_schedule(
+        if dirty:
+            _undo(free, b_vm, b_used, b_cnt, node_vm, node_used, node_cnt, job_node, job_cfg)
+        dirty = True
+        randomized = it > 0
+        # the free jobs in the order the schedule takes them (`swap_pass` over the whole order)
+        if randomized and swap_prob > 0.0:
+            m = 0
+            i = 0
+            while i < J - 1:
+                a = order[i]
+                if rand_uniform(rng) < thr[a]:
+                    b = order[i + 1]
+                    if D.pin_node[b] < 0:
+                        seq[m] = b
+                        m += 1
+                    if D.pin_node[a] < 0:
+                        seq[m] = a
+                        m += 1
+                    i += 2
+                else:
+                    if D.pin_node[a] < 0:
+                        seq[m] = a
+                        m += 1
+                    i += 1
+            if i == J - 1 and D.pin_node[order[J - 1]] < 0:
+                seq[m] = order[J - 1]
+                m += 1
+        else:
+            seq[:] = by_order
+        nf[:n_nf0] = nf0[:n_nf0]
+        n_nf = _construct_free(
             D,
             rule,
-            order,
-            it > 0,
-            swap_prob,
+            seq,
+            randomized,
             n_cand,
             rng,
             node_vm,
@@ -697,17 +825,314 @@ def randomized_construction_iterations(
             node_jobs,
             job_node,
             job_cfg,
+            n_open0,
+            free_total0,
+            closed,
+            n_closed,
+            nf,
+            n_nf0,
+            keys,
+            cands,
         )
         if postproc:
-            postprocess(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg)
-        val = full_score(D, proxy, node_vm, job_node, job_cfg)
+            for i in range(n_nf):
+                postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, nf[i])
+        val = _score_free(
+            D,
+            proxy,
+            node_vm,
+            node_used,
+            node_cnt,
+            node_jobs,
+            job_node,
+            job_cfg,
+            free,
+            head,
+            f0,
+            jterm,
+            b_first,
+            touched,
+        )
         best = np.inf
         for k in range(e_cnt[0]):
             best = min(best, e_val[k])
-        inserted = elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt)
+        inserted = _elite_insert_free(
+            val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt, free
+        )
         if inserted and val < best:
             last_imp[0] = it
     return it1
+
+
+@njit(cache=True)
+def _undo(free, b_vm, b_used, b_cnt, node_vm, node_used, node_cnt, job_node, job_cfg):
+    """Back to the kept jobs alone: only the free jobs and their nodes changed."""
+    for i in range(free.shape[0]):
+        j = free[i]
+        n = job_node[j]
+        if n >= 0:
+            node_vm[n] = b_vm[n]
+            node_used[n] = b_used[n]
+            node_cnt[n] = b_cnt[n]
+        job_node[j] = -1
+        job_cfg[j] = -1
+
+
+@njit(cache=True)
+def _nf_insert(nf, n_nf, n):
+    """Insert node n into the ascending nf[:n_nf]; the new length."""
+    k = n_nf
+    while k > 0 and nf[k - 1] > n:
+        nf[k] = nf[k - 1]
+        k -= 1
+    nf[k] = n
+    return n_nf + 1
+
+
+@njit(cache=True)
+def _nf_remove(nf, n_nf, n):
+    """Remove node n from the ascending nf[:n_nf]; the new length."""
+    k = 0
+    while k < n_nf and nf[k] != n:
+        k += 1
+    if k == n_nf:
+        return n_nf
+    for a in range(k, n_nf - 1):
+        nf[a] = nf[a + 1]
+    return n_nf - 1
+
+
+@njit(cache=True)
+def _construct_free(
+    D,
+    rule,
+    seq,
+    randomized,
+    n_cand,
+    rng,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+    n_open,
+    free_total,
+    closed,
+    n_closed,
+    nf,
+    n_nf,
+    keys,
+    cands,
+):
+    """`randomized_construction_schedule`'s loop over the free jobs `seq` (in its order), the
+    kept ones already placed: a node can take a job only if it has idle GPUs, so the open
+    nodes searched are those of nf[:n_nf] (ascending; updated), and nodes open in index order
+    (`closed`, ascending). Returns the final n_nf (the nodes `postprocess` changes)."""
+    cfg_vm, cfg_gpus, cfg_offset, vm_gpus = D.cfg_vm, D.cfg_gpus, D.cfg_offset, D.vm_gpus
+    pref_cfg = D.pref_cfg
+    N = node_vm.shape[0]
+    opened = 0
+    for idx in range(seq.shape[0]):
+        if n_open == N and free_total == 0:
+            break  # every remaining job stays in the queue
+        j = seq[idx]
+        c = (
+            pref_cfg[j]
+            if pref_cfg[j] >= 0
+            else select_config(D, j, randomized, n_cand, rng, keys, cands)
+        )
+        if c < 0:
+            continue
+        v = cfg_vm[c]
+        g = cfg_gpus[c]
+        n = _best_fit_listed(
+            D, rule, node_vm, node_used, j, v, g, randomized, rng, keys, cands, nf, n_nf
+        )
+        if n >= 0:
+            c = cfg_offset[node_vm[n]] + g - 1
+        else:
+            if n_open < N:
+                n = closed[opened]  # nodes are opened in index order during construction
+                opened += 1
+                n_open += 1
+                v = open_vm(D, rule, j, c)
+                c = cfg_offset[v] + g - 1
+                free_total += vm_gpus[v]
+            else:
+                n, c = _suboptimal_listed(D, node_vm, node_used, j, nf, n_nf)
+                if n < 0:
+                    continue  # postponed: no open node has room
+        new = node_vm[n] < 0
+        place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
+        free_total -= cfg_gpus[c]
+        full = node_used[n] >= vm_gpus[node_vm[n]]
+        if new and not full:
+            n_nf = _nf_insert(nf, n_nf, n)
+        elif not new and full:
+            n_nf = _nf_remove(nf, n_nf, n)
+    return n_nf
+
+
+@njit(cache=True)
+def _best_fit_listed(
+    D, rule, node_vm, node_used, j, v, g, randomized, rng, weights, cands, nf, n_nf
+):
+    """`best_fit_node` over the open nodes with idle GPUs nf[:n_nf] (ascending): the others
+    cannot take g >= 1 GPUs, so the candidates, their order and the draw are the same."""
+    vm_gpus, vm_model, times, cfg_offset = D.vm_gpus, D.vm_model, D.times, D.cfg_offset
+    m = 0
+    best = -1
+    best_left = 1 << 30
+    for k in range(n_nf):
+        n = nf[k]
+        vn = node_vm[n]
+        if rule == OPEN_CONFIG:
+            if vn != v:
+                continue
+        elif (
+            vm_model[vn] != vm_model[v]
+            or g > vm_gpus[vn]
+            or not np.isfinite(times[j, cfg_offset[vn] + g - 1])
+        ):
+            continue
+        left = vm_gpus[vn] - node_used[n] - g
+        if left >= 0:
+            if left < best_left:
+                best_left = left
+                best = n
+            weights[m] = 1.0 / (1.0 + left)
+            cands[m] = n
+            m += 1
+    if not randomized or m <= 1:
+        return best
+    return cands[pick_weighted(weights, m, rng)]
+
+
+@njit(cache=True)
+def _suboptimal_listed(D, node_vm, node_used, j, nf, n_nf):
+    """`suboptimal` over the open nodes with idle GPUs nf[:n_nf] (ascending), the only ones
+    it can choose."""
+    times, rel_due, cfg_offset = D.times, D.rel_due, D.cfg_offset
+    vm_gpus, vm_cost = D.vm_gpus, D.vm_cost
+    best_n, best_c = -1, -1
+    best_on_time = False
+    best_key = np.inf
+    best_left = 1 << 30
+    for k in range(n_nf):
+        n = nf[k]
+        v = node_vm[n]
+        free = vm_gpus[v] - node_used[n]
+        for g in range(1, free + 1):
+            c = cfg_offset[v] + g - 1
+            t = times[j, c]
+            if not np.isfinite(t):
+                continue
+            on_time = t < rel_due[j]
+            key = t * vm_cost[v] if on_time else t
+            left = free - g
+            better = False
+            if on_time != best_on_time:
+                better = on_time
+            elif key < best_key or (key == best_key and left < best_left):
+                better = True
+            if better:
+                best_n, best_c, best_on_time, best_key, best_left = n, c, on_time, key, left
+    return best_n, best_c
+
+
+@njit(cache=True)
+def _score_free(
+    D,
+    proxy,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+    free,
+    head,
+    f0,
+    jterm,
+    b_first,
+    touched,
+):
+    """`full_score` of a schedule whose kept jobs are those of the call: the job terms before
+    the first free job f0 are `head` (summed in the same order), the kept jobs' terms `jterm`,
+    the nodes without a free job their first-ending time `b_first`; the same sum, term by
+    term and in the same order."""
+    times, cfg_vm, vm_cost, vm_gpus = D.times, D.cfg_vm, D.vm_cost, D.vm_gpus
+    weight, max_time, rel_due = D.weight, D.max_time, D.rel_due
+    total = head
+    J = job_cfg.shape[0]
+    for j in range(f0, J):
+        if D.pin_node[j] >= 0:
+            total += jterm[j]
+            continue
+        c = job_cfg[j]
+        if c < 0:
+            total += waiting_term(proxy, weight[j], max_time[j], rel_due[j], D.H, D.rho)
+            continue
+        total += running_term(
+            proxy, times[j, c], weight[j], max_time[j], rel_due[j], vm_cost[cfg_vm[c]]
+        )
+    if proxy != PROXY_FOBJ:
+        return total
+    for i in range(free.shape[0]):
+        n = job_node[free[i]]
+        if n >= 0:
+            touched[n] = True
+    for n in range(node_vm.shape[0]):
+        v = node_vm[n]
+        if v < 0:
+            continue
+        used = node_used[n]
+        if touched[n]:
+            touched[n] = False
+            first = np.inf
+            for a in range(node_cnt[n]):
+                i = node_jobs[n, a]
+                first = min(first, times[i, job_cfg[i]])
+        else:
+            first = b_first[n]
+        if used > 0:
+            total += open_node_term(D.mu, vm_gpus[v], vm_cost[v], used, first)
+        else:
+            total += D.mu * vm_gpus[v]
+    return total
+
+
+@njit(cache=True)
+def _elite_insert_free(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt, free):
+    """`elite_insert` for the schedules of one call: they share the kept jobs' places, so a
+    duplicate is one of the same score and configurations of the free jobs."""
+    size = e_val.shape[0]
+    m = e_cnt[0]
+    for k in range(m):
+        if e_val[k] == val:
+            same = True
+            for i in range(free.shape[0]):
+                if e_cfg[k, free[i]] != job_cfg[free[i]]:
+                    same = False
+                    break
+            if same:
+                return False
+    if m < size:
+        k = m
+        e_cnt[0] = m + 1
+    else:
+        k = 0
+        for i in range(1, m):
+            if e_val[i] > e_val[k]:
+                k = i
+        if not val < e_val[k]:
+            return False
+    e_vm[k] = node_vm
+    e_node[k] = job_node
+    e_cfg[k] = job_cfg
+    e_val[k] = val
+    return True
 
 
 # -- Algorithm 2 (PATH_RELINKING) and EXPLORE_STEP ------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,11 @@ from gpuaas.solution import Solution
 log = logging.getLogger(__name__)
 
 CHUNK = 32  # iterations per kernel call: the granularity of time checks and progress lines
+
+
+@lru_cache(maxsize=1)  # an Instance is immutable and hashes by identity; the default method
+def _pressure_order(instance: Instance) -> np.ndarray:  # asks 2-4 times per point
+    return pressure_order(instance)
 
 
 @dataclass
@@ -83,7 +89,7 @@ def randomized_construction(
     `randomized_construction_iterations`, in chunks between time checks."""
     N, J = instance.nodes, instance.n_jobs
     st = State.new(instance)
-    order = pressure_order(instance)
+    order = _pressure_order(instance).copy()
     rng = rng_state(seed)
     e_vm = np.full((size, N), -1, dtype=np.int64)
     e_node = np.full((size, J), -1, dtype=np.int64)

@@ -73,7 +73,8 @@ def advance(s: RunState, at: float, completing: set[str]) -> None:
     over = progress > MAX_PROGRESS
     if over.any():
         done = {s.jobs[jid].row for jid in completing}
-        over &= [r not in done for r in rows.tolist()] if done else True
+        if done:  # a mask, not a list over every running job
+            over &= ~np.isin(rows, np.fromiter(done, np.int64, len(done)))
         progress[over] = MAX_PROGRESS
     cols.hot["progress"][rows] = progress
 

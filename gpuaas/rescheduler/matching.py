@@ -99,7 +99,8 @@ def forced_pairs(n: int, s: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.n
     (solver node `s`, current node `p`): s's kept jobs all come from p and p's kept jobs all
     go to s. Any assignment without such a pair loses at least one kept job's weight, more
     than every lower level together can give back (exchange s and p's partners)."""
-    pairs = np.unique(s * n + p)
+    pairs = np.sort(s * n + p)  # their distinct values, ascending (np.unique, without its hash)
+    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))] if len(pairs) else pairs
     ps, pp = pairs // n, pairs % n
     out, into = np.bincount(ps, minlength=n), np.bincount(pp, minlength=n)
     only = (out[ps] == 1) & (into[pp] == 1)

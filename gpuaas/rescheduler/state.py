@@ -146,17 +146,21 @@ class RunState:
 
     def add(self, job: Job) -> None:
         """A job joins the unfinished ones (last in their order)."""
+        again = job.id in self.jobs
         self.cols.attach(job)
         self.jobs[job.id] = job
-        self.rows = None
+        # the rows kept up to date (a new array: a savepoint may hold the old one), not
+        # rebuilt from every record at the next `order`
+        self.rows = None if again or self.rows is None else np.append(self.rows, job.row)
         self.replan[job.id] = None
 
     def remove(self, jid: str) -> Job:
         """Job `jid` leaves the unfinished ones (its record keeps its fields)."""
         job = self.jobs.pop(jid)
         touch(self, job)
+        if self.rows is not None:
+            self.rows = self.rows[self.rows != job.row]
         self.cols.detach(job)
-        self.rows = None
         self.replan[jid] = None
         return job
 

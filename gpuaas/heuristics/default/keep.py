@@ -155,7 +155,8 @@ def incumbent_rules(
             mine = pref[run]
             shrink = cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
             small = np.zeros(run.size, dtype=bool)
-            if grow and np.unique(instance.current_node[run]).size >= instance.nodes:
+            used = np.bincount(instance.current_node[run], minlength=instance.nodes)
+            if grow and np.count_nonzero(used) >= instance.nodes:
                 model = cat.gpu_model_id[vm]
                 theirs = cat.gpu_model_id[cat.cfg_vm[np.maximum(mine, 0)]]
                 elsewhere = (mine >= 0) & (theirs != model)
@@ -207,7 +208,11 @@ def kept(instance: Instance, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     disruption limit; -1: free to be re-planned)."""
     pin_node = np.full(instance.n_jobs, -1, dtype=np.int64)
     pin_cfg = np.full(instance.n_jobs, -1, dtype=np.int64)
-    keep = np.union1d(rules.run[~(rules.own | rules.others)], np.flatnonzero(instance.pinned))
+    # a mask, not np.union1d (a hash and a sort of every job at every event): the same
+    # ascending indices
+    mask = instance.pinned.copy()
+    mask[rules.run[~(rules.own | rules.others)]] = True
+    keep = np.flatnonzero(mask)
     pin_node[keep] = instance.current_node[keep]
     pin_cfg[keep] = instance.current_cfg[keep]
     return pin_node, pin_cfg

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from gpuaas.instance import Instance
 from gpuaas.pricing import fill_price, plan_values_at, queue_price
@@ -47,23 +48,52 @@ def unplaced(
 ) -> int:
     """GPUs of `configs` that fit nowhere when placed largest first and best fit into the idle
     GPUs of open nodes of their GPU model (`model`, `idle` per node) or into a node not yet open
-    (model -1: its model's largest VM). `first`: stop at the first that does not fit."""
+    (model -1: its model's largest VM). `first`: stop at the first that does not fit.
+
+    The placement is a compiled loop (`_unplaced`): make_room bisects over it and `queued`
+    asks it at every event, and in Python it cost O(nodes) numpy calls per configuration."""
     cat = instance.catalog
-    model, idle = model.copy(), idle.copy()
-    largest = largest_gpus(instance)
+    configs = np.asarray(configs, dtype=np.int64)
+    configs = configs[np.argsort(-cat.cfg_gpus[configs], kind="stable")]
+    return int(
+        _unplaced(
+            np.ascontiguousarray(cat.cfg_gpus[configs], dtype=np.int64),
+            np.ascontiguousarray(cat.gpu_model_id[cat.cfg_vm[configs]], dtype=np.int64),
+            np.ascontiguousarray(largest_gpus(instance), dtype=np.int64),
+            np.array(model, dtype=np.int64),
+            np.array(idle, dtype=np.int64),
+            first,
+        )
+    )
+
+
+@njit(cache=True)
+def _unplaced(gpus, models, largest, model, idle, first):  # pragma: no cover - compiled
+    """`unplaced` on configurations already in placement order (`gpus`, `models` per
+    configuration); `model` and `idle` (per node) are changed in place. A configuration goes
+    to the open node of its model with the fewest idle GPUs that hold it, else the first node
+    not yet open whose model's largest VM holds it (ties: the lowest node)."""
     left = 0
-    for c in configs[np.argsort(-cat.cfg_gpus[configs], kind="stable")]:
-        g, m = cat.cfg_gpus[c], cat.gpu_model_id[cat.cfg_vm[c]]
-        fits = np.flatnonzero(((model == m) & (idle >= g)) | ((model < 0) & (largest[m] >= g)))
-        if not fits.size:
-            left += int(g)
+    for k in range(gpus.shape[0]):
+        g, m = gpus[k], models[k]
+        best, key = -1, 0
+        for n in range(model.shape[0]):
+            if model[n] == m and idle[n] >= g:
+                kn = idle[n]
+            elif model[n] < 0 and largest[m] >= g:
+                kn = np.iinfo(np.int64).max
+            else:
+                continue
+            if best < 0 or kn < key:
+                best, key = n, kn
+        if best < 0:
+            left += g
             if first:
                 break
             continue
-        n = fits[np.argmin(np.where(model[fits] >= 0, idle[fits], np.iinfo(np.int64).max))]
-        if model[n] < 0:
-            model[n], idle[n] = m, largest[m]
-        idle[n] -= g
+        if model[best] < 0:
+            model[best], idle[best] = m, largest[m]
+        idle[best] -= g
     return left
 
 

@@ -1,0 +1,176 @@
+"""The speed work of issue 43 item 4 changes no decision: each compiled shortcut against the
+code it replaces, on seeded random rescheduling points (`heuristic_cases`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from gpuaas.heuristics import kernels as K
+from gpuaas.heuristics.default.room import largest_gpus, open_nodes, unplaced
+from gpuaas.heuristics.greedy import greedy
+from gpuaas.heuristics.state import State, kernel_data, pressure_order, rng_state
+from tests.heuristic_cases import random_instance
+
+
+def _pins(instance, seed: int, share: float):
+    """A Greedy solution of `instance` with `share` of its placed jobs kept (the others free),
+    as the kept jobs of a rescheduling point."""
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < share)
+    pin_node = np.where(keep, sol.job_node, -1).astype(np.int64)
+    pin_cfg = np.where(keep, sol.job_cfg, -1).astype(np.int64)
+    return pin_node, pin_cfg
+
+
+def _reference(D, proxy, rule, order, swap_prob, n_cand, rng, it0, it1, st, elite):
+    """`randomized_construction_iterations` as it was: every schedule from scratch
+    (`randomized_construction_schedule`), `postprocess`, `full_score`, `elite_insert`."""
+    for it in range(it0, it1):
+        K.randomized_construction_schedule(
+            D, rule, order, it > 0, swap_prob, n_cand, rng, *st.arrays()
+        )
+        K.postprocess(D, proxy, *st.arrays())
+        val = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
+        K.elite_insert(val, st.job_node, st.job_cfg, st.node_vm, *elite)
+
+
+def _elite(instance, size):
+    N, J = instance.nodes, instance.n_jobs
+    return (
+        np.full((size, N), -1, dtype=np.int64),
+        np.full((size, J), -1, dtype=np.int64),
+        np.full((size, J), -1, dtype=np.int64),
+        np.full(size, np.inf),
+        np.zeros(1, dtype=np.int64),
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_constructions_match_the_from_scratch_ones(seed):
+    """The incremental constructions (kept jobs placed once, free jobs searched among the nodes
+    with idle GPUs, scores from the kept jobs' terms) give the schedules, scores, elite set and
+    random stream of the from-scratch ones, bit for bit."""
+    instance = random_instance(seed, nodes=int(3 + 7 * (seed % 4)), jobs=int(10 + 25 * (seed % 5)))
+    share = (0.0, 0.5, 0.9, 1.0)[seed % 4]
+    pins = _pins(instance, seed, share)
+    pref = np.where(
+        np.random.default_rng(seed).random(instance.n_jobs) < 0.5,
+        np.argmin(instance.times, axis=1),
+        -1,
+    )
+    proxy = (K.PROXY_FOBJ, K.PROXY_FBAR)[seed % 2]
+    rule = (K.OPEN_LARGEST, K.OPEN_CONFIG)[(seed // 2) % 2]
+    swap_prob = (0.2, 0.0, 0.5)[seed % 3]
+    D = kernel_data(instance, pref, pins, move_weight=2.0)
+    order = pressure_order(instance)
+    size = 1 + seed % 3
+    runs = []
+    for incremental in (True, False):
+        st, elite, rng = State.new(instance), _elite(instance, size), rng_state(seed)
+        for it0, it1 in ((0, 1), (1, 9), (9, 20)):  # chunks, as randomized_construction calls
+            if incremental:
+                K.randomized_construction_iterations(
+                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0,
+                    np.zeros(1, dtype=np.int64), *st.arrays(), *elite,
+                )  # fmt: skip
+            else:
+                _reference(D, proxy, rule, order, swap_prob, 3, rng, it0, it1, st, elite)
+        used = [st.node_jobs[n, : st.node_cnt[n]].tolist() for n in range(instance.nodes)]
+        runs.append((elite, rng, st, used))
+    (e1, r1, s1, u1), (e2, r2, s2, u2) = runs
+    for a, b in zip(e1, e2):
+        np.testing.assert_array_equal(a, b)
+    assert r1[0] == r2[0]
+    for a, b in zip(s1.arrays(), s2.arrays()):
+        if a.ndim == 1:
+            np.testing.assert_array_equal(a, b)
+    assert u1 == u2
+
+
+def _unplaced_reference(instance, configs, model, idle, first=False):
+    """`room.unplaced` as it was, in numpy."""
+    cat = instance.catalog
+    model, idle = model.copy(), idle.copy()
+    largest = largest_gpus(instance)
+    left = 0
+    for c in configs[np.argsort(-cat.cfg_gpus[configs], kind="stable")]:
+        g, m = cat.cfg_gpus[c], cat.gpu_model_id[cat.cfg_vm[c]]
+        fits = np.flatnonzero(((model == m) & (idle >= g)) | ((model < 0) & (largest[m] >= g)))
+        if not fits.size:
+            left += int(g)
+            if first:
+                break
+            continue
+        n = fits[np.argmin(np.where(model[fits] >= 0, idle[fits], np.iinfo(np.int64).max))]
+        if model[n] < 0:
+            model[n], idle[n] = m, largest[m]
+        idle[n] -= g
+    return left
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_unplaced_matches_numpy(seed):
+    """The compiled best-fit count is the numpy one's, with and without `first`, on open nodes
+    with idle GPUs and nodes not yet open."""
+    instance = random_instance(seed, nodes=int(2 + 6 * (seed % 4)), jobs=60)
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < 0.7)
+    inst = dataclasses.replace(
+        instance,
+        current_node=np.where(keep, sol.job_node, -1),
+        current_cfg=np.where(keep, sol.job_cfg, -1),
+    )
+    model, idle = open_nodes(inst)
+    configs = rng.integers(0, inst.catalog.n_configs, size=int(rng.integers(0, 40)))
+    for first in (False, True):
+        assert unplaced(inst, configs, model, idle, first) == _unplaced_reference(
+            inst, configs, model, idle, first
+        )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plan_values_lp_is_per_job_lps_value(seed):
+    """The values-only per-job LP gives `per_job_lp`'s values bit for bit, with switch costs
+    and spot partners."""
+    from gpuaas.per_job import node_share, per_job_lp, plan_values_lp
+
+    instance = random_instance(seed, nodes=5, jobs=80)
+    rng = np.random.default_rng(seed)
+    C = instance.catalog.n_configs
+    times = np.ascontiguousarray(instance.times)
+    slack = np.ascontiguousarray(instance.rel_due, dtype=np.float64)
+    weight = np.ascontiguousarray(instance.weight)
+    price = rng.uniform(1e-4, 1e-2, C)
+    switch = rng.uniform(0, 5, C) * (seed % 2)
+    partner = np.where(rng.random(C) < 0.3, rng.integers(0, C, C), -1).astype(np.int64)
+    share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
+    want = per_job_lp(times, slack, weight, price, share, switch, partner)[0]
+    np.testing.assert_array_equal(
+        plan_values_lp(times, slack, weight, price, switch, partner), want
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_preferred_configs_match_numpy(seed):
+    """The compiled choice of least plan value (ties to the least rank) is numpy's, with rows
+    of no finite value, ties and a NaN row."""
+    from gpuaas.pricing import _least_ranked
+
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.uniform(0, 5, (60, 30)))  # many ties
+    values[rng.random(values.shape) < 0.3] = np.inf
+    values[3] = np.inf
+    values[5, 7] = np.nan
+    rank = rng.permutation(30).astype(np.int64)
+    out = np.full(60, -1, dtype=np.int64)
+    _least_ranked(values, rank, out)
+    want = np.full(60, -1, dtype=np.int64)
+    rows = np.flatnonzero(np.isfinite(values).any(axis=1))
+    least = values[rows] == values[rows].min(axis=1, keepdims=True)
+    want[rows] = np.argmin(np.where(least, rank, 30), axis=1)
+    np.testing.assert_array_equal(out, want)
