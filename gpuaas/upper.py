@@ -98,6 +98,7 @@ def upper(
     portfolio: tuple[tuple[str, int], ...] | None = None,
     log: bool = False,
     progress: Callable[[str], None] | None = None,
+    default_seeds: int | None = None,
 ) -> Upper:
     """The cheapest run of `portfolio` on `trace` (module docstring).
 
@@ -118,6 +119,10 @@ def upper(
         Keep the cheapest run's event log (`Upper.log`).
     progress : callable, optional
         Called with each run's description.
+    default_seeds : int, optional
+        Also the default method at seeds 1 .. K: the ones `portfolio` lacks are appended to it,
+        after its runs (so the time limit cuts them first). Off by default; see
+        `scripts/results/upper.md` for what more seeds buy.
 
     Returns
     -------
@@ -131,6 +136,9 @@ def upper(
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
     checks.optional_number(time_limit, "time_limit", positive=True)
     portfolio = PORTFOLIO if portfolio is None else portfolio
+    if default_seeds is not None:
+        k = checks.integer(default_seeds, "default_seeds", minimum=1, maximum=1000)
+        portfolio = tuple(portfolio) + extra_seeds(tuple(portfolio), k)
     if not portfolio:
         raise InputError(None, "portfolio", "must name at least one (method, seed) run")
     for method, _ in portfolio:
@@ -170,6 +178,14 @@ def upper(
     best.runs = runs
     best.seconds = _time.perf_counter() - t0
     return best
+
+
+def extra_seeds(portfolio: tuple[tuple[str, int], ...], k: int) -> tuple[tuple[str, int], ...]:
+    """The runs of the default method at seeds 1 .. `k` that `portfolio` lacks, in seed order."""
+    from gpuaas.methods import DEFAULT_METHOD
+
+    have = set(portfolio)
+    return tuple((DEFAULT_METHOD, s) for s in range(1, k + 1) if (DEFAULT_METHOD, s) not in have)
 
 
 def write_log(result: Upper, path: str | Path) -> None:

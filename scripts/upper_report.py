@@ -11,7 +11,9 @@ clusters of microsoft/elasticflow-traces from the user's copy (`--itp-dir DIR --
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,7,8,9,10
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
-Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them, and
+Rows already in the CSV are kept (it resumes; delete a row to rerun it); `--default-seeds K`
+adds the default at seeds 1..K to the portfolio (the `runs` column lists a row's runs);
+`--report-only` writes the table from them, and
 `--md` keeps the page's hand-written reading below `NOTES`.
 Restart "0" is `--overhead 0 --startup 0`, "600" the simulator's defaults (600 s, 120 s).
 """
@@ -91,10 +93,11 @@ def row(
     restart: str,
     source: str | None = None,
     limit: int | None = None,
+    default_seeds: int | None = None,
 ) -> dict[str, str]:
     """One trace and restart cost: its bound, the upper value and the default's cost. The trace
     is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
-    first `limit` jobs)."""
+    first `limit` jobs); `default_seeds`: `upper`'s (the default at seeds 1..K too)."""
     if source is not None:
         trace = itp_trace(source, limit)
         nodes = trace.nodes
@@ -102,7 +105,14 @@ def row(
         trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals))
     low = bound(trace)
     overhead, startup = RESTARTS[restart]
-    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=PORTFOLIO)
+    top = upper(
+        trace,
+        overhead=overhead,
+        startup=startup,
+        time_limit=1e9,
+        portfolio=PORTFOLIO,
+        default_seeds=default_seeds,
+    )
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
     # the seconds depend on the machine: printed, not kept in the rows
     print(
@@ -166,7 +176,7 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
     done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
     restarts = args.restarts.split(",")
     todo: list[tuple] = [
-        (int(n), args.arrivals, int(s), rs, None, None)
+        (int(n), args.arrivals, int(s), rs, None, None, args.default_seeds)
         for n in filter(None, args.nodes.split(","))
         for s in args.seeds.split(",")
         for rs in restarts
@@ -181,7 +191,7 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
             sources[c, args.itp_limit] = str(src)
     have = {(r["arrivals"], r["restart"]) for r in rows}
     todo += [
-        (0, itp_label(c, limit), 0, rs, src, limit)
+        (0, itp_label(c, limit), 0, rs, src, limit, args.default_seeds)
         for (c, limit), src in sources.items()
         for rs in restarts
         if (itp_label(c, limit), rs) not in have
@@ -224,6 +234,14 @@ def main(argv: list[str] | None = None) -> None:
         "--itp-limit",
         type=int,
         help="only the first K jobs of each --itp-dir cluster (`gpuaas import --limit K`)",
+    )
+    ap.add_argument(
+        "--default-seeds",
+        type=int,
+        default=None,
+        metavar="K",
+        help="the upper value also runs the default at seeds 1..K (`gpuaas.upper`); the runs "
+        "column names every run of a row",
     )
     ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")

@@ -61,6 +61,34 @@ def test_upper_brackets_the_optimum_and_its_schedule_reconciles(
     assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
 
 
+def test_default_seeds_append_the_default_s_other_seeds_and_can_lower_the_upper(tmp_path):
+    """`default_seeds=K` runs the default at the seeds 1..K the portfolio lacks, after it; on
+    this trace (600 s restarts) seed 2 of the default is cheaper than seed 1, so the upper value
+    drops, and it is still a complete run reconciled from its event log."""
+    trace = small(2)
+    alone = upper(trace, overhead=600.0, portfolio=(("incremental", 1),), time_limit=1e6)
+    more = upper(
+        trace,
+        overhead=600.0,
+        portfolio=(("incremental", 1), ("greedy", 1)),
+        time_limit=1e6,
+        default_seeds=3,
+        log=True,
+    )
+    assert [(m, s) for m, s, _ in more.runs] == [
+        ("incremental", 1), ("greedy", 1), ("incremental", 2), ("incremental", 3)
+    ]  # fmt: skip
+    assert more.upper < alone.upper * (1 - 1e-3)
+    assert (more.method, more.seed) == ("incremental", 2)
+    again = simulate(trace, seed=2, overhead=600.0, bound=False)
+    assert more.upper == again.total_cost
+    path = tmp_path / "upper.jsonl"
+    write_log(more, path)
+    rec = recompute(path, trace)
+    assert check_against(rec, more.result.to_dict(), trace) == []
+    assert rec.total_cost == pytest.approx(more.upper, rel=1e-6)
+
+
 def test_time_limit_stops_before_the_next_run_never_before_the_first():
     trace = small(5)
     top = upper(trace, portfolio=FAST, time_limit=1e-9)
@@ -70,7 +98,8 @@ def test_time_limit_stops_before_the_next_run_never_before_the_first():
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [({"portfolio": ()}, "portfolio"), ({"portfolio": (("nope", 1),)}, "portfolio"),
-     ({"time_limit": -1.0}, "time_limit")],
+     ({"time_limit": -1.0}, "time_limit"), ({"default_seeds": 0}, "default_seeds"),
+     ({"default_seeds": 2.5}, "default_seeds")],
 )  # fmt: skip
 def test_bad_arguments_are_input_errors(kwargs, field):
     with pytest.raises(InputError, match=field):
@@ -102,6 +131,12 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     log = ["--log", str(tmp_path / "x.jsonl")]
     bad = runner.invoke(cli, ["bound", str(path), *log, "-o", str(tmp_path / "n.json")])
     assert bad.exit_code == 2 and "needs --upper" in bad.output
+    bad = runner.invoke(cli, ["bound", str(path), "--default-seeds", "2"])
+    assert bad.exit_code == 2 and "needs --upper" in bad.output
+    seeds = runner.invoke(cli, [*args, "--default-seeds", "3", "--json"])
+    assert seeds.exit_code == 0, seeds.output
+    runs = [(r["method"], r["seed"]) for r in json.loads(seeds.output)["upper_run"]["runs"]]
+    assert runs == [*FAST, ("incremental", 2), ("incremental", 3)]
     assert not (tmp_path / "n.json").exists() and not (tmp_path / "x.jsonl").exists()
 
 
