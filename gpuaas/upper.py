@@ -7,12 +7,24 @@ plan; its event log reconciles with its costs, `tests/eventlog.py`), billed with
 restart overhead and VM start-up, so no optimal schedule with those costs costs more: the
 optimum lies between `gpuaas.bound` and `upper`.
 
+`default_seeds=K` (`gpuaas bound --upper --default-seeds K`) also runs the default at seeds
+1..K (after the portfolio): its randomized constructions draw differently per seed, and on the
+generated high-load traces at 600 s restart its seeds 1-8 spread by 4-8 %, so more of them
+lower the upper value (scripts/results/upper.md gives the rows run with K = 8).
+
 What it is not: the optimum, nor a clairvoyant method. Each run decides online (it sees a job at
 its release, its duration exactly); only the choice among runs is made in hindsight. A large
 `upper / bound` therefore says that the bound, the methods, or both are short, not which.
-Not tried (issue 43): a look-ahead method (the methods plan every job of an Instance as
-released, and the Rescheduler refuses a submission before its release) and a large-neighbourhood
-search over time windows (the MILP models one rescheduling point, not a schedule over time).
+Tried and not kept (issue 43; `scripts/clairvoyant_probe.py`, upper.md "Clairvoyant members,
+tried"): the default run on the trace with due dates from the capacity LP's plan (each job's
+completion there), and squeaky-wheel rounds moving late jobs' due dates earlier, both billed
+at the true due dates: at the LP's automatic slot (9 h to a day on these traces) the capacity
+rows do not bind, its plan is the per-job bound's and says nothing about when to run what
+(0.998-1.77 x the default's cost); at 1-hour slots the LP has a million columns and HiGHS does
+not finish in 300 s; the rounds are no cheaper than as many seeds. Not tried: a look-ahead
+method (the methods plan every job of an Instance as released, and the Rescheduler refuses a
+submission before its release) and a large-neighbourhood search over time windows (the MILP
+models one rescheduling point, not a schedule over time).
 """
 
 from __future__ import annotations
