@@ -10,11 +10,20 @@ optimum lies between `gpuaas.bound` and `upper`.
 `default_seeds=K` (`gpuaas bound --upper --default-seeds K`) also runs the default at seeds
 1..K (after the portfolio): its randomized constructions draw differently per seed, and on the
 generated high-load traces at 600 s restart its seeds 1-8 spread by 4-8 %, so more of them
-lower the upper value (scripts/results/upper.md gives the rows run with K = 8).
+lower the upper value.
 
-What it is not: the optimum, nor a clairvoyant method. Each run decides online (it sees a job at
-its release, its duration exactly); only the choice among runs is made in hindsight. A large
-`upper / bound` therefore says that the bound, the methods, or both are short, not which.
+`search=D` (`--search D`) then searches around the cheapest run in hindsight
+(`suffix_search`): a large-neighbourhood search whose neighbourhoods are the run's decisions
+from 7 points in time on (the 1/8 .. 7/8 quantiles of the releases), each re-drawn D times by
+continuing a fork of the simulation there with another seed, a cheaper complete run replacing
+the incumbent. Each candidate is still a simulated run of the trace, billed at its own due
+dates and weights, its event log reconciling; what hindsight adds is which decisions are kept.
+scripts/results/upper.md gives the rows run with K = 8 and D = 3 and what each bought.
+
+What it is not: the optimum, nor a clairvoyant method in the strong sense. Every decision is
+made online (a job seen at its release, its duration exactly); the portfolio's choice among
+runs and the search's choice among suffixes are made in hindsight. A large `upper / bound`
+therefore says that the bound, the methods, or both are short, not which.
 Tried and not kept (issue 43; `scripts/clairvoyant_probe.py`, upper.md "Clairvoyant members,
 tried"): the default run on the trace with due dates from the capacity LP's plan (each job's
 completion there), and squeaky-wheel rounds moving late jobs' due dates earlier, both billed
@@ -23,8 +32,8 @@ rows do not bind, its plan is the per-job bound's and says nothing about when to
 (0.998-1.77 x the default's cost); at 1-hour slots the LP has a million columns and HiGHS does
 not finish in 300 s; the rounds are no cheaper than as many seeds. Not tried: a look-ahead
 method (the methods plan every job of an Instance as released, and the Rescheduler refuses a
-submission before its release) and a large-neighbourhood search over time windows (the MILP
-models one rescheduling point, not a schedule over time).
+submission before its release) and a MILP over time windows (the MILP models one
+rescheduling point, not a schedule over time).
 """
 
 from __future__ import annotations
@@ -74,7 +83,9 @@ class Upper:
     `upper` is the cheapest run's total cost (VM + tardiness, restart and start-up included),
     `method` and `seed` name it, `runs` lists every run tried as (method, seed, total cost) in
     order, `log` is the cheapest run's event log (JSON lines) when asked for and `result` its
-    `SimulationResult`.
+    `SimulationResult`. When the suffix search found a cheaper run, `upper`, `log` and
+    `result` are that run's, `method` and `seed` the run it started from (its `config` says
+    so too; its later seeds are in `search["redrawn"]`).
     """
 
     upper: float
@@ -88,8 +99,8 @@ class Upper:
     log: str | None = None
     result: SimulationResult | None = field(default=None, repr=False)  # the cheapest run's
     #: with `search`: {"draws", "windows", "tried", "improved", "from", "redrawn"}: suffixes
-    #: tried and kept, the run it started from (its cost) and, per kept suffix, (release time
-    #: it re-decided from, its seed); None: no search
+    #: tried and kept, the run it started from (its cost) and the cheapest run's re-drawn
+    #: suffixes as [window, time it re-decided from, seed]; None: no search
     search: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -309,7 +320,9 @@ def suffix_search(
             info["tried"] += 1
             if cost < best.cost:
                 info["improved"] += 1
-                info["redrawn"] = [*info["redrawn"], [times[w], SEARCH_SEED + 1000 * w + k]]
+                # the incumbent's suffixes: those of earlier windows, then this one
+                kept = [r for r in info["redrawn"] if r[0] < w]
+                info["redrawn"] = [*kept, [w, times[w], SEARCH_SEED + 1000 * w + k]]
                 forks = {**{v: f for v, f in forks.items() if v <= w}, **later}
                 best = _Found(cost, sim.result(), _log_text(sim), info)
     return best

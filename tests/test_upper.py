@@ -114,6 +114,15 @@ def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path
     assert check_against(rec, top.result.to_dict(), trace) == []
     assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
     assert rec.total_cost == pytest.approx(top.result.total_cost, rel=1e-9)
+    # `redrawn` is the recipe: the run it started from, its seed changed at those points
+    from gpuaas.upper import _fork
+
+    sim = Simulator(trace, top.method, seed=top.seed, noise=0.0, overhead=600.0)
+    for _, at, seed in top.search["redrawn"]:
+        while sim.clock is None or sim.clock < at:
+            assert sim.step() is not None
+        sim = _fork(sim, seed=seed)
+    assert sim.run().total_cost == top.upper
 
 
 def test_a_fork_continues_exactly_and_a_new_seed_decides_anew():
