@@ -294,11 +294,12 @@ duration known; `gpuaas/upper.py` says what it is and is not) and the default's 
 (`gpuaas simulate` with its defaults, the portfolio's first run). The optimum lies between
 bound and upper. Rows: `upper.csv`. Where the commands say `--default-seeds 8` (the generated
 traces, ITP cluster 5), the portfolio also ran the default at seeds 4-8 (`gpuaas bound --upper
---default-seeds 8`); the other rows are the portfolio's alone.
+--default-seeds 8`), and `--search 3` then the suffix search from the cheapest run ("+ search"
+where it found a cheaper schedule); the other rows are the portfolio's alone.
 
-    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --default-seeds 8
+    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,8,9,10 --restarts 600
-    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 5 --restarts 600 --default-seeds 8
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 5 --restarts 600 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
