@@ -7,22 +7,47 @@ plan; its event log reconciles with its costs, `tests/eventlog.py`), billed with
 restart overhead and VM start-up, so no optimal schedule with those costs costs more: the
 optimum lies between `gpuaas.bound` and `upper`.
 
-What it is not: the optimum, nor a clairvoyant method. Each run decides online (it sees a job at
-its release, its duration exactly); only the choice among runs is made in hindsight. A large
-`upper / bound` therefore says that the bound, the methods, or both are short, not which.
-Not tried (issue 43): a look-ahead method (the methods plan every job of an Instance as
-released, and the Rescheduler refuses a submission before its release) and a large-neighbourhood
-search over time windows (the MILP models one rescheduling point, not a schedule over time).
+`default_seeds=K` (`gpuaas bound --upper --default-seeds K`) also runs the default at seeds
+1..K (after the portfolio): its randomized constructions draw differently per seed, and on the
+generated high-load traces at 600 s restart its seeds 1-8 spread by 4-8 %, so more of them
+lower the upper value.
+
+`search=D` (`--search D`) then searches around the cheapest run in hindsight
+(`suffix_search`): a large-neighbourhood search whose neighbourhoods are the run's decisions
+from 7 points in time on (the 1/8 .. 7/8 quantiles of the releases), each re-drawn D times by
+continuing a fork of the simulation there with another seed, a cheaper complete run replacing
+the incumbent. Each candidate is still a simulated run of the trace, billed at its own due
+dates and weights, its event log reconciling; what hindsight adds is which decisions are kept.
+scripts/results/upper.md gives the rows run with K = 8 and D = 3 and what each bought.
+
+What it is not: the optimum, nor a clairvoyant method in the strong sense. Every decision is
+made online (a job seen at its release, its duration exactly); the portfolio's choice among
+runs and the search's choice among suffixes are made in hindsight. A large `upper / bound`
+therefore says that the bound, the methods, or both are short, not which.
+Tried and not kept (issue 43; `scripts/clairvoyant_probe.py`, upper.md "Clairvoyant members,
+tried"): the default run on the trace with due dates from the capacity LP's plan (each job's
+completion there), and squeaky-wheel rounds moving late jobs' due dates earlier, both billed
+at the true due dates: at the LP's automatic slot (9 h to a day on these traces) the capacity
+rows do not bind, its plan is the per-job bound's and says nothing about when to run what
+(0.998-1.77 x the default's cost); at 1-hour slots the LP has a million columns and HiGHS does
+not finish in 300 s; the rounds are no cheaper than as many seeds. Not tried: a look-ahead
+method (the methods plan every job of an Instance as released, and the Rescheduler refuses a
+submission before its release) and a MILP over time windows (the MILP models one
+rescheduling point, not a schedule over time).
 """
 
 from __future__ import annotations
 
+import copy
 import io
+import json
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from gpuaas import checks
 from gpuaas.errors import InputError
@@ -44,6 +69,11 @@ PORTFOLIO: tuple[tuple[str, int], ...] = (
 )
 #: seconds for the runs when no time limit is given (the first run always completes)
 DEFAULT_TIME_LIMIT = 600.0
+#: the search's windows (`search`): it re-decides from the 1/W, 2/W, ... quantiles of the
+#: releases on
+SEARCH_WINDOWS = 8
+#: the seeds of the search's re-drawn suffixes start here (far from any portfolio seed)
+SEARCH_SEED = 100_000
 
 
 @dataclass
@@ -53,7 +83,9 @@ class Upper:
     `upper` is the cheapest run's total cost (VM + tardiness, restart and start-up included),
     `method` and `seed` name it, `runs` lists every run tried as (method, seed, total cost) in
     order, `log` is the cheapest run's event log (JSON lines) when asked for and `result` its
-    `SimulationResult`.
+    `SimulationResult`. When the suffix search found a cheaper run, `upper`, `log` and
+    `result` are that run's, `method` and `seed` the run it started from (its `config` says
+    so too; its later seeds are in `search["redrawn"]`).
     """
 
     upper: float
@@ -66,6 +98,10 @@ class Upper:
     runs: list[tuple[str, int, float]] = field(default_factory=list)
     log: str | None = None
     result: SimulationResult | None = field(default=None, repr=False)  # the cheapest run's
+    #: with `search`: {"draws", "windows", "tried", "improved", "from", "redrawn"}: suffixes
+    #: tried and kept, the run it started from (its cost) and the cheapest run's re-drawn
+    #: suffixes as [window, time it re-decided from, seed]; None: no search
+    search: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,15 +113,25 @@ class Upper:
             "startup": self.startup,
             "seconds": self.seconds,
             "runs": [{"method": m, "seed": s, "total_cost": c} for m, s, c in self.runs],
+            "search": self.search,
         }
 
     def summary(self) -> str:
         tried = ", ".join(f"{m} seed {s}: {c:.4f}" for m, s, c in self.runs)
+        found = ""
+        if self.search is not None:
+            sr = self.search
+            found = (
+                f"\nsearch        {sr['tried']} suffixes re-drawn from {sr['windows']} times, "
+                f"{sr['improved']} kept (from {sr['from']['cost']:.4f} $)"
+            )
         return (
             f"upper         {self.upper:.4f} $  (a schedule on {self.nodes} nodes costs this: "
-            f"{self.method} seed {self.seed}, the cheapest of {len(self.runs)} runs; "
+            f"{self.method} seed {self.seed}"
+            + (" with re-drawn suffixes" if self.search and self.search["improved"] else "")
+            + f", the cheapest of {len(self.runs)} runs; "
             f"restart {self.overhead:g} s, start-up {self.startup:g} s)\n"
-            f"runs          {tried}"
+            f"runs          {tried}" + found
         )
 
 
@@ -98,6 +144,8 @@ def upper(
     portfolio: tuple[tuple[str, int], ...] | None = None,
     log: bool = False,
     progress: Callable[[str], None] | None = None,
+    default_seeds: int | None = None,
+    search: int | None = None,
 ) -> Upper:
     """The cheapest run of `portfolio` on `trace` (module docstring).
 
@@ -118,6 +166,13 @@ def upper(
         Keep the cheapest run's event log (`Upper.log`).
     progress : callable, optional
         Called with each run's description.
+    default_seeds : int, optional
+        Also the default method at seeds 1 .. K: the ones `portfolio` lacks are appended to it,
+        after its runs (so the time limit cuts them first). Off by default; see
+        `scripts/results/upper.md` for what more seeds buy.
+    search : int, optional
+        After the runs, while time is left: the suffix search from the cheapest run with this
+        many draws per window (`suffix_search`, module docstring). Off by default.
 
     Returns
     -------
@@ -131,6 +186,11 @@ def upper(
         raise InputError(None, "trace", "must be an Instance (see gpuaas.load_instance)")
     checks.optional_number(time_limit, "time_limit", positive=True)
     portfolio = PORTFOLIO if portfolio is None else portfolio
+    if search is not None:
+        search = checks.integer(search, "search", minimum=1, maximum=1000)
+    if default_seeds is not None:
+        k = checks.integer(default_seeds, "default_seeds", minimum=1, maximum=1000)
+        portfolio = tuple(portfolio) + extra_seeds(tuple(portfolio), k)
     if not portfolio:
         raise InputError(None, "portfolio", "must name at least one (method, seed) run")
     for method, _ in portfolio:
@@ -168,8 +228,140 @@ def upper(
             )
     assert best is not None  # the first run always runs
     best.runs = runs
+    if search is not None and _time.perf_counter() < deadline:
+        say(f"upper: suffix search from {best.method} seed {best.seed}")
+        found = suffix_search(
+            trace, best.method, best.seed, settings, search, deadline, log, best.upper
+        )
+        best.search = found.info
+        if found.cost < best.upper:
+            best.upper = found.cost
+            best.result = found.result
+            best.log = found.log
     best.seconds = _time.perf_counter() - t0
     return best
+
+
+@dataclass
+class _Found:
+    """What `suffix_search` found: the cheapest run's cost, result and log, and its record."""
+
+    cost: float
+    result: SimulationResult | None
+    log: str | None
+    info: dict[str, Any]
+
+
+def suffix_search(
+    trace: Instance,
+    method: str,
+    seed: int,
+    settings: dict[str, Any],
+    draws: int,
+    deadline: float,
+    log: bool = False,
+    known: float | None = None,
+) -> _Found:
+    """A large-neighbourhood search over the decisions of the run (`method`, `seed`): the
+    neighbourhood of window w is every decision from the first rescheduling point at or after
+    t_w on, t_w the w/W quantile of the releases (W = `SEARCH_WINDOWS`); its moves re-draw them.
+
+    The run is replayed, its simulation forked at each t_w (the Rescheduler through its saved
+    state, `Rescheduler.state` / `restore`, which continues exactly; the producers copied).
+    For w = 1 .. W-1 in order, `draws` times: the fork at t_w continues with the method's seed
+    changed (every later rescheduling point solves with a seed derived from the new one, as
+    `RunConfig.seed` says), to the end; a cheaper complete run replaces the incumbent, its
+    forks after t_w too. Every candidate is a whole simulated run of the trace (the prefix the
+    incumbent's, the rest decided online as usual), billed by the simulation at the trace's own
+    due dates and weights, its event log the prefix's and its own. Hindsight enters only in
+    which runs are kept. Stops when `deadline` (perf_counter) passes, after the run under way.
+    `known`: the run's cost, if known (reported in `info["from"]`).
+    """
+    from gpuaas.simulator import Simulator
+
+    config = dict(settings)
+    rel = np.sort(trace.release)
+    times = [float(rel[min(len(rel) - 1, (len(rel) * w) // SEARCH_WINDOWS)])
+             for w in range(1, SEARCH_WINDOWS)]  # fmt: skip
+    info: dict[str, Any] = {
+        "draws": draws,
+        "windows": len(times),
+        "tried": 0,
+        "improved": 0,
+        "from": {"method": method, "seed": seed, "cost": known},
+        "redrawn": [],
+    }
+
+    def finish(sim: Simulator, first: int) -> tuple[float, dict[int, Simulator]]:
+        """Run `sim` to its end, forking it at every t_w from window `first` on."""
+        forks: dict[int, Simulator] = {}
+        w = first
+        while True:
+            while w < len(times) and sim.clock is not None and sim.clock >= times[w]:
+                forks[w] = _fork(sim)
+                w += 1
+            if sim.step() is None:
+                break
+        return sim.result().total_cost, forks
+
+    base = Simulator(trace, method, seed=seed, **config)
+    base.log_lines = io.StringIO() if log else None
+    cost, forks = finish(base, 0)
+    info["from"]["cost"] = cost
+    best = _Found(cost, base.result(), _log_text(base), info)
+    for w in range(len(times)):
+        if w not in forks:
+            continue  # the run ended before t_w: nothing left to re-decide
+        for k in range(draws):
+            if _time.perf_counter() >= deadline:
+                return best
+            sim = _fork(forks[w], seed=SEARCH_SEED + 1000 * w + k)
+            cost, later = finish(sim, w + 1)
+            info["tried"] += 1
+            if cost < best.cost:
+                info["improved"] += 1
+                # the incumbent's suffixes: those of earlier windows, then this one
+                kept = [r for r in info["redrawn"] if r[0] < w]
+                info["redrawn"] = [*kept, [w, times[w], SEARCH_SEED + 1000 * w + k]]
+                forks = {**{v: f for v, f in forks.items() if v <= w}, **later}
+                best = _Found(cost, sim.result(), _log_text(sim), info)
+    return best
+
+
+def _fork(sim: Any, seed: int | None = None) -> Any:
+    """An independent copy of the simulation `sim` at its current point (`seed`: its
+    Rescheduler's method seed from here on). The Rescheduler is copied through its saved state
+    (`Rescheduler.restore` continues exactly), the rest of the simulation by deepcopy (the
+    traces, immutable, shared); the event log so far is carried into a new buffer."""
+    from gpuaas.rescheduler import Rescheduler
+
+    state = json.loads(json.dumps(sim.rescheduler.state()))
+    if seed is not None:
+        state["config"]["run"]["seed"] = int(seed)
+    keep, lines = sim.rescheduler, sim.log_lines
+    memo = {id(x): x for x in (sim.trace, sim.actual, sim.predicted_trace)}
+    sim.rescheduler, sim.log_lines = None, None
+    try:
+        new = copy.deepcopy(sim, memo)
+    finally:
+        sim.rescheduler, sim.log_lines = keep, lines
+    new.rescheduler = Rescheduler.restore(state)
+    if lines is not None:
+        new.log_lines = io.StringIO()
+        new.log_lines.write(lines.getvalue())
+    return new
+
+
+def _log_text(sim: Any) -> str | None:
+    return None if sim.log_lines is None else sim.log_lines.getvalue()
+
+
+def extra_seeds(portfolio: tuple[tuple[str, int], ...], k: int) -> tuple[tuple[str, int], ...]:
+    """The runs of the default method at seeds 1 .. `k` that `portfolio` lacks, in seed order."""
+    from gpuaas.methods import DEFAULT_METHOD
+
+    have = set(portfolio)
+    return tuple((DEFAULT_METHOD, s) for s in range(1, k + 1) if (DEFAULT_METHOD, s) not in have)
 
 
 def write_log(result: Upper, path: str | Path) -> None:

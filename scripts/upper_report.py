@@ -11,7 +11,10 @@ clusters of microsoft/elasticflow-traces from the user's copy (`--itp-dir DIR --
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,7,8,9,10
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
-Rows already in the CSV are kept (it resumes); `--report-only` writes the table from them, and
+Rows already in the CSV are kept (it resumes; delete a row to rerun it); `--default-seeds K`
+adds the default at seeds 1..K to the portfolio (the `runs` column lists a row's runs),
+`--search D` then the suffix search from the cheapest run (`search:D:cost` in `runs`);
+`--report-only` writes the table from them, and
 `--md` keeps the page's hand-written reading below `NOTES`.
 Restart "0" is `--overhead 0 --startup 0`, "600" the simulator's defaults (600 s, 120 s).
 """
@@ -91,10 +94,13 @@ def row(
     restart: str,
     source: str | None = None,
     limit: int | None = None,
+    default_seeds: int | None = None,
+    search: int | None = None,
 ) -> dict[str, str]:
     """One trace and restart cost: its bound, the upper value and the default's cost. The trace
-    is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
-    first `limit` jobs)."""
+        is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
+        first `limit` jobs); `default_seeds`, `search`: `upper`'s (the default at seeds 1..K too;
+    the suffix search with that many draws per window)."""
     if source is not None:
         trace = itp_trace(source, limit)
         nodes = trace.nodes
@@ -102,8 +108,17 @@ def row(
         trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals))
     low = bound(trace)
     overhead, startup = RESTARTS[restart]
-    top = upper(trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=PORTFOLIO)
+    top = upper(
+        trace,
+        overhead=overhead,
+        startup=startup,
+        time_limit=1e9,
+        portfolio=PORTFOLIO,
+        default_seeds=default_seeds,
+        search=search,
+    )
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
+    found = top.search is not None and top.search["improved"] > 0
     # the seconds depend on the machine: printed, not kept in the rows
     print(
         f"N {nodes}, J {trace.n_jobs}, {arrivals} {seed}, restart {restart}: "
@@ -120,8 +135,9 @@ def row(
         "bound": repr(low.bound),
         "binding": low.binding,
         "default": repr(top.runs[0][2]),
-        "best": f"{top.method} seed {top.seed}",
-        "runs": ";".join(f"{m}:{s}:{c:.4f}" for m, s, c in top.runs),
+        "best": f"{top.method} seed {top.seed}" + (" + search" if found else ""),
+        "runs": ";".join(f"{m}:{s}:{c:.4f}" for m, s, c in top.runs)
+        + ("" if top.search is None else f";search:{top.search['draws']}:{top.upper:.4f}"),
         "upper": repr(top.upper),
     }
 
@@ -166,7 +182,7 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
     done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
     restarts = args.restarts.split(",")
     todo: list[tuple] = [
-        (int(n), args.arrivals, int(s), rs, None, None)
+        (int(n), args.arrivals, int(s), rs, None, None, args.default_seeds, args.search)
         for n in filter(None, args.nodes.split(","))
         for s in args.seeds.split(",")
         for rs in restarts
@@ -181,7 +197,7 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
             sources[c, args.itp_limit] = str(src)
     have = {(r["arrivals"], r["restart"]) for r in rows}
     todo += [
-        (0, itp_label(c, limit), 0, rs, src, limit)
+        (0, itp_label(c, limit), 0, rs, src, limit, args.default_seeds, args.search)
         for (c, limit), src in sources.items()
         for rs in restarts
         if (itp_label(c, limit), rs) not in have
@@ -225,6 +241,21 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         help="only the first K jobs of each --itp-dir cluster (`gpuaas import --limit K`)",
     )
+    ap.add_argument(
+        "--default-seeds",
+        type=int,
+        default=None,
+        metavar="K",
+        help="the upper value also runs the default at seeds 1..K (`gpuaas.upper`); the runs "
+        "column names every run of a row",
+    )
+    ap.add_argument(
+        "--search",
+        type=int,
+        default=None,
+        metavar="D",
+        help="then the suffix search from the cheapest run, D draws per window (`gpuaas.upper`)",
+    )
     ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")
     args = ap.parse_args(argv)
@@ -261,10 +292,14 @@ Per trace and restart cost: the lower bound of any schedule (`gpuaas bound`), th
 (`gpuaas bound --upper`: the cheapest complete schedule of a portfolio of simulated runs, every
 duration known; `gpuaas/upper.py` says what it is and is not) and the default's cost
 (`gpuaas simulate` with its defaults, the portfolio's first run). The optimum lies between
-bound and upper. Rows: `upper.csv`.
+bound and upper. Rows: `upper.csv`. Where the commands say `--default-seeds 8` (the generated
+traces, ITP cluster 5), the portfolio also ran the default at seeds 4-8 (`gpuaas bound --upper
+--default-seeds 8`), and `--search 3` then the suffix search from the cheapest run ("+ search"
+where it found a cheaper schedule); the other rows are the portfolio's alone.
 
-    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20
-    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,5,8,9,10 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --default-seeds 8 --search 3
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,8,9,10 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 5 --restarts 600 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 

@@ -16,7 +16,7 @@ from gpuaas.cli import cli
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
-from gpuaas.simulator import simulate
+from gpuaas.simulator import Simulator, simulate
 from gpuaas.upper import upper, write_log
 from gpuaas.validator import validate
 
@@ -61,16 +61,103 @@ def test_upper_brackets_the_optimum_and_its_schedule_reconciles(
     assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
 
 
+def test_default_seeds_append_the_default_s_other_seeds_and_can_lower_the_upper(tmp_path):
+    """`default_seeds=K` runs the default at the seeds 1..K the portfolio lacks, after it; on
+    this trace (600 s restarts) seed 2 of the default is cheaper than seed 1, so the upper value
+    drops, and it is still a complete run reconciled from its event log."""
+    trace = small(2)
+    alone = upper(trace, overhead=600.0, portfolio=(("incremental", 1),), time_limit=1e6)
+    more = upper(
+        trace,
+        overhead=600.0,
+        portfolio=(("incremental", 1), ("greedy", 1)),
+        time_limit=1e6,
+        default_seeds=3,
+        log=True,
+    )
+    assert [(m, s) for m, s, _ in more.runs] == [
+        ("incremental", 1), ("greedy", 1), ("incremental", 2), ("incremental", 3)
+    ]  # fmt: skip
+    assert more.upper < alone.upper * (1 - 1e-3)
+    assert (more.method, more.seed) == ("incremental", 2)
+    again = simulate(trace, seed=2, overhead=600.0, bound=False)
+    assert more.upper == again.total_cost
+    path = tmp_path / "upper.jsonl"
+    write_log(more, path)
+    rec = recompute(path, trace)
+    assert check_against(rec, more.result.to_dict(), trace) == []
+    assert rec.total_cost == pytest.approx(more.upper, rel=1e-6)
+
+
+def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path):
+    """On this trace (600 s restarts) the suffix search from the cheapest run, re-drawing its
+    decisions from later points in time, ends cheaper than every run (three methods, the
+    default at seeds 1-3): a complete schedule billed at the trace's own due dates and weights,
+    its event log (the incumbent's prefix and the kept suffix) recomputing its costs."""
+    trace = small(4)
+    top = upper(
+        trace,
+        overhead=600.0,
+        portfolio=FAST,
+        default_seeds=3,
+        search=2,
+        time_limit=1e6,
+        log=True,
+    )
+    assert len(top.runs) == 5 and top.search["improved"] >= 1
+    assert top.search["from"]["cost"] == min(c for _, _, c in top.runs)
+    assert top.upper < min(c for _, _, c in top.runs) * (1 - 1e-3)
+    assert bound(trace).bound <= top.upper
+    path = tmp_path / "search.jsonl"
+    write_log(top, path)
+    rec = recompute(path, trace)  # the trace's due dates and weights
+    assert check_against(rec, top.result.to_dict(), trace) == []
+    assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
+    assert rec.total_cost == pytest.approx(top.result.total_cost, rel=1e-9)
+    # `redrawn` is the recipe: the run it started from, its seed changed at those points
+    from gpuaas.upper import _fork
+
+    sim = Simulator(trace, top.method, seed=top.seed, noise=0.0, overhead=600.0)
+    for _, at, seed in top.search["redrawn"]:
+        while sim.clock is None or sim.clock < at:
+            assert sim.step() is not None
+        sim = _fork(sim, seed=seed)
+    assert sim.run().total_cost == top.upper
+
+
+def test_a_fork_continues_exactly_and_a_new_seed_decides_anew():
+    """`_fork` mid-run: the copy continues as the original does (to the last float); with
+    another seed it is another run of the same trace, the original untouched."""
+    from gpuaas.upper import _fork
+
+    trace = small(4)
+    sim = Simulator(trace, "incremental", seed=1, noise=0.0, overhead=600.0)
+    for _ in range(6):
+        sim.step()
+    same, other = _fork(sim), _fork(sim, seed=7)
+    results = []
+    for s in (sim, same, other):
+        d = s.run().to_dict()
+        for key in ("wall_seconds", "cpu_seconds", "solver_seconds", "solver_cpu_seconds"):
+            d.pop(key)
+        results.append(d)
+    whole = simulate(trace, seed=1, overhead=600.0, bound=False)
+    assert results[0] == results[1] and results[0]["total_cost"] == whole.total_cost
+    assert results[2]["total_cost"] != results[0]["total_cost"]
+
+
 def test_time_limit_stops_before_the_next_run_never_before_the_first():
     trace = small(5)
-    top = upper(trace, portfolio=FAST, time_limit=1e-9)
+    top = upper(trace, portfolio=FAST, time_limit=1e-9, search=2)
     assert [m for m, _, _ in top.runs] == ["incremental"] and top.method == "incremental"
+    assert top.search is None  # no time left for it either
 
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [({"portfolio": ()}, "portfolio"), ({"portfolio": (("nope", 1),)}, "portfolio"),
-     ({"time_limit": -1.0}, "time_limit")],
+     ({"time_limit": -1.0}, "time_limit"), ({"default_seeds": 0}, "default_seeds"),
+     ({"default_seeds": 2.5}, "default_seeds"), ({"search": 0}, "search")],
 )  # fmt: skip
 def test_bad_arguments_are_input_errors(kwargs, field):
     with pytest.raises(InputError, match=field):
@@ -102,6 +189,17 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     log = ["--log", str(tmp_path / "x.jsonl")]
     bad = runner.invoke(cli, ["bound", str(path), *log, "-o", str(tmp_path / "n.json")])
     assert bad.exit_code == 2 and "needs --upper" in bad.output
+    for opt in ("--default-seeds", "--search"):
+        bad = runner.invoke(cli, ["bound", str(path), opt, "2"])
+        assert bad.exit_code == 2 and "needs --upper" in bad.output
+    seeds = runner.invoke(cli, [*args, "--default-seeds", "3", "--json"])
+    assert seeds.exit_code == 0, seeds.output
+    runs = [(r["method"], r["seed"]) for r in json.loads(seeds.output)["upper_run"]["runs"]]
+    assert runs == [*FAST, ("incremental", 2), ("incremental", 3)]
+    found = runner.invoke(cli, [*args, "--search", "1", "--json"])
+    assert found.exit_code == 0, found.output
+    search = json.loads(found.output)["upper_run"]["search"]
+    assert search["draws"] == 1 and search["windows"] == 7 and search["tried"] == 7
     assert not (tmp_path / "n.json").exists() and not (tmp_path / "x.jsonl").exists()
 
 

@@ -393,6 +393,22 @@ def simulate(
     default=None,
     help="With --upper: write the event log of the run behind it (JSON lines).",
 )
+@click.option(
+    "--default-seeds",
+    type=click.IntRange(1, 1000),
+    default=None,
+    metavar="K",
+    help="With --upper: also the default method at seeds 1..K, after the portfolio "
+    "(more draws of its randomized constructions; scripts/results/upper.md).",
+)
+@click.option(
+    "--search",
+    type=click.IntRange(1, 1000),
+    default=None,
+    metavar="D",
+    help="With --upper: then, while time is left, re-draw the cheapest run's decisions from "
+    "7 points in time on, D draws each, keeping what is cheaper (gpuaas/upper.py).",
+)
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -407,6 +423,8 @@ def bound(
     paper_costs: bool,
     with_upper: bool,
     log_file: str | None,
+    default_seeds: int | None,
+    search: int | None,
     **run: Any,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
@@ -425,6 +443,9 @@ def bound(
     distinct_outputs({"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file})
     if log_file is not None and not with_upper:
         raise InputError(None, "--log", "needs --upper")
+    for name, value in (("--default-seeds", default_seeds), ("--search", search)):
+        if value is not None and not with_upper:
+            raise InputError(None, name, "needs --upper")
     costs = run_settings(run, paper_costs)
     if with_upper and (spot or availability is not None):
         raise InputError(None, "--upper", "is not computed with spot VMs (--spot)")
@@ -464,6 +485,8 @@ def bound(
                 time_limit=time_limit,
                 log=log_file is not None,
                 progress=say,
+                default_seeds=default_seeds,
+                search=search,
             )
             if log_file is not None:
                 write_log(top, log_file)
