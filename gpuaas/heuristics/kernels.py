@@ -327,34 +327,10 @@ def best_fit_node(D, rule, node_vm, node_used, j, v, g, randomized, rng, weights
     with probability inversely proportional to 1 + the idle GPUs left. -1 if none. Joinable:
     VM type v (OPEN_CONFIG), or any VM type of v's GPU model on which j runs with g GPUs
     (OPEN_LARGEST; the job then takes that VM type's configuration with g GPUs)."""
-    vm_gpus, vm_model, times, cfg_offset = D.vm_gpus, D.vm_model, D.times, D.cfg_offset
-    m = 0
-    best = -1
-    best_left = 1 << 30
-    for n in range(node_vm.shape[0]):
-        vn = node_vm[n]
-        if vn < 0:
-            continue
-        if rule == OPEN_CONFIG:
-            if vn != v:
-                continue
-        elif (
-            vm_model[vn] != vm_model[v]
-            or g > vm_gpus[vn]
-            or not np.isfinite(times[j, cfg_offset[vn] + g - 1])
-        ):
-            continue  # not of v's GPU model, or j cannot run there with g GPUs (same_model_cfg)
-        left = vm_gpus[vn] - node_used[n] - g
-        if left >= 0:
-            if left < best_left:
-                best_left = left
-                best = n
-            weights[m] = 1.0 / (1.0 + left)
-            cands[m] = n
-            m += 1
-    if not randomized or m <= 1:
-        return best
-    return cands[pick_weighted(weights, m, rng)]
+    nf = np.flatnonzero(node_vm >= 0)  # a full node leaves g >= 1 GPUs no room: listed or not
+    return _best_fit_listed(
+        D, rule, node_vm, node_used, j, v, g, randomized, rng, weights, cands, nf, nf.shape[0]
+    )
 
 
 @njit(cache=True)
@@ -362,33 +338,8 @@ def suboptimal(D, node_vm, node_used, j):
     """ASSIGN_TO_SUBOPTIMAL: over open nodes, the configuration of the node's VM type that fits
     its free GPUs and is cheapest among those meeting the due date, else the fastest (least
     tardiness); ties to the best fit (fewest idle left), then the lowest node. Returns (n, c)."""
-    times, rel_due, cfg_offset = D.times, D.rel_due, D.cfg_offset
-    vm_gpus, vm_cost = D.vm_gpus, D.vm_cost
-    best_n, best_c = -1, -1
-    best_on_time = False
-    best_key = np.inf
-    best_left = 1 << 30
-    for n in range(node_vm.shape[0]):
-        v = node_vm[n]
-        if v < 0:
-            continue
-        free = vm_gpus[v] - node_used[n]
-        for g in range(1, free + 1):
-            c = cfg_offset[v] + g - 1
-            t = times[j, c]
-            if not np.isfinite(t):
-                continue
-            on_time = t < rel_due[j]
-            key = t * vm_cost[v] if on_time else t
-            left = free - g
-            better = False
-            if on_time != best_on_time:
-                better = on_time
-            elif key < best_key or (key == best_key and left < best_left):
-                better = True
-            if better:
-                best_n, best_c, best_on_time, best_key, best_left = n, c, on_time, key, left
-    return best_n, best_c
+    nf = np.flatnonzero(node_vm >= 0)  # a node without idle GPUs offers no configuration
+    return _suboptimal_listed(D, node_vm, node_used, j, nf, nf.shape[0])
 
 
 @njit(cache=True)
@@ -978,8 +929,9 @@ def _construct_free(
 def _best_fit_listed(
     D, rule, node_vm, node_used, j, v, g, randomized, rng, weights, cands, nf, n_nf
 ):
-    """`best_fit_node` over the open nodes with idle GPUs nf[:n_nf] (ascending): the others
-    cannot take g >= 1 GPUs, so the candidates, their order and the draw are the same."""
+    """`best_fit_node` over the open nodes nf[:n_nf] (ascending): `best_fit_node` lists every
+    open node, a construction only those with idle GPUs (the others cannot take g >= 1 GPUs, so
+    the candidates, their order and the draw are the same)."""
     vm_gpus, vm_model, times, cfg_offset = D.vm_gpus, D.vm_model, D.times, D.cfg_offset
     m = 0
     best = -1
@@ -1011,8 +963,8 @@ def _best_fit_listed(
 
 @njit(cache=True)
 def _suboptimal_listed(D, node_vm, node_used, j, nf, n_nf):
-    """`suboptimal` over the open nodes with idle GPUs nf[:n_nf] (ascending), the only ones
-    it can choose."""
+    """`suboptimal` over the open nodes nf[:n_nf] (ascending): `suboptimal` lists every open
+    node, a construction only those with idle GPUs, the only ones it can choose."""
     times, rel_due, cfg_offset = D.times, D.rel_due, D.cfg_offset
     vm_gpus, vm_cost = D.vm_gpus, D.vm_cost
     best_n, best_c = -1, -1
