@@ -202,6 +202,25 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
       of equal cost (to 1e-12 relative) the one with the fewest node-seconds (time x g/G_v)
       wins, then the first found (single configurations in index order, then pairs).
     """
+    return _per_job_lp(times, slack, weight, price, share, switch, partner, True)
+
+
+@njit(cache=True)
+def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
+    tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
+    return cost < best - tol or (cost <= best + tol and ns < best_ns)
+
+
+@njit(cache=True)
+def plan_values_lp(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
+    """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
+    candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
+    return _per_job_lp(times, slack, weight, price, price, switch, partner, False)[0]
+
+
+@njit(cache=True)
+def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise):  # pragma: no cover
+    """`per_job_lp`; without `minimise` only its `value` (the other results left at zero)."""
     J, C = times.shape
     value = np.full((J, C), np.inf)
     vm = np.zeros(J)
@@ -230,6 +249,8 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
             a = t * price[c]
             late = w * max(0.0, t - D)
             value[j, c] = a + late
+            if not minimise:
+                continue
             ns = t * share[c]
             if _better(a + late, ns, best, best_ns):
                 best, best_ns = a + late, ns
@@ -255,6 +276,8 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
                     a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
                     if a < value[j, c1]:
                         value[j, c1] = a
+                if not minimise:
+                    continue
                 ns = f1 * t1 * share[c1] + (1.0 - f1) * t2 * share[c2]
                 if _better(a, ns, best, best_ns):
                     best, best_ns = a, ns
@@ -262,54 +285,3 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
                     cfg[j, 0], cfg[j, 1] = c1, c2
                     frac[j, 0], frac[j, 1] = f1, 1.0 - f1
     return value, vm, tard, cfg, frac, dur
-
-
-@njit(cache=True)
-def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
-    tol = 1e-12 * max(1.0, abs(best)) if np.isfinite(best) else 0.0
-    return cost < best - tol or (cost <= best + tol and ns < best_ns)
-
-
-@njit(cache=True)
-def plan_values_lp(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
-    """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
-    candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
-    J, C = times.shape
-    value = np.full((J, C), np.inf)
-    fast = np.empty(C, dtype=np.int64)
-    slow = np.empty(C, dtype=np.int64)
-    for j in range(J):
-        D = slack[j]
-        w = weight[j]
-        n_fast = n_slow = 0
-        for c in range(C):
-            t = times[j, c]
-            if t < D:
-                fast[n_fast] = c
-                n_fast += 1
-            elif np.isfinite(t) and t > D:
-                slow[n_slow] = c
-                n_slow += 1
-            if not np.isfinite(t):
-                continue
-            value[j, c] = t * price[c] + w * max(0.0, t - D)
-        for i1 in range(n_fast):
-            c1 = fast[i1]
-            t1 = times[j, c1]
-            a1 = t1 * price[c1]
-            for i2 in range(n_slow):
-                c2 = slow[i2]
-                t2 = times[j, c2]
-                a2 = t2 * price[c2]
-                if a2 >= a1:
-                    continue
-                f1 = (t2 - D) / (t2 - t1)
-                if partner[c2] == c1:
-                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c1]
-                    if a < value[j, c2]:
-                        value[j, c2] = a
-                else:
-                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
-                    if a < value[j, c1]:
-                        value[j, c1] = a
-    return value
