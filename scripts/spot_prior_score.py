@@ -31,6 +31,7 @@ import argparse
 import glob
 import itertools
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -40,15 +41,11 @@ import gpuaas.rescheduler.spot_estimates as est
 from gpuaas.availability.model import family_table
 from gpuaas.availability.skynomad import read_zones
 
-V100_SETTING = ("us-east-1c", "us-east-2b", "us-west-2a")
-H100_SETTING = (
-    "us-central1-a",
-    "us-west1-a",
-    "europe-west1-c",
-    "europe-west3-c",
-    "asia-southeast1-b",
-    "asia-south2-b",
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from skynomad_setting import SETTINGS  # noqa: E402  (the settings' zones, one place)
+
+V100_SETTING = SETTINGS["v100"]["zones"]
+H100_SETTING = SETTINGS["h100"]["zones"]
 
 
 def cumulative(gap: float, counts: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
