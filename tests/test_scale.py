@@ -35,7 +35,8 @@ def _reference(D, proxy, rule, order, swap_prob, n_cand, rng, it0, it1, st, elit
         )
         K.postprocess(D, proxy, *st.arrays())
         val = K.full_score(D, proxy, st.node_vm, st.job_node, st.job_cfg)
-        K.elite_insert(val, st.job_node, st.job_cfg, st.node_vm, *elite)
+        every = np.arange(st.job_cfg.shape[0])  # every job's configuration compared
+        K.elite_insert(val, st.job_node, st.job_cfg, st.node_vm, *elite, every)
 
 
 def _elite(instance, size):

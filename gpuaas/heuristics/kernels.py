@@ -582,33 +582,6 @@ def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg,
 
 # -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): iterations and the elite set --------------------
 @njit(cache=True)
-def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt):
-    """Keep the solution if the set has room or it beats the worst member (which it replaces);
-    a solution with the same score and configurations as a member is a duplicate, skipped.
-    Returns True if inserted."""
-    size = e_val.shape[0]
-    m = e_cnt[0]
-    for k in range(m):
-        if e_val[k] == val and np.array_equal(e_cfg[k], job_cfg):
-            return False
-    if m < size:
-        k = m
-        e_cnt[0] = m + 1
-    else:
-        k = 0
-        for i in range(1, m):
-            if e_val[i] > e_val[k]:
-                k = i
-        if not val < e_val[k]:
-            return False
-    e_vm[k] = node_vm
-    e_node[k] = job_node
-    e_cfg[k] = job_cfg
-    e_val[k] = val
-    return True
-
-
-@njit(cache=True)
 def randomized_construction_iterations(
     D,
     proxy,
@@ -807,7 +780,7 @@ def randomized_construction_iterations(
         best = np.inf
         for k in range(e_cnt[0]):
             best = min(best, e_val[k])
-        inserted = _elite_insert_free(
+        inserted = elite_insert(
             val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt, free
         )
         if inserted and val < best:
@@ -1056,9 +1029,12 @@ def _score_free(
 
 
 @njit(cache=True)
-def _elite_insert_free(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt, free):
-    """`elite_insert` for the schedules of one call: they share the kept jobs' places, so a
-    duplicate is one of the same score and configurations of the free jobs."""
+def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt, free):
+    """Keep the solution if the set has room or it beats the worst member (which it replaces);
+    a solution with the same score and configurations as a member is a duplicate, skipped:
+    the configurations of the jobs `free` are compared (every job, or those a call of
+    `randomized_construction_iterations` leaves free: its schedules share the kept jobs'
+    places). Returns True if inserted."""
     size = e_val.shape[0]
     m = e_cnt[0]
     for k in range(m):
