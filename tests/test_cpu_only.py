@@ -6,6 +6,8 @@ reconcile, and bad input is refused naming its field."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from bruteforce import brute_force, brute_force_dollars
@@ -13,6 +15,8 @@ from test_milp import close
 
 from gpuaas.catalog import Catalog
 from gpuaas.instance import Instance
+from gpuaas.methods import METHODS, solve
+from gpuaas.validator import validate
 
 
 def mixed_catalog(rng: np.random.Generator) -> Catalog:
@@ -80,18 +84,11 @@ def test_numbering():
     assert not plain.has_gpu_less
 
 
-def solve_mixed():
-    from gpuaas.milp import milp
-
-    return milp
-
-
 @pytest.mark.parametrize("objective", ["dollars", "p1a"])
 def test_milp_equals_brute_force_on_mixed_instances(objective):
     """On 60 tiny mixed instances (GPU jobs and CPU-only jobs, GPU and GPU-less types, vCPU and
     memory limits) the MILP optimum equals the brute force, and the validator agrees."""
     from gpuaas.milp import milp
-    from gpuaas.validator import validate
 
     bad = []
     for k in range(60):
@@ -110,3 +107,39 @@ def test_milp_equals_brute_force_on_mixed_instances(objective):
                 and close(value_v, best)):  # fmt: skip
             bad.append((k, best, value, value_v, rep.errors))
     assert not bad
+
+
+def with_running(inst: Instance, seed: int) -> Instance:
+    """`inst` with its first jobs running where the MILP would place them (an incumbent), and
+    moves costing `overhead` and `startup`."""
+    from gpuaas.milp import milp
+
+    sol = milp(inst, gap=0.0)
+    rng = np.random.default_rng(seed)
+    keep = (sol.job_cfg >= 0) & (rng.random(inst.n_jobs) < 0.6)
+    node = np.where(keep, sol.job_node, -1)
+    cfg = np.where(keep, sol.job_cfg, -1)
+    return dataclasses.replace(
+        inst, current_node=node, current_cfg=cfg, overhead=120.0, startup=60.0,
+        progress=np.where(keep, 0.3, 0.0),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_plans_cpu_only_jobs_validly(method):
+    """Every method's plan of instances with CPU-only jobs and GPU-less types (half with an
+    incumbent) passes the independent validator, and places some CPU-only job on a GPU-less
+    type (those that can place anything: see `UNPLACED`)."""
+    placed = 0
+    for k in range(10):
+        inst = mixed_instance(100 + k, jobs=6, nodes=3)
+        if k % 2:
+            inst = with_running(inst, k)
+        sol = solve(inst, method, seed=k, time_limit=5.0)
+        rep = validate(sol)
+        assert rep.ok, (k, rep.errors)
+        assert close(sol.objective, rep.objective), (k, sol.objective, rep.objective)
+        cat = inst.catalog
+        on = sol.job_cfg >= 0
+        placed += int(cat.gpu_less[cat.cfg_vm[sol.job_cfg[on]]].sum())
+    assert placed >= 1, method
