@@ -7,15 +7,22 @@ reconcile, and bad input is refused naming its field."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 from bruteforce import brute_force, brute_force_dollars
+from eventlog import check_against, recompute
 from test_milp import close
 
+from gpuaas.bounds import bound
 from gpuaas.catalog import Catalog
+from gpuaas.errors import InputError
 from gpuaas.instance import Instance
 from gpuaas.methods import METHODS, solve
+from gpuaas.simulator import simulate
 from gpuaas.validator import validate
 
 
@@ -143,3 +150,100 @@ def test_every_method_plans_cpu_only_jobs_validly(method):
         on = sol.job_cfg >= 0
         placed += int(cat.gpu_less[cat.cfg_vm[sol.job_cfg[on]]].sum())
     assert placed >= 1, method
+
+
+def mixed_trace(seed: int, jobs: int = 10) -> Instance:
+    """`mixed_instance`'s jobs released over two hours, as a trace file would give them."""
+    inst = mixed_instance(seed, jobs=jobs, nodes=3)
+    data = inst.to_dict()
+    for k, job in enumerate(data["jobs"]):
+        job["release"] = 720.0 * k
+        job["due"] = job["due"] + 720.0 * k
+    return Instance.from_dict(data)
+
+
+def test_format_round_trip():
+    """A GPU-less type is written with gpus 0 and no gpu model; a CPU-only job's times on it
+    are a list of one time (its configuration (v, 0)); both read back the same."""
+    inst = mixed_instance(3)
+    data = json.loads(json.dumps(inst.to_dict()))
+    less = [vm for vm in data["catalog"]["vm_types"] if vm["gpus"] == 0]
+    assert less and all("gpu" not in vm and "vcpus" in vm for vm in less)
+    cpu_job = data["jobs"][0]
+    assert set(cpu_job["times"]) <= {vm["name"] for vm in less}
+    assert all(len(t) == 1 for t in cpu_job["times"].values())
+    again = Instance.from_dict(data)
+    assert np.array_equal(again.work, inst.work) and np.array_equal(again.cpus, inst.cpus)
+
+
+def test_bad_input_names_the_field():
+    """A GPU-less type without vCPUs or memory, naming a GPU model, a CPU-only job without
+    demands or larger than every GPU-less type, a time list of the wrong length and a placement
+    with GPUs on a GPU-less type are refused, each naming its field."""
+    data = mixed_instance(3).to_dict()
+    c = next(i for i, vm in enumerate(data["catalog"]["vm_types"]) if vm["gpus"] == 0)
+    name = data["catalog"]["vm_types"][c]["name"]
+
+    def refused(change, match):
+        bad = json.loads(json.dumps(data))
+        change(bad)
+        with pytest.raises(InputError, match=match):
+            Instance.from_dict(bad)
+
+    def no_resources(d):
+        del d["catalog"]["vm_types"][c]["vcpus"], d["catalog"]["vm_types"][c]["memory"]
+
+    refused(no_resources, rf"vm_types\[{c}\]\.vcpus: a VM type with 0 GPUs must declare")
+    refused(
+        lambda d: d["catalog"]["vm_types"][c].update(gpu="V100"),
+        rf"vm_types\[{c}\]\.gpu: a VM type with 0 GPUs names no GPU model",
+    )
+
+    def no_demands(d):
+        d["jobs"][0].pop("cpus"), d["jobs"][0].pop("memory")
+
+    refused(no_demands, r"jobs\[0\] \(j0\)\.cpus: the job may run on C\d, which has no GPUs")
+    refused(
+        lambda d: d["jobs"][0].update(cpus=1000.0),
+        r"jobs\[0\] \(j0\): needs 1000 vCPUs .* no VM type of the catalog it can run on",
+    )
+    refused(
+        lambda d: d["jobs"][0]["times"].update({name: [100.0, 200.0]}),
+        rf"times\.{name}: must be a list of 1 times \(it has no GPUs",
+    )
+    t = next(iter(data["jobs"][0]["times"]))
+    refused(
+        lambda d: d["jobs"][0].update(placement={"node": 0, "vm": t, "gpus": 1}),
+        r"placement\.gpus: must be 0 \(it has no GPUs\)",
+    )
+
+
+def test_simulation_reconciles_and_bound_stays_below():
+    """Traces with CPU-only jobs simulate with every family of method; each event log
+    reconciles (costs and every job's work, `tests/eventlog.py`), no node of any interval holds
+    more vCPUs or memory than its type, and the bound (per-job and capacity LP) stays below
+    every simulated cost."""
+    for seed in (1, 2):
+        trace = mixed_trace(seed)
+        b = bound(trace).bound
+        assert b > 0
+        cat = trace.catalog
+        for method in ("incremental", "greedy", "randomized-greedy", "edf", "milp"):
+            with tempfile.TemporaryDirectory() as tmp:
+                log = Path(tmp) / "log.jsonl"
+                result = simulate(trace, method, log=log)
+                assert check_against(recompute(log, trace), result.to_dict(), trace) == []
+                for line in log.read_text().splitlines():
+                    held: dict[int, list[float]] = {}
+                    vm_of: dict[int, str] = {}
+                    for job in json.loads(line)["jobs"]:
+                        j = trace.job_ids.index(job["id"])
+                        h = held.setdefault(job["node"], [0.0, 0.0])
+                        h[0] += trace.cpus[j]
+                        h[1] += trace.memory[j]
+                        vm_of[job["node"]] = job["vm"]
+                    for n, (k, m) in held.items():
+                        v = cat.vm_index(vm_of[n])
+                        assert k <= cat.vcpus[v] and m <= cat.memory[v] + 1e-9, (method, line)
+            assert b <= result.total_cost + 1e-9, (seed, method, b, result.total_cost)
+            assert result.to_dict()["jobs_completed"] == trace.n_jobs, method
