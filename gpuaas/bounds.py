@@ -58,7 +58,8 @@ from gpuaas.capacity_lp import (
 )
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance
-from gpuaas.per_job import PerJobPlan, effective_release, node_share, per_job_plan
+from gpuaas.per_job import PerJobPlan, bound_share, effective_release, per_job_plan
+from gpuaas.per_job import at as job_at
 from gpuaas.reconfiguration import DEFAULT_OVERHEAD, DEFAULT_STARTUP
 
 #: the whole trace's LP with the slot of `auto_slot` is solved too, beside its groups', when it
@@ -480,7 +481,7 @@ def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
     J = instance.n_jobs
     if J == 0:
         return 0.0
-    share = node_share(instance)
+    share = bound_share(instance)  # (C,), or (J, C) with GPU-less types
     rows = np.arange(J)
     r = effective_release(instance)
     times, rates = [r], []
@@ -490,7 +491,7 @@ def peak_nodes(instance: Instance, plan: PerJobPlan) -> float:
         span = np.zeros(J)
         span[used] = plan.fraction[used, i] * instance.times[rows[used], c[used]]
         times.append(times[-1] + span)
-        rates.append(np.where(used, share[np.maximum(c, 0)], 0.0))
+        rates.append(np.where(used, job_at(share, rows, np.maximum(c, 0)), 0.0))
     # +rate at each segment's start, -rate at its end; ends sort before starts at equal times
     at = np.concatenate([times[0], times[1], times[1], times[2]])
     delta = np.concatenate([rates[0], -rates[0], rates[1], -rates[1]])

@@ -43,7 +43,8 @@ from gpuaas.errors import InputError, SolverError
 from gpuaas.instance import Instance
 from gpuaas.milp.highs import load_lp, new_highs
 from gpuaas.milp.model import SparseLP
-from gpuaas.per_job import effective_release, node_share, share_price
+from gpuaas.per_job import bound_price, bound_share, effective_release
+from gpuaas.per_job import rows as job_rows
 
 #: the automatic slot is the smallest multiple of this (s) ...
 SLOT_UNIT = 3600.0
@@ -169,7 +170,7 @@ def _grid(
     end of the regular slots; the kept configurations are `_kept`'s."""
     t = instance.times
     with np.errstate(invalid="ignore"):
-        cost, node_sec = t * share_price(instance), t * node_share(instance)
+        cost, node_sec = t * bound_price(instance), t * bound_share(instance)
     limited = [v for v, cap in (spot or {}).items() if (cap.counts < UNLIMITED).any()]
     keep = _kept(instance, limited, t, cost, node_sec)
     start = float(effective_release(instance).min())
@@ -652,7 +653,7 @@ def spell_rows(
     the segment's last seconds: the *net* work (the rest) still completes the job (the loss
     at the restart is at least this), costs the net columns' price, and the lost seconds cost
     ≥ min(d_i, o)·p_jv on top, p_jv the least share price of v among j's configurations
-    (`share_price`). Before a time E, with λ_1 ≥ λ_2 ≥ … the lengths of v's usable stretches
+    (`bound_price`). Before a time E, with λ_1 ≥ λ_2 ≥ … the lengths of v's usable stretches
     within [r_j, E): the v-segments before E with d_i > o (m of them, each charged o·p_jv)
     and the last one before E are all the net v-time there; they fill at most m + 1
     stretches (segments sharing a stretch share its length), so the net v-time before E is
@@ -682,7 +683,7 @@ def spell_rows(
         return out
     t = instance.times
     r = effective_release(instance)
-    share = share_price(instance)
+    share = bound_price(instance)
     cfg_vm = instance.catalog.cfg_vm
     K = len(edges) - 1  # edges: s_0 .. s_K (s_K: start of the open-ended slot)
     job_lo = np.searchsorted(cj, np.arange(instance.n_jobs), side="left")
@@ -731,7 +732,7 @@ def spell_rows(
             continue
         for j in np.flatnonzero(np.isfinite(tmax_v)):
             tmax = float(tmax_v[j])
-            p = float(share[np.isfinite(t[j]) & of_v].min())
+            p = float(job_rows(share, j)[np.isfinite(t[j]) & of_v].min())
             ids = np.arange(job_lo[j], job_hi[j])
             ids = ids[of_v[cc[ids]] & (ck[ids] < K)]  # j's regular columns on v
             f = int(first[j])

@@ -4,6 +4,13 @@ A configuration is a VM type v with g of its G_v GPUs (g = 1..G_v). Configuratio
 numbered c = 0..C-1, VM by VM in catalog order, so `cfg_vm[c]`, `cfg_gpus[c]` give (v, g) and
 `cfg_offset[v] + g - 1` gives c.
 
+**GPU-less types** (G_v = 0, e.g. AWS's c7i and r7i; docs/design.md, "CPU-only jobs") have one
+configuration, (v, 0): a CPU-only job on it holds no GPU, its share of the VM being its
+largest share of the type's vCPUs or memory, which such a type must declare. The formula
+above holds for it too (its `cfg_offset[v]` is its configuration's index + 1), so the kernels
+index (v, g) alike for every type; `cfg_first[v]` and `cfg_count[v]` (max(G_v, 1)) give the
+configurations of a type. A catalog without GPU-less types is numbered as before.
+
 **Spot variants.** `Catalog.with_spot()` adds, after the on-demand types, a spot variant of
 every type with a spot price: ``NAME:spot``, the same GPUs at the spot price, interruptible
 (`base[v]`: the on-demand type a variant stands for, -1 for on-demand types). A node is spot
@@ -96,7 +103,9 @@ class Catalog:
     gpu_model_id: np.ndarray = field(init=False)  # int64 (V,): index into sorted unique models
     cfg_vm: np.ndarray = field(init=False)  # int64 (C,)
     cfg_gpus: np.ndarray = field(init=False)  # int64 (C,)
-    cfg_offset: np.ndarray = field(init=False)  # int64 (V,)
+    cfg_offset: np.ndarray = field(init=False)  # int64 (V,): (v, g) is cfg_offset[v] + g - 1
+    cfg_first: np.ndarray = field(init=False)  # int64 (V,): v's first configuration
+    cfg_count: np.ndarray = field(init=False)  # int64 (V,): v's configurations, max(G_v, 1)
 
     def __post_init__(self) -> None:
         gpus = _frozen(np.asarray(self.gpus, dtype=np.int64).copy())
@@ -113,9 +122,13 @@ class Catalog:
             len(models) + spot_models.index(k) if b >= 0 else models.index(k)
             for k, b in zip(keys, base)
         ]
-        offset = np.concatenate(([0], np.cumsum(gpus)[:-1])).astype(np.int64)
-        cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), gpus)
-        cfg_gpus = np.concatenate([np.arange(1, g + 1, dtype=np.int64) for g in gpus])
+        count = np.maximum(gpus, 1)  # a GPU-less type has one configuration, (v, 0)
+        first = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)
+        offset = first + (gpus == 0)  # (v, g) is offset + g - 1, g = 0 included
+        cfg_vm = np.repeat(np.arange(len(gpus), dtype=np.int64), count)
+        cfg_gpus = np.concatenate(
+            [np.arange(1, g + 1, dtype=np.int64) if g else np.zeros(1, np.int64) for g in gpus]
+        )
         spot = np.full(len(gpus), np.nan) if self.spot_per_hour is None else self.spot_per_hour
         for name in ("vcpus", "memory"):  # resources beside GPUs (docs/design.md)
             given = getattr(self, name)
@@ -138,6 +151,8 @@ class Catalog:
             ("cfg_vm", _frozen(cfg_vm)),
             ("cfg_gpus", _frozen(cfg_gpus)),
             ("cfg_offset", _frozen(offset)),
+            ("cfg_first", _frozen(first)),
+            ("cfg_count", _frozen(count.astype(np.int64))),
         ):
             object.__setattr__(self, name, value)
 
@@ -147,7 +162,21 @@ class Catalog:
 
     @property
     def n_configs(self) -> int:
-        return int(self.gpus.sum())
+        return int(self.cfg_count.sum())
+
+    @property
+    def gpu_less(self) -> np.ndarray:
+        """(V,) bool: the VM type has no GPUs (its one configuration is (v, 0))."""
+        return self.gpus == 0
+
+    @property
+    def has_gpu_less(self) -> bool:
+        """Whether some VM type has no GPUs (CPU-only jobs may run there)."""
+        return bool((self.gpus == 0).any())
+
+    def configs(self, v: int) -> range:
+        """The configurations of VM type v: (v, 1) .. (v, G_v), or (v, 0) if it has no GPUs."""
+        return range(int(self.cfg_first[v]), int(self.cfg_first[v] + self.cfg_count[v]))
 
     @property
     def spot(self) -> np.ndarray:
@@ -283,10 +312,16 @@ class Catalog:
         return self.vm_names.index(name)
 
     def config(self, vm: int, g: int) -> int:
-        """Configuration index of VM type `vm` with `g` GPUs."""
-        if not 1 <= g <= int(self.gpus[vm]):
+        """Configuration index of VM type `vm` with `g` GPUs (0 on a GPU-less type)."""
+        if not self.has_config(vm, g):
             raise ValueError(f"{self.vm_names[vm]} has {int(self.gpus[vm])} GPUs, not {g}")
         return int(self.cfg_offset[vm]) + g - 1
+
+    def has_config(self, vm: int, g: int) -> bool:
+        """Whether (vm, g) is a configuration: 1 <= g <= G_v, or g = 0 on a GPU-less type (a
+        CPU-only job's configurations are of GPU-less types only, a GPU job's of GPU types)."""
+        G = int(self.gpus[vm])
+        return 1 <= g <= G or g == G == 0
 
     def to_dict(self) -> dict[str, Any]:
         vms = []
@@ -304,6 +339,8 @@ class Catalog:
             if b >= 0:
                 continue  # a spot variant: `"spot": true` makes it again
             vm = {"name": n.removesuffix(AT + loc) if loc else n, "gpu": m, "gpus": int(g)}
+            if not g:
+                del vm["gpu"]  # a GPU-less type names no GPU model
             if loc:
                 vm["location"] = loc
             vm["cost_per_hour"] = float(c)
@@ -334,7 +371,9 @@ class Catalog:
         and top-level `spot: true` (the catalog with its spot variants, `with_spot`).
         Locations (module docstring): top-level `locations: {LOCATION: {region, cloud}}`
         (cloud defaults to the provider) and per VM type `location`, one of them. Quotas:
-        top-level `quotas: [{at, gpu, gpus, spot}]` (`Quota`; `_quotas`).
+        top-level `quotas: [{at, gpu, gpus, spot}]` (`Quota`; `_quotas`). A GPU-less type
+        (`gpus: 0`, module docstring) omits `gpu` and declares `vcpus` or `memory` (what a
+        CPU-only job's share of it is measured by).
         """
         if not isinstance(data, dict):
             raise InputError(source, where, "must be a catalog name or an object with 'vm_types'")
@@ -358,7 +397,9 @@ class Catalog:
             at = f"{where}.vm_types[{i}]"
             if not isinstance(vm, dict):
                 raise InputError(source, at, "must be an object")
-            missing = {"name", "gpu", "gpus", "cost_per_hour"} - set(vm)
+            missing = {"name", "gpus", "cost_per_hour"} - set(vm)
+            if vm.get("gpus") != 0 and "gpu" not in vm:
+                missing.add("gpu")
             if missing:
                 raise InputError(source, at, f"missing field(s) {sorted(missing)}")
             extra = set(vm) - {
@@ -396,20 +437,30 @@ class Catalog:
                     f"{vm['name']!r}: names ending in {SPOT_SUFFIX!r} are the spot variants "
                     "gpuaas makes (give spot_per_hour instead)",
                 )
-            if not isinstance(vm["gpu"], str) or not vm["gpu"]:
-                raise InputError(source, f"{at}.gpu", "must be a non-empty string")
             g = checks.integer(
-                vm["gpus"], f"{at}.gpus", source, minimum=1, maximum=MAX_GPUS, limit=True
+                vm["gpus"], f"{at}.gpus", source, minimum=0, maximum=MAX_GPUS, limit=True
             )
-            if sum(gpus) + g > MAX_CONFIGS:
+            if g == 0 and "gpu" in vm:
+                raise InputError(source, f"{at}.gpu", "a VM type with 0 GPUs names no GPU model")
+            if g == 0 and not set(RESOURCES) & set(vm):
+                raise InputError(
+                    source,
+                    f"{at}.vcpus",
+                    "a VM type with 0 GPUs must declare its vcpus or memory (a CPU-only job's "
+                    "share of it)",
+                )
+            if g and (not isinstance(vm["gpu"], str) or not vm["gpu"]):
+                raise InputError(source, f"{at}.gpu", "must be a non-empty string")
+            if sum(max(x, 1) for x in gpus) + max(g, 1) > MAX_CONFIGS:
                 raise InputError(
                     source,
                     f"{where}.vm_types",
-                    f"more than {MAX_CONFIGS} configurations (the sum of gpus; gpuaas.limits)",
+                    f"more than {MAX_CONFIGS} configurations (the sum of gpus, 1 for a GPU-less "
+                    "type; gpuaas.limits)",
                 )
             names.append(full)
             locs.append(loc)
-            models.append(vm["gpu"])
+            models.append(vm["gpu"] if g else "")
             gpus.append(g)
             prices.append(_price(vm["cost_per_hour"], source, f"{at}.cost_per_hour"))
             spots.append(
@@ -422,7 +473,7 @@ class Catalog:
         spot = data.get("spot", False)
         if not isinstance(spot, bool):
             raise InputError(source, f"{where}.spot", f"must be true or false, got {brief(spot)}")
-        quotas = _quotas(data.get("quotas", []), places, models, source, where)
+        quotas = _quotas(data.get("quotas", []), places, [m for m in models if m], source, where)
         cat = cls(
             name=str(name),
             vm_names=tuple(names),

@@ -190,7 +190,21 @@ class Instance:
         return fits_alone(self.catalog, self.cpus, self.memory)
 
     def _check_demands(self, work: np.ndarray) -> None:
-        """Every job fits some configuration, and a running job the one it runs on."""
+        """Every job fits some configuration, and a running job the one it runs on; a job that
+        may run on a GPU-less type holds some part of it (its vCPUs or memory there)."""
+        cat = self.catalog
+        if cat.has_gpu_less:
+            cols = cat.gpu_less[cat.cfg_vm]
+            free = np.isfinite(work[:, cols]) & (gpu_less_shares(cat, self.cpus, self.memory) <= 0)
+            for j in np.flatnonzero(free.any(axis=1))[:1]:
+                v = int(cat.cfg_vm[np.flatnonzero(cols)[free[j]][0]])
+                has = [r for r in DEMANDS.values() if np.isfinite(getattr(cat, r)[v])]
+                raise InputError(
+                    None,
+                    f"jobs[{j}] ({self.job_ids[j]}).cpus",
+                    f"the job may run on {cat.vm_names[v]}, which has no GPUs: it must declare "
+                    f"the {' or '.join(has)} it holds there (> 0), its share of the VM",
+                )
         if not self.has_demands:
             return
         for j in np.flatnonzero(~np.isfinite(work).any(axis=1))[:1]:
@@ -562,6 +576,20 @@ def fits_alone(catalog: Catalog, cpus: Any, memory: Any) -> np.ndarray:
     return ok
 
 
+def gpu_less_shares(catalog: Catalog, cpus: Any, memory: Any) -> np.ndarray:
+    """(J, C') the part of a VM of a GPU-less type that job j holds on each of the catalog's
+    GPU-less configurations (v, 0) (C' of them, in index order): its largest share of the
+    type's vCPUs or memory (those the type declares; docs/design.md, "CPU-only jobs")."""
+    cols = np.flatnonzero(catalog.gpu_less[catalog.cfg_vm])
+    out = np.zeros((np.size(cpus), cols.size))
+    for demand, value in (("cpus", cpus), ("memory", memory)):
+        capacity = getattr(catalog, DEMANDS[demand])[catalog.cfg_vm[cols]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.reshape(value, (-1, 1)) / capacity[None, :]
+        out = np.maximum(out, np.where(np.isfinite(capacity)[None, :], share, 0.0))
+    return out
+
+
 def check_job(
     job: JobSpec, catalog: Catalog | None = None, source: str | None = None, where: str = "job"
 ) -> None:
@@ -591,7 +619,7 @@ def check_job(
         c = int(bad[0])
         name = f"work[{c}]"
         if catalog is not None and work.size == catalog.n_configs:
-            name = f"times.{catalog.vm_names[catalog.cfg_vm[c]]}[{int(catalog.cfg_gpus[c]) - 1}]"
+            name = f"times.{catalog.vm_names[catalog.cfg_vm[c]]}[{c - int(catalog.cfg_first[catalog.cfg_vm[c]])}]"
         raise InputError(
             source,
             f"{at}.{name}",
@@ -772,12 +800,10 @@ def placement_config(
     if vm not in catalog.vm_names:
         raise InputError(source, f"{where}.vm", f"unknown VM type {brief(vm)}")
     v = catalog.vm_index(vm)
-    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= catalog.gpus[v]:
-        raise InputError(
-            source,
-            f"{where}.gpus",
-            f"must be an integer in 1..{int(catalog.gpus[v])} for {vm}, got {brief(g)}",
-        )
+    G = int(catalog.gpus[v])
+    if isinstance(g, bool) or not isinstance(g, int) or not (1 <= g <= G or g == G == 0):
+        want = f"an integer in 1..{G}" if G else "0 (it has no GPUs)"
+        raise InputError(source, f"{where}.gpus", f"must be {want} for {vm}, got {brief(g)}")
     return node, catalog.config(v, g)
 
 
@@ -823,17 +849,18 @@ def _times(times: Any, catalog: Catalog, source: str | None, where: str) -> np.n
             )
         v = catalog.vm_index(vm)
         G = int(catalog.gpus[v])
-        if not isinstance(ts, list) or len(ts) != G:
+        if not isinstance(ts, list) or len(ts) != max(G, 1):
             got = f"{len(ts)} entries" if isinstance(ts, list) else repr(ts)
+            one = "one per GPU count 1..{G}" if G else "it has no GPUs: the time with 0 GPUs"
             raise InputError(
                 source,
                 f"{where}.{vm}",
-                f"must be a list of {G} times (one per GPU count 1..{G}), got {got}",
+                f"must be a list of {max(G, 1)} times ({one.format(G=G)}), got {got}",
             )
-        for g, t in enumerate(ts, start=1):
+        for g, t in enumerate(ts, start=1 if G else 0):
             if t is None:
                 continue
-            at = f"{where}.{vm}[{g - 1}]"
+            at = f"{where}.{vm}[{max(g - 1, 0)}]"
             if (
                 isinstance(t, bool)
                 or not isinstance(t, (int, float))
@@ -882,7 +909,7 @@ def times_object(work: Any, catalog: Catalog) -> dict[str, list[Any]]:
     out = {}
 
     def of(v: int) -> list[Any]:
-        return row[int(catalog.cfg_offset[v]) : int(catalog.cfg_offset[v] + catalog.gpus[v])]
+        return row[int(catalog.cfg_first[v]) : int(catalog.cfg_first[v] + catalog.cfg_count[v])]
 
     for v, name in enumerate(catalog.vm_names):
         ts, b = of(v), int(catalog.base[v])

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numba import njit
 
-from gpuaas.per_job import node_share, plan_values_lp
+from gpuaas.per_job import at, node_share, plan_values_lp, rows
 from gpuaas.pricing import fill_price
 from gpuaas.reconfiguration import (
     moves_from,
@@ -72,7 +72,7 @@ def f_obj_kernel(
         v = node_vm[n]
         if v >= 0:
             total += mu * (vm_gpus[v] - used[n])
-            if used[n] > 0:
+            if first[n] < np.inf:  # it hosts a job (a GPU-less node's jobs use no GPU)
                 total += vm_cost[v] * first[n]
     return total
 
@@ -143,7 +143,8 @@ class DollarTerms(NamedTuple):
 
     run: np.ndarray  # (J, C) $: running on c until the next re-plan, then the best plan
     wait: np.ndarray  # (J,) $: waiting until the next re-plan, then the best plan
-    price: np.ndarray  # (C,) $/s: the fill price, what a job's GPUs on c cost
+    price: np.ndarray  # (C,) $/s: the fill price, what a job's GPUs on c cost; (J, C) per job
+    # where the catalog has GPU-less types (`gpuaas.per_job.node_share`; read it with `at`)
     kappa: np.ndarray  # (J,) $: moving a running job (gpuaas.reconfiguration)
     sigma: np.ndarray  # (N, V) $: giving node n VM type v (start-up)
 
@@ -169,7 +170,7 @@ def _priced(instance: Instance) -> _Priced:
     partner = np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1)
     later = plan_values_lp(t, slack, w, price, switch, partner)
     moving = transfer_costs(instance) if instance.catalog.places else 0.0  # data moved first
-    wait = (later + instance.startup * price[None, :] + moving).min(axis=1, initial=np.inf)
+    wait = (later + instance.startup * price + moving).min(axis=1, initial=np.inf)
     wait.flags.writeable = False
     return _Priced(price, share, switch, partner, wait)
 
@@ -186,22 +187,23 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
     d = instance.rel_due[jobs]
     w = instance.weight[jobs]
     with np.errstate(invalid="ignore"):
-        out = t * p.price[cfgs] + w * np.maximum(0.0, t - d)
+        out = t * at(p.price, jobs, cfgs) + w * np.maximum(0.0, t - d)
     out[~np.isfinite(t)] = np.inf
     k = np.flatnonzero(np.isfinite(t) & (t > H))
     if k.size:
         left = 1.0 - H / t[k]  # the fraction of its remaining work left after H s
-        rows = np.ascontiguousarray(instance.times[jobs[k]] * left[:, None])
+        left_times = np.ascontiguousarray(instance.times[jobs[k]] * left[:, None])
         slack = np.ascontiguousarray(d[k] - H)
+        price, switch = rows(p.price, jobs[k]), rows(p.switch, jobs[k])
         after = plan_values_lp(
-            rows, slack, np.ascontiguousarray(w[k]), p.price, p.switch, p.partner
+            left_times, slack, np.ascontiguousarray(w[k]), price, switch, p.partner
         )
-        moved = after + p.switch[None, :]
+        moved = after + switch
         if instance.catalog.places:  # a switch to another location moves the data there
             here = instance.catalog.location_index[instance.catalog.cfg_vm[cfgs[k]]]
             moved += moves_from(instance, jobs[k], here)
         moved[np.arange(k.size), cfgs[k]] = after[np.arange(k.size), cfgs[k]]  # staying: no switch
-        out[k] = H * p.price[cfgs[k]] + moved.min(axis=1)
+        out[k] = H * at(p.price, jobs[k], cfgs[k]) + moved.min(axis=1)
     if instance.catalog.places:
         out = out + transfer_costs(instance)[jobs, cfgs]
     return out
@@ -236,7 +238,7 @@ def dollars(
     run = np.flatnonzero(job_cfg >= 0)
     total = float(run_values(instance, run, job_cfg[run]).sum()) + float(p.wait[job_cfg < 0].sum())
     paid = np.bincount(
-        np.asarray(job_node)[run], weights=p.price[job_cfg[run]], minlength=instance.nodes
+        np.asarray(job_node)[run], weights=at(p.price, run, job_cfg[run]), minlength=instance.nodes
     )
     is_open = np.flatnonzero(node_vm >= 0)
     unfilled = np.maximum(0.0, cat.cost[node_vm[is_open]] - paid[is_open])

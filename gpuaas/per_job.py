@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gpuaas.instance import DEMANDS, Instance
+from gpuaas.instance import DEMANDS, Instance, gpu_less_shares
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,20 +67,72 @@ class PerJobPlan:
 
 
 def share_price(instance: Instance) -> np.ndarray:
-    """p_c = price_v·g/G_v ($/s): the VM price share of configuration c = (v, g)."""
+    """p_c = price_v·g/G_v ($/s): the VM price share of configuration c = (v, g); (J, C)
+    where the catalog has GPU-less types (`node_share`)."""
     return instance.catalog.cost[instance.catalog.cfg_vm] * node_share(instance)
 
 
 def node_share(instance: Instance) -> np.ndarray:
-    """g/G_v: the part of a VM of type v that configuration c = (v, g) occupies."""
+    """(C,) g/G_v: the part of a VM of type v that configuration c = (v, g) occupies.
+
+    Where the catalog has GPU-less types, (J, C): on their configurations (v, 0) job j holds
+    its largest share of v's vCPUs or memory (`gpuaas.instance.gpu_less_shares`; docs/
+    design.md, "CPU-only jobs"), which is what the plans price a CPU-only job at. The bounds
+    use `bound_share` instead: largest shares of two jobs may add up to more than one VM."""
     cat = instance.catalog
-    return cat.cfg_gpus / cat.gpus[cat.cfg_vm]
+    share = cat.cfg_gpus / cat.gpus[cat.cfg_vm] if not cat.has_gpu_less else None
+    if share is not None:
+        return share
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = cat.cfg_gpus / cat.gpus[cat.cfg_vm]
+    out = np.repeat(share[None, :], instance.n_jobs, axis=0)
+    out[:, cat.gpu_less[cat.cfg_vm]] = gpu_less_shares(cat, instance.cpus, instance.memory)
+    return out
+
+
+def at(a: np.ndarray, jobs: np.ndarray, cfgs: np.ndarray) -> np.ndarray:
+    """Entries (jobs[i], cfgs[i]) of a per-configuration array `a`: (C,) (every job's, as
+    without GPU-less types) or (J, C) (`node_share`)."""
+    return a[cfgs] if a.ndim == 1 else a[jobs, cfgs]
+
+
+def rows(a: np.ndarray, jobs: np.ndarray | slice) -> np.ndarray:
+    """The rows of jobs `jobs` of a per-configuration array `a`, (C,) or (J, C) (`at`): `a`
+    itself where it is (C,), which broadcasts against any rows."""
+    return a if a.ndim == 1 else a[jobs]
+
+
+def bound_share(instance: Instance) -> np.ndarray:
+    """`node_share` as the bounds may charge it: on a GPU-less type's configuration job j's
+    mean share of the resources the type declares (vCPUs, memory), where `node_share` has its
+    largest. On a VM the jobs' shares of each resource sum to at most 1, so their mean shares
+    do too: a charge of price_v x that share per job never exceeds the VM's price, and a node
+    count of that share never exceeds the VMs open. (C,) g/G_v without GPU-less types."""
+    cat = instance.catalog
+    if not cat.has_gpu_less:
+        return node_share(instance)
+    out = node_share(instance).copy()
+    cols = np.flatnonzero(cat.gpu_less[cat.cfg_vm])
+    total, count = np.zeros((instance.n_jobs, cols.size)), np.zeros(cols.size)
+    for demand, capacity in DEMANDS.items():
+        cap = getattr(cat, capacity)[cat.cfg_vm[cols]]
+        have = np.isfinite(cap)
+        total += np.where(have, getattr(instance, demand)[:, None] / np.where(have, cap, 1.0), 0.0)
+        count += have
+    out[:, cols] = total / count  # a GPU-less type declares one of them at least (Catalog)
+    return out
+
+
+def bound_price(instance: Instance) -> np.ndarray:
+    """`share_price` at `bound_share`: the VM price a bound may charge a job per second."""
+    return instance.catalog.cost[instance.catalog.cfg_vm] * bound_share(instance)
 
 
 def capacity_gpus(instance: Instance) -> np.ndarray:
     """(C,) the part of the N nodes' capacity configuration c = (v, g) holds, in GPUs of the
-    largest VM type: g/G_v x max G. A job alone on a 1-GPU VM holds a whole node of the N."""
-    return node_share(instance) * float(instance.catalog.gpus.max())
+    largest VM type: g/G_v x max G. A job alone on a 1-GPU VM holds a whole node of the N.
+    (J, C) where the catalog has GPU-less types (`node_share`)."""
+    return node_share(instance) * float(max(1, instance.catalog.gpus.max()))
 
 
 def effective_release(instance: Instance) -> np.ndarray:
@@ -132,46 +184,53 @@ def per_job_plan(instance: Instance) -> PerJobPlan:
     times = np.ascontiguousarray(instance.times, dtype=np.float64)
     slack = np.ascontiguousarray(instance.due - effective_release(instance), dtype=np.float64)
     weight = np.ascontiguousarray(instance.weight, dtype=np.float64)
-    price = np.ascontiguousarray(share_price(instance), dtype=np.float64)
-    share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
+    share = node_share(instance)
     free = np.zeros(times.shape[1])  # moves are free in the bound
     partner = np.full(times.shape[1], -1, dtype=np.int64)  # its plan values are not read
-    _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free, partner)
-    best = PerJobPlan(
-        cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
-    )
-    shares = resource_shares(instance)
-    if all(sh is None for sh in shares):
-        return best
     cost = instance.catalog.cost[instance.catalog.cfg_vm]
-    # jobs of equal demands share a price vector: one kernel call per group and weight
-    demands = np.stack([getattr(instance, d) for d in DEMANDS], axis=1)
-    _, group = np.unique(demands, axis=0, return_inverse=True)
-    for lam in LAMBDAS[1:]:
+    shares = resource_shares(instance)
+    best = None
+    for lam in LAMBDAS:
         if any(w > 0 and sh is None for w, sh in zip(lam[1:], shares)):
             continue  # a resource no job declares
-        plan = _plan_zeros(len(times))
-        for g in np.unique(group):
-            jobs = np.flatnonzero(group == g)
-            j0 = jobs[0]
-            mixed = lam[0] * share + sum(w * sh[j0] for w, sh in zip(lam[1:], shares) if w)
-            parts = per_job_lp(
-                np.ascontiguousarray(times[jobs]),
-                slack[jobs],
-                weight[jobs],
-                np.ascontiguousarray(cost * mixed),
-                share,
-                free,
-                partner,
-            )
-            for name, value in zip(
-                ("vm_cost", "tardiness_cost", "cfg", "fraction", "duration"), parts[1:]
-            ):
-                getattr(plan, name)[jobs] = value
-        plan.cost[:] = plan.vm_cost + plan.tardiness_cost
-        if plan.total > best.total:
+        price = cost * _mixed_share(instance, lam, shares)
+        _, vm, tard, cfg, frac, dur = per_job_lp(times, slack, weight, price, share, free, partner)
+        plan = PerJobPlan(
+            cost=vm + tard, vm_cost=vm, tardiness_cost=tard, cfg=cfg, fraction=frac, duration=dur
+        )
+        if best is None or plan.total > best.total:
             best = plan
+        if all(sh is None for sh in shares):
+            break  # the GPU share alone: the bound without demands
     return best
+
+
+def _mixed_share(
+    instance: Instance, lam: tuple[float, float, float], shares: list[np.ndarray | None]
+) -> np.ndarray:
+    """λ_gpu·g/G_v + λ_cpu·cpus_j/K_v + λ_mem·mem_j/M_v, (C,) or (J, C) (module docstring). On
+    a GPU-less type's configuration, which holds no GPU, λ_gpu goes to the resources the type
+    declares in equal parts and the weights are scaled to sum to 1 (`bound_share` where they
+    sum to 0): on one VM every job has the same weights, so the charges stay within its price."""
+    cat = instance.catalog
+    g_share = bound_share(instance) if cat.has_gpu_less else node_share(instance)
+    if lam == LAMBDAS[0]:
+        return g_share
+    mixed = lam[0] * g_share + sum(w * sh for w, sh in zip(lam[1:], shares) if w)
+    if not cat.has_gpu_less:
+        return mixed
+    cols = np.flatnonzero(cat.gpu_less[cat.cfg_vm])
+    vms = cat.cfg_vm[cols]
+    have = [np.isfinite(getattr(cat, c)[vms]) for c in DEMANDS.values()]
+    n = sum(h.astype(float) for h in have)
+    weights = [np.where(h, w + lam[0] / n, 0.0) for w, h in zip(lam[1:], have)]
+    total = sum(weights)
+    part = sum(
+        w[None, :] * (sh[:, cols] if sh is not None else 0.0) for w, sh in zip(weights, shares)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mixed[:, cols] = np.where(total > 0, part / total, g_share[:, cols])
+    return mixed
 
 
 def _plan_zeros(J: int) -> PerJobPlan:
@@ -185,8 +244,7 @@ def _plan_zeros(J: int) -> PerJobPlan:
     )
 
 
-@njit(cache=True)
-def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: no cover - compiled
+def per_job_lp(times, slack, weight, price, share, switch, partner):
     """The per-job LP of every job (module docstring), read two ways in one pass.
 
     Candidates, per job j with slack D_j: every single configuration c (price x time +
@@ -201,8 +259,18 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: 
     - per job the cheapest candidate (vm, tard, cfg (J, 2), frac (J, 2), dur): among candidates
       of equal cost (to 1e-12 relative) the one with the fewest node-seconds (time x g/G_v)
       wins, then the first found (single configurations in index order, then pairs).
+
+    `price`, `share` and `switch` are (C,), the same for every job, or (J, C), per job (where
+    the catalog has GPU-less types: `node_share`).
     """
-    return _per_job_lp(times, slack, weight, price, share, switch, partner, True)
+    return _per_job_lp(
+        times, slack, weight, _rows(price), _rows(share), _rows(switch), partner, True
+    )
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """(C,) or (J, C) as a contiguous float (1, C) or (J, C): the kernel's per-job rows."""
+    return np.ascontiguousarray(np.atleast_2d(a), dtype=np.float64)
 
 
 @njit(cache=True)
@@ -211,16 +279,17 @@ def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
     return cost < best - tol or (cost <= best + tol and ns < best_ns)
 
 
-@njit(cache=True)
-def plan_values_lp(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
+def plan_values_lp(times, slack, weight, price, switch, partner):
     """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
     candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
-    return _per_job_lp(times, slack, weight, price, price, switch, partner, False)[0]
+    price = _rows(price)
+    return _per_job_lp(times, slack, weight, price, price, _rows(switch), partner, False)[0]
 
 
 @njit(cache=True)
 def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise):  # pragma: no cover
-    """`per_job_lp`; without `minimise` only its `value` (the other results left at zero)."""
+    """`per_job_lp`; without `minimise` only its `value` (the other results left at zero).
+    `price`, `share` and `switch` are (1, C) (every job's) or (J, C) (row j job j's)."""
     J, C = times.shape
     value = np.full((J, C), np.inf)
     vm = np.zeros(J)
@@ -233,6 +302,9 @@ def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise): 
     for j in range(J):
         D = slack[j]
         w = weight[j]
+        price_j = price[j if price.shape[0] > 1 else 0]  # the job's row (or every job's)
+        share_j = share[j if share.shape[0] > 1 else 0]
+        switch_j = switch[j if switch.shape[0] > 1 else 0]
         best = np.inf
         best_ns = np.inf
         n_fast = n_slow = 0
@@ -246,12 +318,12 @@ def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise): 
                 n_slow += 1
             if not np.isfinite(t):
                 continue
-            a = t * price[c]
+            a = t * price_j[c]
             late = w * max(0.0, t - D)
             value[j, c] = a + late
             if not minimise:
                 continue
-            ns = t * share[c]
+            ns = t * share_j[c]
             if _better(a + late, ns, best, best_ns):
                 best, best_ns = a + late, ns
                 vm[j], tard[j], dur[j] = a, late, t
@@ -260,25 +332,25 @@ def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise): 
         for i1 in range(n_fast):  # fast: ends before the due date
             c1 = fast[i1]
             t1 = times[j, c1]
-            a1 = t1 * price[c1]
+            a1 = t1 * price_j[c1]
             for i2 in range(n_slow):  # slow: ends after it
                 c2 = slow[i2]
                 t2 = times[j, c2]
-                a2 = t2 * price[c2]
+                a2 = t2 * price_j[c2]
                 if a2 >= a1:  # the slow one must be cheaper, or c1 alone is no worse
                     continue
                 f1 = (t2 - D) / (t2 - t1)
                 if partner[c2] == c1:  # spot first, then its own VM on demand
-                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c1]
+                    a = f1 * a1 + (1.0 - f1) * a2 + switch_j[c1]
                     if a < value[j, c2]:
                         value[j, c2] = a
                 else:
-                    a = f1 * a1 + (1.0 - f1) * a2 + switch[c2]
+                    a = f1 * a1 + (1.0 - f1) * a2 + switch_j[c2]
                     if a < value[j, c1]:
                         value[j, c1] = a
                 if not minimise:
                     continue
-                ns = f1 * t1 * share[c1] + (1.0 - f1) * t2 * share[c2]
+                ns = f1 * t1 * share_j[c1] + (1.0 - f1) * t2 * share_j[c2]
                 if _better(a, ns, best, best_ns):
                     best, best_ns = a, ns
                     vm[j], tard[j], dur[j] = a, 0.0, D

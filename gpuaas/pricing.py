@@ -37,6 +37,7 @@ from numba import njit
 from gpuaas import reconfiguration
 from gpuaas.instance import Instance
 from gpuaas.per_job import capacity_gpus, plan_values_lp, share_price
+from gpuaas.per_job import rows as _rows
 
 #: at most this many rounds of `fill_price`'s fixed point (plans -> demand -> prices -> plans):
 #: six rounds measured the same as three; one round left azure-eastus at 1.43-1.59 x the bound,
@@ -58,7 +59,7 @@ def queue_price(instance: Instance) -> float:
     if not waiting.any():
         return 0.0
     cat = instance.catalog
-    capacity = max(1, instance.nodes * int(cat.gpus.max()))
+    capacity = max(1, instance.nodes * int(max(1, cat.gpus.max())))
     values = plan_values_at(instance, share_price(instance), np.flatnonzero(waiting))
     runnable = np.isfinite(values).any(axis=1)
     asked = cat.cfg_gpus[np.argmin(values[runnable], axis=1)].sum()
@@ -77,6 +78,9 @@ def fill_price(instance: Instance) -> np.ndarray:
     1-GPU job wants) the job pays for the GPUs no one else will use. D_m sums the GPUs of each
     job's least plan value: first at share prices, then at the prices that demand gives, until
     the demand repeats (at most `FILL_ROUNDS` rounds).
+
+    A GPU-less type's configuration (v, 0) costs a job its share of the VM (`share_price`,
+    (J, C) then: its largest share of v's vCPUs or memory); no demand of GPUs fills it.
     """
     cat = instance.catalog
     model = cat.gpu_model_id[cat.cfg_vm]
@@ -89,7 +93,14 @@ def fill_price(instance: Instance) -> np.ndarray:
             break
         demand = asked
         filled = np.minimum(cat.gpus[cat.cfg_vm], np.maximum(cat.cfg_gpus, demand[model]))
-        price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+        if cat.has_gpu_less:
+            gpu_less = cat.gpu_less[cat.cfg_vm]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                price = np.where(
+                    gpu_less, share_price(instance), cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+                )
+        else:
+            price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
     price.flags.writeable = False
     return price
 
@@ -125,13 +136,14 @@ def plan_values_at(
     from now (nothing is paid while they wait). Those of every job from now are computed once
     per instance and prices (`_all_plan_values`): the rules ask for them several times."""
     if isinstance(rows, slice) and rows == slice(None) and np.ndim(delay) == 0 and delay == 0.0:
-        return _all_plan_values(instance, np.ascontiguousarray(p, dtype=np.float64).tobytes())
+        p = np.ascontiguousarray(p, dtype=np.float64)
+        return _all_plan_values(instance, p.tobytes(), p.shape)
     return _per_job_values(instance, p, rows, delay)
 
 
 @lru_cache(maxsize=4)  # an Instance is immutable and hashes by identity
-def _all_plan_values(instance: Instance, p: bytes) -> np.ndarray:
-    values = _per_job_values(instance, np.frombuffer(p), slice(None), 0.0)
+def _all_plan_values(instance: Instance, p: bytes, shape: tuple[int, ...]) -> np.ndarray:
+    values = _per_job_values(instance, np.frombuffer(p).reshape(shape), slice(None), 0.0)
     values.flags.writeable = False
     return values
 
@@ -149,8 +161,8 @@ def _per_job_values(
         np.ascontiguousarray(instance.times[rows]),
         d,
         np.ascontiguousarray(instance.weight[rows]),
-        np.ascontiguousarray(p, dtype=np.float64),
-        np.ascontiguousarray(switch, dtype=np.float64),
+        np.ascontiguousarray(_rows(p, rows), dtype=np.float64),  # (C,) or the rows' (J, C)
+        np.ascontiguousarray(_rows(switch, rows), dtype=np.float64),
         np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1),  # spot first, then on demand
     )
 

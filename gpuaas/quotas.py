@@ -15,6 +15,7 @@ import numpy as np
 
 from gpuaas.catalog import Catalog
 from gpuaas.instance import DEMANDS, Instance
+from gpuaas.per_job import at
 from gpuaas.solution import Solution
 
 
@@ -158,7 +159,7 @@ def _place(inst, terms, j, node_vm, job_node, job_cfg, need, cap) -> None:
                     continue
                 key = (
                     float(terms.run[j, c])
-                    + inst.H * max(0.0, float(cat.cost[v]) - float(terms.price[c]))
+                    + inst.H * max(0.0, float(cat.cost[v]) - float(at(terms.price, j, c)))
                     + float(terms.sigma[closed[0], v])
                 )
                 if key < best[0]:

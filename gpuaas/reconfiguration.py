@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuaas.per_job import capacity_gpus, share_price
+from gpuaas.per_job import at, capacity_gpus, rows, share_price
 from gpuaas.transfer import transfer_matrix
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     loss = instance.job_overhead()[run]
     if run.size and (loss > 0).any():
         late = instance.rel_due[run] < instance.times[run].min(axis=1)
-        share = share_price(instance)[c]
+        share = at(share_price(instance), run, c)
         kappa[run] = loss * (share + np.where(late, instance.weight[run], 0.0))
     if instance.startup > 0:
         sigma[:] = instance.startup * cat.cost[None, :]
@@ -172,9 +172,9 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
     ov, up = instance.job_overhead()[run][:, None], instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
         redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
-        lost = redo * price[None, :]
+        lost = redo * rows(price, run)
         vm = up * cat.cost[cat.cfg_vm][None, :]
-        wait = queue * (redo + up) * capacity_gpus(instance)[None, :]
+        wait = queue * (redo + up) * rows(capacity_gpus(instance), run)
         out[run] = np.where(
             np.isfinite(t), lost + vm + wait + np.where(late, w * (ov + up), 0.0), np.inf
         )
@@ -211,14 +211,14 @@ def moves_from(instance: Instance, jobs: np.ndarray, src: np.ndarray) -> np.ndar
     gb = instance.data_gb[jobs][:, None]
     seconds = np.where(loc >= 0, gb * per_gb_seconds[src, to], 0.0)
     late = instance.rel_due[jobs] < instance.times[jobs].min(axis=1)
-    rate = share_price(instance)[None, :] + np.where(late, instance.weight[jobs], 0.0)[:, None]
+    rate = rows(share_price(instance), jobs) + np.where(late, instance.weight[jobs], 0.0)[:, None]
     out[has] = np.where(loc >= 0, gb * per_gb[src, to], 0.0) + seconds * rate
     return out
 
 
 def switch_costs(instance: Instance, price: np.ndarray) -> np.ndarray:
     """(C,) the cost of switching a job to configuration c inside a per-job plan (a fast
-    configuration, then a slower one): the `overhead` seconds lost, at `price` (C,, $/s), and a
-    new VM's start-up."""
+    configuration, then a slower one): the `overhead` seconds lost, at `price` (C,, $/s; (J, C)
+    per job, then so is the result), and a new VM's start-up."""
     cat = instance.catalog
     return instance.overhead * price + instance.startup * cat.cost[cat.cfg_vm]

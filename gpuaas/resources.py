@@ -19,6 +19,7 @@ import numpy as np
 
 from gpuaas.colocation import Colocation
 from gpuaas.instance import DEMANDS, Instance
+from gpuaas.per_job import at
 from gpuaas.solution import Solution
 
 
@@ -96,8 +97,9 @@ def _place(
                 if opening and inst.room[v] < 1:
                     continue  # no more VMs of this type may open (a run's capacity)
                 free = int(cat.gpus[v]) - int(gpus_used[n])
-                for g in range(1, free + 1):
-                    c = cat.config(v, g)
+                for c in cat.configs(v):
+                    if cat.cfg_gpus[c] > free:
+                        continue  # (v, 1..free), or (v, 0) on a GPU-less type
                     # on an open VM the soonest end; a VM to open: its price for that time
                     key = float(times[c]) * (float(cat.cost[v]) if opening else 1.0)
                     if key < best[0]:
@@ -211,8 +213,9 @@ class _Judge:
         v = cat.cfg_vm
         with np.errstate(invalid="ignore", divide="ignore"):
             res = need[:, None, :] / cap[v][None, :, :]  # (J, C, R)
-        res = np.where(np.isfinite(res), res, 0.0)
-        self.share = np.maximum((cat.cfg_gpus / cat.gpus[v])[None, :], res.max(axis=2))
+            res = np.where(np.isfinite(res), res, 0.0)
+            gpu = np.where(cat.gpus[v] > 0, cat.cfg_gpus / cat.gpus[v], 0.0)  # 0 if GPU-less
+        self.share = np.maximum(gpu[None, :], res.max(axis=2))
 
     def __call__(self, node_vm, job_node, job_cfg) -> tuple[float, float]:
         inst, terms = self.inst, self.terms
@@ -313,7 +316,9 @@ def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_wei
     node_vm[n] = -1
     gpus, free = _room(inst, need, cap, node_vm, job_node, job_cfg)
     placed = job_node >= 0
-    paid = np.bincount(job_node[placed], weights=terms.price[job_cfg[placed]], minlength=inst.nodes)
+    paid = np.bincount(
+        job_node[placed], weights=at(terms.price, placed, job_cfg[placed]), minlength=inst.nodes
+    )
     targets = np.flatnonzero(node_vm >= 0)
     for j in jobs[np.lexsort(need[jobs].T[::-1])[::-1]].tolist():
         best = (np.inf, -1, -1)
@@ -322,13 +327,15 @@ def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_wei
             if not np.all(need[j] <= free[m]):
                 continue
             v = int(node_vm[m])
-            if g > gpus[m] or not np.isfinite(terms.run[j, c := cat.config(v, g)]):
+            if g > gpus[m] or not cat.has_config(v, g):
+                continue
+            if not np.isfinite(terms.run[j, c := cat.config(v, g)]):
                 continue
             unfilled = max(0.0, float(cat.cost[v]) - float(paid[m]))
             stays = inst.current_node[j] == m and inst.current_cfg[j] == c
             key = (
                 terms.run[j, c]
-                - inst.H * min(float(terms.price[c]), unfilled)
+                - inst.H * min(float(at(terms.price, j, c)), unfilled)
                 + (0.0 if stays else move_weight * terms.kappa[j])
             )
             if key < best[0]:
@@ -339,7 +346,7 @@ def _close(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg, move_wei
         job_node[j], job_cfg[j] = m, c
         gpus[m] -= cat.cfg_gpus[c]
         free[m] -= need[j]
-        paid[m] += terms.price[c]
+        paid[m] += at(terms.price, j, c)
     return node_vm, job_node, job_cfg
 
 
@@ -359,7 +366,7 @@ def _cheaper(inst, terms, need, cap, n, jobs, node_vm, job_node, job_cfg):
         for j in jobs[np.lexsort(need[jobs].T[::-1])[::-1]].tolist():
             cfgs = [
                 c
-                for c in range(int(cat.cfg_offset[v]), int(cat.cfg_offset[v] + cat.gpus[v]))
+                for c in cat.configs(v)
                 if cat.cfg_gpus[c] <= left and np.isfinite(terms.run[j, c])
             ]
             if not cfgs:
@@ -416,7 +423,10 @@ def _cheapest(inst, need, cap, g_of, members) -> int:
             continue
         if cat.gpus[v] < gpus or inst.room[v] < 1 or np.any(demand > cap[v] * (1.0 + 1e-9)):
             continue
-        if all(np.isfinite(inst.times[j, cat.config(v, g_of[j])]) for j in members):
+        if all(
+            cat.has_config(v, g_of[j]) and np.isfinite(inst.times[j, cat.config(v, g_of[j])])
+            for j in members
+        ):
             best = v
     return best
 
@@ -434,6 +444,8 @@ def _relocate(inst, need, cap, node_vm, job_node, job_cfg):
         alone = int((job_node == here).sum()) == 1
         for m in targets:
             if m == here or g > gpus[m] or not np.all(need[j] <= free[m]):
+                continue
+            if not cat.has_config(int(node_vm[m]), g):
                 continue
             c = cat.config(int(node_vm[m]), g)
             if not np.isfinite(inst.times[j, c]):
@@ -479,6 +491,8 @@ def _repack(inst, judge, need, cap, node_vm, job_node, job_cfg, move_weight, mos
             for m in np.flatnonzero(out_vm >= 0).tolist():
                 if g > gpus[m] or not np.all(need[j] <= free[m]):
                     continue
+                if not cat.has_config(int(out_vm[m]), g):
+                    continue
                 c = cat.config(int(out_vm[m]), g)
                 if np.isfinite(inst.times[j, c]):
                     cands.append((m, int(out_vm[m]), c))
@@ -519,7 +533,7 @@ def _swap(inst, need, cap, node_vm, job_node, job_cfg):
         for m in order[a + 1 :]:
             for i in np.flatnonzero(movable & (job_node == n)).tolist():
                 gi = int(cat.cfg_gpus[job_cfg[i]])
-                if gi > cat.gpus[node_vm[m]]:
+                if not cat.has_config(int(node_vm[m]), gi):
                     continue
                 ci = cat.config(int(node_vm[m]), gi)
                 if not np.isfinite(inst.times[i, ci]):
@@ -531,6 +545,7 @@ def _swap(inst, need, cap, node_vm, job_node, job_cfg):
                         or gj - gi > gpus[n]
                         or np.any(need[i] - need[j] > free[m])
                         or np.any(need[j] - need[i] > free[n])
+                        or not cat.has_config(int(node_vm[n]), gj)
                         or not np.isfinite(inst.times[j, cj := cat.config(int(node_vm[n]), gj)])
                     ):
                         continue

@@ -60,7 +60,7 @@ def validate(solution: Solution, p1n: bool = False) -> ValidationReport:
     names = list(cat.vm_names)
     gpus_of_vm = [int(g) for g in cat.gpus]
     price = [float(c) / 3600.0 for c in cat.cost_per_hour]
-    cfg_list = [(v, g) for v in range(len(names)) for g in range(1, gpus_of_vm[v] + 1)]
+    cfg_list = _configs(gpus_of_vm)
     node_vm = [int(x) for x in solution.node_vm]
     job_node = [int(x) for x in solution.job_node]
     job_cfg = [int(x) for x in solution.job_cfg]
@@ -188,13 +188,39 @@ def _reconfiguration(
         if (job_node[j], job_cfg[j]) != (n0, c0) and inst.overhead > 0:
             remaining = [float(w) * (1.0 - float(inst.progress[j])) for w in inst.work[j]]
             late = float(inst.due[j]) - inst.time < min(remaining)
-            share = price[v0] * g0 / gpus_of_vm[v0]
+            share = _share_price(inst, j, v0, g0, price[v0])
             total += inst.overhead * (share + (float(inst.weight[j]) if late else 0.0))
     if inst.startup > 0:
         for n, v in enumerate(node_vm):
             if v >= 0 and now_type.get(n) != v:
                 total += inst.startup * price[v]
     return total
+
+
+def _configs(gpus: list[int]) -> list[tuple[int, int]]:
+    """(VM type, GPUs) of every configuration in index order: (v, 1) .. (v, G_v) of each type,
+    (v, 0) of a GPU-less one."""
+    return [(v, g) for v, G in enumerate(gpus) for g in (range(1, G + 1) if G else [0])]
+
+
+def _share(inst: Any, j: int, v: int, g: int) -> float:
+    """The part of a VM of type v that job j holds on (v, g): g / G_v, or on a GPU-less type
+    its largest share of the vCPUs or memory the type declares."""
+    G = int(inst.catalog.gpus[v])
+    if G:
+        return g / G
+    share = 0.0
+    for k, capacity in DEMANDS.items():
+        have = float(getattr(inst.catalog, capacity)[v])
+        if math.isfinite(have):
+            share = max(share, float(getattr(inst, k)[j]) / have)
+    return share
+
+
+def _share_price(inst: Any, j: int, v: int, g: int, price: float) -> float:
+    """$/s of job j's part of a VM of type v priced `price` $/s on (v, g) (`_share`)."""
+    G = int(inst.catalog.gpus[v])
+    return price * g / G if G else price * _share(inst, j, v, g)
 
 
 def _lp_values(
@@ -239,30 +265,33 @@ def _partners(cat: Any, cfgs: list[tuple[int, int]]) -> list[int]:
     ]
 
 
-def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]) -> list[float]:
-    """The fill price (`gpuaas.pricing.fill_price`) again: each configuration's
-    share of its VM price, then price_v x g / min(G_v, max(g, D_m)) with D_m the GPUs of model m
-    that the jobs' cheapest plans ask for, until D repeats (at most FILL_ROUNDS rounds)."""
+def _fill_price(
+    inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]
+) -> list[list[float]]:
+    """The fill price (`gpuaas.pricing.fill_price`) again, per job and configuration: each
+    configuration's share of its VM price, then price_v x g / min(G_v, max(g, D_m)) with D_m
+    the GPUs of model m that the jobs' cheapest plans ask for, until D repeats (at most
+    FILL_ROUNDS rounds); a GPU-less type's (v, 0) at the job's share of it (`_share`)."""
     cat = inst.catalog
     vm_price = [float(c) / 3600.0 for c in cat.cost_per_hour]
     gpus = [int(g) for g in cat.gpus]
     # a spot variant packs apart from its on-demand type: a GPU model of its own
     model = [(cat.gpu_models[v], bool(cat.spot[v])) for v, _ in cfgs]
     partner = _partners(cat, cfgs)
-    price = [vm_price[v] * (g / gpus[v]) for v, g in cfgs]
+    gpu_less = [c for c, (v, _) in enumerate(cfgs) if not gpus[v]]
+    price = [vm_price[v] * (g / gpus[v]) if gpus[v] else 0.0 for v, g in cfgs]
     demand: dict[str, float] | None = None
     for _ in range(FILL_ROUNDS):
-        switch = [
-            inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)
-        ]
+        rows = _per_job(inst, cfgs, price, gpu_less, vm_price)
+        switches = [_switch(inst, cfgs, row, vm_price) for row in rows]
         asked = dict.fromkeys(model, 0.0)
         for j in range(inst.n_jobs):
             values = _lp_values(
                 times[j],
                 float(inst.due[j]) - inst.time,
                 float(inst.weight[j]),
-                price,
-                switch,
+                rows[j],
+                switches[j],
                 partner,
             )
             if any(math.isfinite(x) for x in values):
@@ -272,10 +301,32 @@ def _fill_price(inst: Any, cfgs: list[tuple[int, int]], times: list[list[float]]
             break
         demand = asked
         price = [
-            vm_price[v] * g / min(gpus[v], max(g, demand[model[c]]))
+            vm_price[v] * g / min(gpus[v], max(g, demand[model[c]])) if gpus[v] else 0.0
             for c, (v, g) in enumerate(cfgs)
         ]
-    return price
+    return _per_job(inst, cfgs, price, gpu_less, vm_price)
+
+
+def _per_job(
+    inst: Any, cfgs: list[tuple[int, int]], price: list[float], gpu_less: list[int], vm_price
+) -> list[list[float]]:
+    """Per job, `price` with the GPU-less configurations at the job's share (`_share`); every
+    job's row is `price` itself without them."""
+    if not gpu_less:
+        return [price] * inst.n_jobs
+    out = []
+    for j in range(inst.n_jobs):
+        row = list(price)
+        for c in gpu_less:
+            v, g = cfgs[c]
+            row[c] = vm_price[v] * _share(inst, j, v, g)
+        out.append(row)
+    return out
+
+
+def _switch(inst: Any, cfgs: list[tuple[int, int]], price: list[float], vm_price) -> list[float]:
+    """A switch's cost per configuration at `price`: the lost work and a start-up."""
+    return [inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)]
 
 
 class Priced(NamedTuple):
@@ -285,8 +336,8 @@ class Priced(NamedTuple):
     configs: list[tuple[int, int]]  # (VM type, GPUs) per configuration
     vm_price: list[float]  # $/s per VM type
     times: list[list[float]]  # remaining time per job and configuration
-    price: list[float]  # the fill price per configuration
-    switch: list[float]  # a switch's cost per configuration: lost work and a start-up
+    price: list[list[float]]  # the fill price per job and configuration
+    switch: list[list[float]]  # a switch's cost per job and configuration: lost work, start-up
     partner: list[int]  # per configuration: a spot one's on-demand configuration, else -1
 
 
@@ -295,15 +346,13 @@ def priced(inst: Any) -> Priced:
     cat = inst.catalog
     gpus = [int(g) for g in cat.gpus]
     vm_price = [float(c) / 3600.0 for c in cat.cost_per_hour]
-    cfgs = [(v, g) for v in range(len(gpus)) for g in range(1, gpus[v] + 1)]
+    cfgs = _configs(gpus)
     times = [
         [float(inst.work[j][c]) * (1.0 - float(inst.progress[j])) for c in range(len(cfgs))]
         for j in range(inst.n_jobs)
     ]
     price = _fill_price(inst, cfgs, times)
-    switch = [
-        inst.overhead * price[c] + inst.startup * vm_price[v] for c, (v, _) in enumerate(cfgs)
-    ]
+    switch = [_switch(inst, cfgs, row, vm_price) for row in price]
     return Priced(inst, cfgs, vm_price, times, price, switch, _partners(cat, cfgs))
 
 
@@ -314,18 +363,16 @@ def run_value(p: Priced, j: int, c: int) -> float:
     inst, H = p.instance, p.instance.H
     slack, weight = float(inst.due[j]) - inst.time, float(inst.weight[j])
     t = p.times[j][c]
+    price, switch = p.price[j], p.switch[j]
     if t <= H:
-        return t * p.price[c] + weight * max(0.0, t - slack) + _moving(p, j, c)
+        return t * price[c] + weight * max(0.0, t - slack) + _moving(p, j, c)
     left = 1.0 - H / t
-    after = _lp_values(
-        [x * left for x in p.times[j]], slack - H, weight, p.price, p.switch, p.partner
-    )
+    after = _lp_values([x * left for x in p.times[j]], slack - H, weight, price, switch, p.partner)
     here = _location(p, c)  # a later switch to another location moves the data from here
     return (
-        H * p.price[c]
+        H * price[c]
         + min(
-            x + (0.0 if k == c else p.switch[k] + _moving(p, j, k, here))
-            for k, x in enumerate(after)
+            x + (0.0 if k == c else switch[k] + _moving(p, j, k, here)) for k, x in enumerate(after)
         )
         + _moving(p, j, c)
     )
@@ -354,7 +401,7 @@ def _moving(p: Priced, j: int, c: int, at: int | None = None) -> float:
     src, dst = cat.places[list(cat.places)[at]], cat.places[dst]
     seconds = gb * transfer.seconds_per_gb(src, dst)
     late = float(inst.due[j]) - inst.time < min(p.times[j])
-    rate = p.vm_price[v] * g / int(cat.gpus[v]) + (float(inst.weight[j]) if late else 0.0)
+    rate = _share_price(inst, j, v, g, p.vm_price[v]) + (float(inst.weight[j]) if late else 0.0)
     return gb * transfer.per_gb(src, dst) + seconds * rate
 
 
@@ -363,8 +410,9 @@ def wait_value(p: Priced, j: int) -> float:
     that plan's first configuration."""
     inst = p.instance
     slack = float(inst.due[j]) - inst.time - inst.H
-    later = _lp_values(p.times[j], slack, float(inst.weight[j]), p.price, p.switch, p.partner)
-    return min(x + inst.startup * p.price[k] + _moving(p, j, k) for k, x in enumerate(later))
+    price = p.price[j]
+    later = _lp_values(p.times[j], slack, float(inst.weight[j]), price, p.switch[j], p.partner)
+    return min(x + inst.startup * price[k] + _moving(p, j, k) for k, x in enumerate(later))
 
 
 def dollars(solution: Solution) -> float:
@@ -383,7 +431,7 @@ def dollars(solution: Solution) -> float:
         if c < 0:
             total += wait_value(p, j)
         else:
-            paid[n] += p.price[c]
+            paid[n] += p.price[j][c]
             total += run_value(p, j, c)
     for n, v in enumerate(node_vm):
         if v >= 0:

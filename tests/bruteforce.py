@@ -61,7 +61,7 @@ def brute_force(inst: Instance) -> BruteForce:
             for j in range(J):
                 opts = [(-1, -1, 0, math.inf, wait_cost[j])]
                 for n, v in enumerate(types):
-                    for g in range(1, gpus[v] + 1):
+                    for g in range(1, gpus[v] + 1) if gpus[v] else [0]:  # 0: GPU-less
                         c = offset[v] + g - 1
                         if math.isfinite(t[j][c]):
                             cost = float(inst.weight[j]) * max(0.0, t[j][c] - d[j])
@@ -163,12 +163,24 @@ def _room(inst: Instance) -> Any:
     return room
 
 
+def _part(inst: Instance, j: int, v: int, g: int) -> float:
+    """The part of a VM of type v job j holds with g GPUs: g / G_v, or on a GPU-less type its
+    largest share of the vCPUs or memory the type declares (docs/design.md), written again."""
+    G = int(inst.catalog.gpus[v])
+    if G:
+        return g / G
+    shares = [
+        float(inst.cpus[j]) / float(inst.catalog.vcpus[v]),
+        float(inst.memory[j]) / float(inst.catalog.memory[v]),
+    ]
+    return max(shares)
+
+
 def _incumbent(inst: Instance) -> tuple[list[tuple[int, int]], dict[int, int], list[float]]:
     """Each job's (node, configuration) now, each busy node's VM type, and kappa_j (the cost of
     moving running job j: `overhead` s at its GPU share of the VM price, plus its weight x
     `overhead` when late on every configuration; formulations/P1.md), written out again."""
     cat = inst.catalog
-    gpus = [int(g) for g in cat.gpus]
     price = [float(p) / 3600.0 for p in cat.cost_per_hour]
     cur = [(int(inst.current_node[j]), int(inst.current_cfg[j])) for j in range(inst.n_jobs)]
     now_type = {n: int(cat.cfg_vm[c]) for n, c in cur if c >= 0}
@@ -181,7 +193,7 @@ def _incumbent(inst: Instance) -> tuple[list[tuple[int, int]], dict[int, int], l
         v0 = int(cat.cfg_vm[c0])
         t = [float(inst.work[j, c]) * (1.0 - float(inst.progress[j])) for c in range(cat.n_configs)]
         late = float(inst.due[j]) - inst.time < min(x for x in t if math.isfinite(x))
-        share = price[v0] * int(cat.cfg_gpus[c0]) / gpus[v0]
+        share = price[v0] * _part(inst, j, v0, int(cat.cfg_gpus[c0]))
         kappa.append(inst.overhead * (share + (float(inst.weight[j]) if late else 0.0)))
     return cur, now_type, kappa
 
@@ -214,7 +226,7 @@ def brute_force_incumbent(inst: Instance) -> tuple[float, Solution]:
             opts = [(-1, -1, 0, math.inf, wait + kappa[j])]
             for k, n in enumerate(opened):
                 v = types[n]
-                for g in range(1, gpus[v] + 1):
+                for g in range(1, gpus[v] + 1) if gpus[v] else [0]:  # 0: GPU-less
                     c = offset[v] + g - 1
                     if math.isfinite(t[j][c]):
                         move = 0.0 if (n, c) == cur[j] else kappa[j]
@@ -307,6 +319,7 @@ def _cheapest_dollars(
     GPUs), every open node hosting a job: options' values + `fixed` + H x the unfilled prices."""
     gpus = [int(g) for g in inst.catalog.gpus]
     used = [0] * inst.nodes
+    hosts = [0] * inst.nodes
     room = _room(inst)
     held = [[0.0, 0.0] for _ in range(inst.nodes)]
     paid = [0.0] * inst.nodes
@@ -315,7 +328,7 @@ def _cheapest_dollars(
 
     def rec(j: int, cost: float) -> None:
         if j == len(options):
-            if any(used[n] == 0 for n in opened):
+            if any(hosts[n] == 0 for n in opened):
                 return  # an open node must host a job
             total = cost + sum(inst.H * max(0.0, p.vm_price[types[n]] - paid[n]) for n in opened)
             if total < best[0]:
@@ -327,14 +340,16 @@ def _cheapest_dollars(
                 if over or not room(held[n], j, types[n], 1):
                     continue  # over capacity
                 used[n] += p.configs[c][1]
-                paid[n] += p.price[c]
+                hosts[n] += 1
+                paid[n] += p.price[j][c]
             choice.append((n, c, value))
             rec(j + 1, cost + value)
             choice.pop()
             if n >= 0:
                 room(held[n], j, types[n], -1)
                 used[n] -= p.configs[c][1]
-                paid[n] -= p.price[c]
+                hosts[n] -= 1
+                paid[n] -= p.price[j][c]
 
     rec(0, fixed)
     return best[0], best[1]

@@ -37,7 +37,7 @@ def test_configuration_numbering_round_trips():
         ({"vm_types": []}, "catalog.vm_types: must be a non-empty list"),
         (
             {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 0, "cost_per_hour": 1}]},
-            "gpus: must be a positive integer",
+            "gpu: a VM type with 0 GPUs names no GPU model",
         ),
         (
             {"vm_types": [{"name": "A", "gpu": "K80", "gpus": 1, "cost_per_hour": -1}]},

@@ -51,6 +51,7 @@ CONFIG = {
         "p3.2xlarge": {"capacity": [1, 4, 61], "cost": 3.06, "family": "p3"},
         "p3.8xlarge": {"capacity": [4, 16, 244], "cost": 12.24, "family": "p3"},
         "c7i.large": {"capacity": [0, 1, 4], "cost": 0.08925, "family": "c7i"},
+        "c7i.4xlarge": {"capacity": [0, 8, 32], "cost": 0.714, "family": "c7i"},
     },
 }
 
@@ -69,12 +70,13 @@ def run(args, tmp_path, monkeypatch):
 def test_gpu_jobs_mapped_cpu_only_dropped_with_the_format_defaults(tmp_path, monkeypatch):
     """`gpuaas import eva trace.json`: aws-us-east-1, "any" on V100, a job's demands summed
     over its tasks on one VM of its family's GPU, Eva's CPUs as two vCPUs each (a type that
-    lacks them cannot run the job), the CPU-only job dropped and counted."""
+    lacks them cannot run the job), the CPU-only job dropped and counted: the catalog has no
+    GPU-less type."""
     write(tmp_path, "t.json", TRACE)
     res = run(["import", "eva", "t.json", "-o", "out.json"], tmp_path, monkeypatch)
     assert res.exit_code == 0, res.output
     assert "3 of 4 jobs" in res.output and "catalog aws-us-east-1" in res.output
-    assert "dropped: 1 CPU-only (gpuaas has no GPU-less configurations yet)" in res.output
+    assert "dropped: 1 CPU-only (catalog aws-us-east-1 has no GPU-less type)" in res.output
     assert "changed: 1 tasks placed on one VM, demands summed;" in res.output
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["catalog"] == "aws-us-east-1"
@@ -96,13 +98,15 @@ def test_gpu_jobs_mapped_cpu_only_dropped_with_the_format_defaults(tmp_path, mon
 
 
 def test_eva_config_is_the_catalog_of_its_gpu_types(tmp_path, monkeypatch):
-    """Eva's EC2 config as --catalog: its GPU types (V100 by family), CPU types left out; the
-    jobs' times on p3 equal those on the bundled catalog, whose p3 prices are the same."""
+    """Eva's EC2 config as --catalog: its GPU types (V100 by family) and its CPU types as
+    GPU-less types; the GPU jobs' times on p3 equal those on the bundled catalog, whose p3
+    prices are the same; the CPU-only job runs its duration on the CPU type that holds it."""
     cat = read_eva_catalog(write(tmp_path, "ec2_config.json", CONFIG))
-    assert cat.vm_names == ("p3.2xlarge", "p3.8xlarge")
-    assert cat.gpu_models == ("V100", "V100") and list(cat.gpus) == [1, 4]
-    assert list(cat.cost_per_hour) == [3.06, 12.24] and cat.info["region"] == "us-east-1"
-    assert list(cat.vcpus) == [8, 32] and list(cat.memory) == [61, 244]
+    assert cat.vm_names == ("p3.2xlarge", "p3.8xlarge", "c7i.large", "c7i.4xlarge")
+    assert cat.gpu_models == ("V100", "V100", "", "") and list(cat.gpus) == [1, 4, 0, 0]
+    assert list(cat.cost_per_hour) == [3.06, 12.24, 0.08925, 0.714]
+    assert cat.info["region"] == "us-east-1"
+    assert list(cat.vcpus) == [8, 32, 2, 16] and list(cat.memory) == [61, 244, 4, 32]
     write(tmp_path, "t.json", TRACE)
     res = run(
         ["import", "eva", "t.json", "--catalog", "ec2_config.json", "-o", "out.json"],
@@ -130,7 +134,10 @@ def test_eva_config_is_the_catalog_of_its_gpu_types(tmp_path, monkeypatch):
     bundled, _ = build_trace(
         [j for j in jobs if j.id != "3"], "t.json", catalog="aws-us-east-1", measured_on="V100"
     )
-    for a, b in zip(own["jobs"], bundled["jobs"]):
+    cpu_only = next(j for j in own["jobs"] if j["id"] == "1")
+    assert cpu_only["times"] == {"c7i.4xlarge": [3600.0]}  # 16 vCPUs, 30 GiB: not c7i.large
+    assert (cpu_only["cpus"], cpu_only["memory"]) == (16.0, 30.0)
+    for a, b in zip([j for j in own["jobs"] if j["id"] != "1"], bundled["jobs"]):
         assert a["id"] == b["id"] and a["cpus"] == b["cpus"] and a["memory"] == b["memory"]
         assert a["times"] == {vm: t for vm, t in b["times"].items() if vm in a["times"]}
         assert a["times"] and set(a["times"]) <= {"p3.2xlarge", "p3.8xlarge"}
@@ -184,12 +191,6 @@ BAD = [
         "bad.json",
         "[1, 2]\n",
         "bad.json: must be an object of jobs by key, got [1, 2]",
-    ),
-    (
-        "eva-catalog-no-gpu",
-        "cat.json",
-        '{"instance_types": {"c7i.large": {"capacity": [0, 1, 4], "cost": 0.1, "family": "c7i"}}}',
-        "cat.json: instance_types: has no instance type with GPUs",
     ),
     (
         "eva-catalog-family",

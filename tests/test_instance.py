@@ -135,11 +135,11 @@ CASES = [
     ),
     (
         "catalog-gpus",
-        "inline catalog, VM type with 0 GPUs",
+        "inline catalog, VM type with 0 GPUs naming a GPU model",
         _set(
             ("catalog",), {"vm_types": [{"name": "X", "gpu": "K80", "gpus": 0, "cost_per_hour": 1}]}
         ),
-        "bad.json: catalog.vm_types[0].gpus: must be a positive integer, got 0",
+        "bad.json: catalog.vm_types[0].gpu: a VM type with 0 GPUs names no GPU model",
     ),
     (
         "catalog-dup-vm",

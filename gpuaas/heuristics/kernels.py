@@ -45,8 +45,8 @@ class KernelData(NamedTuple):
     max_time: np.ndarray  # (J,) float64: M_j^t, largest finite t_jvg (P1i)
     cfg_vm: np.ndarray  # (C,) int64: VM type v of configuration c
     cfg_gpus: np.ndarray  # (C,) int64: GPU count g of configuration c
-    cfg_offset: np.ndarray  # (V,) int64: configuration (v, 1); (v, g) is cfg_offset[v] + g - 1
-    vm_gpus: np.ndarray  # (V,) int64: G_v
+    cfg_offset: np.ndarray  # (V,) int64: (v, g) is cfg_offset[v] + g - 1 (g = 0: GPU-less v)
+    vm_gpus: np.ndarray  # (V,) int64: G_v (0: a GPU-less type, its one configuration (v, 0))
     vm_cost: np.ndarray  # (V,) float64: c_v in $/s
     vm_model: np.ndarray  # (V,) int64: GPU model of VM type v
     H: float  # rescheduling interval (s)
@@ -177,7 +177,7 @@ def full_score(D, proxy, node_vm, job_node, job_cfg):
     if proxy == PROXY_FOBJ:
         for n in range(N):
             v = node_vm[n]
-            if v >= 0 and used[n] > 0:
+            if v >= 0 and first[n] < np.inf:  # it hosts a job (GPU-less: using no GPU)
                 total += open_node_term(D.mu, vm_gpus[v], vm_cost[v], used[n], first[n])
             elif v >= 0:
                 total += D.mu * vm_gpus[v]
@@ -291,8 +291,9 @@ def select_config(D, j, randomized, n_cand, rng, keys, cands):
 
 @njit(cache=True)
 def same_model_cfg(D, j, v, g):
-    """Configuration (v, g) if VM type v has >= g GPUs and job j can run on it, else -1."""
-    if g > D.vm_gpus[v]:
+    """Configuration (v, g) if VM type v has >= g GPUs and job j can run on it, else -1 (g = 0
+    only on a GPU-less type, g >= 1 only on a GPU type)."""
+    if g > D.vm_gpus[v] or (g == 0) != (D.vm_gpus[v] == 0):
         return -1
     c = D.cfg_offset[v] + g - 1
     if not np.isfinite(D.times[j, c]):
@@ -658,8 +659,8 @@ def randomized_construction_iterations(
         if node_vm[n] < 0:
             closed[n_closed] = n
             n_closed += 1
-        elif node_used[n] < D.vm_gpus[node_vm[n]]:
-            nf0[n_nf0] = n
+        elif node_used[n] < D.vm_gpus[node_vm[n]] or D.vm_gpus[node_vm[n]] == 0:
+            nf0[n_nf0] = n  # with idle GPUs, or GPU-less (its jobs hold none)
             n_nf0 += 1
     nf = np.empty(N, dtype=np.int64)
     # the free jobs in pressure order (a schedule without swaps), and each job's swap chance
@@ -890,7 +891,7 @@ def _construct_free(
         new = node_vm[n] < 0
         place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c)
         free_total -= cfg_gpus[c]
-        full = node_used[n] >= vm_gpus[node_vm[n]]
+        full = node_used[n] >= vm_gpus[node_vm[n]] and vm_gpus[node_vm[n]] > 0
         if new and not full:
             n_nf = _nf_insert(nf, n_nf, n)
         elif not new and full:
@@ -948,7 +949,7 @@ def _suboptimal_listed(D, node_vm, node_used, j, nf, n_nf):
         n = nf[k]
         v = node_vm[n]
         free = vm_gpus[v] - node_used[n]
-        for g in range(1, free + 1):
+        for g in range(0 if vm_gpus[v] == 0 else 1, free + 1):  # g = 0: (v, 0), GPU-less
             c = cfg_offset[v] + g - 1
             t = times[j, c]
             if not np.isfinite(t):
@@ -1021,7 +1022,7 @@ def _score_free(
                 first = min(first, times[i, job_cfg[i]])
         else:
             first = b_first[n]
-        if used > 0:
+        if node_cnt[n] > 0:  # it hosts a job (a GPU-less node's jobs use no GPU)
             total += open_node_term(D.mu, vm_gpus[v], vm_cost[v], used, first)
         else:
             total += D.mu * vm_gpus[v]

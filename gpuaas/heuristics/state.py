@@ -88,7 +88,9 @@ class State:
     @classmethod
     def new(cls, instance: Instance) -> State:
         N, J = instance.nodes, instance.n_jobs
-        G = max(1, int(instance.catalog.gpus.max()))
+        G = max(1, int(instance.catalog.gpus.max()))  # a node's jobs: one GPU each at least
+        if instance.catalog.has_gpu_less:
+            G = max(G, J)  # a GPU-less node's CPU-only jobs hold no GPU: any number of them
         return cls(
             np.full(N, -1, dtype=np.int64),
             np.zeros(N, dtype=np.int64),

@@ -140,6 +140,9 @@ def build_trace(
     for k, job in enumerate(kept):
         if k % 1000 == 0:
             say(f"timing job {k + 1} of {len(kept)} on {cat.name}")
+        if not job.gpus and not cat.has_gpu_less:
+            report.drop(f"CPU-only (catalog {cat.name} has no GPU-less type)")
+            continue
         if job.duration is not None and job.gpu is None and measured_on is not None:
             job = replace(job, gpu=measured_on)
         work = _work(job, source, cat, throughputs, gpu_counts, scaling, any_gpu)
@@ -265,10 +268,14 @@ def duration_work(
 ) -> np.ndarray:
     """Whole-job seconds per configuration of a job measured at `duration` s on `gpus` GPUs of
     model `gpu`: that time on exactly `gpus` GPUs of that model (of any model: `any_gpu`), inf
-    elsewhere (a measured duration says nothing of other counts)."""
+    elsewhere (a measured duration says nothing of other counts). A CPU-only job (`gpus` 0)
+    takes it on every GPU-less type ((v, 0); docs/design.md, "CPU-only jobs")."""
     out = np.full(cat.n_configs, np.inf)
     for v, model in enumerate(cat.gpu_models):
-        if gpus <= int(cat.gpus[v]) and (any_gpu or (gpu or "").upper() == model.upper()):
+        if not gpus:
+            if not cat.gpus[v]:
+                out[cat.config(v, 0)] = float(duration)
+        elif gpus <= int(cat.gpus[v]) and (any_gpu or (gpu or "").upper() == model.upper()):
             out[cat.config(v, gpus)] = float(duration)
     return out
 
@@ -388,7 +395,7 @@ def _why(job: TraceJob, table: ThroughputTable | None) -> str:
 def _times_dict(row: np.ndarray, cat: Catalog) -> dict[str, list[float | None]]:
     times: dict[str, list[float | None]] = {}
     for v, name in enumerate(cat.vm_names):
-        seg = row[cat.cfg_offset[v] : cat.cfg_offset[v] + cat.gpus[v]]
+        seg = row[cat.cfg_first[v] : cat.cfg_first[v] + cat.cfg_count[v]]
         if np.isfinite(seg).any():
             times[name] = [float(t) if math.isfinite(t) else None for t in seg]
     return times

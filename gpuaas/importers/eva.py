@@ -16,9 +16,10 @@ tasks' GPUs summed) of the GPU model its family holds (`FAMILY_GPU`; ``"any"``: 
 two vCPUs: its p3.2xlarge has 4, AWS's 8 vCPUs) and their memory (GB, as AWS's GiB) -> memory,
 which gpuaas holds the job to (docs/design.md). A job of several tasks (Eva gang-schedules
 tasks on separate instances) runs on one VM with the tasks' demands summed (counted as
-changed). Dropped (counted): **CPU-only jobs** (no task demands a GPU): gpuaas's
-configurations are GPU counts >= 1, and a CPU-only job placed on a GPU would be billed a p3
-for work a c7i does. Ignored: init_delay
+changed). A **CPU-only job** (no task demands a GPU) runs its duration on every CPU type
+(c7i, r7i: GPU-less types, docs/design.md "CPU-only jobs") that holds its CPUs and memory,
+never on a GPU type (gpuaas's choice: Eva may place one there, paying the GPU VM's price).
+Ignored: init_delay
 (Eva's per-start set-up; gpuaas charges ``--overhead`` per move instead), the image, fetch,
 kill and upload delays, shm_size. Due dates and weights are not in the trace: drawn by the
 paper's rules.
@@ -37,7 +38,8 @@ the CSV is the measurement.
 **Catalog** (``src/simulation/config/ec2_config.json``): ``{"region": ..., "instance_types":
 {name: {"capacity": [GPUs, CPU cores, memory GB], "cost": $/hour, "family": ...}}}``. Its
 instance types with GPUs become a gpuaas catalog (GPU model by family, `FAMILY_GPU`; vcpus =
-CPUs x `VCPUS_PER_CPU`, memory as given); the CPU types (c7i, r7i) are left out.
+CPUs x `VCPUS_PER_CPU`, memory as given), its CPU types (c7i, r7i) GPU-less types (0 GPUs,
+no GPU model) with their vCPUs and memory, whose one configuration runs CPU-only jobs.
 """
 
 from __future__ import annotations
@@ -70,12 +72,11 @@ MEASURED_ON = "V100"
 VCPUS_PER_CPU = 2
 #: the speed Eva's contention-map generator gives a pair its CSV marks ``x`` (not measured)
 UNMEASURED = 0.95
-CPU_ONLY = "CPU-only (gpuaas has no GPU-less configurations yet)"
 GANG = "tasks placed on one VM, demands summed"
 
 
 def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
-    """The GPU jobs of an Eva trace JSON (module docstring); CPU-only jobs are counted as dropped."""
+    """The jobs of an Eva trace JSON (module docstring), GPU and CPU-only."""
     source = str(path)
     data = read_json(path)
     if not isinstance(data, dict):
@@ -101,9 +102,6 @@ def read_eva(path: str) -> tuple[list[TraceJob], ImportReport]:
             families.add(family)
             if isinstance(task, dict) and isinstance(task.get("name"), str):
                 names.append(task["name"])
-        if gpus == 0:
-            report.drop(CPU_ONLY)
-            continue
         gpu_families = {f for f in families if f != "any"}
         if len({FAMILY_GPU[f] for f in gpu_families}) > 1:
             raise InputError(
@@ -223,17 +221,21 @@ def _require(source: str, at: str, sep: str, value: object, names: tuple[str, ..
 
 
 def read_eva_catalog(path: str) -> Catalog:
-    """The GPU instance types of Eva's EC2 config (module docstring) as a gpuaas catalog."""
+    """The instance types of Eva's EC2 config (module docstring) as a gpuaas catalog."""
     source = str(path)
     data = read_json(path)
     types = data.get("instance_types") if isinstance(data, dict) else None
     region = data.get("region") if isinstance(data, dict) else None
-    return eva_catalog(types, source, region)
+    return eva_catalog(types, source, region, gpu_less=True)
 
 
-def eva_catalog(types: Any, source: str | None, region: Any = None) -> Catalog:
+def eva_catalog(
+    types: Any, source: str | None, region: Any = None, gpu_less: bool = False
+) -> Catalog:
     """The GPU instance types of Eva's ``{name: {"capacity", "cost", "family"}}`` (its config's
-    ``instance_types``, or its master's instance types at run time) as a gpuaas catalog."""
+    ``instance_types``, or its master's instance types at run time) as a gpuaas catalog, and
+    with `gpu_less` its CPU types too (the importer's; `scripts/eva_setting.py` runs CPU-only
+    jobs itself and hands gpuaas the GPU types alone)."""
     if not isinstance(types, dict) or not types:
         raise InputError(source, "instance_types", "must be a non-empty object of instance types")
     vms = []
@@ -247,10 +249,10 @@ def eva_catalog(types: Any, source: str | None, region: Any = None) -> Catalog:
             )
         gpus = checks.integer(cap[0], f"{at}.capacity: GPUs", source, minimum=0)
         cost = checks.number(it["cost"], f"{at}.cost", source, positive=True)
-        if gpus == 0:
-            continue  # a CPU instance: gpuaas has no CPU resources yet
+        if gpus == 0 and not gpu_less:
+            continue  # a CPU instance, left out
         family = it["family"]
-        if family not in FAMILY_GPU:
+        if gpus and family not in FAMILY_GPU:
             raise InputError(
                 source,
                 f"{at}.family",
@@ -259,7 +261,7 @@ def eva_catalog(types: Any, source: str | None, region: Any = None) -> Catalog:
         vms.append(
             {
                 "name": name,
-                "gpu": FAMILY_GPU[family],
+                **({"gpu": FAMILY_GPU[family]} if gpus else {}),  # a CPU type: GPU-less
                 "gpus": gpus,
                 "cost_per_hour": cost,
                 "vcpus": checks.integer(cap[1], f"{at}.capacity: CPUs", source, minimum=1)
@@ -267,7 +269,7 @@ def eva_catalog(types: Any, source: str | None, region: Any = None) -> Catalog:
                 "memory": checks.number(cap[2], f"{at}.capacity: memory", source, positive=True),
             }
         )
-    if not vms:
+    if not any(vm["gpus"] for vm in vms) and not gpu_less:
         raise InputError(source, "instance_types", "has no instance type with GPUs")
     info = {"provider": "AWS"}
     if isinstance(region, str) and region.strip():

@@ -11,7 +11,7 @@ class TraceJob:
 
     id: str
     submit: float  # s, in the trace's own clock
-    gpus: int  # GPUs the trace's user requested (>= 1)
+    gpus: int  # GPUs the trace's user requested (0: a CPU-only job, on GPU-less types)
     line: int  # line of the source file, for errors
     model: str | None = None  # with steps (or an anchoring duration): timed by the table
     steps: float | None = None

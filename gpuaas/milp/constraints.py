@@ -10,6 +10,7 @@ import numpy as np
 from gpuaas.instance import DEMANDS
 from gpuaas.milp.builder import INF, Builder, grid, labels
 from gpuaas.objective import dollar_terms
+from gpuaas.per_job import at
 
 
 def _one_per_open_node(
@@ -295,12 +296,12 @@ def constrain_unfilled(b: Builder, m: dict[str, np.ndarray]) -> None:
     their GPUs at the fill price f (with e_n ≥ 0: never below 0, as in `gpuaas.objective.dollars`)."""
     inst, cat = b.instance, b.instance.catalog
     N, V = m["y"].shape
-    _, n, c, col = _x_entries(m)
-    price = dollar_terms(inst).price
+    j, n, c, col = _x_entries(m)
+    price = at(dollar_terms(inst).price, j, c)
     nn, vv = grid(N, V)
     rows = np.concatenate([n, nn, np.arange(N)])
     cols = np.concatenate([col, m["y"][nn, vv], m["e"]])
-    vals = np.concatenate([inst.H * price[c], -inst.H * cat.cost[vv], np.ones(N)])
+    vals = np.concatenate([inst.H * price, -inst.H * cat.cost[vv], np.ones(N)])
     b.rows("unfilled", [f"n{i}" for i in range(N)], 0.0, INF, rows, cols, vals)
 
 

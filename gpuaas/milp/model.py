@@ -57,6 +57,7 @@ from gpuaas.milp.variables import (
     define_z,
 )
 from gpuaas.objective import OBJECTIVES, dollar_terms
+from gpuaas.per_job import at
 from gpuaas.reconfiguration import reconfiguration_terms
 from gpuaas.solution import Solution
 
@@ -294,7 +295,9 @@ def solution_columns(model: P1Model, solution: Solution) -> np.ndarray:
         price = dollar_terms(inst).price
         run = np.flatnonzero(solution.job_node >= 0)
         paid = np.bincount(
-            solution.job_node[run], weights=price[solution.job_cfg[run]], minlength=inst.nodes
+            solution.job_node[run],
+            weights=at(price, run, solution.job_cfg[run]),
+            minlength=inst.nodes,
         )
         vm = np.maximum(solution.node_vm, 0)
         bill = np.where(solution.node_vm >= 0, cat.cost[vm], 0.0)

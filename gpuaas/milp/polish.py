@@ -20,6 +20,7 @@ import numpy as np
 from gpuaas.milp.highs import solve_highs
 from gpuaas.milp.model import build_model, decode, solution_columns
 from gpuaas.objective import dollar_terms
+from gpuaas.per_job import at
 from gpuaas.solution import Solution
 from gpuaas.validator import validate
 
@@ -42,7 +43,9 @@ def neighbourhood(solution: Solution, nodes: int = POLISH_NODES) -> tuple[np.nda
         minlength=inst.nodes,
     ).astype(float)  # np.bincount of no jobs is an int array, whatever its weights
     paid = np.bincount(
-        solution.job_node[run], weights=T.price[solution.job_cfg[run]], minlength=inst.nodes
+        solution.job_node[run],
+        weights=at(T.price, run, solution.job_cfg[run]),
+        minlength=inst.nodes,
     )
     is_open = solution.node_vm >= 0
     bill = np.where(is_open, cat.cost[np.maximum(solution.node_vm, 0)], 0.0)

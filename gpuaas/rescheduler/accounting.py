@@ -17,6 +17,7 @@ from collections.abc import Collection
 
 import numpy as np
 
+from gpuaas.instance import gpu_less_shares
 from gpuaas.reconfiguration import gpu_share_price, lost_work, lost_work_cost, since_checkpoint
 from gpuaas.rescheduler import speed
 from gpuaas.rescheduler.records import InterruptedJob, Job, completed_record
@@ -109,8 +110,13 @@ def lose_work(s: RunState, job: Job, extra: float = 0.0) -> float:
     job.progress -= lost
     job.reported = None  # the real restart may lose more than predicted
     job.lost += lost
-    v = int(s.catalog.cfg_vm[c])
-    share = gpu_share_price(s.price[v], s.cfg_gpus[c], int(s.catalog.gpus[v]))
+    cat = s.catalog
+    v = int(cat.cfg_vm[c])
+    if cat.gpus[v]:
+        share = gpu_share_price(s.price[v], s.cfg_gpus[c], int(cat.gpus[v]))
+    else:  # a GPU-less type: the job's largest share of its vCPUs or memory
+        k = int(np.searchsorted(np.flatnonzero(cat.gpu_less[cat.cfg_vm]), c))
+        share = s.price[v] * float(gpu_less_shares(cat, job.cpus, job.memory)[0, k])
     s.lost_work_cost += lost_work_cost(lost, work, share)
     return lost
 

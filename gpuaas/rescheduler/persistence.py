@@ -103,7 +103,7 @@ def submitted_job(
     interval of a job that gives none."""
     if isinstance(job, JobSpec):
         spec = job
-        if catalog.has_spot and len(spec.work) == int(catalog.gpus[~catalog.spot].sum()):
+        if catalog.has_spot and len(spec.work) == int(catalog.cfg_count[~catalog.spot].sum()):
             spec = dataclasses.replace(spec, work=catalog.spot_work(spec.work))
         if len(spec.work) != catalog.n_configs:
             raise InputError(
