@@ -93,9 +93,6 @@ class Instance:
     pinned: np.ndarray | None = None  # (J,) bool: running jobs that must stay where they are
     checkpoint: np.ndarray | None = None  # (J,) s between a job's checkpoints; nan: the default
     hazard: np.ndarray | None = None  # (V,) interruptions per second of a VM held (spot types)
-    # (V,) the standard deviation of `hazard` under its estimate's posterior (a run's state, as
-    # `ready`: not in the file format; 0: a hazard taken as known)
-    hazard_sd: np.ndarray | None = None
     outage: np.ndarray | None = None  # (V,) s an outage of each spot type is expected to last
     room: np.ndarray | None = None  # (V,) VMs of each type that may still open (a run's state)
     ready: np.ndarray | None = None  # (J,) when a running job's VM can run it (start-up); -inf: now
@@ -168,7 +165,6 @@ class Instance:
             ("ready", J, -np.inf),
             ("move_loss", J, np.nan),
             ("hazard", V, 0.0),
-            ("hazard_sd", V, 0.0),
             ("outage", V, 0.0),
             ("room", V, np.inf),
         ):
@@ -247,7 +243,7 @@ class Instance:
             return self
         work = cat.spot_work(self.work)
         return dataclasses.replace(
-            self, catalog=cat, work=work, hazard=None, hazard_sd=None, outage=None, room=None
+            self, catalog=cat, work=work, hazard=None, outage=None, room=None
         )
 
     def at_locations(self, names: list[str] | tuple[str, ...]) -> tuple[Instance, np.ndarray]:
@@ -267,7 +263,7 @@ class Instance:
                 f"job {self.job_ids[none[0]]!r} can run on no VM type at {', '.join(names)}",
             )
         kept = dataclasses.replace(
-            self, catalog=cat, work=work, hazard=None, hazard_sd=None, outage=None, room=None
+            self, catalog=cat, work=work, hazard=None, outage=None, room=None
         )
         return kept, cfgs
 

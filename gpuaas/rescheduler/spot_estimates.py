@@ -10,8 +10,7 @@ away (`accounting.interrupt`) and `CapacityChange` events limit. Methods see, pe
   (VM-hours held, the type's Spot Advisor rate as a prior); each shrunk toward the
   availability model's value by a prior of `PRIOR_DROPS` drops and `PRIOR_HOURS` VM-hours.
   A type never told its capacity: every interruption of its held VMs, from the model's whole
-  rate (Spot Advisor plus spells) as a prior; and how far that estimate can be trusted, its
-  posterior standard deviation (`Instance.hazard_sd`, `hazard_sd`);
+  rate (Spot Advisor plus spells) as a prior;
 - how long an outage of each type is expected to last (`Instance.outage`, `outage`), from
   the outages seen;
 - how many VMs of each type may still open (`Instance.room`, `room`).
@@ -131,37 +130,6 @@ def hazard(s: RunState, at: float | None = None) -> np.ndarray:
             out[v] = (own + market_rate(s, v, at, p.spell_rate)) / 3600.0
         else:
             out[v] = (PRIOR_HOURS * default_rate(cat, v) + s.spot_lost[v]) / hours / 3600.0
-    return out
-
-
-def hazard_sd(s: RunState, at: float | None = None) -> np.ndarray:
-    """(V,) the standard deviation of `hazard` (per second) under the estimate's own Gamma
-    posteriors: a rate estimated as (prior events + events seen) / (prior hours + hours seen)
-    is the mean of a Gamma(a, b) with a its events and b its hours, whose spread is sqrt(a) / b.
-    Each part of `hazard` (the capacity drops, the held VMs' own interruptions) is such an
-    estimate, independent of the other: their variances add. After an hour and a half with
-    capacity and one drop, V100's drop rate reads 0.35 +- 0.25 per hour; after 40 hours and 10
-    drops 0.25 +- 0.07. What a decision between locations discounts a rate difference by
-    (`gpuaas.heuristics.default.spot.wait_for_data`)."""
-    from gpuaas.availability.model import SPELL_RATE, default_rate, type_params
-
-    at = (s.time or 0.0) if at is None else at
-    cat = s.catalog
-    out = np.zeros(cat.n_vms)
-    weight = PRIOR_DROPS / SPELL_RATE
-    for v in np.flatnonzero(cat.spot):
-        p = type_params(cat, v)
-        hours = PRIOR_HOURS + s.spot_held[v] / 3600.0
-        if v in s.market:
-            own = (PRIOR_HOURS * p.rate + s.spot_lost[v]) / hours**2
-            seconds, drops, since, _ = s.market[v]
-            if since is not None:
-                seconds += max(0.0, at - since)
-            market = (p.spell_rate * weight + drops) / (weight + seconds / 3600.0) ** 2
-            out[v] = np.sqrt(own + market) / 3600.0
-        else:
-            a = PRIOR_HOURS * default_rate(cat, v) + s.spot_lost[v]
-            out[v] = np.sqrt(a) / hours / 3600.0
     return out
 
 

@@ -50,7 +50,6 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         overhead=s.config.overhead,
         startup=s.config.startup,
         hazard=spot_estimates.hazard(s, at) if cat.has_spot else None,
-        hazard_sd=spot_estimates.hazard_sd(s, at) if cat.has_spot else None,
         outage=spot_estimates.outage(s, at) if cat.has_spot else None,
         room=spot_estimates.room(s, full),
         ready=_ready(s, arrays["current_node"], cols.hot["data_ready"][rows]),

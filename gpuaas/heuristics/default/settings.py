@@ -84,10 +84,3 @@ SPOT_MARGIN = 0.2
 #: left to time left a job takes spot whenever it can and waits otherwise (docs/spot.md, "The
 #: default's decisions")
 SWITCH = 0.7
-
-#: a waiting job leaves the location its data is at for another's spot only when the move's
-#: expected saving exceeds this many standard deviations of it, the spread the rate estimates'
-#: posteriors give it (`spot.wait_for_data`, `Instance.hazard_sd`): one, the saving's own
-#: spread, chosen before measuring (docs/spot.md, "A decision rule that discounts a rate
-#: difference by its evidence")
-EVIDENCE_SDS = 1.0

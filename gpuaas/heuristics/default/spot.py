@@ -48,7 +48,7 @@ import dataclasses
 import numpy as np
 
 from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
-from gpuaas.heuristics.default.settings import EVIDENCE_SDS, SWITCH
+from gpuaas.heuristics.default.settings import SWITCH
 from gpuaas.instance import Instance
 from gpuaas.pricing import gpu_time_price, plan_values_at
 from gpuaas.transfer import transfer_matrix
@@ -148,7 +148,6 @@ def on_demand_part(instance: Instance) -> Instance:
         current_cfg=np.where(on_spot, -1, cur),
         pinned=instance.pinned & ~on_spot,
         hazard=instance.hazard[:V],
-        hazard_sd=instance.hazard_sd[:V],
         outage=instance.outage[:V],
         room=instance.room[:V],
     )
@@ -324,11 +323,7 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
 
 
 def wait_for_data(
-    instance: Instance,
-    modes: np.ndarray,
-    lines: dict[int, dict],
-    margin: float = 0.0,
-    sds: float = EVIDENCE_SDS,
+    instance: Instance, modes: np.ndarray, lines: dict[int, dict], margin: float = 0.0
 ) -> np.ndarray:
     """`modes` with a waiting job in SPOT mode set to wait (NONE) for the spot of the location
     its data is at, where that spot is out (`Instance.room`), the job would still be ahead of
@@ -369,54 +364,14 @@ def wait_for_data(
         return modes
     now = spot_instance(instance, modes)
     price = gpu_time_price(now)
-    moved = transfer_costs(instance)[cand]
-    # configurations away from the data's location (a move), per candidate
-    away = cat.location_index[cat.cfg_vm][None, :] != instance.data_at[cand][:, None]
-    values = plan_values_at(now, price, cand) + moved
-    best_home = np.where(away, np.inf, values).min(axis=1)
-    best_away = np.where(away, values, np.inf).min(axis=1)
-    at_home = home[cand][:, cat.cfg_vm]
-    later = np.where(at_home, _once_back(instance, modes, out, price, cand)[1], np.inf).min(axis=1)
-    # a move's saving, later - best_away, rests on two rate estimates: it must exceed its spread
-    spread = _move_spread(instance, modes, out, price, cand, moved, away, at_home, later, best_away)
-    best_now = np.minimum(best_home, best_away)
-    tol = 1e-9 * np.abs(best_now)
-    wait = (later < best_home - tol - margin) & (later < best_away + sds * spread - tol - margin)
+    best_now = (plan_values_at(now, price, cand) + transfer_costs(instance)[cand]).min(axis=1)
+    later = np.where(
+        home[cand][:, cat.cfg_vm], _once_back(instance, modes, out, price, cand)[1], np.inf
+    )
+    wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now) - margin
     modes = modes.copy()
     modes[cand[wait]] = NONE
     return modes
-
-
-def _move_spread(
-    instance: Instance,
-    modes: np.ndarray,
-    out: np.ndarray,
-    price: np.ndarray,
-    rows: np.ndarray,
-    moved: np.ndarray,
-    away: np.ndarray,
-    at_home: np.ndarray,
-    later: np.ndarray,
-    best_away: np.ndarray,
-) -> np.ndarray:
-    """(len(rows),) the standard deviation of a waiting job's saving from moving, later -
-    best_away (`wait_for_data`), under the rate estimates' posteriors (`Instance.hazard_sd`),
-    to first order: the home's value once back with its types' rates one standard deviation
-    lower, the best move's with every type's one higher, each change the saving's spread from
-    that side, the two (independent estimates) added in quadrature. 0 where the rates are taken
-    as known (`hazard_sd` 0)."""
-    sd = instance.hazard_sd
-    if not (sd > 0).any():
-        return np.zeros(len(rows))
-    h = instance.hazard
-    high = dataclasses.replace(instance, hazard=h + sd)
-    up = spot_instance(high, modes)
-    worse = np.where(away, plan_values_at(up, price, rows) + moved, np.inf).min(axis=1)
-    low = dataclasses.replace(instance, hazard=np.maximum(h - sd, 0.0))
-    back = np.where(at_home, _once_back(low, modes, out, price, rows)[1], np.inf).min(axis=1)
-    d_away = np.where(np.isfinite(best_away), worse - best_away, 0.0)
-    d_home = np.where(np.isfinite(later), later - back, 0.0)
-    return np.hypot(d_away, d_home)
 
 
 def _once_back(
