@@ -69,6 +69,14 @@ DEFAULT_TIME_LIMIT = 120.0
 #: the most LPs of an adaptive grid (`_adaptive`): the first on the uniform grid, each next one
 #: cut finer where the last one's optimum is constrained by the grid
 MAX_ROUNDS = 8
+#: the windowed LP (`_windowed`): each job's regular slots cover [r_j, max(due_j, r_j + WINDOW))
+#: at first, and 4 x longer after a round in which its work reached its open-ended column ...
+WINDOW = 12 * 3600.0
+#: ... for at most this many rounds; its slot is the smallest multiple of 1 h for which all its
+#: LPs have at most WINDOW_COLUMNS x-columns together, each LP at most MAX_COLUMNS_WINDOW
+WINDOW_ROUNDS = 1
+WINDOW_COLUMNS = 1_000_000
+MAX_COLUMNS_WINDOW = 150_000
 
 
 @dataclass
@@ -268,6 +276,12 @@ def bound(
         )
         if whole is not None and (whole.value > best.value or best.solved == 0):
             best = whole
+        if slot is None and not spot:
+            # hour slots where each job's work is, with the tail rows (BOUND.md §3, step 5)
+            say("capacity LP: windowed, 1-hour slots")
+            windowed = _windowed(trace, int(nodes), plan, deadline, say)
+            if windowed is not None and windowed.value > best.value:
+                best = windowed
     return Bound(
         bound=max(per_job, best.value),
         per_job=per_job,
@@ -354,6 +368,126 @@ def _adaptive(
         if grid is None:
             break
         edges, until = grid
+    return best
+
+
+def window_parts(
+    first: np.ndarray,
+    until: np.ndarray,
+    columns: np.ndarray,
+    release: np.ndarray,
+    max_columns: int,
+) -> list[np.ndarray]:
+    """Jobs (indices) in parts whose LPs `_windowed` solves apart: the sets whose regular slots
+    (first_j .. until_j - 1) overlap no other set's (the windowed LP is then the sum of theirs
+    exactly: no row holds columns of two), each cut in release order into consecutive parts
+    of at most `max_columns` x-columns (`columns` per job; one job alone may have more), which
+    relaxes the capacity they share as the groups of §3 do."""
+    order = np.lexsort((release, first))
+    reach = np.maximum.accumulate(until[order])
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = first[order][1:] >= reach[:-1]
+    parts: list[np.ndarray] = []
+    for part in np.split(order, np.flatnonzero(new)[1:]):
+        total = np.concatenate(([0], np.cumsum(columns[part])))
+        if total[-1] <= max_columns:
+            parts.append(part)
+            continue
+        # windows crossing the first slot of part[i]: those of the jobs before it (the part is
+        # in order of first slots) not ended by then; later jobs' windows start after
+        ends = np.sort(until[part])
+        crossing = np.arange(len(part)) - np.searchsorted(ends, first[part], side="right")
+        cuts, a = [], 0
+        while a < len(part) - 1 and total[-1] - total[a] > max_columns:
+            # the most jobs from a within the budget (at least one), cut in their later half
+            # where the fewest windows cross, the latest such place
+            b = max(a + 1, int(np.searchsorted(total, total[a] + max_columns, side="right")) - 1)
+            lo = max(a + 1, (a + b + 1) // 2)
+            c = b - int(np.argmin(crossing[lo : b + 1][::-1]))
+            cuts.append(c)
+            a = c
+        parts += np.split(part, cuts)
+    return parts
+
+
+def _windowed(
+    trace: Instance,
+    nodes: int,
+    plan: PerJobPlan,
+    deadline: float,
+    say: Callable[[str], None],
+    unit: float = SLOT_UNIT,
+) -> _Relaxation | None:
+    """The capacity LP of the whole trace on slots of a multiple of `unit` (the smallest for
+    which it has at most WINDOW_COLUMNS x-columns), each job's regular slots ending at its
+    window, max(due_j, r_j + WINDOW) (its later work in its open-ended column: a relaxation
+    for any windows, BOUND.md §2 "Per-job windows"), with the tail rows; solved as
+    `window_parts`' parts (exact where the windows do not overlap, a relaxation where a part
+    is cut by its size). A job whose work reached its open-ended column gets a 4 x longer
+    window, and the LP is solved again, WINDOW_ROUNDS times at most; the best value is kept
+    (each is a bound). Parts whose per-job plans fit N nodes count their per-job bound (their
+    LP's optimum). None when nothing was solved."""
+    cost, node_sec, keep, n_cfg, start, end = _lp._grid(trace, nodes)
+    r = effective_release(trace)
+    window = np.full(trace.n_jobs, WINDOW)
+
+    def grid(L: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        K = max(1, int(np.ceil((end - start) / L - 1e-9)))
+        edges = start + np.arange(K + 1) * L
+        first = np.minimum(np.searchsorted(edges, r, side="right") - 1, K)
+        until = np.searchsorted(edges, np.maximum(trace.due, r + window), side="left")
+        return edges, first, np.clip(until, np.minimum(first + 1, K), K)
+
+    L = unit
+    while True:
+        edges, first, until = grid(L)
+        if int((n_cfg * (until - first + 1)).sum()) <= WINDOW_COLUMNS or L >= end - start:
+            break
+        L += unit
+    best: _Relaxation | None = None
+    solved: dict[tuple[bytes, bytes], tuple[float, str, int, int, np.ndarray]] = {}
+    for n in range(WINDOW_ROUNDS):
+        edges, first, until = grid(L)
+        parts = window_parts(first, until, n_cfg * (until - first + 1), r, MAX_COLUMNS_WINDOW)
+        out = _Relaxation(0.0, "optimal", L, 0, 0, len(parts), 0, len(edges) - 1, n + 1)
+        spill = np.zeros(trace.n_jobs, dtype=bool)
+        for idx in parts:
+            key = (idx.tobytes(), until[idx].tobytes())
+            floor = float(plan.cost[idx].sum())
+            if key not in solved:
+                sub = trace.subset(idx)
+                if peak_nodes(sub, per_job_plan(sub)) <= nodes:
+                    solved[key] = (floor, "optimal", 0, 0, np.zeros(len(idx), dtype=bool))
+                elif deadline - _time.perf_counter() <= 0:
+                    out.value += floor
+                    out.status = "time_limit"
+                    continue
+                else:
+                    f0, u0 = int(first[idx].min()), int(until[idx].max())
+                    lp = capacity_lp(
+                        sub, nodes, edges=edges[f0 : u0 + 1], until=until[idx] - f0, tail=True
+                    )
+                    value, status, x, _ = solve_point(lp, deadline - _time.perf_counter())
+                    late = np.zeros(len(idx), dtype=bool)
+                    if x is not None:
+                        spilt = (lp.col_slot == lp.until[lp.col_job]) & (x[: lp.n_x] > 1e-6)
+                        late[lp.col_job[spilt]] = True
+                    value = floor if value is None else max(value, floor)
+                    solved[key] = (value, status, lp.n_cols, lp.n_rows, late)
+            value, status, cols, rows, late = solved[key]
+            out.value += value
+            if status != "optimal":
+                out.status = status
+            out.columns += cols
+            out.rows += rows
+            out.solved += cols > 0
+            spill[idx] |= late & (until[idx] < len(edges) - 1)
+        if best is None or out.value > best.value:
+            best = out
+        say(f"capacity LP, windowed (round {n + 1}): {out.value:.2f} $ in {len(parts)} parts")
+        if not spill.any() or out.status != "optimal":
+            break
+        window[spill] *= 4.0
     return best
 
 
