@@ -70,11 +70,13 @@ DEFAULT_TIME_LIMIT = 120.0
 #: cut finer where the last one's optimum is constrained by the grid
 MAX_ROUNDS = 8
 #: the windowed LP (`_windowed`): each job's regular slots cover [r_j, max(due_j, r_j + WINDOW))
-#: at first, and 4 x longer after a round in which its work reached its open-ended column ...
+#: at first, and 4 x longer after a round in which its work reached its open-ended column, for
+#: at most WINDOW_ROUNDS rounds, while that work is more than SPILL of the jobs' (in jobs) ...
 WINDOW = 12 * 3600.0
-#: ... for at most this many rounds; its slot is the smallest multiple of 1 h for which all its
-#: LPs have at most WINDOW_COLUMNS x-columns together, each LP at most MAX_COLUMNS_WINDOW
-WINDOW_ROUNDS = 1
+SPILL = 0.01
+#: ... its slot is the smallest multiple of 1 h for which all its LPs have at most
+#: WINDOW_COLUMNS x-columns together, each LP at most MAX_COLUMNS_WINDOW
+WINDOW_ROUNDS = 4
 WINDOW_COLUMNS = 1_000_000
 MAX_COLUMNS_WINDOW = 150_000
 
@@ -423,11 +425,12 @@ def _windowed(
     window, max(due_j, r_j + WINDOW) (its later work in its open-ended column: a relaxation
     for any windows, BOUND.md §2 "Per-job windows"), with the tail rows; solved as
     `window_parts`' parts (exact where the windows do not overlap, a relaxation where a part
-    is cut by its size). A job whose work reached its open-ended column gets a 4 x longer
-    window, and the LP is solved again, WINDOW_ROUNDS times at most; the best value is kept
-    (each is a bound). Parts whose per-job plans fit N nodes count their per-job bound (their
+    is cut by its size). While the work in the open-ended columns of jobs whose window ends
+    before the last slot is more than SPILL of the jobs' (in jobs), those jobs get a 4 x
+    longer window and the LP is solved again, WINDOW_ROUNDS times at most; the best value is
+    kept (each is a bound). Parts whose per-job plans fit N nodes count their per-job bound (their
     LP's optimum). None when nothing was solved."""
-    cost, node_sec, keep, n_cfg, start, end = _lp._grid(trace, nodes)
+    _, _, _, n_cfg, start, end = _lp._grid(trace, nodes)
     r = effective_release(trace)
     window = np.full(trace.n_jobs, WINDOW)
 
@@ -446,18 +449,19 @@ def _windowed(
         L += unit
     best: _Relaxation | None = None
     solved: dict[tuple[bytes, bytes], tuple[float, str, int, int, np.ndarray]] = {}
+    # per part: (value, status, columns, rows, each job's work in its open-ended column)
     for n in range(WINDOW_ROUNDS):
         edges, first, until = grid(L)
         parts = window_parts(first, until, n_cfg * (until - first + 1), r, MAX_COLUMNS_WINDOW)
         out = _Relaxation(0.0, "optimal", L, 0, 0, len(parts), 0, len(edges) - 1, n + 1)
-        spill = np.zeros(trace.n_jobs, dtype=bool)
+        spill = np.zeros(trace.n_jobs)
         for idx in parts:
             key = (idx.tobytes(), until[idx].tobytes())
             floor = float(plan.cost[idx].sum())
             if key not in solved:
                 sub = trace.subset(idx)
                 if peak_nodes(sub, per_job_plan(sub)) <= nodes:
-                    solved[key] = (floor, "optimal", 0, 0, np.zeros(len(idx), dtype=bool))
+                    solved[key] = (floor, "optimal", 0, 0, np.zeros(len(idx)))
                 elif deadline - _time.perf_counter() <= 0:
                     out.value += floor
                     out.status = "time_limit"
@@ -468,10 +472,10 @@ def _windowed(
                         sub, nodes, edges=edges[f0 : u0 + 1], until=until[idx] - f0, tail=True
                     )
                     value, status, x, _ = solve_point(lp, deadline - _time.perf_counter())
-                    late = np.zeros(len(idx), dtype=bool)
+                    late = np.zeros(len(idx))
                     if x is not None:
-                        spilt = (lp.col_slot == lp.until[lp.col_job]) & (x[: lp.n_x] > 1e-6)
-                        late[lp.col_job[spilt]] = True
+                        spilt = lp.col_slot == lp.until[lp.col_job]
+                        np.add.at(late, lp.col_job[spilt], np.maximum(x[: lp.n_x][spilt], 0.0))
                     value = floor if value is None else max(value, floor)
                     solved[key] = (value, status, lp.n_cols, lp.n_rows, late)
             value, status, cols, rows, late = solved[key]
@@ -481,13 +485,13 @@ def _windowed(
             out.columns += cols
             out.rows += rows
             out.solved += cols > 0
-            spill[idx] |= late & (until[idx] < len(edges) - 1)
+            spill[idx] = np.where(until[idx] < len(edges) - 1, late, 0.0)
         if best is None or out.value > best.value:
             best = out
         say(f"capacity LP, windowed (round {n + 1}): {out.value:.2f} $ in {len(parts)} parts")
-        if not spill.any() or out.status != "optimal":
+        if spill.sum() <= SPILL * trace.n_jobs or out.status != "optimal":
             break
-        window[spill] *= 4.0
+        window[spill > 1e-6] *= 4.0
     return best
 
 
