@@ -11,7 +11,8 @@ with the argument why any real schedule satisfies it):
    per-job bound. A trace too large for one LP at slots of a day is cut into groups of
    consecutive jobs (`capacity_groups`) whose LPs' sum is a relaxation of the whole LP's; the
    whole trace's coarse LP is kept when small, and solved in any case when no group needed
-   its LP (BOUND.md §3, step 4).
+   its LP (BOUND.md §3, step 4); and the windowed LP (`_windowed`: hour slots where each job's
+   work is, with the tail rows of `capacity_lp.tail_rows`) is solved too (step 5).
 
 **Spot capacity** (`availability=`, formulations/BOUND.md §4). On a catalog with spot variants
 every spot configuration is priced at the spot price; with the availability a simulation
@@ -110,6 +111,7 @@ class Bound:
     kind: str = "on-demand"
     slots: int = 0
     rounds: int = 1
+    windowed: bool = False  # the windowed LP (`_windowed`; `groups`: its parts)
 
     @property
     def binding(self) -> str:
@@ -131,6 +133,7 @@ class Bound:
             "groups": self.groups,
             "slots": self.slots,
             "rounds": self.rounds,
+            "windowed": self.windowed,
         }
 
     def summary(self) -> str:
@@ -141,15 +144,21 @@ class Bound:
             )
         else:
             gap = 100.0 * (self.capacity - self.per_job) / self.per_job if self.per_job > 0 else 0.0
-            split = (
-                f" in {self.groups} groups of consecutive jobs ({self.solved} needing the LP)"
-                if self.groups > 1
-                else ""
-            )
+            if self.windowed:
+                split = (
+                    f" windowed, in {self.groups} parts ({self.solved} needing the LP), "
+                    f"{self.rounds} round{'s' if self.rounds > 1 else ''}"
+                )
+            elif self.groups > 1:
+                split = (
+                    f" in {self.groups} groups of consecutive jobs ({self.solved} needing the LP)"
+                )
+            else:
+                split = ""
             grid = (
                 f"adaptive grid of {self.slots} slots from {_duration(self.slot or 0.0)}, "
                 f"best of {self.rounds} LPs"
-                if self.rounds > 1
+                if self.rounds > 1 and not self.windowed
                 else f"slot {_duration(self.slot or 0.0)}"
             )
             cap = (
@@ -299,6 +308,7 @@ def bound(
         kind=kind,
         slots=best.slots,
         rounds=best.rounds,
+        windowed=best.windowed,
     )
 
 
@@ -314,7 +324,8 @@ class _Relaxation:
     groups: int
     solved: int
     slots: int = 0  # regular slots of the LP behind the value (0: several or none)
-    rounds: int = 1  # LPs of an adaptive grid solved (`_adaptive`)
+    rounds: int = 1  # LPs of an adaptive grid solved (`_adaptive`), rounds of `_windowed`
+    windowed: bool = False
 
 
 def _adaptive(
@@ -453,7 +464,7 @@ def _windowed(
     for n in range(WINDOW_ROUNDS):
         edges, first, until = grid(L)
         parts = window_parts(first, until, n_cfg * (until - first + 1), r, MAX_COLUMNS_WINDOW)
-        out = _Relaxation(0.0, "optimal", L, 0, 0, len(parts), 0, len(edges) - 1, n + 1)
+        out = _Relaxation(0.0, "optimal", L, 0, 0, len(parts), 0, len(edges) - 1, n + 1, True)
         spill = np.zeros(trace.n_jobs)
         for idx in parts:
             key = (idx.tobytes(), until[idx].tobytes())
