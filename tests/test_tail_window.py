@@ -258,7 +258,7 @@ def test_bound_with_the_windowed_lp_stays_below_schedules(trace, budget):
     the default costs, and at most the brute force's optimum on one node."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("gpuaas.capacity_lp.MAX_COLUMNS", budget)
-        result = bound(trace)
+        result = bound(trace, windowed=True)
     runs = (("greedy", 0.0, 0.0), ("greedy", 600.0, 120.0))
     if (trace.weight > 0).all():  # the default may leave a job of weight 0 waiting forever
         runs += (("incremental", 600.0, 120.0),)
@@ -271,14 +271,16 @@ def test_bound_with_the_windowed_lp_stays_below_schedules(trace, budget):
 
 def test_bound_reports_the_windowed_lp_where_it_is_higher(monkeypatch):
     """The bundled trace on one node, cut into groups: the windowed LP (hour slots, tail rows)
-    is above the groups' and the whole coarse LP's bound and is the one reported."""
+    is above the groups' and the whole coarse LP's bound and is the one reported; by default
+    it is not solved there (the jobs' median slack is over WINDOW)."""
     monkeypatch.setattr("gpuaas.capacity_lp.MAX_COLUMNS", 5_000)
     trace = load_instance(SMALL)
     steps: list[str] = []
-    result = bound(trace, nodes=1, progress=steps.append)
+    result = bound(trace, nodes=1, progress=steps.append, windowed=True)
+    assert bound(trace, nodes=1).bound == bound(trace, nodes=1, windowed=False).bound
     monkeypatch.setattr(bounds_mod, "_windowed", lambda *a, **k: None)
-    before = bound(trace, nodes=1)
-    assert result.bound > before.bound and result.slot == 3600.0
+    before = bound(trace, nodes=1, windowed=True)
+    assert result.bound > before.bound and result.slot == 3600.0 and result.windowed
     assert any("windowed" in s for s in steps)
     sim = simulate(trace, "greedy", seed=1, nodes=1, bound=False)
     assert below(result.bound, sim.total_cost)
