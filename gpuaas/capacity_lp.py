@@ -19,7 +19,9 @@ slot, a restart per stretch its work outlives). With quotas (`gpuaas.catalog.Quo
 of the jobs on a quota's types in a regular slot, Σ x·t·g, are at most its GPUs × the slot's
 length (a VM holds at least its jobs' GPUs, and the quota counts every GPU of its open VMs), and
 a configuration under such a row is dominated only by those under none or the same
-(`_kept`).
+(`_kept`). With `tail=True` three more rows per job bound its tardiness by its mean busy time
+plus half its fastest time and by its late tail (`tail_rows`; the windowed LP of
+`gpuaas.bounds` has them).
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
 whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
