@@ -11,7 +11,8 @@ with the argument why any real schedule satisfies it):
    per-job bound. A trace too large for one LP at slots of a day is cut into groups of
    consecutive jobs (`capacity_groups`) whose LPs' sum is a relaxation of the whole LP's; the
    whole trace's coarse LP is kept when small, and solved in any case when no group needed
-   its LP (BOUND.md §3, step 4).
+   its LP (BOUND.md §3, step 4); and the windowed LP (`_windowed`: hour slots where each job's
+   work is, with the tail rows of `capacity_lp.tail_rows`) is solved too (step 5).
 
 **Spot capacity** (`availability=`, formulations/BOUND.md §4). On a catalog with spot variants
 every spot configuration is priced at the spot price; with the availability a simulation
@@ -70,6 +71,16 @@ DEFAULT_TIME_LIMIT = 120.0
 #: the most LPs of an adaptive grid (`_adaptive`): the first on the uniform grid, each next one
 #: cut finer where the last one's optimum is constrained by the grid
 MAX_ROUNDS = 8
+#: the windowed LP (`_windowed`): each job's regular slots cover [r_j, max(due_j, r_j + WINDOW))
+#: at first, and 4 x longer after a round in which its work reached its open-ended column, for
+#: at most WINDOW_ROUNDS rounds, while that work is more than SPILL of the jobs' (in jobs) ...
+WINDOW = 12 * 3600.0
+SPILL = 0.01
+#: ... its slot is the smallest multiple of 1 h for which all its LPs have at most
+#: WINDOW_COLUMNS x-columns together, each LP at most MAX_COLUMNS_WINDOW
+WINDOW_ROUNDS = 4
+WINDOW_COLUMNS = 1_000_000
+MAX_COLUMNS_WINDOW = 150_000
 
 
 @dataclass
@@ -101,6 +112,7 @@ class Bound:
     kind: str = "on-demand"
     slots: int = 0
     rounds: int = 1
+    windowed: bool = False  # the windowed LP (`_windowed`; `groups`: its parts)
 
     @property
     def binding(self) -> str:
@@ -122,6 +134,7 @@ class Bound:
             "groups": self.groups,
             "slots": self.slots,
             "rounds": self.rounds,
+            "windowed": self.windowed,
         }
 
     def summary(self) -> str:
@@ -132,15 +145,21 @@ class Bound:
             )
         else:
             gap = 100.0 * (self.capacity - self.per_job) / self.per_job if self.per_job > 0 else 0.0
-            split = (
-                f" in {self.groups} groups of consecutive jobs ({self.solved} needing the LP)"
-                if self.groups > 1
-                else ""
-            )
+            if self.windowed:
+                split = (
+                    f" windowed, in {self.groups} parts ({self.solved} needing the LP), "
+                    f"{self.rounds} round{'s' if self.rounds > 1 else ''}"
+                )
+            elif self.groups > 1:
+                split = (
+                    f" in {self.groups} groups of consecutive jobs ({self.solved} needing the LP)"
+                )
+            else:
+                split = ""
             grid = (
                 f"adaptive grid of {self.slots} slots from {_duration(self.slot or 0.0)}, "
                 f"best of {self.rounds} LPs"
-                if self.rounds > 1
+                if self.rounds > 1 and not self.windowed
                 else f"slot {_duration(self.slot or 0.0)}"
             )
             cap = (
@@ -174,6 +193,7 @@ def bound(
     overhead: float | None = None,
     startup: float | None = None,
     adaptive: bool = False,
+    windowed: bool | None = None,
 ) -> Bound:
     """The lowest total cost any schedule of `trace` on `nodes` nodes could reach (module docstring).
 
@@ -206,6 +226,12 @@ def bound(
         on congested N = 10 traces it gains up to 1.1 % for about 10 x the time, and every
         campaign cell computes a bound (formulations/BOUND.md §2). An explicit `slot` that
         cuts the trace into groups always refines the whole trace's LP down to it.
+    windowed : bool, optional
+        With the automatic slot, without spot capacity, on a trace cut into groups: also solve
+        the windowed LP (`_windowed`: hour slots where each job's work is, with the tail rows;
+        BOUND.md §3, step 5) and report the larger. Default (None): when the jobs' median
+        slack, due − r_j, is at most `WINDOW` (ITP clusters: 2-5 h; the generated traces'
+        18-20 h, where it gained at most 0.4 % for 10-40 x the time).
 
     Returns
     -------
@@ -269,6 +295,14 @@ def bound(
         )
         if whole is not None and (whole.value > best.value or best.solved == 0):
             best = whole
+        if windowed is None:
+            windowed = bool(np.median(trace.due - effective_release(trace)) <= WINDOW)
+        if slot is None and not spot and windowed:
+            # hour slots where each job's work is, with the tail rows (BOUND.md §3, step 5)
+            say("capacity LP: windowed, 1-hour slots")
+            windowed = _windowed(trace, int(nodes), plan, deadline, say)
+            if windowed is not None and windowed.value > best.value:
+                best = windowed
     return Bound(
         bound=max(per_job, best.value),
         per_job=per_job,
@@ -284,6 +318,7 @@ def bound(
         kind=kind,
         slots=best.slots,
         rounds=best.rounds,
+        windowed=best.windowed,
     )
 
 
@@ -299,7 +334,8 @@ class _Relaxation:
     groups: int
     solved: int
     slots: int = 0  # regular slots of the LP behind the value (0: several or none)
-    rounds: int = 1  # LPs of an adaptive grid solved (`_adaptive`)
+    rounds: int = 1  # LPs of an adaptive grid solved (`_adaptive`), rounds of `_windowed`
+    windowed: bool = False
 
 
 def _adaptive(
@@ -355,6 +391,128 @@ def _adaptive(
         if grid is None:
             break
         edges, until = grid
+    return best
+
+
+def window_parts(
+    first: np.ndarray,
+    until: np.ndarray,
+    columns: np.ndarray,
+    release: np.ndarray,
+    max_columns: int,
+) -> list[np.ndarray]:
+    """Jobs (indices) in parts whose LPs `_windowed` solves apart: the sets whose regular slots
+    (first_j .. until_j - 1) overlap no other set's (the windowed LP is then the sum of theirs
+    exactly: no row holds columns of two), each cut in release order into consecutive parts
+    of at most `max_columns` x-columns (`columns` per job; one job alone may have more), which
+    relaxes the capacity they share as the groups of §3 do."""
+    order = np.lexsort((release, first))
+    reach = np.maximum.accumulate(until[order])
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = first[order][1:] >= reach[:-1]
+    parts: list[np.ndarray] = []
+    for part in np.split(order, np.flatnonzero(new)[1:]):
+        total = np.concatenate(([0], np.cumsum(columns[part])))
+        if total[-1] <= max_columns:
+            parts.append(part)
+            continue
+        # windows crossing the first slot of part[i]: those of the jobs before it (the part is
+        # in order of first slots) not ended by then; later jobs' windows start after
+        ends = np.sort(until[part])
+        crossing = np.arange(len(part)) - np.searchsorted(ends, first[part], side="right")
+        cuts, a = [], 0
+        while a < len(part) - 1 and total[-1] - total[a] > max_columns:
+            # the most jobs from a within the budget (at least one), cut in their later half
+            # where the fewest windows cross, the latest such place
+            b = max(a + 1, int(np.searchsorted(total, total[a] + max_columns, side="right")) - 1)
+            lo = max(a + 1, (a + b + 1) // 2)
+            c = b - int(np.argmin(crossing[lo : b + 1][::-1]))
+            cuts.append(c)
+            a = c
+        parts += np.split(part, cuts)
+    return parts
+
+
+def _windowed(
+    trace: Instance,
+    nodes: int,
+    plan: PerJobPlan,
+    deadline: float,
+    say: Callable[[str], None],
+    unit: float = SLOT_UNIT,
+) -> _Relaxation | None:
+    """The capacity LP of the whole trace on slots of a multiple of `unit` (the smallest for
+    which it has at most WINDOW_COLUMNS x-columns), each job's regular slots ending at its
+    window, max(due_j, r_j + WINDOW) (its later work in its open-ended column: a relaxation
+    for any windows, BOUND.md §2 "Per-job windows"), with the tail rows; solved as
+    `window_parts`' parts (exact where the windows do not overlap, a relaxation where a part
+    is cut by its size). While the work in the open-ended columns of jobs whose window ends
+    before the last slot is more than SPILL of the jobs' (in jobs), those jobs get a 4 x
+    longer window and the LP is solved again, WINDOW_ROUNDS times at most; the best value is
+    kept (each is a bound). Parts whose per-job plans fit N nodes count their per-job bound (their
+    LP's optimum). None when nothing was solved."""
+    _, _, _, n_cfg, start, end = _lp._grid(trace, nodes)
+    r = effective_release(trace)
+    window = np.full(trace.n_jobs, WINDOW)
+
+    def grid(L: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        K = max(1, int(np.ceil((end - start) / L - 1e-9)))
+        edges = start + np.arange(K + 1) * L
+        first = np.minimum(np.searchsorted(edges, r, side="right") - 1, K)
+        until = np.searchsorted(edges, np.maximum(trace.due, r + window), side="left")
+        return edges, first, np.clip(until, np.minimum(first + 1, K), K)
+
+    L = unit
+    while True:
+        edges, first, until = grid(L)
+        if int((n_cfg * (until - first + 1)).sum()) <= WINDOW_COLUMNS or L >= end - start:
+            break
+        L += unit
+    best: _Relaxation | None = None
+    solved: dict[tuple[bytes, bytes], tuple[float, str, int, int, np.ndarray]] = {}
+    # per part: (value, status, columns, rows, each job's work in its open-ended column)
+    for n in range(WINDOW_ROUNDS):
+        edges, first, until = grid(L)
+        parts = window_parts(first, until, n_cfg * (until - first + 1), r, MAX_COLUMNS_WINDOW)
+        out = _Relaxation(0.0, "optimal", L, 0, 0, len(parts), 0, len(edges) - 1, n + 1, True)
+        spill = np.zeros(trace.n_jobs)
+        for idx in parts:
+            key = (idx.tobytes(), until[idx].tobytes())
+            floor = float(plan.cost[idx].sum())
+            if key not in solved:
+                sub = trace.subset(idx)
+                if peak_nodes(sub, per_job_plan(sub)) <= nodes:
+                    solved[key] = (floor, "optimal", 0, 0, np.zeros(len(idx)))
+                elif deadline - _time.perf_counter() <= 0:
+                    out.value += floor
+                    out.status = "time_limit"
+                    continue
+                else:
+                    f0, u0 = int(first[idx].min()), int(until[idx].max())
+                    lp = capacity_lp(
+                        sub, nodes, edges=edges[f0 : u0 + 1], until=until[idx] - f0, tail=True
+                    )
+                    value, status, x, _ = solve_point(lp, deadline - _time.perf_counter())
+                    late = np.zeros(len(idx))
+                    if x is not None:
+                        spilt = lp.col_slot == lp.until[lp.col_job]
+                        np.add.at(late, lp.col_job[spilt], np.maximum(x[: lp.n_x][spilt], 0.0))
+                    value = floor if value is None else max(value, floor)
+                    solved[key] = (value, status, lp.n_cols, lp.n_rows, late)
+            value, status, cols, rows, late = solved[key]
+            out.value += value
+            if status != "optimal":
+                out.status = status
+            out.columns += cols
+            out.rows += rows
+            out.solved += cols > 0
+            spill[idx] = np.where(until[idx] < len(edges) - 1, late, 0.0)
+        if best is None or out.value > best.value:
+            best = out
+        say(f"capacity LP, windowed (round {n + 1}): {out.value:.2f} $ in {len(parts)} parts")
+        if spill.sum() <= SPILL * trace.n_jobs or out.status != "optimal":
+            break
+        window[spill > 1e-6] *= 4.0
     return best
 
 

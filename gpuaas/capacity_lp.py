@@ -19,7 +19,9 @@ slot, a restart per stretch its work outlives). With quotas (`gpuaas.catalog.Quo
 of the jobs on a quota's types in a regular slot, Σ x·t·g, are at most its GPUs × the slot's
 length (a VM holds at least its jobs' GPUs, and the quota counts every GPU of its open VMs), and
 a configuration under such a row is dominated only by those under none or the same
-(`_kept`).
+(`_kept`). With `tail=True` three more rows per job bound its tardiness by its mean busy time
+plus half its fastest time and by its late tail (`tail_rows`; the windowed LP of
+`gpuaas.bounds` has them).
 
 At a time limit the LP's value is not reported; instead the bound is the Lagrangian value of
 whatever dual vector HiGHS holds (`dual_bound`, valid for ANY multipliers once their signs
@@ -86,6 +88,8 @@ class CapacityLP(SparseLP):
     indices: np.ndarray
     data: np.ndarray
     n_jobs: int
+    #: first rows of the later blocks of J rows holding T_j (the tail rows, `tail_rows`)
+    tail_blocks: tuple[int, ...] = ()
 
 
 def non_dominated(times: np.ndarray, *others: np.ndarray) -> np.ndarray:
@@ -285,6 +289,7 @@ def capacity_lp(
     startup: float = 0.0,
     edges: np.ndarray | None = None,
     until: np.ndarray | None = None,
+    tail: bool = False,
 ) -> CapacityLP:
     """Build the capacity LP of `instance` on `nodes` nodes (module docstring, BOUND.md), with
     slots of `slot` seconds (default: `auto_slot`'s) on a grid that starts at `start` (default:
@@ -295,7 +300,8 @@ def capacity_lp(
     (default K; later slots are one open-ended column per configuration, as slot K: a
     relaxation, BOUND.md §2); `spot` (`spot_capacity`): a row per spot type
     and slot with finite capacity, and the spells' rows (`spell_rows`) for the run's restart
-    `overhead` and VM `startup` (s).
+    `overhead` and VM `startup` (s); `tail`: the tail rows of each job's tardiness
+    (`tail_rows`), after every other row.
     """
     J = instance.n_jobs
     t = instance.times
@@ -414,6 +420,17 @@ def capacity_lp(
     cols += spells.cols
     vals += spells.vals
     n_rows += len(spells.lower)
+    tail_lower: list[np.ndarray] = []
+    blocks: list[int] = []
+    if tail:
+        at = np.maximum(s[ck], r[cj])  # work in a column happens at or after this
+        for coef, lower in tail_rows(instance, cj, at):
+            rows += [n_rows + cj, n_rows + np.arange(J)]
+            cols += [ids, T_cols]
+            vals += [coef, np.ones(J)]
+            tail_lower.append(lower)
+            blocks.append(n_rows)
+            n_rows += J
     row_lower = np.concatenate(
         [
             np.ones(J),
@@ -423,6 +440,7 @@ def capacity_lp(
             np.full(int(need.sum()), -np.inf),
             np.full(len(spot_upper), -np.inf),
             np.asarray(spells.lower, dtype=np.float64),
+            *tail_lower,
         ]
     )
     row_upper = np.concatenate(
@@ -433,11 +451,15 @@ def capacity_lp(
             cap_len[need],
             np.asarray(spot_upper, dtype=np.float64),
             np.asarray(spells.upper, dtype=np.float64),
+            np.full(J * len(blocks), np.inf),
         ]
     )
     R = np.concatenate(rows)
     Cc = np.concatenate(cols)
     V = np.concatenate(vals)
+    if tail:  # a tail row's coefficient may be 0 (work before the due date)
+        nz = V != 0.0
+        R, Cc, V = R[nz], Cc[nz], V[nz]
     order = np.lexsort((Cc, R))
     indptr = np.concatenate(([0], np.cumsum(np.bincount(R, minlength=n_rows)))).astype(np.int64)
     return CapacityLP(
@@ -463,7 +485,44 @@ def capacity_lp(
         indices=Cc[order].astype(np.int32),
         data=V[order].astype(np.float64),
         n_jobs=J,
+        tail_blocks=tuple(blocks),
     )
+
+
+#: the tangent points ρ of the late-tail rows (`tail_rows`)
+TAIL_RHOS = (0.5, 1.0)
+
+
+def tail_rows(
+    instance: Instance, cj: np.ndarray, at: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(coefficients of the x columns, lower end) of each family of the tail rows
+    T_j − Σ coef·x ≥ lower, one row per job (BOUND.md §2, "The tail rows"); column i is of job
+    `cj[i]` and its work happens at or after `at[i]`.
+
+    Let W(τ) be the part of job j's work done by time τ (the x of the columns before τ; with
+    lost work, seconds / (t·F), which only slows it), C_j its completion and
+    t_min = min_c t_jc. W rises at most 1/t_min a second, so after w of the work is done the
+    rest takes at least (1 − w)·t_min: C_j ≥ τ(w) + (1 − w)·t_min for every w, hence
+    max(0, C_j − d_j) ≥ ∫_0^1 max(0, τ(w) + (1 − w)·t_min − d_j) dw. Bounding τ(w) below by
+    the `at` of the column its work is in:
+
+    - mean busy time: C_j ≥ Σ x·at + t_min/2, so T_j ≥ ω_j·(Σ x·at + t_min/2 − d_j);
+    - late tail: the columns with at ≥ d_j hold the last R = Σ of their x of the work, each
+      piece late by at − d_j + (1 − w)·t_min, so
+      T_j ≥ ω_j·(Σ x·max(0, at − d_j) + t_min·R²/2) ≥ ω_j·(Σ x·max(0, at − d_j)
+      + t_min·(ρ·R − ρ²/2)) for each ρ of `TAIL_RHOS` (tangents of the convex R²/2).
+    """
+    t = instance.times
+    tmin = np.where(np.isfinite(t), t, np.inf).min(axis=1)
+    tmin = np.where(np.isfinite(tmin), tmin, 0.0)
+    d, w = instance.due, instance.weight
+    out = [(-w[cj] * at, w * (tmin / 2.0 - d))]
+    late = at >= d[cj]
+    for rho in TAIL_RHOS:
+        coef = -w[cj] * (np.maximum(0.0, at - d[cj]) + np.where(late, rho * tmin[cj], 0.0))
+        out.append((coef, -w * tmin * rho * rho / 2.0))
+    return out
 
 
 def _ranges(lo: np.ndarray, hi: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -534,11 +593,12 @@ def dual_bound(lp: CapacityLP, y: np.ndarray) -> float:
     y[(y > 0) & ~np.isfinite(lp.row_lower)] = 0.0
     y[(y < 0) & ~np.isfinite(lp.row_upper)] = 0.0
     J = lp.n_jobs
-    t1, t2 = y[J : 2 * J], y[2 * J : 3 * J]  # views: >= rows, so y >= 0 there already
-    s = t1 + t2
+    # views: >= rows, so y >= 0 there already
+    blocks = [y[J : 2 * J], y[2 * J : 3 * J]] + [y[b : b + J] for b in lp.tail_blocks]
+    s = np.sum(blocks, axis=0)
     over = s > 1.0
-    t1[over] /= s[over]
-    t2[over] /= s[over]
+    for block in blocks:
+        block[over] /= s[over]
     row_of = np.repeat(np.arange(lp.n_rows), np.diff(lp.indptr))
     reduced = lp.col_cost - np.bincount(
         lp.indices, weights=lp.data * y[row_of], minlength=lp.n_cols

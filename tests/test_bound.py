@@ -763,6 +763,8 @@ def test_large_trace_reports_the_better_of_groups_and_the_whole_lp(monkeypatch):
     trace's coarse LP are solved and the larger bound is reported (with `adaptive`, the whole
     LP refined where the load is: higher, still below a schedule); progress names each step."""
     monkeypatch.setattr("gpuaas.capacity_lp.MAX_COLUMNS", 5_000)
+    # the windowed LP of the same traces (tests/test_tail_window.py) left out
+    monkeypatch.setattr("gpuaas.bounds._windowed", lambda *args: None)
     trace = load_instance(SMALL)
     steps = []
     result = bound(trace, nodes=1, progress=steps.append)

@@ -83,3 +83,29 @@ def test_itp_dir_rows_are_the_imported_clusters(tmp_path, monkeypatch):
     ur.main([*argv, "--itp-limit", "2"])
     with pytest.raises(SystemExit, match="cluster04.csv: no such file"):
         ur.main([*argv[:3], "3,4", "-o", str(out)])
+
+
+def test_rebound_recomputes_only_the_bound(tmp_path):
+    """`--rebound` computes each row's bound again from its trace (generated, or the ITP
+    cluster of `--itp-dir`), keeps the upper and default values, and writes the table; an ITP
+    row without `--itp-dir` keeps its bound."""
+    (tmp_path / "cluster03.csv").write_text(CLUSTER)
+    itp = {**KEPT, "arrivals": "itp-cluster03", "trace_seed": "0", "nodes": "3", "jobs": "4"}
+    out, md = tmp_path / "upper.csv", tmp_path / "upper.md"
+    ur.write(out, [KEPT, itp])
+    ur.main(["--rebound", "-o", str(out)])
+    gen, kept = ur.read(out)
+    trace = Instance.from_dict(ur.generate_trace(10, seed=81, arrivals="high"))
+    assert float(gen["bound"]) == pytest.approx(bound(trace).bound, rel=1e-12)
+    assert {k: gen[k] for k in ("default", "upper", "best")} == {
+        "default": "3.0",
+        "upper": "2.0",
+        "best": "x seed 1",
+    }
+    assert kept == itp
+    ur.main(["--rebound", "--itp-dir", str(tmp_path), "-o", str(out), "--md", str(md)])
+    _, new = ur.read(out)
+    low = bound(ur.itp_trace(str(tmp_path / "cluster03.csv")))
+    assert float(new["bound"]) == pytest.approx(low.bound, rel=1e-12)
+    assert new["binding"] == low.binding and new["upper"] == "2.0"
+    assert "ITP cluster 3" in md.read_text()
