@@ -277,3 +277,22 @@ def test_readme_lists_every_eva_import_error():
     for name, *_, message in BAD:
         assert f"`{name}`" in text, name
         assert message.replace("|", "\\|") in text, name
+
+
+def test_demand_nodes_add_the_cpu_only_jobs_nodes_to_the_gpu_jobs(tmp_path):
+    """The "demand" rule with GPU-less types: GPU jobs and CPU-only jobs never share a VM, so
+    N is the GPU jobs' N over the GPU types plus the CPU-only jobs' N over the GPU-less types
+    (here 1 + 4; pooling every job's vCPUs over the largest type any job runs on gave 3, too
+    few nodes for four CPU-only jobs that each fill a c7i.4xlarge)."""
+    trace = {k: v for k, v in TRACE.items() if k in ("0", "2")}
+    trace.update({f"c{i}": job(f"openfoam[{i}]", 600, 7200, task([0, 8, 30])) for i in range(4)})
+    jobs, _ = read_trace("eva", write(tmp_path, "t.json", trace))
+    cat = read_eva_catalog(write(tmp_path, "ec2_config.json", CONFIG))
+
+    def n(kept):
+        out, _ = build_trace(kept, "t.json", catalog=cat, nodes="demand", measured_on="V100")
+        return out["nodes"]
+
+    gpu = [j for j in jobs if j.gpus > 0]
+    cpu = [j for j in jobs if j.gpus == 0]
+    assert (n(gpu), n(cpu), n(jobs)) == (1, 4, 5)

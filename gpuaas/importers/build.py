@@ -335,22 +335,32 @@ def demand_nodes(jobs: list[TraceJob], work: np.ndarray, cat: Catalog) -> int:
     """N of the "demand" rule: the GPUs the trace's jobs hold at once, exceeded only
     1 - DEMAND_QUANTILE of the time, over the GPUs of the catalog's largest VM, rounded up;
     where jobs declare vCPUs or memory and the catalog limits them, the same for each of
-    those over the largest VM some job can run on, and the largest N of the three.
+    those over the largest VM some job can run on, and the largest N of the three. CPU-only
+    jobs (no GPU) and GPU jobs never share a VM (a GPU-less type has no GPU, and a CPU-only
+    job runs on GPU-less types only): each kind gets its N over the types it runs on, and N is
+    their sum (a trace of GPU jobs alone: the GPU jobs' N).
 
     Each job holds its requested GPUs from its submission for its measured duration (else its
     fastest time on that GPU count, else its fastest time): the demand as the trace's users
     stated it, with no queueing; the time runs from the first submission to the last.
     """
+    gpus = np.array([j.gpus for j in jobs], dtype=np.float64)
+    kinds = [np.flatnonzero(gpus > 0), np.flatnonzero(gpus == 0)]
+    return max(1, sum(_demand_nodes([jobs[i] for i in k], work[k], cat) for k in kinds if k.size))
+
+
+def _demand_nodes(jobs: list[TraceJob], work: np.ndarray, cat: Catalog) -> int:
+    """`demand_nodes` of jobs of one kind (all with GPUs, or all without)."""
     submit = np.array([j.submit for j in jobs])
     gpus = np.array([j.gpus for j in jobs], dtype=np.float64)
     at_count = np.where(cat.cfg_gpus[None, :] == gpus[:, None], work, np.inf).min(axis=1)
     fastest = np.where(np.isfinite(at_count), at_count, work.min(axis=1))
     held = np.array([j.duration if j.duration is not None else f for j, f in zip(jobs, fastest)])
-    amounts = [(gpus, float(cat.gpus.max()))]
+    amounts = [(gpus, float(cat.gpus.max()))] if gpus.any() else []
     usable = np.unique(cat.cfg_vm[np.isfinite(work).any(axis=0)])  # types some job can run on
     for demand, capacity in DEMANDS.items():
         need = np.array([getattr(j, demand) for j in jobs], dtype=np.float64)
-        largest = float(getattr(cat, capacity)[usable].max())
+        largest = float(getattr(cat, capacity)[usable].max()) if usable.size else math.inf
         if need.any() and math.isfinite(largest):
             amounts.append((need, largest))
     n = 1
