@@ -33,12 +33,14 @@ from gpuaas.heuristics.default.spot import (
     SPOT,
     on_demand_part,
     on_spot,
+    reference_configs,
     slack,
     spot_instance,
     spot_modes,
 )
 from gpuaas.heuristics.state import reject_unknown
 from gpuaas.instance import Instance
+from gpuaas.per_job import share_price
 from gpuaas.solution import Solution
 
 
@@ -117,11 +119,15 @@ def with_spot(
     od_value = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective
     held = on_spot(instance).any()
     # entering spot must save this much P1$ (waiting for it included): a share of what the
-    # on-demand plan's VMs cost until the next decision, the part of P1$ two plans differ by
-    threshold = (
-        0.0 if held else margin * instance.H * float(cat.cost[od.node_vm[od.node_vm >= 0]].sum())
+    # VMs and jobs it concerns cost on demand until the next decision, the part of P1$ two
+    # plans differ by; a job's wait, a share of its reference configuration's
+    hour = 0.0 if held else margin * instance.H
+    ref = reference_configs(instance)
+    modes = spot_modes(
+        instance,
+        safe=deadline_safe,
+        margin=hour * np.where(ref >= 0, share_price(instance)[np.maximum(ref, 0)], 0.0),
     )
-    modes = spot_modes(instance, safe=deadline_safe, margin=threshold)
     active = np.flatnonzero(modes != NONE)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     job_node = np.full(J, -1, dtype=np.int64)
@@ -155,7 +161,10 @@ def with_spot(
             node_vm, job_node, job_cfg = other.node_vm, other.job_node, other.job_cfg
             mine, rival = value, name
     waiting = 0 if rival else int(J - active.size)
-    takes = cat.spot[node_vm[node_vm >= 0]].any()
+    spot_vms = node_vm[node_vm >= 0][cat.spot[node_vm[node_vm >= 0]]]
+    takes = spot_vms.size > 0
+    # the spot plan's entry: a share of what its spot VMs would cost on demand
+    threshold = hour * float(cat.cost[cat.base[spot_vms]].sum())
     # a job the Safety Net sends on demand that cannot wait one more decision and then start
     # a VM (`spot.slack` < H) and that this plan runs: the on-demand plan must run it too (it
     # prices the VM's start-up as money, not time, so waiting a tick looked on time)
