@@ -74,9 +74,9 @@ def test_spot_entered_for_less_than_the_margin_leaves_the_run_without_spot():
 
 def test_spot_margin_is_a_share_of_the_next_hours_spend():
     """A 48-hour job with spot always there: P1$ tells its plans apart by their next H s, so
-    the default margin (a share of the on-demand plan's VMs over H) lets it take spot; a margin
-    of the whole hour's spend refuses it (spot saves about two thirds of it). On the whole
-    P1$, 1 % priced Can't Be Late's single job out of spot."""
+    the default margin (a share of what its spot VM would cost on demand over H) lets it take
+    spot; a margin of the whole hour refuses it (spot saves about two thirds of it). On the
+    whole P1$, 1 % priced Can't Be Late's single job out of spot."""
     inst = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
     inst = inst.with_spot()
     f = 48 * 3600.0 / np.nanmin(inst.times[np.isfinite(inst.times)])
@@ -198,3 +198,45 @@ def test_a_change_of_capacity_moves_no_job_on_an_on_demand_vm(monkeypatch):
     cat = trace.catalog.with_spot()
     spot = {cat.vm_names[v] for v in np.flatnonzero(cat.spot)}
     assert all(vm in spot for moves in seen for vm in moves)  # without the rule: a g6 moved
+
+
+def test_spot_margin_is_of_the_vms_that_enter_spot_not_of_the_fleet():
+    """A 48-hour job beside eight jobs pinned to on-demand p3.16xlarge VMs: entering spot must
+    save a share of what its own spot VM would cost on demand over H, not of the whole fleet's
+    spend (eight p3.16xlarge: a margin of 39 $ an hour, which a job saving about 2 $ of it
+    never beat, so a large on-demand fleet kept every newcomer off spot)."""
+    inst = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
+    inst = inst.with_spot()
+    cat = inst.catalog
+    f = 48 * 3600.0 / np.nanmin(inst.times[np.isfinite(inst.times)])
+    n = 8
+    big = int(
+        np.flatnonzero(
+            (np.asarray(cat.vm_names)[cat.cfg_vm] == "p3.16xlarge") & (cat.cfg_gpus == 8)
+        )[0]
+    )
+    run = np.arange(1, n + 1)
+    point = dataclasses.replace(
+        inst,
+        nodes=n + 2,
+        job_ids=tuple(f"j{i}" for i in range(n + 1)),
+        release=np.repeat(inst.release, n + 1),
+        due=np.repeat(inst.time + (inst.due - inst.time) * f, n + 1),
+        weight=np.repeat(inst.weight, n + 1),
+        work=np.repeat(inst.work * f, n + 1, axis=0),
+        progress=np.where(np.arange(n + 1) > 0, 0.5, 0.0),
+        current_node=np.concatenate(([-1], run - 1)),
+        current_cfg=np.concatenate(([-1], np.full(n, big))),
+        pinned=np.arange(n + 1) > 0,
+        ready=np.full(n + 1, -np.inf),
+        checkpoint=None,
+        move_loss=None,
+        cpus=None,
+        memory=None,
+        data_gb=None,
+        data_at=None,
+        workload=None,
+    )
+    sol = incremental(point)
+    assert sol.job_node[0] >= 0 and cat.spot[sol.node_vm[sol.job_node[0]]]
+    assert 0.2 * point.H * cat.cost[cat.vm_names.index("p3.16xlarge")] * n > 30.0
