@@ -109,8 +109,9 @@ def with_spot(
     job on spot waiting). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
-    x (the on-demand plan's VM spend over the next H s) cheaper than the on-demand plan, or
-    the on-demand plan is returned (`SPOT_MARGIN`). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
+    x (what its spot VMs would cost on demand over the next H s) cheaper than the on-demand
+    plan, or the on-demand plan is returned (`SPOT_MARGIN`); a job waits for spot only to save
+    `margin` x its own on-demand configuration's next H s. `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
     J = instance.n_jobs
     cat = instance.catalog
