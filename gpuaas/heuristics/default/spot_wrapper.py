@@ -124,11 +124,9 @@ def with_spot(
     # plans differ by; a job's wait, a share of its reference configuration's
     hour = 0.0 if held else margin * instance.H
     ref = reference_configs(instance)
-    modes = spot_modes(
-        instance,
-        safe=deadline_safe,
-        margin=hour * np.where(ref >= 0, share_price(instance)[np.maximum(ref, 0)], 0.0),
-    )
+    price = np.broadcast_to(share_price(instance), instance.work.shape)  # (C,) or (J, C)
+    own = np.where(ref >= 0, price[np.arange(J), np.maximum(ref, 0)], 0.0)
+    modes = spot_modes(instance, safe=deadline_safe, margin=hour * own)
     active = np.flatnonzero(modes != NONE)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     job_node = np.full(J, -1, dtype=np.int64)
