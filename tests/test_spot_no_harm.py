@@ -74,9 +74,9 @@ def test_spot_entered_for_less_than_the_margin_leaves_the_run_without_spot():
 
 def test_spot_margin_is_a_share_of_the_next_hours_spend():
     """A 48-hour job with spot always there: P1$ tells its plans apart by their next H s, so
-    the default margin (a share of the on-demand plan's VMs over H) lets it take spot; a margin
-    of the whole hour's spend refuses it (spot saves about two thirds of it). On the whole
-    P1$, 1 % priced Can't Be Late's single job out of spot."""
+    the default margin (a share of what its spot VM would cost on demand over H) lets it take
+    spot; a margin of the whole hour refuses it (spot saves about two thirds of it). On the
+    whole P1$, 1 % priced Can't Be Late's single job out of spot."""
     inst = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
     inst = inst.with_spot()
     f = 48 * 3600.0 / np.nanmin(inst.times[np.isfinite(inst.times)])
@@ -169,3 +169,74 @@ def test_the_capacity_drop_rate_is_learned_without_holding_vms():
     assert r.spot_hazard()[v] * 3600 == pytest.approx(own + drops)
     again = Rescheduler.restore(json.loads(json.dumps(r.state())))
     assert again.spot_hazard() == pytest.approx(r.spot_hazard())
+
+
+def test_a_change_of_capacity_moves_no_job_on_an_on_demand_vm(monkeypatch):
+    """A point that only changes spot capacity places the waiting jobs and those on spot;
+    the jobs on on-demand VMs stay until the next arrival, completion or tick (replayed
+    capacity flaps within the hour, and moving every job at each change cost more than the
+    spot saved). Under high arrivals and capacity every 20 minutes, such points come while
+    on-demand jobs run; none of them moves one, and the run validates and reconciles."""
+    import gpuaas.rescheduler.apply as apply
+
+    seen = []
+    real = apply.reschedule
+
+    def recording(s, at, quiet=False, capacity_only=False):
+        plan = real(s, at, quiet=quiet, capacity_only=capacity_only)
+        if capacity_only and plan.replanned:
+            seen.append([m.old.vm for m in plan.migrate])
+        return plan
+
+    monkeypatch.setattr(apply, "reschedule", recording)
+    trace = Instance.from_dict(
+        generate_trace(3, jobs=20, seed=5, arrivals="high", catalog="aws-us-east-1")
+    )
+    market = flapping(["p3.2xlarge", "g4dn.xlarge", "g6.xlarge"], 3 * 3600.0, 1200.0, 400.0)
+    result = Simulator(trace, "incremental", seed=1, availability=market).run()
+    assert result.spot_cost > 0 and len(seen) >= 5  # such points came while spot was held
+    cat = trace.catalog.with_spot()
+    spot = {cat.vm_names[v] for v in np.flatnonzero(cat.spot)}
+    assert all(vm in spot for moves in seen for vm in moves)  # without the rule: a g6 moved
+
+
+def test_spot_margin_is_of_the_vms_that_enter_spot_not_of_the_fleet():
+    """A 48-hour job beside eight jobs pinned to on-demand p3.16xlarge VMs: entering spot must
+    save a share of what its own spot VM would cost on demand over H, not of the whole fleet's
+    spend (eight p3.16xlarge: a margin of 39 $ an hour, which a job saving about 2 $ of it
+    never beat, so a large on-demand fleet kept every newcomer off spot)."""
+    inst = Instance.from_dict(generate_trace(1, jobs=1, seed=1, catalog="aws-us-east-1"))
+    inst = inst.with_spot()
+    cat = inst.catalog
+    f = 48 * 3600.0 / np.nanmin(inst.times[np.isfinite(inst.times)])
+    n = 8
+    big = int(
+        np.flatnonzero(
+            (np.asarray(cat.vm_names)[cat.cfg_vm] == "p3.16xlarge") & (cat.cfg_gpus == 8)
+        )[0]
+    )
+    run = np.arange(1, n + 1)
+    point = dataclasses.replace(
+        inst,
+        nodes=n + 2,
+        job_ids=tuple(f"j{i}" for i in range(n + 1)),
+        release=np.repeat(inst.release, n + 1),
+        due=np.repeat(inst.time + (inst.due - inst.time) * f, n + 1),
+        weight=np.repeat(inst.weight, n + 1),
+        work=np.repeat(inst.work * f, n + 1, axis=0),
+        progress=np.where(np.arange(n + 1) > 0, 0.5, 0.0),
+        current_node=np.concatenate(([-1], run - 1)),
+        current_cfg=np.concatenate(([-1], np.full(n, big))),
+        pinned=np.arange(n + 1) > 0,
+        ready=np.full(n + 1, -np.inf),
+        checkpoint=None,
+        move_loss=None,
+        cpus=None,
+        memory=None,
+        data_gb=None,
+        data_at=None,
+        workload=None,
+    )
+    sol = incremental(point)
+    assert sol.job_node[0] >= 0 and cat.spot[sol.node_vm[sol.job_node[0]]]
+    assert 0.2 * point.H * cat.cost[cat.vm_names.index("p3.16xlarge")] * n > 30.0

@@ -42,15 +42,23 @@ from gpuaas.rescheduler.state import RunState, touch
 from gpuaas.solution import Solution
 
 
-def reschedule(s: RunState, at: float, quiet: bool = False) -> Plan:
+def reschedule(s: RunState, at: float, quiet: bool = False, capacity_only: bool = False) -> Plan:
     """Solve and apply at `at` (the events applied); the clock and event count move on.
 
-    `quiet`: the point is only a change of spot capacity while no spot VM is held; a solution
-    that holds none either, where neither it nor the last plan leaves a job waiting for spot
-    (the method's ``waiting_for_spot``), is not applied (`unchanged`): spot capacity changes a
-    decision only by being used, so a run whose spot never pays is the run without spot."""
+    `capacity_only`: the point is only a change of spot capacity; the running jobs on
+    on-demand VMs are pinned (`Instance.pinned`), so that it places the jobs waiting or on spot
+    and leaves the rest to the next arrival, completion or tick: replayed capacity changes
+    within the hour, and re-planning every job at each change moved on-demand jobs for nothing
+    (docs/spot.md). `quiet`: besides, no spot VM is held; a solution that holds none either,
+    where neither it nor the last plan leaves a job waiting for spot (the method's
+    ``waiting_for_spot``), is not applied (`unchanged`): spot capacity changes a decision only
+    by being used, so a run whose spot never pays is the run without spot."""
     method = s.config.method
     inst = view.instance(s, at)
+    if capacity_only:
+        cur = inst.current_cfg
+        on_demand = (cur >= 0) & ~s.catalog.spot[s.catalog.cfg_vm[np.maximum(cur, 0)]]
+        inst = dataclasses.replace(inst, pinned=inst.pinned | on_demand)
     seconds = cpu = 0.0
     left = budget.moves_left(s, at)
     if inst.n_jobs:

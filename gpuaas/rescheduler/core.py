@@ -214,10 +214,11 @@ class Rescheduler:
                 spot_estimates.set_capacity(s, at, capacity)
             for job in new:
                 s.add(job)
-            # only spot capacity changed, and no spot VM is held: a point only if spot is used
-            quiet = bool(capacity) and len(capacity) == len(evs) and not lost
-            quiet = quiet and not apply.holds_spot(s, s.node_vm())
-            plan = apply.reschedule(s, at, quiet=quiet)
+            # only spot capacity changed: the jobs on on-demand VMs stay where they run, and
+            # while no spot VM is held, the point is one only if spot is used
+            capacity_only = bool(capacity) and len(capacity) == len(evs) and not lost
+            quiet = capacity_only and not apply.holds_spot(s, s.node_vm())
+            plan = apply.reschedule(s, at, quiet=quiet, capacity_only=capacity_only)
             if not plan.replanned:  # as if only the capacity had been told
                 rollback(s, saved)
                 spot_estimates.set_capacity(s, at, capacity)

@@ -70,14 +70,18 @@ REPACK_MOVES = 2.0
 AUTO_POLISH_NODES = 500
 
 #: a plan that takes spot VMs while the run holds none must be expected to cost this share of
-#: the on-demand plan's VM spend until the next decision (H s) less in P1$, or the on-demand
-#: plan goes on (`spot_wrapper.with_spot`; the option `spot_margin`). Entries that saved a few
-#: dollars each changed the course of the whole run (replayed V100 capacity flaps within the
-#: hour; under the model spot was re-entered after every partial loss). Held out (aws-us-east-1,
-#: N = 10, seeds 81-84 x 3 patterns, scripts/results/spot-grid.md), 0 -> 0.05 -> 0.2: replayed
-#: dearer than 1.005 x on demand on 4 -> 3 -> 0 of 12 traces; the model 0.660 -> 0.499 -> 0.501 x,
-#: all traces within 0.61. The whole P1$ is not the basis: two plans differ by their next H s
-#: alone, and 1 % of a 48-hour job's P1$ priced Can't Be Late's single job out of spot
+#: what its spot VMs would cost on demand until the next decision (H s) less in P1$, or the
+#: on-demand plan goes on, and a job waits for spot only to save this share of its own
+#: on-demand configuration's H s (`spot_wrapper.with_spot`; the option `spot_margin`). Entries
+#: that saved a few dollars each changed the course of the whole run (replayed V100 capacity
+#: flaps within the hour; under the model spot was re-entered after every partial loss): 0 ->
+#: 0.05 -> 0.2 of the fleet's hour, replayed dearer than 1.005 x on demand on 4 -> 3 -> 0 of 12
+#: held-out traces. A share of the fleet's hour kept every newcomer of a large on-demand fleet
+#: off spot (SkyNomad's V100 zones: 0.97 x on demand where baselines reached 0.95); of the VMs
+#: entering spot, with a change of capacity moving no job on demand (`apply.reschedule`), the
+#: zone grid falls to 0.94 x (docs/spot.md, "Of the VMs entering spot, not of the fleet"). The
+#: whole P1$ is not the basis: two plans differ by their next H s alone, and 1 % of a 48-hour
+#: job's P1$ priced Can't Be Late's single job out of spot
 SPOT_MARGIN = 0.2
 
 #: Can't Be Late's switch point for loose deadlines (its §6.1, §A.8): below this ratio of work

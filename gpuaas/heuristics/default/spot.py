@@ -169,7 +169,10 @@ def reference_configs(instance: Instance) -> np.ndarray:
 
 
 def spot_modes(
-    instance: Instance, switch: float = SWITCH, safe: bool = False, margin: float = 0.0
+    instance: Instance,
+    switch: float = SWITCH,
+    safe: bool = False,
+    margin: float | np.ndarray = 0.0,
 ) -> np.ndarray:
     """(J,) NONE, SPOT or ON_DEMAND per job (module docstring, 1); `safe`: under the run
     setting `deadline_safe` (`deadline_safe`); `margin`: P1$ a wait must save (`worth_waiting`)."""
@@ -323,7 +326,10 @@ def spot_instance(instance: Instance, modes: np.ndarray, judge: bool = False) ->
 
 
 def wait_for_data(
-    instance: Instance, modes: np.ndarray, lines: dict[int, dict], margin: float = 0.0
+    instance: Instance,
+    modes: np.ndarray,
+    lines: dict[int, dict],
+    margin: float | np.ndarray = 0.0,
 ) -> np.ndarray:
     """`modes` with a waiting job in SPOT mode set to wait (NONE) for the spot of the location
     its data is at, where that spot is out (`Instance.room`), the job would still be ahead of
@@ -368,7 +374,7 @@ def wait_for_data(
     later = np.where(
         home[cand][:, cat.cfg_vm], _once_back(instance, modes, out, price, cand)[1], np.inf
     )
-    wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now) - margin
+    wait = later.min(axis=1) < best_now - 1e-9 * np.abs(best_now) - _of(margin, cand)
     modes = modes.copy()
     modes[cand[wait]] = NONE
     return modes
@@ -392,7 +398,14 @@ def _once_back(
     return full, later
 
 
-def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) -> np.ndarray:
+def _of(margin: float | np.ndarray, rows: np.ndarray) -> float | np.ndarray:
+    """The margin of the jobs `rows`: one for all, or each job's of a (J,) array."""
+    return margin[rows] if isinstance(margin, np.ndarray) else margin
+
+
+def worth_waiting(
+    instance: Instance, modes: np.ndarray, margin: float | np.ndarray = 0.0
+) -> np.ndarray:
     """`modes` with NONE kept only where waiting for spot pays: the job's least plan value
     on a spot type out of capacity, started when that type is expected back
     (`Instance.outage`), beats its least plan value now, or starting at the next decision (H
@@ -424,6 +437,7 @@ def worth_waiting(instance: Instance, modes: np.ndarray, margin: float = 0.0) ->
     # if that spot pays at all (otherwise a job would idle for spot it would never take)
     soon = plan_values_at(now, price, idle, delay=float(instance.H)).min(axis=1)
     tol = 1e-9 * np.abs(best_now)
+    margin = _of(margin, idle)
     pays = back.min(axis=1) < best_now - tol - margin
     wait = (later.min(axis=1) < best_now - tol - margin) | ((soon <= best_now + tol) & pays)
     modes[idle[~wait]] = ON_DEMAND

@@ -33,12 +33,14 @@ from gpuaas.heuristics.default.spot import (
     SPOT,
     on_demand_part,
     on_spot,
+    reference_configs,
     slack,
     spot_instance,
     spot_modes,
 )
 from gpuaas.heuristics.state import reject_unknown
 from gpuaas.instance import Instance
+from gpuaas.per_job import share_price
 from gpuaas.solution import Solution
 
 
@@ -107,8 +109,9 @@ def with_spot(
     job on spot waiting). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
-    x (the on-demand plan's VM spend over the next H s) cheaper than the on-demand plan, or
-    the on-demand plan is returned (`SPOT_MARGIN`). `deadline_safe`: the run setting (`spot.deadline_safe`)."""
+    x (what its spot VMs would cost on demand over the next H s) cheaper than the on-demand
+    plan, or the on-demand plan is returned (`SPOT_MARGIN`); a job waits for spot only to save
+    `margin` x its own on-demand configuration's next H s. `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
     J = instance.n_jobs
     cat = instance.catalog
@@ -117,11 +120,13 @@ def with_spot(
     od_value = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective
     held = on_spot(instance).any()
     # entering spot must save this much P1$ (waiting for it included): a share of what the
-    # on-demand plan's VMs cost until the next decision, the part of P1$ two plans differ by
-    threshold = (
-        0.0 if held else margin * instance.H * float(cat.cost[od.node_vm[od.node_vm >= 0]].sum())
-    )
-    modes = spot_modes(instance, safe=deadline_safe, margin=threshold)
+    # VMs and jobs it concerns cost on demand until the next decision, the part of P1$ two
+    # plans differ by; a job's wait, a share of its reference configuration's
+    hour = 0.0 if held else margin * instance.H
+    ref = reference_configs(instance)
+    price = np.broadcast_to(share_price(instance), instance.work.shape)  # (C,) or (J, C)
+    own = np.where(ref >= 0, price[np.arange(J), np.maximum(ref, 0)], 0.0)
+    modes = spot_modes(instance, safe=deadline_safe, margin=hour * own)
     active = np.flatnonzero(modes != NONE)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     job_node = np.full(J, -1, dtype=np.int64)
@@ -155,7 +160,10 @@ def with_spot(
             node_vm, job_node, job_cfg = other.node_vm, other.job_node, other.job_cfg
             mine, rival = value, name
     waiting = 0 if rival else int(J - active.size)
-    takes = cat.spot[node_vm[node_vm >= 0]].any()
+    spot_vms = node_vm[node_vm >= 0][cat.spot[node_vm[node_vm >= 0]]]
+    takes = spot_vms.size > 0
+    # the spot plan's entry: a share of what its spot VMs would cost on demand
+    threshold = hour * float(cat.cost[cat.base[spot_vms]].sum())
     # a job the Safety Net sends on demand that cannot wait one more decision and then start
     # a VM (`spot.slack` < H) and that this plan runs: the on-demand plan must run it too (it
     # prices the VM's start-up as money, not time, so waiting a tick looked on time)
