@@ -63,6 +63,10 @@ class Method:
     compare : bool
         `gpuaas compare` simulates it unless told otherwise (the paper's methods that take
         seconds per simulation; MILP, DP(WCT) and DP(FastWCT) are opt-in).
+    spot_points_keep_on_demand : bool
+        At a rescheduling point that only changes spot capacity, the Rescheduler pins its jobs
+        running on on-demand VMs (`gpuaas.rescheduler.apply.reschedule`; the default's rule,
+        docs/spot.md); a baseline keeps its own rule (managed-spot returns to spot there).
     """
 
     name: str
@@ -75,6 +79,7 @@ class Method:
     uses_all_nodes: bool = False
     forwards_options: str | None = None
     compare: bool = False
+    spot_points_keep_on_demand: bool = False
 
     @property
     def order(self) -> int:
@@ -119,6 +124,7 @@ METHODS: dict[str, Method] = {
             "incremental",
             "Per-job bound plans, incumbent kept unless moving pays (the default)",
             "Incremental",
+            spot_points_keep_on_demand=True,
         ),
         Method(
             "on-demand",
