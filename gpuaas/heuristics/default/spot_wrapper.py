@@ -163,7 +163,8 @@ def with_spot(
     spot_vms = node_vm[node_vm >= 0][cat.spot[node_vm[node_vm >= 0]]]
     takes = spot_vms.size > 0
     # the spot plan's entry: a share of what its spot VMs would cost on demand
-    threshold = hour * float(cat.cost[cat.base[spot_vms]].sum())
+    fleet = float(cat.cost[od.node_vm[od.node_vm >= 0]].sum())
+    threshold = hour * min(float(cat.cost[cat.base[spot_vms]].sum()), fleet)
     # a job the Safety Net sends on demand that cannot wait one more decision and then start
     # a VM (`spot.slack` < H) and that this plan runs: the on-demand plan must run it too (it
     # prices the VM's start-up as money, not time, so waiting a tick looked on time)
