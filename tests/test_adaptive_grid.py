@@ -20,10 +20,10 @@ from gpuaas.per_job import effective_release, per_job_plan
 from gpuaas.simulator import simulate
 
 
-def dense_grid_lp(inst: Instance, nodes: int, edges: np.ndarray, until: np.ndarray) -> float:
-    """BOUND.md's LP on the slots between `edges`, job j's regular slots first_j .. until_j - 1
-    and its open-ended column at until_j, written out row by row with every runnable
-    configuration and every per-slot time row."""
+def dense_columns(inst: Instance, edges: np.ndarray, until: np.ndarray):
+    """The columns (j, c, k) of a dense build of BOUND.md's LP on the slots between `edges`:
+    job j's slots from the one holding its release to min(until_j, K) (the last open-ended),
+    every runnable configuration; with each configuration's node share and price."""
     cat = inst.catalog
     J, C, K = inst.n_jobs, cat.n_configs, len(edges) - 1
     r = effective_release(inst)
@@ -38,6 +38,16 @@ def dense_grid_lp(inst: Instance, nodes: int, edges: np.ndarray, until: np.ndarr
         for k in range(first[j], u[j] + 1)
         if math.isfinite(inst.times[j, c])
     ]
+    return cols, share, price, first, u
+
+
+def dense_grid_lp(inst: Instance, nodes: int, edges: np.ndarray, until: np.ndarray) -> float:
+    """BOUND.md's LP on the slots between `edges`, job j's regular slots first_j .. until_j - 1
+    and its open-ended column at until_j, written out row by row with every runnable
+    configuration and every per-slot time row."""
+    J, K = inst.n_jobs, len(edges) - 1
+    r = effective_release(inst)
+    cols, share, price, first, u = dense_columns(inst, edges, until)
     nx, n = len(cols), len(cols) + J
     cost = np.zeros(n)
     for i, (j, c, _k) in enumerate(cols):

@@ -23,6 +23,7 @@ import gpuaas
 from gpuaas.bounds import Bound, bound, peak_nodes
 from gpuaas.capacity_lp import (
     GROUP_SLOT,
+    TAIL_RHOS,
     capacity_groups,
     capacity_lp,
     dual_bound,
@@ -439,12 +440,16 @@ def test_more_nodes_never_raise_the_bound():
 # -- the dual bound -------------------------------------------------------------------------
 
 
-def test_dual_bound_is_valid_for_any_multipliers():
+@pytest.mark.parametrize("tail", [False, True])
+def test_dual_bound_is_valid_for_any_multipliers(tail):
     """The Lagrangian value is the optimum at the optimal duals and below it for any others
-    (random, wrong-signed, huge), so a time limit can never report more than the LP's optimum."""
+    (random, wrong-signed, huge), so a time limit can never report more than the LP's optimum;
+    with the tail rows too (they hold T_j: the multipliers of every row holding it are scaled
+    down together)."""
     rng = np.random.default_rng(3)
     inst = random_instance(rng, MIXED, 6, nodes=1)
-    lp = capacity_lp(inst, 1, 1800.0)
+    lp = capacity_lp(inst, 1, 1800.0, tail=tail)
+    assert len(lp.tail_blocks) == (1 + len(TAIL_RHOS) if tail else 0)
     h = to_highs(lp)
     h.run()
     opt = h.getInfo().objective_function_value
