@@ -84,7 +84,8 @@ def incremental(
     spot_margin : float
         On a catalog with spot variants: how much P1$ a plan taking spot VMs must save while
         the run holds none, as a share of what its spot VMs would cost on demand until the next
-        decision, and a job's wait for spot, of its own on-demand configuration's (default
+        decision (at most the on-demand plan's whole spend), and a job's wait for spot, of its
+        own on-demand configuration's (default
         `settings.SPOT_MARGIN`; 0: any saving; docs/spot.md, "Do no harm").
     colocation : Colocation, optional
         The jobs' co-location slowdown (`gpuaas.colocation`): the re-packing by vCPUs and

@@ -109,8 +109,9 @@ def with_spot(
     job on spot waiting). Without the rivals, replayed spot capacity that comes
     and goes made the spot plans dearer than on demand alone (docs/spot.md, "The default's
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
-    x (what its spot VMs would cost on demand over the next H s) cheaper than the on-demand
-    plan, or the on-demand plan is returned (`SPOT_MARGIN`); a job waits for spot only to save
+    x (what its spot VMs would cost on demand over the next H s, at most the on-demand plan's
+    whole spend) cheaper than the on-demand plan, or the on-demand plan is returned
+    (`SPOT_MARGIN`); a job waits for spot only to save
     `margin` x its own on-demand configuration's next H s. `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
     J = instance.n_jobs
@@ -162,7 +163,8 @@ def with_spot(
     waiting = 0 if rival else int(J - active.size)
     spot_vms = node_vm[node_vm >= 0][cat.spot[node_vm[node_vm >= 0]]]
     takes = spot_vms.size > 0
-    # the spot plan's entry: a share of what its spot VMs would cost on demand
+    # the spot plan's entry: a share of what its spot VMs would cost on demand, at most what
+    # the on-demand plan spends (a single job's spot zone may list a dearer on-demand price)
     fleet = float(cat.cost[od.node_vm[od.node_vm >= 0]].sum())
     threshold = hour * min(float(cat.cost[cat.base[spot_vms]].sum()), fleet)
     # a job the Safety Net sends on demand that cannot wait one more decision and then start
