@@ -71,9 +71,9 @@ AUTO_POLISH_NODES = 500
 
 #: a plan that takes spot VMs while the run holds none must be expected to cost this share of
 #: what its spot VMs would cost on demand until the next decision (H s; at most what the whole
-#: on-demand plan spends then) less in P1$, or the
-#: on-demand plan goes on, and a job waits for spot only to save this share of its own
-#: on-demand configuration's H s (`spot_wrapper.with_spot`; the option `spot_margin`). Entries
+#: on-demand plan spends then) less in P1$, or the on-demand plan goes on, and a job waits for
+#: spot only to save this share of its own on-demand configuration's H s
+#: (`spot_wrapper.with_spot`; the option `spot_margin`). Entries
 #: that saved a few dollars each changed the course of the whole run (replayed V100 capacity
 #: flaps within the hour; under the model spot was re-entered after every partial loss): 0 ->
 #: 0.05 -> 0.2 of the fleet's hour, replayed dearer than 1.005 x on demand on 4 -> 3 -> 0 of 12

@@ -111,8 +111,8 @@ def with_spot(
     decisions"). A plan that takes spot VMs while the run holds none must be expected `margin`
     x (what its spot VMs would cost on demand over the next H s, at most the on-demand plan's
     whole spend) cheaper than the on-demand plan, or the on-demand plan is returned
-    (`SPOT_MARGIN`); a job waits for spot only to save
-    `margin` x its own on-demand configuration's next H s. `deadline_safe`: the run setting (`spot.deadline_safe`)."""
+    (`SPOT_MARGIN`); a job waits for spot only to save `margin` x its own on-demand
+    configuration's next H s. `deadline_safe`: the run setting (`spot.deadline_safe`)."""
     t0 = time.perf_counter()
     J = instance.n_jobs
     cat = instance.catalog
@@ -120,9 +120,9 @@ def with_spot(
     od = on_demand(instance, polish=None, **planner._asdict())  # as the run without spot
     od_value = Solution(judge, od.node_vm, od.job_node, od.job_cfg).objective
     held = on_spot(instance).any()
-    # entering spot must save this much P1$ (waiting for it included): a share of what the
-    # VMs and jobs it concerns cost on demand until the next decision, the part of P1$ two
-    # plans differ by; a job's wait, a share of its reference configuration's
+    # entering spot must save a share of what it puts at stake on demand until the next
+    # decision (the part of P1$ two plans differ by): a job's wait, its reference
+    # configuration's share of a VM; a plan's entry (below), its spot VMs
     hour = 0.0 if held else margin * instance.H
     ref = reference_configs(instance)
     price = np.broadcast_to(share_price(instance), instance.work.shape)  # (C,) or (J, C)
