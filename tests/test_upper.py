@@ -24,6 +24,17 @@ from gpuaas.validator import validate
 FAST = (("incremental", 1), ("greedy", 1), ("edf", 1))
 
 
+def assert_reconciles(top, trace, tmp_path):
+    """The upper value's run, written as an event log, recomputes its own costs (`eventlog`)
+    at the trace's due dates and weights, and its total is the upper value; the recomputation."""
+    path = tmp_path / "upper.jsonl"
+    write_log(top, path)
+    rec = recompute(path, trace)
+    assert check_against(rec, top.result.to_dict(), trace) == []
+    assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
+    return rec
+
+
 def small(seed: int, nodes: int = 2, jobs: int = 8) -> Instance:
     return Instance.from_dict(generate_trace(nodes, jobs, seed=seed, arrivals="high"))
 
@@ -54,11 +65,7 @@ def test_upper_brackets_the_optimum_and_its_schedule_reconciles(
     assert low.bound <= top.upper * (1 + 1e-9)
     assert top.upper <= default.total_cost * (1 + 1e-12)
     assert top.runs[0] == ("incremental", 1, default.total_cost)
-    path = tmp_path / "upper.jsonl"
-    write_log(top, path)
-    rec = recompute(path, trace)
-    assert check_against(rec, top.result.to_dict(), trace) == []
-    assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
+    assert_reconciles(top, trace, tmp_path)
 
 
 def test_default_seeds_append_the_default_s_other_seeds_and_can_lower_the_upper(tmp_path):
@@ -82,11 +89,7 @@ def test_default_seeds_append_the_default_s_other_seeds_and_can_lower_the_upper(
     assert (more.method, more.seed) == ("incremental", 2)
     again = simulate(trace, seed=2, overhead=600.0, bound=False)
     assert more.upper == again.total_cost
-    path = tmp_path / "upper.jsonl"
-    write_log(more, path)
-    rec = recompute(path, trace)
-    assert check_against(rec, more.result.to_dict(), trace) == []
-    assert rec.total_cost == pytest.approx(more.upper, rel=1e-6)
+    assert_reconciles(more, trace, tmp_path)
 
 
 def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path):
@@ -108,11 +111,7 @@ def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path
     assert top.search["from"]["cost"] == min(c for _, _, c in top.runs)
     assert top.upper < min(c for _, _, c in top.runs) * (1 - 1e-3)
     assert bound(trace).bound <= top.upper
-    path = tmp_path / "search.jsonl"
-    write_log(top, path)
-    rec = recompute(path, trace)  # the trace's due dates and weights
-    assert check_against(rec, top.result.to_dict(), trace) == []
-    assert rec.total_cost == pytest.approx(top.upper, rel=1e-6)
+    rec = assert_reconciles(top, trace, tmp_path)  # at the trace's due dates and weights
     assert rec.total_cost == pytest.approx(top.result.total_cost, rel=1e-9)
     # `redrawn` is the recipe: the run it started from, its seed changed at those points
     from gpuaas.upper import _fork
