@@ -300,9 +300,9 @@ def bound(
         if slot is None and not spot and windowed:
             # hour slots where each job's work is, with the tail rows (BOUND.md §3, step 5)
             say("capacity LP: windowed, 1-hour slots")
-            windowed = _windowed(trace, int(nodes), plan, deadline, say)
-            if windowed is not None and windowed.value > best.value:
-                best = windowed
+            win = _windowed(trace, int(nodes), plan, deadline, say)
+            if win is not None and win.value > best.value:
+                best = win
     return Bound(
         bound=max(per_job, best.value),
         per_job=per_job,

@@ -80,9 +80,8 @@ def node_share(instance: Instance) -> np.ndarray:
     design.md, "CPU-only jobs"), which is what the plans price a CPU-only job at. The bounds
     use `bound_share` instead: largest shares of two jobs may add up to more than one VM."""
     cat = instance.catalog
-    share = cat.cfg_gpus / cat.gpus[cat.cfg_vm] if not cat.has_gpu_less else None
-    if share is not None:
-        return share
+    if not cat.has_gpu_less:
+        return cat.cfg_gpus / cat.gpus[cat.cfg_vm]
     with np.errstate(divide="ignore", invalid="ignore"):
         share = cat.cfg_gpus / cat.gpus[cat.cfg_vm]
     out = np.repeat(share[None, :], instance.n_jobs, axis=0)
@@ -213,7 +212,7 @@ def _mixed_share(
     declares in equal parts and the weights are scaled to sum to 1 (`bound_share` where they
     sum to 0): on one VM every job has the same weights, so the charges stay within its price."""
     cat = instance.catalog
-    g_share = bound_share(instance) if cat.has_gpu_less else node_share(instance)
+    g_share = bound_share(instance)  # node_share where no type lacks GPUs
     if lam == LAMBDAS[0]:
         return g_share
     mixed = lam[0] * g_share + sum(w * sh for w, sh in zip(lam[1:], shares) if w)
@@ -231,17 +230,6 @@ def _mixed_share(
     with np.errstate(divide="ignore", invalid="ignore"):
         mixed[:, cols] = np.where(total > 0, part / total, g_share[:, cols])
     return mixed
-
-
-def _plan_zeros(J: int) -> PerJobPlan:
-    return PerJobPlan(
-        cost=np.zeros(J),
-        vm_cost=np.zeros(J),
-        tardiness_cost=np.zeros(J),
-        cfg=np.full((J, 2), -1, dtype=np.int64),
-        fraction=np.zeros((J, 2)),
-        duration=np.zeros(J),
-    )
 
 
 def per_job_lp(times, slack, weight, price, share, switch, partner):
@@ -264,11 +252,18 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):
     the catalog has GPU-less types: `node_share`).
     """
     return _per_job_lp(
-        times, slack, weight, _rows(price), _rows(share), _rows(switch), partner, True
+        times,
+        slack,
+        weight,
+        _kernel_rows(price),
+        _kernel_rows(share),
+        _kernel_rows(switch),
+        partner,
+        True,
     )
 
 
-def _rows(a: np.ndarray) -> np.ndarray:
+def _kernel_rows(a: np.ndarray) -> np.ndarray:
     """(C,) or (J, C) as a contiguous float (1, C) or (J, C): the kernel's per-job rows."""
     return np.ascontiguousarray(np.atleast_2d(a), dtype=np.float64)
 
@@ -282,8 +277,8 @@ def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
 def plan_values_lp(times, slack, weight, price, switch, partner):
     """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
     candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
-    price = _rows(price)
-    return _per_job_lp(times, slack, weight, price, price, _rows(switch), partner, False)[0]
+    price = _kernel_rows(price)
+    return _per_job_lp(times, slack, weight, price, price, _kernel_rows(switch), partner, False)[0]
 
 
 @njit(cache=True)
