@@ -63,10 +63,11 @@ class Method:
     compare : bool
         `gpuaas compare` simulates it unless told otherwise (the paper's methods that take
         seconds per simulation; MILP, DP(WCT) and DP(FastWCT) are opt-in).
-    spot_points_keep_on_demand : bool
-        At a rescheduling point that only changes spot capacity, the Rescheduler pins its jobs
-        running on on-demand VMs (`gpuaas.rescheduler.apply.reschedule`; the default's rule,
-        docs/spot.md); a baseline keeps its own rule (managed-spot returns to spot there).
+    spot_points_keep_running : bool
+        At a rescheduling point that only changes spot capacity, the Rescheduler pins its
+        running jobs, on spot or on demand (`gpuaas.rescheduler.apply.reschedule`; the
+        default's rule, docs/spot.md); a baseline keeps its own rule (managed-spot returns to
+        spot there).
     """
 
     name: str
@@ -79,7 +80,7 @@ class Method:
     uses_all_nodes: bool = False
     forwards_options: str | None = None
     compare: bool = False
-    spot_points_keep_on_demand: bool = False
+    spot_points_keep_running: bool = False
 
     @property
     def order(self) -> int:
@@ -124,7 +125,7 @@ METHODS: dict[str, Method] = {
             "incremental",
             "Per-job bound plans, incumbent kept unless moving pays (the default)",
             "Incremental",
-            spot_points_keep_on_demand=True,
+            spot_points_keep_running=True,
         ),
         Method(
             "on-demand",
