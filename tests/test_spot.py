@@ -397,10 +397,33 @@ def test_a_running_job_is_judged_on_its_fastest_configuration():
     )
     assert reference_configs(running)[0] == fast
     assert spot_modes(running)[0] == SPOT
-    assert (
-        spot_modes(dataclasses.replace(running, due=running.release + inst.work[0, fast]))[0]
-        == ON_DEMAND
-    )  # no slack even on the fastest: the Safety Net
+    tight = dataclasses.replace(
+        running, due=running.release + inst.work[0, fast], weight=np.array([1.0])
+    )
+    assert spot_modes(tight)[0] == ON_DEMAND  # no slack even on the fastest: the Safety Net
+
+
+def test_the_safety_net_protects_a_due_date_only_where_the_lateness_is_worth_more():
+    """The Safety Net at its price (`spot.safety_net_pays`): a job with no slack goes on demand
+    while one interruption's lateness at its weight costs more than spot saves it; at a weight
+    where it costs less, the plan weighs spot against on demand (mode SPOT), and under the run
+    setting `deadline_safe` the net holds at any weight."""
+    from gpuaas.baselines.spot import ON_DEMAND, SPOT
+    from gpuaas.heuristics.default.spot import reference_configs, spot_modes
+
+    inst = aws_trace(jobs=1).with_spot()
+    fast = int(reference_configs(inst)[0])
+    idle = dataclasses.replace(
+        inst,
+        time=float(inst.release[0]),
+        due=inst.release[:1] + inst.work[0, fast],
+        overhead=600.0,
+        startup=120.0,
+    )
+    assert spot_modes(dataclasses.replace(idle, weight=np.array([1.0])))[0] == ON_DEMAND
+    cheap = dataclasses.replace(idle, weight=np.array([1e-6]))
+    assert spot_modes(cheap)[0] == SPOT
+    assert spot_modes(cheap, safe=True)[0] == ON_DEMAND
 
 
 def test_a_job_late_even_on_demand_is_placed_by_price_against_its_expected_delay():
