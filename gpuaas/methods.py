@@ -64,8 +64,8 @@ class Method:
         `gpuaas compare` simulates it unless told otherwise (the paper's methods that take
         seconds per simulation; MILP, DP(WCT) and DP(FastWCT) are opt-in).
     spot_points_keep_running : bool
-        At a rescheduling point whose events are only spot's (capacity changes,
-        interruptions), the Rescheduler pins its running jobs, on spot or on demand (`gpuaas.rescheduler.apply.reschedule`; the
+        At a rescheduling point that only changes spot capacity, the Rescheduler pins its
+        running jobs, on spot or on demand (`gpuaas.rescheduler.apply.reschedule`; the
         default's rule, docs/spot.md); a baseline keeps its own rule (managed-spot returns to
         spot there).
     """

@@ -171,22 +171,21 @@ def test_the_capacity_drop_rate_is_learned_without_holding_vms():
     assert again.spot_hazard() == pytest.approx(r.spot_hazard())
 
 
-def test_spot_events_move_no_running_job(monkeypatch):
-    """A point whose events are only spot's (capacity changes, interruptions) places the jobs
-    it freed and the waiting ones; the running ones, on spot or on demand, stay until the next
-    arrival, completion or tick (replayed capacity flaps within the hour: moving every job at
-    each change cost more than the spot saved, and jobs on spot went back and forth between a
-    zone flapping every 10 minutes and a stable one). Under high arrivals and capacity every
-    20 minutes, such points come while jobs run; none of them moves one (before: the jobs on
-    spot moved; before that, a g6 job on demand)."""
+def test_a_change_of_capacity_moves_no_running_job(monkeypatch):
+    """A point that only changes spot capacity places the waiting jobs; the running ones, on
+    spot or on demand, stay until the next arrival, completion or tick (replayed capacity flaps
+    within the hour: moving every job at each change cost more than the spot saved, and jobs
+    on spot went back and forth between a zone flapping every 10 minutes and a stable one).
+    Under high arrivals and capacity every 20 minutes, such points come while jobs run; none
+    of them moves one (before: the jobs on spot moved; before that, a g6 job on demand)."""
     import gpuaas.rescheduler.apply as apply
 
     seen, held = [], []
     real, solve = apply.reschedule, apply.solve_checked
 
-    def recording(s, at, quiet=False, spot_only=False):
-        plan = real(s, at, quiet=quiet, spot_only=spot_only)
-        if spot_only and plan.replanned:
+    def recording(s, at, quiet=False, capacity_only=False):
+        plan = real(s, at, quiet=quiet, capacity_only=capacity_only)
+        if capacity_only and plan.replanned:
             seen.append([m.old.vm for m in plan.migrate])
         return plan
 
@@ -200,9 +199,9 @@ def test_spot_events_move_no_running_job(monkeypatch):
 
     point = []
 
-    def marking(s, at, quiet=False, spot_only=False):
-        point[:] = [True] if spot_only else []
-        return recording(s, at, quiet=quiet, spot_only=spot_only)
+    def marking(s, at, quiet=False, capacity_only=False):
+        point[:] = [True] if capacity_only else []
+        return recording(s, at, quiet=quiet, capacity_only=capacity_only)
 
     monkeypatch.setattr(apply, "reschedule", marking)
     monkeypatch.setattr(apply, "solve_checked", solving)

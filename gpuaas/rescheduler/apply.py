@@ -42,23 +42,22 @@ from gpuaas.rescheduler.state import RunState, touch
 from gpuaas.solution import Solution
 
 
-def reschedule(s: RunState, at: float, quiet: bool = False, spot_only: bool = False) -> Plan:
+def reschedule(s: RunState, at: float, quiet: bool = False, capacity_only: bool = False) -> Plan:
     """Solve and apply at `at` (the events applied); the clock and event count move on.
 
-    `spot_only`: the point's events are only spot's (capacity changes, interruptions); for a
-    method whose `Method.spot_points_keep_running` (the default), every job still running is
-    pinned (`Instance.pinned`), so that it places the jobs the point freed and those waiting,
-    and leaves the rest to the next arrival, completion or tick: replayed capacity changes
-    within the hour, re-planning every job at each change moved on-demand jobs for nothing,
-    and jobs on spot went back and forth between a zone flapping every 10 minutes and a
-    stable one (docs/spot.md). `quiet`: besides, no spot VM is held; a solution that holds none either,
+    `capacity_only`: the point is only a change of spot capacity; for a method whose
+    `Method.spot_points_keep_running` (the default), every running job is pinned
+    (`Instance.pinned`), so that it places the waiting jobs and leaves the rest to the next
+    arrival, completion or tick: replayed capacity changes within the hour, re-planning every
+    job at each change moved on-demand jobs for nothing, and jobs on spot went back and forth
+    between a zone flapping every 10 minutes and a stable one (docs/spot.md). `quiet`: besides, no spot VM is held; a solution that holds none either,
     where neither it nor the last plan leaves a job waiting for spot (the method's
     ``waiting_for_spot``), is not applied (`unchanged`): spot capacity changes a decision only
     by being used, so a run whose spot never pays is the run without spot."""
     method = s.config.method
     inst = view.instance(s, at)
     entry = METHODS.get(method)
-    if spot_only and entry is not None and entry.spot_points_keep_running:
+    if capacity_only and entry is not None and entry.spot_points_keep_running:
         inst = dataclasses.replace(inst, pinned=inst.pinned | (inst.current_cfg >= 0))
     seconds = cpu = 0.0
     left = budget.moves_left(s, at)

@@ -66,10 +66,8 @@ from gpuaas.limits import MAX_SECONDS, MAX_WEIGHT
 from gpuaas.rescheduler import accounting, apply, intake, persistence, speed, spot_estimates, view
 from gpuaas.rescheduler.accounting import MAX_PROGRESS
 from gpuaas.rescheduler.events import (
-    CapacityChange,
     Completion,
     Event,
-    Interruption,
     ProgressReport,
     Submission,
     Tick,
@@ -216,12 +214,11 @@ class Rescheduler:
                 spot_estimates.set_capacity(s, at, capacity)
             for job in new:
                 s.add(job)
-            # only spot changed (capacity, interruptions): the running jobs stay where they run;
-            # only capacity changed while no spot VM is held: a point only if spot is used
-            spot_only = all(isinstance(e, (CapacityChange, Interruption)) for e in evs)
+            # only spot capacity changed: the jobs on on-demand VMs stay where they run, and
+            # while no spot VM is held, the point is one only if spot is used
             capacity_only = bool(capacity) and len(capacity) == len(evs) and not lost
             quiet = capacity_only and not apply.holds_spot(s, s.node_vm())
-            plan = apply.reschedule(s, at, quiet=quiet, spot_only=spot_only)
+            plan = apply.reschedule(s, at, quiet=quiet, capacity_only=capacity_only)
             if not plan.replanned:  # as if only the capacity had been told
                 rollback(s, saved)
                 spot_estimates.set_capacity(s, at, capacity)
