@@ -48,7 +48,7 @@ import dataclasses
 import numpy as np
 
 from gpuaas.baselines.spot import EPS, NONE, ON_DEMAND, SPOT, cbl_choice
-from gpuaas.heuristics.default.settings import SWITCH
+from gpuaas.heuristics.default.settings import SPOT_MARGIN, SWITCH
 from gpuaas.instance import Instance
 from gpuaas.per_job import share_price
 from gpuaas.pricing import gpu_time_price, plan_values_at
@@ -174,9 +174,12 @@ def spot_modes(
     switch: float = SWITCH,
     safe: bool = False,
     margin: float | np.ndarray = 0.0,
+    net_margin: float = SPOT_MARGIN,
 ) -> np.ndarray:
     """(J,) NONE, SPOT or ON_DEMAND per job (module docstring, 1); `safe`: under the run
-    setting `deadline_safe` (`deadline_safe`); `margin`: P1$ a wait must save (`worth_waiting`)."""
+    setting `deadline_safe` (`deadline_safe`); `margin`: P1$ a wait must save (`worth_waiting`);
+    `net_margin`: the share of its on-demand cost that spot must save beyond the lateness the
+    Safety Net guards against (`safety_net_pays`)."""
     cat = instance.catalog
     J = instance.n_jobs
     modes = np.full(J, ON_DEMAND, dtype=np.int64)
@@ -187,7 +190,7 @@ def spot_modes(
     runnable = np.isfinite(instance.work) & (instance.room[cat.cfg_vm] >= 1)[None, :]
     spot_any = (runnable & cat.spot[cat.cfg_vm][None, :]).any(axis=1)
     cur = instance.current_cfg
-    net_overpays = ~safety_net_pays(instance, ref, d)
+    net_overpays = ~safety_net_pays(instance, ref, d, net_margin)
     lines: dict[int, dict] = {}  # each job's Can't Be Late quantities, for `wait_for_data`
     for j in range(J):
         c = int(ref[j])
@@ -226,13 +229,18 @@ def spot_modes(
     return deadline_safe(instance, modes) if safe else modes
 
 
-def safety_net_pays(instance: Instance, ref: np.ndarray, d: np.ndarray) -> np.ndarray:
+def safety_net_pays(
+    instance: Instance, ref: np.ndarray, d: np.ndarray, margin: float = SPOT_MARGIN
+) -> np.ndarray:
     """(J,) whether Can't Be Late's Safety Net is worth its price for each job: true unless
     the net fires (its work left on its reference configuration `ref` plus 2d, `d` its
     changeover, no longer fits before its due date) and what the job saves taking spot for
     the rest of its work (its reference configuration's on-demand price against its cheapest
     spot configuration with room, at the expected times, `efficiency`) exceeds the tardiness
-    one interruption would cost it (its weight x the lateness of the work left plus 2d).
+    one interruption would cost it (its weight x the lateness of the work left plus 2d) by
+    `margin` x the rest's on-demand cost (the spot wrapper's entry margin, `SPOT_MARGIN`).
+    Without the margin a single job of SkyNomad's H100 setting took spot where the two were
+    within a dollar (60.3 against 59.5 $), lost three ticks and missed its deadline.
 
     The net guards a due date at any price; the package's judge is the total cost, at the jobs'
     own weights. Where tardiness is cheap beside an on-demand premium (GCP H100 spot at 0.2-0.7 x
@@ -259,7 +267,8 @@ def safety_net_pays(instance: Instance, ref: np.ndarray, d: np.ndarray) -> np.nd
         spot = np.where(can, price * rest[:, None] * instance.work / e, np.inf).min(axis=1)
     late = left + 2.0 * d - instance.rel_due
     fires = late >= -EPS
-    return (ref < 0) | ~fires | (on_demand - spot <= instance.weight * np.maximum(late, 0.0))
+    guarded = instance.weight * np.maximum(late, 0.0) + margin * on_demand
+    return (ref < 0) | ~fires | (on_demand - spot <= guarded)
 
 
 def safe_slack(instance: Instance) -> np.ndarray:

@@ -127,7 +127,7 @@ def with_spot(
     ref = reference_configs(instance)
     price = np.broadcast_to(share_price(instance), instance.work.shape)  # (C,) or (J, C)
     own = np.where(ref >= 0, price[np.arange(J), np.maximum(ref, 0)], 0.0)
-    modes = spot_modes(instance, safe=deadline_safe, margin=hour * own)
+    modes = spot_modes(instance, safe=deadline_safe, margin=hour * own, net_margin=margin)
     active = np.flatnonzero(modes != NONE)
     node_vm = np.full(instance.nodes, -1, dtype=np.int64)
     job_node = np.full(J, -1, dtype=np.int64)
