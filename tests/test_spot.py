@@ -406,8 +406,9 @@ def test_a_running_job_is_judged_on_its_fastest_configuration():
 def test_the_safety_net_protects_a_due_date_only_where_the_lateness_is_worth_more():
     """The Safety Net at its price (`spot.safety_net_pays`): a job with no slack goes on demand
     while one interruption's lateness at its weight costs more than spot saves it; at a weight
-    where it costs less, the plan weighs spot against on demand (mode SPOT), and under the run
-    setting `deadline_safe` the net holds at any weight."""
+    where it costs less (by the spot margin's share of its on-demand cost), the plan weighs
+    spot against on demand (mode SPOT); under the run setting `deadline_safe` the net holds at
+    any weight."""
     from gpuaas.baselines.spot import ON_DEMAND, SPOT
     from gpuaas.heuristics.default.spot import reference_configs, spot_modes
 
@@ -424,6 +425,7 @@ def test_the_safety_net_protects_a_due_date_only_where_the_lateness_is_worth_mor
     cheap = dataclasses.replace(idle, weight=np.array([1e-6]))
     assert spot_modes(cheap)[0] == SPOT
     assert spot_modes(cheap, safe=True)[0] == ON_DEMAND
+    assert spot_modes(cheap, net_margin=1.0)[0] == ON_DEMAND  # spot cannot save its whole cost
 
 
 def test_a_job_late_even_on_demand_is_placed_by_price_against_its_expected_delay():
