@@ -67,6 +67,9 @@ PORTFOLIO: tuple[tuple[str, int], ...] = (
     ("incremental", 3),
     ("path-relinking", 1),
 )
+#: the admission runs' capacity scales (`admission`): each replays the default on the trace
+#: admitted by a list schedule on this many times the N nodes' GPUs (`gpuaas.admission`)
+ADMISSION_SCALES = (1.25, 1.5, 1.75, 2.0)
 #: seconds for the runs when no time limit is given (the first run always completes)
 DEFAULT_TIME_LIMIT = 600.0
 #: the search's windows (`search`): it re-decides from the 1/W, 2/W, ... quantiles of the
@@ -102,6 +105,9 @@ class Upper:
     #: tried and kept, the run it started from (its cost) and the cheapest run's re-drawn
     #: suffixes as [window, time it re-decided from, seed]; None: no search
     search: dict[str, Any] | None = None
+    #: the cheapest run's admission scale (`admission`: the default replayed on the trace
+    #: admitted by the list schedule on that many times N nodes); None: the trace's releases
+    admission: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +120,7 @@ class Upper:
             "seconds": self.seconds,
             "runs": [{"method": m, "seed": s, "total_cost": c} for m, s, c in self.runs],
             "search": self.search,
+            "admission": self.admission,
         }
 
     def summary(self) -> str:
@@ -128,6 +135,7 @@ class Upper:
         return (
             f"upper         {self.upper:.4f} $  (a schedule on {self.nodes} nodes costs this: "
             f"{self.method} seed {self.seed}"
+            + ("" if self.admission is None else f" admitted at {self.admission:g} x N")
             + (" with re-drawn suffixes" if self.search and self.search["improved"] else "")
             + f", the cheapest of {len(self.runs)} runs; "
             f"restart {self.overhead:g} s, start-up {self.startup:g} s)\n"
@@ -146,6 +154,7 @@ def upper(
     progress: Callable[[str], None] | None = None,
     default_seeds: int | None = None,
     search: int | None = None,
+    admission: bool = False,
 ) -> Upper:
     """The cheapest run of `portfolio` on `trace` (module docstring).
 
@@ -173,6 +182,11 @@ def upper(
     search : int, optional
         After the runs, while time is left: the suffix search from the cheapest run with this
         many draws per window (`suffix_search`, module docstring). Off by default.
+    admission : bool
+        Also, after the runs above, the default (seed 1) replayed on the trace admitted by a
+        clairvoyant list schedule at each scale of `ADMISSION_SCALES` (`gpuaas.admission`;
+        module docstring), a scale whose admission is the trace's own releases or an earlier
+        scale's skipped. Its runs are listed as ("admission x<scale>", 1, cost). Off by default.
 
     Returns
     -------
@@ -203,17 +217,24 @@ def upper(
     say = progress or (lambda step: None)
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     best: Upper | None = None
+    best_trace = trace
     runs: list[tuple[str, int, float]] = []
-    for method, seed in portfolio:
+    # the runs: (label, method, seed, trace simulated, admission scale)
+    plan: list[tuple[str, str, int, Instance, float | None]] = [
+        (method, method, seed, trace, None) for method, seed in portfolio
+    ]
+    for method, seed, on, scale in _admission_runs(trace, settings.get("nodes"), admission):
+        plan.append((f"admission x{scale:g}", method, seed, on, scale))
+    for label, method, seed, on, scale in plan:
         if best is not None and _time.perf_counter() >= deadline:
             break
-        say(f"upper: simulating {method} seed {seed}")
-        sim = Simulator(trace, method, seed=seed, **settings)
+        say(f"upper: simulating {label} seed {seed}")
+        sim = Simulator(on, method, seed=seed, **settings)
         lines = io.StringIO() if log else None
         sim.log_lines = lines
         result = sim.run()
         sim.log_lines = None
-        runs.append((method, seed, result.total_cost))
+        runs.append((label, seed, result.total_cost))
         if best is None or result.total_cost < best.upper:
             best = Upper(
                 upper=result.total_cost,
@@ -225,13 +246,15 @@ def upper(
                 seconds=0.0,
                 log=None if lines is None else lines.getvalue(),
                 result=result,
+                admission=scale,
             )
+            best_trace = on
     assert best is not None  # the first run always runs
     best.runs = runs
     if search is not None and _time.perf_counter() < deadline:
         say(f"upper: suffix search from {best.method} seed {best.seed}")
         found = suffix_search(
-            trace, best.method, best.seed, settings, search, deadline, log, best.upper
+            best_trace, best.method, best.seed, settings, search, deadline, log, best.upper
         )
         best.search = found.info
         if found.cost < best.upper:
@@ -354,6 +377,29 @@ def _fork(sim: Any, seed: int | None = None) -> Any:
 
 def _log_text(sim: Any) -> str | None:
     return None if sim.log_lines is None else sim.log_lines.getvalue()
+
+
+def _admission_runs(
+    trace: Instance, nodes: int | None, on: bool
+) -> list[tuple[str, int, Instance, float]]:
+    """The admission runs (`upper(..., admission=True)`): per scale of `ADMISSION_SCALES`,
+    (the default method, seed 1, the trace admitted by the list schedule on scale x N nodes,
+    the scale), the scales whose admission times are the releases or an earlier scale's left
+    out (the same run)."""
+    from gpuaas.admission import admission_times, admitted
+    from gpuaas.methods import DEFAULT_METHOD
+
+    if not on:
+        return []
+    out: list[tuple[str, int, Instance, float]] = []
+    seen = [np.asarray(trace.release, dtype=float)]
+    for scale in ADMISSION_SCALES:
+        start = admission_times(trace, scale=scale, nodes=nodes)
+        if any(np.array_equal(start, s) for s in seen):
+            continue
+        seen.append(start)
+        out.append((DEFAULT_METHOD, 1, admitted(trace, start), scale))
+    return out
 
 
 def extra_seeds(portfolio: tuple[tuple[str, int], ...], k: int) -> tuple[tuple[str, int], ...]:
