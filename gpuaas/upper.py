@@ -20,6 +20,23 @@ the incumbent. Each candidate is still a simulated run of the trace, billed at i
 dates and weights, its event log reconciling; what hindsight adds is which decisions are kept.
 scripts/results/upper.md gives the rows run with K = 8 and D = 3 and what each bought.
 
+`admission=True` (`--admission`) also replays the default (seed 1) on copies of the trace
+whose releases are replaced by clairvoyant admission times (`gpuaas.admission`): a list
+schedule in hindsight, every release and duration known, starts each job, non-preemptively at
+one configuration of the largest VM types, at the earliest time >= its release at which
+`scale` x the N nodes' GPUs hold it (jobs by latest start, heavier first), for each scale of
+`ADMISSION_SCALES` (a scale admitting every job at its release, or as an earlier scale did, is
+not run again). The runs come after the portfolio's and before the search, which then starts
+from the cheapest run, admitted or not. A run on the admitted copy is a complete schedule of the
+original trace: no job runs before its admission, so before its release, and nothing billed
+depends on the release (VM time, ω_j·max(0, C_j - due_j) at the unchanged due dates and weights,
+egress); its event log reconciles against the original trace (`tests/test_upper.py`). The
+method still decides online among the jobs admitted so far; hindsight chooses when each is let
+in. On ITP cluster 5 at 600 s, admitting at 2 x N costs 23 696 $ against the default's 28 557 $
+(17 % less, of it tardiness 7 952 -> 3 631 $; its moves and lost work hardly change); where
+the list schedule admits every job at its release (ITP clusters 8, 9 and 10 at 1.25-2 x N)
+nothing is run (scripts/results/upper.md, "Clairvoyant admission").
+
 What it is not: the optimum, nor a clairvoyant method in the strong sense. Every decision is
 made online (a job seen at its release, its duration exactly); the portfolio's choice among
 runs and the search's choice among suffixes are made in hindsight. A large `upper / bound`
