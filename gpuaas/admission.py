@@ -11,7 +11,7 @@ trace whose releases are s (due dates, weights and work unchanged).
 Running a method on the admitted copy gives a complete schedule of the ORIGINAL trace: no job
 starts before its admission, so before its true release, and the simulator bills VM time and
 ω_j·max(0, C_j - due_j) (and egress), none of which depends on the release; so the run's total
-cost is the cost of that schedule of the original trace (`tests/test_admission.py` checks it
+cost is the cost of that schedule of the original trace (`tests/test_upper.py` checks it
 against the original trace's due dates and weights).
 """
 
