@@ -165,6 +165,11 @@ def test_admission_run_is_a_schedule_of_the_original_trace_and_can_lower_the_upp
     tardiness = float((trace.weight * np.maximum(0.0, C - trace.due)).sum())
     assert top.result.tardiness_cost == pytest.approx(tardiness, rel=1e-9)
     assert top.upper == pytest.approx(top.result.vm_cost + tardiness, rel=1e-9)
+    # its job records are of the original releases (held back time counts as waiting)
+    for d in top.result.jobs:
+        assert d["release"] == release[d["id"]]
+        assert d["jct"] == pytest.approx(d["completion"] - release[d["id"]], abs=1e-6)
+        assert d["waiting"] == pytest.approx(d["jct"] - d["running"], abs=1e-6)
 
 
 def test_admission_list_schedule_keeps_within_the_scaled_nodes():
