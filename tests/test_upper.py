@@ -275,11 +275,12 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
         assert bad.exit_code == 2 and "needs --upper" in bad.output
     bad = runner.invoke(cli, ["bound", str(path), "--admission"])
     assert bad.exit_code == 2 and "needs --upper" in bad.output
+    monkeypatch.setattr("gpuaas.upper.ADMISSION_SCALES", (1.25,))  # one admission run
     held = runner.invoke(cli, [*args, "--admission", "--json"])
     assert held.exit_code == 0, held.output
     run = json.loads(held.output)["upper_run"]
     assert run["runs"][: len(FAST)] == json.loads(out.read_text())["upper_run"]["runs"]
-    assert all(r["method"].startswith("admission x") for r in run["runs"][len(FAST) :])
+    assert [r["method"] for r in run["runs"][len(FAST) :]] == ["admission x1.25"]
     assert run["admission"] is None or run["method"] == "incremental"
     seeds = runner.invoke(cli, [*args, "--default-seeds", "3", "--json"])
     assert seeds.exit_code == 0, seeds.output
