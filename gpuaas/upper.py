@@ -34,7 +34,7 @@ egress); its event log reconciles against the original trace (`tests/test_upper.
 method still decides online among the jobs admitted so far; hindsight chooses when each is let
 in. On ITP cluster 5 at 600 s, admitting at 2 x N costs 23 696 $ against the default's 28 557 $
 (17 % less, of it tardiness 7 952 -> 3 631 $; its moves and lost work hardly change); where
-the list schedule admits every job at its release (ITP clusters 8, 9 and 10 at 1.25-2 x N)
+the list schedule admits every job at its release (ITP clusters 8 and 10 at 1.25-2 x N)
 nothing is run (scripts/results/upper.md, "Clairvoyant admission").
 
 What it is not: the optimum, nor a clairvoyant method in the strong sense. Every decision is
