@@ -20,6 +20,23 @@ the incumbent. Each candidate is still a simulated run of the trace, billed at i
 dates and weights, its event log reconciling; what hindsight adds is which decisions are kept.
 scripts/results/upper.md gives the rows run with K = 8 and D = 3 and what each bought.
 
+`admission=True` (`--admission`) also replays the default (seed 1) on copies of the trace
+whose releases are replaced by clairvoyant admission times (`gpuaas.admission`): a list
+schedule in hindsight, every release and duration known, starts each job, non-preemptively at
+one configuration of the largest VM types, at the earliest time >= its release at which
+`scale` x the N nodes' GPUs hold it (jobs by latest start, heavier first), for each scale of
+`ADMISSION_SCALES` (a scale admitting every job at its release, or as an earlier scale did, is
+not run again). The runs come after the portfolio's and before the search, which then starts
+from the cheapest run, admitted or not. A run on the admitted copy is a complete schedule of the
+original trace: no job runs before its admission, so before its release, and nothing billed
+depends on the release (VM time, ω_j·max(0, C_j - due_j) at the unchanged due dates and weights,
+egress); its event log reconciles against the original trace (`tests/test_upper.py`). The
+method still decides online among the jobs admitted so far; hindsight chooses when each is let
+in. On ITP cluster 5 at 600 s, admitting at 2 x N costs 23 696 $ against the default's 28 557 $
+(17 % less, of it tardiness 7 952 -> 3 631 $; its moves and lost work hardly change); where
+the list schedule admits every job at its release (ITP clusters 8 and 10 at 1.25-2 x N)
+nothing is run (scripts/results/upper.md, "Clairvoyant admission").
+
 What it is not: the optimum, nor a clairvoyant method in the strong sense. Every decision is
 made online (a job seen at its release, its duration exactly); the portfolio's choice among
 runs and the search's choice among suffixes are made in hindsight. A large `upper / bound`
@@ -67,6 +84,9 @@ PORTFOLIO: tuple[tuple[str, int], ...] = (
     ("incremental", 3),
     ("path-relinking", 1),
 )
+#: the admission runs' capacity scales (`admission`): each replays the default on the trace
+#: admitted by a list schedule on this many times the N nodes' GPUs (`gpuaas.admission`)
+ADMISSION_SCALES = (1.25, 1.5, 1.75, 2.0)
 #: seconds for the runs when no time limit is given (the first run always completes)
 DEFAULT_TIME_LIMIT = 600.0
 #: the search's windows (`search`): it re-decides from the 1/W, 2/W, ... quantiles of the
@@ -102,6 +122,9 @@ class Upper:
     #: tried and kept, the run it started from (its cost) and the cheapest run's re-drawn
     #: suffixes as [window, time it re-decided from, seed]; None: no search
     search: dict[str, Any] | None = None
+    #: the cheapest run's admission scale (`admission`: the default replayed on the trace
+    #: admitted by the list schedule on that many times N nodes); None: the trace's releases
+    admission: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +137,7 @@ class Upper:
             "seconds": self.seconds,
             "runs": [{"method": m, "seed": s, "total_cost": c} for m, s, c in self.runs],
             "search": self.search,
+            "admission": self.admission,
         }
 
     def summary(self) -> str:
@@ -128,6 +152,7 @@ class Upper:
         return (
             f"upper         {self.upper:.4f} $  (a schedule on {self.nodes} nodes costs this: "
             f"{self.method} seed {self.seed}"
+            + ("" if self.admission is None else f" admitted at {self.admission:g} x N")
             + (" with re-drawn suffixes" if self.search and self.search["improved"] else "")
             + f", the cheapest of {len(self.runs)} runs; "
             f"restart {self.overhead:g} s, start-up {self.startup:g} s)\n"
@@ -146,6 +171,7 @@ def upper(
     progress: Callable[[str], None] | None = None,
     default_seeds: int | None = None,
     search: int | None = None,
+    admission: bool = False,
 ) -> Upper:
     """The cheapest run of `portfolio` on `trace` (module docstring).
 
@@ -173,6 +199,11 @@ def upper(
     search : int, optional
         After the runs, while time is left: the suffix search from the cheapest run with this
         many draws per window (`suffix_search`, module docstring). Off by default.
+    admission : bool
+        Also, after the runs above, the default (seed 1) replayed on the trace admitted by a
+        clairvoyant list schedule at each scale of `ADMISSION_SCALES` (`gpuaas.admission`;
+        module docstring), a scale whose admission is the trace's own releases or an earlier
+        scale's skipped. Its runs are listed as ("admission x<scale>", 1, cost). Off by default.
 
     Returns
     -------
@@ -203,17 +234,26 @@ def upper(
     say = progress or (lambda step: None)
     deadline = t0 + (DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit))
     best: Upper | None = None
+    best_trace = trace
     runs: list[tuple[str, int, float]] = []
-    for method, seed in portfolio:
+    # the runs: (label, method, seed, trace simulated, admission scale)
+    plan: list[tuple[str, str, int, Instance, float | None]] = [
+        (method, method, seed, trace, None) for method, seed in portfolio
+    ]
+    for method, seed, on, scale in _admission_runs(trace, settings.get("nodes"), admission):
+        plan.append((f"admission x{scale:g}", method, seed, on, scale))
+    for label, method, seed, on, scale in plan:
         if best is not None and _time.perf_counter() >= deadline:
             break
-        say(f"upper: simulating {method} seed {seed}")
-        sim = Simulator(trace, method, seed=seed, **settings)
+        say(f"upper: simulating {label} seed {seed}")
+        sim = Simulator(on, method, seed=seed, **settings)
         lines = io.StringIO() if log else None
         sim.log_lines = lines
         result = sim.run()
         sim.log_lines = None
-        runs.append((method, seed, result.total_cost))
+        if on is not trace:
+            _true_releases(result, trace)
+        runs.append((label, seed, result.total_cost))
         if best is None or result.total_cost < best.upper:
             best = Upper(
                 upper=result.total_cost,
@@ -225,15 +265,19 @@ def upper(
                 seconds=0.0,
                 log=None if lines is None else lines.getvalue(),
                 result=result,
+                admission=scale,
             )
+            best_trace = on
     assert best is not None  # the first run always runs
     best.runs = runs
     if search is not None and _time.perf_counter() < deadline:
         say(f"upper: suffix search from {best.method} seed {best.seed}")
         found = suffix_search(
-            trace, best.method, best.seed, settings, search, deadline, log, best.upper
+            best_trace, best.method, best.seed, settings, search, deadline, log, best.upper
         )
         best.search = found.info
+        if found.result is not None and best_trace is not trace:
+            _true_releases(found.result, trace)
         if found.cost < best.upper:
             best.upper = found.cost
             best.result = found.result
@@ -354,6 +398,41 @@ def _fork(sim: Any, seed: int | None = None) -> Any:
 
 def _log_text(sim: Any) -> str | None:
     return None if sim.log_lines is None else sim.log_lines.getvalue()
+
+
+def _admission_runs(
+    trace: Instance, nodes: int | None, on: bool
+) -> list[tuple[str, int, Instance, float]]:
+    """The admission runs (`upper(..., admission=True)`): per scale of `ADMISSION_SCALES`,
+    (the default method, seed 1, the trace admitted by the list schedule on scale x N nodes,
+    the scale), the scales whose admission times are the releases or an earlier scale's left
+    out (the same run)."""
+    from gpuaas.admission import admission_times, admitted
+    from gpuaas.methods import DEFAULT_METHOD
+
+    if not on:
+        return []
+    out: list[tuple[str, int, Instance, float]] = []
+    seen = [np.asarray(trace.release, dtype=float)]
+    for scale in ADMISSION_SCALES:
+        start = admission_times(trace, scale=scale, nodes=nodes)
+        if any(np.array_equal(start, s) for s in seen):
+            continue
+        seen.append(start)
+        out.append((DEFAULT_METHOD, 1, admitted(trace, start), scale))
+    return out
+
+
+def _true_releases(result: SimulationResult, trace: Instance) -> None:
+    """A run of an admitted copy of `trace` reported at the trace's own releases: each job
+    record's `release` the original one, its `jct` and `waiting` from it (the time it was held
+    back counts as waiting); costs, which the release does not enter, unchanged."""
+    release = dict(zip(trace.job_ids, trace.release.tolist(), strict=True))
+    for d in result.jobs:
+        held = d["release"] - release[d["id"]]
+        d["release"] = release[d["id"]]
+        d["jct"] += held
+        d["waiting"] += held
 
 
 def extra_seeds(portfolio: tuple[tuple[str, int], ...], k: int) -> tuple[tuple[str, int], ...]:

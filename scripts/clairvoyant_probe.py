@@ -8,6 +8,7 @@ due dates do not enter) plus Σ_j ω_j·max(0, C_j − due_j) over its completio
     python scripts/clairvoyant_probe.py lp --nodes 20 --seed 83 [--slot 3600]
     python scripts/clairvoyant_probe.py hindsight --nodes 20 --seed 83 --rounds 8 --step 0.1
     python scripts/clairvoyant_probe.py seeds --nodes 20 --seed 83 --seeds 8
+    python scripts/clairvoyant_probe.py admission --trace itp05.json --scales 1.5,2,2.5
 
 `lp`: the capacity LP of `gpuaas.bound` over the whole trace (the automatic slot, or `--slot`;
 solved whole, never cut into groups), each job's planned completion c_j = the start of its last
@@ -15,7 +16,11 @@ slot with work (or its release) plus its work there; the default is run with due
 min(due, c_j) (hurry what the LP runs early), max(due, c_j) (let wait what the LP lets wait)
 and (due + c_j) / 2. `hindsight`: squeaky-wheel rounds, each run's lateness moving the next
 run's due dates earlier by `--step` x the lateness summed so far. `seeds`: the default at
-seeds 1..K (`gpuaas bound --upper --default-seeds K`). Restart 600 s, start-up 120 s
+seeds 1..K (`gpuaas bound --upper --default-seeds K`). `admission` (kept: `gpuaas bound
+--upper --admission`): the default on the trace admitted by the clairvoyant list schedule on
+each of `--scales` x N nodes (`gpuaas.admission`), billed at the true due dates, with its VM
+cost, tardiness, lost work, moves per job and the jobs held back. `--trace FILE`: that trace
+(e.g. an imported ITP cluster) instead of a generated one. Restart 600 s, start-up 120 s
 (`--overhead 0`: both 0).
 """
 
@@ -29,20 +34,24 @@ import numpy as np
 
 from gpuaas.capacity_lp import capacity_groups, capacity_lp, solve_point
 from gpuaas.generator import generate_trace
-from gpuaas.instance import Instance
+from gpuaas.instance import Instance, load_instance
 from gpuaas.per_job import effective_release
 from gpuaas.simulator import Simulator
 
 
-def billed(run_on: Instance, trace: Instance, overhead: float, seed: int = 1) -> tuple:
-    """(true cost, completions) of the default on `run_on`, billed with `trace`'s due dates."""
+def billed(
+    run_on: Instance, trace: Instance, overhead: float, seed: int = 1, full: bool = False
+) -> tuple:
+    """(true cost, completions) of the default on `run_on`, billed with `trace`'s due dates
+    (`full`: and the run's result)."""
     startup = 120.0 if overhead else 0.0
     res = Simulator(
         run_on, "incremental", seed=seed, noise=0.0, overhead=overhead, startup=startup
     ).run()
     done = {j["id"]: j["completion"] for j in res.jobs}
     C = np.array([done[j] for j in trace.job_ids])
-    return float(res.vm_cost + (trace.weight * np.maximum(0.0, C - trace.due)).sum()), C
+    cost = float(res.vm_cost + (trace.weight * np.maximum(0.0, C - trace.due)).sum())
+    return (cost, C, res) if full else (cost, C)
 
 
 def planned(trace: Instance, slot: float | None, time_limit: float) -> np.ndarray:
@@ -75,9 +84,18 @@ def planned(trace: Instance, slot: float | None, time_limit: float) -> np.ndarra
     return c
 
 
+def _parts(res) -> str:
+    return (
+        f"VMs {res.vm_cost:.1f} $ of which lost work {res.lost_work_cost:.1f} $, "
+        f"tardiness {res.tardiness_cost:.1f} $, {res.moves_per_job:.2f} moves per job"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("probe", choices=["lp", "hindsight", "seeds"])
+    ap.add_argument("probe", choices=["lp", "hindsight", "seeds", "admission"])
+    ap.add_argument("--trace", default=None, help="a trace file (default: generated)")
+    ap.add_argument("--scales", default="1.25,1.5,1.75,2", help="admission: x N nodes")
     ap.add_argument("--nodes", type=int, default=20)
     ap.add_argument("--seed", type=int, default=83, help="the trace's seed (high arrivals)")
     ap.add_argument("--overhead", type=float, default=600.0)
@@ -87,9 +105,15 @@ def main() -> None:
     ap.add_argument("--step", type=float, default=0.1)
     ap.add_argument("--seeds", type=int, default=8)
     a = ap.parse_args()
-    trace = Instance.from_dict(generate_trace(a.nodes, seed=a.seed, arrivals="high"))
-    base, _ = billed(trace, trace, a.overhead)
-    print(f"N {a.nodes}, high {a.seed}, restart {a.overhead:g}: the default {base:.1f} $")
+    if a.trace is not None:
+        trace, name = load_instance(a.trace), a.trace
+    else:
+        trace = Instance.from_dict(generate_trace(a.nodes, seed=a.seed, arrivals="high"))
+        name = f"high {a.seed}"
+    base, _, res = billed(trace, trace, a.overhead, full=True)
+    print(
+        f"N {trace.nodes}, {name}, restart {a.overhead:g}: the default {base:.1f} $ ({_parts(res)})"
+    )
     if a.probe == "lp":
         c = planned(trace, a.slot, a.time_limit)
         print(f"LP: {(c > trace.due).sum()} of {trace.n_jobs} jobs planned past their due date")
@@ -107,6 +131,21 @@ def main() -> None:
             shift += a.step * np.maximum(0.0, C - trace.due)
             run_on = dataclasses.replace(trace, due=trace.due - shift)
         print("rounds", " ".join(f"{c:.1f}" for c in costs), f"best {min(costs) / base:.3f} x")
+    elif a.probe == "admission":
+        from gpuaas.admission import admission_times, admitted
+
+        for scale in (float(x) for x in a.scales.split(",")):
+            start = admission_times(trace, scale=scale)
+            held = int((start > trace.release).sum())
+            if not held:
+                print(f"x {scale:g} N: every job admitted at its release (the default's run)")
+                continue
+            cost, _, res = billed(admitted(trace, start), trace, a.overhead, full=True)
+            assert abs(cost - res.total_cost) <= 1e-6 * cost  # the release is billed nowhere
+            print(
+                f"x {scale:g} N: {held} jobs held back (mean {np.mean(start - trace.release) / 3600:.2f} h); "
+                f"{cost:.1f} $  {cost / base:.3f} x the default ({_parts(res)})"
+            )
     else:
         costs = [billed(trace, trace, a.overhead, s)[0] for s in range(1, a.seeds + 1)]
         print("seeds", " ".join(f"{c:.1f}" for c in costs), f"best {min(costs) / base:.3f} x")

@@ -14,7 +14,8 @@ clusters of microsoft/elasticflow-traces from the user's copy (`--itp-dir DIR --
 
 Rows already in the CSV are kept (it resumes; delete a row to rerun it); `--default-seeds K`
 adds the default at seeds 1..K to the portfolio (the `runs` column lists a row's runs),
-`--search D` then the suffix search from the cheapest run (`search:D:cost` in `runs`);
+`--admission` the admission runs (`admission xS:1:cost` in `runs`), `--search D` then the
+suffix search from the cheapest run (`search:D:cost` in `runs`);
 `--report-only` writes the table from them, `--rebound` computes every row's bound again
 (the bound alone changed: the upper and default values are kept), and
 `--md` keeps the page's hand-written reading below `NOTES`.
@@ -98,11 +99,12 @@ def row(
     limit: int | None = None,
     default_seeds: int | None = None,
     search: int | None = None,
+    admission: bool = False,
 ) -> dict[str, str]:
     """One trace and restart cost: its bound, the upper value and the default's cost. The trace
         is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
         first `limit` jobs); `default_seeds`, `search`: `upper`'s (the default at seeds 1..K too;
-    the suffix search with that many draws per window)."""
+    the suffix search with that many draws per window); `admission`: its admission runs."""
     if source is not None:
         trace = itp_trace(source, limit)
         nodes = trace.nodes
@@ -118,6 +120,7 @@ def row(
         portfolio=PORTFOLIO,
         default_seeds=default_seeds,
         search=search,
+        admission=admission,
     )
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
     found = top.search is not None and top.search["improved"] > 0
@@ -137,7 +140,9 @@ def row(
         "bound": repr(low.bound),
         "binding": low.binding,
         "default": repr(top.runs[0][2]),
-        "best": f"{top.method} seed {top.seed}" + (" + search" if found else ""),
+        "best": f"{top.method} seed {top.seed}"
+        + ("" if top.admission is None else f" admitted x{top.admission:g}")
+        + (" + search" if found else ""),
         "runs": ";".join(f"{m}:{s}:{c:.4f}" for m, s, c in top.runs)
         + ("" if top.search is None else f";search:{top.search['draws']}:{top.upper:.4f}"),
         "upper": repr(top.upper),
@@ -218,8 +223,9 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
     """The rows asked for and not yet in `rows`, as `row`'s arguments."""
     done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
     restarts = args.restarts.split(",")
+    extra = (args.default_seeds, args.search, args.admission)
     todo: list[tuple] = [
-        (int(n), args.arrivals, int(s), rs, None, None, args.default_seeds, args.search)
+        (int(n), args.arrivals, int(s), rs, None, None, *extra)
         for n in filter(None, args.nodes.split(","))
         for s in args.seeds.split(",")
         for rs in restarts
@@ -234,7 +240,7 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
             sources[c, args.itp_limit] = str(src)
     have = {(r["arrivals"], r["restart"]) for r in rows}
     todo += [
-        (0, itp_label(c, limit), 0, rs, src, limit, args.default_seeds, args.search)
+        (0, itp_label(c, limit), 0, rs, src, limit, *extra)
         for (c, limit), src in sources.items()
         for rs in restarts
         if (itp_label(c, limit), rs) not in have
@@ -292,6 +298,12 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         metavar="D",
         help="then the suffix search from the cheapest run, D draws per window (`gpuaas.upper`)",
+    )
+    ap.add_argument(
+        "--admission",
+        action="store_true",
+        help="the upper value also runs the default on the trace admitted by the clairvoyant "
+        "list schedule (`gpuaas.upper`'s admission runs: `admission xS` in the runs column)",
     )
     ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from eventlog import check_against, recompute
@@ -124,6 +125,87 @@ def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path
     assert sim.run().total_cost == top.upper
 
 
+def test_admission_run_is_a_schedule_of_the_original_trace_and_can_lower_the_upper(tmp_path):
+    """`admission=True`: the default replayed on the trace admitted by the list schedule. On
+    this trace (600 s restarts) the run admitted on 1.25 x N nodes is far cheaper than the
+    default; its event log recomputes its costs at the ORIGINAL trace's due dates and weights
+    (the release is billed nowhere), no job runs before its original release, at least one is
+    held back past it, and the run's total is VM cost + Σ ω_j·max(0, C_j - due_j) of the
+    original due dates."""
+    from eventlog import read_log
+
+    from gpuaas.admission import admission_times
+
+    trace = small(6)
+    top = upper(
+        trace, overhead=600.0, portfolio=(("incremental", 1),), time_limit=1e6,
+        admission=True, log=True,
+    )  # fmt: skip
+    default = simulate(trace, seed=1, overhead=600.0, bound=False)
+    assert top.runs[0] == ("incremental", 1, default.total_cost)
+    assert [m for m, _, _ in top.runs[1:]] == [
+        "admission x1.25", "admission x1.5", "admission x1.75", "admission x2"
+    ]  # fmt: skip
+    assert top.admission == 1.25 and top.upper < 0.7 * default.total_cost
+    assert bound(trace).bound <= top.upper
+    assert_reconciles(top, trace, tmp_path)  # the original trace: its due dates and weights
+    first: dict[str, float] = {}
+    for line in read_log(tmp_path / "upper.jsonl"):
+        for jb in line["jobs"]:
+            first.setdefault(jb["id"], line["start"])
+    release = dict(zip(trace.job_ids, trace.release, strict=True))
+    assert set(first) == set(trace.job_ids)
+    assert all(first[j] >= release[j] for j in first)
+    start = admission_times(trace, scale=1.25)
+    assert (start >= trace.release).all() and (start > trace.release).any()
+    assert any(first[j] > release[j] + 1.0 for j, s in zip(trace.job_ids, start, strict=True)
+               if s > release[j])  # fmt: skip
+    done = {d["id"]: d["completion"] for d in top.result.jobs}
+    C = np.array([done[j] for j in trace.job_ids])
+    tardiness = float((trace.weight * np.maximum(0.0, C - trace.due)).sum())
+    assert top.result.tardiness_cost == pytest.approx(tardiness, rel=1e-9)
+    assert top.upper == pytest.approx(top.result.vm_cost + tardiness, rel=1e-9)
+    # its job records are of the original releases (held back time counts as waiting)
+    for d in top.result.jobs:
+        assert d["release"] == release[d["id"]]
+        assert d["jct"] == pytest.approx(d["completion"] - release[d["id"]], abs=1e-6)
+        assert d["waiting"] == pytest.approx(d["jct"] - d["running"], abs=1e-6)
+
+
+def test_admission_list_schedule_keeps_within_the_scaled_nodes():
+    """The list schedule: every job starts at or after its release, the node shares running at
+    any time sum to at most scale x N x G, a huge scale admits every job at its release, and
+    it is deterministic; scales whose admission is the releases' are not run again."""
+    from gpuaas.admission import admission_times, admitted, job_configs
+    from gpuaas.per_job import capacity_gpus
+    from gpuaas.upper import _admission_runs
+
+    trace = Instance.from_dict(generate_trace(4, 60, seed=3, arrivals="high"))
+    cfg = job_configs(trace)
+    rows = np.arange(trace.n_jobs)
+    dur, need = trace.times[rows, cfg], capacity_gpus(trace)[cfg]
+    cap = trace.nodes * trace.catalog.gpus.max()
+    for scale in (0.5, 1.0, 1.5):
+        s = admission_times(trace, scale=scale)
+        assert (s >= trace.release).all()
+        t = np.concatenate([s, s + dur])
+        d = np.concatenate([need, -need])
+        o = np.lexsort((d, t))  # ends before starts at the same time
+        assert np.cumsum(d[o]).max() <= scale * cap + 1e-6
+        assert np.array_equal(s, admission_times(trace, scale=scale))
+    assert (admission_times(trace, scale=0.5) > trace.release).any()
+    assert np.array_equal(admission_times(trace, scale=1e6), trace.release)
+    assert np.array_equal(admitted(trace, trace.release).release, trace.release)
+    with pytest.raises(ValueError, match="before"):
+        admitted(trace, trace.release - 1.0)
+    runs = _admission_runs(trace, None, True)
+    scales = [r[3] for r in runs]
+    starts = [r[2].release for r in runs]
+    assert all(not np.array_equal(a, trace.release) for a in starts)
+    assert all(not np.array_equal(a, b) for i, a in enumerate(starts) for b in starts[:i])
+    assert scales == sorted(scales) and _admission_runs(trace, None, False) == []
+
+
 def test_a_fork_continues_exactly_and_a_new_seed_decides_anew():
     """`_fork` mid-run: the copy continues as the original does (to the last float); with
     another seed it is another run of the same trace, the original untouched."""
@@ -191,6 +273,15 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     for opt in ("--default-seeds", "--search"):
         bad = runner.invoke(cli, ["bound", str(path), opt, "2"])
         assert bad.exit_code == 2 and "needs --upper" in bad.output
+    bad = runner.invoke(cli, ["bound", str(path), "--admission"])
+    assert bad.exit_code == 2 and "needs --upper" in bad.output
+    monkeypatch.setattr("gpuaas.upper.ADMISSION_SCALES", (1.25,))  # one admission run
+    held = runner.invoke(cli, [*args, "--admission", "--json"])
+    assert held.exit_code == 0, held.output
+    run = json.loads(held.output)["upper_run"]
+    assert run["runs"][: len(FAST)] == json.loads(out.read_text())["upper_run"]["runs"]
+    assert [r["method"] for r in run["runs"][len(FAST) :]] == ["admission x1.25"]
+    assert run["admission"] is None or run["method"] == "incremental"
     seeds = runner.invoke(cli, [*args, "--default-seeds", "3", "--json"])
     assert seeds.exit_code == 0, seeds.output
     runs = [(r["method"], r["seed"]) for r in json.loads(seeds.output)["upper_run"]["runs"]]

@@ -409,6 +409,12 @@ def simulate(
     help="With --upper: then, while time is left, re-draw the cheapest run's decisions from "
     "7 points in time on, D draws each, keeping what is cheaper (gpuaas/upper.py).",
 )
+@click.option(
+    "--admission",
+    is_flag=True,
+    help="With --upper: also the default replayed with each job admitted when a clairvoyant "
+    "list schedule on 1.25-2 x N nodes starts it (gpuaas/admission.py), before --search.",
+)
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -425,6 +431,7 @@ def bound(
     log_file: str | None,
     default_seeds: int | None,
     search: int | None,
+    admission: bool,
     **run: Any,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
@@ -446,6 +453,8 @@ def bound(
     for name, value in (("--default-seeds", default_seeds), ("--search", search)):
         if value is not None and not with_upper:
             raise InputError(None, name, "needs --upper")
+    if admission and not with_upper:
+        raise InputError(None, "--admission", "needs --upper")
     costs = run_settings(run, paper_costs)
     if with_upper and (spot or availability is not None):
         raise InputError(None, "--upper", "is not computed with spot VMs (--spot)")
@@ -487,6 +496,7 @@ def bound(
                 progress=say,
                 default_seeds=default_seeds,
                 search=search,
+                admission=admission,
             )
             if log_file is not None:
                 write_log(top, log_file)
