@@ -50,10 +50,12 @@ def reschedule(s: RunState, at: float, quiet: bool = False, capacity_only: bool 
     (`Instance.pinned`), so that it places the waiting jobs and leaves the rest to the next
     arrival, completion or tick: replayed capacity changes within the hour, re-planning every
     job at each change moved on-demand jobs for nothing, and jobs on spot went back and forth
-    between a zone flapping every 10 minutes and a stable one (docs/spot.md). `quiet`: besides, no spot VM is held; a solution that holds none either,
-    where neither it nor the last plan leaves a job waiting for spot (the method's
-    ``waiting_for_spot``), is not applied (`unchanged`): spot capacity changes a decision only
-    by being used, so a run whose spot never pays is the run without spot."""
+    between a zone flapping every 10 minutes and a stable one (docs/spot.md).
+
+    `quiet`: besides, no spot VM is held; a solution that holds none either, where neither it
+    nor the last plan leaves a job waiting for spot (the method's ``waiting_for_spot``), is not
+    applied (`unchanged`): spot capacity changes a decision only by being used, so a run whose
+    spot never pays is the run without spot."""
     method = s.config.method
     inst = view.instance(s, at)
     entry = METHODS.get(method)

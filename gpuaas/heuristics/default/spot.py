@@ -13,7 +13,9 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    takes spot whenever some spot VM it can run on can be had, and waits otherwise; past it,
    Uniform Progress (spot if available, else on demand, on demand kept until ahead of the line
    2d later); the Safety Net sends it on demand when its work left plus 2d (or d on spot) no
-   longer fits before its due date. A job late even on its reference configuration from
+   longer fits before its due date, unless spot saves it more than the lateness one
+   interruption would cost at its weight, plus a margin (`safety_net_pays`; not under
+   `deadline_safe`). A job late even on its reference configuration from
    now has no deadline left to protect: it is in mode SPOT, and the plan weighs spot's price
    against its expected delay at the job's tardiness weight (2.). d, what a change costs the
    job in time, is the restart `overhead` + VM `startup` + half its `checkpoint` interval
@@ -239,15 +241,12 @@ def safety_net_pays(
     spot configuration with room, at the expected times, `efficiency`) exceeds the tardiness
     one interruption would cost it (its weight x the lateness of the work left plus 2d) by
     `margin` x the rest's on-demand cost (the spot wrapper's entry margin, `SPOT_MARGIN`).
-    Without the margin a single job of SkyNomad's H100 setting took spot where the two were
-    within a dollar (60.3 against 59.5 $), lost three ticks and missed its deadline.
 
-    The net guards a due date at any price; the package's judge is the total cost, at the jobs'
-    own weights. Where tardiness is cheap beside an on-demand premium (GCP H100 spot at 0.2-0.7 x
-    on demand, generated jobs' weights of about 30 $/h) the net sent every job with less than
-    2d of slack on demand while spot of some zone could be had, and a baseline that ignores due
-    dates was cheaper (docs/spot.md, "The Safety Net at its price"). The run setting
-    `deadline_safe` keeps the net absolute."""
+    The net guards a due date at any price; the package's judge is the total cost at the jobs'
+    own weights: where lateness is cheap beside an on-demand premium, the net kept jobs on
+    demand while spot could be had, and a baseline ignoring due dates was cheaper; without
+    the margin, a single job took spot at the net's edge for a dollar and missed its deadline
+    (docs/spot.md, "The Safety Net at its price"). `deadline_safe` keeps the net absolute."""
     cat = instance.catalog
     J = instance.n_jobs
     rows = np.arange(J)
