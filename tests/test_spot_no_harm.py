@@ -179,31 +179,25 @@ def test_a_change_of_capacity_moves_no_running_job(monkeypatch):
     Under high arrivals and capacity every 20 minutes, such points come while jobs run; none
     of them moves one (before: the jobs on spot moved; before that, a g6 job on demand)."""
     import gpuaas.rescheduler.apply as apply
+    from gpuaas.heuristics.default.spot import on_spot
 
-    seen, held = [], []
+    seen, held, point = [], [], []
     real, solve = apply.reschedule, apply.solve_checked
 
     def recording(s, at, quiet=False, capacity_only=False):
+        point[:] = [capacity_only]
         plan = real(s, at, quiet=quiet, capacity_only=capacity_only)
         if capacity_only and plan.replanned:
             seen.append([m.old.vm for m in plan.migrate])
         return plan
 
     def solving(s, inst, at, seed):  # what the method is given at a capacity-only point
-        if point:
-            cur = inst.current_cfg
-            cat = inst.catalog
-            on_spot = (cur >= 0) & cat.spot[cat.cfg_vm[np.maximum(cur, 0)]]
-            held.append((int(on_spot.sum()), bool((inst.pinned | (cur < 0)).all())))
+        if point[0]:
+            running = inst.current_cfg >= 0
+            held.append((int(on_spot(inst).sum()), bool((inst.pinned | ~running).all())))
         return solve(s, inst, at, seed)
 
-    point = []
-
-    def marking(s, at, quiet=False, capacity_only=False):
-        point[:] = [True] if capacity_only else []
-        return recording(s, at, quiet=quiet, capacity_only=capacity_only)
-
-    monkeypatch.setattr(apply, "reschedule", marking)
+    monkeypatch.setattr(apply, "reschedule", recording)
     monkeypatch.setattr(apply, "solve_checked", solving)
     trace = Instance.from_dict(
         generate_trace(3, jobs=20, seed=5, arrivals="high", catalog="aws-us-east-1")
