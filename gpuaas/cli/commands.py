@@ -448,13 +448,15 @@ def bound(
     check_output(output)
     check_output(log_file)
     distinct_outputs({"-o": output, "--log": log_file}, {"TRACE_FILE": trace_file})
-    if log_file is not None and not with_upper:
-        raise InputError(None, "--log", "needs --upper")
-    for name, value in (("--default-seeds", default_seeds), ("--search", search)):
-        if value is not None and not with_upper:
+    upper_only = (
+        ("--log", log_file),
+        ("--default-seeds", default_seeds),
+        ("--search", search),
+        ("--admission", admission),
+    )
+    for name, value in upper_only:
+        if value not in (None, False) and not with_upper:
             raise InputError(None, name, "needs --upper")
-    if admission and not with_upper:
-        raise InputError(None, "--admission", "needs --upper")
     costs = run_settings(run, paper_costs)
     if with_upper and (spot or availability is not None):
         raise InputError(None, "--upper", "is not computed with spot VMs (--spot)")
