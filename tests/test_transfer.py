@@ -214,18 +214,23 @@ def _waiting_job(done_h: float, t_h: float, home_up: bool, gb: float = 50.0) -> 
     "done_h, t_h, home_up, gb, mode, cfg",
     [
         (12, 10, False, 50.0, NONE, -1),  # ahead of its line: it waits for its zone
-        (2, 20, False, 50.0, SPOT, 1),  # behind it: it runs (on demand where its data is)
+        # behind §A.8's 0.7 line once the outage is over (34 h left, 47.5 h to go), but its
+        # due date still holds the rest and 2d: it waits (before: it moved east)
+        (6, 12, False, 50.0, NONE, -1),
+        (2, 20, False, 50.0, SPOT, 1),  # 38 h left in 40: it runs (on demand at its data)
         (12, 10, False, 0.0, SPOT, 2),  # nothing to move: the other zone's spot at once
         (12, 10, True, 50.0, SPOT, 3),  # its zone is back: there (was: waiting, a tie)
     ],
 )
-def test_a_job_waits_for_its_datas_zone_while_ahead_of_its_line(
+def test_a_job_waits_for_its_datas_zone_while_can_t_be_late_would(
     done_h, t_h, home_up, gb, mode, cfg
 ):
     """`spot.wait_for_data`: a waiting job whose data's zone has no spot waits for it rather
-    than pay to move its checkpoint, while it stays ahead of its pace line (SkyNomad's V100
-    zones: each move $1 and a restart, outages of half an hour); the plan then keeps it where
-    its data is (the rival constructions' score carries the data's move)."""
+    than pay to move its checkpoint, while Can't Be Late's greedy policy would still wait once
+    the outage is over (this 40-h job due at 60 h has a loose deadline: 0.667 < §A.8's 0.7) and
+    waiting beats moving by P1$ (SkyNomad's V100 zones: each move $1 and a restart, outages of
+    half an hour); the plan then keeps it where its data is (the rival constructions' score
+    carries the data's move)."""
     from gpuaas.heuristics.default.spot import spot_modes
     from gpuaas.methods import solve
     from gpuaas.validator import validate
