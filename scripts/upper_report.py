@@ -423,12 +423,17 @@ duration known; `gpuaas/upper.py` says what it is and is not) and the default's 
 bound and upper. Rows: `upper.csv`. Where the commands say `--default-seeds 8` (the generated
 traces, ITP cluster 5), the portfolio also ran the default at seeds 4-8 (`gpuaas bound --upper
 --default-seeds 8`), and `--search 3` then the suffix search from the cheapest run ("+ search"
-where it found a cheaper schedule); the other rows are the portfolio's alone.
+where it found a cheaper schedule); the other rows are the portfolio's alone. Every row then
+also ran the never-moving schedule on VMs (`--add-vm-schedule`: `gpuaas bound --upper
+--vm-schedule`'s member alone, "vm-schedule" where it is the cheapest run).
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,8,9,10 --restarts 600
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 5 --restarts 600 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --add-vm-schedule --itp-dir DIR --clusters 1,5,8,9,10 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --add-vm-schedule --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --add-vm-schedule --nodes 10,20 --restarts 0,600
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
 Traces: generated under high arrivals (N = 10 and 20, J = 10 N, seeds 81-83), and Microsoft's
