@@ -485,7 +485,7 @@ def _vm_schedule_run(
 
     t0 = _time.perf_counter()
     startup = float(settings.get("startup", DEFAULT_STARTUP))
-    plan = vs.plans(trace, settings.get("nodes"), startup)[0]
+    plan, built = vs.best_plan(trace, settings.get("nodes"), startup)
     lines = io.StringIO() if log else None
     run_settings = {k: v for k, v in settings.items() if k != "noise"}
     result, _ = vs.replay(trace, plan, log=lines, **run_settings)
@@ -494,6 +494,9 @@ def _vm_schedule_run(
         "configs": plan.configs,
         "order": plan.order,
         "vm_weight": plan.vm_weight,
+        "margin": plan.margin,
+        "rounds": plan.rounds,
+        "plans": built,
         "plan_cost": plan.cost,
         "vms": plan.instances,
         **vs.deviations(plan, trace, result),

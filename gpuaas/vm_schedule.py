@@ -22,8 +22,16 @@ its close, or the new VM's start-up and run, at the VM's price) plus the job's t
 ω_j·max(0, end - due_j), ties by the earlier end. Each slot holds one instance at a time, so
 at most N VMs are open at once; an instance closes when its last job ends. The plan's own cost
 (`VmPlan.cost`: Σ price x (close - open) over instances plus the tardiness) is what the replay
-costs when it follows the plan. `plans` builds the `VARIANTS` (0.2-2 s each on 4 000-13 000
-jobs) and ranks them by that cost.
+costs when it follows the plan.
+
+**The plans** (`best_plan`; 0.1-2 s each on 4 000-13 000 jobs). First the 16 `VARIANTS`.
+Then, with `avoid`, a job may also take a smaller VM of its type's GPUs at the same price per
+GPU (`smaller_configs`: only for types dearer per GPU than the cheapest of the largest, on GCP
+the 1-, 2- and 4-GPU H100 VMs, whose jobs are few and far between, so that an 8-GPU one would
+run mostly empty), but only outside the periods in which the first stage's cheapest plan holds
+at least N - m VMs (`full_periods`, m of `MARGINS`): a small VM takes a slot, which the load
+needs there. Then squeaky-wheel rounds from the cheapest: each late job moved earlier in the
+order by `STEP` x its lateness. The cheapest by its own cost is the plan.
 
 `replay(trace, plan, ...)` is the schedule as a simulated run: the trace's copy whose releases
 are the planned placement times (`gpuaas.admission.admitted`: no job before its release), run
@@ -43,8 +51,11 @@ What it is not: optimal, nor a bound. A list schedule decides each job once, in 
 without moving any; it shows what a schedule that never moves and packs its VMs costs.
 Tried and not kept (scripts/results/upper.md, "A schedule that never moves"): the earliest
 end as the rule (VMs opened for every job that can end sooner: 1.2-2 x the VM cost), each
-job's cheapest configuration alone (a 1-GPU VM) or on the smaller VM types of its GPU beside
-the packed one (small VMs hold slots that the load then lacks: tardiness grows by 10-1000 x).
+job's cheapest configuration alone (a 1-GPU VM) or smaller VMs of every type anywhere (small
+VMs hold slots that the load then lacks: tardiness 10-1000 x), smaller VMs of every type (the
+cheap L4 ones too) outside the full periods (twice the cost on ITP cluster 9); a new VM
+charged at the job's GPU share of it; random perturbations of the order (dearer than the
+squeaky-wheel rounds).
 """
 
 from __future__ import annotations
@@ -76,6 +87,19 @@ VARIANTS: tuple[tuple[str, str, float], ...] = tuple(
     for order in ("release", "priority")
     for weight in (1.0, 0.5, 0.25, 0.1)
 )
+#: `best_plan`'s second stage: the variants built with smaller VMs of the pricier types
+#: outside the first stage's full periods, at each margin of `MARGINS`
+SMALL_VARIANTS: tuple[tuple[str, str, float], ...] = tuple(
+    (configs, order, weight)
+    for configs in ("types", "packed")
+    for order in ("release", "priority")
+    for weight in (0.5, 0.25, 0.1)
+)
+#: a period is full where the first stage's cheapest plan holds at least N - margin VMs
+MARGINS = (0, 1, 2)
+#: `best_plan`'s squeaky-wheel rounds and their step (s of order per s of lateness)
+ROUNDS = 6
+STEP = 0.5
 #: the plan-following method's registry name while a replay runs (`registered`)
 FOLLOW = "vm-schedule"
 #: instances of one slot a job's search looks at past its release before it stops
@@ -108,6 +132,9 @@ class VmPlan:
     configs: str
     order: str
     vm_weight: float
+    #: the smaller VMs' margin (`best_plan`; None: none), the squeaky-wheel round (0: none)
+    margin: int | None = None
+    rounds: int = 0
 
     @property
     def cost(self) -> float:
@@ -194,6 +221,56 @@ def _packed_cost(trace: Instance) -> np.ndarray:
     return np.where(np.isfinite(times), cost, np.inf)
 
 
+def smaller_configs(trace: Instance, base: np.ndarray) -> list[np.ndarray]:
+    """Per VM type with fewer GPUs than base's, (J,) each job's configuration there with as
+    many GPUs and the same time as at `base`, at the same price per GPU, where base's type is
+    not the cheapest per GPU of the types with the most GPUs (the same GPUs in a smaller VM:
+    GCP's H100 types of 1-8 GPUs); `base` where there is none."""
+    cat = trace.catalog
+    rows = np.arange(trace.n_jobs)
+    g, t = cat.cfg_gpus[base], trace.times[rows, base]
+    per_gpu = cat.cost / np.maximum(cat.gpus, 1)
+    largest = cat.gpus == cat.gpus.max()
+    cheapest = per_gpu[largest].min()
+    bv = cat.cfg_vm[base]
+    out = []
+    for v in np.argsort(-cat.gpus, kind="stable").tolist():
+        alt = base.copy()
+        for c in np.flatnonzero(cat.cfg_vm == v).tolist():
+            with np.errstate(invalid="ignore"):
+                same = np.isclose(trace.times[:, c], t)
+            ok = (
+                (cat.cfg_gpus[c] == g)
+                & (cat.gpus[v] < cat.gpus[bv])
+                & same
+                & np.isclose(per_gpu[v], per_gpu[bv])
+                & (per_gpu[bv] > cheapest * (1 + 1e-9))
+            )
+            alt[ok] = c
+        if (alt != base).any():
+            out.append(alt)
+    return out
+
+
+def full_periods(plan: VmPlan, nodes: int, margin: int) -> np.ndarray:
+    """(K, 2) the periods [a, b) in which `plan` holds at least `nodes` - `margin` VMs open,
+    in time order (merged)."""
+    t = np.concatenate([plan.open, plan.close])
+    d = np.concatenate([np.ones(plan.instances), -np.ones(plan.instances)])
+    o = np.lexsort((d, t))
+    t, count = t[o], np.cumsum(d[o])
+    out: list[list[float]] = []
+    for i in np.flatnonzero(count[:-1] >= nodes - margin).tolist():
+        a, b = float(t[i]), float(t[i + 1])
+        if b <= a:
+            continue
+        if out and out[-1][1] >= a:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return np.array(out, dtype=float).reshape(-1, 2)
+
+
 def vm_schedule(
     trace: Instance,
     nodes: int | None = None,
@@ -201,13 +278,18 @@ def vm_schedule(
     order: str = "priority",
     configs: str = "packed",
     vm_weight: float = 1.0,
+    key: np.ndarray | None = None,
+    avoid: np.ndarray | None = None,
 ) -> VmPlan:
     """The non-preemptive schedule on VM instances of `trace` on `nodes` (default the
     trace's N) slots (module docstring); `startup` the seconds a new VM is billed before it
     runs jobs. `configs`: "packed", each job at `job_configs(trace)`'s configuration; "types",
     that or its best configuration on each other VM type with the most GPUs (`type_configs`),
-    whichever is cheaper. `vm_weight`: the weight of the VM dollars against the tardiness (below 1: a new VM opened sooner rather than a job left waiting for
-    GPUs of an open one)."""
+    whichever is cheaper. `vm_weight`: the weight of the VM dollars against the tardiness
+    (below 1: a new VM opened sooner rather than a job left waiting for GPUs of an open one).
+    `key`: the jobs' order, smallest first (default: `order`'s). `avoid`: (K, 2) periods in
+    time order; with it a job may also take a VM of `smaller_configs`, opened only outside
+    them (module docstring, "The plans")."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; of {', '.join(ORDERS)}")
     if configs not in ("packed", "types"):
@@ -220,9 +302,23 @@ def vm_schedule(
     if not np.isfinite(trace.times[rows, packed]).all():
         raise ValueError("a job cannot run on any configuration")
     cands = [packed] if configs == "packed" else [packed, *type_configs(trace, packed)]
+    big = len(cands)  # the candidates at a type with the most GPUs; smaller ones follow
+    a_start: list[float] = []
+    a_end: list[float] = []
+    if avoid is not None:
+        cands += [x for base in cands for x in smaller_configs(trace, base)]
+        avoid = np.asarray(avoid, dtype=float).reshape(-1, 2)
+        a_start, a_end = avoid[:, 0].tolist(), avoid[:, 1].tolist()
+
+    def small_ok(a: float, b: float) -> bool:
+        """[a, b) meets no period of `avoid` (the base plan's full slots)."""
+        i = bisect.bisect_left(a_start, b) - 1  # the last period starting before b
+        return i < 0 or a_end[i] <= a
+
     price = cat.cost.astype(float)
     rel = np.maximum(trace.release, trace.time).astype(float)
-    key = priority(trace, trace.times[rows, packed]) if order == "priority" else rel
+    if key is None:
+        key = priority(trace, trace.times[rows, packed]) if order == "priority" else rel
     seq = np.lexsort((rows, rel, key))
     vms: list[_Vm] = []
     slots: list[list[int]] = [[] for _ in range(N)]  # instances per slot, by open time
@@ -237,11 +333,12 @@ def vm_schedule(
         best: tuple[float, float] | None = None  # (cost, end) of the best placement
         pick: tuple[int, float, int, int] | None = None  # (instance or -1, t, slot, cfg)
         tried: set[int] = set()
-        for cs in cands:
+        for ci, cs in enumerate(cands):
             c = int(cs[j])
             if c in tried:
                 continue
             tried.add(c)
+            small = ci >= big
             d, g, v = float(trace.times[j, c]), float(cat.cfg_gpus[c]), int(cat.cfg_vm[c])
             p = float(price[v])
 
@@ -263,7 +360,9 @@ def vm_schedule(
                     # a new VM in the gap before `vm` (or after the last one)
                     gap_end = vm.open if vm is not None else math.inf
                     o = max(r, prev_close)
-                    if o + startup + d <= gap_end + _EPS:
+                    if o + startup + d <= gap_end + _EPS and (
+                        not small or small_ok(o, o + startup + d)
+                    ):
                         s = score(ready_time(o, startup), p * (startup + d))
                         if best is None or s < best:
                             best, pick = s, (-1, o, n, c)
@@ -460,12 +559,44 @@ def replay(
     return result, sim
 
 
-def plans(
+def best_plan(
     trace: Instance, nodes: int | None = None, startup: float = DEFAULT_STARTUP
-) -> list[VmPlan]:
-    """The plans of `VARIANTS`, cheapest first by their own cost."""
-    out = [vm_schedule(trace, nodes, startup, order, configs, w) for configs, order, w in VARIANTS]
-    return sorted(out, key=lambda p: p.cost)
+) -> tuple[VmPlan, int]:
+    """The cheapest plan by its own cost, and how many were built (module docstring, "The
+    plans"): `VARIANTS`; then, outside the periods in which the cheapest of them holds at least
+    N - m VMs (m of `MARGINS`), `SMALL_VARIANTS` with smaller VMs of the pricier types too;
+    then `ROUNDS` squeaky-wheel rounds from the cheapest, each moving every job earlier in the
+    order by `STEP` x its lateness so far."""
+    N = int(trace.nodes if nodes is None else nodes)
+    built = [
+        vm_schedule(trace, nodes, startup, order, configs, w) for configs, order, w in VARIANTS
+    ]
+    base = min(built, key=lambda p: p.cost)
+    for m in MARGINS:
+        avoid = full_periods(base, N, m)
+        for configs, order, w in SMALL_VARIANTS:
+            plan = vm_schedule(trace, nodes, startup, order, configs, w, avoid=avoid)
+            plan.margin = m
+            built.append(plan)
+    best = min(built, key=lambda p: p.cost)
+    count = len(built)
+    rows = np.arange(trace.n_jobs)
+    if best.order == "priority":
+        key = priority(trace, trace.times[rows, job_configs(trace)])
+    else:
+        key = np.maximum(trace.release, trace.time).astype(float)
+    avoid = None if best.margin is None else full_periods(base, N, best.margin)
+    cur = best
+    for k in range(ROUNDS):
+        key = key - STEP * np.maximum(0.0, cur.end - trace.due)
+        cur = vm_schedule(
+            trace, nodes, startup, best.order, best.configs, best.vm_weight, key=key, avoid=avoid
+        )
+        cur.margin, cur.rounds = best.margin, k + 1
+        count += 1
+        if cur.cost < best.cost:
+            best = cur
+    return best, count
 
 
 def deviations(plan: VmPlan, trace: Instance, result: SimulationResult) -> dict[str, float]:
@@ -489,7 +620,7 @@ __all__ = [
     "deviations",
     "follow",
     "plan_option",
-    "plans",
+    "best_plan",
     "registered",
     "replay",
     "vm_schedule",

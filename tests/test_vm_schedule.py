@@ -26,10 +26,12 @@ from gpuaas.validator import validate
 from gpuaas.vm_schedule import (
     FOLLOW,
     VARIANTS,
+    best_plan,
     check_plan,
     follow,
-    plans,
+    full_periods,
     replay,
+    smaller_configs,
     vm_schedule,
 )
 
@@ -78,6 +80,27 @@ def test_plan_is_a_schedule_within_n_vms(seed, configs, order, weight):
         assert plan.tardiness == pytest.approx(float(late.sum()))
 
 
+def test_smaller_vms_only_outside_the_full_periods():
+    """With `avoid`, a job may take a smaller VM of a type dearer per GPU than the cheapest
+    largest one (the ITP sample's H100 jobs: 1-GPU H100 VMs), opened only outside the periods;
+    the plan stays a schedule within N VMs."""
+    trace = itp_sample(0, 120, 3)
+    cat = trace.catalog
+    base = vm_schedule(trace, order="release")
+    small = smaller_configs(trace, base.cfg)
+    assert small and all(cat.gpus[cat.cfg_vm[s[s != base.cfg]]].max() < 8 for s in small)
+    for margin in (0, 1):
+        avoid = full_periods(base, trace.nodes, margin)
+        assert (np.diff(avoid[:, 0]) > 0).all() and (avoid[:, 1] > avoid[:, 0]).all()
+        plan = vm_schedule(trace, order="release", avoid=avoid)
+        assert check_plan(trace, plan) == [] and open_at_most(plan, trace.nodes)
+        few = np.flatnonzero(cat.gpus[plan.vm_type] < cat.gpus.max())
+        for k in few.tolist():  # no small VM open in a full period
+            a, b = plan.open[k], plan.close[k]
+            assert not ((avoid[:, 0] < b) & (avoid[:, 1] > a)).any()
+    assert few.size  # some small VM was taken
+
+
 def test_check_plan_sees_a_broken_plan():
     trace = generated(3)
     plan = vm_schedule(trace)
@@ -108,7 +131,8 @@ def test_replay_is_a_validated_run_reconciled_against_the_original_trace(
         return sol
 
     monkeypatch.setattr(apply, "solve", validated)
-    plan = plans(trace, startup=startup)[0]
+    plan, built = best_plan(trace, startup=startup)
+    assert built > len(VARIANTS)
     import io
 
     lines = io.StringIO()
