@@ -40,14 +40,15 @@ nothing is run (scripts/results/upper.md, "Clairvoyant admission").
 `vm_schedule=True` (`--vm-schedule`) also runs a schedule that never moves a job, computed
 in hindsight (`gpuaas.vm_schedule`): a serial schedule generation over VM instances on the N
 slots (each job once, on an open VM of its type with free GPUs or a new one in a free slot,
-by the VM dollars it adds and its tardiness), the cheapest of `gpuaas.vm_schedule.VARIANTS`
-by its own cost replayed through the simulator by a method that follows it (the trace's
-copy released at the planned placements; noise 0): a complete schedule of the original trace,
-its plans checked and its event log reconciling like every run. It comes after the admission
-runs; the search, which re-draws a method's decisions, starts from the cheapest run of a
-method, never from it. On ITP clusters 9 and 8 at 600 s it is the cheapest run (51 126 $
-and 86 123 $ against 60 614 $ and 95 528 $: scripts/results/upper.md, "A schedule that never
-moves"); where moving pays (cluster 5, the generated traces) it is dearer than the runs.
+by the VM dollars it adds and its tardiness), the cheapest of `gpuaas.vm_schedule.best_plan`'s
+58 plans by its own cost replayed through the simulator by a method that follows it (the
+trace's copy released at the planned placements; noise 0): a complete schedule of the
+original trace, its plans checked and its event log reconciling like every run. It comes after
+the admission runs; the search, which re-draws a method's decisions, starts from the cheapest
+run of a method, never from it. On ITP clusters 9 and 8 at 600 s it is the cheapest run
+(45 158 $ and 73 948 $ against 60 614 $ and 95 528 $: scripts/results/upper.md, "A schedule
+that never moves"); where moving pays (cluster 5, the generated traces) it is dearer than the
+runs.
 
 What it is not: the optimum, nor a clairvoyant method in the strong sense. Every decision is
 made online (a job seen at its release, its duration exactly); the portfolio's choice among
