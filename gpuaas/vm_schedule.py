@@ -47,6 +47,10 @@ the run's event log reconciles, and its total is the cost of a schedule of the O
 cheapest plan as a member of the upper value (`upper(..., vm_schedule=True)`, `gpuaas bound
 --upper --vm-schedule`).
 
+Jobs' vCPU and memory demands are not modelled: on a trace that declares them, the
+Rescheduler re-packs each plan to the nodes' vCPUs and memory (`gpuaas.resources.fit`), so the
+replay may depart from the plan (it is still a checked run, billed as it ran).
+
 What it is not: optimal, nor a bound. A list schedule decides each job once, in its order,
 without moving any; it shows what a schedule that never moves and packs its VMs costs.
 Tried and not kept (scripts/results/upper.md, "A schedule that never moves"): the earliest
