@@ -14,8 +14,13 @@ clusters of microsoft/elasticflow-traces from the user's copy (`--itp-dir DIR --
 
 Rows already in the CSV are kept (it resumes; delete a row to rerun it); `--default-seeds K`
 adds the default at seeds 1..K to the portfolio (the `runs` column lists a row's runs),
-`--admission` the admission runs (`admission xS:1:cost` in `runs`), `--search D` then the
-suffix search from the cheapest run (`search:D:cost` in `runs`);
+`--admission` the admission runs (`admission xS:1:cost` in `runs`), `--vm-schedule` the
+never-moving schedule on VMs (`vm-schedule:1:cost`), `--search D` then the suffix search from
+the cheapest run of a method (`search:D:cost` in `runs`);
+`--add-vm-schedule` runs only the never-moving schedule for the rows already in the CSV
+(those of `--nodes`/`--itp-dir --clusters`), adds it to their `runs` and lowers `upper` (and
+`best`) where it is cheaper: the other runs are deterministic, so the row is what its command
+with `--vm-schedule` gives (the search starts from the cheapest run of a method, unchanged);
 `--report-only` writes the table from them, `--rebound` computes every row's bound again
 (the bound alone changed: the upper and default values are kept), and
 `--md` keeps the page's hand-written reading below `NOTES`.
@@ -33,7 +38,7 @@ from pathlib import Path
 from gpuaas.bounds import bound
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
-from gpuaas.upper import PORTFOLIO, upper
+from gpuaas.upper import PORTFOLIO, _vm_schedule_run, upper
 
 COLUMNS = [
     "nodes",
@@ -100,11 +105,13 @@ def row(
     default_seeds: int | None = None,
     search: int | None = None,
     admission: bool = False,
+    vm_schedule: bool = False,
 ) -> dict[str, str]:
     """One trace and restart cost: its bound, the upper value and the default's cost. The trace
         is generated (N `nodes`, `arrivals`, `seed`) or, with `source`, that ITP cluster CSV (its
         first `limit` jobs); `default_seeds`, `search`: `upper`'s (the default at seeds 1..K too;
-    the suffix search with that many draws per window); `admission`: its admission runs."""
+    the suffix search with that many draws per window); `admission`: its admission runs;
+    `vm_schedule`: its never-moving schedule on VMs."""
     if source is not None:
         trace = itp_trace(source, limit)
         nodes = trace.nodes
@@ -121,6 +128,7 @@ def row(
         default_seeds=default_seeds,
         search=search,
         admission=admission,
+        vm_schedule=vm_schedule,
     )
     assert top.runs[0][:2] == PORTFOLIO[0]  # the default, as `gpuaas simulate` runs it
     found = top.search is not None and top.search["improved"] > 0
@@ -143,10 +151,43 @@ def row(
         "best": f"{top.method} seed {top.seed}"
         + ("" if top.admission is None else f" admitted x{top.admission:g}")
         + (" + search" if found else ""),
-        "runs": ";".join(f"{m}:{s}:{c:.4f}" for m, s, c in top.runs)
-        + ("" if top.search is None else f";search:{top.search['draws']}:{top.upper:.4f}"),
+        "runs": ";".join(f"{m}:{s}:{c:.4f}" for m, s, c in top.runs if m != "vm-schedule")
+        + ("" if top.search is None else f";search:{top.search['draws']}:{top.upper:.4f}")
+        + "".join(f";{m}:{s}:{c:.4f}" for m, s, c in top.runs if m == "vm-schedule"),
         "upper": repr(top.upper),
     }
+
+
+def add_vm_schedule(
+    rows: list[dict[str, str]], keys: set[tuple[str, ...]], itp_dir: str | None
+) -> list[dict[str, str]]:
+    """`rows` with the never-moving schedule on VMs (`gpuaas.upper`'s `vm_schedule` member,
+    alone) run for those whose (arrivals label, restart) or (N, label, seed, restart) is in
+    `keys` and that lack it: `vm-schedule:1:cost` appended to `runs`, `upper` and `best`
+    replaced where it is cheaper (module docstring)."""
+    out = []
+    for r in rows:
+        key = (r["arrivals"], r["restart"])
+        gen = (r["nodes"], r["arrivals"], r["trace_seed"], r["restart"])
+        if (key not in keys and gen not in keys) or "vm-schedule:" in r["runs"]:
+            out.append(r)
+            continue
+        trace = _trace_of(r, itp_dir)
+        overhead, startup = RESTARTS[r["restart"]]
+        settings = {"overhead": overhead, "startup": startup, "noise": 0.0}
+        cost, _, _, info = _vm_schedule_run(trace, settings, False)
+        print(
+            f"{' '.join(gen)}: vm-schedule {cost:.4f} (plan {info['plan_cost']:.4f}, "
+            f"{info['configs']} {info['order']} {info['vm_weight']:g}; {info['seconds']:.1f} s), "
+            f"upper {float(r['upper']):.4f}",
+            file=sys.stderr,
+            flush=True,
+        )
+        new = {**r, "runs": r["runs"] + f";vm-schedule:1:{cost:.4f}"}
+        if cost < float(r["upper"]):
+            new.update(upper=repr(cost), best="vm-schedule")
+        out.append(new)
+    return out
 
 
 def rebound(rows: list[dict[str, str]], itp_dir: str | None) -> list[dict[str, str]]:
@@ -223,7 +264,7 @@ def tasks(args: argparse.Namespace, rows: list[dict[str, str]]) -> list[tuple]:
     """The rows asked for and not yet in `rows`, as `row`'s arguments."""
     done = {(r["nodes"], r["arrivals"], r["trace_seed"], r["restart"]) for r in rows}
     restarts = args.restarts.split(",")
-    extra = (args.default_seeds, args.search, args.admission)
+    extra = (args.default_seeds, args.search, args.admission, args.vm_schedule)
     todo: list[tuple] = [
         (int(n), args.arrivals, int(s), rs, None, None, *extra)
         for n in filter(None, args.nodes.split(","))
@@ -305,6 +346,19 @@ def main(argv: list[str] | None = None) -> None:
         help="the upper value also runs the default on the trace admitted by the clairvoyant "
         "list schedule (`gpuaas.upper`'s admission runs: `admission xS` in the runs column)",
     )
+    ap.add_argument(
+        "--vm-schedule",
+        action="store_true",
+        help="the upper value also runs the never-moving schedule on VMs (`gpuaas.upper`'s "
+        "vm-schedule member: `vm-schedule` in the runs column)",
+    )
+    ap.add_argument(
+        "--add-vm-schedule",
+        action="store_true",
+        help="run only the vm-schedule member for the rows of --nodes / --itp-dir --clusters "
+        "already in the CSV, lowering their upper value where it is cheaper; then as "
+        "--report-only",
+    )
     ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")
     ap.add_argument(
@@ -319,6 +373,22 @@ def main(argv: list[str] | None = None) -> None:
     if args.rebound:
         rows = rebound(rows, args.itp_dir)
         write(path, rows)
+    elif args.add_vm_schedule:
+        keys: set[tuple[str, ...]] = {
+            (n, args.arrivals, s, rs)
+            for n in filter(None, args.nodes.split(","))
+            for s in args.seeds.split(",")
+            for rs in args.restarts.split(",")
+        }
+        if args.itp_dir is not None:
+            keys |= {
+                (itp_label(c, args.itp_limit), rs)
+                for c in args.clusters
+                for rs in args.restarts.split(",")
+            }
+        for i in range(len(rows)):  # one row at a time, written as it is done
+            rows[i : i + 1] = add_vm_schedule(rows[i : i + 1], keys, args.itp_dir)
+            write(path, rows)
     elif not args.report_only:
         todo = tasks(args, rows)
         if args.workers <= 1:
@@ -353,12 +423,17 @@ duration known; `gpuaas/upper.py` says what it is and is not) and the default's 
 bound and upper. Rows: `upper.csv`. Where the commands say `--default-seeds 8` (the generated
 traces, ITP cluster 5), the portfolio also ran the default at seeds 4-8 (`gpuaas bound --upper
 --default-seeds 8`), and `--search 3` then the suffix search from the cheapest run ("+ search"
-where it found a cheaper schedule); the other rows are the portfolio's alone.
+where it found a cheaper schedule); the other rows are the portfolio's alone. Every row then
+also ran the never-moving schedule on VMs (`--add-vm-schedule`: `gpuaas bound --upper
+--vm-schedule`'s member alone, "vm-schedule" where it is the cheapest run).
 
     python scripts/upper_report.py -o scripts/results/upper.csv --nodes 10,20 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 1,8,9,10 --restarts 600
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 5 --restarts 600 --default-seeds 8 --search 3
     python scripts/upper_report.py -o scripts/results/upper.csv --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --add-vm-schedule --itp-dir DIR --clusters 1,5,8,9,10 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --add-vm-schedule --itp-dir DIR --clusters 7 --itp-limit 4000 --restarts 600
+    python scripts/upper_report.py -o scripts/results/upper.csv --add-vm-schedule --nodes 10,20 --restarts 0,600
     python scripts/upper_report.py --report-only -o scripts/results/upper.csv --md scripts/results/upper.md
 
 Traces: generated under high arrivals (N = 10 and 20, J = 10 N, seeds 81-83), and Microsoft's

@@ -109,3 +109,29 @@ def test_rebound_recomputes_only_the_bound(tmp_path):
     assert float(new["bound"]) == pytest.approx(low.bound, rel=1e-12)
     assert new["binding"] == low.binding and new["upper"] == "2.0"
     assert "ITP cluster 3" in md.read_text()
+
+
+def test_add_vm_schedule_adds_the_member_to_the_rows_asked_for(tmp_path):
+    """`--add-vm-schedule` runs the never-moving schedule alone for the rows of `--itp-dir
+    --clusters` (and `--nodes`) already in the CSV: `vm-schedule:1:cost` joins their runs, the
+    upper value is the cheaper of the two (its `best` "vm-schedule" where the member is
+    cheaper), other rows stay as they were, and a rerun adds nothing."""
+    from gpuaas.upper import upper
+
+    (tmp_path / "cluster03.csv").write_text(CLUSTER)
+    trace = ur.itp_trace(str(tmp_path / "cluster03.csv"))
+    itp = {**KEPT, "arrivals": "itp-cluster03", "trace_seed": "0", "nodes": "3", "jobs": "4",
+           "restart": "600", "runs": "incremental:1:1000000.0000", "upper": "1000000.0"}  # fmt: skip
+    out, md = tmp_path / "upper.csv", tmp_path / "upper.md"
+    ur.write(out, [KEPT, itp])
+    argv = ["--itp-dir", str(tmp_path), "--clusters", "3", "--restarts", "600", "-o", str(out)]
+    ur.main(["--add-vm-schedule", *argv, "--md", str(md)])
+    kept, new = ur.read(out)
+    assert kept == KEPT
+    top = upper(trace, portfolio=(("incremental", 1),), time_limit=1e6, vm_schedule=True)
+    cost = next(c for m, _, c in top.runs if m == "vm-schedule")
+    assert new["runs"] == f"incremental:1:1000000.0000;vm-schedule:1:{cost:.4f}"
+    assert float(new["upper"]) == cost and new["best"] == "vm-schedule"
+    assert "vm-schedule |" in md.read_text()
+    ur.main(["--add-vm-schedule", *argv])
+    assert ur.read(out) == [kept, new]

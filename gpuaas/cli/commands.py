@@ -415,6 +415,12 @@ def simulate(
     help="With --upper: also the default replayed with each job admitted when a clairvoyant "
     "list schedule on 1.25-2 x N nodes starts it (gpuaas/admission.py), before --search.",
 )
+@click.option(
+    "--vm-schedule",
+    is_flag=True,
+    help="With --upper: also a clairvoyant schedule on VMs that never moves a job, replayed "
+    "through the simulator (gpuaas/vm_schedule.py), after --admission's runs.",
+)
 def bound(
     trace_file: str,
     nodes: int | None,
@@ -432,6 +438,7 @@ def bound(
     default_seeds: int | None,
     search: int | None,
     admission: bool,
+    vm_schedule: bool,
     **run: Any,
 ) -> None:
     """The lowest total cost (VM + tardiness) any schedule of TRACE_FILE could reach.
@@ -453,6 +460,7 @@ def bound(
         ("--default-seeds", default_seeds),
         ("--search", search),
         ("--admission", admission),
+        ("--vm-schedule", vm_schedule),
     )
     for name, value in upper_only:
         if value not in (None, False) and not with_upper:
@@ -499,6 +507,7 @@ def bound(
                 default_seeds=default_seeds,
                 search=search,
                 admission=admission,
+                vm_schedule=vm_schedule,
             )
             if log_file is not None:
                 write_log(top, log_file)
