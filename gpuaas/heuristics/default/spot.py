@@ -393,13 +393,15 @@ def wait_for_data(
     V100 zones: a 50 GB checkpoint, $1 a move).
 
     "Would still wait" is Can't Be Late's: a job with a loose deadline (its work over its
-    window below §A.8's switch point, where Can't Be Late itself runs greedy first) as its
-    greedy policy would, until its Safety Net (the due date no longer holds the work left and
-    2d); any other job while ahead of its Uniform Progress line. The switch point's line keeps
-    slack for outages to come where a job has nowhere else to go; a job waiting for its data's
-    zone has, and the plan values price the move. A tight job waiting to its net would run
-    the rest on demand: H100 at ratio 1.05, +16 % (docs/spot.md, "A data wait held to the due
-    date"). Without locations, `modes` itself."""
+    window below §A.8's switch point, where Can't Be Late itself runs greedy first), the only
+    one waiting for its location, as its greedy policy would, until its Safety Net (the due
+    date no longer holds the work left and 2d); any other job while ahead of its Uniform
+    Progress line. The switch point's line keeps slack for outages to come where a job has
+    nowhere else to go; a job waiting for its data's zone has, and the plan values price the
+    move. A tight job waiting to its net would run the rest on demand (H100 at ratio 1.05,
+    +16 %), and where several wait for one zone its return may not serve them all (held-out
+    H100 zone traces, up to +9 %): docs/spot.md, "A data wait held to the due date". Without
+    locations, `modes` itself."""
     from gpuaas.reconfiguration import transfer_costs
 
     cat = instance.catalog
@@ -411,13 +413,15 @@ def wait_for_data(
         (modes == SPOT) & (instance.current_cfg < 0) & (instance.data_at >= 0) & home.any(axis=1)
     )
     outage = np.where(home, instance.outage[None, :], 0.0).max(axis=1)  # (J,)
+    sharing = np.bincount(instance.data_at[cand], minlength=len(cat.places))[instance.data_at]
     ahead = np.array(
         [
             j in lines
             and cbl_choice(
                 **{**lines[j], "t": lines[j]["t"] + outage[j], "vm": NONE, "spot": False},
                 tick=instance.H,
-                greedy=lines[j]["pace"] * lines[j]["deadline"] > lines[j]["work"],
+                greedy=bool(lines[j]["pace"] * lines[j]["deadline"] > lines[j]["work"])
+                and sharing[j] == 1,
             )
             == NONE
             for j in cand
