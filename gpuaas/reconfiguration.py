@@ -120,7 +120,7 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     v = cat.cfg_vm[c]
     loss = instance.job_overhead()[run]
     if run.size and (loss > 0).any():
-        late = instance.rel_due[run] < instance.times[run].min(axis=1)
+        late = instance.rel_due[run] < instance.min_time[run]  # times[run].min(axis=1)
         share = at(share_price(instance), run, c)
         kappa[run] = loss * (share + np.where(late, instance.weight[run], 0.0))
     if instance.startup > 0:
@@ -167,7 +167,7 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
         return out
     t = instance.times[run]
     t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
-    late = (instance.rel_due[run] < t.min(axis=1))[:, None]
+    late = (instance.rel_due[run] < instance.min_time[run])[:, None]  # t.min(axis=1)
     w = instance.weight[run][:, None]
     ov, up = instance.job_overhead()[run][:, None], instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
@@ -210,7 +210,7 @@ def moves_from(instance: Instance, jobs: np.ndarray, src: np.ndarray) -> np.ndar
     to = np.maximum(loc, 0)[None, :]
     gb = instance.data_gb[jobs][:, None]
     seconds = np.where(loc >= 0, gb * per_gb_seconds[src, to], 0.0)
-    late = instance.rel_due[jobs] < instance.times[jobs].min(axis=1)
+    late = instance.rel_due[jobs] < instance.min_time[jobs]  # times[jobs].min(axis=1)
     rate = rows(share_price(instance), jobs) + np.where(late, instance.weight[jobs], 0.0)[:, None]
     out[has] = np.where(loc >= 0, gb * per_gb[src, to], 0.0) + seconds * rate
     return out

@@ -175,3 +175,92 @@ def test_preferred_configs_match_numpy(seed):
     least = values[rows] == values[rows].min(axis=1, keepdims=True)
     want[rows] = np.argmin(np.where(least, rank, 30), axis=1)
     np.testing.assert_array_equal(out, want)
+
+
+def test_swap_threshold_is_the_float_test():
+    """The swap pass's integer test k < `_swap_threshold`(p) is ``rand_uniform``'s
+    k / 2**53 < p for every draw k, at chances whose p * 2**53 is an integer or not, 0, 1,
+    above 1, tiny, subnormal and NaN; and the pass over the whole order (`_swap_free`) gives
+    the free jobs in `swap_pass`'s order and leaves the generator where it leaves it."""
+    rng = np.random.default_rng(0)
+    two53 = 2.0**53
+    ps = [0.0, 1.0, 1.5, 0.5, 0.2, 1e-300, 5e-324, np.nan, 3.0 / two53, 2.0**-60, -0.1]
+    ps += list(rng.random(40)) + list(rng.random(20) * 1e-12)
+    for p in ps:
+        t = int(K._swap_threshold(p))
+        want = p * two53 if p > 0 else 0.0
+        ks = {0, 1, 2**53 - 1, t, max(t - 1, 0), min(t + 1, 2**53 - 1)}
+        ks |= {int(k) for k in rng.integers(0, 2**53, 50)}
+        if np.isfinite(want) and 0 < want < two53:
+            ks |= {int(np.floor(want)), int(np.ceil(want))}
+        for k in ks:
+            if 0 <= k < 2**53:
+                assert (k < t) == (float(k) / two53 < p), (p, k, t)
+    for seed in range(6):
+        r = np.random.default_rng(seed)
+        J = int(r.integers(1, 300))
+        order = r.permutation(J).astype(np.int64)
+        weight = r.uniform(0.001, 0.1, J)
+        weight[r.random(J) < 0.1] = 0.0
+        free = r.random(J) < (0.05, 0.5, 1.0)[seed % 3]
+        swap_prob = (0.2, 0.9, 1.0)[seed % 3]
+        seq = order.copy()
+        want_rng = rng_state(seed)
+        K.swap_pass(seq, weight, swap_prob, want_rng)
+        w = weight[weight > 0].min() if (weight > 0).any() else np.inf
+        thr = np.array(
+            [K._swap_threshold(swap_prob * w / x if x > 0 else swap_prob) for x in weight[order]],
+            dtype=np.uint64,
+        )
+        got = np.empty(int(free.sum()), dtype=np.int64)
+        got_rng = rng_state(seed)
+        m = K._swap_free(order, thr, free[order], got_rng, got)
+        assert m == got.size and got_rng[0] == want_rng[0]
+        np.testing.assert_array_equal(got, seq[free[seq]])
+
+
+def test_node_arrays_and_plan_records_through_a_run(monkeypatch):
+    """Through simulations with start-up, moves and lost spot VMs: the open nodes' arrays a
+    plan leaves (`apply._node_arrays`, derived from the last ones) are those a pass over the
+    node records gives, and each plan action reads every key as its JSON object has it."""
+    from gpuaas.generator import generate_trace
+    from gpuaas.instance import Instance
+    from gpuaas.rescheduler import apply
+    from gpuaas.simulator import Simulator
+
+    made = []
+    derive_arrays = apply._node_arrays
+
+    def derive(s, before, changed, vm):
+        cached = s.node_cache[0] is before
+        derive_arrays(s, before, changed, vm)
+        made.append(cached and s.node_cache[0] is s.nodes)
+
+    monkeypatch.setattr(apply, "_node_arrays", derive)
+    trace = Instance.from_dict(generate_trace(4, 40, seed=3, catalog="aws-us-east-1"))
+    derived = keys = lost = moves = 0
+    for method in ("incremental", "greedy"):  # the default's moves, Greedy's lost spot VMs
+        sim = Simulator(trace, method, spot=True, seed=3)
+        while (plan := sim.step()) is not None:
+            s = sim.rescheduler.run_state
+            if made and made[-1] and s.node_cache[0] is s.nodes:
+                made[-1] = False
+                derived += 1
+                nodes, vms, ready = s.node_cache[1:]
+                np.testing.assert_array_equal(nodes, np.array(list(s.nodes), dtype=np.int64))
+                np.testing.assert_array_equal(vms, np.array([n.vm for n in s.nodes.values()]))
+                np.testing.assert_array_equal(ready, [n.ready for n in s.nodes.values()])
+                assert nodes.dtype == vms.dtype == np.int64 and ready.dtype == np.float64
+            for name in ("open", "resize", "close", "start", "migrate", "preempt",
+                         "interrupted", "nodes", "jobs", "transfer"):  # fmt: skip
+                for a in getattr(plan, name):
+                    d = a.to_dict()
+                    assert list(a) == list(d) and len(a) == len(d)
+                    for k in d:
+                        assert a[k] == d[k]
+                        keys += 1
+                    with pytest.raises(KeyError):
+                        a["no such key"]
+        lost += sim.rescheduler.interruptions
+        moves += sim.rescheduler.migrations + sim.rescheduler.preemptions
+    assert derived > 20 and keys > 100 and lost > 0 and moves > 0

@@ -108,7 +108,7 @@ class RunState:
     # -- caches (not state) ----------------------------------------------------------------------
     # job id -> (observed, measured, share, estimated ratios): `speed.estimate`'s
     speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)
-    # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
+    # the last plan's target: node -> PlannedNode, job id -> PlannedJob
     planned: tuple[dict[int, Any], dict[str, Any]] = field(default_factory=lambda: ({}, {}))
     # the open nodes as arrays (`node_arrays`): (the `nodes` dict they are of, node, vm, ready)
     node_cache: tuple[Any, ...] = (None,)
