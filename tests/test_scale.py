@@ -264,3 +264,56 @@ def test_node_arrays_and_plan_records_through_a_run(monkeypatch):
         lost += sim.rescheduler.interruptions
         moves += sim.rescheduler.migrations + sim.rescheduler.preemptions
     assert derived > 20 and keys > 100 and lost > 0 and moves > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_row_extremes_match_numpy(seed):
+    """The Instance's per-job largest finite and least times (`instance.row_extremes`) are
+    numpy's, bit for bit: rows with inf, -inf and NaN, rows of no finite value, and (numpy's
+    own then) rows holding 0.0 or -0.0."""
+    from gpuaas.instance import row_extremes
+
+    rng = np.random.default_rng(seed)
+    times = rng.uniform(1.0, 1e5, (80, 30))
+    times[rng.random(times.shape) < 0.3] = np.inf
+    times[4] = np.inf
+    times[7, 3] = np.nan
+    times[9, :5] = -np.inf
+    if seed % 2:
+        times[11, 2], times[12, [0, 5]] = 0.0, (-0.0, 0.0)
+    high, low = row_extremes(times)
+    want_high = np.where(np.isfinite(times), times, -np.inf).max(axis=1)
+    assert high.tobytes() == want_high.tobytes() and low.tobytes() == times.min(axis=1).tobytes()
+    assert not high.flags.writeable and not low.flags.writeable
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_move_costs_match_numpy(seed):
+    """The compiled move costs (`reconfiguration.move_costs`) are the numpy ones bit for bit:
+    running jobs late and not, with overhead, per-job move losses, start-up and a queue
+    price; (C,) prices and, on a catalog with GPU-less types, (J, C) ones."""
+    from gpuaas.pricing import fill_price
+    from gpuaas.reconfiguration import _move_costs_numpy, move_costs
+    from tests.test_cpu_only import mixed_instance
+
+    if seed % 4 == 3:
+        instance = mixed_instance(seed, jobs=12, nodes=4)
+    else:
+        instance = random_instance(seed, nodes=int(3 + 5 * (seed % 3)), jobs=70)
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    loss = np.where(rng.random(instance.n_jobs) < 0.4, rng.uniform(0, 900, instance.n_jobs), np.nan)
+    inst = dataclasses.replace(
+        instance,
+        current_node=sol.job_node,
+        current_cfg=sol.job_cfg,
+        overhead=float(rng.choice([0.0, 600.0])),
+        startup=float(rng.choice([0.0, 120.0])),
+        move_loss=loss if seed % 2 else None,
+    )
+    assert (inst.current_cfg >= 0).any()
+    price = fill_price(inst)
+    for p in (price, np.broadcast_to(price, (inst.n_jobs, price.shape[-1])).copy()):
+        for queue in (0.0, 0.0123):
+            got, want = move_costs(inst, p, queue), _move_costs_numpy(inst, p, queue)
+            assert got.tobytes() == want.tobytes()
