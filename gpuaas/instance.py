@@ -74,6 +74,14 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return high, low
 
 
+def row_min(a: np.ndarray) -> np.ndarray:
+    """numpy's ``a.min(axis=1)`` (also with ``initial=np.inf``) of a (J, C) float array, in
+    the compiled pass of `row_extremes` (numpy's own where a row holds a zero)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    _, low, zero = _row_extremes(a)
+    return a.min(axis=1, initial=np.inf) if zero else low
+
+
 @njit(cache=True)
 def _row_extremes(times):  # pragma: no cover - compiled
     """`row_extremes`'s pass, and whether some value is zero (then its results are not used)."""

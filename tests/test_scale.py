@@ -271,7 +271,7 @@ def test_row_extremes_match_numpy(seed):
     """The Instance's per-job largest finite and least times (`instance.row_extremes`) are
     numpy's, bit for bit: rows with inf, -inf and NaN, rows of no finite value, and (numpy's
     own then) rows holding 0.0 or -0.0."""
-    from gpuaas.instance import row_extremes
+    from gpuaas.instance import row_extremes, row_min
 
     rng = np.random.default_rng(seed)
     times = rng.uniform(1.0, 1e5, (80, 30))
@@ -285,6 +285,10 @@ def test_row_extremes_match_numpy(seed):
     want_high = np.where(np.isfinite(times), times, -np.inf).max(axis=1)
     assert high.tobytes() == want_high.tobytes() and low.tobytes() == times.min(axis=1).tobytes()
     assert not high.flags.writeable and not low.flags.writeable
+    assert row_min(times).tobytes() == times.min(axis=1, initial=np.inf).tobytes()
+    assert row_min(times[:0]).shape == (0,) and np.array_equal(
+        row_min(np.zeros((3, 0))), np.full(3, np.inf)
+    )
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -317,3 +321,24 @@ def test_move_costs_match_numpy(seed):
         for queue in (0.0, 0.0123):
             got, want = move_costs(inst, p, queue), _move_costs_numpy(inst, p, queue)
             assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runnable_argmin_matches_numpy(seed):
+    """The fill and queue prices' choice per runnable job (`pricing.runnable_argmin`) is
+    numpy's argmin over the rows with a finite value: ties, rows of no finite value, NaN
+    (first NaN, also in column 0), -inf, -0.0 against 0.0."""
+    from gpuaas.pricing import runnable_argmin
+
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.uniform(0, 5, (70, 30)))  # many ties
+    values[rng.random(values.shape) < 0.3] = np.inf
+    values[3] = np.inf
+    values[5, [7, 9]] = np.nan
+    values[6, 0] = np.nan
+    values[8, 4] = -np.inf
+    values[10, :3] = (np.inf, 0.0, -0.0)
+    values[11, :3] = (np.inf, -0.0, 0.0)
+    values[12] = np.nan
+    want = np.argmin(values[np.isfinite(values).any(axis=1)], axis=1)
+    np.testing.assert_array_equal(runnable_argmin(values), want)
