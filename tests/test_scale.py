@@ -50,7 +50,7 @@ def _elite(instance, size):
     )
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_constructions_match_the_from_scratch_ones(seed):
     """The incremental constructions (kept jobs placed once, free jobs searched among the nodes
     with idle GPUs, scores from the kept jobs' terms) give the schedules, scores, elite set and
@@ -70,26 +70,37 @@ def test_constructions_match_the_from_scratch_ones(seed):
     order = pressure_order(instance)
     size = 1 + seed % 3
     runs = []
-    for incremental in (True, False):
+    # each call from the kept jobs again; one base for every chunk (as randomized_construction
+    # calls them); the from-scratch reference
+    for way in ("calls", "base", "reference"):
         st, elite, rng = State.new(instance), _elite(instance, size), rng_state(seed)
+        last = np.zeros(1, dtype=np.int64)
+        if way == "base":
+            base = K.construction_base(D, proxy, order, swap_prob, *st.arrays())
         for it0, it1 in ((0, 1), (1, 9), (9, 20)):  # chunks, as randomized_construction calls
-            if incremental:
+            if way == "calls":
                 K.randomized_construction_iterations(
-                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0,
-                    np.zeros(1, dtype=np.int64), *st.arrays(), *elite,
+                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0, last,
+                    *st.arrays(), *elite,
+                )  # fmt: skip
+            elif way == "base":
+                K.construction_chunk(
+                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0, last,
+                    *st.arrays(), *elite, base, it0 > 0,
                 )  # fmt: skip
             else:
                 _reference(D, proxy, rule, order, swap_prob, 3, rng, it0, it1, st, elite)
         used = [st.node_jobs[n, : st.node_cnt[n]].tolist() for n in range(instance.nodes)]
         runs.append((elite, rng, st, used))
-    (e1, r1, s1, u1), (e2, r2, s2, u2) = runs
-    for a, b in zip(e1, e2):
-        np.testing.assert_array_equal(a, b)
-    assert r1[0] == r2[0]
-    for a, b in zip(s1.arrays(), s2.arrays()):
-        if a.ndim == 1:
+    e2, r2, s2, u2 = runs[-1]
+    for e1, r1, s1, u1 in runs[:-1]:
+        for a, b in zip(e1, e2):
             np.testing.assert_array_equal(a, b)
-    assert u1 == u2
+        assert r1[0] == r2[0]
+        for a, b in zip(s1.arrays(), s2.arrays()):
+            if a.ndim == 1:
+                np.testing.assert_array_equal(a, b)
+        assert u1 == u2
 
 
 def _unplaced_reference(instance, configs, model, idle, first=False):

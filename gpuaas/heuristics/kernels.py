@@ -626,6 +626,24 @@ def randomized_construction_iterations(
     being undone before the next (`_undo`). The schedules, their scores and the elite set are
     those of `randomized_construction_schedule`, `postprocess` and `full_score` bit for bit
     (tests/test_scale.py compares them)."""
+    base = construction_base(
+        D, proxy, order, swap_prob, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
+    )
+    return construction_chunk(
+        D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, it1, max_no_improve,
+        last_imp, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, e_vm, e_node,
+        e_cfg, e_val, e_cnt, base, False,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def construction_base(
+    D, proxy, order, swap_prob, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
+):
+    """What every schedule of `randomized_construction_iterations` starts from, computed once
+    for all its calls at one point (`randomized_greedy.randomized_construction` makes up to
+    three, the chunks between its time checks): the kept jobs placed in the state arrays
+    given, and a tuple of what the schedules read (`construction_chunk`'s `base`)."""
     N = node_vm.shape[0]
     J = order.shape[0]
     # the kept jobs in place, as every schedule begins
@@ -725,7 +743,48 @@ def randomized_construction_iterations(
     C = D.times.shape[1]
     keys = np.empty(max(C, N))
     cands = np.empty(max(C, N), dtype=np.int64)
-    dirty = False
+    return (
+        b_vm, b_used, b_cnt, free, nf0, n_nf0, closed, n_closed, n_open0, free_total0, nf,
+        by_order, pos_thr, pos_free, head, f0, jterm, b_term, touched, joined, seq, keys, cands,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def construction_chunk(
+    D,
+    proxy,
+    rule,
+    postproc,
+    order,
+    swap_prob,
+    n_cand,
+    rng,
+    it0,
+    it1,
+    max_no_improve,
+    last_imp,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+    e_vm,
+    e_node,
+    e_cfg,
+    e_val,
+    e_cnt,
+    base,
+    dirty,
+):
+    """`randomized_construction_iterations`'s iterations it0..it1-1 from `construction_base`'s
+    `base`; `dirty`: the state holds a schedule (an earlier call's last), not the kept jobs
+    alone. Returns the next iteration."""
+    (
+        b_vm, b_used, b_cnt, free, nf0, n_nf0, closed, n_closed, n_open0, free_total0, nf,
+        by_order, pos_thr, pos_free, head, f0, jterm, b_term, touched, joined, seq, keys, cands,
+    ) = base  # fmt: skip
+    n_free = free.shape[0]
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
