@@ -276,8 +276,10 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
     since are `RunState.replan`, in the order they changed, the nodes opened, closed or
     resized `RunState.renode` (after a restore, with no last plan, all are planned anew)."""
     names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
+    # the last plan's, changed in place (not copied: a pass over every job and node; a failed
+    # event's `state.rollback` drops them, and the next plan lists every job and node anew)
     last_nodes, last_jobs = s.planned
-    nodes = dict(last_nodes)
+    nodes = last_nodes
     added = False
     for p in s.renode:
         n = s.nodes.get(p)
@@ -299,7 +301,7 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
         return PlannedJob(j.id, j.node, cfg_vm[c], cfg_gpus[c])
 
     jobs = s.jobs
-    now = dict(last_jobs) if last_jobs or not jobs else {}
+    now = last_jobs if last_jobs or not jobs else {}
     for jid in s.replan if now else ():
         job = jobs.get(jid)
         if job is None:

@@ -203,7 +203,8 @@ def savepoint(s: RunState) -> tuple[Any, ...]:
     references, the records an event changes as it changes them (`touch`)."""
     s.undo = []
     totals = tuple(getattr(s, k) for k in TOTALS)
-    rest = (dict(s.nodes), s.capacity, list(s.plans), s.recent_moves, s.speed_pool, s.planned)
+    # `nodes` is replaced, never changed in place (`apply.apply`, `accounting`): referenced
+    rest = (s.nodes, s.capacity, list(s.plans), s.recent_moves, s.speed_pool, None)
     cols = s.cols.snapshot()
     return dict(s.jobs), s.rows, cols, totals, rest, len(s.completed), len(s.id_log)
 
@@ -219,7 +220,9 @@ def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
     s.jobs, s.rows = jobs, rows
     for k, v in zip(TOTALS, totals):
         setattr(s, k, v)
-    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool, s.planned = rest
+    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool, _ = rest
+    # the last plan's target was changed in place (`apply.target`): planned anew
+    s.planned = ({}, {})
     s.plans = deque(plans, maxlen=PLAN_MEMORY)
     for jid in s.log[completed:]:
         del s.completed[jid]
