@@ -277,8 +277,11 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
     resized `RunState.renode` (after a restore, with no last plan, all are planned anew)."""
     names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
     # the last plan's, changed in place (not copied: a pass over every job and node; a failed
-    # event's `state.rollback` drops them, and the next plan lists every job and node anew)
+    # event's `state.rollback` then drops them, and the next plan lists every job and node
+    # anew; a quiet point changes none)
     last_nodes, last_jobs = s.planned
+    if s.renode or s.replan:
+        s.planned_changed = True
     nodes = last_nodes
     added = False
     for p in s.renode:

@@ -110,6 +110,8 @@ class RunState:
     speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)
     # the last plan's target: node -> PlannedNode, job id -> PlannedJob
     planned: tuple[dict[int, Any], dict[str, Any]] = field(default_factory=lambda: ({}, {}))
+    # `planned` was changed in place since the savepoint (`apply.target`)
+    planned_changed: bool = False
     # the open nodes as arrays (`node_arrays`): (the `nodes` dict they are of, node, vm, ready)
     node_cache: tuple[Any, ...] = (None,)
     # -- the unfinished jobs' columns (`records.Columns`; each job's row: `Job.row`), the rows
@@ -204,7 +206,8 @@ def savepoint(s: RunState) -> tuple[Any, ...]:
     s.undo = []
     totals = tuple(getattr(s, k) for k in TOTALS)
     # `nodes` is replaced, never changed in place (`apply.apply`, `accounting`): referenced
-    rest = (s.nodes, s.capacity, list(s.plans), s.recent_moves, s.speed_pool, None)
+    rest = (s.nodes, s.capacity, list(s.plans), s.recent_moves, s.speed_pool, s.planned)
+    s.planned_changed = False
     cols = s.cols.snapshot()
     return dict(s.jobs), s.rows, cols, totals, rest, len(s.completed), len(s.id_log)
 
@@ -220,9 +223,9 @@ def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
     s.jobs, s.rows = jobs, rows
     for k, v in zip(TOTALS, totals):
         setattr(s, k, v)
-    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool, _ = rest
-    # the last plan's target was changed in place (`apply.target`): planned anew
-    s.planned = ({}, {})
+    s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool, s.planned = rest
+    if s.planned_changed:  # changed in place (`apply.target`): the next plan plans all anew
+        s.planned, s.planned_changed = ({}, {}), False
     s.plans = deque(plans, maxlen=PLAN_MEMORY)
     for jid in s.log[completed:]:
         del s.completed[jid]
