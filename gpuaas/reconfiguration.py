@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit
 
 from gpuaas.per_job import at, capacity_gpus, rows, share_price
 from gpuaas.transfer import transfer_matrix
@@ -120,7 +121,7 @@ def reconfiguration_terms(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     v = cat.cfg_vm[c]
     loss = instance.job_overhead()[run]
     if run.size and (loss > 0).any():
-        late = instance.rel_due[run] < instance.times[run].min(axis=1)
+        late = instance.rel_due[run] < instance.min_time[run]  # times[run].min(axis=1)
         share = at(share_price(instance), run, c)
         kappa[run] = loss * (share + np.where(late, instance.weight[run], 0.0))
     if instance.startup > 0:
@@ -165,9 +166,66 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
     run = np.flatnonzero(instance.current_cfg >= 0)
     if not run.size or not instance.moves_cost:
         return out
+    _move_costs(
+        instance.times,
+        run,
+        instance.current_cfg,
+        instance.rel_due < instance.min_time,  # late whatever it runs on
+        instance.weight,
+        np.ascontiguousarray(instance.job_overhead()[run], dtype=np.float64),
+        float(instance.startup),
+        _kernel_rows(price),
+        np.ascontiguousarray(cat.cost[cat.cfg_vm], dtype=np.float64),
+        float(queue),
+        _kernel_rows(capacity_gpus(instance)),
+        out,
+    )
+    return out
+
+
+def _kernel_rows(a: np.ndarray) -> np.ndarray:
+    """(C,) or (J, C) as a contiguous float (1, C) or (J, C): the kernel's per-job rows."""
+    return np.ascontiguousarray(np.atleast_2d(a), dtype=np.float64)
+
+
+@njit(cache=True)
+def _move_costs(
+    times, run, cur_cfg, late, weight, ov, up, price, vm_cost, queue, cap, out
+):  # pragma: no cover - compiled
+    """`move_costs` of the running jobs `run` (their overheads `ov`) into `out`, element by
+    element the arithmetic of `_move_costs_numpy`'s array operations, in one pass over the
+    running jobs' rows instead of a dozen (J, C) arrays at every event. `price` and `cap` are
+    (1, C) (every job's) or (J, C) (row j job j's)."""
+    C = times.shape[1]
+    for r in range(run.shape[0]):
+        j = run[r]
+        t0 = times[j, cur_cfg[j]]
+        t0 = t0 if (t0 != t0 or t0 >= 1e-9) else 1e-9  # np.maximum(t0, 1e-9): NaN stays
+        o = ov[r]
+        tard = weight[j] * (o + up) if late[j] else 0.0
+        p = price[j if price.shape[0] > 1 else 0]
+        g = cap[j if cap.shape[0] > 1 else 0]
+        for c in range(C):
+            t = times[j, c]
+            if not np.isfinite(t):
+                out[j, c] = np.inf
+                continue
+            redo = o * t / t0  # seconds to redo the lost work on c
+            out[j, c] = redo * p[c] + up * vm_cost[c] + queue * (redo + up) * g[c] + tard
+
+
+def _move_costs_numpy(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.ndarray:
+    """`move_costs` in numpy array operations (tests/test_scale.py holds the compiled one to
+    it, bit for bit)."""
+    cat = instance.catalog
+    J, C = instance.n_jobs, cat.n_configs
+    out = np.zeros((J, C))
+    run = np.flatnonzero(instance.current_cfg >= 0)
+    if not run.size or not instance.moves_cost:
+        return out
     t = instance.times[run]
     t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
-    late = (instance.rel_due[run] < t.min(axis=1))[:, None]
+    late = (instance.rel_due[run] < instance.min_time[run])[:, None]  # t.min(axis=1)
     w = instance.weight[run][:, None]
     ov, up = instance.job_overhead()[run][:, None], instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
@@ -210,7 +268,7 @@ def moves_from(instance: Instance, jobs: np.ndarray, src: np.ndarray) -> np.ndar
     to = np.maximum(loc, 0)[None, :]
     gb = instance.data_gb[jobs][:, None]
     seconds = np.where(loc >= 0, gb * per_gb_seconds[src, to], 0.0)
-    late = instance.rel_due[jobs] < instance.times[jobs].min(axis=1)
+    late = instance.rel_due[jobs] < instance.min_time[jobs]  # times[jobs].min(axis=1)
     rate = rows(share_price(instance), jobs) + np.where(late, instance.weight[jobs], 0.0)[:, None]
     out[has] = np.where(loc >= 0, gb * per_gb[src, to], 0.0) + seconds * rate
     return out

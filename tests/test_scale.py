@@ -50,7 +50,7 @@ def _elite(instance, size):
     )
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_constructions_match_the_from_scratch_ones(seed):
     """The incremental constructions (kept jobs placed once, free jobs searched among the nodes
     with idle GPUs, scores from the kept jobs' terms) give the schedules, scores, elite set and
@@ -70,26 +70,37 @@ def test_constructions_match_the_from_scratch_ones(seed):
     order = pressure_order(instance)
     size = 1 + seed % 3
     runs = []
-    for incremental in (True, False):
+    # each call from the kept jobs again; one base for every chunk (as randomized_construction
+    # calls them); the from-scratch reference
+    for way in ("calls", "base", "reference"):
         st, elite, rng = State.new(instance), _elite(instance, size), rng_state(seed)
+        last = np.zeros(1, dtype=np.int64)
+        if way == "base":
+            base = K.construction_base(D, proxy, order, swap_prob, *st.arrays())
         for it0, it1 in ((0, 1), (1, 9), (9, 20)):  # chunks, as randomized_construction calls
-            if incremental:
+            if way == "calls":
                 K.randomized_construction_iterations(
-                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0,
-                    np.zeros(1, dtype=np.int64), *st.arrays(), *elite,
+                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0, last,
+                    *st.arrays(), *elite,
+                )  # fmt: skip
+            elif way == "base":
+                K.construction_chunk(
+                    D, proxy, rule, True, order, swap_prob, 3, rng, it0, it1, 0, last,
+                    *st.arrays(), *elite, base, it0 > 0,
                 )  # fmt: skip
             else:
                 _reference(D, proxy, rule, order, swap_prob, 3, rng, it0, it1, st, elite)
         used = [st.node_jobs[n, : st.node_cnt[n]].tolist() for n in range(instance.nodes)]
         runs.append((elite, rng, st, used))
-    (e1, r1, s1, u1), (e2, r2, s2, u2) = runs
-    for a, b in zip(e1, e2):
-        np.testing.assert_array_equal(a, b)
-    assert r1[0] == r2[0]
-    for a, b in zip(s1.arrays(), s2.arrays()):
-        if a.ndim == 1:
+    e2, r2, s2, u2 = runs[-1]
+    for e1, r1, s1, u1 in runs[:-1]:
+        for a, b in zip(e1, e2):
             np.testing.assert_array_equal(a, b)
-    assert u1 == u2
+        assert r1[0] == r2[0]
+        for a, b in zip(s1.arrays(), s2.arrays()):
+            if a.ndim == 1:
+                np.testing.assert_array_equal(a, b)
+        assert u1 == u2
 
 
 def _unplaced_reference(instance, configs, model, idle, first=False):
@@ -175,3 +186,170 @@ def test_preferred_configs_match_numpy(seed):
     least = values[rows] == values[rows].min(axis=1, keepdims=True)
     want[rows] = np.argmin(np.where(least, rank, 30), axis=1)
     np.testing.assert_array_equal(out, want)
+
+
+def test_swap_threshold_is_the_float_test():
+    """The swap pass's integer test k < `_swap_threshold`(p) is ``rand_uniform``'s
+    k / 2**53 < p for every draw k, at chances whose p * 2**53 is an integer or not, 0, 1,
+    above 1, tiny, subnormal and NaN; and the pass over the whole order (`_swap_free`) gives
+    the free jobs in `swap_pass`'s order and leaves the generator where it leaves it."""
+    rng = np.random.default_rng(0)
+    two53 = 2.0**53
+    ps = [0.0, 1.0, 1.5, 0.5, 0.2, 1e-300, 5e-324, np.nan, 3.0 / two53, 2.0**-60, -0.1]
+    ps += list(rng.random(40)) + list(rng.random(20) * 1e-12)
+    for p in ps:
+        t = int(K._swap_threshold(p))
+        want = p * two53 if p > 0 else 0.0
+        ks = {0, 1, 2**53 - 1, t, max(t - 1, 0), min(t + 1, 2**53 - 1)}
+        ks |= {int(k) for k in rng.integers(0, 2**53, 50)}
+        if np.isfinite(want) and 0 < want < two53:
+            ks |= {int(np.floor(want)), int(np.ceil(want))}
+        for k in ks:
+            if 0 <= k < 2**53:
+                assert (k < t) == (float(k) / two53 < p), (p, k, t)
+    for seed in range(6):
+        r = np.random.default_rng(seed)
+        J = int(r.integers(1, 300))
+        order = r.permutation(J).astype(np.int64)
+        weight = r.uniform(0.001, 0.1, J)
+        weight[r.random(J) < 0.1] = 0.0
+        free = r.random(J) < (0.05, 0.5, 1.0)[seed % 3]
+        swap_prob = (0.2, 0.9, 1.0)[seed % 3]
+        seq = order.copy()
+        want_rng = rng_state(seed)
+        K.swap_pass(seq, weight, swap_prob, want_rng)
+        w = weight[weight > 0].min() if (weight > 0).any() else np.inf
+        thr = np.array(
+            [K._swap_threshold(swap_prob * w / x if x > 0 else swap_prob) for x in weight[order]],
+            dtype=np.uint64,
+        )
+        got = np.empty(int(free.sum()), dtype=np.int64)
+        got_rng = rng_state(seed)
+        m = K._swap_free(order, thr, free[order], got_rng, got)
+        assert m == got.size and got_rng[0] == want_rng[0]
+        np.testing.assert_array_equal(got, seq[free[seq]])
+
+
+def test_node_arrays_and_plan_records_through_a_run(monkeypatch):
+    """Through simulations with start-up, moves and lost spot VMs: the open nodes' arrays a
+    plan leaves (`apply._node_arrays`, derived from the last ones) are those a pass over the
+    node records gives, and each plan action reads every key as its JSON object has it."""
+    from gpuaas.generator import generate_trace
+    from gpuaas.instance import Instance
+    from gpuaas.rescheduler import apply
+    from gpuaas.simulator import Simulator
+
+    made = []
+    derive_arrays = apply._node_arrays
+
+    def derive(s, before, changed, vm):
+        cached = s.node_cache[0] is before
+        derive_arrays(s, before, changed, vm)
+        made.append(cached and s.node_cache[0] is s.nodes)
+
+    monkeypatch.setattr(apply, "_node_arrays", derive)
+    trace = Instance.from_dict(generate_trace(4, 40, seed=3, catalog="aws-us-east-1"))
+    derived = keys = lost = moves = 0
+    for method in ("incremental", "greedy"):  # the default's moves, Greedy's lost spot VMs
+        sim = Simulator(trace, method, spot=True, seed=3)
+        while (plan := sim.step()) is not None:
+            s = sim.rescheduler.run_state
+            if made and made[-1] and s.node_cache[0] is s.nodes:
+                made[-1] = False
+                derived += 1
+                nodes, vms, ready = s.node_cache[1:]
+                np.testing.assert_array_equal(nodes, np.array(list(s.nodes), dtype=np.int64))
+                np.testing.assert_array_equal(vms, np.array([n.vm for n in s.nodes.values()]))
+                np.testing.assert_array_equal(ready, [n.ready for n in s.nodes.values()])
+                assert nodes.dtype == vms.dtype == np.int64 and ready.dtype == np.float64
+            for name in ("open", "resize", "close", "start", "migrate", "preempt",
+                         "interrupted", "nodes", "jobs", "transfer"):  # fmt: skip
+                for a in getattr(plan, name):
+                    d = a.to_dict()
+                    assert list(a) == list(d) and len(a) == len(d)
+                    for k in d:
+                        assert a[k] == d[k]
+                        keys += 1
+                    with pytest.raises(KeyError):
+                        a["no such key"]
+        lost += sim.rescheduler.interruptions
+        moves += sim.rescheduler.migrations + sim.rescheduler.preemptions
+    assert derived > 20 and keys > 100 and lost > 0 and moves > 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_row_extremes_match_numpy(seed):
+    """The Instance's per-job largest finite and least times (`instance.row_extremes`) are
+    numpy's, bit for bit: rows with inf, -inf and NaN, rows of no finite value, and (numpy's
+    own then) rows holding 0.0 or -0.0."""
+    from gpuaas.instance import row_extremes, row_min
+
+    rng = np.random.default_rng(seed)
+    times = rng.uniform(1.0, 1e5, (80, 30))
+    times[rng.random(times.shape) < 0.3] = np.inf
+    times[4] = np.inf
+    times[7, 3] = np.nan
+    times[9, :5] = -np.inf
+    if seed % 2:
+        times[11, 2], times[12, [0, 5]] = 0.0, (-0.0, 0.0)
+    high, low = row_extremes(times)
+    want_high = np.where(np.isfinite(times), times, -np.inf).max(axis=1)
+    assert high.tobytes() == want_high.tobytes() and low.tobytes() == times.min(axis=1).tobytes()
+    assert not high.flags.writeable and not low.flags.writeable
+    assert row_min(times).tobytes() == times.min(axis=1, initial=np.inf).tobytes()
+    assert row_min(times[:0]).shape == (0,) and np.array_equal(
+        row_min(np.zeros((3, 0))), np.full(3, np.inf)
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_move_costs_match_numpy(seed):
+    """The compiled move costs (`reconfiguration.move_costs`) are the numpy ones bit for bit:
+    running jobs late and not, with overhead, per-job move losses, start-up and a queue
+    price; (C,) prices and, on a catalog with GPU-less types, (J, C) ones."""
+    from gpuaas.pricing import fill_price
+    from gpuaas.reconfiguration import _move_costs_numpy, move_costs
+    from tests.test_cpu_only import mixed_instance
+
+    if seed % 4 == 3:
+        instance = mixed_instance(seed, jobs=12, nodes=4)
+    else:
+        instance = random_instance(seed, nodes=int(3 + 5 * (seed % 3)), jobs=70)
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    loss = np.where(rng.random(instance.n_jobs) < 0.4, rng.uniform(0, 900, instance.n_jobs), np.nan)
+    inst = dataclasses.replace(
+        instance,
+        current_node=sol.job_node,
+        current_cfg=sol.job_cfg,
+        overhead=float(rng.choice([0.0, 600.0])),
+        startup=float(rng.choice([0.0, 120.0])),
+        move_loss=loss if seed % 2 else None,
+    )
+    assert (inst.current_cfg >= 0).any()
+    price = fill_price(inst)
+    for p in (price, np.broadcast_to(price, (inst.n_jobs, price.shape[-1])).copy()):
+        for queue in (0.0, 0.0123):
+            got, want = move_costs(inst, p, queue), _move_costs_numpy(inst, p, queue)
+            assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runnable_argmin_matches_numpy(seed):
+    """The fill and queue prices' choice per runnable job (`pricing.runnable_argmin`) is
+    numpy's argmin over the rows with a finite value: ties, rows of no finite value, NaN
+    (first NaN, also in column 0), -inf, -0.0 against 0.0."""
+    from gpuaas.pricing import runnable_argmin
+
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.uniform(0, 5, (70, 30)))  # many ties
+    values[rng.random(values.shape) < 0.3] = np.inf
+    values[3] = np.inf
+    values[5, [7, 9]] = np.nan
+    values[6, 0] = np.nan
+    values[8, 4] = -np.inf
+    values[10, :3] = (np.inf, 0.0, -0.0)
+    values[11, :3] = (np.inf, -0.0, 0.0)
+    values[12] = np.nan
+    want = np.argmin(values[np.isfinite(values).any(axis=1)], axis=1)
+    np.testing.assert_array_equal(runnable_argmin(values), want)

@@ -214,7 +214,7 @@ def load_state(
             node_cnt[n] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def place(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j, n, c):
     """Put postponed job j on node n with configuration c (opening n if closed)."""
     if node_vm[n] < 0:
@@ -245,7 +245,7 @@ def unplace(D, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, j):
 
 
 # -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): one schedule ------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select_config(D, j, randomized, n_cand, rng, keys, cands):
     """(v*, g*) for job j: the cheapest (t c_v) configuration meeting the due date, else the
     fastest; randomised, one of the ``n_cand`` best by that key, with probability inversely
@@ -289,7 +289,7 @@ def select_config(D, j, randomized, n_cand, rng, keys, cands):
     return cands[pick_weighted(keys, k, rng)]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def same_model_cfg(D, j, v, g):
     """Configuration (v, g) if VM type v has >= g GPUs and job j can run on it, else -1 (g = 0
     only on a GPU-less type, g >= 1 only on a GPU type)."""
@@ -301,7 +301,7 @@ def same_model_cfg(D, j, v, g):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def open_vm(D, rule, j, c):
     """VM type of a node opened for job j with configuration c: c's own (OPEN_CONFIG), or the
     VM type of c's GPU model with the most GPUs on which j can run with c's GPU count
@@ -450,7 +450,7 @@ def randomized_construction_schedule(
 
 
 # -- postprocessing -------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     """Score of node n and its jobs if the node had VM type ``v_new`` and job ``k`` had
     configuration ``c_k`` (k = -1: no such change). inf if a job cannot run or GPUs overflow."""
@@ -480,7 +480,7 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     """Gain (> 0) in the method's score of a node change if it strictly improves f_OBJ and
     does not worsen the proxy; -1 otherwise."""
@@ -531,8 +531,14 @@ def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg,
     V = vm_gpus.shape[0]
     changes = 0
     kept = False  # a node holding a kept job keeps its VM type
+    every = node_cnt[n] > 0  # ... and one holding only kept jobs changes in nothing
     for a in range(node_cnt[n]):
-        kept = kept or pin_node[node_jobs[n, a]] >= 0
+        if pin_node[node_jobs[n, a]] >= 0:
+            kept = True
+        else:
+            every = False
+    if every:
+        return 0  # no downsizing (kept) and no job to hand idle GPUs to (all kept)
     best_v, best_gain = -1, 0.0
     for v2 in range(V):
         if kept or v2 == v or vm_model[v2] != vm_model[v]:
@@ -620,6 +626,24 @@ def randomized_construction_iterations(
     being undone before the next (`_undo`). The schedules, their scores and the elite set are
     those of `randomized_construction_schedule`, `postprocess` and `full_score` bit for bit
     (tests/test_scale.py compares them)."""
+    base = construction_base(
+        D, proxy, order, swap_prob, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
+    )
+    return construction_chunk(
+        D, proxy, rule, postproc, order, swap_prob, n_cand, rng, it0, it1, max_no_improve,
+        last_imp, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, e_vm, e_node,
+        e_cfg, e_val, e_cnt, base, False,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def construction_base(
+    D, proxy, order, swap_prob, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
+):
+    """What every schedule of `randomized_construction_iterations` starts from, computed once
+    for all its calls at one point (`randomized_greedy.randomized_construction` makes up to
+    three, the chunks between its time checks): the kept jobs placed in the state arrays
+    given, and a tuple of what the schedules read (`construction_chunk`'s `base`)."""
     N = node_vm.shape[0]
     J = order.shape[0]
     # the kept jobs in place, as every schedule begins
@@ -670,14 +694,19 @@ def randomized_construction_iterations(
         if D.pin_node[order[idx]] < 0:
             by_order[k] = order[idx]
             k += 1
-    thr = np.empty(J)
+    # per position i of the pressure order: its job's swap chance as the integer draw it
+    # needs (`_swap_threshold`) and whether the job is free, read in order by the swap pass
     wmin = np.inf
     for j in range(J):
         if 0.0 < D.weight[j] < wmin:
             wmin = D.weight[j]
-    for j in range(J):
+    pos_thr = np.empty(J, dtype=np.uint64)
+    pos_free = np.empty(J, dtype=np.bool_)
+    for i in range(J):
+        j = order[i]
         w = D.weight[j]
-        thr[j] = swap_prob * wmin / w if w > 0.0 else swap_prob
+        pos_thr[i] = _swap_threshold(swap_prob * wmin / w if w > 0.0 else swap_prob)
+        pos_free[i] = D.pin_node[j] < 0
     # the score's parts the kept jobs fix: the sum of the job terms before the first free job
     # (in `full_score`'s order), each kept job's term, each node's first-ending time
     f0 = free[0] if n_free else J
@@ -698,12 +727,64 @@ def randomized_construction_iterations(
         if c >= 0:
             n = job_node[j]
             b_first[n] = min(b_first[n], D.times[j, c])
+    # each open node's term while no free job joins it (`_score_free`: as it computes it)
+    b_term = np.zeros(N)
+    for n in range(N):
+        v = node_vm[n]
+        if v < 0:
+            continue
+        if node_cnt[n] > 0:
+            b_term[n] = open_node_term(D.mu, D.vm_gpus[v], D.vm_cost[v], node_used[n], b_first[n])
+        else:
+            b_term[n] = D.mu * D.vm_gpus[v]
     touched = np.zeros(N, dtype=np.bool_)
+    joined = np.empty(max(n_free, 1), dtype=np.int64)
     seq = np.empty(n_free, dtype=np.int64)
     C = D.times.shape[1]
     keys = np.empty(max(C, N))
     cands = np.empty(max(C, N), dtype=np.int64)
-    dirty = False
+    return (
+        b_vm, b_used, b_cnt, free, nf0, n_nf0, closed, n_closed, n_open0, free_total0, nf,
+        by_order, pos_thr, pos_free, head, f0, jterm, b_term, touched, joined, seq, keys, cands,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def construction_chunk(
+    D,
+    proxy,
+    rule,
+    postproc,
+    order,
+    swap_prob,
+    n_cand,
+    rng,
+    it0,
+    it1,
+    max_no_improve,
+    last_imp,
+    node_vm,
+    node_used,
+    node_cnt,
+    node_jobs,
+    job_node,
+    job_cfg,
+    e_vm,
+    e_node,
+    e_cfg,
+    e_val,
+    e_cnt,
+    base,
+    dirty,
+):
+    """`randomized_construction_iterations`'s iterations it0..it1-1 from `construction_base`'s
+    `base`; `dirty`: the state holds a schedule (an earlier call's last), not the kept jobs
+    alone. Returns the next iteration."""
+    (
+        b_vm, b_used, b_cnt, free, nf0, n_nf0, closed, n_closed, n_open0, free_total0, nf,
+        by_order, pos_thr, pos_free, head, f0, jterm, b_term, touched, joined, seq, keys, cands,
+    ) = base  # fmt: skip
+    n_free = free.shape[0]
     for it in range(it0, it1):
         if max_no_improve > 0 and it - last_imp[0] > max_no_improve:
             return it
@@ -713,31 +794,11 @@ def randomized_construction_iterations(
         randomized = it > 0
         # the free jobs in the order the schedule takes them (`swap_pass` over the whole order)
         if randomized and swap_prob > 0.0:
-            m = 0
-            i = 0
-            while i < J - 1:
-                a = order[i]
-                if rand_uniform(rng) < thr[a]:
-                    b = order[i + 1]
-                    if D.pin_node[b] < 0:
-                        seq[m] = b
-                        m += 1
-                    if D.pin_node[a] < 0:
-                        seq[m] = a
-                        m += 1
-                    i += 2
-                else:
-                    if D.pin_node[a] < 0:
-                        seq[m] = a
-                        m += 1
-                    i += 1
-            if i == J - 1 and D.pin_node[order[J - 1]] < 0:
-                seq[m] = order[J - 1]
-                m += 1
+            _swap_free(order, pos_thr, pos_free, rng, seq)
         else:
             seq[:] = by_order
         nf[:n_nf0] = nf0[:n_nf0]
-        n_nf = _construct_free(
+        _construct_free(  # the nodes with idle GPUs it leaves (nf) are not needed here
             D,
             rule,
             seq,
@@ -760,8 +821,26 @@ def randomized_construction_iterations(
             cands,
         )
         if postproc:
-            for i in range(n_nf):
-                postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, nf[i])
+            # `postprocess` changes only nodes with idle GPUs (nf[:n_nf]) holding a free job:
+            # every other open node holds kept jobs alone (the kept jobs open only the nodes
+            # they hold), which it leaves as they are; each node's change depends on that node
+            # alone, so the nodes the free jobs joined, once each in ascending order, give the
+            # same changes as every node of nf
+            n_t = 0
+            for i in range(n_free):
+                n = job_node[free[i]]
+                if n >= 0 and not touched[n]:
+                    touched[n] = True
+                    k = n_t
+                    while k > 0 and joined[k - 1] > n:
+                        joined[k] = joined[k - 1]
+                        k -= 1
+                    joined[k] = n
+                    n_t += 1
+            for k in range(n_t):
+                n = joined[k]
+                touched[n] = False
+                postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, n)
         val = _score_free(
             D,
             proxy,
@@ -775,7 +854,7 @@ def randomized_construction_iterations(
             head,
             f0,
             jterm,
-            b_first,
+            b_term,
             touched,
         )
         best = np.inf
@@ -787,6 +866,53 @@ def randomized_construction_iterations(
         if inserted and val < best:
             last_imp[0] = it
     return it1
+
+
+@njit(cache=True)
+def _swap_threshold(p):
+    """The swap pass's test ``rand_uniform(rng) < p`` as one on the integer k of the draw
+    (``rand_uniform`` = k / 2**53, k < 2**53, both exact): k < p * 2**53 (exact: a power of
+    two) holds exactly when k < ceil(p * 2**53). Returned as that integer bound (0: never)."""
+    if not p > 0.0:  # NaN too: the float test is then always False
+        return np.uint64(0)
+    t = p * 9007199254740992.0
+    if t >= 9007199254740992.0:
+        return np.uint64(9007199254740992)  # every draw
+    return np.uint64(np.ceil(t))
+
+
+@njit(cache=True)
+def _swap_free(order, pos_thr, pos_free, rng, seq):
+    """`swap_pass` over the whole pressure order `order`, writing only the free jobs
+    (`pos_free`, by position) to seq in the order the pass leaves them: the same draws of
+    the same stream (``rand_uniform``'s xorshift64*, its state kept in a register) with the
+    same outcomes (`_swap_threshold`). Returns the number written."""
+    J = order.shape[0]
+    x = rng[0]
+    m = 0
+    i = 0
+    while i < J - 1:
+        x ^= x >> np.uint64(12)
+        x ^= x << np.uint64(25)
+        x ^= x >> np.uint64(27)
+        if ((x * np.uint64(2685821657736338717)) >> np.uint64(11)) < pos_thr[i]:
+            if pos_free[i + 1]:
+                seq[m] = order[i + 1]
+                m += 1
+            if pos_free[i]:
+                seq[m] = order[i]
+                m += 1
+            i += 2
+        else:
+            if pos_free[i]:
+                seq[m] = order[i]
+                m += 1
+            i += 1
+    if i == J - 1 and pos_free[J - 1]:
+        seq[m] = order[J - 1]
+        m += 1
+    rng[0] = x
+    return m
 
 
 @njit(cache=True)
@@ -899,7 +1025,7 @@ def _construct_free(
     return n_nf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _best_fit_listed(
     D, rule, node_vm, node_used, j, v, g, randomized, rng, weights, cands, nf, n_nf
 ):
@@ -935,7 +1061,7 @@ def _best_fit_listed(
     return cands[pick_weighted(weights, m, rng)]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _suboptimal_listed(D, node_vm, node_used, j, nf, n_nf):
     """`suboptimal` over the open nodes nf[:n_nf] (ascending): `suboptimal` lists every open
     node, a construction only those with idle GPUs, the only ones it can choose."""
@@ -981,31 +1107,34 @@ def _score_free(
     head,
     f0,
     jterm,
-    b_first,
+    b_term,
     touched,
 ):
     """`full_score` of a schedule whose kept jobs are those of the call: the job terms before
-    the first free job f0 are `head` (summed in the same order), the kept jobs' terms `jterm`,
-    the nodes without a free job their first-ending time `b_first`; the same sum, term by
-    term and in the same order."""
+    the first free job f0 are `head` (summed in the same order), the kept jobs' terms `jterm`
+    (the runs between two free jobs added one after the other), the nodes without a free job
+    their term `b_term` (the kept jobs alone hold them: construction and postprocessing
+    leave such a node as it was); the same sum, term by term and in the same order."""
     times, cfg_vm, vm_cost, vm_gpus = D.times, D.cfg_vm, D.vm_cost, D.vm_gpus
     weight, max_time, rel_due = D.weight, D.max_time, D.rel_due
     total = head
     J = job_cfg.shape[0]
-    for j in range(f0, J):
-        if D.pin_node[j] >= 0:
-            total += jterm[j]
-            continue
+    n_free = free.shape[0]
+    for k in range(n_free):  # free[0] is f0; the kept jobs follow each free job up to the next
+        j = free[k]
         c = job_cfg[j]
         if c < 0:
             total += waiting_term(proxy, weight[j], max_time[j], rel_due[j], D.H, D.rho)
-            continue
-        total += running_term(
-            proxy, times[j, c], weight[j], max_time[j], rel_due[j], vm_cost[cfg_vm[c]]
-        )
+        else:
+            total += running_term(
+                proxy, times[j, c], weight[j], max_time[j], rel_due[j], vm_cost[cfg_vm[c]]
+            )
+        end = free[k + 1] if k + 1 < n_free else J
+        for i in range(j + 1, end):
+            total += jterm[i]
     if proxy != PROXY_FOBJ:
         return total
-    for i in range(free.shape[0]):
+    for i in range(n_free):
         n = job_node[free[i]]
         if n >= 0:
             touched[n] = True
@@ -1013,17 +1142,16 @@ def _score_free(
         v = node_vm[n]
         if v < 0:
             continue
-        used = node_used[n]
-        if touched[n]:
-            touched[n] = False
-            first = np.inf
-            for a in range(node_cnt[n]):
-                i = node_jobs[n, a]
-                first = min(first, times[i, job_cfg[i]])
-        else:
-            first = b_first[n]
+        if not touched[n]:
+            total += b_term[n]
+            continue
+        touched[n] = False
+        first = np.inf
+        for a in range(node_cnt[n]):
+            i = node_jobs[n, a]
+            first = min(first, times[i, job_cfg[i]])
         if node_cnt[n] > 0:  # it hosts a job (a GPU-less node's jobs use no GPU)
-            total += open_node_term(D.mu, vm_gpus[v], vm_cost[v], used, first)
+            total += open_node_term(D.mu, vm_gpus[v], vm_cost[v], node_used[n], first)
         else:
             total += D.mu * vm_gpus[v]
     return total

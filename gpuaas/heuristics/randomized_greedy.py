@@ -86,7 +86,7 @@ def randomized_construction(
     deterministic Greedy, always runs), returning the elite set S* of at most `size` (σ)
     sorted best first. With `postproc` every schedule is postprocessed before it is ranked
     (heuristics/README.md). The iterations run in the kernel
-    `randomized_construction_iterations`, in chunks between time checks."""
+    `construction_chunk`, in chunks between time checks, from one `construction_base`."""
     N, J = instance.nodes, instance.n_jobs
     st = State.new(instance)
     order = _pressure_order(instance).copy()
@@ -98,7 +98,10 @@ def randomized_construction(
     e_cnt = np.zeros(1, dtype=np.int64)
     last_imp = np.zeros(1, dtype=np.int64)
     args = (e_vm, e_node, e_cfg, e_val, e_cnt)
-    it = K.randomized_construction_iterations(
+    # the kept jobs placed and what every schedule reads, once for all the chunks
+    # (`K.randomized_construction_iterations` is `construction_base` then one chunk)
+    base = K.construction_base(D, proxy, order, swap_prob, *st.arrays())
+    it = K.construction_chunk(
         D,
         proxy,
         rule,
@@ -113,6 +116,8 @@ def randomized_construction(
         last_imp,
         *st.arrays(),
         *args,
+        base,
+        False,
     )
     greedy = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy())
     next_log = time.perf_counter() + log_interval
@@ -120,7 +125,7 @@ def randomized_construction(
         if deadline is not None and time.perf_counter() >= deadline:
             break
         end = min(max_it, it + CHUNK)
-        nxt = K.randomized_construction_iterations(
+        nxt = K.construction_chunk(
             D,
             proxy,
             rule,
@@ -135,6 +140,8 @@ def randomized_construction(
             last_imp,
             *st.arrays(),
             *args,
+            base,
+            True,  # iteration 0 ran: the state holds the last schedule
         )
         if nxt < end:
             it = nxt

@@ -74,8 +74,10 @@ def advance(s: RunState, at: float, completing: set[str]) -> None:
     over = progress > MAX_PROGRESS
     if over.any():
         done = {s.jobs[jid].row for jid in completing}
-        if done:  # a mask, not a list over every running job
-            over &= ~np.isin(rows, np.fromiter(done, np.int64, len(done)))
+        # a mask, not a list over every running job; a comparison per completing job (a
+        # handful), not `np.isin` (numpy's table or sort over every running job's row)
+        for r in done:
+            over &= rows != r
         progress[over] = MAX_PROGRESS
     cols.hot["progress"][rows] = progress
 

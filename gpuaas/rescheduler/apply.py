@@ -166,7 +166,7 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
                 f"{names[v]} VMs, more than the {k} its capacity allows"
             )
     if changed:  # the other nodes keep their records (`RunState.nodes` stays in node order)
-        nodes = dict(s.nodes)
+        before, nodes = s.nodes, dict(s.nodes)
         for p, old, new in zip(changed, old_vm[changed].tolist(), new_vm[changed].tolist()):
             if old < 0:
                 plan.open.append(OpenVM(p, names[new]))
@@ -180,6 +180,7 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
             if startup > 0:
                 s.startup_cost += startup_cost(s.price[new], startup)
         s.nodes = dict(sorted(nodes.items())) if plan.open else nodes
+        _node_arrays(s, before, changed, new_vm)
 
     cfg_vm, cfg_gpus = s.cfg_vm, s.cfg_gpus
 
@@ -224,6 +225,26 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
     return plan
 
 
+def _node_arrays(s: RunState, before: dict[int, Node], changed: list[int], vm: np.ndarray) -> None:
+    """`RunState.node_arrays` of the new `s.nodes` from those of `before` (if cached): the
+    nodes `changed` (in node order) opened, closed or resized, `vm` every node's VM type now
+    (-1: closed). The arrays a pass over every node's record gives (the changed nodes'
+    `ready` is their record's), at the cost of a few array operations."""
+    cache = s.node_cache
+    if cache[0] is not before:
+        return
+    _, nodes, _, ready = cache
+    full = np.full(s.config.nodes, -np.inf)
+    full[nodes] = ready
+    now = s.nodes
+    for p in changed:
+        n = now.get(p)
+        if n is not None:
+            full[p] = n.ready
+    nodes = np.flatnonzero(vm >= 0)
+    s.node_cache = (now, nodes, vm[nodes], full[nodes])
+
+
 def move_data(s: RunState, job: Job, n: int, c: int, at: float, plan: Plan) -> None:
     """Job `job` starts on node `n` (open) with configuration `c` at `at`: where that is
     another location than its data's, the data moves there (`gpuaas.transfer`): its egress is
@@ -255,8 +276,13 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
     since are `RunState.replan`, in the order they changed, the nodes opened, closed or
     resized `RunState.renode` (after a restore, with no last plan, all are planned anew)."""
     names, cfg_vm, cfg_gpus = s.catalog.vm_names, s.cfg_vm, s.cfg_gpus
+    # the last plan's, changed in place (not copied: a pass over every job and node; a failed
+    # event's `state.rollback` then drops them, and the next plan lists every job and node
+    # anew; a quiet point changes none)
     last_nodes, last_jobs = s.planned
-    nodes = dict(last_nodes)
+    if s.renode or s.replan:
+        s.planned_changed = True
+    nodes = last_nodes
     added = False
     for p in s.renode:
         n = s.nodes.get(p)
@@ -264,21 +290,21 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
             nodes.pop(p, None)
         else:
             added = added or p not in nodes
-            nodes[p] = (n.vm, PlannedNode(p, names[n.vm]))
+            nodes[p] = PlannedNode(p, names[n.vm])
     if added:
         nodes = dict(sorted(nodes.items()))
     if len(nodes) != len(s.nodes):  # no last plan (a restore)
-        nodes = {p: (n.vm, PlannedNode(p, names[n.vm])) for p, n in s.nodes.items()}
+        nodes = {p: PlannedNode(p, names[n.vm]) for p, n in s.nodes.items()}
     s.renode = set()
 
-    def planned(j: Job) -> tuple[int, int, PlannedJob]:
-        node, c = j.node, j.cfg
+    def planned(j: Job) -> PlannedJob:
+        c = j.cfg
         if c < 0:
-            return node, c, PlannedJob(j.id, None, None, None)
-        return node, c, PlannedJob(j.id, node, cfg_vm[c], cfg_gpus[c])
+            return PlannedJob(j.id, None, None, None)
+        return PlannedJob(j.id, j.node, cfg_vm[c], cfg_gpus[c])
 
     jobs = s.jobs
-    now = dict(last_jobs) if last_jobs or not jobs else {}
+    now = last_jobs if last_jobs or not jobs else {}
     for jid in s.replan if now else ():
         job = jobs.get(jid)
         if job is None:
@@ -289,4 +315,5 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
         now = {jid: planned(j) for jid, j in jobs.items()}
     s.replan = {}
     s.planned = (nodes, now)
-    return [hit[1] for hit in nodes.values()], [hit[2] for hit in now.values()]
+    # the values themselves (C-speed copies, not a Python loop over every job)
+    return list(nodes.values()), list(now.values())

@@ -26,6 +26,7 @@ written against the dictionaries of earlier releases keep working.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -388,9 +389,14 @@ class _Action(Mapping[str, Any]):
     __slots__ = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {k: _plain(getattr(self, k)) for k in _field_names(type(self))}
 
     def __getitem__(self, key: str) -> Any:
+        # a field its JSON object names as itself: read directly, not through the whole
+        # object (the simulator reads a plan's moves this way at every event)
+        cls = type(self)
+        if cls.to_dict is _Action.to_dict and key in _field_names(cls):
+            return _plain(getattr(self, key))
         return self.to_dict()[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -403,6 +409,12 @@ class _Action(Mapping[str, Any]):
         return f"{type(self).__name__}({self.to_dict()!r})"
 
     __hash__ = None  # type: ignore[assignment]
+
+
+@functools.cache
+def _field_names(cls: type) -> dict[str, None]:
+    """A plan record class's field names, in order (a dict: ordered, fast membership)."""
+    return dict.fromkeys(f.name for f in dataclasses.fields(cls))
 
 
 def _plain(value: Any) -> Any:

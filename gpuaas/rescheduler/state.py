@@ -108,8 +108,10 @@ class RunState:
     # -- caches (not state) ----------------------------------------------------------------------
     # job id -> (observed, measured, share, estimated ratios): `speed.estimate`'s
     speed_cache: dict[str, tuple[Any, Any, float, np.ndarray | None]] = field(default_factory=dict)
-    # the last plan's target: node -> (vm, PlannedNode), job id -> (node, cfg, PlannedJob)
+    # the last plan's target: node -> PlannedNode, job id -> PlannedJob
     planned: tuple[dict[int, Any], dict[str, Any]] = field(default_factory=lambda: ({}, {}))
+    # `planned` was changed in place since the savepoint (`apply.target`)
+    planned_changed: bool = False
     # the open nodes as arrays (`node_arrays`): (the `nodes` dict they are of, node, vm, ready)
     node_cache: tuple[Any, ...] = (None,)
     # -- the unfinished jobs' columns (`records.Columns`; each job's row: `Job.row`), the rows
@@ -203,7 +205,9 @@ def savepoint(s: RunState) -> tuple[Any, ...]:
     references, the records an event changes as it changes them (`touch`)."""
     s.undo = []
     totals = tuple(getattr(s, k) for k in TOTALS)
-    rest = (dict(s.nodes), s.capacity, list(s.plans), s.recent_moves, s.speed_pool, s.planned)
+    # `nodes` is replaced, never changed in place (`apply.apply`, `accounting`): referenced
+    rest = (s.nodes, s.capacity, list(s.plans), s.recent_moves, s.speed_pool, s.planned)
+    s.planned_changed = False
     cols = s.cols.snapshot()
     return dict(s.jobs), s.rows, cols, totals, rest, len(s.completed), len(s.id_log)
 
@@ -220,6 +224,8 @@ def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
     for k, v in zip(TOTALS, totals):
         setattr(s, k, v)
     s.nodes, s.capacity, plans, s.recent_moves, s.speed_pool, s.planned = rest
+    if s.planned_changed:  # changed in place (`apply.target`): the next plan plans all anew
+        s.planned, s.planned_changed = ({}, {}), False
     s.plans = deque(plans, maxlen=PLAN_MEMORY)
     for jid in s.log[completed:]:
         del s.completed[jid]

@@ -30,7 +30,7 @@ from gpuaas.heuristics.default.room import (
     queued,
 )
 from gpuaas.heuristics.default.settings import HYSTERESIS, REPACK_MOVES
-from gpuaas.instance import Instance
+from gpuaas.instance import Instance, row_min
 from gpuaas.per_job import share_price
 from gpuaas.pricing import move_costs, plan_values, preferred_configs
 
@@ -128,13 +128,13 @@ def incumbent_rules(
     # re-plan: weight 1 (docs/spot.md, "The default's decisions")
     weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
     move = weight[None, :] * move_costs(instance, price)[run]
-    best = (values[run] + move).min(axis=1, initial=np.inf)
+    best = row_min(values[run] + move)  # .min(axis=1, initial=np.inf), compiled
     free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
     none = np.zeros(run.size, dtype=bool)
     freed = {rule.name: none for rule in KEEP_RULES}
     freed["gain"] = _beats(best, stay) & free  # rule 1
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
-    cheap = (move.min(axis=1, initial=np.inf) <= HYSTERESIS * np.abs(stay)) & free
+    cheap = (row_min(move) <= HYSTERESIS * np.abs(stay)) & free
     vm = cat.cfg_vm[cur]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
