@@ -22,7 +22,7 @@ On a catalog with spot variants (`Catalog.with_spot`) the default method (`incre
    (`changeover`). Mode SPOT lets the job take spot and on-demand configurations, ON_DEMAND
    only on-demand ones, NONE makes it wait for spot (a waiting job only; `worth_waiting`
    keeps that only where the wait pays, and with locations a job whose data's zone has no
-   spot waits for it while ahead of its line, `wait_for_data`).
+   spot waits for it while Can't Be Late would, `wait_for_data`).
 2. **Expected times.** A spot configuration of type v takes, in expectation, t / e_jv instead
    of t, e_jv the share of the VM's held time that stays as job j's progress
    (`efficiency`): interruptions come at h_v per second held (`Instance.hazard`, the
@@ -383,15 +383,24 @@ def wait_for_data(
     margin: float | np.ndarray = 0.0,
 ) -> np.ndarray:
     """`modes` with a waiting job in SPOT mode set to wait (NONE) for the spot of the location
-    its data is at, where that spot is out (`Instance.room`), the job would still be ahead of
-    its pace line once the outage is expected over (`Instance.outage`; Can't Be Late would
-    wait there, `lines` holding its quantities from `spot_modes`), and waiting beats moving:
-    its least plan value there once back, with no data to move, against its least plan value
-    now anywhere with the move of its data (`gpuaas.reconfiguration.transfer_costs`), by more
-    than `margin`. A zone's spot flaps in outages of about half an hour while a job may have
-    hours in hand; each relaunch in another region pays the egress of its checkpoint, and the
-    zone it lands in flaps too (SkyNomad's V100 zones: a 50 GB checkpoint, $1 a move). The
-    line is what ends the wait: the job's lead over it shrinks while it waits. Without
+    its data is at, where that spot is out (`Instance.room`), the job would still wait once
+    the outage is expected over (`Instance.outage`; `lines` holds its quantities from
+    `spot_modes`) and waiting beats moving: its least plan value there once back, with no data
+    to move, against its least plan value now anywhere with the move of its data
+    (`gpuaas.reconfiguration.transfer_costs`), by more than `margin`. A zone's spot flaps in
+    outages of about half an hour while a job may have hours in hand; each relaunch in another
+    region pays the egress of its checkpoint, and the zone it lands in flaps too (SkyNomad's
+    V100 zones: a 50 GB checkpoint, $1 a move).
+
+    "Would still wait" is Can't Be Late's: a job with a loose deadline (its work over its
+    window below §A.8's switch point, where Can't Be Late itself runs greedy first), the only
+    one waiting for its location, as its greedy policy would, until its Safety Net (the due
+    date no longer holds the work left and 2d); any other job while ahead of its Uniform
+    Progress line. The switch point's line keeps slack for outages to come where a job has
+    nowhere else to go; a job waiting for its data's zone has, and the plan values price the
+    move. A tight job waiting to its net would run the rest on demand (H100 at ratio 1.05,
+    +16 %), and where several wait for one zone its return may not serve them all (held-out
+    H100 zone traces, up to +9 %): docs/spot.md, "A data wait held to the due date". Without
     locations, `modes` itself."""
     from gpuaas.reconfiguration import transfer_costs
 
@@ -404,12 +413,15 @@ def wait_for_data(
         (modes == SPOT) & (instance.current_cfg < 0) & (instance.data_at >= 0) & home.any(axis=1)
     )
     outage = np.where(home, instance.outage[None, :], 0.0).max(axis=1)  # (J,)
+    sharing = np.bincount(instance.data_at[cand], minlength=len(cat.places))[instance.data_at]
     ahead = np.array(
         [
             j in lines
             and cbl_choice(
                 **{**lines[j], "t": lines[j]["t"] + outage[j], "vm": NONE, "spot": False},
                 tick=instance.H,
+                greedy=bool(lines[j]["pace"] * lines[j]["deadline"] > lines[j]["work"])
+                and sharing[j] == 1,
             )
             == NONE
             for j in cand
