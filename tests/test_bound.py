@@ -560,12 +560,17 @@ OPTION_CASES = [
 
 
 @pytest.mark.parametrize("args, message", OPTION_CASES, ids=[" ".join(a) for a, _ in OPTION_CASES])
-def test_cli_bad_options_one_line(tmp_path, monkeypatch, args, message):
-    """Bad options of `gpuaas bound`: the one line of instances/README.md, exit 2, no output."""
+def test_cli_bad_options_one_line(tmp_path, monkeypatch, checkout_env, args, message):
+    """Bad options of `gpuaas bound`: the one line of instances/README.md, exit 2, no output.
+    The checkout's gpuaas (`checkout_env`): an installed copy on a fresh machine compiles the
+    kernels that reading a trace calls (`Instance`'s row extremes) and says so first."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t.json").write_text(json.dumps(BASE))
     res = subprocess.run(
-        [sys.executable, "-m", "gpuaas", "bound", "t.json", *args], capture_output=True, text=True
+        [sys.executable, "-m", "gpuaas", "bound", "t.json", *args],
+        capture_output=True,
+        text=True,
+        env=checkout_env,
     )
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr == f"gpuaas: error: {message}\n"
