@@ -39,7 +39,8 @@ def spend(log: str, catalog: str) -> tuple[Counter, Counter, Counter, Counter]:
             for n in row["nodes"]:
                 vm = n["vm"]
                 cost[vm] += price[vm] * h
-                idle[vm] += price[vm] * h * (gpus[vm] - held[n["node"]]) / gpus[vm]
+                if gpus[vm]:  # a GPU-less VM has no idle GPUs
+                    idle[vm] += price[vm] * h * (gpus[vm] - held[n["node"]]) / gpus[vm]
                 hours[vm] += h
             now = {j["id"]: (j["node"], j["vm"], j["gpus"]) for j in row["jobs"]}
             for jid, place in now.items():

@@ -111,6 +111,34 @@ def test_rebound_recomputes_only_the_bound(tmp_path):
     assert "ITP cluster 3" in md.read_text()
 
 
+def test_redefault_reruns_only_the_defaults_run(tmp_path):
+    """`--redefault` simulates each row's default run again (seed 1, noise 0, the row's restart
+    cost), replaces `default` and its entry in `runs`, keeps the other runs, and lowers the
+    upper value where the new run is cheaper; where the default's old run was the cheapest and
+    the new one is dearer, `best` says so. An ITP row without `--itp-dir` is kept."""
+    from gpuaas.simulator import simulate
+
+    (tmp_path / "cluster03.csv").write_text(CLUSTER)
+    trace = ur.itp_trace(str(tmp_path / "cluster03.csv"))
+    cost = simulate(trace, "incremental", seed=1, overhead=600.0, startup=120.0, noise=0.0,
+                    bound=False).total_cost  # fmt: skip
+    itp = {**KEPT, "arrivals": "itp-cluster03", "trace_seed": "0", "nodes": "3", "jobs": "4",
+           "restart": "600", "default": "1000000.0", "upper": "900000.0", "best": "greedy seed 1",
+           "runs": "incremental:1:1000000.0000;greedy:1:900000.0000"}  # fmt: skip
+    cheap = {**itp, "restart": "0", "upper": "1.0", "best": "incremental seed 1"}
+    out = tmp_path / "upper.csv"
+    ur.write(out, [itp, cheap])
+    ur.main(["--redefault", "-o", str(out)])
+    assert ur.read(out) == [itp, cheap]
+    ur.main(["--redefault", "--itp-dir", str(tmp_path), "-o", str(out)])
+    new, kept = ur.read(out)
+    assert float(new["default"]) == cost and float(new["upper"]) == cost
+    assert new["runs"] == f"incremental:1:{cost:.4f};greedy:1:900000.0000"
+    assert new["best"] == "incremental seed 1"
+    assert kept["upper"] == "1.0" and kept["best"] == "incremental seed 1, earlier code"
+    assert kept["runs"].endswith(";greedy:1:900000.0000")
+
+
 def test_add_vm_schedule_adds_the_member_to_the_rows_asked_for(tmp_path):
     """`--add-vm-schedule` runs the never-moving schedule alone for the rows of `--itp-dir
     --clusters` (and `--nodes`) already in the CSV: `vm-schedule:1:cost` joins their runs, the
