@@ -181,8 +181,9 @@ def idle_pays(
     """Per running job (`run`): no job on its node is pinned, and the node's idle GPUs, at its
     VM's price per GPU until its last job ends, cost more than moving every job on it (`move`,
     weighted, their cheapest): re-packing the node pays where no single move is cheap against
-    its job's plan value. Jobs of 2-4 h with a 600 s restart never were (5-8 % of it), so
-    bursts left nodes half empty and the default cost 1.3 x the never-moving upper value on ITP
+    its job's plan value (a move counts `move_weight` times against HYSTERESIS of it: with a
+    600 s restart and 120 s start-up, only jobs with about 16 h or more left), so ITP's
+    bursts of 2-4 h jobs left nodes half empty and the default cost 1.3 x the never-moving upper value on ITP
     clusters 8 and 9 (scripts/results/upper.md, "Where the default loses on clusters 9 and 8")."""
     cat = instance.catalog
     node = instance.current_node[run]
