@@ -222,8 +222,6 @@ def redefault(rows: list[dict[str, str]], itp_dir: str | None) -> list[dict[str,
     runs are kept: each is a complete schedule of the trace whatever code made it, so the
     optimum still lies below the upper value, but the row is no longer what its command gives
     (the page says which code made them). An ITP row without `itp_dir` is kept as it is."""
-    from gpuaas.simulator import simulate
-
     out = []
     for r in rows:
         if r["arrivals"].startswith(ITP_PREFIX) and itp_dir is None:
@@ -231,15 +229,9 @@ def redefault(rows: list[dict[str, str]], itp_dir: str | None) -> list[dict[str,
             continue
         overhead, startup = RESTARTS[r["restart"]]
         trace = _trace_of(r, itp_dir)
-        cost = simulate(
-            trace,
-            PORTFOLIO[0][0],
-            seed=PORTFOLIO[0][1],
-            overhead=overhead,
-            startup=startup,
-            noise=0.0,
-            bound=False,
-        ).total_cost
+        cost = upper(
+            trace, overhead=overhead, startup=startup, time_limit=1e9, portfolio=PORTFOLIO[:1]
+        ).upper
         first, _, rest = r["runs"].partition(";")
         assert first.startswith(f"{PORTFOLIO[0][0]}:{PORTFOLIO[0][1]}:"), first
         new = {

@@ -136,8 +136,10 @@ def incumbent_rules(
     freed = {rule.name: none for rule in KEEP_RULES}
     freed["gain"] = _beats(best, stay) & free  # rule 1
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
-    cheap = (row_min(move) <= HYSTERESIS * np.abs(stay)) & free
+    least = row_min(move)
+    cheap = (least <= HYSTERESIS * np.abs(stay)) & free
     vm = cat.cfg_vm[cur]
+    node = instance.current_node[run]
     if run.size and (instance.current_cfg < 0).any():
         pref = preferred_configs(instance, values) if pref is None else pref
         queue = queued(instance, pref)
@@ -157,7 +159,7 @@ def incumbent_rules(
             mine = pref[run]
             shrink = cheap & (mine >= 0) & (cat.cfg_gpus[cur] > cat.cfg_gpus[np.maximum(mine, 0)])
             small = np.zeros(run.size, dtype=bool)
-            used = np.bincount(instance.current_node[run], minlength=instance.nodes)
+            used = np.bincount(node, minlength=instance.nodes)
             if grow and np.count_nonzero(used) >= instance.nodes:
                 model = cat.gpu_model_id[vm]
                 theirs = cat.gpu_model_id[cat.cfg_vm[np.maximum(mine, 0)]]
@@ -167,35 +169,41 @@ def incumbent_rules(
     # rule 4: a node with idle GPUs may be re-packed or downsized: its jobs with slack to spare
     # for the moves are free, where their move is cheap or (the default method's) the node's
     # idle GPUs cost more than moving all its jobs
-    idle = open_nodes(instance)[1][instance.current_node[run]] > 0
-    slack = instance.rel_due[run] - instance.times[run, cur]
+    idle_gpus = open_nodes(instance)[1]
+    left = instance.times[run, cur]
+    slack = instance.rel_due[run] - left
     moves = REPACK_MOVES * (instance.job_overhead()[run] + instance.startup)
-    worth = cheap | idle_pays(instance, run, move, free) if grow else cheap
-    freed["repack"] = worth & idle & (slack > moves)
+    worth = cheap | idle_pays(instance, node, vm, left, least, idle_gpus, free) if grow else cheap
+    freed["repack"] = worth & (idle_gpus[node] > 0) & (slack > moves)
     return Rules(values, run, freed, stay, move)
 
 
 def idle_pays(
-    instance: Instance, run: np.ndarray, move: np.ndarray, free: np.ndarray
+    instance: Instance,
+    node: np.ndarray,
+    vm: np.ndarray,
+    left: np.ndarray,
+    least: np.ndarray,
+    idle_gpus: np.ndarray,
+    free: np.ndarray,
 ) -> np.ndarray:
-    """Per running job (`run`): no job on its node is pinned, and the node's idle GPUs, at its
-    VM's price per GPU until its last job ends, cost more than moving every job on it (`move`,
-    weighted, their cheapest): re-packing the node pays where no single move is cheap against
-    its job's plan value (a move counts `move_weight` times against HYSTERESIS of it: with a
-    600 s restart and 120 s start-up, only jobs with about 16 h or more left), so ITP's
-    bursts of 2-4 h jobs left nodes half empty and the default cost 1.3 x the never-moving upper value on ITP
-    clusters 8 and 9 (scripts/results/upper.md, "Where the default loses on clusters 9 and 8")."""
+    """Per running job (on `node`, a VM of type `vm`, `left` seconds to go; `least`: its
+    cheapest move, weighted; `idle_gpus` per node): no job on its node is pinned, and the
+    node's idle GPUs, at its VM's price per GPU until its last job ends, cost more than moving
+    every job on it. Re-packing the node then pays where no single move is cheap against its
+    job's plan value (a move counts `move_weight` times against HYSTERESIS of it: with a 600 s
+    restart and 120 s start-up, only jobs with about 16 h or more left), so ITP's bursts of
+    2-4 h jobs left nodes half empty and the default cost 1.3 x the never-moving upper value
+    on ITP clusters 8 and 9 (scripts/results/upper.md, "Where the default loses on clusters 9
+    and 8")."""
     cat = instance.catalog
-    node = instance.current_node[run]
-    vm = cat.cfg_vm[instance.current_cfg[run]]
     last = np.zeros(instance.nodes)
-    np.maximum.at(last, node, instance.times[run, instance.current_cfg[run]])
-    cost = np.bincount(node, weights=row_min(move), minlength=instance.nodes)
+    np.maximum.at(last, node, left)
+    cost = np.bincount(node, weights=least, minlength=instance.nodes)
     pinned = np.bincount(node, weights=(~free).astype(float), minlength=instance.nodes) > 0
     per_gpu = np.zeros(instance.nodes)
     per_gpu[node] = np.where(cat.gpus[vm] > 0, cat.cost[vm] / np.maximum(cat.gpus[vm], 1), 0.0)
-    pays = (open_nodes(instance)[1] * per_gpu * last > cost) & ~pinned
-    return pays[node]
+    return ((idle_gpus * per_gpu * last > cost) & ~pinned)[node]
 
 
 def keep_incumbent(
