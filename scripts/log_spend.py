@@ -5,7 +5,8 @@ Per VM type: the dollars its open nodes cost, the part of them on GPUs no job he
 its node-hours; then the jobs' changes of place between consecutive intervals (node or
 configuration), by VM type before and after and whether the job stayed on its node (a resize
 or a new GPU count) or changed node. Used for scripts/results/upper.md, "Where the default
-loses on clusters 9 and 8".
+loses on clusters 9 and 8". Spot nodes are priced at the catalog's spot price, so a run on a
+replayed spot price series adds up to its VM cost only roughly.
 
     python scripts/log_spend.py LOG --catalog gcp-us-central1 [--top 12]
 """
@@ -16,6 +17,8 @@ import argparse
 import json
 from collections import Counter
 
+import numpy as np
+
 from gpuaas.catalog import load_catalog
 
 
@@ -23,6 +26,8 @@ def spend(log: str, catalog: str) -> tuple[Counter, Counter, Counter, Counter]:
     """(dollars, idle dollars, node-hours) per VM type and changes of place per (VM type
     before, after, "same node" or "other node")."""
     cat = load_catalog(catalog)
+    if np.isfinite(cat.spot_per_hour).any():
+        cat = cat.with_spot()  # spot variants (``NAME:spot``) at the catalog's spot price
     price = dict(zip(cat.vm_names, cat.cost_per_hour))
     gpus = dict(zip(cat.vm_names, cat.gpus))
     cost, idle, hours, moves = Counter(), Counter(), Counter(), Counter()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from gpuaas.catalog import load_catalog
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
 from gpuaas.simulator import simulate
@@ -28,3 +29,18 @@ def test_spend_adds_up_to_the_runs_vm_cost(tmp_path):
     # leaves the running set and is not a change of place
     assert sum(moves.values()) <= result.migrations
     assert sum(moves.values()) > 0
+
+
+def test_spend_prices_spot_variants_at_the_catalogs_spot_price(tmp_path):
+    # a spot run's log names spot VMs ``TYPE:spot``; the catalog's own spot price prices them
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '{"start": 0.0, "end": 3600.0, "nodes": [{"node": 0, "vm": "g4dn.xlarge:spot"}], '
+        '"jobs": [{"id": "j0", "node": 0, "vm": "g4dn.xlarge:spot", "gpus": 1}]}\n'
+    )
+    cat = load_catalog("aws-us-east-1")
+    v = cat.vm_names.index("g4dn.xlarge")
+    cost, idle, hours, moves = log_spend.spend(str(log), "aws-us-east-1")
+    assert abs(cost["g4dn.xlarge:spot"] - cat.spot_per_hour[v]) < 1e-9
+    assert cost["g4dn.xlarge:spot"] < cat.cost_per_hour[v]
+    assert idle["g4dn.xlarge:spot"] == 0.0 and hours["g4dn.xlarge:spot"] == 1.0
