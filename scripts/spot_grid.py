@@ -11,7 +11,10 @@ taken, (on demand - cost) / (on demand - bound), tardiness and late jobs beside 
     GPUAAS_SPOT_TRACES=/path/to/spot-traces python scripts/spot_grid.py --seeds 81 82 83 84 \\
         --source replay=p3.2xlarge=...,p3.16xlarge=... --source model=model -o out.jsonl --md out.md
 
-Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables.
+Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables, and where
+traces ran at two or more solver seeds (`--solver-seed 0 1 2 3 4`), each trace's mean cost with
+spot over its mean without: the default's cost varies between seeds (up to 13 % under high
+arrivals), so one seed's ratio mixes spot's effect with that variation.
 """
 
 from __future__ import annotations
@@ -119,7 +122,61 @@ def tables(rows: list[dict]) -> str:
                 f"{r['interruptions']} |"
             )
         out.append("")
-    return "\n".join(out)
+    return "\n".join(out + seed_means(rows))
+
+
+def seed_means(rows: list[dict]) -> list[str]:
+    """Per source, method and settings, where traces were run at two or more solver seeds: each
+    trace's mean cost with spot over its mean cost without, beside the per-seed ratios and the
+    spread of the runs without spot (the default's own variation between seeds, which a
+    single-seed ratio cannot tell from spot's effect). Markdown lines; none without such runs."""
+    runs: dict[tuple, dict[int, float]] = defaultdict(dict)
+    for r in rows:
+        group = (
+            ("none", "", "")
+            if r["source"] == "none"
+            else (
+                r["source"],
+                r["method"],
+                json.dumps(r["settings"]),
+            )
+        )
+        runs[(group, r["arrivals"], r["seed"], r["nodes"])][r.get("solver_seed", 0)] = r[
+            "total_cost"
+        ]
+    by: dict[tuple, list] = defaultdict(list)
+    for (group, arrivals, seed, nodes), costs in runs.items():
+        base = runs.get((("none", "", ""), arrivals, seed, nodes), {})
+        both = sorted(set(costs) & set(base))
+        if group[0] != "none" and len(both) >= 2:
+            by[group].append((arrivals, seed, nodes, [(costs[s], base[s]) for s in both], both))
+    out = []
+    for (source, method, settings), traces in sorted(by.items()):
+        traces.sort()
+        means = [
+            (sum(c for c, _ in p) / len(p), sum(b for _, b in p) / len(p)) for *_, p, _ in traces
+        ]
+        ratios = [m / b for m, b in means]
+        total = sum(m for m, _ in means) / sum(b for _, b in means)
+        extra = "" if settings == "{}" else f", {settings}"
+        out += [
+            f"### {method}, {source}{extra}: mean over solver seeds",
+            "",
+            f"Summed over {len(traces)} traces: {total:.4f} x without spot (per trace "
+            f"{min(ratios):.4f}-{max(ratios):.4f}; above 1.005 on {sum(x > 1.005 for x in ratios)}).",
+            "",
+            "| trace | solver seeds | mean without spot $ | mean with spot $ | ratio of means | ratio per seed | without spot: least / most over mean |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for (arrivals, seed, nodes, pairs, seeds), (m, b) in zip(traces, means):
+            per = " ".join(f"{c / w:.3f}" for c, w in pairs)
+            lo, hi = min(w for _, w in pairs) / b, max(w for _, w in pairs) / b
+            out.append(
+                f"| {arrivals}-{seed} N={nodes} | {','.join(map(str, seeds))} | {b:.2f} | "
+                f"{m:.2f} | {m / b:.4f} | {per} | {lo:.3f} / {hi:.3f} |"
+            )
+        out.append("")
+    return out
 
 
 def main() -> None:
@@ -130,7 +187,13 @@ def main() -> None:
     ap.add_argument("--source", action="append", default=[], help="NAME=SPEC (repeatable)")
     ap.add_argument("--methods", nargs="+", default=["incremental"])
     ap.add_argument("--settings", default="{}", help="JSON run settings for the spot runs")
-    ap.add_argument("--solver-seed", type=int, default=0, help="every run's seed (default 0)")
+    ap.add_argument(
+        "--solver-seed",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="the runs' seeds (default 0); with two or more, --md adds the means over them",
+    )
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
     ap.add_argument("--md", help="markdown tables of every row of --output")
@@ -146,8 +209,9 @@ def main() -> None:
             spec,
             method,
             () if spec is None else settings,
-            args.solver_seed,
+            solver_seed,
         )
+        for solver_seed in args.solver_seed
         for seed in args.seeds
         for arrivals in args.arrivals
         for name, spec in sources
