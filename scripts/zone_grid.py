@@ -14,7 +14,8 @@ run, cost over the bound, egress dollars, moves of data between locations, late 
         --availability skynomad:$SKYNOMAD/data/converted_multi_region_aligned \\
         --seeds 91 92 93 -o scripts/results/zone-grid-v100.jsonl --md scripts/results/zone-grid-v100.md
 
-Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables of every row.
+Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables of every row,
+and with `--solver-seed 0 1 2 3 4` (several seeds) each trace's means over them.
 """
 
 from __future__ import annotations
@@ -56,11 +57,12 @@ RUNS = {
 
 
 def run(cell: tuple) -> dict:
-    """One simulation (`cell`: catalog, zone, availability, seed, arrivals, nodes, run name)."""
-    catalog, zone, availability, seed, arrivals, nodes, name = cell
+    """One simulation (`cell`: catalog, zone, availability, seed, arrivals, nodes, run name,
+    solver seed)."""
+    catalog, zone, availability, seed, arrivals, nodes, name, solver_seed = cell
     method, spot, one = RUNS[name]
     trace = Instance.from_dict(generate_trace(nodes, seed=seed, arrivals=arrivals, catalog=catalog))
-    kw = {"locations": zone} if one else {}
+    kw = {"locations": zone, "seed": solver_seed} if one else {"seed": solver_seed}
     if spot:
         kw.update(spot=True, availability=os.path.expandvars(availability))
     t0 = time.process_time()
@@ -68,6 +70,8 @@ def run(cell: tuple) -> dict:
     row = {k: r.get(k) for k in KEYS}
     row.update(catalog=catalog, zone=zone, seed=seed, arrivals=arrivals, nodes=nodes, run=name)
     row["cpu_seconds"] = round(time.process_time() - t0, 1)
+    if solver_seed:
+        row["solver_seed"] = solver_seed
     return row
 
 
@@ -76,10 +80,12 @@ def tables(rows: list[dict]) -> str:
     on-demand run, then its cost / bound, egress and moves of data, late jobs."""
     by = defaultdict(dict)
     for r in rows:
-        by[(r["catalog"], r["zone"], r["nodes"])][(r["arrivals"], r["seed"], r["run"])] = r
+        group = (r["catalog"], r["zone"], r["nodes"], r.get("solver_seed", 0))
+        by[group][(r["arrivals"], r["seed"], r["run"])] = r
     out = []
-    for (catalog, zone, nodes), cells in sorted(by.items()):
-        out.append(f"\n### {catalog}, N = {nodes}, one zone = {zone}\n")
+    for (catalog, zone, nodes, solver_seed), cells in sorted(by.items()):
+        extra = f", solver seed {solver_seed}" if solver_seed else ""
+        out.append(f"\n### {catalog}, N = {nodes}, one zone = {zone}{extra}\n")
         head = ["trace", "on demand $"] + [f"{n} / od" for n in list(RUNS)[1:]]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
@@ -120,7 +126,45 @@ def tables(rows: list[dict]) -> str:
                 f"{sum(r['deadline_miss_rate'] for r in rs) / len(rs):.3f} | "
                 f"{sum(r['spot_cost'] or 0 for r in rs):.2f} |"
             )
-    return "\n".join(out) + "\n"
+    return "\n".join(out + seed_means(rows)) + "\n"
+
+
+def seed_means(rows: list[dict]) -> list[str]:
+    """Markdown lines: where traces ran at two or more solver seeds, each run's mean cost over
+    those seeds over the one-zone on-demand run's mean over the same seeds, trace by trace, and
+    in brackets the least and largest ratio of a single seed (the default's cost varies between
+    seeds, which one seed's ratio cannot tell from spot's effect)."""
+    costs = defaultdict(dict)  # (catalog, zone, nodes, arrivals, seed, run) -> solver seed -> $
+    for r in rows:
+        key = (r["catalog"], r["zone"], r["nodes"], r["arrivals"], r["seed"], r["run"])
+        costs[key][r.get("solver_seed", 0)] = r["total_cost"]
+    by = defaultdict(dict)
+    for (catalog, zone, nodes, arrivals, seed, name), runs in costs.items():
+        od = costs.get((catalog, zone, nodes, arrivals, seed, "on-demand, one zone"), {})
+        both = sorted(set(runs) & set(od))
+        if name != "on-demand, one zone" and len(both) >= 2:
+            mean = sum(runs[k] for k in both) / len(both)
+            base = sum(od[k] for k in both) / len(both)
+            each = [runs[k] / od[k] for k in both]
+            by[(catalog, zone, nodes)][(arrivals, seed, name)] = (mean / base, each, both)
+    out = []
+    for (catalog, zone, nodes), cells in sorted(by.items()):
+        names = [n for n in list(RUNS)[1:] if any(k[2] == n for k in cells)]
+        out.append(f"\n### {catalog}, N = {nodes}, one zone = {zone}: mean over solver seeds\n")
+        out.append("| trace | solver seeds | " + " | ".join(f"{n} / od" for n in names) + " |")
+        out.append("|" + "---|" * (len(names) + 2))
+        for a, s in sorted({(a, s) for a, s, _ in cells}):
+            line, seeds = [], ""
+            for n in names:
+                cell = cells.get((a, s, n))
+                line.append(
+                    "-"
+                    if cell is None
+                    else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f})"
+                )
+                seeds = seeds or (",".join(map(str, cell[2])) if cell else "")
+            out.append(f"| {a}-{s} | {seeds} | " + " | ".join(line) + " |")
+    return out
 
 
 def main() -> None:
@@ -132,6 +176,13 @@ def main() -> None:
     ap.add_argument("--arrivals", nargs="+", default=["exponential", "high", "low"])
     ap.add_argument("--nodes", type=int, nargs="+", default=[10])
     ap.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
+    ap.add_argument(
+        "--solver-seed",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="the runs' seeds (default 0); with two or more, --md adds the means over them",
+    )
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
     ap.add_argument("--md", help="markdown tables of every row of --output")
@@ -141,14 +192,16 @@ def main() -> None:
     if out.exists():
         for line in out.read_text().splitlines():
             r = json.loads(line)
-            done.add((r["catalog"], r["zone"], r["seed"], r["arrivals"], r["nodes"], r["run"]))
+            key = (r["catalog"], r["zone"], r["seed"], r["arrivals"], r["nodes"], r["run"])
+            done.add((*key, r.get("solver_seed", 0)))
     cells = [
-        (args.catalog, args.zone, args.availability, s, a, n, name)
+        (args.catalog, args.zone, args.availability, s, a, n, name, k)
+        for k in args.solver_seed
         for n in args.nodes
         for s in args.seeds
         for a in args.arrivals
         for name in args.runs
-        if (args.catalog, args.zone, s, a, n, name) not in done
+        if (args.catalog, args.zone, s, a, n, name, k) not in done
     ]
     with Pool(args.jobs) as pool, out.open("a") as fh:
         for row in pool.imap_unordered(run, cells):
