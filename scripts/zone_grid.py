@@ -104,7 +104,7 @@ def tables(rows: list[dict]) -> str:
                     sums[n] += r["total_cost"]
             out.append("| " + " | ".join(line) + " |")
         line = ["**summed**", f"{sums['od']:.2f}"]
-        line += [f"**{sums[n] / sums['od']:.3f}**" if sums["od"] else "-" for n in list(RUNS)[1:]]
+        line += [f"**{sums[n] / sums['od']:.3f}**" if sums[n] else "-" for n in list(RUNS)[1:]]
         out.append("| " + " | ".join(line) + " |")
         out.append(
             "\nPer run, summed over the traces: cost / bound, egress $, moves of data "
