@@ -145,21 +145,32 @@ def test_unplaced_matches_numpy(seed):
         )
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_plan_values_lp_is_per_job_lps_value(seed):
-    """The values-only per-job LP gives `per_job_lp`'s values bit for bit, with switch costs
-    and spot partners."""
+    """The values-only per-job LP (`per_job._plan_values`) gives `per_job_lp`'s values bit for
+    bit, with switch costs, with spot partners (its general loop) and without (its branch-free
+    least), with one price row or a row per job, and with ties of price x time."""
     from gpuaas.per_job import node_share, per_job_lp, plan_values_lp
 
     instance = random_instance(seed, nodes=5, jobs=80)
     rng = np.random.default_rng(seed)
-    C = instance.catalog.n_configs
-    times = np.ascontiguousarray(instance.times)
+    J, C = instance.n_jobs, instance.catalog.n_configs
+    times = np.array(instance.times)
+    times[rng.random(times.shape) < 0.05] = np.inf
+    if seed % 3 == 2:  # ties of price x time and of time against the slack
+        times = np.round(times / 3600.0) * 3600.0
+    times = np.ascontiguousarray(times)
     slack = np.ascontiguousarray(instance.rel_due, dtype=np.float64)
+    if seed % 3 == 2:
+        slack = np.round(slack / 3600.0) * 3600.0
     weight = np.ascontiguousarray(instance.weight)
-    price = rng.uniform(1e-4, 1e-2, C)
+    price = rng.uniform(1e-4, 1e-2, (J, C) if seed % 4 >= 2 else C)
+    if seed % 3 == 2:
+        price = np.round(price, 3)
     switch = rng.uniform(0, 5, C) * (seed % 2)
     partner = np.where(rng.random(C) < 0.3, rng.integers(0, C, C), -1).astype(np.int64)
+    if seed >= 6:
+        partner[:] = -1  # no spot: the branch-free least
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
     want = per_job_lp(times, slack, weight, price, share, switch, partner)[0]
     np.testing.assert_array_equal(
