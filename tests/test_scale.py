@@ -364,3 +364,35 @@ def test_runnable_argmin_matches_numpy(seed):
     values[12] = np.nan
     want = np.argmin(values[np.isfinite(values).any(axis=1)], axis=1)
     np.testing.assert_array_equal(runnable_argmin(values), want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_queue_price_from_every_jobs_values(seed):
+    """A job's plan values are its own row's alone: the waiting jobs' rows of every job's
+    values at the share price (what `fill_price` computed first) are their values computed
+    apart, bit for bit, so `queue_price` reads them there; it is the same whether `fill_price`
+    ran first or not."""
+    from gpuaas import pricing
+    from gpuaas.per_job import share_price
+
+    instance = random_instance(seed, nodes=int(2 + 3 * (seed % 3)), jobs=int(40 + 30 * (seed % 4)))
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < 0.6)
+    inst = dataclasses.replace(
+        instance,
+        current_node=np.where(keep, sol.job_node, -1),
+        current_cfg=np.where(keep, sol.job_cfg, -1),
+        overhead=600.0 * (seed % 2),
+        startup=120.0,
+    )
+    share = np.ascontiguousarray(share_price(inst), dtype=np.float64)
+    rows = np.flatnonzero(inst.current_cfg < 0)
+    apart = pricing._per_job_values(inst, share, rows, 0.0)
+    np.testing.assert_array_equal(pricing.plan_values_at(inst, share)[rows], apart)
+    twin = dataclasses.replace(inst)  # the same point, nothing cached for it
+    assert pricing._cached_plan_values(twin, share) is None
+    alone = pricing.queue_price(twin)  # the waiting jobs' LPs apart
+    pricing.fill_price(inst)
+    assert pricing._cached_plan_values(inst, share) is not None
+    assert pricing.queue_price(inst) == alone
