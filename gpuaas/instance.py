@@ -62,11 +62,11 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(J,) per row of `times` (J, C) its largest finite value (-inf: none) and its least
     (NaN where the row has one), read-only: numpy's ``where(isfinite(times), times,
     -inf).max(axis=1)`` and ``times.min(axis=1)``, in one compiled pass instead of four over
-    the whole array (the Rescheduler builds an Instance at every event). Where a row holds a
-    zero, numpy's own (which of 0.0 and -0.0 its min and max return depends on its loops)."""
+    the whole array (the Rescheduler builds an Instance at every event). Where a value is zero
+    or NaN, numpy's own (which of 0.0 and -0.0 its min and max return depends on its loops)."""
     times = np.ascontiguousarray(times, dtype=np.float64)
-    high, low, zero = _row_extremes(times)
-    if zero:
+    high, low, other = _row_extremes(times)
+    if other:
         high = np.where(np.isfinite(times), times, -np.inf).max(axis=1)
         low = times.min(axis=1)
     high.setflags(write=False)
@@ -76,37 +76,54 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def row_min(a: np.ndarray) -> np.ndarray:
     """numpy's ``a.min(axis=1)`` (also with ``initial=np.inf``) of a (J, C) float array, in
-    the compiled pass of `row_extremes` (numpy's own where a row holds a zero)."""
+    the compiled pass of `row_extremes` (numpy's own where a value is zero or NaN)."""
     a = np.ascontiguousarray(a, dtype=np.float64)
-    _, low, zero = _row_extremes(a)
-    return a.min(axis=1, initial=np.inf) if zero else low
+    _, low, other = _row_extremes(a)
+    return a.min(axis=1, initial=np.inf) if other else low
 
 
 @njit(cache=True)
 def _row_extremes(times):  # pragma: no cover - compiled
-    """`row_extremes`'s pass, and whether some value is zero (then its results are not used)."""
+    """`row_extremes`'s pass, and whether some value is zero or NaN (then its results are not
+    used). Four columns at a time, each into its own least and largest (four independent
+    chains of compare-and-select, not one): without zeros and NaNs the least and largest of
+    the same values whichever way they are paired (no two differ but in sign)."""
     J, C = times.shape
     high = np.empty(J)
     low = np.empty(J)
-    zero = False
+    other = False
     for j in range(J):
-        hi = -np.inf
-        lo = np.inf
-        nan = False
-        for c in range(C):
-            v = times[j, c]
-            if v != v:
-                nan = True
-                continue
-            if v == 0.0:
-                zero = True
-            if v < lo:
-                lo = v
-            if v > hi and v < np.inf:
-                hi = v
-        high[j] = hi
-        low[j] = np.nan if nan else lo
-    return high, low, zero
+        l0 = l1 = l2 = l3 = np.inf
+        h0 = h1 = h2 = h3 = -np.inf
+        bad = False
+        c = 0
+        while c + 4 <= C:
+            a = times[j, c]
+            b = times[j, c + 1]
+            d = times[j, c + 2]
+            e = times[j, c + 3]
+            bad |= (a != a) | (b != b) | (d != d) | (e != e)
+            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+            l0 = a if a < l0 else l0
+            l1 = b if b < l1 else l1
+            l2 = d if d < l2 else l2
+            l3 = e if e < l3 else l3
+            h0 = a if (a > h0 and a < np.inf) else h0
+            h1 = b if (b > h1 and b < np.inf) else h1
+            h2 = d if (d > h2 and d < np.inf) else h2
+            h3 = e if (e > h3 and e < np.inf) else h3
+            c += 4
+        while c < C:
+            a = times[j, c]
+            bad |= (a != a) | (a == 0.0)
+            l0 = a if a < l0 else l0
+            h0 = a if (a > h0 and a < np.inf) else h0
+            c += 1
+        low[j] = min(min(l0, l1), min(l2, l3))
+        high[j] = max(max(h0, h1), max(h2, h3))
+        if bad:
+            other = True
+    return high, low, other
 
 
 def _ro(a: Any, dtype: Any) -> np.ndarray:
