@@ -399,3 +399,43 @@ def test_queue_price_from_every_jobs_values(seed):
     pricing.fill_price(inst)
     assert pricing._cached_plan_values(inst, share) is not None
     assert pricing.queue_price(inst) == alone
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_shared_base_is_a_new_base(seed):
+    """A `randomized_construction` around the kept jobs of the call before (the default's
+    rivals after its plan: D differing in the preferred configurations alone) reuses that
+    call's base and state, and gives the elite set, the Greedy schedule and the iterations of
+    a call from a new base, bit for bit; another D (more kept jobs, the put-back's) gets a new
+    base."""
+    import gpuaas.heuristics.randomized_greedy as rg
+
+    instance = random_instance(seed, nodes=int(3 + 7 * (seed % 4)), jobs=int(10 + 25 * (seed % 5)))
+    pins = _pins(instance, seed, (0.0, 0.5, 0.9, 1.0)[seed % 4])
+    pref = np.argmin(instance.times, axis=1)
+    D = kernel_data(instance, pref, pins, move_weight=2.0)
+    D2 = D._replace(pref_cfg=np.full(instance.n_jobs, -1, dtype=np.int64))
+    more = D._replace(pin_node=np.full(instance.n_jobs, -1, dtype=np.int64))
+    opts = dict(size=1, swap_prob=0.2, max_no_improve=0, deadline=None, log_interval=5.0)
+
+    def call(d, it, cands, fresh):
+        if fresh:
+            rg._last_base[0] = None
+        e = rg.randomized_construction(
+            instance, d, K.PROXY_FOBJ, K.OPEN_LARGEST, True,
+            seed=seed, max_it=it, candidates=cands, **opts,
+        )  # fmt: skip
+        return [e.vm, e.node, e.cfg, e.score, *e.greedy, np.array([e.iterations])]
+
+    calls = [(D, 1, 1), (D2, 50, 3), (D2, 40, 2), (more, 30, 3), (D, 5, 1)]
+    rg._last_base[0] = None
+    shared = [call(d, it, c, False) for d, it, c in calls]
+    fresh = [call(d, it, c, True) for d, it, c in calls]
+    for a, b in zip(shared, fresh):
+        for x, y in zip(a, b):
+            assert x.tobytes() == y.tobytes()
+    hits = []
+    for d in (D, D2, more):
+        key = rg._base_key(instance, d, K.PROXY_FOBJ, 0.2)
+        hits.append(rg._same(rg._base_key(instance, D, K.PROXY_FOBJ, 0.2), key))
+    assert hits == [True, True, False]
