@@ -200,7 +200,9 @@ class Instance:
         names = ("",) * J if self.workload is None else tuple(self.workload)
         if len(names) != J:
             names = ("",) * J  # carried by `dataclasses.replace` to other jobs: as data_gb's
-        for j, name in enumerate(names):
+        # a pass over every job's name only where some job names a workload (`tuple.count`
+        # compares them in C: the Rescheduler builds an Instance at every event)
+        for j, name in enumerate(names if names.count("") != J else ()):
             if name != "":
                 check_name(name, None, f"jobs[{j}].workload")
         set_("workload", names)

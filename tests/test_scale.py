@@ -439,3 +439,42 @@ def test_shared_base_is_a_new_base(seed):
         key = rg._base_key(instance, d, K.PROXY_FOBJ, 0.2)
         hits.append(rg._same(rg._base_key(instance, D, K.PROXY_FOBJ, 0.2), key))
     assert hits == [True, True, False]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_maximum_at_and_open_nodes_match_numpy(seed):
+    """`keep._maximum_at` is ``np.maximum.at`` bit for bit (NaN in either place, 0.0 against
+    -0.0 both ways, ties, repeated indices), and `room.open_nodes`'s idle GPUs counted by
+    `np.bincount` are those ``np.subtract.at`` left."""
+    from gpuaas.heuristics.default.keep import _maximum_at
+
+    rng = np.random.default_rng(seed)
+    out = np.round(rng.uniform(0, 5, 12))
+    out[[1, 2]] = (-0.0, 0.0)
+    out[3] = np.nan
+    index = rng.integers(0, 12, 60).astype(np.int64)
+    values = np.round(rng.uniform(-1, 5, 60))
+    values[:6] = (0.0, -0.0, np.nan, 0.0, -0.0, 5.0)
+    index[:6] = (1, 2, 4, 2, 1, 5)
+    want = out.copy()
+    with np.errstate(invalid="ignore"):
+        np.maximum.at(want, index, values)
+    assert _maximum_at(out.copy(), index, values).tobytes() == want.tobytes()
+    instance = random_instance(seed, nodes=int(2 + 5 * (seed % 3)), jobs=50)
+    sol = greedy(instance)
+    keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < 0.7)
+    inst = dataclasses.replace(
+        instance,
+        current_node=np.where(keep, sol.job_node, -1),
+        current_cfg=np.where(keep, sol.job_cfg, -1),
+    )
+    cat = inst.catalog
+    run = np.flatnonzero(inst.current_cfg >= 0)
+    node, cur = inst.current_node[run], inst.current_cfg[run]
+    open_vm = np.full(inst.nodes, -1, dtype=np.int64)
+    open_vm[node] = cat.cfg_vm[cur]
+    idle = np.where(open_vm >= 0, cat.gpus[open_vm], 0).astype(np.int64)
+    np.subtract.at(idle, node, cat.cfg_gpus[cur])
+    model, got = open_nodes(inst)
+    assert got.dtype == idle.dtype and np.array_equal(got, idle)
+    assert np.array_equal(model, np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1))

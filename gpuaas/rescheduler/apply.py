@@ -179,7 +179,8 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
             nodes[p] = Node(new, ready_time(at, startup))
             if startup > 0:
                 s.startup_cost += startup_cost(s.price[new], startup)
-        s.nodes = dict(sorted(nodes.items())) if plan.open else nodes
+        # in node order (the keys sorted, not the (key, record) pairs: the same order)
+        s.nodes = {p: nodes[p] for p in sorted(nodes)} if plan.open else nodes
         _node_arrays(s, before, changed, new_vm)
 
     cfg_vm, cfg_gpus = s.cfg_vm, s.cfg_gpus
@@ -292,7 +293,7 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
             added = added or p not in nodes
             nodes[p] = PlannedNode(p, names[n.vm])
     if added:
-        nodes = dict(sorted(nodes.items()))
+        nodes = {p: nodes[p] for p in sorted(nodes)}
     if len(nodes) != len(s.nodes):  # no last plan (a restore)
         nodes = {p: PlannedNode(p, names[n.vm]) for p, n in s.nodes.items()}
     s.renode = set()

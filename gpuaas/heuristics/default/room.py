@@ -35,7 +35,9 @@ def open_nodes(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     open_vm = np.full(instance.nodes, -1, dtype=np.int64)
     open_vm[node] = cat.cfg_vm[cur]
     idle = np.where(open_vm >= 0, cat.gpus[open_vm], 0).astype(np.int64)
-    np.subtract.at(idle, node, cat.cfg_gpus[cur])
+    # the GPUs each node's jobs hold: integers, summed exactly in any order (`np.subtract.at`
+    # costs about 50 ns a job; `np.bincount` counts in C)
+    idle -= np.bincount(node, weights=cat.cfg_gpus[cur], minlength=instance.nodes).astype(np.int64)
     return np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1), idle
 
 
