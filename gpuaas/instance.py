@@ -82,6 +82,51 @@ def row_min(a: np.ndarray) -> np.ndarray:
     return a.min(axis=1, initial=np.inf) if other else low
 
 
+def least_sum(values: np.ndarray, rows: np.ndarray, add: np.ndarray) -> np.ndarray:
+    """``row_min(values[rows] + add)`` (`values` (J, C), `rows` (R,) int, `add` (R, C)): per
+    row r the least of values[rows[r], c] + add[r, c], the same sums and the same least
+    without the (R, C) gather and sum (numpy's own where a sum is zero or NaN)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    add = np.ascontiguousarray(add, dtype=np.float64)
+    low, other = _least_sum(values, np.ascontiguousarray(rows, dtype=np.int64), add)
+    return row_min(values[rows] + add) if other else low
+
+
+@njit(cache=True)
+def _least_sum(values, rows, add):  # pragma: no cover - compiled
+    """`least_sum`'s pass: `_row_extremes`'s least, of the sums; and whether some sum is zero
+    or NaN (then its result is not used)."""
+    R, C = add.shape
+    low = np.empty(R)
+    other = False
+    for r in range(R):
+        j = rows[r]
+        l0 = l1 = l2 = l3 = np.inf
+        bad = False
+        c = 0
+        while c + 4 <= C:
+            a = values[j, c] + add[r, c]
+            b = values[j, c + 1] + add[r, c + 1]
+            d = values[j, c + 2] + add[r, c + 2]
+            e = values[j, c + 3] + add[r, c + 3]
+            bad |= (a != a) | (b != b) | (d != d) | (e != e)
+            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+            l0 = a if a < l0 else l0
+            l1 = b if b < l1 else l1
+            l2 = d if d < l2 else l2
+            l3 = e if e < l3 else l3
+            c += 4
+        while c < C:
+            a = values[j, c] + add[r, c]
+            bad |= (a != a) | (a == 0.0)
+            l0 = a if a < l0 else l0
+            c += 1
+        low[r] = min(min(l0, l1), min(l2, l3))
+        if bad:
+            other = True
+    return low, other
+
+
 @njit(cache=True)
 def _row_extremes(times):  # pragma: no cover - compiled
     """`row_extremes`'s pass, and whether some value is zero or NaN (then its results are not

@@ -285,3 +285,14 @@ def move_costs(
         return np.zeros((instance.n_jobs, instance.catalog.n_configs))
     p = (price or fill_price)(instance)
     return reconfiguration.move_costs(instance, p, queue_price(instance))
+
+
+def running_move_costs(
+    instance: Instance, run: np.ndarray, price: Callable[[Instance], np.ndarray] | None = None
+) -> np.ndarray:
+    """``move_costs(instance, price)[run]`` of the running jobs `run` (ascending), computed
+    for those rows alone (the keep rules read no other: not a (J, C) array at every event)."""
+    if not instance.moves_cost or not len(run):
+        return np.zeros((len(run), instance.catalog.n_configs))
+    p = (price or fill_price)(instance)
+    return reconfiguration.running_move_costs(instance, run, p, queue_price(instance))

@@ -318,11 +318,12 @@ def test_row_extremes_match_numpy(seed):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_move_costs_match_numpy(seed):
-    """The compiled move costs (`reconfiguration.move_costs`) are the numpy ones bit for bit:
-    running jobs late and not, with overhead, per-job move losses, start-up and a queue
-    price; (C,) prices and, on a catalog with GPU-less types, (J, C) ones."""
+    """The compiled move costs (`reconfiguration.move_costs`, and `running_move_costs` of some
+    running jobs' rows alone) are the numpy ones bit for bit: running jobs late and not, with
+    overhead, per-job move losses, start-up and a queue price; (C,) prices and, on a catalog
+    with GPU-less types, (J, C) ones."""
     from gpuaas.pricing import fill_price
-    from gpuaas.reconfiguration import _move_costs_numpy, move_costs
+    from gpuaas.reconfiguration import _move_costs_numpy, move_costs, running_move_costs
     from tests.test_cpu_only import mixed_instance
 
     if seed % 4 == 3:
@@ -346,6 +347,11 @@ def test_move_costs_match_numpy(seed):
         for queue in (0.0, 0.0123):
             got, want = move_costs(inst, p, queue), _move_costs_numpy(inst, p, queue)
             assert got.tobytes() == want.tobytes()
+            # the running jobs' rows alone (the keep rules'), and some of them
+            run = np.flatnonzero(inst.current_cfg >= 0)
+            for rows in (run, run[::2], run[:0]):
+                part = running_move_costs(inst, rows, p, queue)
+                assert part.tobytes() == want[rows].tobytes()
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -478,3 +484,28 @@ def test_maximum_at_and_open_nodes_match_numpy(seed):
     model, got = open_nodes(inst)
     assert got.dtype == idle.dtype and np.array_equal(got, idle)
     assert np.array_equal(model, np.where(open_vm >= 0, cat.gpu_model_id[open_vm], -1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_least_sum_is_row_min_of_the_sum(seed):
+    """`instance.least_sum` (the keep rules' best move) is ``row_min(values[rows] + add)`` bit
+    for bit: inf and -inf, rows of no finite value, widths of 4 columns and not, no rows, and
+    (numpy's own then) sums of zero or NaN."""
+    from gpuaas.instance import least_sum, row_min
+
+    rng = np.random.default_rng(seed)
+    C = (30, 7, 9, 32, 6, 13)[seed]
+    values = rng.uniform(1.0, 1e4, (50, C))
+    values[rng.random(values.shape) < 0.3] = np.inf
+    values[4] = np.inf
+    rows = np.sort(rng.choice(50, 30, replace=False)).astype(np.int64)
+    add = rng.uniform(0.0, 1e3, (30, C))
+    add[1, :3] = -np.inf
+    if seed % 3 == 1:
+        add[2, 0] = -values[rows[2], 0]  # a zero sum
+    if seed % 3 == 2:
+        add[3, 1] = np.nan
+    with np.errstate(invalid="ignore"):  # inf + -inf
+        want = row_min(values[rows] + add)
+        assert least_sum(values, rows, add).tobytes() == want.tobytes()
+    assert least_sum(values, rows[:0], add[:0]).shape == (0,)

@@ -31,9 +31,9 @@ from gpuaas.heuristics.default.room import (
     queued,
 )
 from gpuaas.heuristics.default.settings import HYSTERESIS, REPACK_MOVES
-from gpuaas.instance import Instance, row_min
+from gpuaas.instance import Instance, least_sum, row_min
 from gpuaas.per_job import share_price
-from gpuaas.pricing import move_costs, plan_values, preferred_configs
+from gpuaas.pricing import plan_values, preferred_configs, running_move_costs
 
 
 class KeepRule(NamedTuple):
@@ -130,8 +130,8 @@ def incumbent_rules(
     # a move onto spot saves its price difference for the job's life, not until the next
     # re-plan: weight 1 (docs/spot.md, "The default's decisions")
     weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
-    move = weight[None, :] * move_costs(instance, price)[run]
-    best = row_min(values[run] + move)  # .min(axis=1, initial=np.inf), compiled
+    move = weight[None, :] * running_move_costs(instance, run, price)  # move_costs(...)[run]
+    best = least_sum(values, run, move)  # row_min(values[run] + move), in one pass
     free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
     none = np.zeros(run.size, dtype=bool)
     freed = {rule.name: none for rule in KEEP_RULES}
