@@ -177,6 +177,26 @@ def _ro(a: Any, dtype: Any) -> np.ndarray:
     return out
 
 
+def _immutable(a: Any, dtype: Any) -> np.ndarray:
+    """`_ro(a, dtype)`, but `a` itself where it is already immutable: a read-only C-contiguous
+    array of `dtype` whose memory is held by read-only arrays only (its bases up to the one
+    owning the memory: not a read-only view of writable memory). An Instance's own (J, C)
+    `work` carried over by `dataclasses.replace` and the Rescheduler's fresh one
+    (`gpuaas.rescheduler.view`) are not copied again, at every event."""
+    if (
+        isinstance(a, np.ndarray)
+        and a.dtype == dtype
+        and a.flags.c_contiguous
+        and not a.flags.writeable
+    ):
+        b = a
+        while isinstance(b.base, np.ndarray) and not b.base.flags.writeable:
+            b = b.base
+        if b.base is None and b.flags.owndata:
+            return a
+    return _ro(a, dtype)
+
+
 @dataclass(frozen=True, eq=False)
 class Instance:
     """Jobs, nodes and catalog at time T_c, with the arrays the solvers read.
@@ -228,7 +248,7 @@ class Instance:
     def __post_init__(self) -> None:
         J = len(self.job_ids)
         C = self.catalog.n_configs
-        work = _ro(self.work, np.float64).reshape(J, C)
+        work = _immutable(self.work, np.float64).reshape(J, C)
         progress = np.zeros(J) if self.progress is None else self.progress
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         for k in DEMANDS:

@@ -509,3 +509,28 @@ def test_least_sum_is_row_min_of_the_sum(seed):
         want = row_min(values[rows] + add)
         assert least_sum(values, rows, add).tobytes() == want.tobytes()
     assert least_sum(values, rows[:0], add[:0]).shape == (0,)
+
+
+def test_instance_takes_immutable_work_uncopied():
+    """An Instance takes a (J, C) `work` as it is only where it cannot change: read-only and
+    owning its memory (a `dataclasses.replace` of an Instance, the Rescheduler's fresh array);
+    a writable array and a read-only view of writable memory are copied, so that changing them
+    afterwards changes no Instance. The times are the same either way."""
+    instance = random_instance(3, nodes=4, jobs=30)
+    twin = dataclasses.replace(instance)
+    assert twin.work is instance.work or twin.work.base is instance.work.base
+    assert np.shares_memory(twin.work, instance.work)
+    assert twin.times.tobytes() == instance.times.tobytes()
+    for kind in ("writable", "view of writable"):
+        work = np.array(instance.work)
+        given = work if kind == "writable" else work.view()
+        if kind != "writable":
+            given.setflags(write=False)
+        inst = dataclasses.replace(instance, work=given)
+        assert not np.shares_memory(inst.work, work)
+        assert inst.times.tobytes() == instance.times.tobytes()
+        work[:] = 1.0  # the caller's array changes; the Instance does not
+        assert inst.work.tobytes() == instance.work.tobytes()
+    fresh = np.array(instance.work)
+    fresh.setflags(write=False)
+    assert np.shares_memory(dataclasses.replace(instance, work=fresh).work, fresh)

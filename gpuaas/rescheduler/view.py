@@ -38,6 +38,7 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         keep = work[np.arange(len(rows)), np.maximum(own, 0)]
         work[:, off] = np.inf
         work[own >= 0, own[own >= 0]] = keep[own >= 0]
+    work.setflags(write=False)  # this one array, immutable: the Instance takes it uncopied
     return Instance(
         catalog=cat,
         nodes=s.config.nodes,
