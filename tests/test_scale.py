@@ -185,17 +185,20 @@ def test_preferred_configs_match_numpy(seed):
     from gpuaas.pricing import _least_ranked
 
     rng = np.random.default_rng(seed)
-    values = np.round(rng.uniform(0, 5, (60, 30)))  # many ties
+    C = (30, 10, 13, 32, 11, 17)[seed]  # widths of 4 columns and not
+    values = np.round(rng.uniform(0, 5, (60, C)))  # many ties
     values[rng.random(values.shape) < 0.3] = np.inf
     values[3] = np.inf
     values[5, 7] = np.nan
-    rank = rng.permutation(30).astype(np.int64)
+    values[6, :3] = (0.0, -0.0, 0.0)
+    values[7, :2] = (-np.inf, -np.inf)
+    rank = rng.permutation(C).astype(np.int64)
     out = np.full(60, -1, dtype=np.int64)
     _least_ranked(values, rank, out)
     want = np.full(60, -1, dtype=np.int64)
     rows = np.flatnonzero(np.isfinite(values).any(axis=1))
     least = values[rows] == values[rows].min(axis=1, keepdims=True)
-    want[rows] = np.argmin(np.where(least, rank, 30), axis=1)
+    want[rows] = np.argmin(np.where(least, rank, C), axis=1)
     np.testing.assert_array_equal(out, want)
 
 
@@ -362,7 +365,8 @@ def test_runnable_argmin_matches_numpy(seed):
     from gpuaas.pricing import runnable_argmin
 
     rng = np.random.default_rng(seed)
-    values = np.round(rng.uniform(0, 5, (70, 30)))  # many ties
+    # many ties; widths of 4 columns and not (the pass takes four at a time, then the rest)
+    values = np.round(rng.uniform(0, 5, (70, (30, 10, 13, 32, 11, 17)[seed])))
     values[rng.random(values.shape) < 0.3] = np.inf
     values[3] = np.inf
     values[5, [7, 9]] = np.nan
