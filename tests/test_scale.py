@@ -538,3 +538,28 @@ def test_instance_takes_immutable_work_uncopied():
     fresh = np.array(instance.work)
     fresh.setflags(write=False)
     assert np.shares_memory(dataclasses.replace(instance, work=fresh).work, fresh)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_free_job_runs_no_schedules(seed):
+    """Around kept jobs only (no free job), `randomized_construction` stops after iteration 0:
+    the elite set, the Greedy schedule and the iterations are those of running every
+    iteration (forced here by a deadline that never comes), bit for bit."""
+    import gpuaas.heuristics.randomized_greedy as rg
+
+    instance = random_instance(seed, nodes=20, jobs=8)
+    sol = greedy(instance)
+    assert (sol.job_cfg >= 0).all()
+    D = kernel_data(instance, np.argmin(instance.times, axis=1), (sol.job_node, sol.job_cfg))
+    runs = []
+    for deadline in (None, np.inf):
+        rg._last_base[0] = None
+        e = rg.randomized_construction(
+            instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True,
+            seed=seed, max_it=50, size=1 + seed % 2, swap_prob=0.2, candidates=3,
+            max_no_improve=0, deadline=deadline, log_interval=5.0,
+        )  # fmt: skip
+        runs.append([e.vm, e.node, e.cfg, e.score, *e.greedy, np.array([e.iterations])])
+    for x, y in zip(*runs):
+        assert x.tobytes() == y.tobytes()
+    assert runs[0][-1][0] == 50
