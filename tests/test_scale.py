@@ -563,3 +563,88 @@ def test_no_free_job_runs_no_schedules(seed):
     for x, y in zip(*runs):
         assert x.tobytes() == y.tobytes()
     assert runs[0][-1][0] == 50
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_check_solution_pass_is_the_numpy_checks(seed, monkeypatch):
+    """`matching.check_solution`'s compiled pass says a solution passes exactly where the numpy
+    checks (`_check_arrays`) raise nothing: feasible solutions and each kind of violation
+    (VM type out of range, node and configuration inconsistent or out of range, another VM
+    type than the node's, a configuration the job cannot run on, a pinned job moved, a node
+    over its GPUs, an open node hosting nothing); where it fails, the numpy error is raised."""
+    from gpuaas.errors import SolverError
+    from gpuaas.rescheduler.matching import _check_arrays, check_solution
+    from gpuaas.solution import Solution
+
+    instance = random_instance(seed, nodes=6, jobs=25)
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < 0.5)
+    inst = dataclasses.replace(
+        instance,
+        current_node=np.where(keep, sol.job_node, -1),
+        current_cfg=np.where(keep, sol.job_cfg, -1),
+        pinned=keep & (rng.random(instance.n_jobs) < 0.5),
+    )
+    cat = inst.catalog
+    placed = np.flatnonzero(sol.job_cfg >= 0)
+    j = int(placed[0])
+    pinned = int(np.flatnonzero(inst.pinned)[0]) if inst.pinned.any() else j
+    bad = np.flatnonzero(~np.isfinite(inst.times[j]))
+    other = int(np.flatnonzero(cat.cfg_vm != cat.cfg_vm[sol.job_cfg[j]])[0])
+
+    def variants():
+        yield "feasible", sol.node_vm, sol.job_node, sol.job_cfg
+        nv = sol.node_vm.copy()
+        nv[0] = cat.n_vms
+        yield "vm range", nv, sol.job_node, sol.job_cfg
+        jn = sol.job_node.copy()
+        jn[j] = -1
+        yield "inconsistent", sol.node_vm, jn, sol.job_cfg
+        jn = sol.job_node.copy()
+        jn[j] = inst.nodes
+        yield "node range", sol.node_vm, jn, sol.job_cfg
+        jc = sol.job_cfg.copy()
+        jc[j] = other
+        yield "other type", sol.node_vm, sol.job_node, jc
+        if bad.size:
+            jc, nv = sol.job_cfg.copy(), sol.node_vm.copy()
+            jc[j] = bad[0]
+            nv[sol.job_node[j]] = cat.cfg_vm[bad[0]]
+            yield "cannot run", nv, sol.job_node, jc
+        jn, jc = sol.job_node.copy(), sol.job_cfg.copy()
+        jn[pinned], jc[pinned] = -1, -1
+        yield "pinned moved", sol.node_vm, jn, jc
+        jc = sol.job_cfg.copy()
+        n = sol.job_node[j]
+        v = sol.node_vm[n]
+        jc[j] = cat.cfg_first[v] + cat.cfg_count[v] - 1  # the VM's every GPU
+        yield "over GPUs", sol.node_vm, sol.job_node, jc
+        nv = sol.node_vm.copy()
+        nv[np.flatnonzero(nv < 0)[:1]] = 0
+        yield "open empty", nv, sol.job_node, sol.job_cfg
+
+    seen = set()
+    for kind, nv, jn, jc in variants():
+        s = Solution(inst, nv, jn, jc, "m")
+        try:
+            _check_arrays(s)
+            want = None
+        except SolverError as e:
+            want = str(e)
+        try:
+            check_solution(s)
+            got = None
+        except SolverError as e:
+            got = str(e)
+        assert got == want, kind
+        seen.add(want is None)
+    assert seen == {True, False}
+    # a feasible solution passes the compiled pass alone (the numpy checks are not run)
+    import gpuaas.rescheduler.matching as matching
+
+    def fail(sol):
+        raise AssertionError("the numpy checks ran on a feasible solution")
+
+    monkeypatch.setattr(matching, "_check_arrays", fail)
+    check_solution(Solution(inst, sol.node_vm, sol.job_node, sol.job_cfg, "m"))
