@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpuaas.heuristics import kernels as K
-from gpuaas.heuristics.default.room import largest_gpus, open_nodes, unplaced
+from gpuaas.heuristics.default.room import _unplaced, largest_gpus, open_nodes, unplaced
 from gpuaas.heuristics.greedy import greedy
 from gpuaas.heuristics.state import State, kernel_data, pressure_order, rng_state
 from tests.heuristic_cases import random_instance
@@ -103,10 +103,13 @@ def test_constructions_match_the_from_scratch_ones(seed):
         assert u1 == u2
 
 
-def _unplaced_reference(instance, configs, model, idle, first=False):
-    """`room.unplaced` as it was, in numpy."""
+def _unplaced_reference(instance, configs, model, idle, first=False, out=None):
+    """`room.unplaced` as it was, in numpy (`out`: a list given the nodes' models and idle
+    GPUs it leaves)."""
     cat = instance.catalog
     model, idle = model.copy(), idle.copy()
+    if out is not None:
+        out += [model, idle]
     largest = largest_gpus(instance)
     left = 0
     for c in configs[np.argsort(-cat.cfg_gpus[configs], kind="stable")]:
@@ -124,11 +127,12 @@ def _unplaced_reference(instance, configs, model, idle, first=False):
     return left
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(16))
 def test_unplaced_matches_numpy(seed):
-    """The compiled best-fit count is the numpy one's, with and without `first`, on open nodes
-    with idle GPUs and nodes not yet open."""
-    instance = random_instance(seed, nodes=int(2 + 6 * (seed % 4)), jobs=60)
+    """The compiled best-fit count (each configuration among its model's open nodes, stopping
+    at an exact fit) is the numpy one's over every node, with and without `first`, on open
+    nodes with idle GPUs and nodes not yet open."""
+    instance = random_instance(seed, nodes=int(2 + 6 * (seed % 4) + 20 * (seed // 8)), jobs=60)
     sol = greedy(instance)
     rng = np.random.default_rng(seed)
     keep = (sol.job_cfg >= 0) & (rng.random(instance.n_jobs) < 0.7)
@@ -138,11 +142,27 @@ def test_unplaced_matches_numpy(seed):
         current_cfg=np.where(keep, sol.job_cfg, -1),
     )
     model, idle = open_nodes(inst)
-    configs = rng.integers(0, inst.catalog.n_configs, size=int(rng.integers(0, 40)))
+    if seed % 2:  # some open nodes fill exactly, others leave GPUs idle; low nodes closed
+        idle = np.where(model >= 0, rng.integers(0, 9, idle.size), 0)
+        model = np.where(np.arange(model.size) < model.size // 3, -1, model)
+    configs = rng.integers(0, inst.catalog.n_configs, size=int(rng.integers(0, 40 + 40 * seed)))
+    cat = inst.catalog
+    configs = configs[np.argsort(-cat.cfg_gpus[configs], kind="stable")]
     for first in (False, True):
-        assert unplaced(inst, configs, model, idle, first) == _unplaced_reference(
-            inst, configs, model, idle, first
+        left = unplaced(inst, configs, model, idle, first)
+        ref = []
+        assert left == _unplaced_reference(inst, configs, model, idle, first, ref)
+        # the nodes each placed on: the models and idle GPUs they leave, node by node
+        m, i = np.array(model, dtype=np.int64), np.array(idle, dtype=np.int64)
+        _unplaced(
+            np.ascontiguousarray(cat.cfg_gpus[configs], dtype=np.int64),
+            np.ascontiguousarray(cat.gpu_model_id[cat.cfg_vm[configs]], dtype=np.int64),
+            np.ascontiguousarray(largest_gpus(inst), dtype=np.int64),
+            m,
+            i,
+            first,
         )
+        assert np.array_equal(m, ref[0]) and np.array_equal(i, ref[1])
 
 
 @pytest.mark.parametrize("seed", range(12))
