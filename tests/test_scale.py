@@ -668,3 +668,105 @@ def test_check_solution_pass_is_the_numpy_checks(seed, monkeypatch):
 
     monkeypatch.setattr(matching, "_check_arrays", fail)
     check_solution(Solution(inst, sol.node_vm, sol.job_node, sol.job_cfg, "m"))
+
+
+def _postprocess_node_reference(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, n):
+    """`kernels.postprocess_node` as it was: every change weighed by `_accept`, which computes
+    the node's f_OBJ as it is again for each (compiled in the test)."""
+    cfg_gpus, cfg_offset = D.cfg_gpus, D.cfg_offset
+    vm_gpus, vm_model = D.vm_gpus, D.vm_model
+    pin_node = D.pin_node
+    v = node_vm[n]
+    if v < 0 or node_used[n] >= vm_gpus[v]:
+        return 0
+    times = D.times
+    V = vm_gpus.shape[0]
+    changes = 0
+    kept = False
+    every = node_cnt[n] > 0
+    for a in range(node_cnt[n]):
+        if pin_node[node_jobs[n, a]] >= 0:
+            kept = True
+        else:
+            every = False
+    if every:
+        return 0
+    best_v, best_gain = -1, 0.0
+    for v2 in range(V):
+        if kept or v2 == v or vm_model[v2] != vm_model[v]:
+            continue
+        if not node_used[n] <= vm_gpus[v2] < vm_gpus[v]:
+            continue
+        gain = K._accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v2, -1, -1)
+        if gain > best_gain:
+            best_v, best_gain = v2, gain
+    if best_v >= 0:
+        node_vm[n] = best_v
+        for a in range(node_cnt[n]):
+            i = node_jobs[n, a]
+            job_cfg[i] = cfg_offset[best_v] + cfg_gpus[job_cfg[i]] - 1
+        v = best_v
+        changes += 1
+    idle = vm_gpus[v] - node_used[n]
+    if idle <= 0:
+        return changes
+    m = node_cnt[n]
+    speed = np.empty(m)
+    order = np.empty(m, dtype=np.int64)
+    for a in range(m):
+        i = node_jobs[n, a]
+        c = job_cfg[i]
+        speed[a] = times[i, c] / times[i, c + idle]
+        if pin_node[i] >= 0:
+            speed[a] = 0.0
+        order[a] = a
+    for a in range(m):
+        best = a
+        for b in range(a + 1, m):
+            if speed[order[b]] > speed[order[best]]:
+                best = b
+        order[a], order[best] = order[best], order[a]
+    for a in range(m):
+        i = node_jobs[n, order[a]]
+        c_new = job_cfg[i] + idle
+        if pin_node[i] >= 0:
+            continue
+        if K._accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v, i, c_new) > 0.0:
+            job_cfg[i] = c_new
+            node_used[n] += idle
+            changes += 1
+            break
+    return changes
+
+
+def test_postprocess_node_weighs_against_the_node_once():
+    """`postprocess_node` (the node's f_OBJ as it is computed once for the changes weighed
+    against it) makes the changes of `_accept` weighing each alone, on every node of random
+    schedules around kept jobs (under load and not: changes are made where nodes are left
+    idle), both proxies, bit for bit."""
+    from numba import njit
+
+    reference = njit(_postprocess_node_reference)
+    changed = 0
+    for seed in range(16):
+        jobs = int(5 + 4 * (seed % 4)) if seed < 10 else int(30 + 20 * (seed % 3))
+        instance = random_instance(seed, nodes=int(8 + 6 * (seed % 3)), jobs=jobs)
+        pins = _pins(instance, seed, (0.0, 0.5, 0.9)[seed % 3])
+        D = kernel_data(instance, None, pins, move_weight=2.0)
+        proxy = (K.PROXY_FOBJ, K.PROXY_FBAR)[seed % 2]
+        order = pressure_order(instance)
+        rng = rng_state(seed)
+        for it in range(6):
+            st = State.new(instance)
+            K.randomized_construction_schedule(
+                D, K.OPEN_LARGEST, order, it > 0, 0.2, 3, rng, *st.arrays()
+            )
+            twin = [a.copy() for a in st.arrays()]
+            for n in range(instance.nodes):
+                a = K.postprocess_node(D, proxy, *st.arrays()[:4], st.job_cfg, n)
+                b = reference(D, proxy, *twin[:4], twin[5], n)
+                assert a == b
+                changed += a
+            for x, y in zip(st.arrays(), twin):
+                assert x.tobytes() == y.tobytes()
+    assert changed > 10
