@@ -770,3 +770,34 @@ def test_postprocess_node_weighs_against_the_node_once():
             for x, y in zip(st.arrays(), twin):
                 assert x.tobytes() == y.tobytes()
     assert changed > 10
+
+
+@pytest.mark.parametrize("rows_known", [True, False])
+def test_rollback_rebuilds_the_jobs_in_their_order(monkeypatch, rows_known):
+    """A failed event that completed and submitted jobs puts back the unfinished jobs' dict:
+    the same records in the same order, rebuilt from the rows the savepoint kept (where the
+    rows were known) or the copy it made (where not)."""
+    from gpuaas.errors import SolverError
+    from gpuaas.rescheduler import Completion, Rescheduler, Submission
+    from tests.test_columns import CATALOG, job
+
+    r = Rescheduler(CATALOG, 3, "greedy", overhead=30.0, startup=20.0)
+    r.submit([job(f"j{i}", due=900.0 + 100 * i) for i in range(6)], at=0.0)
+    r.tick(300.0)
+    s = r.run_state
+    if not rows_known:
+        s.rows = None
+    before = list(s.jobs.items())
+    done = [j.id for j in r.unfinished() if j.cfg >= 0][:2]
+    batch = [Completion(400.0, d) for d in done] + [Submission(400.0, job("j9"))]
+
+    def fail(*args, **kwargs):
+        raise SolverError("no solution")
+
+    monkeypatch.setattr("gpuaas.rescheduler.apply.solve", fail)
+    with pytest.raises(SolverError):
+        r.handle(batch)
+    after = list(s.jobs.items())
+    assert [k for k, _ in after] == [k for k, _ in before]
+    assert all(a is b for (_, a), (_, b) in zip(after, before))
+    assert np.array_equal(s.order(), [j.row for _, j in before])
