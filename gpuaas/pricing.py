@@ -92,6 +92,7 @@ def fill_price(instance: Instance) -> np.ndarray:
     cat = instance.catalog
     model = cat.gpu_model_id[cat.cfg_vm]
     price, demand = share_price(instance), None
+    last = np.asarray(price)
     for _ in range(FILL_ROUNDS):
         values = plan_values_at(instance, price)
         pref = runnable_argmin(values)
@@ -108,6 +109,9 @@ def fill_price(instance: Instance) -> np.ndarray:
                 )
         else:
             price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+        if price.shape == last.shape and price.tobytes() == last.tobytes():
+            break  # the same prices: the next round's demand would repeat this one's
+        last = price
     price.flags.writeable = False
     return price
 

@@ -801,3 +801,48 @@ def test_rollback_rebuilds_the_jobs_in_their_order(monkeypatch, rows_known):
     assert [k for k, _ in after] == [k for k, _ in before]
     assert all(a is b for (_, a), (_, b) in zip(after, before))
     assert np.array_equal(s.order(), [j.row for _, j in before])
+
+
+def _fill_price_reference(instance):
+    """`pricing.fill_price` as it was: every round until the demand repeats."""
+    from gpuaas.per_job import share_price
+    from gpuaas.pricing import FILL_ROUNDS, plan_values_at, runnable_argmin
+
+    cat = instance.catalog
+    model = cat.gpu_model_id[cat.cfg_vm]
+    price, demand = share_price(instance), None
+    for _ in range(FILL_ROUNDS):
+        values = plan_values_at(instance, price)
+        pref = runnable_argmin(values)
+        asked = np.bincount(model[pref], weights=cat.cfg_gpus[pref], minlength=int(model.max()) + 1)
+        if demand is not None and np.array_equal(asked, demand):
+            break
+        demand = asked
+        filled = np.minimum(cat.gpus[cat.cfg_vm], np.maximum(cat.cfg_gpus, demand[model]))
+        if cat.has_gpu_less:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                price = np.where(
+                    cat.gpu_less[cat.cfg_vm],
+                    share_price(instance),
+                    cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled,
+                )
+        else:
+            price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+    return price
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_fill_price_stops_where_prices_repeat(seed):
+    """`fill_price` stops as soon as a round gives the prices it was given (the next round's
+    demand would be this one's): the prices of running every round, bit for bit, under load
+    and not, on a catalog with GPU-less types too."""
+    from gpuaas.pricing import fill_price
+    from tests.test_cpu_only import mixed_instance
+
+    if seed % 5 == 4:
+        instance = mixed_instance(seed, jobs=12, nodes=4)
+    else:
+        instance = random_instance(
+            seed, nodes=int(2 + 10 * (seed % 3)), jobs=int(5 + 40 * (seed % 4))
+        )
+    assert fill_price(instance).tobytes() == _fill_price_reference(instance).tobytes()
