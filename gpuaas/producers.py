@@ -105,17 +105,14 @@ class Execution:
         self.actual_progress = np.array(trace.progress, dtype=np.float64)
         self.actual_lost = np.zeros(J)  # fraction of actual work lost to restart overhead
         self.order = submission_order(trace)  # the Rescheduler's order of its jobs
-        self.pos = np.empty(J, dtype=np.int64)  # each job's place in that order
-        self.pos[self.order] = np.arange(J)
         self.unfinished = np.zeros(J, dtype=bool)  # submitted, not completed
         self.started = np.zeros(J, dtype=bool)  # ... and started here once
         self.node = np.full(J, -1, dtype=np.int64)  # where it runs (-1: it does not)
         self.cfg = np.full(J, -1, dtype=np.int64)
         self.ready = np.zeros(config.nodes or trace.nodes)  # when each node's VM runs jobs
         self.data_ready = np.zeros(J)  # when a job's data moved between locations is there
-        # the running and the unfinished jobs in submission order (None: to compute), kept up
-        # to date from each plan's changes (`_merged`): not a pass over every job of the trace
-        # at every event
+        # the running and the unfinished jobs in submission order (None: to compute, after a
+        # plan changed them): not a pass over every job of the trace at every event
         self.running: np.ndarray | None = None
         self.waiting: np.ndarray | None = None
         self.colocation = trace.colocation_model()
@@ -221,14 +218,11 @@ class Execution:
     def _place(self, plan: Plan) -> None:
         """Where the jobs run after `plan` (its changes only)."""
         cat, index = self.trace.catalog, self.index
-        gone = [index[jid] for jid in plan.completed]
         if plan.submitted or plan.completed:
-            self.waiting = _merged(self.waiting, self.pos, [index[j] for j in plan.submitted], gone)
-        stop = gone + [index[a.id] for a in (*plan.preempt, *plan.interrupted)]
-        begin = [index[a.id] for a in plan.start]
-        if stop or begin:
-            self.running = _merged(self.running, self.pos, begin, stop)
-        if stop or begin or plan.migrate:
+            self.waiting = None
+        if plan.completed or plan.preempt or plan.interrupted or plan.start:
+            self.running = None
+        if self.running is None or plan.migrate:
             self.speed = None
         for jid in plan.submitted:
             self.unfinished[index[jid]] = True
@@ -248,22 +242,6 @@ class Execution:
             j = index[jid]
             self.node[j], self.cfg[j] = where.node, cat.config(cat.vm_index(where.vm), where.gpus)
             self.started[j] = True
-
-
-def _merged(
-    jobs: np.ndarray | None, pos: np.ndarray, add: list[int], drop: list[int]
-) -> np.ndarray | None:
-    """`jobs` (trace indices, ascending in `pos`, their places in submission order) without
-    `drop` and with `add`, in that order (None stays None: computed when next asked)."""
-    if jobs is None:
-        return None
-    if drop:
-        jobs = jobs[~np.isin(jobs, drop)]
-    if add:
-        new = np.array(add, dtype=jobs.dtype)
-        new = new[np.argsort(pos[new], kind="stable")]
-        jobs = np.insert(jobs, np.searchsorted(pos[jobs], pos[new]), new)
-    return jobs
 
 
 class Ticks:

@@ -846,36 +846,3 @@ def test_fill_price_stops_where_prices_repeat(seed):
             seed, nodes=int(2 + 10 * (seed % 3)), jobs=int(5 + 40 * (seed % 4))
         )
     assert fill_price(instance).tobytes() == _fill_price_reference(instance).tobytes()
-
-
-@pytest.mark.parametrize("setting", ["spot", "noise", "default"])
-def test_running_and_unfinished_kept_from_each_plan(setting):
-    """The simulated world's running and unfinished jobs in submission order, kept up to date
-    from each plan's changes (`producers._merged`), are those of a pass over every job of the
-    trace, at every step of runs with lost spot VMs, preemptions, noise and completions."""
-    from gpuaas.generator import generate_trace
-    from gpuaas.instance import Instance
-    from gpuaas.simulator import Simulator
-
-    if setting == "spot":
-        trace = Instance.from_dict(generate_trace(4, 40, seed=3, catalog="aws-us-east-1"))
-        sim = Simulator(trace, method="greedy", spot=True, seed=2)
-    elif setting == "noise":
-        trace = Instance.from_dict(generate_trace(5, 50, seed=4))
-        sim = Simulator(trace, noise=0.3, seed=1, overhead=60.0)
-    else:
-        trace = Instance.from_dict(generate_trace(6, 60, seed=5))
-        sim = Simulator(trace, seed=1)
-    x = sim.execution
-    steps = kept = 0
-    while sim.step() is not None:
-        steps += 1
-        for have, want in (
-            (x.running, x.order[x.cfg[x.order] >= 0]),
-            (x.waiting, x.order[x.unfinished[x.order]]),
-        ):
-            if have is not None:
-                kept += 1
-                assert have.dtype == want.dtype and np.array_equal(have, want)
-        x._running(), x.unfinished_jobs()  # as the next step would ask
-    assert steps > 20 and kept > steps
