@@ -74,6 +74,73 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return high, low
 
 
+def remaining(work: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, high, low), read-only: ``times = work * left[:, None]`` ((J, C) whole-job times
+    by the share of each job's work left) and `row_extremes(times)`, in one compiled pass
+    (the same products; numpy's extremes where a time is zero or NaN). An Instance's times."""
+    work = np.ascontiguousarray(work, dtype=np.float64)
+    left = np.ascontiguousarray(left, dtype=np.float64)
+    if not work.size:
+        times = work * left[:, None]
+        high, low = row_extremes(times) if len(times) else (np.zeros(0), np.zeros(0))
+    else:
+        times, high, low, other = _remaining(work, left)
+        if other:
+            high, low = row_extremes(times)
+    for a in (times, high, low):
+        a.setflags(write=False)
+    return times, high, low
+
+
+@njit(cache=True)
+def _remaining(work, left):  # pragma: no cover - compiled
+    """`remaining`'s pass: the times and `_row_extremes` of them (four columns at a time),
+    and whether some time is zero or NaN (then the extremes are not used)."""
+    J, C = work.shape
+    times = np.empty((J, C))
+    high = np.empty(J)
+    low = np.empty(J)
+    other = False
+    for j in range(J):
+        f = left[j]
+        l0 = l1 = l2 = l3 = np.inf
+        h0 = h1 = h2 = h3 = -np.inf
+        bad = False
+        c = 0
+        while c + 4 <= C:
+            a = work[j, c] * f
+            b = work[j, c + 1] * f
+            d = work[j, c + 2] * f
+            e = work[j, c + 3] * f
+            times[j, c] = a
+            times[j, c + 1] = b
+            times[j, c + 2] = d
+            times[j, c + 3] = e
+            bad |= (a != a) | (b != b) | (d != d) | (e != e)
+            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+            l0 = a if a < l0 else l0
+            l1 = b if b < l1 else l1
+            l2 = d if d < l2 else l2
+            l3 = e if e < l3 else l3
+            h0 = a if (a > h0 and a < np.inf) else h0
+            h1 = b if (b > h1 and b < np.inf) else h1
+            h2 = d if (d > h2 and d < np.inf) else h2
+            h3 = e if (e > h3 and e < np.inf) else h3
+            c += 4
+        while c < C:
+            a = work[j, c] * f
+            times[j, c] = a
+            bad |= (a != a) | (a == 0.0)
+            l0 = a if a < l0 else l0
+            h0 = a if (a > h0 and a < np.inf) else h0
+            c += 1
+        low[j] = min(min(l0, l1), min(l2, l3))
+        high[j] = max(max(h0, h1), max(h2, h3))
+        if bad:
+            other = True
+    return times, high, low, other
+
+
 def row_min(a: np.ndarray) -> np.ndarray:
     """numpy's ``a.min(axis=1)`` (also with ``initial=np.inf``) of a (J, C) float array, in
     the compiled pass of `row_extremes` (numpy's own where a value is zero or NaN)."""
@@ -308,16 +375,12 @@ class Instance:
             if k == "move_loss" and v is not None and np.size(v) != n and np.isnan(v).all():
                 v = None  # carried by `dataclasses.replace` to other jobs: none given
             set_(k, _ro(np.full(n, default) if v is None else v, np.float64).reshape(n))
-        times = work * (1.0 - self.progress)[:, None]  # a new float64 array: made read-only
-        times.setflags(write=False)
+        # work * (1 - progress) per row and each row's extremes in one pass (`remaining`)
+        times, high, low = remaining(work, 1.0 - self.progress)
         set_("times", times)
         set_("rel_due", _ro(self.due - self.time, np.float64))
-        set_("max_time", _ro(np.zeros(0), np.float64))
-        set_("min_time", _ro(np.zeros(0), np.float64))
-        if J:
-            high, low = row_extremes(times)
-            set_("max_time", high)
-            set_("min_time", low)
+        set_("max_time", high)
+        set_("min_time", low)
 
     # -- resources beside GPUs (docs/design.md) ---------------------------------------------
     @property

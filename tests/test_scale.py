@@ -846,3 +846,33 @@ def test_fill_price_stops_where_prices_repeat(seed):
             seed, nodes=int(2 + 10 * (seed % 3)), jobs=int(5 + 40 * (seed % 4))
         )
     assert fill_price(instance).tobytes() == _fill_price_reference(instance).tobytes()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_remaining_times_and_extremes_match_numpy(seed):
+    """An Instance's times and their per-row extremes in one pass (`instance.remaining`) are
+    numpy's ``work * left[:, None]`` and `row_extremes` of it, bit for bit: inf, rows of no
+    finite time, widths of 4 columns and not, no jobs, and (numpy's extremes then) zero or
+    NaN times."""
+    from gpuaas.instance import remaining, row_extremes
+
+    rng = np.random.default_rng(seed)
+    work = rng.uniform(1.0, 1e6, (60, (30, 7, 9, 32, 6, 13)[seed]))
+    work[rng.random(work.shape) < 0.3] = np.inf
+    work[4] = np.inf
+    left = rng.uniform(0.0, 1.0, 60)
+    left[:3] = (1.0, 1e-9, 0.5)
+    if seed % 3 == 1:
+        left[5] = 0.0  # zero times (inf * 0: NaN too)
+    if seed % 3 == 2:
+        work[6, 1] = np.nan
+    with np.errstate(invalid="ignore"):
+        want = work * left[:, None]
+        times, high, low = remaining(work, left)
+    assert times.tobytes() == want.tobytes()
+    want_high, want_low = row_extremes(want)
+    assert high.tobytes() == want_high.tobytes() and low.tobytes() == want_low.tobytes()
+    assert not (times.flags.writeable or high.flags.writeable or low.flags.writeable)
+    for empty in (work[:0], work[:, :0]):
+        t, h, lo = remaining(empty, left[: len(empty)])
+        assert t.shape == empty.shape and h.shape == lo.shape == (len(empty),)
