@@ -62,11 +62,11 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(J,) per row of `times` (J, C) its largest finite value (-inf: none) and its least
     (NaN where the row has one), read-only: numpy's ``where(isfinite(times), times,
     -inf).max(axis=1)`` and ``times.min(axis=1)``, in one compiled pass instead of four over
-    the whole array (the Rescheduler builds an Instance at every event). Where a row holds a
-    zero, numpy's own (which of 0.0 and -0.0 its min and max return depends on its loops)."""
+    the whole array (the Rescheduler builds an Instance at every event). Where a value is zero
+    or NaN, numpy's own (which of 0.0 and -0.0 its min and max return depends on its loops)."""
     times = np.ascontiguousarray(times, dtype=np.float64)
-    high, low, zero = _row_extremes(times)
-    if zero:
+    high, low, other = _row_extremes(times)
+    if other:
         high = np.where(np.isfinite(times), times, -np.inf).max(axis=1)
         low = times.min(axis=1)
     high.setflags(write=False)
@@ -74,45 +74,194 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return high, low
 
 
+def remaining(work: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, high, low), read-only: ``times = work * left[:, None]`` ((J, C) whole-job times
+    by the share of each job's work left) and `row_extremes(times)`, in one compiled pass
+    (the same products; numpy's extremes where a time is zero or NaN). An Instance's times."""
+    work = np.ascontiguousarray(work, dtype=np.float64)
+    left = np.ascontiguousarray(left, dtype=np.float64)
+    if not work.size:
+        times = work * left[:, None]
+        high, low = row_extremes(times) if len(times) else (np.zeros(0), np.zeros(0))
+    else:
+        times, high, low, other = _remaining(work, left)
+        if other:
+            high, low = row_extremes(times)
+    for a in (times, high, low):
+        a.setflags(write=False)
+    return times, high, low
+
+
+@njit(cache=True)
+def _remaining(work, left):  # pragma: no cover - compiled
+    """`remaining`'s pass: the times and `_row_extremes` of them (four columns at a time),
+    and whether some time is zero or NaN (then the extremes are not used)."""
+    J, C = work.shape
+    times = np.empty((J, C))
+    high = np.empty(J)
+    low = np.empty(J)
+    other = False
+    for j in range(J):
+        f = left[j]
+        l0 = l1 = l2 = l3 = np.inf
+        h0 = h1 = h2 = h3 = -np.inf
+        bad = False
+        c = 0
+        while c + 4 <= C:
+            a = work[j, c] * f
+            b = work[j, c + 1] * f
+            d = work[j, c + 2] * f
+            e = work[j, c + 3] * f
+            times[j, c] = a
+            times[j, c + 1] = b
+            times[j, c + 2] = d
+            times[j, c + 3] = e
+            bad |= (a != a) | (b != b) | (d != d) | (e != e)
+            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+            l0 = a if a < l0 else l0
+            l1 = b if b < l1 else l1
+            l2 = d if d < l2 else l2
+            l3 = e if e < l3 else l3
+            h0 = a if (a > h0 and a < np.inf) else h0
+            h1 = b if (b > h1 and b < np.inf) else h1
+            h2 = d if (d > h2 and d < np.inf) else h2
+            h3 = e if (e > h3 and e < np.inf) else h3
+            c += 4
+        while c < C:
+            a = work[j, c] * f
+            times[j, c] = a
+            bad |= (a != a) | (a == 0.0)
+            l0 = a if a < l0 else l0
+            h0 = a if (a > h0 and a < np.inf) else h0
+            c += 1
+        low[j] = min(min(l0, l1), min(l2, l3))
+        high[j] = max(max(h0, h1), max(h2, h3))
+        if bad:
+            other = True
+    return times, high, low, other
+
+
 def row_min(a: np.ndarray) -> np.ndarray:
     """numpy's ``a.min(axis=1)`` (also with ``initial=np.inf``) of a (J, C) float array, in
-    the compiled pass of `row_extremes` (numpy's own where a row holds a zero)."""
+    the compiled pass of `row_extremes` (numpy's own where a value is zero or NaN)."""
     a = np.ascontiguousarray(a, dtype=np.float64)
-    _, low, zero = _row_extremes(a)
-    return a.min(axis=1, initial=np.inf) if zero else low
+    _, low, other = _row_extremes(a)
+    return a.min(axis=1, initial=np.inf) if other else low
+
+
+def least_sum(values: np.ndarray, rows: np.ndarray, add: np.ndarray) -> np.ndarray:
+    """``row_min(values[rows] + add)`` (`values` (J, C), `rows` (R,) int, `add` (R, C)): per
+    row r the least of values[rows[r], c] + add[r, c], the same sums and the same least
+    without the (R, C) gather and sum (numpy's own where a sum is zero or NaN)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    add = np.ascontiguousarray(add, dtype=np.float64)
+    low, other = _least_sum(values, np.ascontiguousarray(rows, dtype=np.int64), add)
+    return row_min(values[rows] + add) if other else low
+
+
+@njit(cache=True)
+def _least_sum(values, rows, add):  # pragma: no cover - compiled
+    """`least_sum`'s pass: `_row_extremes`'s least, of the sums; and whether some sum is zero
+    or NaN (then its result is not used)."""
+    R, C = add.shape
+    low = np.empty(R)
+    other = False
+    for r in range(R):
+        j = rows[r]
+        l0 = l1 = l2 = l3 = np.inf
+        bad = False
+        c = 0
+        while c + 4 <= C:
+            a = values[j, c] + add[r, c]
+            b = values[j, c + 1] + add[r, c + 1]
+            d = values[j, c + 2] + add[r, c + 2]
+            e = values[j, c + 3] + add[r, c + 3]
+            bad |= (a != a) | (b != b) | (d != d) | (e != e)
+            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+            l0 = a if a < l0 else l0
+            l1 = b if b < l1 else l1
+            l2 = d if d < l2 else l2
+            l3 = e if e < l3 else l3
+            c += 4
+        while c < C:
+            a = values[j, c] + add[r, c]
+            bad |= (a != a) | (a == 0.0)
+            l0 = a if a < l0 else l0
+            c += 1
+        low[r] = min(min(l0, l1), min(l2, l3))
+        if bad:
+            other = True
+    return low, other
 
 
 @njit(cache=True)
 def _row_extremes(times):  # pragma: no cover - compiled
-    """`row_extremes`'s pass, and whether some value is zero (then its results are not used)."""
+    """`row_extremes`'s pass, and whether some value is zero or NaN (then its results are not
+    used). Four columns at a time, each into its own least and largest (four independent
+    chains of compare-and-select, not one): without zeros and NaNs the least and largest of
+    the same values whichever way they are paired (no two differ but in sign)."""
     J, C = times.shape
     high = np.empty(J)
     low = np.empty(J)
-    zero = False
+    other = False
     for j in range(J):
-        hi = -np.inf
-        lo = np.inf
-        nan = False
-        for c in range(C):
-            v = times[j, c]
-            if v != v:
-                nan = True
-                continue
-            if v == 0.0:
-                zero = True
-            if v < lo:
-                lo = v
-            if v > hi and v < np.inf:
-                hi = v
-        high[j] = hi
-        low[j] = np.nan if nan else lo
-    return high, low, zero
+        l0 = l1 = l2 = l3 = np.inf
+        h0 = h1 = h2 = h3 = -np.inf
+        bad = False
+        c = 0
+        while c + 4 <= C:
+            a = times[j, c]
+            b = times[j, c + 1]
+            d = times[j, c + 2]
+            e = times[j, c + 3]
+            bad |= (a != a) | (b != b) | (d != d) | (e != e)
+            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+            l0 = a if a < l0 else l0
+            l1 = b if b < l1 else l1
+            l2 = d if d < l2 else l2
+            l3 = e if e < l3 else l3
+            h0 = a if (a > h0 and a < np.inf) else h0
+            h1 = b if (b > h1 and b < np.inf) else h1
+            h2 = d if (d > h2 and d < np.inf) else h2
+            h3 = e if (e > h3 and e < np.inf) else h3
+            c += 4
+        while c < C:
+            a = times[j, c]
+            bad |= (a != a) | (a == 0.0)
+            l0 = a if a < l0 else l0
+            h0 = a if (a > h0 and a < np.inf) else h0
+            c += 1
+        low[j] = min(min(l0, l1), min(l2, l3))
+        high[j] = max(max(h0, h1), max(h2, h3))
+        if bad:
+            other = True
+    return high, low, other
 
 
 def _ro(a: Any, dtype: Any) -> np.ndarray:
     out = np.array(a, dtype=dtype)
     out.setflags(write=False)
     return out
+
+
+def _immutable(a: Any, dtype: Any) -> np.ndarray:
+    """`_ro(a, dtype)`, but `a` itself where it is already immutable: a read-only C-contiguous
+    array of `dtype` whose memory is held by read-only arrays only (its bases up to the one
+    owning the memory: not a read-only view of writable memory). An Instance's own (J, C)
+    `work` carried over by `dataclasses.replace` and the Rescheduler's fresh one
+    (`gpuaas.rescheduler.view`) are not copied again, at every event."""
+    if (
+        isinstance(a, np.ndarray)
+        and a.dtype == dtype
+        and a.flags.c_contiguous
+        and not a.flags.writeable
+    ):
+        b = a
+        while isinstance(b.base, np.ndarray) and not b.base.flags.writeable:
+            b = b.base
+        if b.base is None and b.flags.owndata:
+            return a
+    return _ro(a, dtype)
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,7 +315,7 @@ class Instance:
     def __post_init__(self) -> None:
         J = len(self.job_ids)
         C = self.catalog.n_configs
-        work = _ro(self.work, np.float64).reshape(J, C)
+        work = _immutable(self.work, np.float64).reshape(J, C)
         progress = np.zeros(J) if self.progress is None else self.progress
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         for k in DEMANDS:
@@ -183,7 +332,9 @@ class Instance:
         names = ("",) * J if self.workload is None else tuple(self.workload)
         if len(names) != J:
             names = ("",) * J  # carried by `dataclasses.replace` to other jobs: as data_gb's
-        for j, name in enumerate(names):
+        # a pass over every job's name only where some job names a workload (`tuple.count`
+        # compares them in C: the Rescheduler builds an Instance at every event)
+        for j, name in enumerate(names if names.count("") != J else ()):
             if name != "":
                 check_name(name, None, f"jobs[{j}].workload")
         set_("workload", names)
@@ -224,16 +375,12 @@ class Instance:
             if k == "move_loss" and v is not None and np.size(v) != n and np.isnan(v).all():
                 v = None  # carried by `dataclasses.replace` to other jobs: none given
             set_(k, _ro(np.full(n, default) if v is None else v, np.float64).reshape(n))
-        times = work * (1.0 - self.progress)[:, None]  # a new float64 array: made read-only
-        times.setflags(write=False)
+        # work * (1 - progress) per row and each row's extremes in one pass (`remaining`)
+        times, high, low = remaining(work, 1.0 - self.progress)
         set_("times", times)
         set_("rel_due", _ro(self.due - self.time, np.float64))
-        set_("max_time", _ro(np.zeros(0), np.float64))
-        set_("min_time", _ro(np.zeros(0), np.float64))
-        if J:
-            high, low = row_extremes(times)
-            set_("max_time", high)
-            set_("min_time", low)
+        set_("max_time", high)
+        set_("min_time", low)
 
     # -- resources beside GPUs (docs/design.md) ---------------------------------------------
     @property

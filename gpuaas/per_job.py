@@ -277,8 +277,85 @@ def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
 def plan_values_lp(times, slack, weight, price, switch, partner):
     """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
     candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
-    price = _kernel_rows(price)
-    return _per_job_lp(times, slack, weight, price, price, _kernel_rows(switch), partner, False)[0]
+    return _plan_values(times, slack, weight, _kernel_rows(price), _kernel_rows(switch), partner)
+
+
+@njit(cache=True)
+def _plan_values(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
+    """`_per_job_lp`'s `value` without `minimise`, the same candidates and arithmetic: each
+    job's slow configurations' time, price x time and switch cost gathered once (not per fast
+    one), and, where no configuration has a `partner` (no spot), each fast configuration's
+    least candidate kept branch-free (a compare and a select: the least of the same values
+    as `_per_job_lp`'s test-and-store, which none of them is NaN or -0.0 to tell apart:
+    tests/test_scale.py). Plan values are asked for at every event (`gpuaas.pricing`)."""
+    J, C = times.shape
+    value = np.full((J, C), np.inf)
+    fast = np.empty(C, dtype=np.int64)
+    slow = np.empty(C, dtype=np.int64)
+    t2s = np.empty(C)
+    a2s = np.empty(C)
+    sw2 = np.empty(C)
+    cand = np.empty(C)
+    paired = False
+    for c in range(C):
+        if partner[c] >= 0:
+            paired = True
+    for j in range(J):
+        D = slack[j]
+        w = weight[j]
+        price_j = price[j if price.shape[0] > 1 else 0]
+        switch_j = switch[j if switch.shape[0] > 1 else 0]
+        n_fast = n_slow = 0
+        for c in range(C):
+            t = times[j, c]
+            if t < D:
+                fast[n_fast] = c
+                n_fast += 1
+            elif np.isfinite(t) and t > D:
+                slow[n_slow] = c
+                t2s[n_slow] = t
+                a2s[n_slow] = t * price_j[c]
+                sw2[n_slow] = switch_j[c]
+                n_slow += 1
+            if not np.isfinite(t):
+                continue
+            value[j, c] = t * price_j[c] + w * max(0.0, t - D)
+        if n_fast == 0 or n_slow == 0:
+            continue
+        if paired:  # `_per_job_lp`'s loop as it is
+            for i1 in range(n_fast):
+                c1 = fast[i1]
+                t1 = times[j, c1]
+                a1 = t1 * price_j[c1]
+                for i2 in range(n_slow):
+                    c2 = slow[i2]
+                    t2 = t2s[i2]
+                    a2 = a2s[i2]
+                    if a2 >= a1:
+                        continue
+                    f1 = (t2 - D) / (t2 - t1)
+                    if partner[c2] == c1:
+                        a = f1 * a1 + (1.0 - f1) * a2 + switch_j[c1]
+                        if a < value[j, c2]:
+                            value[j, c2] = a
+                    else:
+                        a = f1 * a1 + (1.0 - f1) * a2 + sw2[i2]
+                        if a < value[j, c1]:
+                            value[j, c1] = a
+            continue
+        for i1 in range(n_fast):
+            c1 = fast[i1]
+            t1 = times[j, c1]
+            a1 = t1 * price_j[c1]
+            for i2 in range(n_slow):  # every candidate (vectorised), then the least
+                f1 = (t2s[i2] - D) / (t2s[i2] - t1)
+                cand[i2] = f1 * a1 + (1.0 - f1) * a2s[i2] + sw2[i2]
+            least = value[j, c1]
+            for i2 in range(n_slow):
+                a = cand[i2]
+                least = a if (a2s[i2] < a1 and a < least) else least
+            value[j, c1] = least
+    return value
 
 
 @njit(cache=True)

@@ -28,6 +28,7 @@ scripts/results/archive/reconfiguration-history.md, the sections of the same nam
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -45,6 +46,7 @@ from gpuaas.per_job import rows as _rows
 FILL_ROUNDS = 3
 
 
+@lru_cache(maxsize=2)  # an Instance is immutable and hashes by identity; a point asks 2-3 times
 def queue_price(instance: Instance) -> float:
     """λ, $ per GPU-second of node capacity: the tardiness a GPU-second taken from the queue costs.
 
@@ -60,7 +62,13 @@ def queue_price(instance: Instance) -> float:
         return 0.0
     cat = instance.catalog
     capacity = max(1, instance.nodes * int(max(1, cat.gpus.max())))
-    values = plan_values_at(instance, share_price(instance), np.flatnonzero(waiting))
+    share = np.ascontiguousarray(share_price(instance), dtype=np.float64)
+    # the waiting jobs' rows of every job's values at the share price where `fill_price` has
+    # computed them (its first round): a job's plan values are its own row's alone, so the
+    # same values bit for bit (tests/test_scale.py), without the waiting jobs' LPs again
+    every = _cached_plan_values(instance, share)
+    rows = np.flatnonzero(waiting)
+    values = every[rows] if every is not None else plan_values_at(instance, share, rows)
     asked = cat.cfg_gpus[runnable_argmin(values)].sum()
     if asked + cat.cfg_gpus[instance.current_cfg[~waiting]].sum() <= capacity:
         return 0.0
@@ -84,6 +92,7 @@ def fill_price(instance: Instance) -> np.ndarray:
     cat = instance.catalog
     model = cat.gpu_model_id[cat.cfg_vm]
     price, demand = share_price(instance), None
+    last = np.asarray(price)
     for _ in range(FILL_ROUNDS):
         values = plan_values_at(instance, price)
         pref = runnable_argmin(values)
@@ -100,6 +109,9 @@ def fill_price(instance: Instance) -> np.ndarray:
                 )
         else:
             price = cat.cost[cat.cfg_vm] * cat.cfg_gpus / filled
+        if price.shape == last.shape and price.tobytes() == last.tobytes():
+            break  # the same prices: the next round's demand would repeat this one's
+        last = price
     price.flags.writeable = False
     return price
 
@@ -140,11 +152,33 @@ def plan_values_at(
     return _per_job_values(instance, p, rows, delay)
 
 
-@lru_cache(maxsize=4)  # an Instance is immutable and hashes by identity
+#: `_all_plan_values`'s last `_PLAN_VALUES_KEPT` results by (instance, prices' bytes, shape),
+#: least recently used first: an Instance is immutable and hashes by identity
+_plan_values_kept: OrderedDict[tuple[Instance, bytes, tuple[int, ...]], np.ndarray] = OrderedDict()
+_PLAN_VALUES_KEPT = 4
+
+
 def _all_plan_values(instance: Instance, p: bytes, shape: tuple[int, ...]) -> np.ndarray:
+    """Every job's plan values from now at prices `p` (bytes of a float array of `shape`),
+    computed once per instance and prices (an LRU cache of `_PLAN_VALUES_KEPT`, as
+    ``functools.lru_cache`` was, that `_cached_plan_values` can also look into)."""
+    key = (instance, p, shape)
+    values = _plan_values_kept.get(key)
+    if values is not None:
+        _plan_values_kept.move_to_end(key)
+        return values
     values = _per_job_values(instance, np.frombuffer(p).reshape(shape), slice(None), 0.0)
     values.flags.writeable = False
+    _plan_values_kept[key] = values
+    if len(_plan_values_kept) > _PLAN_VALUES_KEPT:
+        _plan_values_kept.popitem(last=False)
     return values
+
+
+def _cached_plan_values(instance: Instance, p: np.ndarray) -> np.ndarray | None:
+    """`_all_plan_values` of `instance` at prices `p` (a contiguous float array) if already
+    computed, else None (nothing computed)."""
+    return _plan_values_kept.get((instance, p.tobytes(), p.shape))
 
 
 def _per_job_values(
@@ -255,3 +289,14 @@ def move_costs(
         return np.zeros((instance.n_jobs, instance.catalog.n_configs))
     p = (price or fill_price)(instance)
     return reconfiguration.move_costs(instance, p, queue_price(instance))
+
+
+def running_move_costs(
+    instance: Instance, run: np.ndarray, price: Callable[[Instance], np.ndarray] | None = None
+) -> np.ndarray:
+    """``move_costs(instance, price)[run]`` of the running jobs `run` (ascending), computed
+    for those rows alone (the keep rules read no other: not a (J, C) array at every event)."""
+    if not instance.moves_cost or not len(run):
+        return np.zeros((len(run), instance.catalog.n_configs))
+    p = (price or fill_price)(instance)
+    return reconfiguration.running_move_costs(instance, run, p, queue_price(instance))

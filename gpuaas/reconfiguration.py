@@ -160,12 +160,38 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
     VM's start-up, the tardiness of both delays when the job is late whatever it runs on, and
     the node capacity both hold from the queue at `queue` $ per GPU-second of it
     (`per_job.capacity_gpus`)."""
-    cat = instance.catalog
-    J, C = instance.n_jobs, cat.n_configs
+    J, C = instance.n_jobs, instance.catalog.n_configs
     out = np.zeros((J, C))
     run = np.flatnonzero(instance.current_cfg >= 0)
     if not run.size or not instance.moves_cost:
         return out
+    _fill_move_costs(instance, run, price, queue, out, False)
+    return out
+
+
+def running_move_costs(
+    instance: Instance, run: np.ndarray, price: np.ndarray, queue: float = 0.0
+) -> np.ndarray:
+    """``move_costs(instance, price, queue)[run]`` of running jobs `run` (indices, ascending),
+    without the other jobs' rows: (len(run), C)."""
+    out = np.zeros((len(run), instance.catalog.n_configs))
+    if not len(run) or not instance.moves_cost:
+        return out
+    _fill_move_costs(instance, np.asarray(run, dtype=np.int64), price, queue, out, True)
+    return out
+
+
+def _fill_move_costs(
+    instance: Instance,
+    run: np.ndarray,
+    price: np.ndarray,
+    queue: float,
+    out: np.ndarray,
+    by_row: bool,
+) -> None:
+    """`_move_costs` of the running jobs `run` into `out` (row j of job j, or with `by_row`
+    row r of run[r])."""
+    cat = instance.catalog
     _move_costs(
         instance.times,
         run,
@@ -179,8 +205,8 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
         float(queue),
         _kernel_rows(capacity_gpus(instance)),
         out,
+        by_row,
     )
-    return out
 
 
 def _kernel_rows(a: np.ndarray) -> np.ndarray:
@@ -190,15 +216,16 @@ def _kernel_rows(a: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _move_costs(
-    times, run, cur_cfg, late, weight, ov, up, price, vm_cost, queue, cap, out
+    times, run, cur_cfg, late, weight, ov, up, price, vm_cost, queue, cap, out, by_row
 ):  # pragma: no cover - compiled
-    """`move_costs` of the running jobs `run` (their overheads `ov`) into `out`, element by
-    element the arithmetic of `_move_costs_numpy`'s array operations, in one pass over the
-    running jobs' rows instead of a dozen (J, C) arrays at every event. `price` and `cap` are
-    (1, C) (every job's) or (J, C) (row j job j's)."""
+    """`move_costs` of the running jobs `run` (their overheads `ov`) into `out` (row j, or with
+    `by_row` row r of run[r]), element by element the arithmetic of `_move_costs_numpy`'s array
+    operations, in one pass over the running jobs' rows instead of a dozen (J, C) arrays at
+    every event. `price` and `cap` are (1, C) (every job's) or (J, C) (row j job j's)."""
     C = times.shape[1]
     for r in range(run.shape[0]):
         j = run[r]
+        o_row = r if by_row else j
         t0 = times[j, cur_cfg[j]]
         t0 = t0 if (t0 != t0 or t0 >= 1e-9) else 1e-9  # np.maximum(t0, 1e-9): NaN stays
         o = ov[r]
@@ -208,10 +235,10 @@ def _move_costs(
         for c in range(C):
             t = times[j, c]
             if not np.isfinite(t):
-                out[j, c] = np.inf
+                out[o_row, c] = np.inf
                 continue
             redo = o * t / t0  # seconds to redo the lost work on c
-            out[j, c] = redo * p[c] + up * vm_cost[c] + queue * (redo + up) * g[c] + tard
+            out[o_row, c] = redo * p[c] + up * vm_cost[c] + queue * (redo + up) * g[c] + tard
 
 
 def _move_costs_numpy(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.ndarray:

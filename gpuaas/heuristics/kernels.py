@@ -484,8 +484,15 @@ def node_value(D, proxy, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
 def _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k):
     """Gain (> 0) in the method's score of a node change if it strictly improves f_OBJ and
     does not worsen the proxy; -1 otherwise."""
+    o_old = node_value(D, PROXY_FOBJ, node_cnt, node_jobs, job_cfg, n, node_vm[n], -1, -1)
+    return _accept_from(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k, o_old)
+
+
+@njit(cache=True, inline="always")
+def _accept_from(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k, o_old):
+    """`_accept` given the node's f_OBJ as it is, `o_old` (`node_value` of its VM type and
+    configurations now): `postprocess_node` weighs several changes of one state against it."""
     v = node_vm[n]
-    o_old = node_value(D, PROXY_FOBJ, node_cnt, node_jobs, job_cfg, n, v, -1, -1)
     o_new = node_value(D, PROXY_FOBJ, node_cnt, node_jobs, job_cfg, n, v_new, k, c_k)
     if not o_new < o_old - _EPS * (1.0 + abs(o_old)):
         return -1.0
@@ -539,13 +546,20 @@ def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg,
             every = False
     if every:
         return 0  # no downsizing (kept) and no job to hand idle GPUs to (all kept)
+    # the node's f_OBJ as it is, computed once for the changes weighed against it (the state
+    # does not change while they are: `_accept` computed it for each)
+    o_old = 0.0
+    known = False
     best_v, best_gain = -1, 0.0
     for v2 in range(V):
         if kept or v2 == v or vm_model[v2] != vm_model[v]:
             continue
         if not node_used[n] <= vm_gpus[v2] < vm_gpus[v]:
             continue
-        gain = _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v2, -1, -1)
+        if not known:
+            o_old = node_value(D, PROXY_FOBJ, node_cnt, node_jobs, job_cfg, n, v, -1, -1)
+            known = True
+        gain = _accept_from(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v2, -1, -1, o_old)
         if gain > best_gain:
             best_v, best_gain = v2, gain
     if best_v >= 0:
@@ -555,6 +569,7 @@ def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg,
             job_cfg[i] = cfg_offset[best_v] + cfg_gpus[job_cfg[i]] - 1
         v = best_v
         changes += 1
+        known = False  # the state changed
     idle = vm_gpus[v] - node_used[n]
     if idle <= 0:
         return changes
@@ -579,7 +594,13 @@ def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg,
         c_new = job_cfg[i] + idle
         if pin_node[i] >= 0:
             continue
-        if _accept(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v, i, c_new) > 0.0:
+        if not known:
+            o_old = node_value(D, PROXY_FOBJ, node_cnt, node_jobs, job_cfg, n, v, -1, -1)
+            known = True
+        if (
+            _accept_from(D, proxy, node_vm, node_cnt, node_jobs, job_cfg, n, v, i, c_new, o_old)
+            > 0.0
+        ):
             job_cfg[i] = c_new
             node_used[n] += idle
             changes += 1

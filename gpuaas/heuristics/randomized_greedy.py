@@ -88,7 +88,6 @@ def randomized_construction(
     (heuristics/README.md). The iterations run in the kernel
     `construction_chunk`, in chunks between time checks, from one `construction_base`."""
     N, J = instance.nodes, instance.n_jobs
-    st = State.new(instance)
     order = _pressure_order(instance).copy()
     rng = rng_state(seed)
     e_vm = np.full((size, N), -1, dtype=np.int64)
@@ -99,8 +98,9 @@ def randomized_construction(
     last_imp = np.zeros(1, dtype=np.int64)
     args = (e_vm, e_node, e_cfg, e_val, e_cnt)
     # the kept jobs placed and what every schedule reads, once for all the chunks
-    # (`K.randomized_construction_iterations` is `construction_base` then one chunk)
-    base = K.construction_base(D, proxy, order, swap_prob, *st.arrays())
+    # (`K.randomized_construction_iterations` is `construction_base` then one chunk), and for
+    # the next call around the same kept jobs (`_shared_base`)
+    st, base, dirty, key = _shared_base(instance, D, proxy, order, swap_prob)
     it = K.construction_chunk(
         D,
         proxy,
@@ -117,9 +117,14 @@ def randomized_construction(
         *st.arrays(),
         *args,
         base,
-        False,
+        dirty,  # the state holds a schedule of the last call around these kept jobs
     )
     greedy = (st.node_vm.copy(), st.job_node.copy(), st.job_cfg.copy())
+    if not len(base[3]) and deadline is None and max_no_improve == 0:
+        # no free job (every job kept): every schedule is iteration 0's, which the elite set
+        # skips as a duplicate; the random stream is this call's own. The iterations are run
+        # in effect (tests/test_scale.py), not drawn for nothing
+        it = max(it, max_it)
     next_log = time.perf_counter() + log_interval
     while it < max_it:
         if deadline is not None and time.perf_counter() >= deadline:
@@ -156,9 +161,47 @@ def randomized_construction(
                 natural(proxy, float(e_val[: e_cnt[0]].min())),
                 e_cnt[0],
             )
+    _last_base[0] = (key, st, base)  # the state holds the last schedule
     m = int(e_cnt[0])
     rank = np.argsort(e_val[:m], kind="stable")
     return Elite(e_vm[rank], e_node[rank], e_cfg[rank], e_val[rank], greedy, it)
+
+
+#: the last `randomized_construction`'s (key, state, base) (`_shared_base`)
+_last_base: list[Any] = [None]
+
+
+def _base_key(instance: Instance, D: K.KernelData, proxy: int, swap_prob: float) -> tuple:
+    """What `K.construction_base` reads: the instance (its pressure order), the proxy, the
+    swap chance and every field of D but the preferred configurations."""
+    return (instance, proxy, swap_prob, *(a for k, a in zip(D._fields, D) if k != "pref_cfg"))
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """The same objects (arrays: the same array, as `K.KernelData._replace` keeps them; else
+    equal values)."""
+    return len(a) == len(b) and all(
+        x is y or (not isinstance(x, np.ndarray) and type(x) is type(y) and x == y)
+        for x, y in zip(a, b)
+    )
+
+
+def _shared_base(
+    instance: Instance, D: K.KernelData, proxy: int, order: np.ndarray, swap_prob: float
+) -> tuple[State, tuple, bool, tuple]:
+    """(state, base, dirty, key): the last call's state and `K.construction_base` where it read the
+    same (`_base_key`: the default method's rivals construct around the plan's kept jobs, with
+    D differing only in the preferred configurations), its state holding that call's last
+    schedule (dirty: `K.construction_chunk` undoes it first, as between chunks); else a new
+    state with the kept jobs placed and their base. The base's own arrays are read-only to the
+    chunks or scratch they write before reading, so the schedules, scores, elite set and random
+    stream are those of a new base (tests/test_scale.py)."""
+    key = _base_key(instance, D, proxy, swap_prob)
+    last, _last_base[0] = _last_base[0], None  # kept again once the call completes
+    if last is not None and _same(last[0], key):
+        return last[1], last[2], True, key
+    st = State.new(instance)
+    return st, K.construction_base(D, proxy, order, swap_prob, *st.arrays()), False, key
 
 
 def rg_options(

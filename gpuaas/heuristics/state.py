@@ -30,7 +30,8 @@ def kernel_data(
     pins: tuple[np.ndarray, np.ndarray] | None = None,
     move_weight: float = 1.0,
 ) -> K.KernelData:
-    """The `KernelData` D the kernels read (writable contiguous copies, one numba type).
+    """The `KernelData` D the kernels read (contiguous copies, writable but for the read-only
+    times; one numba type).
 
     It carries the incumbent the constructions keep (`pins`, by default the paper's methods'
     `paper_keep`: nothing under the paper's zero reconfiguration costs), P1's κ that
@@ -45,8 +46,14 @@ def kernel_data(
     pref = np.full(instance.n_jobs, -1, dtype=np.int64) if pref_cfg is None else pref_cfg
     f = lambda a: np.ascontiguousarray(a, dtype=np.float64).copy()
     i = lambda a: np.ascontiguousarray(a, dtype=np.int64).copy()
+    # the times as the Instance holds them (read-only, C-contiguous: one numba type for every
+    # instance), not a (J, C) copy at every event: no kernel writes them
+    times = np.ascontiguousarray(instance.times, dtype=np.float64)
+    if times.flags.writeable:
+        times = times.copy()
+        times.setflags(write=False)
     return K.KernelData(
-        times=f(instance.times).reshape(instance.n_jobs, cat.n_configs),
+        times=times.reshape(instance.n_jobs, cat.n_configs),
         rel_due=f(instance.rel_due),
         weight=f(instance.weight),
         max_time=f(instance.max_time),

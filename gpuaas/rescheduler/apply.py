@@ -142,7 +142,9 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
     its pinned jobs stay where they are, and so must the jobs."""
     method, startup = sol.method or s.config.method, s.config.startup
     names = s.catalog.vm_names
-    jobs = list(s.jobs.values())
+    # job i of `inst` is `s.jobs`' i-th: its record by its row (`RunState.order`), for the
+    # jobs the plan changes alone, not a list of every record
+    record, rows = s.cols.job, s.order()
     cur_node, cur_cfg, pinned = inst.current_node, inst.current_cfg, inst.pinned
     old_vm = s.node_vm()
     fixed = np.unique(cur_node[pinned]) if pinned.any() else None
@@ -179,7 +181,8 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
             nodes[p] = Node(new, ready_time(at, startup))
             if startup > 0:
                 s.startup_cost += startup_cost(s.price[new], startup)
-        s.nodes = dict(sorted(nodes.items())) if plan.open else nodes
+        # in node order (the keys sorted, not the (key, record) pairs: the same order)
+        s.nodes = {p: nodes[p] for p in sorted(nodes)} if plan.open else nodes
         _node_arrays(s, before, changed, new_vm)
 
     cfg_vm, cfg_gpus = s.cfg_vm, s.cfg_gpus
@@ -190,7 +193,7 @@ def apply(s: RunState, sol: Solution, at: float, inst: Instance) -> Plan:
     new_node = np.where(sol.job_node >= 0, perm[np.maximum(sol.job_node, 0)], -1)
     changed = np.flatnonzero((new_node != cur_node) | (sol.job_cfg != cur_cfg)).tolist()
     for i, n, c in zip(changed, new_node[changed].tolist(), sol.job_cfg[changed].tolist()):
-        job = jobs[i]
+        job = record[rows[i]]
         if pinned[i]:
             raise SolverError(
                 f"{method}: moves job {job.id}, pinned by the "
@@ -292,7 +295,7 @@ def target(s: RunState) -> tuple[list[PlannedNode], list[PlannedJob]]:
             added = added or p not in nodes
             nodes[p] = PlannedNode(p, names[n.vm])
     if added:
-        nodes = dict(sorted(nodes.items()))
+        nodes = {p: nodes[p] for p in sorted(nodes)}
     if len(nodes) != len(s.nodes):  # no last plan (a restore)
         nodes = {p: PlannedNode(p, names[n.vm]) for p, n in s.nodes.items()}
     s.renode = set()

@@ -24,7 +24,64 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 
 def check_solution(sol: Solution) -> None:
-    """Raise SolverError unless `sol` is feasible for its instance (vectorised P1 checks)."""
+    """Raise SolverError unless `sol` is feasible for its instance (vectorised P1 checks): a
+    compiled pass over the jobs and nodes says whether every check but the quotas passes
+    (`_passes`), the numpy checks then name the first that fails."""
+    inst, cat = sol.instance, sol.instance.catalog
+    nv, jn, jc = sol.node_vm, sol.job_node, sol.job_cfg
+    passes = _passes(
+        np.ascontiguousarray(nv, dtype=np.int64),
+        np.ascontiguousarray(jn, dtype=np.int64),
+        np.ascontiguousarray(jc, dtype=np.int64),
+        np.ascontiguousarray(cat.cfg_vm, dtype=np.int64),
+        np.ascontiguousarray(cat.cfg_gpus, dtype=np.int64),
+        np.ascontiguousarray(cat.gpus, dtype=np.int64),
+        np.ascontiguousarray(inst.times, dtype=np.float64),
+        np.ascontiguousarray(inst.pinned, dtype=np.bool_),
+        np.ascontiguousarray(inst.current_node, dtype=np.int64),
+        np.ascontiguousarray(inst.current_cfg, dtype=np.int64),
+    )
+    if not passes:
+        _check_arrays(sol)
+    excess = quotas.over(cat, nv)
+    if excess:
+        raise SolverError(f"{sol.method or 'solver'}: {excess[0]}")
+
+
+@njit(cache=True)
+def _passes(
+    nv, jn, jc, cfg_vm, cfg_gpus, vm_gpus, times, pinned, cur_node, cur_cfg
+):  # pragma: no cover
+    """Whether `_check_arrays` raises nothing, in one pass over the jobs and one over the
+    nodes (tests/test_scale.py)."""
+    N = nv.shape[0]
+    V = vm_gpus.shape[0]
+    C = cfg_vm.shape[0]
+    for n in range(N):
+        if nv[n] < -1 or nv[n] >= V:
+            return False
+    used = np.zeros(N, dtype=np.int64)
+    hosted = np.zeros(N, dtype=np.int64)
+    for j in range(jn.shape[0]):
+        n, c = jn[j], jc[j]
+        if (n < 0) != (c < 0) or n >= N or c >= C or n < -1:
+            return False
+        if pinned[j] and (n != cur_node[j] or c != cur_cfg[j]):
+            return False
+        if c < 0:
+            continue
+        if nv[n] != cfg_vm[c] or not np.isfinite(times[j, c]):
+            return False
+        used[n] += cfg_gpus[c]
+        hosted[n] += 1
+    for n in range(N):
+        if nv[n] >= 0 and (used[n] > vm_gpus[nv[n]] or hosted[n] == 0):
+            return False
+    return True
+
+
+def _check_arrays(sol: Solution) -> None:
+    """`check_solution`'s checks of the solution's arrays, in numpy (but the quotas)."""
     inst, cat = sol.instance, sol.instance.catalog
     N, V, C = inst.nodes, cat.n_vms, cat.n_configs
     nv, jn, jc = sol.node_vm, sol.job_node, sol.job_cfg
@@ -54,9 +111,6 @@ def check_solution(sol: Solution) -> None:
         raise SolverError(f"{name}: a node holds more GPUs than its VM type has")
     if (is_open & (hosted == 0)).any():
         raise SolverError(f"{name}: an open node hosts no job")
-    excess = quotas.over(cat, nv)
-    if excess:
-        raise SolverError(f"{name}: {excess[0]}")
 
 
 def match_nodes(

@@ -209,7 +209,11 @@ def savepoint(s: RunState) -> tuple[Any, ...]:
     rest = (s.nodes, s.capacity, list(s.plans), s.recent_moves, s.speed_pool, s.planned)
     s.planned_changed = False
     cols = s.cols.snapshot()
-    return dict(s.jobs), s.rows, cols, totals, rest, len(s.completed), len(s.id_log)
+    # the jobs in their order: given by their rows where known (an array an event replaces,
+    # never changes) and the columns' records (`rollback` rebuilds the dict from them), not a
+    # copy of the dict at every event
+    jobs = None if s.rows is not None else dict(s.jobs)
+    return jobs, s.rows, cols, totals, rest, len(s.completed), len(s.id_log)
 
 
 def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
@@ -220,6 +224,9 @@ def rollback(s: RunState, saved: tuple[Any, ...]) -> None:
             setattr(job, f, v)
     s.undo, s.replan, s.renode = None, {}, set()
     s.cols.restore(cols)
+    if jobs is None:  # the dict as it was, from the rows' records in their order
+        record = s.cols.job
+        jobs = {j.id: j for j in map(record.__getitem__, rows.tolist())}
     s.jobs, s.rows = jobs, rows
     for k, v in zip(TOTALS, totals):
         setattr(s, k, v)

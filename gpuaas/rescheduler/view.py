@@ -27,7 +27,7 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         k: columns[field][rows] for k, field in INSTANCE_VIEW.items() if k != "work"
     }
     arrays["pinned"] = budget.pinned(s, rows, at)
-    work = cols.work[rows]
+    work = np.take(cols.work, rows, axis=0)  # cols.work[rows]: the same copy, faster
     for i in np.flatnonzero(cols.evidence[rows]).tolist():  # at its estimated speed
         work[i] = speed.work(s, cols.job[rows[i]])
     full = sorted({*spot_estimates.full(s), *full}) if s.capacity else sorted(full)
@@ -38,6 +38,7 @@ def instance(s: RunState, at: float | None = None, full: Iterable[int] = ()) -> 
         keep = work[np.arange(len(rows)), np.maximum(own, 0)]
         work[:, off] = np.inf
         work[own >= 0, own[own >= 0]] = keep[own >= 0]
+    work.setflags(write=False)  # this one array, immutable: the Instance takes it uncopied
     return Instance(
         catalog=cat,
         nodes=s.config.nodes,

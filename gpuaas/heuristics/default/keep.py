@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from gpuaas.heuristics.default.room import (
     largest_gpus,
@@ -30,9 +31,9 @@ from gpuaas.heuristics.default.room import (
     queued,
 )
 from gpuaas.heuristics.default.settings import HYSTERESIS, REPACK_MOVES
-from gpuaas.instance import Instance, row_min
+from gpuaas.instance import Instance, least_sum, row_min
 from gpuaas.per_job import share_price
-from gpuaas.pricing import move_costs, plan_values, preferred_configs
+from gpuaas.pricing import plan_values, preferred_configs, running_move_costs
 
 
 class KeepRule(NamedTuple):
@@ -129,8 +130,8 @@ def incumbent_rules(
     # a move onto spot saves its price difference for the job's life, not until the next
     # re-plan: weight 1 (docs/spot.md, "The default's decisions")
     weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
-    move = weight[None, :] * move_costs(instance, price)[run]
-    best = row_min(values[run] + move)  # .min(axis=1, initial=np.inf), compiled
+    move = weight[None, :] * running_move_costs(instance, run, price)  # move_costs(...)[run]
+    best = least_sum(values, run, move)  # row_min(values[run] + move), in one pass
     free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
     none = np.zeros(run.size, dtype=bool)
     freed = {rule.name: none for rule in KEEP_RULES}
@@ -197,13 +198,25 @@ def idle_pays(
     on ITP clusters 8 and 9 (scripts/results/upper.md, "Where the default loses on clusters 9
     and 8")."""
     cat = instance.catalog
-    last = np.zeros(instance.nodes)
-    np.maximum.at(last, node, left)
+    last = _maximum_at(np.zeros(instance.nodes), node, np.ascontiguousarray(left, dtype=float))
     cost = np.bincount(node, weights=least, minlength=instance.nodes)
     pinned = np.bincount(node, weights=(~free).astype(float), minlength=instance.nodes) > 0
     per_gpu = np.zeros(instance.nodes)
     per_gpu[node] = np.where(cat.gpus[vm] > 0, cat.cost[vm] / np.maximum(cat.gpus[vm], 1), 0.0)
     return ((idle_gpus * per_gpu * last > cost) & ~pinned)[node]
+
+
+@njit(cache=True)
+def _maximum_at(out, index, values):  # pragma: no cover - compiled
+    """``np.maximum.at(out, index, values)`` in one compiled loop (numpy's ``.at`` costs about
+    50 ns an element), element by element numpy's maximum (``a >= b or isnan(a) ? a : b``:
+    NaN propagates, of equal values the one already there stays); returns `out`."""
+    for k in range(index.shape[0]):
+        n = index[k]
+        a = out[n]
+        b = values[k]
+        out[n] = a if (a >= b or a != a) else b
+    return out
 
 
 def keep_incumbent(
