@@ -450,7 +450,7 @@ def test_shared_base_is_a_new_base(seed):
 
     def call(d, it, cands, fresh):
         if fresh:
-            rg._last_base[0] = None
+            rg._last.base = None
         e = rg.randomized_construction(
             instance, d, K.PROXY_FOBJ, K.OPEN_LARGEST, True,
             seed=seed, max_it=it, candidates=cands, **opts,
@@ -458,7 +458,7 @@ def test_shared_base_is_a_new_base(seed):
         return [e.vm, e.node, e.cfg, e.score, *e.greedy, np.array([e.iterations])]
 
     calls = [(D, 1, 1), (D2, 50, 3), (D2, 40, 2), (more, 30, 3), (D, 5, 1)]
-    rg._last_base[0] = None
+    rg._last.base = None
     shared = [call(d, it, c, False) for d, it, c in calls]
     fresh = [call(d, it, c, True) for d, it, c in calls]
     for a, b in zip(shared, fresh):
@@ -573,7 +573,7 @@ def test_no_free_job_runs_no_schedules(seed):
     D = kernel_data(instance, np.argmin(instance.times, axis=1), (sol.job_node, sol.job_cfg))
     runs = []
     for deadline in (None, np.inf):
-        rg._last_base[0] = None
+        rg._last.base = None
         e = rg.randomized_construction(
             instance, D, K.PROXY_FOBJ, K.OPEN_LARGEST, True,
             seed=seed, max_it=50, size=1 + seed % 2, swap_prob=0.2, candidates=3,
@@ -876,3 +876,23 @@ def test_remaining_times_and_extremes_match_numpy(seed):
     for empty in (work[:0], work[:, :0]):
         t, h, lo = remaining(empty, left[: len(empty)])
         assert t.shape == empty.shape and h.shape == lo.shape == (len(empty),)
+
+
+def test_the_construction_base_is_shared_only_within_a_thread():
+    """The last call's construction base is kept per thread: another thread solving the same
+    instance at once starts from a state of its own, never from this thread's."""
+    import threading
+
+    import gpuaas.heuristics.randomized_greedy as rg
+    from gpuaas.generator import generate_trace
+    from gpuaas.instance import Instance
+    from gpuaas.methods import solve
+
+    inst = Instance.from_dict(generate_trace(6, seed=3, jobs=40, arrivals="high"))
+    solve(inst, "incremental", seed=2)
+    assert rg._last.base is not None and rg._last.base[0][0] is inst
+    seen: list = []
+    other = threading.Thread(target=lambda: seen.append(getattr(rg._last, "base", None)))
+    other.start()
+    other.join()
+    assert seen == [None]

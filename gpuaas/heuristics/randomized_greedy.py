@@ -11,6 +11,7 @@ proportional to 1 + the GPUs it would leave idle.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -161,14 +162,15 @@ def randomized_construction(
                 natural(proxy, float(e_val[: e_cnt[0]].min())),
                 e_cnt[0],
             )
-    _last_base[0] = (key, st, base)  # the state holds the last schedule
+    _last.base = (key, st, base)  # the state holds the last schedule
     m = int(e_cnt[0])
     rank = np.argsort(e_val[:m], kind="stable")
     return Elite(e_vm[rank], e_node[rank], e_cfg[rank], e_val[rank], greedy, it)
 
 
-#: the last `randomized_construction`'s (key, state, base) (`_shared_base`)
-_last_base: list[Any] = [None]
+#: the last `randomized_construction`'s (key, state, base) in this thread (`_shared_base`): per
+#: thread, so that two threads solving the same instance never share one state
+_last = threading.local()
 
 
 def _base_key(instance: Instance, D: K.KernelData, proxy: int, swap_prob: float) -> tuple:
@@ -197,7 +199,7 @@ def _shared_base(
     chunks or scratch they write before reading, so the schedules, scores, elite set and random
     stream are those of a new base (tests/test_scale.py)."""
     key = _base_key(instance, D, proxy, swap_prob)
-    last, _last_base[0] = _last_base[0], None  # kept again once the call completes
+    last, _last.base = getattr(_last, "base", None), None  # kept again once the call completes
     if last is not None and _same(last[0], key):
         return last[1], last[2], True, key
     st = State.new(instance)
