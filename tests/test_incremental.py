@@ -665,3 +665,23 @@ def test_rule_4_frees_a_node_whose_idle_gpus_pay_for_its_jobs_moves(jobs, freed)
     assert not (rules.move.min(axis=1) <= 0.05 * np.abs(rules.stay)).any()  # none is cheap
     assert rules.freed["repack"].tolist() == [freed] * jobs
     assert not incumbent_rules(case, grow=False, move_weight=MOVE_WEIGHT).freed["repack"].any()
+
+
+@pytest.mark.parametrize("cpus, freed", [(16.0, False), (8.0, True)])
+def test_rule_4_counts_idle_gpus_whose_vcpus_are_taken_as_busy(cpus, freed):
+    """Two one-GPU jobs on the 8-GPU VM (32 vCPUs) leave 6 GPUs idle. Where each needs 16
+    vCPUs, the node has no vCPU left for another job, so its idle GPUs are no capacity and the
+    node test frees nothing (re-packing Eva's pai_200 for nothing cost 8.1 %); with 8 vCPUs
+    each, half its vCPUs are free: 4 GPUs' worth idle for 3 h pays for the 2 moves."""
+    case = jobs_on_an_eight_gpu_node(2, 3.0)
+    cat = Catalog.from_dict(
+        {
+            "vm_types": [
+                {"name": "l4x1", "gpu": "L4", "gpus": 1, "cost_per_hour": 1.0, "vcpus": 16},
+                {"name": "l4x8", "gpu": "L4", "gpus": 8, "cost_per_hour": 8.0, "vcpus": 32},
+            ]
+        }
+    )
+    case = dataclasses.replace(case, catalog=cat, cpus=np.full(2, cpus), memory=np.zeros(2))
+    rules = incumbent_rules(case, grow=True, move_weight=MOVE_WEIGHT)
+    assert rules.freed["repack"].tolist() == [freed] * 2

@@ -174,9 +174,37 @@ def incumbent_rules(
     left = instance.times[run, cur]
     slack = instance.rel_due[run] - left
     moves = REPACK_MOVES * (instance.job_overhead()[run] + instance.startup)
-    worth = cheap | idle_pays(instance, node, vm, left, least, idle_gpus, free) if grow else cheap
+    if grow:
+        idle = idle_capacity(instance, run, node, vm, idle_gpus)
+        worth = cheap | idle_pays(instance, node, vm, left, least, idle, free)
+    else:
+        worth = cheap
     freed["repack"] = worth & (idle_gpus[node] > 0) & (slack > moves)
     return Rules(values, run, freed, stay, move)
+
+
+def idle_capacity(
+    instance: Instance, run: np.ndarray, node: np.ndarray, vm: np.ndarray, idle_gpus: np.ndarray
+) -> np.ndarray:
+    """(nodes,) the idle GPUs per node that another job could use: where jobs declare vCPUs or
+    memory, at most the node's GPUs times the share of its VM's vCPUs (and of its memory) its
+    running jobs (`run`, on `node`, VM types `vm`) leave free. Counting a node's idle GPUs
+    whose vCPUs or memory are all taken as idle re-packed Eva's pai_200 for nothing: rule 4's
+    node test made it 8.1 % dearer (scripts/results/eva-setting.md). Without demands: the
+    idle GPUs themselves."""
+    if not instance.has_demands:
+        return idle_gpus
+    cat = instance.catalog
+    gpus = np.zeros(instance.nodes)
+    gpus[node] = cat.gpus[vm]
+    idle = idle_gpus.astype(float)
+    for need, have in ((instance.cpus, cat.vcpus), (instance.memory, cat.memory)):
+        cap = np.zeros(instance.nodes)
+        cap[node] = have[vm]
+        used = np.bincount(node, weights=need[run], minlength=instance.nodes)
+        share = np.where(cap > 0, np.clip(1.0 - used / np.where(cap > 0, cap, 1.0), 0.0, 1.0), 1.0)
+        idle = np.minimum(idle, gpus * share)
+    return idle
 
 
 def idle_pays(
@@ -189,8 +217,9 @@ def idle_pays(
     free: np.ndarray,
 ) -> np.ndarray:
     """Per running job (on `node`, a VM of type `vm`, `left` seconds to go; `least`: its
-    cheapest move, weighted; `idle_gpus` per node): no job on its node is pinned, and the
-    node's idle GPUs, at its VM's price per GPU until its last job ends, cost more than moving
+    cheapest move, weighted; `idle_gpus` per node, `idle_capacity`): no job on its node is
+    pinned, and the node's idle GPUs, at its VM's price per GPU until its last job ends, cost
+    more than moving
     every job on it. Re-packing the node then pays where no single move is cheap against its
     job's plan value (a move counts `move_weight` times against HYSTERESIS of it: with a 600 s
     restart and 120 s start-up, only jobs with about 16 h or more left), so ITP's bursts of
