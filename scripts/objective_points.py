@@ -14,8 +14,8 @@ P1$ optimum there.
 
     python scripts/objective_points.py --fork-above -1 -o scripts/results/objective-points.md
 
-The instances are taken by wrapping the Rescheduler's call of `gpuaas.methods.solve` (only in
-this script's process).
+The instances are taken by wrapping the Rescheduler's call of `gpuaas.methods.solve`
+(`gpuaas.rescheduler.apply.solve`, only in this script's process).
 """
 
 from __future__ import annotations
@@ -41,13 +41,13 @@ def run(
 ) -> tuple[list, float]:
     """The default's run of the cell's trace: ((instance, solver seed) at each event, total cost
     $). At event `impose` the MILP's P1$ optimum replaces the default's plan (the fork)."""
-    import gpuaas.rescheduler.core as core
+    import gpuaas.rescheduler.apply as apply
     from gpuaas.generator import generate_trace
     from gpuaas.instance import Instance
     from gpuaas.simulator import simulate
 
     seen: list = []
-    original = core.solve
+    original = apply.solve
 
     def spy(instance, method, *, seed, **options):
         seen.append((instance, seed))
@@ -55,14 +55,14 @@ def run(
             return original(instance, "milp", seed=1, gap=0.0, threads=1, time_limit=time_limit)
         return original(instance, method, seed=seed, **options)
 
-    core.solve = spy
+    apply.solve = spy
     try:
         trace = Instance.from_dict(
             generate_trace(nodes, 10 * nodes, seed=seed, arrivals=arrivals), "trace"
         )
         result = simulate(trace, "incremental", seed=1, overhead=overhead, bound=False)
     finally:
-        core.solve = original
+        apply.solve = original
     return seen, result.total_cost
 
 
