@@ -259,7 +259,6 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):
         _kernel_rows(share),
         _kernel_rows(switch),
         partner,
-        True,
     )
 
 
@@ -282,7 +281,7 @@ def plan_values_lp(times, slack, weight, price, switch, partner):
 
 @njit(cache=True)
 def _plan_values(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
-    """`_per_job_lp`'s `value` without `minimise`, the same candidates and arithmetic: each
+    """`_per_job_lp`'s `value` alone, the same candidates and arithmetic: each
     job's slow configurations' time, price x time and switch cost gathered once (not per fast
     one), and, where no configuration has a `partner` (no spot), each fast configuration's
     least candidate kept branch-free (a compare and a select: the least of the same values
@@ -359,8 +358,8 @@ def _plan_values(times, slack, weight, price, switch, partner):  # pragma: no co
 
 
 @njit(cache=True)
-def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise):  # pragma: no cover
-    """`per_job_lp`; without `minimise` only its `value` (the other results left at zero).
+def _per_job_lp(times, slack, weight, price, share, switch, partner):  # pragma: no cover
+    """`per_job_lp` (its values alone: `_plan_values`).
     `price`, `share` and `switch` are (1, C) (every job's) or (J, C) (row j job j's)."""
     J, C = times.shape
     value = np.full((J, C), np.inf)
@@ -393,8 +392,6 @@ def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise): 
             a = t * price_j[c]
             late = w * max(0.0, t - D)
             value[j, c] = a + late
-            if not minimise:
-                continue
             ns = t * share_j[c]
             if _better(a + late, ns, best, best_ns):
                 best, best_ns = a + late, ns
@@ -420,8 +417,6 @@ def _per_job_lp(times, slack, weight, price, share, switch, partner, minimise): 
                     a = f1 * a1 + (1.0 - f1) * a2 + switch_j[c2]
                     if a < value[j, c1]:
                         value[j, c1] = a
-                if not minimise:
-                    continue
                 ns = f1 * t1 * share_j[c1] + (1.0 - f1) * t2 * share_j[c2]
                 if _better(a, ns, best, best_ns):
                     best, best_ns = a, ns
