@@ -133,7 +133,8 @@ def seed_means(rows: list[dict]) -> list[str]:
     """Markdown lines: where traces ran at two or more solver seeds, each run's mean cost over
     those seeds over the one-zone on-demand run's mean over the same seeds, trace by trace, and
     in brackets the least and largest ratio of a single seed (the default's cost varies between
-    seeds, which one seed's ratio cannot tell from spot's effect)."""
+    seeds, which one seed's ratio cannot tell from spot's effect). The row names the most seeds
+    any of its runs had; a run at fewer says at which."""
     costs = defaultdict(dict)  # (catalog, zone, nodes, arrivals, seed, run) -> solver seed -> $
     for r in rows:
         key = (r["catalog"], r["zone"], r["nodes"], r["arrivals"], r["seed"], r["run"])
@@ -154,15 +155,15 @@ def seed_means(rows: list[dict]) -> list[str]:
         out.append("| trace | solver seeds | " + " | ".join(f"{n} / od" for n in names) + " |")
         out.append("|" + "---|" * (len(names) + 2))
         for a, s in sorted({(a, s) for a, s, _ in cells}):
-            line, seeds = [], ""
+            found = [cells[(a, s, n)] for n in names if (a, s, n) in cells]
+            seeds = ",".join(map(str, max((c[2] for c in found), key=len)))
+            line = []
             for n in names:
                 cell = cells.get((a, s, n))
-                line.append(
-                    "-"
-                    if cell is None
-                    else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f})"
-                )
-                seeds = seeds or (",".join(map(str, cell[2])) if cell else "")
+                text = "-" if cell is None else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f})"
+                if cell is not None and ",".join(map(str, cell[2])) != seeds:
+                    text += f" at {','.join(map(str, cell[2]))}"  # fewer seeds than the row's
+                line.append(text)
             out.append(f"| {a}-{s} | {seeds} | " + " | ".join(line) + " |")
     return out
 
