@@ -160,7 +160,11 @@ def seed_means(rows: list[dict]) -> list[str]:
             line = []
             for n in names:
                 cell = cells.get((a, s, n))
-                text = "-" if cell is None else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f})"
+                text = (
+                    "-"
+                    if cell is None
+                    else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f})"
+                )
                 if cell is not None and ",".join(map(str, cell[2])) != seeds:
                     text += f" at {','.join(map(str, cell[2]))}"  # fewer seeds than the row's
                 line.append(text)
