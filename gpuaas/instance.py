@@ -94,8 +94,8 @@ def remaining(work: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 @njit(cache=True)
 def _remaining(work, left):  # pragma: no cover - compiled
-    """`remaining`'s pass: the times and `_row_extremes` of them (four columns at a time),
-    and whether some time is zero or NaN (then the extremes are not used)."""
+    """`remaining`'s pass: the times and their `_extremes` row by row, and whether some time
+    is zero or NaN (then the extremes are not used)."""
     J, C = work.shape
     times = np.empty((J, C))
     high = np.empty(J)
@@ -103,41 +103,10 @@ def _remaining(work, left):  # pragma: no cover - compiled
     other = False
     for j in range(J):
         f = left[j]
-        l0 = l1 = l2 = l3 = np.inf
-        h0 = h1 = h2 = h3 = -np.inf
-        bad = False
-        c = 0
-        while c + 4 <= C:
-            a = work[j, c] * f
-            b = work[j, c + 1] * f
-            d = work[j, c + 2] * f
-            e = work[j, c + 3] * f
-            times[j, c] = a
-            times[j, c + 1] = b
-            times[j, c + 2] = d
-            times[j, c + 3] = e
-            bad |= (a != a) | (b != b) | (d != d) | (e != e)
-            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
-            l0 = a if a < l0 else l0
-            l1 = b if b < l1 else l1
-            l2 = d if d < l2 else l2
-            l3 = e if e < l3 else l3
-            h0 = a if (a > h0 and a < np.inf) else h0
-            h1 = b if (b > h1 and b < np.inf) else h1
-            h2 = d if (d > h2 and d < np.inf) else h2
-            h3 = e if (e > h3 and e < np.inf) else h3
-            c += 4
-        while c < C:
-            a = work[j, c] * f
-            times[j, c] = a
-            bad |= (a != a) | (a == 0.0)
-            l0 = a if a < l0 else l0
-            h0 = a if (a > h0 and a < np.inf) else h0
-            c += 1
-        low[j] = min(min(l0, l1), min(l2, l3))
-        high[j] = max(max(h0, h1), max(h2, h3))
-        if bad:
-            other = True
+        for c in range(C):
+            times[j, c] = work[j, c] * f
+        high[j], low[j], bad = _extremes(times[j])
+        other |= bad
     return times, high, low, other
 
 
@@ -161,81 +130,70 @@ def least_sum(values: np.ndarray, rows: np.ndarray, add: np.ndarray) -> np.ndarr
 
 @njit(cache=True)
 def _least_sum(values, rows, add):  # pragma: no cover - compiled
-    """`least_sum`'s pass: `_row_extremes`'s least, of the sums; and whether some sum is zero
-    or NaN (then its result is not used)."""
+    """`least_sum`'s pass: the least of each row's sums (`_extremes`), and whether some sum is
+    zero or NaN (then its result is not used)."""
     R, C = add.shape
     low = np.empty(R)
+    row = np.empty(C)
     other = False
     for r in range(R):
         j = rows[r]
-        l0 = l1 = l2 = l3 = np.inf
-        bad = False
-        c = 0
-        while c + 4 <= C:
-            a = values[j, c] + add[r, c]
-            b = values[j, c + 1] + add[r, c + 1]
-            d = values[j, c + 2] + add[r, c + 2]
-            e = values[j, c + 3] + add[r, c + 3]
-            bad |= (a != a) | (b != b) | (d != d) | (e != e)
-            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
-            l0 = a if a < l0 else l0
-            l1 = b if b < l1 else l1
-            l2 = d if d < l2 else l2
-            l3 = e if e < l3 else l3
-            c += 4
-        while c < C:
-            a = values[j, c] + add[r, c]
-            bad |= (a != a) | (a == 0.0)
-            l0 = a if a < l0 else l0
-            c += 1
-        low[r] = min(min(l0, l1), min(l2, l3))
-        if bad:
-            other = True
+        for c in range(C):
+            row[c] = values[j, c] + add[r, c]
+        _, low[r], bad = _extremes(row)
+        other |= bad
     return low, other
 
 
 @njit(cache=True)
 def _row_extremes(times):  # pragma: no cover - compiled
-    """`row_extremes`'s pass, and whether some value is zero or NaN (then its results are not
-    used). Four columns at a time, each into its own least and largest (four independent
-    chains of compare-and-select, not one): without zeros and NaNs the least and largest of
-    the same values whichever way they are paired (no two differ but in sign)."""
-    J, C = times.shape
+    """`row_extremes`'s pass (`_extremes` row by row), and whether some value is zero or NaN
+    (then its results are not used)."""
+    J = times.shape[0]
     high = np.empty(J)
     low = np.empty(J)
     other = False
     for j in range(J):
-        l0 = l1 = l2 = l3 = np.inf
-        h0 = h1 = h2 = h3 = -np.inf
-        bad = False
-        c = 0
-        while c + 4 <= C:
-            a = times[j, c]
-            b = times[j, c + 1]
-            d = times[j, c + 2]
-            e = times[j, c + 3]
-            bad |= (a != a) | (b != b) | (d != d) | (e != e)
-            bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
-            l0 = a if a < l0 else l0
-            l1 = b if b < l1 else l1
-            l2 = d if d < l2 else l2
-            l3 = e if e < l3 else l3
-            h0 = a if (a > h0 and a < np.inf) else h0
-            h1 = b if (b > h1 and b < np.inf) else h1
-            h2 = d if (d > h2 and d < np.inf) else h2
-            h3 = e if (e > h3 and e < np.inf) else h3
-            c += 4
-        while c < C:
-            a = times[j, c]
-            bad |= (a != a) | (a == 0.0)
-            l0 = a if a < l0 else l0
-            h0 = a if (a > h0 and a < np.inf) else h0
-            c += 1
-        low[j] = min(min(l0, l1), min(l2, l3))
-        high[j] = max(max(h0, h1), max(h2, h3))
-        if bad:
-            other = True
+        high[j], low[j], bad = _extremes(times[j])
+        other |= bad
     return high, low, other
+
+
+@njit(cache=True, inline="always")
+def _extremes(row):  # pragma: no cover - compiled
+    """(largest finite value or -inf, least value, whether some value is zero or NaN) of one
+    row, the one pass `_row_extremes`, `_remaining` and `_least_sum` share. Four columns at a
+    time, each into its own least and largest (four independent chains of compare-and-select,
+    not one): without zeros and NaNs the least and largest of the same values whichever way
+    they are paired (no two differ but in sign)."""
+    C = row.shape[0]
+    l0 = l1 = l2 = l3 = np.inf
+    h0 = h1 = h2 = h3 = -np.inf
+    bad = False
+    c = 0
+    while c + 4 <= C:
+        a = row[c]
+        b = row[c + 1]
+        d = row[c + 2]
+        e = row[c + 3]
+        bad |= (a != a) | (b != b) | (d != d) | (e != e)
+        bad |= (a == 0.0) | (b == 0.0) | (d == 0.0) | (e == 0.0)
+        l0 = a if a < l0 else l0
+        l1 = b if b < l1 else l1
+        l2 = d if d < l2 else l2
+        l3 = e if e < l3 else l3
+        h0 = a if (a > h0 and a < np.inf) else h0
+        h1 = b if (b > h1 and b < np.inf) else h1
+        h2 = d if (d > h2 and d < np.inf) else h2
+        h3 = e if (e > h3 and e < np.inf) else h3
+        c += 4
+    while c < C:
+        a = row[c]
+        bad |= (a != a) | (a == 0.0)
+        l0 = a if a < l0 else l0
+        h0 = a if (a > h0 and a < np.inf) else h0
+        c += 1
+    return max(max(h0, h1), max(h2, h3)), min(min(l0, l1), min(l2, l3)), bad
 
 
 def _ro(a: Any, dtype: Any) -> np.ndarray:
