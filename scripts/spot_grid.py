@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuaas.experiments.analysis import bootstrap_means, percentile_interval
 from gpuaas.files import write_atomic
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
@@ -158,7 +159,7 @@ def seed_means(rows: list[dict]) -> list[str]:
     out = []
     for (source, method, settings), traces in sorted(by.items()):
         traces.sort()
-        draws = [resampled_means(np.array(p)) for *_, p, _ in traces]  # (B, 2) each
+        draws = [bootstrap_means(p) for *_, p, _ in traces]  # (B, 2) each
         means = [
             (sum(c for c, _ in p) / len(p), sum(b for _, b in p) / len(p)) for *_, p, _ in traces
         ]
@@ -190,22 +191,8 @@ def seed_means(rows: list[dict]) -> list[str]:
     return out
 
 
-#: bootstrap resamples of a trace's solver seeds (the interval's figures move by about 0.001)
-RESAMPLES = 10_000
-
-
-def resampled_means(pairs: np.ndarray) -> np.ndarray:
-    """(RESAMPLES, 2): the mean cost with and without spot over the solver seeds drawn with
-    replacement, a seed's two runs together (`pairs`: (seeds, 2)); a fixed generator, so that
-    a page regenerates to the digit."""
-    rng = np.random.default_rng(0)
-    picks = rng.integers(0, len(pairs), size=(RESAMPLES, len(pairs)))
-    return pairs[picks].mean(axis=1)
-
-
 def interval(ratios: np.ndarray) -> str:
-    lo, hi = np.percentile(ratios, [5, 95])
-    return f"{lo:.3f}-{hi:.3f}"
+    return "{:.3f}-{:.3f}".format(*percentile_interval(ratios))
 
 
 def seeds_label(seeds: list[int]) -> str:

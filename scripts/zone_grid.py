@@ -28,6 +28,7 @@ from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
 
+from gpuaas.experiments.analysis import bootstrap_means, percentile_interval
 from gpuaas.files import write_atomic
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
@@ -131,10 +132,11 @@ def tables(rows: list[dict]) -> str:
 
 def seed_means(rows: list[dict]) -> list[str]:
     """Markdown lines: where traces ran at two or more solver seeds, each run's mean cost over
-    those seeds over the one-zone on-demand run's mean over the same seeds, trace by trace, and
-    in brackets the least and largest ratio of a single seed (the default's cost varies between
-    seeds, which one seed's ratio cannot tell from spot's effect). The row names the most seeds
-    any of its runs had; a run at fewer says at which."""
+    those seeds over the one-zone on-demand run's mean over the same seeds, trace by trace, in
+    round brackets the least and largest ratio of a single seed and in square ones the ratio's
+    90 % interval, a paired bootstrap over the seeds (the default's cost varies between seeds,
+    which one seed's ratio cannot tell from spot's effect). The row names the most seeds any of
+    its runs had; a run at fewer says at which."""
     costs = defaultdict(dict)  # (catalog, zone, nodes, arrivals, seed, run) -> solver seed -> $
     for r in rows:
         key = (r["catalog"], r["zone"], r["nodes"], r["arrivals"], r["seed"], r["run"])
@@ -147,7 +149,9 @@ def seed_means(rows: list[dict]) -> list[str]:
             mean = sum(runs[k] for k in both) / len(both)
             base = sum(od[k] for k in both) / len(both)
             each = [runs[k] / od[k] for k in both]
-            by[(catalog, zone, nodes)][(arrivals, seed, name)] = (mean / base, each, both)
+            draws = bootstrap_means([(runs[k], od[k]) for k in both])
+            lo, hi = percentile_interval(draws[:, 0] / draws[:, 1])
+            by[(catalog, zone, nodes)][(arrivals, seed, name)] = (mean / base, each, both, lo, hi)
     out = []
     for (catalog, zone, nodes), cells in sorted(by.items()):
         names = [n for n in list(RUNS)[1:] if any(k[2] == n for k in cells)]
@@ -163,7 +167,8 @@ def seed_means(rows: list[dict]) -> list[str]:
                 text = (
                     "-"
                     if cell is None
-                    else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f})"
+                    else f"{cell[0]:.4f} ({min(cell[1]):.3f}-{max(cell[1]):.3f}) "
+                    f"[{cell[3]:.3f}-{cell[4]:.3f}]"
                 )
                 if cell is not None and ",".join(map(str, cell[2])) != seeds:
                     text += f" at {','.join(map(str, cell[2]))}"  # fewer seeds than the row's

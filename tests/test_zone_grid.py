@@ -32,7 +32,7 @@ def test_seed_means_are_ratios_of_mean_costs():
     ]
     lines = zone_grid.seed_means(rows)
     assert [x for x in lines if x.startswith("| low-")] == [
-        "| low-1 | 0,1 | 0.9500 (0.900-1.100) |"
+        "| low-1 | 0,1 | 0.9500 (0.900-1.100) [0.900-1.100] |"
     ]
     assert zone_grid.seed_means(rows[4:]) == []
     # a run at fewer seeds than the row's other runs says at which
@@ -40,4 +40,7 @@ def test_seed_means_are_ratios_of_mean_costs():
     more = rows + [row(1, od, 2, 200.0), row(1, every, 0, 50.0), row(1, every, 1, 150.0)]
     more.append(row(1, every, 2, 100.0))
     (line,) = [x for x in zone_grid.seed_means(more) if x.startswith("| low-1 ")]
-    assert line == "| low-1 | 0,1,2 | 0.9500 (0.900-1.100) at 0,1 | 0.5000 (0.500-0.500) |"
+    assert line == (
+        "| low-1 | 0,1,2 | 0.9500 (0.900-1.100) [0.900-1.100] at 0,1 "
+        "| 0.5000 (0.500-0.500) [0.500-0.500] |"
+    )

@@ -14,6 +14,9 @@ The one place that computes what tables, plots and reports show:
   is paired with every seed of the reference (`pct_reductions`);
 - the mean cost, its ratio to a baseline method's mean (Fig. 3) and the mean cost / bound per
   run (`summarize`, `cost_table`, `bound_table`);
+- a ratio of mean costs over solver seeds with its interval, a paired bootstrap over the seeds
+  (`bootstrap_means`, `percentile_interval`): the default's cost varies between seeds, so the
+  grids of issues 41 and 42 say which ratios are beyond that variation;
 - per run, the mean over its simulations of each job metric (`gpuaas.metrics`: deadline-miss
   rate, tardiness, lateness, JCT and waiting percentiles), over the rows that have it
   (`summarize`): percentiles are not pooled across simulations, whose per-job data the rows
@@ -26,6 +29,8 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from gpuaas.errors import InputError
 from gpuaas.metrics import NAMES as JOB_METRICS
@@ -315,3 +320,25 @@ def solver_time_per_event(row: dict[str, Any], clock: str = "wall") -> float | N
         raise InputError(None, "clock", f"unknown clock {clock!r}; expected wall or cpu")
     cpu, calls = row.get("solver_cpu_seconds"), row.get("solver_calls")
     return None if cpu is None or not calls else cpu / calls
+
+
+#: bootstrap resamples of a trace's solver seeds (an interval's ends move by about 0.001 with
+#: the generator's seed)
+RESAMPLES = 10_000
+
+
+def bootstrap_means(pairs: np.ndarray) -> np.ndarray:
+    """(RESAMPLES, 2): the means of `pairs`' two columns ((seeds, 2): a run's cost and its
+    reference's at each solver seed) over the seeds drawn with replacement, a seed's two runs
+    together; a fixed generator, so that a table regenerates to the digit."""
+    pairs = np.asarray(pairs, dtype=np.float64)
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(pairs), size=(RESAMPLES, len(pairs)))
+    return pairs[picks].mean(axis=1)
+
+
+def percentile_interval(ratios: np.ndarray, level: float = 0.9) -> tuple[float, float]:
+    """The central `level` interval of `ratios` (e.g. the columns of `bootstrap_means` divided)."""
+    tail = round(50 * (1 - level), 9)  # 5, not 4.999999999999999
+    lo, hi = np.percentile(ratios, [tail, 100 - tail])
+    return float(lo), float(hi)
