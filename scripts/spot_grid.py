@@ -160,39 +160,40 @@ def seed_means(rows: list[dict]) -> list[str]:
     for (source, method, settings), traces in sorted(by.items()):
         traces.sort()
         draws = [bootstrap_means(p) for *_, p, _ in traces]  # (B, 2) each
+        bounds = [percentile_interval(d[:, 0] / d[:, 1]) for d in draws]
         means = [
             (sum(c for c, _ in p) / len(p), sum(b for _, b in p) / len(p)) for *_, p, _ in traces
         ]
         ratios = [m / b for m, b in means]
         total = sum(m for m, _ in means) / sum(b for _, b in means)
         summed = np.sum(draws, axis=0)
-        beyond = sum(np.percentile(d[:, 0] / d[:, 1], 5) > 1 for d in draws)
+        beyond = sum(lo > 1 for lo, _ in bounds)
         extra = "" if settings == "{}" else f", {settings}"
         out += [
             f"### {method}, {source}{extra}: mean over solver seeds",
             "",
             f"Summed over {len(traces)} traces: {total:.4f} x without spot "
-            f"({interval(summed[:, 0] / summed[:, 1])}; per trace "
+            f"({interval(*percentile_interval(summed[:, 0] / summed[:, 1]))}; per trace "
             f"{min(ratios):.4f}-{max(ratios):.4f}; above 1.005 on {sum(x > 1.005 for x in ratios)}; "
             f"dearer beyond noise, the interval above 1, on {beyond}).",
             "",
             "| trace | solver seeds | mean without spot $ | mean with spot $ | ratio of means | 90 % interval | ratio per seed | without spot: least / most over mean |",
             "|---|---|---|---|---|---|---|---|",
         ]
-        for (arrivals, seed, nodes, pairs, seeds), (m, b), d in zip(traces, means, draws):
+        for (arrivals, seed, nodes, pairs, seeds), (m, b), bound in zip(traces, means, bounds):
             per = " ".join(f"{c / w:.3f}" for c, w in pairs)
             lo, hi = min(w for _, w in pairs) / b, max(w for _, w in pairs) / b
             out.append(
                 f"| {arrivals}-{seed} N={nodes} | {seeds_label(seeds)} | {b:.2f} | "
-                f"{m:.2f} | {m / b:.4f} | {interval(d[:, 0] / d[:, 1])} | {per} | "
+                f"{m:.2f} | {m / b:.4f} | {interval(*bound)} | {per} | "
                 f"{lo:.3f} / {hi:.3f} |"
             )
         out.append("")
     return out
 
 
-def interval(ratios: np.ndarray) -> str:
-    return "{:.3f}-{:.3f}".format(*percentile_interval(ratios))
+def interval(lo: float, hi: float) -> str:
+    return f"{lo:.3f}-{hi:.3f}"
 
 
 def seeds_label(seeds: list[int]) -> str:
