@@ -32,9 +32,9 @@ import io
 import json
 import math
 import os
+import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -384,19 +384,26 @@ def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
             finally:
                 os.close(fd)
             return
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd = -1
         try:
-            old = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            old = 0o666 & ~umask  # mkstemp makes 0600; give the file the usual mode
-        os.chmod(tmp, old)
-        try:
+            for tmp in _temporary_names(target):  # its name known before the file exists
+                try:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    break
+                except FileExistsError:
+                    tmp = None  # another's: not ours to remove
+            try:
+                old = os.stat(target).st_mode & 0o7777
+            except FileNotFoundError:
+                umask = os.umask(0)
+                os.umask(umask)
+                old = 0o666 & ~umask  # made 0600; give the file the usual mode
+            os.chmod(tmp, old)
             with _writer(fd, binary) as fh:
                 yield fh
         finally:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
@@ -404,6 +411,16 @@ def open_output(path: str | Path, *, binary: bool = False) -> Iterator[IO[Any]]:
     finally:
         if tmp is not None and os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def _temporary_names(target: Path) -> Iterator[str]:
+    """Names for `target`'s temporary (hidden, beside it); `open_output` creates each with
+    O_EXCL until one is new. Not `tempfile.mkstemp`: a signal unwinding the command
+    (`gpuaas.cli.base`) inside it, after it made the file and before the caller had its name,
+    left the temporary behind; a name known before the file exists is always cleaned up."""
+    for _ in range(100):
+        yield str(target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp")
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(target.parent))
 
 
 def write_atomic(path: str | Path, data: str | bytes) -> None:

@@ -6,6 +6,7 @@ import errno
 import io
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -201,3 +202,48 @@ def test_json_output_never_holds_nan():
     assert files.to_json({"a": [1.0, 2]}, indent=None) == '{"a": [1.0, 2]}'
     with pytest.raises(InputError, match=r"^output\.jobs\[1\]\.cost: is not a finite number"):
         files.to_json({"jobs": [{"cost": 1.0}, {"cost": float("inf")}]})
+
+
+def test_a_signal_while_the_temporary_is_created_leaves_nothing(tmp_path, monkeypatch):
+    """SIGTERM arriving as `open_output` creates its temporary (the file made, the call not yet
+    returned) unwinds the command without leaving the temporary: the race
+    `tests/test_faults.py::test_signal_removes_temporaries` met now and then in CI, where
+    `tempfile.mkstemp` made the file before `open_output` knew its name."""
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop
+
+    real = os.open
+
+    def open_then_signal(path, flags, *args):
+        fd = real(path, flags, *args)
+        if str(path).endswith(".tmp"):
+            os.kill(os.getpid(), signal.SIGTERM)  # handled at the next bytecode check: in here
+        return fd
+
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        monkeypatch.setattr(files.os, "open", open_then_signal)
+        with pytest.raises(Stop):
+            with files.open_output(tmp_path / "out.json") as fh:
+                fh.write("{}")
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGTERM, old)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_name_in_use_is_passed_over_and_left_alone(tmp_path, monkeypatch):
+    """The temporary's name is new (O_EXCL): a file already bearing it is another's, neither
+    written nor removed."""
+    names = iter(["a" * 16, "b" * 16])
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: next(names))
+    other = tmp_path / f".out.json.{'a' * 16}.tmp"
+    other.write_text("theirs")
+    files.write_atomic(tmp_path / "out.json", "{}")
+    assert (tmp_path / "out.json").read_text() == "{}"
+    assert other.read_text() == "theirs"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "out.json"]
