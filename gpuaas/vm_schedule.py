@@ -31,7 +31,10 @@ the 1-, 2- and 4-GPU H100 VMs, whose jobs are few and far between, so that an 8-
 run mostly empty), but only outside the periods in which the first stage's cheapest plan holds
 at least N - m VMs (`full_periods`, m of `MARGINS`): a small VM takes a slot, which the load
 needs there. Then squeaky-wheel rounds from the cheapest: each late job moved earlier in the
-order by `STEP` x its lateness. The cheapest by its own cost is the plan.
+order by `STEP` x its lateness. Each plan, as built, then has every instance on the cheapest
+VM type of its GPU model that holds the most GPUs its jobs hold at once (`shrunk`: the same
+schedule on smaller VMs, where the model is sold in several sizes, as GCP's are). The cheapest
+by its own cost is the plan.
 
 `replay(trace, plan, ...)` is the schedule as a simulated run: the trace's copy whose releases
 are the planned placement times (`gpuaas.admission.admitted`: no job before its release), run
@@ -66,6 +69,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -432,6 +436,70 @@ def vm_schedule(
     )
 
 
+def peaks(trace: Instance, plan: VmPlan) -> np.ndarray:
+    """(instances,) the most GPUs each instance's jobs hold at once (each from its placement,
+    `start`: the opener's from the open, to its end)."""
+    g = trace.catalog.cfg_gpus[plan.cfg].astype(float)
+    k = np.concatenate([plan.vm, plan.vm])
+    t = np.concatenate([plan.start, plan.end])
+    d = np.concatenate([g, -g])
+    o = np.lexsort((d, t, k))  # per instance in time, a release before a hold at one time
+    k, use = k[o], np.cumsum(d[o])
+    before = np.concatenate([[0.0], use])[np.searchsorted(k, np.arange(plan.instances))]
+    out = np.zeros(plan.instances)
+    np.maximum.at(out, k, use - before[k])
+    return out
+
+
+def shrunk(trace: Instance, plan: VmPlan) -> VmPlan:
+    """`plan` with each instance on the cheapest VM type of its GPU model that holds its peak
+    GPUs in use (`peaks`) and runs each of its jobs at as many GPUs in the same time: the same
+    schedule, never dearer. The list schedule opens VMs of the types with the most GPUs, so an
+    8-GPU VM whose jobs never hold more than 4 GPUs at once becomes a 4-GPU one (half the
+    price on GCP); it holds its slot as before."""
+    vm_type, cfg = smallest_types(trace, plan.vm_type, peaks(trace, plan), plan.vm, plan.cfg)
+    vm_cost = float((trace.catalog.cost[vm_type] * (plan.close - plan.open)).sum())
+    return dataclasses.replace(plan, vm_type=vm_type, cfg=cfg, vm_cost=vm_cost)
+
+
+def smallest_types(
+    trace: Instance, vm_type: np.ndarray, peak: np.ndarray, vm: np.ndarray, cfg: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`shrunk`'s (vm_type, cfg): each instance of `vm_type` (its jobs' `vm`, `cfg`) on the
+    cheapest type of its GPU model with at least `peak` GPUs on which each of its jobs has a
+    configuration of as many GPUs and the same time, and the jobs' configurations there."""
+    cat = trace.catalog
+    vm_type, cfg = vm_type.copy(), cfg.copy()
+    rows = np.arange(trace.n_jobs)
+    pk = np.asarray(peak, dtype=float)
+    for w in np.argsort(cat.cost, kind="stable").tolist():
+        mine = np.flatnonzero(cat.cfg_vm == w)
+        if not mine.size:
+            continue
+        cand = (
+            (cat.gpu_model_id[vm_type] == cat.gpu_model_id[w])
+            & (cat.gpus[w] >= pk - _EPS)
+            & (cat.cost[w] < cat.cost[vm_type])
+        )
+        if not cand.any():
+            continue
+        # each job's configuration on w with as many GPUs (-1: none)
+        at = np.full(cat.cfg_gpus.max() + 1, -1, dtype=np.int64)
+        at[cat.cfg_gpus[mine[::-1]]] = mine[::-1]  # the first of w's with that many GPUs
+        alt = at[cat.cfg_gpus[cfg]]
+        with np.errstate(invalid="ignore"):
+            same = (alt >= 0) & np.isclose(
+                trace.times[rows, np.maximum(alt, 0)], trace.times[rows, cfg]
+            )
+        bad = np.zeros(len(vm_type), dtype=bool)
+        bad[vm[~same]] = True
+        to = cand & ~bad
+        vm_type[to] = w
+        moved = to[vm]
+        cfg[moved] = alt[moved]
+    return vm_type, cfg
+
+
 def check_plan(trace: Instance, plan: VmPlan, nodes: int | None = None) -> list[str]:
     """What is wrong with `plan` as a schedule of `trace` (empty: nothing): a job placed
     before its release, an instance holding more GPUs than its VM type has, another type than
@@ -573,13 +641,14 @@ def best_plan(
     order by `STEP` x its lateness so far."""
     N = int(trace.nodes if nodes is None else nodes)
     built = [
-        vm_schedule(trace, nodes, startup, order, configs, w) for configs, order, w in VARIANTS
+        shrunk(trace, vm_schedule(trace, nodes, startup, order, configs, w))
+        for configs, order, w in VARIANTS
     ]
     base = min(built, key=lambda p: p.cost)
     for m in MARGINS:
         avoid = full_periods(base, N, m)
         for configs, order, w in SMALL_VARIANTS:
-            plan = vm_schedule(trace, nodes, startup, order, configs, w, avoid=avoid)
+            plan = shrunk(trace, vm_schedule(trace, nodes, startup, order, configs, w, avoid=avoid))
             plan.margin = m
             built.append(plan)
     best = min(built, key=lambda p: p.cost)
@@ -593,8 +662,18 @@ def best_plan(
     cur = best
     for k in range(ROUNDS):
         key = key - STEP * np.maximum(0.0, cur.end - trace.due)
-        cur = vm_schedule(
-            trace, nodes, startup, best.order, best.configs, best.vm_weight, key=key, avoid=avoid
+        cur = shrunk(
+            trace,
+            vm_schedule(
+                trace,
+                nodes,
+                startup,
+                best.order,
+                best.configs,
+                best.vm_weight,
+                key=key,
+                avoid=avoid,
+            ),
         )
         cur.margin, cur.rounds = best.margin, k + 1
         count += 1
@@ -625,7 +704,9 @@ __all__ = [
     "follow",
     "plan_option",
     "best_plan",
+    "peaks",
     "registered",
     "replay",
+    "shrunk",
     "vm_schedule",
 ]

@@ -18,9 +18,10 @@ adds the default at seeds 1..K to the portfolio (the `runs` column lists a row's
 never-moving schedule on VMs (`vm-schedule:1:cost`), `--search D` then the suffix search from
 the cheapest run of a method (`search:D:cost` in `runs`);
 `--add-vm-schedule` runs only the never-moving schedule for the rows already in the CSV
-(those of `--nodes`/`--itp-dir --clusters`), adds it to their `runs` and lowers `upper` (and
-`best`) where it is cheaper: the other runs are deterministic, so the row is what its command
-with `--vm-schedule` gives (the search starts from the cheapest run of a method, unchanged);
+(those of `--nodes`/`--itp-dir --clusters`), adds it to their `runs` (replacing an earlier
+one) and lowers `upper` (and `best`) where it is cheaper: the other runs are deterministic, so
+the row is what its command with `--vm-schedule` gives (the search starts from the cheapest
+run of a method, unchanged);
 `--report-only` writes the table from them, `--rebound` computes every row's bound again
 (the bound alone changed: the upper and default values are kept), `--redefault` the default's
 run (the default alone changed: the other runs are kept, `redefault`), and
@@ -164,13 +165,14 @@ def add_vm_schedule(
 ) -> list[dict[str, str]]:
     """`rows` with the never-moving schedule on VMs (`gpuaas.upper`'s `vm_schedule` member,
     alone) run for those whose (arrivals label, restart) or (N, label, seed, restart) is in
-    `keys` and that lack it: `vm-schedule:1:cost` appended to `runs`, `upper` and `best`
-    replaced where it is cheaper (module docstring)."""
+    `keys`: `vm-schedule:1:cost` in `runs` (an earlier one replaced), `upper` and `best`
+    replaced where it is cheaper; where an earlier one was the cheapest and this one is
+    dearer, `best` says "earlier code", as `redefault` does (module docstring)."""
     out = []
     for r in rows:
         key = (r["arrivals"], r["restart"])
         gen = (r["nodes"], r["arrivals"], r["trace_seed"], r["restart"])
-        if (key not in keys and gen not in keys) or "vm-schedule:" in r["runs"]:
+        if key not in keys and gen not in keys:
             out.append(r)
             continue
         trace = _trace_of(r, itp_dir)
@@ -184,9 +186,12 @@ def add_vm_schedule(
             file=sys.stderr,
             flush=True,
         )
-        new = {**r, "runs": r["runs"] + f";vm-schedule:1:{cost:.4f}"}
+        runs = [x for x in r["runs"].split(";") if not x.startswith("vm-schedule:")]
+        new = {**r, "runs": ";".join([*runs, f"vm-schedule:1:{cost:.4f}"])}
         if cost < float(r["upper"]):
             new.update(upper=repr(cost), best="vm-schedule")
+        elif r["best"] == "vm-schedule" and cost > float(r["upper"]):
+            new["best"] = "vm-schedule, earlier code"  # its old run stays the cheapest
         out.append(new)
     return out
 
@@ -398,8 +403,8 @@ def main(argv: list[str] | None = None) -> None:
         "--add-vm-schedule",
         action="store_true",
         help="run only the vm-schedule member for the rows of --nodes / --itp-dir --clusters "
-        "already in the CSV, lowering their upper value where it is cheaper; then as "
-        "--report-only",
+        "already in the CSV (again where they have it), lowering their upper value where it "
+        "is cheaper; then as --report-only",
     )
     ap.add_argument("--workers", type=int, default=1, help="processes (1: this one)")
     ap.add_argument("--report-only", action="store_true", help="only the table from the rows")

@@ -30,7 +30,9 @@ from gpuaas.vm_schedule import (
     check_plan,
     follow,
     full_periods,
+    peaks,
     replay,
+    shrunk,
     smaller_configs,
     vm_schedule,
 )
@@ -99,6 +101,40 @@ def test_smaller_vms_only_outside_the_full_periods():
             a, b = plan.open[k], plan.close[k]
             assert not ((avoid[:, 0] < b) & (avoid[:, 1] > a)).any()
     assert few.size  # some small VM was taken
+
+
+def test_each_instance_on_the_smallest_vm_that_holds_it():
+    """`shrunk`: the list schedule's plan with each instance on the cheapest VM type of its GPU
+    model that holds its peak GPUs and runs its jobs in the same time; the same schedule (times,
+    instances, slots), still a plan, cheaper by what the smaller VMs save; on the ITP sample
+    some instance goes below 8 GPUs. `peaks` agrees with a count per instance."""
+    trace = itp_sample(0, 120, 3)
+    cat = trace.catalog
+    built = vm_schedule(trace, order="release")
+    plan = shrunk(trace, built)
+    assert check_plan(trace, plan) == []
+    for name in ("start", "run", "end", "vm", "slot", "open", "close"):
+        assert (getattr(plan, name) == getattr(built, name)).all()
+    assert plan.tardiness == built.tardiness
+    peak = peaks(trace, plan)
+    for k in range(plan.instances):
+        jobs = np.flatnonzero(plan.vm == k)
+        g = cat.cfg_gpus[plan.cfg[jobs]].astype(float)
+        t = np.concatenate([plan.start[jobs], plan.end[jobs]])
+        d = np.concatenate([g, -g])
+        assert peak[k] == np.cumsum(d[np.lexsort((d, t))]).max()
+    assert (peak <= cat.gpus[plan.vm_type]).all()
+    small = cat.gpus[plan.vm_type] < cat.gpus[built.vm_type]
+    assert small.any() and (cat.gpu_model_id[plan.vm_type] == cat.gpu_model_id[built.vm_type]).all()
+    rows = np.arange(trace.n_jobs)
+    assert np.allclose(trace.times[rows, plan.cfg], trace.times[rows, built.cfg])
+    assert (cat.cfg_gpus[plan.cfg] == cat.cfg_gpus[built.cfg]).all()
+    assert plan.vm_cost < built.vm_cost
+    assert plan.vm_cost == pytest.approx(
+        float((cat.cost[plan.vm_type] * (plan.close - plan.open)).sum())
+    )
+    # nothing smaller holds any instance any more
+    assert (shrunk(trace, plan).vm_type == plan.vm_type).all()
 
 
 def test_check_plan_sees_a_broken_plan():
