@@ -21,7 +21,8 @@ a /proc file whose size says 0), so that a link to ``/dev/zero`` is one line, no
 
 Any OSError (read-only file system, full disk, permission denied ...) becomes
 ``InputError(path, None, "cannot write: <reason>")``. JSON output is produced by `to_json`,
-which never writes NaN or Infinity (they are not JSON).
+which never writes NaN or Infinity (they are not JSON). A report page whose tables a script
+generates below hand-written text is written by `write_below_marker`, which keeps the text.
 """
 
 from __future__ import annotations
@@ -427,6 +428,37 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
     """Write `data` (text or bytes) to `path` through `open_output`."""
     with open_output(path, binary=isinstance(data, bytes)) as fh:
         fh.write(data)
+
+
+#: the line after which a report page is generated (`write_below_marker`): the text above it
+#: is written by hand and kept when the page's command writes its tables again
+GENERATED = "<!-- generated below this line by the command above; the text above is kept -->"
+
+
+def page_head(path: str | Path) -> str:
+    """The hand-written text of the report page `path`, before its `GENERATED` line ("" for a
+    new page or a stream). A page that exists without the line is an InputError: writing it
+    would lose its text. A report's command asks before its runs, so that it fails at once."""
+    target = Path(path)
+    if not target.exists() or _kind(target)[1] != "file":
+        return ""
+    old = read_text(target, "markdown")
+    at = old.find(GENERATED)
+    if at < 0:
+        raise InputError(
+            str(path),
+            None,
+            f"has no line {GENERATED!r}; put it where the generated tables begin (the text "
+            "above it is kept), or write to a new file",
+        )
+    return old[:at]
+
+
+def write_below_marker(path: str | Path, generated: str) -> None:
+    """Write `generated` (a report's tables) to the markdown page `path` below its hand-written
+    text (`page_head`), after the `GENERATED` line."""
+    text = page_head(path) + GENERATED + "\n\n" + generated.strip("\n") + "\n"
+    write_atomic(path, text)
 
 
 def to_json(data: Any, indent: int | None = 2) -> str:

@@ -11,7 +11,8 @@ taken, (on demand - cost) / (on demand - bound), tardiness and late jobs beside 
     GPUAAS_SPOT_TRACES=/path/to/spot-traces python scripts/spot_grid.py --seeds 81 82 83 84 \\
         --source replay=p3.2xlarge=...,p3.16xlarge=... --source model=model -o out.jsonl --md out.md
 
-Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables, and where
+Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables (below the
+page's hand-written text, `gpuaas.files.write_below_marker`), and where
 traces ran at two or more solver seeds (`--solver-seed 0 1 2 3 4`), each trace's mean cost with
 spot over its mean without: the default's cost varies between seeds (up to 13 % under high
 arrivals), so one seed's ratio mixes spot's effect with that variation. Beside each ratio of
@@ -32,8 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gpuaas.errors import InputError
 from gpuaas.experiments.analysis import bootstrap_means, percentile_interval
-from gpuaas.files import write_atomic
+from gpuaas.files import page_head, write_below_marker
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
 from gpuaas.simulator import simulate
@@ -221,9 +223,18 @@ def main() -> None:
     )
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
-    ap.add_argument("--md", help="markdown tables of every row of --output")
+    ap.add_argument(
+        "--md",
+        help="markdown tables of every row of --output, below the page's hand-written text "
+        "(`gpuaas.files.write_below_marker`)",
+    )
     ap.add_argument("--means-only", action="store_true", help="--md: the means over seeds alone")
     args = ap.parse_args()
+    try:
+        if args.md:
+            page_head(args.md)  # a page that would lose its text: refused before any run
+    except InputError as exc:
+        ap.exit(2, f"error: {exc}\n")
     settings = tuple(sorted(json.loads(args.settings).items()))
     sources = [("none", None)] + [tuple(s.split("=", 1)) for s in args.source]
     cells = [
@@ -259,7 +270,7 @@ def main() -> None:
     if args.md:
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         text = "\n".join(seed_means(rows)) if args.means_only else tables(rows)
-        write_atomic(args.md, text + "\n")
+        write_below_marker(args.md, text)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ run, cost over the bound, egress dollars, moves of data between locations, late 
         --availability skynomad:$SKYNOMAD/data/converted_multi_region_aligned \\
         --seeds 91 92 93 -o scripts/results/zone-grid-v100.jsonl --md scripts/results/zone-grid-v100.md
 
-Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables of every row,
-and with `--solver-seed 0 1 2 3 4` (several seeds) each trace's means over them.
+Rows are JSON lines (`-o`, appended: a rerun resumes); `--md` writes the tables of every row
+below the page's hand-written text (`gpuaas.files.write_below_marker`), and with
+`--solver-seed 0 1 2 3 4` (several seeds) each trace's means over them.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
 
+from gpuaas.errors import InputError
 from gpuaas.experiments.analysis import bootstrap_means, percentile_interval
-from gpuaas.files import write_atomic
+from gpuaas.files import page_head, write_below_marker
 from gpuaas.generator import generate_trace
 from gpuaas.instance import Instance
 from gpuaas.simulator import simulate
@@ -195,8 +197,17 @@ def main() -> None:
     )
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-o", "--output", required=True, help="JSON lines (appended, resumed)")
-    ap.add_argument("--md", help="markdown tables of every row of --output")
+    ap.add_argument(
+        "--md",
+        help="markdown tables of every row of --output, below the page's hand-written text "
+        "(`gpuaas.files.write_below_marker`)",
+    )
     args = ap.parse_args()
+    try:
+        if args.md:
+            page_head(args.md)  # a page that would lose its text: refused before any run
+    except InputError as exc:
+        ap.exit(2, f"error: {exc}\n")
     out = Path(args.output)
     done = set()
     if out.exists():
@@ -221,7 +232,7 @@ def main() -> None:
                   row["cpu_seconds"], flush=True)  # fmt: skip
     if args.md:
         rows = [json.loads(line) for line in out.read_text().splitlines()]
-        write_atomic(args.md, tables(rows))
+        write_below_marker(args.md, tables(rows))
 
 
 if __name__ == "__main__":

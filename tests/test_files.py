@@ -247,3 +247,23 @@ def test_a_temporary_name_in_use_is_passed_over_and_left_alone(tmp_path, monkeyp
     assert (tmp_path / "out.json").read_text() == "{}"
     assert other.read_text() == "theirs"
     assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "out.json"]
+
+
+def test_report_page_keeps_its_hand_written_text(tmp_path):
+    """`write_below_marker`: a new page starts with the GENERATED line; a page's text above the
+    line is kept and only what is below it replaced; a page without the line is refused with
+    one InputError and left as it was (writing would lose its text)."""
+    from gpuaas.files import GENERATED, page_head, write_below_marker
+
+    page = tmp_path / "report.md"
+    write_below_marker(page, "\n### t\n\n| a |\n")
+    assert page.read_text() == f"{GENERATED}\n\n### t\n\n| a |\n"
+    page.write_text("# Title\n\nreading\n\n" + page.read_text())
+    write_below_marker(page, "### t\n\n| b |")
+    assert page.read_text() == f"# Title\n\nreading\n\n{GENERATED}\n\n### t\n\n| b |\n"
+    assert page_head(page) == "# Title\n\nreading\n\n"
+    mine = tmp_path / "notes.md"
+    mine.write_text("my notes\n")
+    with pytest.raises(InputError, match="notes.md.*has no line"):
+        write_below_marker(mine, "| c |")
+    assert mine.read_text() == "my notes\n"
