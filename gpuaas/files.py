@@ -437,10 +437,11 @@ GENERATED = "<!-- generated below this line by the command above; the text above
 
 def page_head(path: str | Path) -> str:
     """The hand-written text of the report page `path`, before its `GENERATED` line ("" for a
-    new page or a stream). A page that exists without the line is an InputError: writing it
-    would lose its text. A report's command asks before its runs, so that it fails at once."""
+    new page or a stream). A page that exists without the line, or that cannot be written (its
+    directory missing, a directory), is an InputError: writing it would lose its text or fail.
+    A report's command asks before its runs, so that it fails at once."""
     target = Path(path)
-    if not target.exists() or _kind(target)[1] != "file":
+    if _kind(target)[1] != "file" or not target.exists():
         return ""
     old = read_text(target, "markdown")
     at = old.find(GENERATED)

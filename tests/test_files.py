@@ -267,3 +267,5 @@ def test_report_page_keeps_its_hand_written_text(tmp_path):
     with pytest.raises(InputError, match="notes.md.*has no line"):
         write_below_marker(mine, "| c |")
     assert mine.read_text() == "my notes\n"
+    with pytest.raises(InputError, match="does not exist"):
+        page_head(tmp_path / "missing" / "report.md")
