@@ -640,15 +640,17 @@ def best_plan(
     then `ROUNDS` squeaky-wheel rounds from the cheapest, each moving every job earlier in the
     order by `STEP` x its lateness so far."""
     N = int(trace.nodes if nodes is None else nodes)
-    built = [
-        shrunk(trace, vm_schedule(trace, nodes, startup, order, configs, w))
-        for configs, order, w in VARIANTS
-    ]
+
+    def build(order: str, configs: str, w: float, **options: Any) -> VmPlan:
+        """`vm_schedule`'s plan, `shrunk`."""
+        return shrunk(trace, vm_schedule(trace, nodes, startup, order, configs, w, **options))
+
+    built = [build(order, configs, w) for configs, order, w in VARIANTS]
     base = min(built, key=lambda p: p.cost)
     for m in MARGINS:
         avoid = full_periods(base, N, m)
         for configs, order, w in SMALL_VARIANTS:
-            plan = shrunk(trace, vm_schedule(trace, nodes, startup, order, configs, w, avoid=avoid))
+            plan = build(order, configs, w, avoid=avoid)
             plan.margin = m
             built.append(plan)
     best = min(built, key=lambda p: p.cost)
@@ -662,19 +664,7 @@ def best_plan(
     cur = best
     for k in range(ROUNDS):
         key = key - STEP * np.maximum(0.0, cur.end - trace.due)
-        cur = shrunk(
-            trace,
-            vm_schedule(
-                trace,
-                nodes,
-                startup,
-                best.order,
-                best.configs,
-                best.vm_weight,
-                key=key,
-                avoid=avoid,
-            ),
-        )
+        cur = build(best.order, best.configs, best.vm_weight, key=key, avoid=avoid)
         cur.margin, cur.rounds = best.margin, k + 1
         count += 1
         if cur.cost < best.cost:

@@ -63,12 +63,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if "=" not in args.trace:
             raise InputError(args.trace, None, "name the VM type: VM=PATH")
-        vm = args.trace.split("=", 1)[0]
-        cap = load_availability(args.trace, load_catalog(args.catalog)).capacity[vm]
-        period = args.period if args.period else float(cap.times[-1]) + args.tail
-        lines = looped(cap.times, cap.counts, period, args.hours * 3600.0)
         if not args.output.endswith(".txt"):
             raise InputError(args.output, None, "a count log is read by its .txt suffix")
+        vm = args.trace.split("=", 1)[0]
+        cap = load_availability(args.trace, load_catalog(args.catalog)).capacity[vm]
+        period = float(cap.times[-1]) + args.tail if args.period is None else args.period
+        lines = looped(cap.times, cap.counts, period, args.hours * 3600.0)
         write_atomic(args.output, "\n".join(lines) + "\n")
     except (InputError, ValueError) as exc:
         ap.exit(2, f"error: {exc}\n")

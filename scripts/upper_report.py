@@ -166,8 +166,7 @@ def add_vm_schedule(
     """`rows` with the never-moving schedule on VMs (`gpuaas.upper`'s `vm_schedule` member,
     alone) run for those whose (arrivals label, restart) or (N, label, seed, restart) is in
     `keys`: `vm-schedule:1:cost` in `runs` (an earlier one replaced), `upper` and `best`
-    replaced where it is cheaper; where an earlier one was the cheapest and this one is
-    dearer, `best` says "earlier code", as `redefault` does (module docstring)."""
+    replaced as `rerun` says (module docstring)."""
     out = []
     for r in rows:
         key = (r["arrivals"], r["restart"])
@@ -188,10 +187,7 @@ def add_vm_schedule(
         )
         runs = [x for x in r["runs"].split(";") if not x.startswith("vm-schedule:")]
         new = {**r, "runs": ";".join([*runs, f"vm-schedule:1:{cost:.4f}"])}
-        if cost < float(r["upper"]):
-            new.update(upper=repr(cost), best="vm-schedule")
-        elif r["best"] == "vm-schedule" and cost > float(r["upper"]):
-            new["best"] = "vm-schedule, earlier code"  # its old run stays the cheapest
+        rerun(new, r, cost, "vm-schedule")
         out.append(new)
     return out
 
@@ -217,6 +213,16 @@ def rebound(rows: list[dict[str, str]], itp_dir: str | None) -> list[dict[str, s
             cache[key] = {"bound": repr(low.bound), "binding": low.binding}
         out.append({**r, **cache[key]})
     return out
+
+
+def rerun(new: dict[str, str], r: dict[str, str], cost: float, label: str) -> None:
+    """`new`'s `upper` and `best` after row `r`'s run `label` was run again at `cost`: lowered
+    where it is cheaper; where that run was the cheapest and is now dearer, `best` says
+    "earlier code" (its old run stays the upper value: a complete schedule all the same)."""
+    if cost < float(r["upper"]):
+        new.update(upper=repr(cost), best=label)
+    elif r["best"] == label and cost > float(r["upper"]):
+        new["best"] = f"{label}, earlier code"
 
 
 def redefault(rows: list[dict[str, str]], itp_dir: str | None) -> list[dict[str, str]]:
@@ -245,11 +251,7 @@ def redefault(rows: list[dict[str, str]], itp_dir: str | None) -> list[dict[str,
             "runs": f"{PORTFOLIO[0][0]}:{PORTFOLIO[0][1]}:{cost:.4f}",
         }
         new["runs"] += f";{rest}" if rest else ""
-        default_run = f"{PORTFOLIO[0][0]} seed {PORTFOLIO[0][1]}"
-        if cost < float(r["upper"]):
-            new.update(upper=repr(cost), best=default_run)
-        elif r["best"] == default_run and cost > float(r["upper"]):
-            new["best"] = f"{default_run}, earlier code"  # its old run stays the cheapest
+        rerun(new, r, cost, f"{PORTFOLIO[0][0]} seed {PORTFOLIO[0][1]}")
         print(
             f"{r['nodes']} {r['arrivals']} {r['trace_seed']} {r['restart']}: default "
             f"{float(r['default']):.4f} -> {cost:.4f}, upper {float(new['upper']):.4f}",
