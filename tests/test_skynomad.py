@@ -370,7 +370,9 @@ def test_results_default_windows(name):
     data = Path(os.environ["GPUAAS_SKYNOMAD_DATA"]) / sub
     cells = [k for k in saved if k != "setting"]
     cells = [saved] if "default" in saved else [saved[cells[0]], saved[cells[-1]]]
-    args = mod.argparse.Namespace(skynomad=None, no_gpuaas=False, gpuaas_checkpoint_gb=None)
+    args = mod.argparse.Namespace(
+        skynomad=None, no_gpuaas=False, gpuaas=["default"], gpuaas_checkpoint_gb=None
+    )
     for cell in cells:
         windows = cell["setting"]["windows"]
         pick = [0, len(windows) - 1]
