@@ -547,11 +547,16 @@ class RunConfig:
         cls, config: RunConfig | None = None, method: str | None = None, **settings: Any
     ) -> RunConfig:
         """`config` (default: the defaults) with `method` and `settings` replacing its values;
-        a setting that is not a field of RunConfig is a solver option."""
+        a setting that is not a field of RunConfig is a solver option, and ``options`` (a
+        mapping of solver options, the field) adds its entries to the config's."""
         base = cls() if config is None else config
         names = {f.name for f in dataclasses.fields(cls)} - {"options"}
         given = {k: v for k, v in settings.items() if k in names}
-        options = {**base.options, **{k: v for k, v in settings.items() if k not in names}}
+        mapping = settings.pop("options", {})
+        if not isinstance(mapping, Mapping):
+            raise InputError(None, "options", f"must be a mapping, got {brief(mapping)}")
+        loose = {k: v for k, v in settings.items() if k not in names}
+        options = {**base.options, **mapping, **loose}
         return dataclasses.replace(
             base, method=base.method if method is None else method, options=options, **given
         )

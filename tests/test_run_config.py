@@ -97,3 +97,19 @@ def test_predicted_run_is_explicit(predicted_run: bool) -> None:
         assert "predicted" not in r.to_dict() and "cost_deviation" not in r.to_dict()
     given = simulate(trace, "greedy", noise=0.2, bound=False, predicted={"total_cost": 1.0})
     assert given.predicted_run == "given" and given.predicted == {"total_cost": 1.0}
+
+
+def test_options_mapping_or_keywords() -> None:
+    """Solver options reach the method whether given as keywords or as the `options` mapping
+    (the RunConfig field), merged over the config's; `options` that is no mapping is an
+    InputError naming it."""
+    from gpuaas.errors import InputError
+
+    a = RunConfig.build(None, "incremental", options={"rivals": 2}, move_weight=8.0)
+    assert a.options == {"rivals": 2, "move_weight": 8.0}
+    b = RunConfig.build(a, options={"rivals": 3})
+    assert b.options == {"rivals": 3, "move_weight": 8.0}
+    with pytest.raises(InputError, match="options: unknown option"):
+        RunConfig.build(None, "incremental", options={"no_such": 1})
+    with pytest.raises(InputError, match="options: must be a mapping"):
+        RunConfig.build(None, "incremental", options=[("rivals", 2)])
