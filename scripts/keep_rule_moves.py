@@ -17,7 +17,6 @@ scripts/results/upper.md, "Which keep rules free the moves on cluster 9".
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 
 import gpuaas.heuristics.default.method as method_module
@@ -69,9 +68,8 @@ def main() -> None:
     settings = {} if args.move_weight is None else {"move_weight": args.move_weight}
     try:
         counts, result = count_moves(args.trace, args.seed, **settings)
-    except GpuaasError as e:
-        print(f"keep_rule_moves: error: {e}", file=sys.stderr)
-        sys.exit(2)
+    except GpuaasError as exc:
+        ap.exit(2, f"error: {exc}\n")
     print(
         f"{args.trace}, seed {args.seed}: total {result.total_cost:.2f} $, "
         f"{result.migrations} migrations, {result.preemptions} preemptions"
