@@ -82,6 +82,19 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def twins(model: np.ndarray, gpus: np.ndarray) -> np.ndarray:
+    """(C,) int: each configuration's next one of the same GPU model and GPU count in index
+    order, the last back to the first (a ring; itself when alone). Such configurations, the
+    same GPUs on VM types of different sizes, run a job equally fast, so the per-job LP's
+    slower part needs only the cheapest of them (`gpuaas.per_job.plan_values_lp`)."""
+    key = model * (int(gpus.max(initial=0)) + 1) + gpus
+    order = np.lexsort((np.arange(len(key)), key))  # by key, then index
+    nxt = np.empty(len(key), dtype=np.int64)
+    for group in np.split(order, np.flatnonzero(np.diff(key[order])) + 1):
+        nxt[group] = np.roll(group, -1)
+    return nxt
+
+
 @dataclass(frozen=True, eq=False)
 class Catalog:
     """VM types (name, GPU model, GPU count, $/hour) and the configuration arrays derived from them."""
@@ -106,6 +119,7 @@ class Catalog:
     cfg_offset: np.ndarray = field(init=False)  # int64 (V,): (v, g) is cfg_offset[v] + g - 1
     cfg_first: np.ndarray = field(init=False)  # int64 (V,): v's first configuration
     cfg_count: np.ndarray = field(init=False)  # int64 (V,): v's configurations, max(G_v, 1)
+    cfg_twin: np.ndarray = field(init=False)  # int64 (C,): next config of its model and g (`twins`)
 
     def __post_init__(self) -> None:
         gpus = _frozen(np.asarray(self.gpus, dtype=np.int64).copy())
@@ -153,6 +167,7 @@ class Catalog:
             ("cfg_offset", _frozen(offset)),
             ("cfg_first", _frozen(first)),
             ("cfg_count", _frozen(count.astype(np.int64))),
+            ("cfg_twin", _frozen(twins(np.array(model_id, dtype=np.int64)[cfg_vm], cfg_gpus))),
         ):
             object.__setattr__(self, name, value)
 

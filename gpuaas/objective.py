@@ -168,7 +168,7 @@ def _priced(instance: Instance) -> _Priced:
     t, w = np.ascontiguousarray(instance.times), np.ascontiguousarray(instance.weight)
     cat = instance.catalog
     partner = np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1)
-    later = plan_values_lp(t, slack, w, price, switch, partner)
+    later = plan_values_lp(t, slack, w, price, switch, partner, cat.cfg_twin)
     moving = transfer_costs(instance) if instance.catalog.places else 0.0  # data moved first
     wait = (later + instance.startup * price + moving).min(axis=1, initial=np.inf)
     wait.flags.writeable = False
@@ -196,7 +196,13 @@ def run_values(instance: Instance, jobs: np.ndarray, cfgs: np.ndarray) -> np.nda
         slack = np.ascontiguousarray(d[k] - H)
         price, switch = rows(p.price, jobs[k]), rows(p.switch, jobs[k])
         after = plan_values_lp(
-            left_times, slack, np.ascontiguousarray(w[k]), price, switch, p.partner
+            left_times,
+            slack,
+            np.ascontiguousarray(w[k]),
+            price,
+            switch,
+            p.partner,
+            instance.catalog.cfg_twin,
         )
         moved = after + switch
         if instance.catalog.places:  # a switch to another location moves the data there

@@ -273,20 +273,32 @@ def _better(cost, ns, best, best_ns):  # pragma: no cover - compiled
     return cost < best - tol or (cost <= best + tol and ns < best_ns)
 
 
-def plan_values_lp(times, slack, weight, price, switch, partner):
+def plan_values_lp(times, slack, weight, price, switch, partner, twin=None):
     """`per_job_lp`'s `value` alone (the plan values `gpuaas.pricing` reads): the same
-    candidates and the same arithmetic, without the per-job minimiser and its tie-breaks."""
-    return _plan_values(times, slack, weight, _kernel_rows(price), _kernel_rows(switch), partner)
+    candidates and the same arithmetic, without the per-job minimiser and its tie-breaks.
+    `twin` (`gpuaas.catalog.Catalog.cfg_twin`; None: each configuration alone) names the
+    configurations that may run a job equally fast: of those equally slow, a slower part
+    another is no dearer in price x time and switch than never gives a least value, and is
+    not tried (the values are the same bit for bit: tests/test_scale.py)."""
+    if twin is None:
+        twin = np.arange(times.shape[1], dtype=np.int64)
+    return _plan_values(
+        times, slack, weight, _kernel_rows(price), _kernel_rows(switch), partner, twin
+    )
 
 
 @njit(cache=True)
-def _plan_values(times, slack, weight, price, switch, partner):  # pragma: no cover - compiled
+def _plan_values(times, slack, weight, price, switch, partner, twin):  # pragma: no cover
     """`_per_job_lp`'s `value` alone, the same candidates and arithmetic: each
     job's slow configurations' time, price x time and switch cost gathered once (not per fast
     one), and, where no configuration has a `partner` (no spot), each fast configuration's
     least candidate kept branch-free (a compare and a select: the least of the same values
     as `_per_job_lp`'s test-and-store, which none of them is NaN or -0.0 to tell apart:
-    tests/test_scale.py). Plan values are asked for at every event (`gpuaas.pricing`)."""
+    tests/test_scale.py), and, there, a slow configuration left out where a `twin` of the
+    same time is no dearer in price x time and in switch (lower index on a tie): with the same
+    time its mix with any fast one has the same fraction, and each candidate is made of
+    monotone float operations, so it is never less than the twin's. Plan values are asked for
+    at every event (`gpuaas.pricing`)."""
     J, C = times.shape
     value = np.full((J, C), np.inf)
     fast = np.empty(C, dtype=np.int64)
@@ -311,11 +323,22 @@ def _plan_values(times, slack, weight, price, switch, partner):  # pragma: no co
                 fast[n_fast] = c
                 n_fast += 1
             elif np.isfinite(t) and t > D:
-                slow[n_slow] = c
-                t2s[n_slow] = t
-                a2s[n_slow] = t * price_j[c]
-                sw2[n_slow] = switch_j[c]
-                n_slow += 1
+                a = t * price_j[c]
+                s = switch_j[c]
+                d = twin[c] if not paired else c  # a twin of the same time, no dearer
+                while d != c:
+                    if times[j, d] == t:
+                        ad = t * price_j[d]
+                        sd = switch_j[d]
+                        if ad <= a and sd <= s and (ad < a or sd < s or d < c):
+                            break
+                    d = twin[d]
+                if d == c:
+                    slow[n_slow] = c
+                    t2s[n_slow] = t
+                    a2s[n_slow] = a
+                    sw2[n_slow] = s
+                    n_slow += 1
             if not np.isfinite(t):
                 continue
             value[j, c] = t * price_j[c] + w * max(0.0, t - D)

@@ -197,6 +197,7 @@ def _per_job_values(
         np.ascontiguousarray(_rows(p, rows), dtype=np.float64),  # (C,) or the rows' (J, C)
         np.ascontiguousarray(_rows(switch, rows), dtype=np.float64),
         np.where(cat.spot[cat.cfg_vm], cat.spot_configs(), -1),  # spot first, then on demand
+        cat.cfg_twin,
     )
 
 

@@ -169,13 +169,24 @@ def test_unplaced_matches_numpy(seed):
 def test_plan_values_lp_is_per_job_lps_value(seed):
     """The values-only per-job LP (`per_job._plan_values`) gives `per_job_lp`'s values bit for
     bit, with switch costs, with spot partners (its general loop) and without (its branch-free
-    least), with one price row or a row per job, and with ties of price x time."""
+    least), with one price row or a row per job, with ties of price x time, and with the
+    catalog's twins (`Catalog.cfg_twin`) equally slow where it leaves out the dearer ones."""
     from gpuaas.per_job import node_share, per_job_lp, plan_values_lp
 
     instance = random_instance(seed, nodes=5, jobs=80)
     rng = np.random.default_rng(seed)
     J, C = instance.n_jobs, instance.catalog.n_configs
     times = np.array(instance.times)
+    # in half the rows, twins (the same GPUs on VM types of other sizes) equally fast, as
+    # generated and real instances have them
+    twin = instance.catalog.cfg_twin
+    first = np.arange(C)
+    for c in range(C):
+        d = twin[c]
+        while d != c:
+            first[c], d = min(first[c], d), twin[d]
+    half = rng.random(J) < 0.5
+    times[half] = times[half][:, first]
     times[rng.random(times.shape) < 0.05] = np.inf
     if seed % 3 == 2:  # ties of price x time and of time against the slack
         times = np.round(times / 3600.0) * 3600.0
@@ -193,9 +204,18 @@ def test_plan_values_lp_is_per_job_lps_value(seed):
         partner[:] = -1  # no spot: the branch-free least
     share = np.ascontiguousarray(node_share(instance), dtype=np.float64)
     want = per_job_lp(times, slack, weight, price, share, switch, partner)[0]
-    np.testing.assert_array_equal(
-        plan_values_lp(times, slack, weight, price, switch, partner), want
-    )
+    if seed % 2:  # equal prices or switch costs among twins: the lower index is kept
+        price = np.array(price, ndmin=2)
+        price[:, twin[::3]] = price[:, ::3]
+        switch[twin[::2]] = switch[::2]
+        want = per_job_lp(times, slack, weight, price, share, switch, partner)[0]
+    for ring in (None, twin):
+        np.testing.assert_array_equal(
+            plan_values_lp(times, slack, weight, price, switch, partner, ring), want
+        )
+    # twins equally slow (a pair of them past the slack in one row) are there to leave out
+    late = np.isfinite(times) & (times > slack[:, None])
+    assert (late & late[:, twin] & (times == times[:, twin]) & (twin != np.arange(C))).any()
 
 
 @pytest.mark.parametrize("seed", range(6))
