@@ -24,7 +24,7 @@ from gpuaas.heuristics.default.keep import (
 )
 from gpuaas.heuristics.default.method import incremental
 from gpuaas.heuristics.default.room import make_room, patient, queued
-from gpuaas.heuristics.default.settings import MOVE_WEIGHT
+from gpuaas.heuristics.default.settings import HYSTERESIS, MOVE_WEIGHT
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import capacity_gpus, share_price
@@ -286,6 +286,32 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
         assert (
             pointless_moves(case, incumbent_rules(case, values), job_node, job_cfg)[j] == pointless
         )
+
+
+def test_hysteresis_is_the_share_of_its_plan_value_a_move_must_save():
+    """Rule 1 frees a running job when its best move saves more than `hysteresis` of its plan
+    value beyond the move's weighted cost: just below the share the move saves it is freed,
+    just above it stays; `incremental`'s option reaches the rules, default `HYSTERESIS`."""
+    inst = generate_trace_instance()
+    j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
+    case = dataclasses.replace(
+        inst,
+        due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
+        current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
+        current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)),
+        overhead=600.0,
+    )
+    rules = incumbent_rules(case, hysteresis=0.0)
+    k = int(np.flatnonzero(rules.run == j)[0])
+    saves = (rules.stay[k] - (rules.values[j] + rules.move[k]).min()) / abs(rules.stay[k])
+    assert saves > 0
+    assert incumbent_rules(case, hysteresis=saves * 0.99).own[k]
+    assert not incumbent_rules(case, hysteresis=saves * 1.01).own[k]
+    assert incumbent_rules(case).hysteresis == HYSTERESIS
+    # the option, through the method (rule 4 frees this job alone on its node either way)
+    validate(incremental(case, seed=1, hysteresis=min(1.0, saves * 1.01)))
+    with pytest.raises(InputError, match="hysteresis"):
+        incremental(case, hysteresis=-0.1)
 
 
 @pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])

@@ -557,6 +557,7 @@ def test_the_stay_on_spot_rival_keeps_only_jobs_that_may_keep_spot():
         queued_iterations=S.QUEUED_ITERATIONS,
         rivals=S.RIVALS,
         move_weight=S.MOVE_WEIGHT,
+        hysteresis=S.HYSTERESIS,
     )
     names = [name for name, _ in W._stay_on_spot(point, np.full(J, SPOT), planner)]
     assert names == ["stay-on-spot"]
@@ -595,7 +596,9 @@ def test_the_stay_on_spot_rival_leaves_the_other_jobs_their_modes(monkeypatch):
 
     point = Instance.from_dict(json.loads(RIVAL_POINT.read_text()))
     J = point.n_jobs
-    planner = W.Planner(1, None, S.ITERATIONS, S.QUEUED_ITERATIONS, S.RIVALS, S.MOVE_WEIGHT)
+    planner = W.Planner(
+        1, None, S.ITERATIONS, S.QUEUED_ITERATIONS, S.RIVALS, S.MOVE_WEIGHT, S.HYSTERESIS
+    )
     seen = []
     real = W._on_expected
     monkeypatch.setattr(W, "_on_expected", lambda i, m, p, v: seen.append(m) or real(i, m, p, v))

@@ -81,9 +81,9 @@ KEEP_RULES: tuple[KeepRule, ...] = (
 )
 
 
-def _beats(value: np.ndarray, stay: np.ndarray) -> np.ndarray:
-    """Whether a plan value (move included) beats staying by more than `HYSTERESIS` (rule 1)."""
-    return value < stay - HYSTERESIS * np.abs(stay) - 1e-9
+def _beats(value: np.ndarray, stay: np.ndarray, hysteresis: float) -> np.ndarray:
+    """Whether a plan value (move included) beats staying by more than `hysteresis` (rule 1)."""
+    return value < stay - hysteresis * np.abs(stay) - 1e-9
 
 
 class Rules(NamedTuple):
@@ -94,6 +94,7 @@ class Rules(NamedTuple):
     freed: dict[str, np.ndarray]  # per rule of KEEP_RULES (by name), per running job: it frees it
     stay: np.ndarray  # per running job: plan value of its current configuration
     move: np.ndarray  # (running jobs, C) move costs x `move_weight`
+    hysteresis: float  # the share of a job's plan value a move must save (`HYSTERESIS`)
 
     @property
     def own(self) -> np.ndarray:
@@ -113,11 +114,13 @@ def incumbent_rules(
     move_weight: float = 1.0,
     pref: np.ndarray | None = None,
     price: Callable[[Instance], np.ndarray] | None = None,
+    hysteresis: float = HYSTERESIS,
 ) -> Rules:
     """`KEEP_RULES` for every running job: with no reconfiguration cost (the paper's setting)
     they see no running job. `grow`: rule 3 applies (the default method); `pref`: the jobs'
     preferred configurations, when the caller has them; `price`: GPU prices of plan values
-    and moves (`gpuaas.pricing.fill_price` by default)."""
+    and moves (`gpuaas.pricing.fill_price` by default); `hysteresis`: the share of its plan
+    value a job's move must save (rule 1) and its cheapest move may cost (rules 2 and 4)."""
     values = plan_values(instance, price) if values is None else values
     run = (
         np.flatnonzero(instance.current_cfg >= 0)
@@ -135,10 +138,10 @@ def incumbent_rules(
     free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
     none = np.zeros(run.size, dtype=bool)
     freed = {rule.name: none for rule in KEEP_RULES}
-    freed["gain"] = _beats(best, stay) & free  # rule 1
+    freed["gain"] = _beats(best, stay, hysteresis) & free  # rule 1
     # rules 2-4 free a job for the common good, only where its move is cheap against its plan
     least = row_min(move)
-    cheap = (least <= HYSTERESIS * np.abs(stay)) & free
+    cheap = (least <= hysteresis * np.abs(stay)) & free
     vm = cat.cfg_vm[cur]
     node = instance.current_node[run]
     if run.size and (instance.current_cfg < 0).any():
@@ -180,7 +183,7 @@ def incumbent_rules(
     else:
         worth = cheap
     freed["repack"] = worth & (idle_gpus[node] > 0) & (slack > moves)
-    return Rules(values, run, freed, stay, move)
+    return Rules(values, run, freed, stay, move, hysteresis)
 
 
 def idle_capacity(
@@ -300,7 +303,7 @@ def pointless_moves(
 ) -> np.ndarray:
     """(J,) bool: running jobs that rule 1 alone freed (for their own sake) and whose place in
     the solution does not deliver it (they stayed, or moved to a configuration whose plan value
-    plus the move's cost does not beat staying by `HYSTERESIS`). Under load such a job
+    plus the move's cost does not beat staying by the rules' hysteresis). Under load such a job
     typically loses its GPUs to more pressing jobs and lands on its own configuration on
     another node. Those that stayed are counted too, so that a re-plan around the others keeps
     them (else a job ping-pongs between a K80 and an M60 node at every event). A job the
@@ -309,7 +312,9 @@ def pointless_moves(
     run, stay = rules.run, rules.stay
     new = job_cfg[run]
     k = np.maximum(new, 0)
-    delivered = _beats(rules.values[run, k] + rules.move[np.arange(run.size), k], stay)
+    delivered = _beats(
+        rules.values[run, k] + rules.move[np.arange(run.size), k], stay, rules.hysteresis
+    )
     out = np.zeros(instance.n_jobs, dtype=bool)
     out[run] = rules.own & ~rules.others & (new >= 0) & ~delivered
     return out

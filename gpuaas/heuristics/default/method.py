@@ -12,6 +12,7 @@ from gpuaas.colocation import Colocation
 from gpuaas.heuristics.default.plan import plan
 from gpuaas.heuristics.default.polish import polish_hook
 from gpuaas.heuristics.default.settings import (
+    HYSTERESIS,
     ITERATIONS,
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
@@ -36,6 +37,7 @@ def incremental(
     queued_iterations: int = QUEUED_ITERATIONS,
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
+    hysteresis: float = HYSTERESIS,
     polish: float | None = None,
     polish_nodes: int = 0,
     deadline_safe: bool = False,
@@ -65,6 +67,12 @@ def incremental(
         How many times its cost a move must save (>= 1; 1: exactly its cost). Higher moves jobs
         less often at some cost in dollars. The re-packing by vCPUs and memory counts a move
         once (`settings.REPACK_MOVE_WEIGHT`).
+    hysteresis : float
+        The share of its plan value a running job's move must save beyond its weighted cost
+        (keep rule 1), and that its cheapest move may cost for rules 2 and 4 to free it (0 to
+        1; default `settings.HYSTERESIS`). Higher keeps jobs in place between configurations
+        of about the same value; 0 moves for any saving beyond the weighted cost
+        (scripts/results/hysteresis.md).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
@@ -100,7 +108,9 @@ def incremental(
     """
     reject_unknown("incremental", options)
     spot_margin = check_float("spot_margin", spot_margin, 0.0, math.inf)
-    planner = Planner(seed, time_limit, iterations, queued_iterations, rivals, move_weight)
+    planner = Planner(
+        seed, time_limit, iterations, queued_iterations, rivals, move_weight, hysteresis
+    )
     if instance.catalog.has_spot:
         if polish or polish_nodes:
             raise ValueError("incremental: polish is not available on a catalog with spot variants")
@@ -116,6 +126,7 @@ def incremental(
         queued_iterations=queued_iterations,
         rivals=rivals,
         move_weight=move_weight,
+        hysteresis=hysteresis,
         polish=polish_hook(polish, polish_nodes),
     )
     # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once

@@ -31,6 +31,7 @@ def plan(
     queued_iterations: int,
     rivals: int,
     move_weight: float,
+    hysteresis: float,
     polish: Polish | None,
     judge: Instance | None = None,
 ) -> Solution:
@@ -48,6 +49,7 @@ def plan(
     queued_iterations = check_int("queued_iterations", queued_iterations, 1)
     rivals = check_int("rivals", rivals, 0)
     move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
+    hysteresis = check_float("hysteresis", hysteresis, 0.0, 1.0)
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
@@ -55,7 +57,9 @@ def plan(
     values = plan_values(instance)
     pref = preferred_configs(instance, values)
     # the keep rules (with rule 3, grow: the default method's)
-    rules = incumbent_rules(instance, values, grow=True, move_weight=move_weight, pref=pref)
+    rules = incumbent_rules(
+        instance, values, grow=True, move_weight=move_weight, pref=pref, hysteresis=hysteresis
+    )
     # more constructions while jobs queue for capacity and moves are free
     if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):
         iterations = queued_iterations

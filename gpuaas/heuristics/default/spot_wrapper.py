@@ -21,6 +21,7 @@ import numpy as np
 from gpuaas.heuristics.default.plan import plan
 from gpuaas.heuristics.default.polish import polish_hook
 from gpuaas.heuristics.default.settings import (
+    HYSTERESIS,
     ITERATIONS,
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
@@ -54,6 +55,7 @@ class Planner(NamedTuple):
     queued_iterations: int
     rivals: int
     move_weight: float
+    hysteresis: float
 
     def plan(
         self, instance: Instance, *, judge: Instance | None = None, polish: float | None = 0.0
@@ -68,6 +70,7 @@ class Planner(NamedTuple):
             queued_iterations=self.queued_iterations,
             rivals=self.rivals,
             move_weight=self.move_weight,
+            hysteresis=self.hysteresis,
             polish=polish_hook(polish, 0),
             judge=judge,
         )
@@ -82,6 +85,7 @@ def on_demand(
     queued_iterations: int = QUEUED_ITERATIONS,
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
+    hysteresis: float = HYSTERESIS,
     polish: float | None = None,
     **options: Any,
 ) -> Solution:
@@ -90,7 +94,9 @@ def on_demand(
     its solution is one of `instance` too; a job on a spot VM is seen as waiting). Without spot
     variants it is `incremental` itself."""
     reject_unknown("on-demand", options)
-    planner = Planner(seed, time_limit, iterations, queued_iterations, rivals, move_weight)
+    planner = Planner(
+        seed, time_limit, iterations, queued_iterations, rivals, move_weight, hysteresis
+    )
     sol = planner.plan(on_demand_part(instance), polish=polish)
     return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
 
