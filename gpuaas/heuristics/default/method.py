@@ -72,7 +72,7 @@ def incremental(
         (keep rule 1), and that its cheapest move may cost for rules 2 and 4 to free it (0 to
         1; default `settings.HYSTERESIS`). Higher keeps jobs in place between configurations
         of about the same value; 0 moves for any saving beyond the weighted cost
-        (scripts/results/hysteresis.md).
+        (scripts/results/default-settings.md).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the

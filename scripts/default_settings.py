@@ -1,0 +1,201 @@
+"""The default method with one of its options changed, against its defaults: runs and table.
+
+Each ``--option NAME=VALUE`` is one variant (`incremental(NAME=VALUE)`), simulated as
+`gpuaas campaign` does (resumable, into one results file) on
+
+- a tuning grid: generated traces of the quality grid's seeds 1-3, N = 10 and 20, exponential,
+  high and low arrivals, restart 0 and 600 s, start-up 120 s; the default runs there too;
+- the held-out normal-load grid (`scripts/campaigns/normal-load.yaml`: seeds 71-73, whose
+  default and other methods' rows `--normal-load` holds);
+- with ``--itp``, the ITP clusters ``--clusters`` (``itp/itpNN.json`` at the repository's
+  root, imported as `scripts/campaigns/itp.yaml` says; the default costs), whose default and
+  other methods' rows `--itp-rows` holds.
+
+The table (``--md``), per cell summed over its traces: the default's cost, each variant's over
+it with the range of the per-trace ratios, moves per job, and on the held-out grids the cheapest
+other method with N nodes.
+
+    python scripts/default_settings.py --option hysteresis=0 --option iterations=10 \\
+        --itp --clusters 1,5,8,9,10 -o scripts/results/default-settings.csv \\
+        --md scripts/results/default-settings.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+from gpuaas.experiments.analysis import ok_rows
+from gpuaas.experiments.campaign import run_campaign
+from gpuaas.experiments.spec import parse_spec
+from gpuaas.experiments.store import read_results
+from gpuaas.files import write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
+NORMAL_LOAD = ROOT / "scripts/campaigns/normal-load.yaml"
+ITP_SPEC = ROOT / "scripts/campaigns/itp.yaml"  # the ITP traces are relative to it
+TUNING = {
+    "nodes": [10, 20],
+    "arrivals": ["exponential", "high", "low"],
+    "jobs_per_node": 10,
+    "seeds": [1, 2, 3],
+    "overhead": [0, 600],
+    "startup": 120,
+}
+DEFAULT = "default"
+
+
+def variant(text: str) -> dict:
+    """``NAME=VALUE`` as a solver option (VALUE read as YAML: a number, a bool, a string)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return {name: yaml.safe_load(value)}
+
+
+def run_of(row: dict) -> str:
+    """The row's run: the default (`incremental`, no options), a variant (``name=value``) or
+    another method."""
+    if row["method"] != "incremental":
+        return row["method"]
+    options = json.loads(row["options"] or "{}")
+    return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or DEFAULT
+
+
+def trace_of(row: dict) -> str:
+    """A row's trace: its generated trace's seed, or its file's name."""
+    return str(row["trace_seed"]) if row["trace_seed"] is not None else Path(row["trace"]).stem
+
+
+def cells(rows: list[dict]) -> dict[tuple, dict[str, dict[str, dict]]]:
+    """(N, arrivals or trace, restart) -> run -> trace -> row."""
+    out: dict[tuple, dict[str, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        where = r["arrivals"] or trace_of(r)
+        out[(r["nodes"], where, int(r["overhead"] or 0))][run_of(r)][trace_of(r)] = r
+    return out
+
+
+def _sum(runs: dict, run: str, traces: list[str], column: str) -> float:
+    return sum(runs[run][t][column] for t in traces)
+
+
+def table(grid: dict, variants: list[str], others: bool) -> list[str]:
+    """The table's lines (a variant without every trace of a cell: "-" there), then each
+    variant's cost over the default's summed over the cells it ran."""
+    head = "| N | arrivals / trace | restart s | traces | default $ (moves / job) |"
+    head += "".join(f" {v}: ratio [per trace] (moves / job) |" for v in variants)
+    rule = "|---|---|---|---|---|" + "---|" * len(variants)
+    if others:
+        head += " cheapest other / default |" + "".join(f" {v} / it |" for v in variants)
+        rule += "---|" + "---|" * len(variants)
+    lines = [head, rule]
+    total = {v: [0.0, 0.0] for v in variants}
+    for key in sorted(grid):
+        runs = grid[key]
+        traces = sorted(runs.get(DEFAULT, {}))
+        ran = [v for v in variants if all(t in runs.get(v, {}) for t in traces)]
+        if not traces or not ran:
+            continue
+        base = _sum(runs, DEFAULT, traces, "total_cost")
+        moves = _sum(runs, DEFAULT, traces, "moves_per_job") / len(traces)
+        line = f"| {key[0]} | {key[1]} | {key[2]} | {len(traces)} | {base:,.0f} ({moves:.2f}) |"
+        for v in variants:
+            if v not in ran:
+                line += " - |"
+                continue
+            cost = _sum(runs, v, traces, "total_cost")
+            total[v][0] += base
+            total[v][1] += cost
+            per = [runs[v][t]["total_cost"] / runs[DEFAULT][t]["total_cost"] for t in traces]
+            moves = _sum(runs, v, traces, "moves_per_job") / len(traces)
+            line += f" {cost / base:.4f} [{min(per):.3f}-{max(per):.3f}] ({moves:.2f}) |"
+        if others:
+            rivals = {
+                m: _sum(runs, m, traces, "total_cost")
+                for m, rows in runs.items()
+                if m != DEFAULT and m not in variants and all(t in rows for t in traces)
+            }
+            best = min(rivals, key=rivals.get) if rivals else None
+            line += f" {best} {rivals[best] / base:.4f} |" if best else " - |"
+            for v in variants:
+                ok = best and v in ran
+                line += (
+                    f" {_sum(runs, v, traces, 'total_cost') / rivals[best]:.4f} |" if ok else " - |"
+                )
+        lines.append(line)
+    lines.append("")
+    for v in variants:
+        base, cost = total[v]
+        lines.append(
+            f"Summed: {v} costs {cost / base:.4f} x the default." if base else f"{v}: none"
+        )
+    return lines
+
+
+def report(results: str, others: list[str], tail: str) -> str:
+    """The markdown page: each file of `others`' traces, then the tuning grid; `tail`: the
+    command's arguments after its variants'."""
+    rows = ok_rows(read_results(results))
+    variants = sorted({run_of(r) for r in rows} - {DEFAULT})
+    command = " ".join(["python scripts/default_settings.py", *(f"--option {v}" for v in variants)])
+    out = [
+        f"# The default method with one option changed ({results})",
+        "",
+        f"`{command} {tail}` (the table alone: `--report-only`). Costs summed over each cell's"
+        " traces (solver seed 1); a variant's ratio is its cost over the default's; moves:"
+        " migrations and preemptions per job.",
+        "",
+    ]
+    seen: set[str] = set()
+    for path in others:
+        base = ok_rows(read_results(path))
+        mine = {trace_of(r) for r in base}
+        seen |= mine
+        grid = cells([r for r in rows + base if trace_of(r) in mine])
+        out += [f"## Held out: the traces of `{path}` (its default and other methods)", ""]
+        out += table(grid, variants, others=True) + [""]
+    tuning = cells([r for r in rows if trace_of(r) not in seen])
+    out += ["## Tuning grid (trace seeds 1-3)", "", *table(tuning, variants, others=False)]
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--option", type=variant, action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--itp", action="store_true", help="also the ITP clusters (itp/itpNN.json)")
+    ap.add_argument("--clusters", default="1,5,8,9,10", help="ITP clusters (with --itp)")
+    ap.add_argument("--normal-load", default="scripts/results/normal-load.csv")
+    ap.add_argument("--itp-rows", default="scripts/results/itp-campaign.csv")
+    ap.add_argument("-o", "--output", required=True, help="results file (resumable)")
+    ap.add_argument("--md", help="write the table here")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    specs: list[tuple[dict, dict]] = [({"methods": ["incremental"], **TUNING}, {})]
+    itp = {"traces": [f"../../itp/itp{int(c):02d}.json" for c in args.clusters.split(",")]}
+    held = yaml.safe_load(NORMAL_LOAD.read_text())
+    for opts in args.option:
+        specs.append(({"methods": ["incremental"], **TUNING}, opts))
+        specs.append(({**held, "methods": ["incremental"]}, opts))
+        if args.itp:  # the traces as itp.yaml names them, the default costs
+            specs.append(({**itp, "methods": ["incremental"]}, opts))
+    if not args.report_only:
+        for data, opts in specs:
+            data = {**data, "solver_seeds": [1], "options": {"incremental": opts}}
+            data.pop("name", None)
+            spec = parse_spec(data, str(ITP_SPEC) if "traces" in data else None)
+            run_campaign(spec, args.output, backend="processes", workers=args.workers)
+    if args.md:
+        others = [args.normal_load] + ([args.itp_rows] if args.itp else [])
+        tail = f"--itp --clusters {args.clusters} " if args.itp else ""
+        tail += f"-o {args.output} --md {args.md}"
+        write_atomic(args.md, report(args.output, others, tail))
+
+
+if __name__ == "__main__":
+    main()
