@@ -47,6 +47,8 @@ TUNING = {
     "startup": 120,
 }
 DEFAULT = "default"
+#: the line that starts the page's hand-written reading, which a new table keeps
+READING = "<!-- the reading below is written by hand; default_settings.py keeps it -->"
 
 
 def variant(text: str) -> dict:
@@ -194,7 +196,11 @@ def main() -> None:
         others = [args.normal_load] + ([args.itp_rows] if args.itp else [])
         tail = f"--itp --clusters {args.clusters} " if args.itp else ""
         tail += f"-o {args.output} --md {args.md}"
-        write_atomic(args.md, report(args.output, others, tail))
+        page = report(args.output, others, tail)
+        old = Path(args.md).read_text(encoding="utf-8") if Path(args.md).exists() else ""
+        if READING in old:  # the hand-written reading is kept
+            page += "\n" + old[old.index(READING) :]
+        write_atomic(args.md, page)
 
 
 if __name__ == "__main__":
