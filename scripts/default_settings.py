@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from gpuaas.errors import InputError
 from gpuaas.experiments.analysis import ok_rows
 from gpuaas.experiments.campaign import run_campaign
 from gpuaas.experiments.spec import parse_spec
@@ -187,10 +188,15 @@ def main() -> None:
         if args.itp:  # the traces as itp.yaml names them, the default costs
             specs.append(({**itp, "methods": ["incremental"]}, opts))
     if not args.report_only:
-        for data, opts in specs:
+        parsed = []
+        for data, opts in specs:  # all checked before any runs
             data = {**data, "solver_seeds": [1], "options": {"incremental": opts}}
             data.pop("name", None)
-            spec = parse_spec(data, str(ITP_SPEC) if "traces" in data else None)
+            try:  # an unknown option or value, a missing ITP trace: said, exit 2
+                parsed.append(parse_spec(data, str(ITP_SPEC) if "traces" in data else None))
+            except InputError as exc:
+                ap.exit(2, f"{ap.prog}: error: {exc}\n")
+        for spec in parsed:
             run_campaign(spec, args.output, backend="processes", workers=args.workers)
     if args.md:
         others = [args.normal_load] + ([args.itp_rows] if args.itp else [])
