@@ -15,8 +15,8 @@ The table (``--md``), per cell summed over its traces: the default's cost, each 
 it with the range of the per-trace ratios, moves per job, and on the held-out grids the cheapest
 other method with N nodes.
 
-    python scripts/default_settings.py --option hysteresis=0 --option iterations=10 \\
-        --itp --clusters 1,5,8,9,10 -o scripts/results/default-settings.csv \\
+    python scripts/default_settings.py --option hysteresis=0 --option hysteresis=0.02 \\
+        --option iterations=10 --itp --clusters 1,5,8,9,10 -o scripts/results/default-settings.csv \\
         --md scripts/results/default-settings.md
 """
 
