@@ -262,11 +262,9 @@ def test_a_job_moves_when_moving_pays():
     ).all()
 
 
-def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
-    """The late job rule 1 frees (its 8-GPU configuration saves hours of tardiness) moved to its
-    own configuration on another node, or left in place, gains nothing: pointless (put back, or
-    kept, when the others are re-planned). Moved to the configuration that freed it, it is not;
-    nor is a job left waiting (preempted for others)."""
+def late_job_alone() -> tuple[Instance, int, int]:
+    """(case, j, c1): job j = 0 runs alone on node 0 with its first runnable configuration c1,
+    every job due at 1.01 x its least time (late on c1), a 600 s restart."""
     inst = generate_trace_instance()
     j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
     case = dataclasses.replace(
@@ -276,10 +274,19 @@ def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
         current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)),
         overhead=600.0,
     )
+    return case, j, c1
+
+
+def test_a_move_for_its_own_sake_that_gains_nothing_is_pointless():
+    """The late job rule 1 frees (its 8-GPU configuration saves hours of tardiness) moved to its
+    own configuration on another node, or left in place, gains nothing: pointless (put back, or
+    kept, when the others are re-planned). Moved to the configuration that freed it, it is not;
+    nor is a job left waiting (preempted for others)."""
+    case, j, c1 = late_job_alone()
     values = plan_values(case)
     assert keep_incumbent(case, values)[0][j] == -1
     best = int(np.argmin(values[j] + move_costs(case)[j]))
-    waiting = np.full(inst.n_jobs, -1)
+    waiting = np.full(case.n_jobs, -1)
     for node, cfg, pointless in ((1, c1, True), (-1, -1, False), (1, best, False), (0, c1, True)):
         job_node, job_cfg = waiting.copy(), waiting.copy()
         job_node[j], job_cfg[j] = node, cfg
@@ -292,15 +299,7 @@ def test_hysteresis_is_the_share_of_its_plan_value_a_move_must_save():
     """Rule 1 frees a running job when its best move saves more than `hysteresis` of its plan
     value beyond the move's weighted cost: just below the share the move saves it is freed,
     just above it stays; `incremental`'s option reaches the rules, default `HYSTERESIS`."""
-    inst = generate_trace_instance()
-    j, c1 = 0, int(np.flatnonzero(np.isfinite(inst.times[0]))[0])
-    case = dataclasses.replace(
-        inst,
-        due=np.full(inst.n_jobs, inst.time + inst.times[j].min() * 1.01),
-        current_node=np.array([0] + [-1] * (inst.n_jobs - 1)),
-        current_cfg=np.array([c1] + [-1] * (inst.n_jobs - 1)),
-        overhead=600.0,
-    )
+    case, j, c1 = late_job_alone()
     rules = incumbent_rules(case, hysteresis=0.0)
     k = int(np.flatnonzero(rules.run == j)[0])
     saves = (rules.stay[k] - (rules.values[j] + rules.move[k]).min()) / abs(rules.stay[k])
