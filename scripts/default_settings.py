@@ -70,15 +70,17 @@ def run_of(row: dict) -> str:
 
 
 def trace_of(row: dict) -> str:
-    """A row's trace: its generated trace's seed, or its file's name."""
-    return str(row["trace_seed"]) if row["trace_seed"] is not None else Path(row["trace"]).stem
+    """A row's trace: its generated trace's seed, or its file's name, and the solver seed
+    where it is not 1."""
+    name = str(row["trace_seed"]) if row["trace_seed"] is not None else Path(row["trace"]).stem
+    return name if row["seed"] == 1 else f"{name} seed {row['seed']}"
 
 
 def cells(rows: list[dict]) -> dict[tuple, dict[str, dict[str, dict]]]:
-    """(N, arrivals or trace, restart) -> run -> trace -> row."""
+    """(N, arrivals or trace file, restart) -> run -> trace (`trace_of`) -> row."""
     out: dict[tuple, dict[str, dict[str, dict]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        where = r["arrivals"] or trace_of(r)
+        where = r["arrivals"] or Path(r["trace"]).stem
         out[(r["nodes"], where, int(r["overhead"] or 0))][run_of(r)][trace_of(r)] = r
     return out
 
@@ -88,8 +90,9 @@ def _sum(runs: dict, run: str, traces: list[str], column: str) -> float:
 
 
 def table(grid: dict, variants: list[str], others: bool) -> list[str]:
-    """The table's lines (a variant without every trace of a cell: "-" there), then each
-    variant's cost over the default's summed over the cells it ran."""
+    """The table's lines, then each variant's cost over the default's summed over the cells
+    it ran. A variant is compared on the traces (and solver seeds) it ran of its cell, "(k of
+    n)" where that is not all of the default's; "-": none."""
     head = "| N | arrivals / trace | restart s | traces | default $ (moves / job) |"
     head += "".join(f" {v}: ratio [per trace] (moves / job) |" for v in variants)
     rule = "|---|---|---|---|---|" + "---|" * len(variants)
@@ -101,22 +104,24 @@ def table(grid: dict, variants: list[str], others: bool) -> list[str]:
     for key in sorted(grid):
         runs = grid[key]
         traces = sorted(runs.get(DEFAULT, {}))
-        ran = [v for v in variants if all(t in runs.get(v, {}) for t in traces)]
-        if not traces or not ran:
+        common = {v: [t for t in traces if t in runs.get(v, {})] for v in variants}
+        if not traces or not any(common.values()):
             continue
         base = _sum(runs, DEFAULT, traces, "total_cost")
         moves = _sum(runs, DEFAULT, traces, "moves_per_job") / len(traces)
         line = f"| {key[0]} | {key[1]} | {key[2]} | {len(traces)} | {base:,.0f} ({moves:.2f}) |"
         for v in variants:
-            if v not in ran:
+            ts = common[v]
+            if not ts:
                 line += " - |"
                 continue
-            cost = _sum(runs, v, traces, "total_cost")
-            total[v][0] += base
+            cost, mine = _sum(runs, v, ts, "total_cost"), _sum(runs, DEFAULT, ts, "total_cost")
+            total[v][0] += mine
             total[v][1] += cost
-            per = [runs[v][t]["total_cost"] / runs[DEFAULT][t]["total_cost"] for t in traces]
-            moves = _sum(runs, v, traces, "moves_per_job") / len(traces)
-            line += f" {cost / base:.4f} [{min(per):.3f}-{max(per):.3f}] ({moves:.2f}) |"
+            per = [runs[v][t]["total_cost"] / runs[DEFAULT][t]["total_cost"] for t in ts]
+            moves = _sum(runs, v, ts, "moves_per_job") / len(ts)
+            some = f" ({len(ts)} of {len(traces)})" if len(ts) < len(traces) else ""
+            line += f" {cost / mine:.4f} [{min(per):.3f}-{max(per):.3f}] ({moves:.2f}){some} |"
         if others:
             rivals = {
                 m: _sum(runs, m, traces, "total_cost")
@@ -126,7 +131,7 @@ def table(grid: dict, variants: list[str], others: bool) -> list[str]:
             best = min(rivals, key=rivals.get) if rivals else None
             line += f" {best} {rivals[best] / base:.4f} |" if best else " - |"
             for v in variants:
-                ok = best and v in ran
+                ok = best and len(common[v]) == len(traces)
                 line += (
                     f" {_sum(runs, v, traces, 'total_cost') / rivals[best]:.4f} |" if ok else " - |"
                 )
@@ -172,6 +177,12 @@ def main() -> None:
     ap.add_argument("--option", type=variant, action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--itp", action="store_true", help="also the ITP clusters (itp/itpNN.json)")
     ap.add_argument("--clusters", default="1,5,8,9,10", help="ITP clusters (with --itp)")
+    ap.add_argument(
+        "--itp-seeds",
+        default="1",
+        help="solver seeds of the ITP runs (with --itp): the variants' at each, the default's at"
+        " each but 1 (seed 1's rows are --itp-rows')",
+    )
     ap.add_argument("--normal-load", default="scripts/results/normal-load.csv")
     ap.add_argument("--itp-rows", default="scripts/results/itp-campaign.csv")
     ap.add_argument("-o", "--output", required=True, help="results file (resumable)")
@@ -179,18 +190,21 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
-    specs: list[tuple[dict, dict]] = [({"methods": ["incremental"], **TUNING}, {})]
+    specs: list[tuple[dict, dict, list[int]]] = [({"methods": ["incremental"], **TUNING}, {}, [1])]
     itp = {"traces": [f"../../itp/itp{int(c):02d}.json" for c in args.clusters.split(",")]}
     held = yaml.safe_load(NORMAL_LOAD.read_text())
+    seeds = [int(x) for x in args.itp_seeds.split(",")]
+    if args.itp and [x for x in seeds if x != 1]:  # the default where --itp-rows has none
+        specs.append(({**itp, "methods": ["incremental"]}, {}, [x for x in seeds if x != 1]))
     for opts in args.option:
-        specs.append(({"methods": ["incremental"], **TUNING}, opts))
-        specs.append(({**held, "methods": ["incremental"]}, opts))
+        specs.append(({"methods": ["incremental"], **TUNING}, opts, [1]))
+        specs.append(({**held, "methods": ["incremental"]}, opts, [1]))
         if args.itp:  # the traces as itp.yaml names them, the default costs
-            specs.append(({**itp, "methods": ["incremental"]}, opts))
+            specs.append(({**itp, "methods": ["incremental"]}, opts, seeds))
     if not args.report_only:
         parsed = []
-        for data, opts in specs:  # all checked before any runs
-            data = {**data, "solver_seeds": [1], "options": {"incremental": opts}}
+        for data, opts, solver_seeds in specs:  # all checked before any runs
+            data = {**data, "solver_seeds": solver_seeds, "options": {"incremental": opts}}
             data.pop("name", None)
             try:  # an unknown option or value, a missing ITP trace: said, exit 2
                 parsed.append(parse_spec(data, str(ITP_SPEC) if "traces" in data else None))
@@ -200,7 +214,7 @@ def main() -> None:
             run_campaign(spec, args.output, backend="processes", workers=args.workers)
     if args.md:
         others = [args.normal_load] + ([args.itp_rows] if args.itp else [])
-        tail = f"--itp --clusters {args.clusters} " if args.itp else ""
+        tail = f"--itp --clusters {args.clusters} --itp-seeds {args.itp_seeds} " if args.itp else ""
         tail += f"-o {args.output} --md {args.md}"
         page = report(args.output, others, tail)
         old = Path(args.md).read_text(encoding="utf-8") if Path(args.md).exists() else ""
