@@ -69,11 +69,14 @@ def run_of(row: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or DEFAULT
 
 
+def name_of(row: dict) -> str:
+    """A row's trace: its generated trace's seed, or its file's name."""
+    return str(row["trace_seed"]) if row["trace_seed"] is not None else Path(row["trace"]).stem
+
+
 def trace_of(row: dict) -> str:
-    """A row's trace: its generated trace's seed, or its file's name, and the solver seed
-    where it is not 1."""
-    name = str(row["trace_seed"]) if row["trace_seed"] is not None else Path(row["trace"]).stem
-    return name if row["seed"] == 1 else f"{name} seed {row['seed']}"
+    """`name_of`, and the solver seed where it is not 1."""
+    return name_of(row) if row["seed"] == 1 else f"{name_of(row)} seed {row['seed']}"
 
 
 def cells(rows: list[dict]) -> dict[tuple, dict[str, dict[str, dict]]]:
@@ -122,19 +125,21 @@ def table(grid: dict, variants: list[str], others: bool) -> list[str]:
             moves = _sum(runs, v, ts, "moves_per_job") / len(ts)
             some = f" ({len(ts)} of {len(traces)})" if len(ts) < len(traces) else ""
             line += f" {cost / mine:.4f} [{min(per):.3f}-{max(per):.3f}] ({moves:.2f}){some} |"
-        if others:
+        if others:  # on the traces the other methods ran (seed 1 where theirs are)
+            ts = [t for t in traces if all(t in rows for m, rows in runs.items() if m != DEFAULT)]
+            ts = ts or [t for t in traces if any(t in r for m, r in runs.items() if m != DEFAULT)]
             rivals = {
-                m: _sum(runs, m, traces, "total_cost")
+                m: _sum(runs, m, ts, "total_cost")
                 for m, rows in runs.items()
-                if m != DEFAULT and m not in variants and all(t in rows for t in traces)
+                if m != DEFAULT and m not in variants and ts and all(t in rows for t in ts)
             }
             best = min(rivals, key=rivals.get) if rivals else None
-            line += f" {best} {rivals[best] / base:.4f} |" if best else " - |"
+            mine = _sum(runs, DEFAULT, ts, "total_cost")
+            some = f" ({len(ts)} of {len(traces)})" if len(ts) < len(traces) else ""
+            line += f" {best} {rivals[best] / mine:.4f}{some} |" if best else " - |"
             for v in variants:
-                ok = best and len(common[v]) == len(traces)
-                line += (
-                    f" {_sum(runs, v, traces, 'total_cost') / rivals[best]:.4f} |" if ok else " - |"
-                )
+                ok = best and all(t in runs.get(v, {}) for t in ts)
+                line += f" {_sum(runs, v, ts, 'total_cost') / rivals[best]:.4f} |" if ok else " - |"
         lines.append(line)
     lines.append("")
     for v in variants:
@@ -162,12 +167,12 @@ def report(results: str, others: list[str], tail: str) -> str:
     seen: set[str] = set()
     for path in others:
         base = ok_rows(read_results(path))
-        mine = {trace_of(r) for r in base}
+        mine = {name_of(r) for r in base}
         seen |= mine
-        grid = cells([r for r in rows + base if trace_of(r) in mine])
+        grid = cells([r for r in rows + base if name_of(r) in mine])
         out += [f"## Held out: the traces of `{path}` (its default and other methods)", ""]
         out += table(grid, variants, others=True) + [""]
-    tuning = cells([r for r in rows if trace_of(r) not in seen])
+    tuning = cells([r for r in rows if name_of(r) not in seen])
     out += ["## Tuning grid (trace seeds 1-3)", "", *table(tuning, variants, others=False)]
     return "\n".join(out) + "\n"
 
