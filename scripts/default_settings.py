@@ -125,14 +125,10 @@ def table(grid: dict, variants: list[str], others: bool) -> list[str]:
             moves = _sum(runs, v, ts, "moves_per_job") / len(ts)
             some = f" ({len(ts)} of {len(traces)})" if len(ts) < len(traces) else ""
             line += f" {cost / mine:.4f} [{min(per):.3f}-{max(per):.3f}] ({moves:.2f}){some} |"
-        if others:  # on the traces the other methods ran (seed 1 where theirs are)
-            ts = [t for t in traces if all(t in rows for m, rows in runs.items() if m != DEFAULT)]
-            ts = ts or [t for t in traces if any(t in r for m, r in runs.items() if m != DEFAULT)]
-            rivals = {
-                m: _sum(runs, m, ts, "total_cost")
-                for m, rows in runs.items()
-                if m != DEFAULT and m not in variants and ts and all(t in rows for t in ts)
-            }
+        if others:  # on the traces every other method ran (seed 1 where theirs are)
+            methods = [m for m in runs if m != DEFAULT and m not in variants]
+            ts = [t for t in traces if all(t in runs[m] for m in methods)]
+            rivals = {m: _sum(runs, m, ts, "total_cost") for m in methods} if ts else {}
             best = min(rivals, key=rivals.get) if rivals else None
             mine = _sum(runs, DEFAULT, ts, "total_cost")
             some = f" ({len(ts)} of {len(traces)})" if len(ts) < len(traces) else ""
