@@ -336,7 +336,7 @@ def test_node_arrays_and_plan_records_through_a_run(monkeypatch):
         made.append(cached and s.node_cache[0] is s.nodes)
 
     monkeypatch.setattr(apply, "_node_arrays", derive)
-    trace = Instance.from_dict(generate_trace(4, 40, seed=3, catalog="aws-us-east-1"))
+    trace = Instance.from_dict(generate_trace(4, 20, seed=3, catalog="aws-us-east-1"))
     derived = keys = lost = moves = 0
     for method in ("incremental", "greedy"):  # the default's moves, Greedy's lost spot VMs
         sim = Simulator(trace, method, spot=True, seed=3)

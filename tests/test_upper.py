@@ -104,7 +104,7 @@ def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path
         overhead=600.0,
         portfolio=FAST,
         default_seeds=3,
-        search=2,
+        search=1,
         time_limit=1e6,
         log=True,
     )
@@ -260,8 +260,7 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     assert data["bound"] <= data["upper"] == data["upper_run"]["upper"]
     assert data["upper_run"]["overhead"] == 0.0 and len(data["upper_run"]["runs"]) == 3
     assert log.read_text().count("\n") > 0
-    human = runner.invoke(cli, args)
-    assert human.exit_code == 0 and "upper / bound" in human.output
+    assert "upper / bound" in done.output  # the summary is printed beside the file
     later = tmp_path / "later.json"
     later.write_text(json.dumps(dict(json.loads(path.read_text()), time=10.0)))
     bad = runner.invoke(cli, ["bound", str(later), "--upper", "-o", str(tmp_path / "n.json")])
@@ -282,10 +281,10 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     assert run["runs"][: len(FAST)] == json.loads(out.read_text())["upper_run"]["runs"]
     assert [r["method"] for r in run["runs"][len(FAST) :]] == ["admission x1.25"]
     assert run["admission"] is None or run["method"] == "incremental"
-    seeds = runner.invoke(cli, [*args, "--default-seeds", "3", "--json"])
+    seeds = runner.invoke(cli, [*args, "--default-seeds", "2", "--json"])
     assert seeds.exit_code == 0, seeds.output
     runs = [(r["method"], r["seed"]) for r in json.loads(seeds.output)["upper_run"]["runs"]]
-    assert runs == [*FAST, ("incremental", 2), ("incremental", 3)]
+    assert runs == [*FAST, ("incremental", 2)]
     found = runner.invoke(cli, [*args, "--search", "1", "--json"])
     assert found.exit_code == 0, found.output
     search = json.loads(found.output)["upper_run"]["search"]
