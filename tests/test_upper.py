@@ -98,7 +98,7 @@ def test_suffix_search_finds_a_schedule_no_run_of_the_portfolio_reaches(tmp_path
     decisions from later points in time, ends cheaper than every run (three methods, the
     default at seeds 1-3): a complete schedule billed at the trace's own due dates and weights,
     its event log (the incumbent's prefix and the kept suffix) recomputing its costs."""
-    trace = small(4)
+    trace = small(7, jobs=5)
     top = upper(
         trace,
         overhead=600.0,
@@ -250,7 +250,7 @@ def test_cli_prints_upper_beside_bound(tmp_path, monkeypatch):
     options without --upper are one-line errors (exit 2, no output file)."""
     monkeypatch.setattr("gpuaas.upper.PORTFOLIO", FAST)
     path = tmp_path / "t.json"
-    path.write_text(json.dumps(generate_trace(2, 8, seed=6, arrivals="high")))
+    path.write_text(json.dumps(generate_trace(2, 5, seed=6, arrivals="high")))
     out, log = tmp_path / "b.json", tmp_path / "l.jsonl"
     runner = CliRunner()
     args = ["bound", str(path), "--upper", "--overhead", "0", "--startup", "0"]
