@@ -1232,19 +1232,10 @@ def _score_bound(
     of either sum, (count of additions) x 2**-53 x (sum of magnitudes) (Higham's bound of a
     recursive sum, for each sum and the base sums, with a margin of 2). -inf or NaN where a term
     is not finite: the caller then scores exactly."""
-    times, cfg_vm, vm_cost, vm_gpus = D.times, D.cfg_vm, D.vm_cost, D.vm_gpus
-    weight, max_time, rel_due = D.weight, D.max_time, D.rel_due
     total = head + kept_after
     n_free = free.shape[0]
     for k in range(n_free):
-        j = free[k]
-        c = job_cfg[j]
-        if c < 0:
-            term = waiting_term(proxy, weight[j], max_time[j], rel_due[j], D.H, D.rho)
-        else:
-            term = running_term(
-                proxy, times[j, c], weight[j], max_time[j], rel_due[j], vm_cost[cfg_vm[c]]
-            )
+        term = job_term(D, proxy, free[k], job_cfg[free[k]])
         total += term
         size += abs(term)
     n_t = 0
@@ -1260,14 +1251,11 @@ def _score_bound(
             n = joined[k]
             touched[n] = False
             v = node_vm[n]
-            first = np.inf
-            for a in range(node_cnt[n]):
-                i = node_jobs[n, a]
-                first = min(first, times[i, job_cfg[i]])
             if node_cnt[n] > 0:
-                term = open_node_term(D.mu, vm_gpus[v], vm_cost[v], node_used[n], first)
-            else:
-                term = D.mu * vm_gpus[v]
+                first = node_first(D, node_cnt, node_jobs, job_cfg, n, -1, np.inf)
+                term = node_term(D, v, node_used[n], first)
+            else:  # a GPU-less node's jobs use no GPU
+                term = D.mu * D.vm_gpus[v]
             total += term - b_term[n]
             size += abs(term) + abs(b_term[n])
     J = job_cfg.shape[0]
