@@ -726,7 +726,8 @@ def test_check_solution_pass_is_the_numpy_checks(seed, monkeypatch):
 
 def _postprocess_node_reference(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, n):
     """`kernels.postprocess_node` as it was: every change weighed by `_accept`, which computes
-    the node's f_OBJ as it is again for each (compiled in the test)."""
+    the node's f_OBJ as it is again for each (run as Python: the same float operations, and
+    no compile of its own in every test run)."""
     cfg_gpus, cfg_offset = D.cfg_gpus, D.cfg_offset
     vm_gpus, vm_model = D.vm_gpus, D.vm_model
     pin_node = D.pin_node
@@ -798,9 +799,7 @@ def test_postprocess_node_weighs_against_the_node_once():
     against it) makes the changes of `_accept` weighing each alone, on every node of random
     schedules around kept jobs (under load and not: changes are made where nodes are left
     idle), both proxies, bit for bit."""
-    from numba import njit
-
-    reference = njit(_postprocess_node_reference)
+    reference = _postprocess_node_reference
     changed = 0
     for seed in range(16):
         jobs = int(5 + 4 * (seed % 4)) if seed < 10 else int(30 + 20 * (seed % 3))
