@@ -878,18 +878,16 @@ def construction_chunk(
                 touched[n] = False
                 postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg, n)
         if e_cnt[0] == e_size:
-            # a full elite set takes the schedule only if its score is below the worst
-            # member's (or equal to a member's, a duplicate it skips): where a bound of the
-            # score clears the worst, the exact score (a sum over every job and node) is not
-            # needed; the schedules, scores and elite set are those of scoring every one
+            # a full elite set takes the schedule only if its score is below the member it
+            # would replace (`_worst`; or equal to a member's, a duplicate it skips): where a
+            # bound of the score clears that member's, the exact score (a sum over every job
+            # and node) is not needed; the schedules, scores and elite set are those of
+            # scoring every one
             low = _score_bound(
                 D, proxy, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg, free,
                 head, kept_after, nodes_kept, size, b_term, touched, joined,
             )  # fmt: skip
-            worst = -np.inf
-            for k in range(e_size):
-                worst = max(worst, e_val[k])
-            if low > worst:
+            if low > e_val[_worst(e_val, e_size)]:
                 continue
         val = _score_free(
             D,
@@ -1264,6 +1262,17 @@ def _score_bound(
 
 
 @njit(cache=True)
+def _worst(e_val, m):
+    """The elite set's member a better solution replaces: the first of the highest score among
+    e_val[:m] (m >= 1)."""
+    k = 0
+    for i in range(1, m):
+        if e_val[i] > e_val[k]:
+            k = i
+    return k
+
+
+@njit(cache=True)
 def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_cnt, free):
     """Keep the solution if the set has room or it beats the worst member (which it replaces);
     a solution with the same score and configurations as a member is a duplicate, skipped:
@@ -1285,10 +1294,7 @@ def elite_insert(val, job_node, job_cfg, node_vm, e_vm, e_node, e_cfg, e_val, e_
         k = m
         e_cnt[0] = m + 1
     else:
-        k = 0
-        for i in range(1, m):
-            if e_val[i] > e_val[k]:
-                k = i
+        k = _worst(e_val, m)
         if not val < e_val[k]:
             return False
     e_vm[k] = node_vm
