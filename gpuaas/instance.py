@@ -22,6 +22,7 @@ from gpuaas.catalog import Catalog, bundled_catalogs, load_catalog
 from gpuaas.colocation import Colocation, check_name, parse_table
 from gpuaas.errors import InputError, brief
 from gpuaas.files import read_json
+from gpuaas.kernel_args import readonly
 from gpuaas.limits import (
     MAX_DATA_GB,
     MAX_ID,
@@ -64,7 +65,7 @@ def row_extremes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     -inf).max(axis=1)`` and ``times.min(axis=1)``, in one compiled pass instead of four over
     the whole array (the Rescheduler builds an Instance at every event). Where a value is zero
     or NaN, numpy's own (which of 0.0 and -0.0 its min and max return depends on its loops)."""
-    times = np.ascontiguousarray(times, dtype=np.float64)
+    (times,) = readonly(np.ascontiguousarray(times, dtype=np.float64))
     high, low, other = _row_extremes(times)
     if other:
         high = np.where(np.isfinite(times), times, -np.inf).max(axis=1)
@@ -78,8 +79,9 @@ def remaining(work: np.ndarray, left: np.ndarray) -> tuple[np.ndarray, np.ndarra
     """(times, high, low), read-only: ``times = work * left[:, None]`` ((J, C) whole-job times
     by the share of each job's work left) and `row_extremes(times)`, in one compiled pass
     (the same products; numpy's extremes where a time is zero or NaN). An Instance's times."""
-    work = np.ascontiguousarray(work, dtype=np.float64)
-    left = np.ascontiguousarray(left, dtype=np.float64)
+    work, left = readonly(
+        np.ascontiguousarray(work, dtype=np.float64), np.ascontiguousarray(left, dtype=np.float64)
+    )
     if not work.size:
         times = work * left[:, None]
         high, low = row_extremes(times) if len(times) else (np.zeros(0), np.zeros(0))
@@ -113,7 +115,7 @@ def _remaining(work, left):  # pragma: no cover - compiled
 def row_min(a: np.ndarray) -> np.ndarray:
     """numpy's ``a.min(axis=1)`` (also with ``initial=np.inf``) of a (J, C) float array, in
     the compiled pass of `row_extremes` (numpy's own where a value is zero or NaN)."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
+    (a,) = readonly(np.ascontiguousarray(a, dtype=np.float64))
     _, low, other = _row_extremes(a)
     return a.min(axis=1, initial=np.inf) if other else low
 
@@ -122,9 +124,12 @@ def least_sum(values: np.ndarray, rows: np.ndarray, add: np.ndarray) -> np.ndarr
     """``row_min(values[rows] + add)`` (`values` (J, C), `rows` (R,) int, `add` (R, C)): per
     row r the least of values[rows[r], c] + add[r, c], the same sums and the same least
     without the (R, C) gather and sum (numpy's own where a sum is zero or NaN)."""
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    add = np.ascontiguousarray(add, dtype=np.float64)
-    low, other = _least_sum(values, np.ascontiguousarray(rows, dtype=np.int64), add)
+    values, rows, add = readonly(
+        np.ascontiguousarray(values, dtype=np.float64),
+        np.ascontiguousarray(rows, dtype=np.int64),
+        np.ascontiguousarray(add, dtype=np.float64),
+    )
+    low, other = _least_sum(values, rows, add)
     return row_min(values[rows] + add) if other else low
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from gpuaas.instance import DEMANDS, Instance, gpu_less_shares
+from gpuaas.kernel_args import kernel_rows, readonly
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,19 +253,16 @@ def per_job_lp(times, slack, weight, price, share, switch, partner):
     the catalog has GPU-less types: `node_share`).
     """
     return _per_job_lp(
-        times,
-        slack,
-        weight,
-        _kernel_rows(price),
-        _kernel_rows(share),
-        _kernel_rows(switch),
-        partner,
+        *readonly(
+            times,
+            slack,
+            weight,
+            kernel_rows(price),
+            kernel_rows(share),
+            kernel_rows(switch),
+            partner,
+        )
     )
-
-
-def _kernel_rows(a: np.ndarray) -> np.ndarray:
-    """(C,) or (J, C) as a contiguous float (1, C) or (J, C): the kernel's per-job rows."""
-    return np.ascontiguousarray(np.atleast_2d(a), dtype=np.float64)
 
 
 @njit(cache=True)
@@ -283,7 +281,7 @@ def plan_values_lp(times, slack, weight, price, switch, partner, twin=None):
     if twin is None:
         twin = np.arange(times.shape[1], dtype=np.int64)
     return _plan_values(
-        times, slack, weight, _kernel_rows(price), _kernel_rows(switch), partner, twin
+        *readonly(times, slack, weight, kernel_rows(price), kernel_rows(switch), partner, twin)
     )
 
 

@@ -37,6 +37,7 @@ from numba import njit
 
 from gpuaas import reconfiguration
 from gpuaas.instance import Instance
+from gpuaas.kernel_args import readonly
 from gpuaas.per_job import capacity_gpus, plan_values_lp, share_price
 from gpuaas.per_job import rows as _rows
 
@@ -205,7 +206,7 @@ def runnable_argmin(values: np.ndarray) -> np.ndarray:
     """numpy's ``argmin(values[isfinite(values).any(axis=1)], axis=1)``: per row with a finite
     value, the first column of its least value (of its first NaN where it has one), in one
     compiled pass instead of four over the (J, C) values (`fill_price` asks every round)."""
-    return _runnable_argmin(np.ascontiguousarray(values, dtype=np.float64))
+    return _runnable_argmin(*readonly(np.ascontiguousarray(values, dtype=np.float64)))
 
 
 @njit(cache=True)
@@ -247,7 +248,7 @@ def preferred_configs(instance: Instance, values: np.ndarray | None = None) -> n
     # type, the lower index
     rank = np.empty(cat.n_configs, dtype=np.int64)
     rank[np.lexsort((cat.cost[cat.cfg_vm], cat.gpus[cat.cfg_vm]))] = np.arange(cat.n_configs)
-    _least_ranked(np.ascontiguousarray(values, dtype=np.float64), rank, out)
+    _least_ranked(*readonly(np.ascontiguousarray(values, dtype=np.float64), rank), out)
     return out
 
 

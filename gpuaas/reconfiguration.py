@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from gpuaas.kernel_args import kernel_rows, readonly
 from gpuaas.per_job import at, capacity_gpus, rows, share_price
 from gpuaas.transfer import transfer_matrix
 
@@ -192,26 +193,23 @@ def _fill_move_costs(
     """`_move_costs` of the running jobs `run` into `out` (row j of job j, or with `by_row`
     row r of run[r])."""
     cat = instance.catalog
-    _move_costs(
+    times, run, cur, late, weight, overhead = readonly(
         instance.times,
-        run,
+        np.ascontiguousarray(run, dtype=np.int64),
         instance.current_cfg,
         instance.rel_due < instance.min_time,  # late whatever it runs on
         instance.weight,
         np.ascontiguousarray(instance.job_overhead()[run], dtype=np.float64),
-        float(instance.startup),
-        _kernel_rows(price),
-        np.ascontiguousarray(cat.cost[cat.cfg_vm], dtype=np.float64),
-        float(queue),
-        _kernel_rows(capacity_gpus(instance)),
-        out,
-        by_row,
     )
-
-
-def _kernel_rows(a: np.ndarray) -> np.ndarray:
-    """(C,) or (J, C) as a contiguous float (1, C) or (J, C): the kernel's per-job rows."""
-    return np.ascontiguousarray(np.atleast_2d(a), dtype=np.float64)
+    price, vm_cost, gpus = readonly(
+        kernel_rows(price),
+        np.ascontiguousarray(cat.cost[cat.cfg_vm], dtype=np.float64),
+        kernel_rows(capacity_gpus(instance)),
+    )
+    _move_costs(
+        times, run, cur, late, weight, overhead, float(instance.startup), price, vm_cost,
+        float(queue), gpus, out, by_row,
+    )  # fmt: skip
 
 
 @njit(cache=True)

@@ -609,7 +609,6 @@ def postprocess_node(D, proxy, node_vm, node_used, node_cnt, node_jobs, job_cfg,
 
 
 # -- Algorithm 1 (RANDOMIZED_CONSTRUCTION): iterations and the elite set --------------------
-@njit(cache=True)
 def randomized_construction_iterations(
     D,
     proxy,
@@ -646,7 +645,11 @@ def randomized_construction_iterations(
     each schedule then costs what its free jobs touch (`_construct_free`), the state it leaves
     being undone before the next (`_undo`). The schedules, their scores and the elite set are
     those of `randomized_construction_schedule`, `postprocess` and `full_score` bit for bit
-    (tests/test_scale.py compares them)."""
+    (tests/test_scale.py compares them).
+
+    A Python function, not a kernel: compiled, it would pass `dirty` to `construction_chunk`
+    as the literal False, a second compilation of that kernel (about 17 s) beside the one
+    `randomized_greedy` calls with a bool."""
     base = construction_base(
         D, proxy, order, swap_prob, node_vm, node_used, node_cnt, node_jobs, job_node, job_cfg
     )

@@ -18,6 +18,7 @@ from numba import njit
 
 from gpuaas import quotas
 from gpuaas.errors import SolverError
+from gpuaas.kernel_args import readonly
 from gpuaas.solution import Solution
 
 _NONE = np.zeros(0, dtype=np.int64)
@@ -30,16 +31,18 @@ def check_solution(sol: Solution) -> None:
     inst, cat = sol.instance, sol.instance.catalog
     nv, jn, jc = sol.node_vm, sol.job_node, sol.job_cfg
     passes = _passes(
-        np.ascontiguousarray(nv, dtype=np.int64),
-        np.ascontiguousarray(jn, dtype=np.int64),
-        np.ascontiguousarray(jc, dtype=np.int64),
-        np.ascontiguousarray(cat.cfg_vm, dtype=np.int64),
-        np.ascontiguousarray(cat.cfg_gpus, dtype=np.int64),
-        np.ascontiguousarray(cat.gpus, dtype=np.int64),
-        np.ascontiguousarray(inst.times, dtype=np.float64),
-        np.ascontiguousarray(inst.pinned, dtype=np.bool_),
-        np.ascontiguousarray(inst.current_node, dtype=np.int64),
-        np.ascontiguousarray(inst.current_cfg, dtype=np.int64),
+        *readonly(
+            np.ascontiguousarray(nv, dtype=np.int64),
+            np.ascontiguousarray(jn, dtype=np.int64),
+            np.ascontiguousarray(jc, dtype=np.int64),
+            np.ascontiguousarray(cat.cfg_vm, dtype=np.int64),
+            np.ascontiguousarray(cat.cfg_gpus, dtype=np.int64),
+            np.ascontiguousarray(cat.gpus, dtype=np.int64),
+            np.ascontiguousarray(inst.times, dtype=np.float64),
+            np.ascontiguousarray(inst.pinned, dtype=np.bool_),
+            np.ascontiguousarray(inst.current_node, dtype=np.int64),
+            np.ascontiguousarray(inst.current_cfg, dtype=np.int64),
+        )
     )
     if not passes:
         _check_arrays(sol)
