@@ -19,8 +19,7 @@ def kernel_rows(a: np.ndarray) -> np.ndarray:
 
 
 def readonly(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Read-only views of the contiguous `arrays` (no copy), for a kernel that only reads
-    them."""
+    """Read-only views of `arrays` (no copy), for a kernel that only reads them."""
     out = tuple(a.view() for a in arrays)
     for v in out:
         v.flags.writeable = False
