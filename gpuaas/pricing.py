@@ -294,11 +294,15 @@ def move_costs(
 
 
 def running_move_costs(
-    instance: Instance, run: np.ndarray, price: Callable[[Instance], np.ndarray] | None = None
+    instance: Instance,
+    run: np.ndarray,
+    price: Callable[[Instance], np.ndarray] | None = None,
+    tardiness: bool = True,
 ) -> np.ndarray:
     """``move_costs(instance, price)[run]`` of the running jobs `run` (ascending), computed
-    for those rows alone (the keep rules read no other: not a (J, C) array at every event)."""
+    for those rows alone (the keep rules read no other: not a (J, C) array at every event);
+    `tardiness` False: without the delays' tardiness (`reconfiguration.running_move_costs`)."""
     if not instance.moves_cost or not len(run):
         return np.zeros((len(run), instance.catalog.n_configs))
     p = (price or fill_price)(instance)
-    return reconfiguration.running_move_costs(instance, run, p, queue_price(instance))
+    return reconfiguration.running_move_costs(instance, run, p, queue_price(instance), tardiness)

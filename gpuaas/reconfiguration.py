@@ -171,15 +171,42 @@ def move_costs(instance: Instance, price: np.ndarray, queue: float = 0.0) -> np.
 
 
 def running_move_costs(
-    instance: Instance, run: np.ndarray, price: np.ndarray, queue: float = 0.0
+    instance: Instance,
+    run: np.ndarray,
+    price: np.ndarray,
+    queue: float = 0.0,
+    tardiness: bool = True,
 ) -> np.ndarray:
     """``move_costs(instance, price, queue)[run]`` of running jobs `run` (indices, ascending),
-    without the other jobs' rows: (len(run), C)."""
+    without the other jobs' rows: (len(run), C). `tardiness` False: without the tardiness of
+    the delays (`delay_tardiness` prices it per configuration instead)."""
     out = np.zeros((len(run), instance.catalog.n_configs))
     if not len(run) or not instance.moves_cost:
         return out
-    _fill_move_costs(instance, np.asarray(run, dtype=np.int64), price, queue, out, True)
+    run = np.asarray(run, dtype=np.int64)
+    _fill_move_costs(instance, run, price, queue, out, True, tardiness)
     return out
+
+
+def delay_tardiness(instance: Instance, run: np.ndarray) -> np.ndarray:
+    """(len(run), C) the tardiness a move to c adds to running job run[r]: its work lost,
+    redone on c, and a new VM's start-up delay its completion on c, so it pays
+    ω·(max(0, t_c + delay_c − D) − max(0, t_c − D)) (D its time to its due date; 0 where it
+    cannot run on c). `move_costs` charges ω·delay only for a job late on every configuration,
+    and so misses a move that makes an on-time job late (the `move_tardiness="each"` setting of
+    the default method)."""
+    C = instance.catalog.n_configs
+    if not len(run) or not instance.moves_cost:
+        return np.zeros((len(run), C))
+    t = instance.times[run]
+    t0 = np.maximum(t[np.arange(len(run)), instance.current_cfg[run]], 1e-9)[:, None]
+    d = instance.rel_due[run][:, None]
+    w = instance.weight[run][:, None]
+    ov = instance.job_overhead()[run][:, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        redo = ov * t / t0  # seconds to redo the lost work on c
+        out = w * (np.maximum(0.0, t + redo + instance.startup - d) - np.maximum(0.0, t - d))
+    return np.where(np.isfinite(t), out, 0.0)
 
 
 def _fill_move_costs(
@@ -189,15 +216,17 @@ def _fill_move_costs(
     queue: float,
     out: np.ndarray,
     by_row: bool,
+    tardiness: bool = True,
 ) -> None:
     """`_move_costs` of the running jobs `run` into `out` (row j of job j, or with `by_row`
-    row r of run[r])."""
+    row r of run[r]); `tardiness` False: no job counted late."""
     cat = instance.catalog
+    late = instance.rel_due < instance.min_time  # late whatever it runs on
     times, run, cur, late, weight, overhead = readonly(
         instance.times,
         np.ascontiguousarray(run, dtype=np.int64),
         instance.current_cfg,
-        instance.rel_due < instance.min_time,  # late whatever it runs on
+        late if tardiness else np.zeros_like(late),
         instance.weight,
         np.ascontiguousarray(instance.job_overhead()[run], dtype=np.float64),
     )

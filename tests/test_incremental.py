@@ -35,7 +35,9 @@ from gpuaas.pricing import (
     plan_values,
     preferred_configs,
     queue_price,
+    running_move_costs,
 )
+from gpuaas.reconfiguration import delay_tardiness
 from gpuaas.simulator import simulate
 from gpuaas.validator import validate
 
@@ -311,6 +313,46 @@ def test_hysteresis_is_the_share_of_its_plan_value_a_move_must_save():
     validate(incremental(case, seed=1, hysteresis=min(1.0, saves * 1.01)))
     with pytest.raises(InputError, match="hysteresis"):
         incremental(case, hysteresis=-0.1)
+
+
+def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_adds():
+    """`move_tardiness="each"`: a move to c costs the job ω·(max(0, t_c + delay_c − D) −
+    max(0, t_c − D)) once (delay_c: its lost work redone on c plus the start-up) on top of the
+    weighted rest, where the default ("late") charges ω·(overhead + start-up) x `move_weight`
+    only to a job late on every configuration. A job due just after it ends where it runs is on
+    time: "late" charges its move no tardiness, "each" the lateness the move causes."""
+    case, j, c1 = late_job_alone()
+    up = 120.0
+    ends = (case.times[j, c1] + 300.0, np.nanmin(case.times[j]) - 3600.0)
+    for due_after in ends:  # on time on c1 with 300 s to spare; late on every configuration
+        on = dataclasses.replace(case, due=np.full(case.n_jobs, case.time + due_after), startup=up)
+        run = np.array([j])
+        delay = delay_tardiness(on, run)[0]
+        t = on.times[j]
+        redo = on.job_overhead()[j] * t / t[c1]
+        d = on.rel_due[j]
+        want = np.where(
+            np.isfinite(t),
+            on.weight[j] * (np.maximum(0.0, t + redo + up - d) - np.maximum(0.0, t - d)),
+            0.0,
+        )
+        np.testing.assert_allclose(delay, want, rtol=1e-12, atol=1e-12)
+        late = incumbent_rules(on, move_weight=MOVE_WEIGHT)
+        each = incumbent_rules(on, move_weight=MOVE_WEIGHT, move_tardiness="each")
+        bare = MOVE_WEIGHT * running_move_costs(on, run, tardiness=False)[0]
+        np.testing.assert_allclose(each.move[0], bare + delay, rtol=1e-12)
+        if (
+            due_after is ends[0]
+        ):  # on time on c1: "late" charges no tardiness, "each" where c is late
+            np.testing.assert_allclose(late.move[0], bare, rtol=1e-12)
+            assert (delay[c1] > 0) and (delay >= 0).all()
+        else:  # late everywhere: "late" charges the weight x (overhead + start-up), 4 times
+            extra = MOVE_WEIGHT * on.weight[j] * (on.job_overhead()[j] + up)
+            finite = np.isfinite(t)
+            np.testing.assert_allclose(late.move[0][finite], (bare + extra)[finite], rtol=1e-12)
+    validate(incremental(case, seed=1, move_tardiness="each"))
+    with pytest.raises(InputError, match="move_tardiness"):
+        incremental(case, move_tardiness="never")
 
 
 @pytest.mark.parametrize("nodes, freed", [(2, True), (3, False)])

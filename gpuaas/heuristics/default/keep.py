@@ -30,10 +30,11 @@ from gpuaas.heuristics.default.room import (
     patient,
     queued,
 )
-from gpuaas.heuristics.default.settings import HYSTERESIS, REPACK_MOVES
+from gpuaas.heuristics.default.settings import HYSTERESIS, MOVE_TARDINESS, REPACK_MOVES
 from gpuaas.instance import Instance, least_sum, row_min
 from gpuaas.per_job import share_price
 from gpuaas.pricing import plan_values, preferred_configs, running_move_costs
+from gpuaas.reconfiguration import delay_tardiness
 
 
 class KeepRule(NamedTuple):
@@ -115,12 +116,14 @@ def incumbent_rules(
     pref: np.ndarray | None = None,
     price: Callable[[Instance], np.ndarray] | None = None,
     hysteresis: float = HYSTERESIS,
+    move_tardiness: str = MOVE_TARDINESS,
 ) -> Rules:
     """`KEEP_RULES` for every running job: with no reconfiguration cost (the paper's setting)
     they see no running job. `grow`: rule 3 applies (the default method); `pref`: the jobs'
     preferred configurations, when the caller has them; `price`: GPU prices of plan values
     and moves (`gpuaas.pricing.fill_price` by default); `hysteresis`: the share of its plan
-    value a job's move must save (rule 1) and its cheapest move may cost (rules 2 and 4)."""
+    value a job's move must save (rule 1) and its cheapest move may cost (rules 2 and 4);
+    `move_tardiness`: how a move's delay is charged in tardiness (`settings.MOVE_TARDINESS`)."""
     values = plan_values(instance, price) if values is None else values
     run = (
         np.flatnonzero(instance.current_cfg >= 0)
@@ -133,7 +136,11 @@ def incumbent_rules(
     # a move onto spot saves its price difference for the job's life, not until the next
     # re-plan: weight 1 (docs/spot.md, "The default's decisions")
     weight = np.where(cat.spot[cat.cfg_vm], 1.0, move_weight)
-    move = weight[None, :] * running_move_costs(instance, run, price)  # move_costs(...)[run]
+    if move_tardiness == "each":  # each configuration's added tardiness, counted once
+        move = weight[None, :] * running_move_costs(instance, run, price, tardiness=False)
+        move = move + delay_tardiness(instance, run)
+    else:
+        move = weight[None, :] * running_move_costs(instance, run, price)  # move_costs(...)[run]
     best = least_sum(values, run, move)  # row_min(values[run] + move), in one pass
     free = ~instance.pinned[run]  # a pinned job (a disruption limit) is never freed
     none = np.zeros(run.size, dtype=bool)

@@ -14,6 +14,7 @@ from gpuaas.heuristics.default.polish import polish_hook
 from gpuaas.heuristics.default.settings import (
     HYSTERESIS,
     ITERATIONS,
+    MOVE_TARDINESS,
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
     REPACK_MOVE_WEIGHT,
@@ -38,6 +39,7 @@ def incremental(
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
     hysteresis: float = HYSTERESIS,
+    move_tardiness: str = MOVE_TARDINESS,
     polish: float | None = None,
     polish_nodes: int = 0,
     deadline_safe: bool = False,
@@ -72,6 +74,12 @@ def incremental(
         (keep rule 1), and that its cheapest move may cost for rules 2 and 4 to free it (0 to
         1; default `settings.HYSTERESIS`). Higher keeps jobs in place between configurations
         of about the same value; 0 moves for any saving beyond the weighted cost
+        (scripts/results/default-settings.md).
+    move_tardiness : str
+        How the keep rules charge the tardiness a move's delay adds: "late" (the default,
+        `settings.MOVE_TARDINESS`), the weight x the delay for a job late on every
+        configuration, counted `move_weight` times; "each", each configuration's own added
+        tardiness (a move that makes an on-time job late pays for it), counted once
         (scripts/results/default-settings.md).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
@@ -109,7 +117,14 @@ def incremental(
     reject_unknown("incremental", options)
     spot_margin = check_float("spot_margin", spot_margin, 0.0, math.inf)
     planner = Planner(
-        seed, time_limit, iterations, queued_iterations, rivals, move_weight, hysteresis
+        seed,
+        time_limit,
+        iterations,
+        queued_iterations,
+        rivals,
+        move_weight,
+        hysteresis,
+        move_tardiness,
     )
     if instance.catalog.has_spot:
         if polish or polish_nodes:
@@ -128,6 +143,7 @@ def incremental(
         move_weight=move_weight,
         hysteresis=hysteresis,
         polish=polish_hook(polish, polish_nodes),
+        move_tardiness=move_tardiness,
     )
     # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once
     return consolidate(sol, REPACK_MOVE_WEIGHT, colocation or instance.colocation_model())

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 
+from gpuaas.errors import InputError
 from gpuaas.heuristics.default.construct import construct, put_back
 from gpuaas.heuristics.default.keep import incumbent_rules, kept
 from gpuaas.heuristics.default.polish import Polish
 from gpuaas.heuristics.default.room import queued
+from gpuaas.heuristics.default.settings import MOVE_TARDINESS, MOVE_TARDINESS_CHOICES
 from gpuaas.heuristics.randomized_greedy import randomized_greedy
 from gpuaas.heuristics.state import check_float, check_int, check_time_limit, kernel_data, warm_up
 from gpuaas.instance import Instance
@@ -33,6 +35,7 @@ def plan(
     move_weight: float,
     hysteresis: float,
     polish: Polish | None,
+    move_tardiness: str = MOVE_TARDINESS,
     judge: Instance | None = None,
 ) -> Solution:
     """The default method's solution of `instance` planned on its on-demand terms (a spot
@@ -50,6 +53,12 @@ def plan(
     rivals = check_int("rivals", rivals, 0)
     move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
     hysteresis = check_float("hysteresis", hysteresis, 0.0, 1.0)
+    if not isinstance(move_tardiness, str) or move_tardiness not in MOVE_TARDINESS_CHOICES:
+        raise InputError(
+            None,
+            "move_tardiness",
+            f"unknown {move_tardiness!r}; choose one of {', '.join(MOVE_TARDINESS_CHOICES)}",
+        )
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
@@ -58,7 +67,13 @@ def plan(
     pref = preferred_configs(instance, values)
     # the keep rules (with rule 3, grow: the default method's)
     rules = incumbent_rules(
-        instance, values, grow=True, move_weight=move_weight, pref=pref, hysteresis=hysteresis
+        instance,
+        values,
+        grow=True,
+        move_weight=move_weight,
+        pref=pref,
+        hysteresis=hysteresis,
+        move_tardiness=move_tardiness,
     )
     # more constructions while jobs queue for capacity and moves are free
     if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):

@@ -57,6 +57,14 @@ REPACK_MOVE_WEIGHT = 1.0
 #: "Where the moves come from, and why they stay")
 HYSTERESIS = 0.05
 
+#: how the keep rules charge the tardiness a move's delay (its lost work redone and a new VM's
+#: start-up) adds: "late", the job's weight x the delay where the job is late on every
+#: configuration, counted `MOVE_WEIGHT` times with the rest of the move (as the P1$ objective's
+#: kappa does); or "each", each configuration's own added tardiness, counted once
+#: (`gpuaas.reconfiguration.delay_tardiness`). Measured in scripts/results/default-settings.md
+MOVE_TARDINESS = "late"
+MOVE_TARDINESS_CHOICES = ("late", "each")
+
 #: keep rule 4 (re-pack) frees a job on a node with idle GPUs only with slack for this many
 #: moves (remaining time + REPACK_MOVES x (its restart loss + start-up) <= due date); the rule as a whole
 #: cut the cost from 1.256 to 1.087 x the bound at N = 20 (exponential arrivals;

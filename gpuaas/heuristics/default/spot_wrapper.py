@@ -23,6 +23,7 @@ from gpuaas.heuristics.default.polish import polish_hook
 from gpuaas.heuristics.default.settings import (
     HYSTERESIS,
     ITERATIONS,
+    MOVE_TARDINESS,
     MOVE_WEIGHT,
     QUEUED_ITERATIONS,
     RIVALS,
@@ -56,6 +57,7 @@ class Planner(NamedTuple):
     rivals: int
     move_weight: float
     hysteresis: float
+    move_tardiness: str = MOVE_TARDINESS
 
     def plan(
         self, instance: Instance, *, judge: Instance | None = None, polish: float | None = 0.0
@@ -72,6 +74,7 @@ class Planner(NamedTuple):
             move_weight=self.move_weight,
             hysteresis=self.hysteresis,
             polish=polish_hook(polish, 0),
+            move_tardiness=self.move_tardiness,
             judge=judge,
         )
 
@@ -86,6 +89,7 @@ def on_demand(
     rivals: int = RIVALS,
     move_weight: float = MOVE_WEIGHT,
     hysteresis: float = HYSTERESIS,
+    move_tardiness: str = MOVE_TARDINESS,
     polish: float | None = None,
     **options: Any,
 ) -> Solution:
@@ -95,7 +99,14 @@ def on_demand(
     variants it is `incremental` itself."""
     reject_unknown("on-demand", options)
     planner = Planner(
-        seed, time_limit, iterations, queued_iterations, rivals, move_weight, hysteresis
+        seed,
+        time_limit,
+        iterations,
+        queued_iterations,
+        rivals,
+        move_weight,
+        hysteresis,
+        move_tardiness,
     )
     sol = planner.plan(on_demand_part(instance), polish=polish)
     return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
