@@ -198,15 +198,23 @@ def delay_tardiness(instance: Instance, run: np.ndarray) -> np.ndarray:
     C = instance.catalog.n_configs
     if not len(run) or not instance.moves_cost:
         return np.zeros((len(run), C))
-    t = instance.times[run]
-    t0 = np.maximum(t[np.arange(len(run)), instance.current_cfg[run]], 1e-9)[:, None]
+    t, redo = _redo(instance, run)
     d = instance.rel_due[run][:, None]
     w = instance.weight[run][:, None]
-    ov = instance.job_overhead()[run][:, None]
     with np.errstate(invalid="ignore", over="ignore"):
-        redo = ov * t / t0  # seconds to redo the lost work on c
         out = w * (np.maximum(0.0, t + redo + instance.startup - d) - np.maximum(0.0, t - d))
     return np.where(np.isfinite(t), out, 0.0)
+
+
+def _redo(instance: Instance, run: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(times, redo), each (len(run), C): the running jobs' remaining times, and the seconds a
+    move to c takes to redo the work it loses (its overhead, scaled from its configuration's
+    time to c's), in numpy; `_move_costs` computes the same per element."""
+    t = instance.times[run]
+    t0 = t[np.arange(len(run)), instance.current_cfg[run]][:, None]
+    ov = instance.job_overhead()[run][:, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        return t, ov * t / np.maximum(t0, 1e-9)
 
 
 def _fill_move_costs(
@@ -277,13 +285,11 @@ def _move_costs_numpy(instance: Instance, price: np.ndarray, queue: float = 0.0)
     run = np.flatnonzero(instance.current_cfg >= 0)
     if not run.size or not instance.moves_cost:
         return out
-    t = instance.times[run]
-    t0 = t[np.arange(run.size), instance.current_cfg[run]][:, None]
+    t, redo = _redo(instance, run)
     late = (instance.rel_due[run] < instance.min_time[run])[:, None]  # t.min(axis=1)
     w = instance.weight[run][:, None]
     ov, up = instance.job_overhead()[run][:, None], instance.startup
     with np.errstate(invalid="ignore", over="ignore"):
-        redo = ov * t / np.maximum(t0, 1e-9)  # seconds to redo the lost work on c
         lost = redo * rows(price, run)
         vm = up * cat.cost[cat.cfg_vm][None, :]
         wait = queue * (redo + up) * rows(capacity_gpus(instance), run)

@@ -323,8 +323,11 @@ def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_
     time: "late" charges its move no tardiness, "each" the lateness the move causes."""
     case, j, c1 = late_job_alone()
     up = 120.0
-    ends = (case.times[j, c1] + 300.0, np.nanmin(case.times[j]) - 3600.0)
-    for due_after in ends:  # on time on c1 with 300 s to spare; late on every configuration
+    # on time on c1 with 300 s to spare; late on every configuration
+    for on_time, due_after in (
+        (True, case.times[j, c1] + 300.0),
+        (False, np.nanmin(case.times[j]) - 3600.0),
+    ):
         on = dataclasses.replace(case, due=np.full(case.n_jobs, case.time + due_after), startup=up)
         run = np.array([j])
         delay = delay_tardiness(on, run)[0]
@@ -341,9 +344,7 @@ def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_
         each = incumbent_rules(on, move_weight=MOVE_WEIGHT, move_tardiness="each")
         bare = MOVE_WEIGHT * running_move_costs(on, run, tardiness=False)[0]
         np.testing.assert_allclose(each.move[0], bare + delay, rtol=1e-12)
-        if (
-            due_after is ends[0]
-        ):  # on time on c1: "late" charges no tardiness, "each" where c is late
+        if on_time:  # on time on c1: "late" charges no tardiness, "each" where c is late
             np.testing.assert_allclose(late.move[0], bare, rtol=1e-12)
             assert (delay[c1] > 0) and (delay >= 0).all()
         else:  # late everywhere: "late" charges the weight x (overhead + start-up), 4 times
