@@ -193,8 +193,8 @@ def delay_tardiness(instance: Instance, run: np.ndarray) -> np.ndarray:
     redone on c, and a new VM's start-up delay its completion on c, so it pays
     ω·(max(0, t_c + delay_c − D) − max(0, t_c − D)) (D its time to its due date; 0 where it
     cannot run on c). `move_costs` charges ω·delay only for a job late on every configuration,
-    and so misses a move that makes an on-time job late (the `move_tardiness="each"` setting of
-    the default method)."""
+    and so misses a move that makes an on-time job late (the default method's keep rules use
+    this instead: `move_tardiness="each"`)."""
     C = instance.catalog.n_configs
     if not len(run) or not instance.moves_cost:
         return np.zeros((len(run), C))

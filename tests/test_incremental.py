@@ -316,10 +316,10 @@ def test_hysteresis_is_the_share_of_its_plan_value_a_move_must_save():
 
 
 def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_adds():
-    """`move_tardiness="each"`: a move to c costs the job ω·(max(0, t_c + delay_c − D) −
-    max(0, t_c − D)) once (delay_c: its lost work redone on c plus the start-up) on top of the
-    weighted rest, where the default ("late") charges ω·(overhead + start-up) x `move_weight`
-    only to a job late on every configuration. A job due just after it ends where it runs is on
+    """`move_tardiness="each"` (the default): a move to c costs the job ω·(max(0, t_c +
+    delay_c − D) − max(0, t_c − D)) once (delay_c: its lost work redone on c plus the
+    start-up) on top of the weighted rest, where "late" charges ω·(overhead + start-up) x
+    `move_weight` only to a job late on every configuration. A job due just after it ends where it runs is on
     time: "late" charges its move no tardiness, "each" the lateness the move causes."""
     case, j, c1 = late_job_alone()
     up = 120.0
@@ -340,8 +340,8 @@ def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_
             0.0,
         )
         np.testing.assert_allclose(delay, want, rtol=1e-12, atol=1e-12)
-        late = incumbent_rules(on, move_weight=MOVE_WEIGHT)
-        each = incumbent_rules(on, move_weight=MOVE_WEIGHT, move_tardiness="each")
+        late = incumbent_rules(on, move_weight=MOVE_WEIGHT, move_tardiness="late")
+        each = incumbent_rules(on, move_weight=MOVE_WEIGHT)
         bare = MOVE_WEIGHT * running_move_costs(on, run, tardiness=False)[0]
         np.testing.assert_allclose(each.move[0], bare + delay, rtol=1e-12)
         if on_time:  # on time on c1: "late" charges no tardiness, "each" where c is late
@@ -351,7 +351,7 @@ def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_
             extra = MOVE_WEIGHT * on.weight[j] * (on.job_overhead()[j] + up)
             finite = np.isfinite(t)
             np.testing.assert_allclose(late.move[0][finite], (bare + extra)[finite], rtol=1e-12)
-    validate(incremental(case, seed=1, move_tardiness="each"))
+    validate(incremental(case, seed=1, move_tardiness="late"))
     with pytest.raises(InputError, match="move_tardiness"):
         incremental(case, move_tardiness="never")
 
