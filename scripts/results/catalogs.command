@@ -9,3 +9,6 @@ python scripts/quality_report.py scripts/results/catalogs.csv -o /tmp/catalogs-t
 # After keep rule 3 came to weigh a node against the queue (6795ba1): the default's 144 rows
 # were deleted from catalogs.csv and the campaign resumed with the command above (100 moved);
 # the table spliced into catalogs.md from the report, the reading updated by hand.
+# After move_tardiness='each' became the default (2026-12-01): the default's 144 rows deleted
+# from catalogs.csv and the campaign resumed with the command above (--workers 1); the table
+# spliced into catalogs.md from the report.

@@ -8,3 +8,6 @@ python scripts/disruption_report.py scripts/results/disruption.csv -o scripts/re
 # 45 rows (incremental, all limits) were deleted from disruption.csv and the campaign resumed
 # with the command above (34 moved); the other methods' rows were kept. disruption.md
 # regenerated, its closing paragraph (hand-written) added back.
+# 2026-12-01: after move_tardiness='each' became the default, the default's 45 rows deleted from
+# disruption.csv and the campaign resumed with the command above; disruption.md regenerated, its
+# closing paragraphs (hand-written) added back.

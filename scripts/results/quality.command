@@ -11,3 +11,6 @@ gpuaas campaign scripts/campaigns/quality.yaml -o scripts/results/quality.csv --
 # the report; the bar's "before" (quality-before-high.csv) and the before/after table's
 # quality-default-4ebc880.csv are frozen runs of older commits: archive/README.md
 python scripts/quality_report.py scripts/results/quality.csv --before scripts/results/archive/quality-before-high.csv -o scripts/results/quality.md
+# After move_tardiness='each' became the default (2026-12-01): the default's 27 rows at 600 s
+# deleted and the same command resumed (--workers 1); the report's first table spliced into
+# quality.md.
