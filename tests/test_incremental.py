@@ -319,8 +319,9 @@ def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_
     """`move_tardiness="each"` (the default): a move to c costs the job ω·(max(0, t_c +
     delay_c − D) − max(0, t_c − D)) once (delay_c: its lost work redone on c plus the
     start-up) on top of the weighted rest, where "late" charges ω·(overhead + start-up) x
-    `move_weight` only to a job late on every configuration. A job due just after it ends where it runs is on
-    time: "late" charges its move no tardiness, "each" the lateness the move causes."""
+    `move_weight` only to a job late on every configuration. A job due just after it ends
+    where it runs is on time: "late" charges its move no tardiness, "each" the lateness the
+    move causes."""
     case, j, c1 = late_job_alone()
     up = 120.0
     # on time on c1 with 300 s to spare; late on every configuration

@@ -292,8 +292,9 @@ def paper_keep(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     docs/reconfiguration.md, "The paper's methods keep by the share price").
 
     A move's delay is charged in tardiness as "late" (`settings.MOVE_TARDINESS`), the rule
-    these methods were measured with: the default method's "each" is its own setting, and
-    changing these methods' keep is a change of the baselines to be measured on its own.
+    these baselines were measured with; the default method's keep rules use "each". Moving
+    them to "each" is a change of the baselines, to be measured on its own (on the smoke grid
+    it moved them by -34 % to +0.4 % under the default costs).
     """
     return keep_incumbent(instance, price=share_price, move_tardiness="late")
 

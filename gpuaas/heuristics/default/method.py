@@ -79,8 +79,8 @@ def incremental(
         How the keep rules charge the tardiness a move's delay adds: "each" (the default,
         `settings.MOVE_TARDINESS`), each configuration's own added tardiness (a move that makes
         an on-time job late pays for it), counted once; "late", the weight x the delay only for
-        a job late on every configuration, counted `move_weight` times (the default until
-        0.962 x on the ITP clusters; scripts/results/default-settings.md).
+        a job late on every configuration, counted `move_weight` times (the rule before; "each"
+        costs 0.962 x it on the ITP clusters: scripts/results/default-settings.md).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the

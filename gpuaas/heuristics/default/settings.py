@@ -61,8 +61,8 @@ HYSTERESIS = 0.05
 #: start-up) adds: "each", each configuration's own added tardiness, counted once
 #: (`gpuaas.reconfiguration.delay_tardiness`); or "late", the job's weight x the delay only where
 #: the job is late on every configuration, counted `MOVE_WEIGHT` times with the rest of the move
-#: (as the P1$ objective's kappa does; the default before 0.962 x on the ITP clusters made "each"
-#: it). "late" misses a move that makes an on-time job late. Measured in
+#: (as the P1$ objective's kappa does), the rule until "each" measured 0.962 x it on the ITP
+#: clusters: "late" misses a move that makes an on-time job late. Measured in
 #: scripts/results/default-settings.md
 MOVE_TARDINESS = "each"
 MOVE_TARDINESS_CHOICES = ("late", "each")
