@@ -11,3 +11,7 @@ python scripts/prediction_report.py scripts/results/prediction.csv --job-part sc
 # regenerated (its closing paragraphs, hand-written, added back). Note: the campaign resumed
 # from a header-only file of an older column set appends rows of today's columns under it and
 # then fails to read it ("expected 78 fields, found 88"); the header was replaced by today's.
+# 2026-12-01: after move_tardiness='each' became the default, every row of prediction.csv deleted
+# and the campaign resumed with the command above (--workers 1), prediction-job-part.csv made
+# again (its rows deleted, the command above), and the report regenerated (its closing
+# paragraphs, hand-written, added back).
