@@ -12,7 +12,9 @@ example comes first. Where the default is more than --fork-above % above the opt
 is simulated again with the MILP's plan imposed at that event: whether the bill rewards the
 P1$ optimum there.
 
-    python scripts/objective_points.py --fork-above -1 -o scripts/results/objective-points.md
+    python scripts/objective_points.py --fork-above -1 -o objective-points.md
+
+(its last run, frozen at 38b27ef: scripts/results/archive/objective-points-38b27ef.md)
 
 The instances are taken by wrapping the Rescheduler's call of `gpuaas.methods.solve`
 (`gpuaas.rescheduler.apply.solve`, only in this script's process).

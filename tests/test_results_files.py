@@ -331,13 +331,14 @@ def test_resumed_row(name, tmp_path):
 
 
 @pytest.mark.slow
-def test_objective_point(tmp_path):
-    """The first point of one cell of objective-points.md, with its script (no forks): the same
-    row of its points table but the MILP's seconds."""
+@pytest.mark.parametrize("name", of_kind("points"))
+def test_objective_point(name, tmp_path):
+    """The first point of one cell of a `points` page (objective-points.md), with its script (no
+    forks): the same row of its points table but the MILP's seconds."""
     out = tmp_path / "points.md"
-    command = first_command(index()["objective-points.md"])
+    command = first_command(index()[name])
     options = " --nodes 5 --arrivals exponential --overheads 0 --per-cell 1 --fork-above 1e9"
-    run_command(command + options, "objective-points.md", out)
+    run_command(command + options, name, out)
 
     def points(text: str) -> dict[tuple, list[str]]:
         """The points table's rows (12 columns; the fork table has fewer) by N, arrivals,
@@ -345,7 +346,7 @@ def test_objective_point(tmp_path):
         rows = [line.split("|")[1:-1] for line in table_lines(text)]
         return {tuple(r[:4]): r for r in rows if len(r) == 12 and r[0].strip().isdigit()}
 
-    committed = points((RESULTS / "objective-points.md").read_text(encoding="utf-8"))
+    committed = points((RESULTS / name).read_text(encoding="utf-8"))
     made = {k: r for k, r in points(out.read_text(encoding="utf-8")).items() if k[0] == " 5 "}
     assert made
     for key, row in made.items():
