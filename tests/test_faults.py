@@ -392,6 +392,36 @@ def test_signal_removes_temporaries(tmp_path, sig):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
 
 
+_SIGNAL_IN_CALLBACK = """
+import ctypes, os, signal, sys
+import gpuaas.cli.base as base
+
+def command(*args, **kwargs):
+    # as numba's compiler: the signal comes while LLVM calls back into Python, the callback's
+    # exception is ignored, and the compiler then fails with an error of its own
+    hook = ctypes.CFUNCTYPE(None)(lambda: os.kill(os.getpid(), signal.SIGHUP))
+    hook()
+    if sys.argv[1] == "fails":
+        raise RuntimeError("no compiled object yet")
+
+base.cli.main = command
+base.main()
+"""
+
+
+@pytest.mark.parametrize("then", ["fails", "ends"])
+def test_signal_in_a_callback(then):
+    """A signal that arrives inside a C callback (numba compiling a kernel) cannot unwind the
+    command: the callback ignores `Terminated`. The command still says it was stopped and ends
+    by the signal, with no traceback, whether the interrupted code then fails (numba's
+    "no compiled object yet", which left a traceback and exit 1) or goes on to the end."""
+    res = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_IN_CALLBACK, then], capture_output=True, text=True
+    )
+    assert res.returncode == -signal.SIGHUP, res.stderr
+    assert res.stderr == "gpuaas: stopped by SIGHUP\n"
+
+
 def test_milp_time_limit_huge():
     """milp-time-limit-huge: `solve -m milp --time-limit 1e9` (the largest accepted) solves
     (it raised OverflowError: poll() takes at most ~24 days)."""

@@ -226,8 +226,18 @@ class Terminated(BaseException):
     file's temporary is removed (`gpuaas.files.open_output`) and a campaign's lock released."""
 
 
+_received: list[int] = []  # the signals `_terminate` was called for, in order
+
+
 def _terminate(signum: int, frame: Any) -> None:
+    _received.append(signum)
     raise Terminated(signum)
+
+
+def _unraisable(arg: Any) -> None:
+    """Say nothing of a `Terminated` that a callback could not raise (`main` acts on it)."""
+    if not isinstance(arg.exc_value, Terminated):
+        sys.__unraisablehook__(arg)
 
 
 def main() -> None:
@@ -238,12 +248,19 @@ def main() -> None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
+    sys.unraisablehook = _unraisable
     compile_notice()
     try:
         with checked_stdout():
             cli.main(prog_name="gpuaas")
-    except Terminated as exc:
-        signum = exc.args[0]
+    except BaseException:
+        # A signal that came while numba compiled a kernel is raised inside an LLVM callback,
+        # which ignores it; numba then fails with its own error (a kill left a traceback and
+        # exit 1). The recorded signal, not the exception that reached here, says why it ended.
+        if not _received:
+            raise
+    if _received:  # also when the command ended normally after its `Terminated` was ignored
+        signum = _received[0]
         click.echo(f"gpuaas: stopped by {signal.Signals(signum).name}", err=True)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
