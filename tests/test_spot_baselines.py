@@ -217,8 +217,10 @@ def test_single_job_decisions_agree_on_cant_be_late_traces(tmp_path):
             marks=pytest.mark.xfail(
                 strict=True,
                 reason="since move_tardiness='each' became the default (2026-12-01) the default "
-                "pays 63.99 $ against Uniform Progress's 61.52 $ at seed 2 (it met the deadline); "
-                "not diagnosed: issue 43's note",
+                "pays 63.99 $ against Uniform Progress's 61.52 $ at seed 2 (it met the deadline): "
+                "a move onto spot is charged the start-up as tardiness, spot's expected time "
+                "ending past the due date; a fix tried and not kept: docs/spot.md, 'A move onto "
+                "spot charged its fallback's tardiness'",
             ),
         ),
         9,
