@@ -7,17 +7,18 @@ and prints, per arrival pattern and restart overhead, each label's mean cost / b
 moves per job and its total cost against the first label's on the same traces (paired). A file
 given as PATH=NAME labels its rows NAME: runs of an earlier version of the code.
 
-    python scripts/objective_report.py objective-loop.csv \\
+    python scripts/objective_report.py scripts/results/objective-loop.csv \\
         scripts/results/archive/objective-loop-before.csv scripts/results/objective-loop-p1a.csv \\
-        -o objective-loop.md
-    python scripts/objective_report.py objective-loop.csv objective-loop-more.csv \\
+        -o scripts/results/objective-loop.md
+    python scripts/objective_report.py scripts/results/objective-loop.csv \\
+        scripts/results/objective-loop-more.csv \\
         "scripts/results/archive/objective-loop-c63badd.csv=incremental at c63badd" --title \\
         "The default's polish of every point of at most 5 node slots against its polish at c63badd" \\
-        -o objective-rule6.md
+        -o scripts/results/objective-rule6.md
 
-(`objective-loop.csv` from `scripts/campaigns/objective-loop.yaml`; the last run's pages and rows
-are archived, frozen at 38b27ef: `scripts/results/archive/objective-loop-38b27ef.md`,
-`objective-rule6-38b27ef.md`.)
+(`objective-loop.csv` from `scripts/campaigns/objective-loop.yaml`; the run before
+`move_tardiness: each` is archived, frozen at 38b27ef:
+`scripts/results/archive/objective-loop-38b27ef.md`, `objective-rule6-38b27ef.md`.)
 """
 
 from __future__ import annotations
