@@ -194,7 +194,48 @@ def delay_tardiness(instance: Instance, run: np.ndarray) -> np.ndarray:
     ω·(max(0, t_c + delay_c − D) − max(0, t_c − D)) (D its time to its due date; 0 where it
     cannot run on c). `move_costs` charges ω·delay only for a job late on every configuration,
     and so misses a move that makes an on-time job late (the default method's keep rules use
-    this instead: `move_tardiness="each"`)."""
+    this instead: `move_tardiness="each"`). Compiled, one pass over the rows (at every event);
+    `_delay_tardiness_numpy` is the same in array operations."""
+    C = instance.catalog.n_configs
+    out = np.zeros((len(run), C))
+    if not len(run) or not instance.moves_cost:
+        return out
+    times, run, cur, due, weight, ov = readonly(
+        instance.times,
+        np.ascontiguousarray(run, dtype=np.int64),
+        instance.current_cfg,
+        instance.rel_due,
+        instance.weight,
+        np.ascontiguousarray(instance.job_overhead()[run], dtype=np.float64),
+    )
+    _delay_tardiness(times, run, cur, due, weight, ov, float(instance.startup), out)
+    return out
+
+
+@njit(cache=True)
+def _delay_tardiness(times, run, cur_cfg, due, weight, ov, up, out):  # pragma: no cover
+    """`delay_tardiness` into `out`, element by element the arithmetic of
+    `_delay_tardiness_numpy` (np.maximum's NaN kept)."""
+    C = times.shape[1]
+    for r in range(run.shape[0]):
+        j = run[r]
+        t0 = times[j, cur_cfg[j]]
+        t0 = t0 if (t0 != t0 or t0 >= 1e-9) else 1e-9  # np.maximum(t0, 1e-9): NaN stays
+        d, w, o = due[j], weight[j], ov[r]
+        for c in range(C):
+            t = times[j, c]
+            if not np.isfinite(t):
+                continue  # out stays 0
+            late = t + o * t / t0 + up - d
+            late = late if (late != late or late > 0.0) else 0.0  # np.maximum(0.0, late)
+            now = t - d
+            now = now if (now != now or now > 0.0) else 0.0
+            out[r, c] = w * (late - now)
+
+
+def _delay_tardiness_numpy(instance: Instance, run: np.ndarray) -> np.ndarray:
+    """`delay_tardiness` in numpy array operations (tests/test_scale.py holds the compiled one
+    to it, bit for bit)."""
     C = instance.catalog.n_configs
     if not len(run) or not instance.moves_cost:
         return np.zeros((len(run), C))

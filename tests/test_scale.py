@@ -431,6 +431,36 @@ def test_move_costs_match_numpy(seed):
                 assert part.tobytes() == want[rows].tobytes()
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_delay_tardiness_matches_numpy(seed):
+    """The compiled tardiness a move's delay adds (`reconfiguration.delay_tardiness`, the keep
+    rules' `move_tardiness="each"`) is the numpy one bit for bit: jobs on time, late and made
+    late by the delay, per-job move losses, start-up, unrunnable configurations."""
+    from gpuaas.reconfiguration import _delay_tardiness_numpy, delay_tardiness
+
+    instance = random_instance(seed, nodes=int(3 + 5 * (seed % 3)), jobs=70)
+    sol = greedy(instance)
+    rng = np.random.default_rng(seed)
+    loss = np.where(rng.random(instance.n_jobs) < 0.4, rng.uniform(0, 900, instance.n_jobs), np.nan)
+    # due dates around the remaining times: some jobs late anyway, some made late by a move
+    due = instance.min_time * rng.uniform(0.6, 1.4, instance.n_jobs)
+    inst = dataclasses.replace(
+        instance,
+        current_node=sol.job_node,
+        current_cfg=sol.job_cfg,
+        due=instance.time + np.where(rng.random(instance.n_jobs) < 0.8, due, instance.rel_due),
+        overhead=600.0 * (seed % 4 != 3),
+        startup=120.0 * (seed % 4 != 2),
+        move_loss=loss if seed % 2 else None,
+    )
+    run = np.flatnonzero(inst.current_cfg >= 0)
+    assert run.size
+    for rows in (run, run[::2], run[:0]):
+        got, want = delay_tardiness(inst, rows), _delay_tardiness_numpy(inst, rows)
+        assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert (delay_tardiness(inst, run) > 0).any()
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_runnable_argmin_matches_numpy(seed):
     """The fill and queue prices' choice per runnable job (`pricing.runnable_argmin`) is

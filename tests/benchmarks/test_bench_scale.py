@@ -57,3 +57,28 @@ def test_tick_bookkeeping_per_job(benchmark, nodes):
     own = benchmark.stats.stats.mean - sum(solver) / len(solver)
     benchmark.extra_info.update(jobs=len(r.unfinished()), bookkeeping_s=own)
     assert len(r.unfinished()) > 4 * nodes
+
+
+@pytest.mark.parametrize("code", ["compiled", "numpy"])
+def test_delay_tardiness_at_n1000(benchmark, code):
+    """The keep rules' tardiness of a move's delay (`move_tardiness="each"`, at every event of
+    the default method) for a snapshot's running jobs at N = 1 000: the compiled pass against
+    the numpy operations it replaced (the same values bit for bit: tests/test_scale.py)."""
+    import dataclasses
+
+    import numpy as np
+
+    from gpuaas.heuristics.greedy import greedy
+    from gpuaas.reconfiguration import _delay_tardiness_numpy, delay_tardiness
+
+    trace = Instance.from_dict(generate_snapshot(1000, seed=1))
+    sol = greedy(trace)
+    inst = dataclasses.replace(
+        trace, current_node=sol.job_node, current_cfg=sol.job_cfg, overhead=600.0, startup=120.0
+    )
+    run = np.flatnonzero(inst.current_cfg >= 0)
+    f = delay_tardiness if code == "compiled" else _delay_tardiness_numpy
+    f(inst, run)  # compile / load
+    out = benchmark(f, inst, run)
+    benchmark.extra_info.update(running=int(run.size), configs=inst.catalog.n_configs)
+    assert out.shape == (run.size, inst.catalog.n_configs)
