@@ -308,11 +308,35 @@ def test_hysteresis_is_the_share_of_its_plan_value_a_move_must_save():
     assert saves > 0
     assert incumbent_rules(case, hysteresis=saves * 0.99).own[k]
     assert not incumbent_rules(case, hysteresis=saves * 1.01).own[k]
-    assert incumbent_rules(case).hysteresis == HYSTERESIS
+    assert (incumbent_rules(case).hysteresis == HYSTERESIS).all()
     # the option, through the method (rule 4 frees this job alone on its node either way)
     validate(incremental(case, seed=1, hysteresis=min(1.0, saves * 1.01)))
     with pytest.raises(InputError, match="hysteresis"):
         incremental(case, hysteresis=-0.1)
+
+
+def test_the_default_asks_no_hysteresis_of_a_move_that_loses_no_work():
+    """The default method's rules (`lost_work_only`) ask the hysteresis only of a job whose move
+    loses work: with restart 0 (its move costs the start-up alone) a saving below the share
+    frees it, with a restart (or its own `move_loss`) it stays; the paper's methods' rules ask
+    it of every job."""
+    case, j, _ = late_job_alone()
+    free = dataclasses.replace(case, overhead=0.0, startup=120.0)
+    rules = incumbent_rules(free, hysteresis=0.0)
+    k = int(np.flatnonzero(rules.run == j)[0])
+    saves = (rules.stay[k] - (rules.values[j] + rules.move[k]).min()) / abs(rules.stay[k])
+    assert 0 < saves < 1
+    share = min(1.0, saves * 1.01)  # more than the move saves
+    assert not incumbent_rules(free, hysteresis=share).own[k]
+    lossless = incumbent_rules(free, hysteresis=share, lost_work_only=True)
+    assert lossless.own[k] and lossless.hysteresis[k] == 0.0
+    # the same job losing work on a move: the share holds
+    for lossy in (
+        dataclasses.replace(free, overhead=600.0),
+        dataclasses.replace(free, move_loss=np.where(np.arange(free.n_jobs) == j, 60.0, np.nan)),
+    ):
+        r = incumbent_rules(lossy, hysteresis=1.0, lost_work_only=True)
+        assert r.hysteresis[int(np.flatnonzero(r.run == j)[0])] == 1.0
 
 
 def test_move_tardiness_each_charges_each_configuration_the_tardiness_its_delay_adds():

@@ -82,8 +82,9 @@ KEEP_RULES: tuple[KeepRule, ...] = (
 )
 
 
-def _beats(value: np.ndarray, stay: np.ndarray, hysteresis: float) -> np.ndarray:
-    """Whether a plan value (move included) beats staying by more than `hysteresis` (rule 1)."""
+def _beats(value: np.ndarray, stay: np.ndarray, hysteresis: np.ndarray) -> np.ndarray:
+    """Whether a plan value (move included) beats staying by more than `hysteresis` (rule 1;
+    per running job)."""
     return value < stay - hysteresis * np.abs(stay) - 1e-9
 
 
@@ -95,7 +96,7 @@ class Rules(NamedTuple):
     freed: dict[str, np.ndarray]  # per rule of KEEP_RULES (by name), per running job: it frees it
     stay: np.ndarray  # per running job: plan value of its current configuration
     move: np.ndarray  # (running jobs, C) move costs x `move_weight`
-    hysteresis: float  # the share of a job's plan value a move must save (`HYSTERESIS`)
+    hysteresis: np.ndarray  # per running job: the share of its plan value a move must save
 
     @property
     def own(self) -> np.ndarray:
@@ -117,13 +118,16 @@ def incumbent_rules(
     price: Callable[[Instance], np.ndarray] | None = None,
     hysteresis: float = HYSTERESIS,
     move_tardiness: str = MOVE_TARDINESS,
+    lost_work_only: bool = False,
 ) -> Rules:
     """`KEEP_RULES` for every running job: with no reconfiguration cost (the paper's setting)
     they see no running job. `grow`: rule 3 applies (the default method); `pref`: the jobs'
     preferred configurations, when the caller has them; `price`: GPU prices of plan values
     and moves (`gpuaas.pricing.fill_price` by default); `hysteresis`: the share of its plan
-    value a job's move must save (rule 1) and its cheapest move may cost (rules 2 and 4);
-    `move_tardiness`: how a move's delay is charged in tardiness (`settings.MOVE_TARDINESS`)."""
+    value a job's move must save (rule 1) and its cheapest move may cost (rules 2 and 4), with
+    `lost_work_only` (the default method's) only for jobs whose move loses work
+    (`Instance.job_overhead` > 0; the others 0: `settings.HYSTERESIS`); `move_tardiness`: how a
+    move's delay is charged in tardiness (`settings.MOVE_TARDINESS`)."""
     values = plan_values(instance, price) if values is None else values
     run = (
         np.flatnonzero(instance.current_cfg >= 0)
@@ -132,6 +136,9 @@ def incumbent_rules(
     )
     cur = instance.current_cfg[run]
     stay = values[run, cur]
+    hysteresis = np.full(run.size, float(hysteresis))
+    if lost_work_only:  # a move that loses no work is undone for its start-up alone
+        hysteresis[instance.job_overhead()[run] <= 0] = 0.0
     cat = instance.catalog
     # a move onto spot saves its price difference for the job's life, not until the next
     # re-plan: weight 1 (docs/spot.md, "The default's decisions")

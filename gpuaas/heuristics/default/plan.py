@@ -74,6 +74,7 @@ def plan(
         pref=pref,
         hysteresis=hysteresis,
         move_tardiness=move_tardiness,
+        lost_work_only=True,
     )
     # more constructions while jobs queue for capacity and moves are free
     if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):
