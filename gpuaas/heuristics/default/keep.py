@@ -136,9 +136,10 @@ def incumbent_rules(
     )
     cur = instance.current_cfg[run]
     stay = values[run, cur]
+    loss = instance.job_overhead()[run]  # s of work each running job's move loses
     hysteresis = np.full(run.size, float(hysteresis))
     if lost_work_only:  # a move that loses no work is undone for its start-up alone
-        hysteresis[instance.job_overhead()[run] <= 0] = 0.0
+        hysteresis[loss <= 0] = 0.0
     cat = instance.catalog
     # a move onto spot saves its price difference for the job's life, not until the next
     # re-plan: weight 1 (docs/spot.md, "The default's decisions")
@@ -190,7 +191,7 @@ def incumbent_rules(
     idle_gpus = open_nodes(instance)[1]
     left = instance.times[run, cur]
     slack = instance.rel_due[run] - left
-    moves = REPACK_MOVES * (instance.job_overhead()[run] + instance.startup)
+    moves = REPACK_MOVES * (loss + instance.startup)
     if grow:
         idle = idle_capacity(instance, run, node, vm, idle_gpus)
         worth = cheap | idle_pays(instance, node, vm, left, least, idle, free)
