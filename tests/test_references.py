@@ -66,9 +66,7 @@ def test_readme_layout_names_every_module():
     assert not [n for n in packages if f"`{n}/`" not in row]
     # folders .gitignore names (a user's own `itp/` copy, `build/`, ...) are not the project's
     gitignore = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    ignored = {
-        line.strip().strip("/") for line in gitignore if line.strip().rstrip("/").lstrip("/")
-    }
+    ignored = {name for line in gitignore if (name := line.strip().strip("/"))}
     folders = {
         p.name
         for p in ROOT.iterdir()
