@@ -33,6 +33,7 @@ import dataclasses
 
 import numpy as np
 
+from gpuaas.errors import InputError
 from gpuaas.instance import Instance, load_instance
 from gpuaas.per_job import effective_release, per_job_plan, share_price
 
@@ -41,7 +42,7 @@ def restart_per_job(trace: Instance, overhead: float) -> np.ndarray:
     """(J,) the per-job values above at restart overhead `overhead` (s) for a trace whose
     jobs do not run yet (a running job could stay where it is without a change)."""
     if (trace.current_cfg >= 0).any():
-        raise ValueError("a trace whose jobs do not run yet")
+        raise ValueError("restart_per_job: some job runs already (current_cfg); give a trace")
     times = trace.times
     price = np.broadcast_to(share_price(trace), times.shape)
     ok = np.isfinite(times)
@@ -58,9 +59,14 @@ def main() -> None:
     ap.add_argument("traces", nargs="+")
     ap.add_argument("--overhead", type=float, default=600.0, help="restart overhead o (s)")
     args = ap.parse_args()
-    print("| trace | per-job $ | with the restart rule $ | gain |\n|---|---|---|---|")
+    traces = []
     for path in args.traces:
-        trace = load_instance(path)
+        try:
+            traces.append((path, load_instance(path)))
+        except InputError as exc:  # a missing or malformed trace: said, exit 2
+            ap.exit(2, f"{ap.prog}: error: {exc}\n")
+    print("| trace | per-job $ | with the restart rule $ | gain |\n|---|---|---|---|")
+    for path, trace in traces:
         plain = float(per_job_plan(trace).cost.sum())
         tight = float(restart_per_job(trace, args.overhead).sum())
         print(f"| {path} | {plain:,.0f} | {tight:,.0f} | {100 * (tight / plain - 1):+.2f} % |")
