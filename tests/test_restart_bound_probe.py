@@ -6,13 +6,16 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from gpuaas.bounds import bound
 from gpuaas.generator import generate_trace
-from gpuaas.instance import Instance
+from gpuaas.instance import Instance, load_instance
 from gpuaas.per_job import per_job_plan
 from gpuaas.simulator import simulate
 
@@ -73,3 +76,18 @@ def test_refuses_a_trace_with_running_jobs():
     )
     with pytest.raises(ValueError):
         probe.restart_per_job(running, 600.0)
+
+
+def test_lp_parts_make_up_the_windowed_bound(tmp_path):
+    # the bundled ITP sample (cluster 10): the bound solves the windowed LP in parts, whose
+    # jobs' objective parts, with the per-job bound for parts not solved, add up to the bound
+    path = tmp_path / "itp10.json"
+    sample = ROOT / "instances" / "elasticflow-sample.csv"
+    cmd = [sys.executable, "-m", "gpuaas", "import", "elasticflow", str(sample), "-o", str(path)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    trace = load_instance(path)
+    value, part = probe.lp_parts(trace)
+    assert value == bound(trace).bound
+    assert (~np.isnan(part)).sum() > trace.n_jobs // 2
+    whole = np.where(np.isnan(part), per_job_plan(trace).cost, part)
+    assert abs(whole.sum() - value) <= 1e-4 * value
