@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from gpuaas.instance import Instance
-from gpuaas.per_job import capacity_gpus, per_job_plan, share_price
+from gpuaas.per_job import capacity_gpus, per_job_plan, share_price, single_costs
 
 
 def job_configs(trace: Instance, how: str = "packed") -> np.ndarray:
@@ -43,13 +43,8 @@ def job_configs(trace: Instance, how: str = "packed") -> np.ndarray:
         raise ValueError(f"unknown configuration rule {how!r}")
     cat = trace.catalog
     big = cat.gpus[cat.cfg_vm] == cat.gpus.max()
-    price = share_price(trace)
-    runs = np.isfinite(times)
-    slack = (trace.due - np.maximum(trace.release, trace.time))[:, None]
-    with np.errstate(invalid="ignore"):
-        cost = times * price + trace.weight[:, None] * np.maximum(0.0, times - slack)
-    alone = np.where(runs, times * price, np.inf)
-    cost = np.where(runs & big, cost, np.inf)
+    alone = np.where(np.isfinite(times), times * share_price(trace), np.inf)
+    cost = np.where(big, single_costs(trace), np.inf)
     some = np.isfinite(cost).any(axis=1)
     return np.where(some, np.argmin(cost, axis=1), np.argmin(alone, axis=1))
 

@@ -73,6 +73,18 @@ def share_price(instance: Instance) -> np.ndarray:
     return instance.catalog.cost[instance.catalog.cfg_vm] * node_share(instance)
 
 
+def single_costs(instance: Instance) -> np.ndarray:
+    """(J, C) what job j costs run alone on configuration c from r_j to its end: its VM price
+    share for its time plus its tardiness (inf where it cannot run there)."""
+    times = instance.times
+    slack = (instance.due - effective_release(instance))[:, None]
+    with np.errstate(invalid="ignore"):
+        cost = times * share_price(instance) + instance.weight[:, None] * np.maximum(
+            0.0, times - slack
+        )
+    return np.where(np.isfinite(times), cost, np.inf)
+
+
 def node_share(instance: Instance) -> np.ndarray:
     """(C,) g/G_v: the part of a VM of type v that configuration c = (v, g) occupies.
 

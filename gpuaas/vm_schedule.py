@@ -79,6 +79,7 @@ import numpy as np
 
 from gpuaas.admission import admitted, job_configs, priority
 from gpuaas.instance import Instance
+from gpuaas.per_job import single_costs
 from gpuaas.reconfiguration import DEFAULT_STARTUP, ready_time
 from gpuaas.solution import Solution
 
@@ -206,7 +207,7 @@ def type_configs(trace: Instance, packed: np.ndarray) -> list[np.ndarray]:
     `job_configs` prices it (its GPU share of the VM plus its tardiness run alone); the
     packed one where it cannot run there."""
     cat = trace.catalog
-    cost = _packed_cost(trace)
+    cost = single_costs(trace)
     out = []
     for v in np.flatnonzero(cat.gpus == cat.gpus.max()).tolist():
         on = cat.cfg_vm == v
@@ -215,18 +216,6 @@ def type_configs(trace: Instance, packed: np.ndarray) -> list[np.ndarray]:
         if (alt != packed).any():
             out.append(alt)
     return out
-
-
-def _packed_cost(trace: Instance) -> np.ndarray:
-    """(J, C) `job_configs`' price of each configuration: its GPU share of the VM price for its
-    run plus its tardiness run alone from its release (inf where it cannot run)."""
-    from gpuaas.per_job import share_price
-
-    times = trace.times
-    slack = (trace.due - np.maximum(trace.release, trace.time))[:, None]
-    with np.errstate(invalid="ignore"):
-        cost = times * share_price(trace) + trace.weight[:, None] * np.maximum(0.0, times - slack)
-    return np.where(np.isfinite(times), cost, np.inf)
 
 
 def smaller_configs(trace: Instance, base: np.ndarray) -> list[np.ndarray]:

@@ -43,7 +43,7 @@ import numpy as np
 from gpuaas import bounds
 from gpuaas.errors import InputError
 from gpuaas.instance import Instance, load_instance
-from gpuaas.per_job import effective_release, per_job_plan, share_price
+from gpuaas.per_job import per_job_plan, share_price, single_costs
 
 
 def restart_per_job(trace: Instance, overhead: float) -> np.ndarray:
@@ -51,14 +51,10 @@ def restart_per_job(trace: Instance, overhead: float) -> np.ndarray:
     jobs do not run yet (a running job could stay where it is without a change)."""
     if (trace.current_cfg >= 0).any():
         raise ValueError("restart_per_job: some job runs already (current_cfg); give a trace")
-    times = trace.times
-    price = np.broadcast_to(share_price(trace), times.shape)
-    ok = np.isfinite(times)
-    slack = trace.due - effective_release(trace)
-    late = np.maximum(0.0, times - slack[:, None])
-    single = np.where(ok, times * price + trace.weight[:, None] * late, np.inf).min(axis=1)
+    single = single_costs(trace).min(axis=1)
+    price = np.broadcast_to(share_price(trace), trace.times.shape)
+    lost = overhead * np.where(np.isfinite(trace.times), price, np.inf).min(axis=1)
     shorter = dataclasses.replace(trace, due=trace.due - overhead)
-    lost = overhead * np.where(ok, price, np.inf).min(axis=1)
     return np.minimum(single, lost + per_job_plan(shorter).cost)
 
 
