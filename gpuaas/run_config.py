@@ -153,6 +153,12 @@ class RunConfig:
     tick : float or None
         Rescheduling interval when nothing happens; None: the method's own
         (`gpuaas.methods.default_tick`), else the instance's H (`interval`).
+    decision_interval : float or None
+        Seconds between the decisions of an orchestrator that polls (None: none): the simulator
+        tells the Rescheduler each event at the next multiple of it from time 0, so that the
+        method is called at most once per interval (a job's completion counts when it is told,
+        and its GPUs stay idle until then). Only the simulator reads it; orchestration code
+        batches its own events (`Rescheduler.update`). Not with spot capacity.
     noise : float
         Simulated prediction error: mean absolute relative error of actual durations, below
         `gpuaas.noise.MAX_NOISE` of the model (uniform: 0.5; the paper: 0.11). Only the
@@ -376,6 +382,21 @@ class RunConfig:
             key="-tick{:g}",
         ),
     )
+    decision_interval: float | None = field(
+        default=None,
+        metadata=_setting(
+            "Seconds between the decisions of an orchestrator that polls: a simulation tells "
+            "the Rescheduler what happened at the next multiple of it [default: each event at "
+            "its instant].",
+            "positive-seconds",
+            flag="--decision-interval",
+            spec="axis",
+            column="decision_interval",
+            key="-every{:g}",
+            shared=True,
+            label=" every {} s",
+        ),
+    )
     options: Mapping[str, Any] = field(
         default_factory=dict,
         metadata=_setting(
@@ -488,6 +509,10 @@ class RunConfig:
             set_(k, checks.number(getattr(self, k), k, minimum=0.0, maximum=MAX_SECONDS))
         if self.tick is not None:
             set_("tick", checks.number(self.tick, "tick", maximum=MAX_SECONDS, positive=True))
+        if self.decision_interval is not None:
+            every = self.decision_interval
+            every = checks.number(every, "decision_interval", maximum=MAX_SECONDS, positive=True)
+            set_("decision_interval", every)
         if self.noise_model not in NOISE_MODELS:
             raise InputError(
                 None,

@@ -9,6 +9,11 @@ The simulator is a loop around the same `Rescheduler` orchestration code uses (d
   Events closer than `TIME_TOL` (1e-6 s) are one rescheduling point, resolved deterministically:
   completions first, then submissions in (release, trace order); a job whose remaining time is
   below `TIME_TOL` at an event completes there (no floating-point leftovers).
+- **Decision interval** (`RunConfig.decision_interval`, None: none): an orchestrator that
+  polls. Each event is told at the next multiple of the interval from time 0, with whatever
+  else happened by then (`decision_time`), so the method decides at most once an interval: a
+  job released between two decisions waits for the next, and one that ended is completed
+  there (its tardiness counted to it, its GPUs idle until it). Not with spot capacity.
 - **Noise.** With `noise = a > 0`, actual durations are the predicted ones times a factor per
   job, or per job and configuration, drawn by the error model `noise_model` (`gpuaas.noise`:
   uniform 1 + U(-2a, 2a) per job, or log-normal; mean absolute relative error a, one seeded
@@ -167,6 +172,13 @@ class Simulator:
             )
         if config.nodes is None:
             config = dataclasses.replace(config, nodes=trace.nodes)
+        if config.decision_interval is not None and config.spot:
+            raise InputError(
+                None,
+                "decision_interval",
+                "does not combine with spot capacity (an interruption takes its VM at its "
+                "instant); simulate spot runs without it",
+            )
         self.config = config
         self.availability = None
         if config.spot:
@@ -233,6 +245,8 @@ class Simulator:
                 return None  # no job left, none to come
             if self.clock is not None:
                 t = max(t, self.clock)
+            if self.config.decision_interval is not None:  # told at the next decision
+                t = decision_time(t, self.config.decision_interval)
             market = self.market
             others = [p for p in self.producers if p is not market]
             alone = all(x > t for p, x in zip(self.producers, times) if p is not market)
@@ -497,6 +511,17 @@ class _ProgressBar:
         if self.tty and self.shown:
             sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+def decision_time(t: float, every: float) -> float:
+    """The least multiple of `every` (> 0) that is at least `t`: when an orchestrator deciding
+    every `every` seconds from time 0 learns of what happened at `t`."""
+    k = math.ceil(t / every)
+    while k > 0 and (k - 1) * every >= t:  # t / every rounded up past a multiple
+        k -= 1
+    while k * every < t:
+        k += 1
+    return k * every
 
 
 def simulate(

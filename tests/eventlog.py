@@ -53,6 +53,7 @@ class Recomputed:
     tardiness_cost: float = 0.0
     spot_cost: float = 0.0
     work: dict[str, float] = field(default_factory=dict)
+    last_work: dict[str, float] = field(default_factory=dict)  # ... of it in its last interval
     completion: dict[str, float] = field(default_factory=dict)
     # per job, its runs in order: [place (node, vm, gpus), seconds worked, interrupted at end,
     # end, when it began working (its first interval's start, or its node's ready if later)]
@@ -198,6 +199,7 @@ def recompute(
                     if other != jid and name[other]:
                         worked *= row.get(name[other], 1.0)
             rec.work[jid] = rec.work.get(jid, 0.0) + worked / t
+            rec.last_work[jid] = worked / t
             rec.completion[jid] = end
             runs = rec.runs.setdefault(jid, [])
             place = (n, vm, g)
@@ -259,12 +261,20 @@ def losses(
 
 
 def check_against(
-    rec: Recomputed, result: dict[str, Any], trace: Any, rel: float = 1e-6, work_tol: float = 1e-9
+    rec: Recomputed,
+    result: dict[str, Any],
+    trace: Any,
+    rel: float = 1e-6,
+    work_tol: float = 1e-9,
+    told_late: bool = False,
 ) -> list[str]:
     """Differences between the recomputation and a simulation result (`to_dict()`); [] if none.
 
     Each job's work must sum to 1 + its lost_work (restart overhead), times its actual_factor
-    when the run had noise; jobs that start with progress p need 1 - p. The losses recomputed
+    when the run had noise; jobs that start with progress p need 1 - p. With `told_late` (a
+    decision interval: a job's completion is told at the next decision, its GPUs held until
+    then) the job must have done that much by the end of its last interval and not before
+    it. The losses recomputed
     from the log (`losses`) must equal the result's per job, and so must the spot VMs' cost,
     the interruptions and (without noise) the dollars interruptions lost.
     """
@@ -284,8 +294,11 @@ def check_against(
     lost, interrupted, dollars, delay = losses(rec, trace, result)
     for jid, job in by_id.items():
         want = (1.0 - initial[jid] + job.get("lost_work", 0.0)) * job.get("actual_factor", 1.0)
-        got = rec.work.get(jid, 0.0)
-        if abs(got - want) > work_tol * max(1.0, want):
+        got, tol = rec.work.get(jid, 0.0), work_tol * max(1.0, want)
+        if told_late:
+            if not got - rec.last_work.get(jid, 0.0) - tol <= want <= got + tol:
+                problems.append(f"job {jid}: work sums to {got!r}, not done in its last interval")
+        elif abs(got - want) > tol:
             problems.append(f"job {jid}: work sums to {got!r}, expected {want!r}")
         for name, mine, tol in (
             ("lost_work", lost, 1e-7),

@@ -142,7 +142,7 @@ def test_exclude_and_tick(trace) -> None:
             "spec.yaml: exclude[0].colour: not a cell parameter; expected one of "
             "trace, catalog, arrivals, nodes, trace_seed, method, seed, node_multiplier, "
             "noise, noise_model, oracle, learn_speed, colocation, max_moves, moves_per_hour, overhead, "
-            "startup, locations, deadline_safe, spot",
+            "startup, decision_interval, locations, deadline_safe, spot",
         ),
         (
             {"exclude": {"method": "edf"}},
@@ -242,7 +242,8 @@ def test_instances_readme_lists_the_new_cases_with_their_messages() -> None:
             "spec-exclude",
             "exclude[0].colour: not a cell parameter; expected one of trace, catalog, arrivals, "
             "nodes, trace_seed, method, seed, node_multiplier, noise, noise_model, oracle, "
-            "learn_speed, colocation, max_moves, moves_per_hour, overhead, startup, locations, deadline_safe, spot",
+            "learn_speed, colocation, max_moves, moves_per_hour, overhead, startup, decision_interval, locations, "
+            "deadline_safe, spot",
         ),
         (
             "results-old-format",

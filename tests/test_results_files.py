@@ -291,6 +291,7 @@ RESUMED = {
         ("bound", "binding", "default"),
     ),
     "normal-load.csv": (("cell",), None),
+    "decision-interval.csv": (("cell",), None),
 }
 
 
