@@ -292,6 +292,7 @@ RESUMED = {
     ),
     "normal-load.csv": (("cell",), None),
     "decision-interval.csv": (("cell",), None),
+    "put-back-rounds.csv": (("cell",), None),
 }
 
 

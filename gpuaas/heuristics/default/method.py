@@ -16,6 +16,7 @@ from gpuaas.heuristics.default.settings import (
     ITERATIONS,
     MOVE_TARDINESS,
     MOVE_WEIGHT,
+    PUT_BACK_ROUNDS,
     QUEUED_ITERATIONS,
     REPACK_MOVE_WEIGHT,
     RIVALS,
@@ -40,6 +41,7 @@ def incremental(
     move_weight: float = MOVE_WEIGHT,
     hysteresis: float = HYSTERESIS,
     move_tardiness: str = MOVE_TARDINESS,
+    put_back_rounds: int = PUT_BACK_ROUNDS,
     polish: float | None = None,
     polish_nodes: int = 0,
     deadline_safe: bool = False,
@@ -81,6 +83,10 @@ def incremental(
         an on-time job late pays for it), counted once; "late", the weight x the delay only for
         a job late on every configuration, counted `move_weight` times (the rule before; "each"
         costs 0.962 x it on the ITP clusters: scripts/results/default-settings.md).
+    put_back_rounds : int
+        The re-plans the put-back may make (>= 1; default `settings.PUT_BACK_ROUNDS`, 1): more
+        puts back, in turn, the jobs a re-plan moves without the gain that freed them (a job
+        the first plan left waiting, placed again on its own configuration elsewhere).
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
@@ -125,6 +131,7 @@ def incremental(
         move_weight,
         hysteresis,
         move_tardiness,
+        put_back_rounds,
     )
     if instance.catalog.has_spot:
         if polish or polish_nodes:
@@ -144,6 +151,7 @@ def incremental(
         hysteresis=hysteresis,
         polish=polish_hook(polish, polish_nodes),
         move_tardiness=move_tardiness,
+        put_back_rounds=put_back_rounds,
     )
     # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once
     return consolidate(sol, REPACK_MOVE_WEIGHT, colocation or instance.colocation_model())

@@ -16,7 +16,11 @@ from gpuaas.heuristics.default.construct import construct, put_back
 from gpuaas.heuristics.default.keep import incumbent_rules, kept
 from gpuaas.heuristics.default.polish import Polish
 from gpuaas.heuristics.default.room import queued
-from gpuaas.heuristics.default.settings import MOVE_TARDINESS, MOVE_TARDINESS_CHOICES
+from gpuaas.heuristics.default.settings import (
+    MOVE_TARDINESS,
+    MOVE_TARDINESS_CHOICES,
+    PUT_BACK_ROUNDS,
+)
 from gpuaas.heuristics.randomized_greedy import randomized_greedy
 from gpuaas.heuristics.state import check_float, check_int, check_time_limit, kernel_data, warm_up
 from gpuaas.instance import Instance
@@ -37,12 +41,14 @@ def plan(
     polish: Polish | None,
     move_tardiness: str = MOVE_TARDINESS,
     judge: Instance | None = None,
+    put_back_rounds: int = PUT_BACK_ROUNDS,
 ) -> Solution:
     """The default method's solution of `instance` planned on its on-demand terms (a spot
     configuration is one more configuration at its expected time; the wrapper decides which
     jobs may take one). Arguments: `incremental`'s options, checked here; `polish`: the last
     step (`polish.polish_hook`; None: none); `judge`: the instance the plan and its rivals are
-    compared on (None: `instance`; the spot wrapper's, `spot.spot_instance(judge=True)`).
+    compared on (None: `instance`; the spot wrapper's, `spot.spot_instance(judge=True)`);
+    `put_back_rounds`: the re-plans the put-back may make (`settings.PUT_BACK_ROUNDS`).
 
     Returns the solution with ``stats``: ``seconds``, ``seed``, ``kept`` (running jobs left in
     place, after the put-back), ``put_back`` (the jobs put back) and ``iterations``.
@@ -51,6 +57,7 @@ def plan(
     iterations = check_int("iterations", iterations, 1)
     queued_iterations = check_int("queued_iterations", queued_iterations, 1)
     rivals = check_int("rivals", rivals, 0)
+    put_back_rounds = check_int("put_back_rounds", put_back_rounds, 1)
     move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
     hysteresis = check_float("hysteresis", hysteresis, 0.0, 1.0)
     if not isinstance(move_tardiness, str) or move_tardiness not in MOVE_TARDINESS_CHOICES:
@@ -83,16 +90,22 @@ def plan(
     # construction(s) and rivals around the kept jobs
     best, done = construct(instance, D, seed, iterations, rivals, move_weight, deadline, judge)
     # put back the jobs that moved for their own sake without gaining, keep those that
-    # stayed without gaining, and re-plan the rest
+    # stayed without gaining, and re-plan the rest (again while a re-plan moves some so)
     pinned, put = put_back(instance, rules, D, best)
-    if put:
+    total = put
+    for left in range(put_back_rounds - 1, -1, -1):
+        if not put:
+            break
         D = pinned
         best, more = construct(instance, D, seed, iterations, rivals, move_weight, deadline, judge)
         done += more
+        if left:
+            pinned, put = put_back(instance, rules, D, best)
+            total += put
     best.stats = {
         "seed": seed,
         "kept": int((D.pin_node >= 0).sum()),
-        "put_back": put,
+        "put_back": total,
         "iterations": done,
     }
     if polish is not None:  # the hook: the MILP polish of the plan

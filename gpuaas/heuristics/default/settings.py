@@ -103,3 +103,14 @@ SPOT_MARGIN = 0.2
 #: left to time left a job takes spot whenever it can and waits otherwise (docs/spot.md, "The
 #: default's decisions")
 SWITCH = 0.7
+
+#: the re-plans the put-back may make (`construct.put_back`; at least 1). 1: the jobs the first
+#: construction moved without the gain that freed them are put back and the rest planned once
+#: more. More: the jobs a re-plan moves without that gain are put back in turn, up to this many
+#: re-plans. A job the first construction leaves waiting is not put back (its GPUs went to more
+#: pressing jobs), but a re-plan around the put-back jobs often places it again on its own
+#: configuration on another node: a move that gains nothing and loses its restart's work, and
+#: under high arrivals at N = 300 each job moved so 24-28 times. 3 re-plans: 9.6 % cheaper there
+#: (one trace), 0.1 % dearer under normal load at N = 100 (scripts/results/decision-interval.md,
+#: "Why it churns"); not yet the default, whose committed results are all of 1
+PUT_BACK_ROUNDS = 1

@@ -25,6 +25,7 @@ from gpuaas.heuristics.default.settings import (
     ITERATIONS,
     MOVE_TARDINESS,
     MOVE_WEIGHT,
+    PUT_BACK_ROUNDS,
     QUEUED_ITERATIONS,
     RIVALS,
     SPOT_MARGIN,
@@ -58,6 +59,7 @@ class Planner(NamedTuple):
     move_weight: float
     hysteresis: float
     move_tardiness: str = MOVE_TARDINESS
+    put_back_rounds: int = PUT_BACK_ROUNDS
 
     def plan(
         self, instance: Instance, *, judge: Instance | None = None, polish: float | None = 0.0
@@ -76,6 +78,7 @@ class Planner(NamedTuple):
             polish=polish_hook(polish, 0),
             move_tardiness=self.move_tardiness,
             judge=judge,
+            put_back_rounds=self.put_back_rounds,
         )
 
 
@@ -90,6 +93,7 @@ def on_demand(
     move_weight: float = MOVE_WEIGHT,
     hysteresis: float = HYSTERESIS,
     move_tardiness: str = MOVE_TARDINESS,
+    put_back_rounds: int = PUT_BACK_ROUNDS,
     polish: float | None = None,
     **options: Any,
 ) -> Solution:
@@ -107,6 +111,7 @@ def on_demand(
         move_weight,
         hysteresis,
         move_tardiness,
+        put_back_rounds,
     )
     sol = planner.plan(on_demand_part(instance), polish=polish)
     return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
