@@ -197,6 +197,7 @@ class SimulationResult:
             "notice": self.notice,
             "deadline_safe": self.config.deadline_safe,
             "tick": self.tick,
+            "decision_interval": self.config.decision_interval,
             "jobs": self.jobs,
         }
         if self.prediction_error is not None:

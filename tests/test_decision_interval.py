@@ -70,4 +70,5 @@ def test_the_setting_checked_and_keyed(tmp_path):
     assert res.exit_code == 2 and "--decision-interval" in res.output
     res = runner.invoke(cli, ["simulate", str(path), "--decision-interval", "900", "--json", "-q"])
     assert res.exit_code == 0, res.output
-    assert all(j["completion"] % 900 == 0 for j in json.loads(res.output)["jobs"])
+    out = json.loads(res.output)
+    assert out["decision_interval"] == 900 and all(j["completion"] % 900 == 0 for j in out["jobs"])
