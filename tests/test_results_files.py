@@ -293,6 +293,7 @@ RESUMED = {
     "normal-load.csv": (("cell",), None),
     "decision-interval.csv": (("cell",), None),
     "put-back-rounds.csv": (("cell",), None),
+    "put-back-rounds-normal.csv": (("cell",), None),
 }
 
 
