@@ -507,12 +507,9 @@ class RunConfig:
             set_("nodes", checks.nodes(self.nodes))
         for k in ("overhead", "startup"):
             set_(k, checks.number(getattr(self, k), k, minimum=0.0, maximum=MAX_SECONDS))
-        if self.tick is not None:
-            set_("tick", checks.number(self.tick, "tick", maximum=MAX_SECONDS, positive=True))
-        if self.decision_interval is not None:
-            every = self.decision_interval
-            every = checks.number(every, "decision_interval", maximum=MAX_SECONDS, positive=True)
-            set_("decision_interval", every)
+        for k in ("tick", "decision_interval"):  # seconds > 0, or None
+            if getattr(self, k) is not None:
+                set_(k, checks.number(getattr(self, k), k, maximum=MAX_SECONDS, positive=True))
         if self.noise_model not in NOISE_MODELS:
             raise InputError(
                 None,
@@ -560,6 +557,13 @@ class RunConfig:
                 raise InputError(None, "availability", "needs spot capacity (spot=True, --spot)")
         if self.deadline_safe and not self.spot:
             raise InputError(None, "deadline_safe", "needs spot capacity (spot=True, --spot)")
+        if self.decision_interval is not None and self.spot:
+            raise InputError(
+                None,
+                "decision_interval",
+                "does not combine with spot capacity (an interruption takes its VM at its "
+                "instant); simulate spot runs without it",
+            )
         set_(
             "checkpoint",
             checks.number(self.checkpoint, "checkpoint", minimum=0.0, maximum=MAX_SECONDS),

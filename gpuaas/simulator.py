@@ -172,13 +172,6 @@ class Simulator:
             )
         if config.nodes is None:
             config = dataclasses.replace(config, nodes=trace.nodes)
-        if config.decision_interval is not None and config.spot:
-            raise InputError(
-                None,
-                "decision_interval",
-                "does not combine with spot capacity (an interruption takes its VM at its "
-                "instant); simulate spot runs without it",
-            )
         self.config = config
         self.availability = None
         if config.spot:

@@ -93,13 +93,13 @@ def plan(
     # stayed without gaining, and re-plan the rest (again while a re-plan moves some so)
     pinned, put = put_back(instance, rules, D, best)
     total = put
-    for left in range(put_back_rounds - 1, -1, -1):
+    for round_ in range(1, put_back_rounds + 1):
         if not put:
             break
         D = pinned
         best, more = construct(instance, D, seed, iterations, rivals, move_weight, deadline, judge)
         done += more
-        if left:
+        if round_ < put_back_rounds:  # what this re-plan moved without its gain, back too
             pinned, put = put_back(instance, rules, D, best)
             total += put
     best.stats = {

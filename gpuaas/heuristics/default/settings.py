@@ -110,7 +110,8 @@ SWITCH = 0.7
 #: re-plans. A job the first construction leaves waiting is not put back (its GPUs went to more
 #: pressing jobs), but a re-plan around the put-back jobs often places it again on its own
 #: configuration on another node: a move that gains nothing and loses its restart's work, and
-#: under high arrivals at N = 300 each job moved so 24-28 times. 3 re-plans: 9.6 % cheaper there
-#: (one trace), 0.1 % dearer under normal load at N = 100 (scripts/results/decision-interval.md,
-#: "Why it churns"); not yet the default, whose committed results are all of 1
+#: under high arrivals at N = 300 each job moved so 24-28 times. 3 re-plans: 0.80-0.90 x there,
+#: up to 1.022 x at N = 10, 1.0013 x summed on the held-out normal-load grid
+#: (scripts/results/decision-interval.md, "Why it churns"); not yet the default, whose
+#: committed results are all of 1
 PUT_BACK_ROUNDS = 1
