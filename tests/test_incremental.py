@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_snapshot, generate_trace
+from gpuaas.heuristics.default.construct import plan_score, undo_relabels
 from gpuaas.heuristics.default.keep import (
     KEEP_RULES,
     incumbent_rules,
@@ -22,6 +23,7 @@ from gpuaas.heuristics.default.keep import (
     paper_keep,
     pointless_moves,
 )
+from gpuaas.heuristics.default.keep import kept as kept_by
 from gpuaas.heuristics.default.method import incremental
 from gpuaas.heuristics.default.room import make_room, patient, queued
 from gpuaas.heuristics.default.settings import HYSTERESIS, MOVE_WEIGHT
@@ -37,8 +39,9 @@ from gpuaas.pricing import (
     queue_price,
     running_move_costs,
 )
-from gpuaas.reconfiguration import delay_tardiness
+from gpuaas.reconfiguration import delay_tardiness, moved
 from gpuaas.simulator import simulate
+from gpuaas.solution import Solution
 from gpuaas.validator import validate
 
 
@@ -216,9 +219,12 @@ def test_valid_with_and_without_incumbent(seed):
     startup=st.sampled_from([0.0, 120.0]),
 )
 def test_kept_jobs_stay_exactly(seed, overhead, startup):
-    """Jobs the keep rules keep (`keep_incumbent` for the default, `paper_keep` for the paper's
-    heuristics) have the same node and configuration in the solution of every heuristic; with
-    no reconfiguration cost nothing is kept."""
+    """Jobs the keep rules keep (as the default's `plan` calls them for the default, with its
+    hysteresis applied only to moves that lose work; `paper_keep` for the paper's heuristics)
+    have the same node and configuration in the solution of every heuristic; with no
+    reconfiguration cost nothing is kept. (`keep_incumbent`'s defaults apply the hysteresis to
+    every move: with restart 0 and start-up 120 s they kept jobs the default may move, seed
+    2405.)"""
     inst = with_incumbent(
         random_instance(seed, nodes=int(seed % 7) + 1, jobs=int(seed % 40) + 1), overhead, startup
     )
@@ -228,7 +234,17 @@ def test_kept_jobs_stay_exactly(seed, overhead, startup):
         ("randomized-greedy", {"max_it_rg": 5}),
     ):
         if method == "incremental":
-            pin_node, pin_cfg = keep_incumbent(inst, grow=True, move_weight=MOVE_WEIGHT)
+            values = plan_values(inst)
+            rules = incumbent_rules(
+                inst,
+                values,
+                grow=True,
+                move_weight=MOVE_WEIGHT,
+                pref=preferred_configs(inst, values),
+                hysteresis=HYSTERESIS,
+                lost_work_only=True,
+            )
+            pin_node, pin_cfg = kept_by(inst, rules)
         else:  # the paper's methods keep by the rules at the VM share
             pin_node, pin_cfg = paper_keep(inst)
         kept = pin_node >= 0
@@ -672,6 +688,8 @@ def test_options_are_checked():
         incremental(inst, queued_iterations=0)
     with pytest.raises(InputError, match="put_back_rounds"):
         incremental(inst, put_back_rounds=0)
+    with pytest.raises(InputError, match="unmove"):
+        incremental(inst, unmove="yes")
     with pytest.raises(InputError, match="unknown option"):
         incremental(inst, rivalz=3)
 
@@ -700,6 +718,71 @@ def test_more_put_back_rounds_stop_jobs_hopping_between_nodes(tmp_path):
         res[rounds] = simulate(trace, seed=1, log=log, options=opts).to_dict()
         assert check_against(recompute(log, trace), res[rounds], trace) == []
     assert res[3]["moves_per_job"] < res[1]["moves_per_job"]
+
+
+def _full_vm_config(inst: Instance) -> int:
+    """A configuration holding a whole VM of at least 2 GPUs that both of the first two jobs
+    can run on."""
+    cat = inst.catalog
+    return next(
+        c
+        for c in range(cat.n_configs)
+        if cat.cfg_gpus[c] == cat.gpus[cat.cfg_vm[c]] >= 2 and np.isfinite(inst.times[:2, c]).all()
+    )
+
+
+def test_undo_relabels_puts_a_job_back_where_a_newcomer_took_its_node():
+    """A running job planned on its own configuration on another node of its VM type while a
+    waiting job takes its node (the churn of `put_back_rounds`): `undo_relabels` swaps them, so
+    the running job stays and only the newcomer starts, at a lower plan score."""
+    inst = random_instance(4, nodes=2, jobs=2)
+    c = _full_vm_config(inst)
+    v = int(inst.catalog.cfg_vm[c])
+    point = dataclasses.replace(
+        inst,
+        current_node=np.array([0, -1]),
+        current_cfg=np.array([c, -1]),
+        overhead=600.0,
+        startup=120.0,
+    )
+    relabelled = Solution(point, np.array([v, v]), np.array([1, 0]), np.array([c, c]))
+    out = undo_relabels(point, relabelled, MOVE_WEIGHT)
+    assert validate(out).ok
+    assert out.job_node.tolist() == [0, 1] and out.job_cfg.tolist() == [c, c]
+    assert plan_score(point, out, MOVE_WEIGHT) < plan_score(point, relabelled, MOVE_WEIGHT)
+    assert undo_relabels(point, out, MOVE_WEIGHT) is out  # nothing left to undo
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_undo_relabels_never_adds_a_move_or_worsens_the_plan(seed):
+    """On a plan that is the incumbent with its nodes of each VM type relabelled at random,
+    `undo_relabels` returns a valid plan that moves a subset of the jobs the given one moves,
+    at a plan score no higher."""
+    inst = random_instance(seed, nodes=6, jobs=15)
+    first = incremental(inst)
+    point = dataclasses.replace(
+        inst,
+        current_node=first.job_node,
+        current_cfg=first.job_cfg,
+        overhead=600.0,
+        startup=120.0,
+    )
+    rng = np.random.default_rng(seed)
+    label = np.arange(inst.nodes)
+    for v in np.unique(first.node_vm[first.node_vm >= 0]):
+        same = np.flatnonzero(first.node_vm == v)
+        label[same] = rng.permutation(same)
+    placed = first.job_node >= 0
+    node = np.where(placed, label[np.maximum(first.job_node, 0)], -1)
+    vm = np.full(inst.nodes, -1)
+    vm[label] = first.node_vm
+    plan_ = Solution(point, vm, node, first.job_cfg)
+    out = undo_relabels(point, plan_, MOVE_WEIGHT)
+    assert validate(out).ok
+    before = moved(point, plan_.job_node, plan_.job_cfg)
+    assert not (moved(point, out.job_node, out.job_cfg) & ~before).any()
+    assert plan_score(point, out, MOVE_WEIGHT) <= plan_score(point, plan_, MOVE_WEIGHT)
 
 
 def test_rule_4_asks_slack_for_the_jobs_own_move_loss():

@@ -80,21 +80,26 @@ def construct(
             deadline=deadline,
         )
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
-        kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
-        on = judge if judge is not None else instance
-        # a job's data moved to its configuration's location
-        data = transfer_costs(instance) if instance.catalog.places else None
-
-        def score(sol: Solution) -> float:
-            f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
-            if data is not None:
-                run = np.flatnonzero(sol.job_cfg >= 0)
-                f += data[run, sol.job_cfg[run]].sum()
-            return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
-
-        if score(other) < score(best):
+        if plan_score(instance, other, move_weight, judge) < plan_score(
+            instance, best, move_weight, judge
+        ):
             best = other
     return best, elite.iterations
+
+
+def plan_score(
+    instance: Instance, sol: Solution, move_weight: float, judge: Instance | None = None
+) -> float:
+    """What two plans of `instance` are compared by: f_OBJ (on `judge` if given) with P1's
+    reconfiguration terms, each move counting `move_weight` times its κ, plus the moves of the
+    jobs' data to their configurations' locations."""
+    on = judge if judge is not None else instance
+    f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
+    if instance.catalog.places:  # a job's data moved to its configuration's location
+        run = np.flatnonzero(sol.job_cfg >= 0)
+        f += transfer_costs(instance)[run, sol.job_cfg[run]].sum()
+    kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
+    return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
 
 
 def put_back(
@@ -110,3 +115,60 @@ def put_back(
         pin_cfg=np.where(back, instance.current_cfg, D.pin_cfg),
     )
     return D, int(put.sum())
+
+
+def undo_relabels(
+    instance: Instance, sol: Solution, move_weight: float, judge: Instance | None = None
+) -> Solution:
+    """`sol` with the moves undone that only relabel nodes (the option `unmove`): a running
+    job the plan puts on its own configuration on another node of its VM type goes back to
+    the node it runs on, where that node keeps its type and has room for it, or changes
+    places with a job the plan starts or moves there that fits where it was, wherever that
+    lowers `plan_score`; a node left empty closes. Such a move loses the job's restart for
+    nothing when the plan's packing could keep it: a job freed by keep rule 1 and left
+    waiting by the first construction is placed again by the re-plan on its own
+    configuration elsewhere while a newcomer takes its GPUs, at every event under high
+    arrivals (scripts/results/put-back-rounds.md). Instances whose jobs declare vCPUs or
+    memory are left to `gpuaas.resources.consolidate`, whose put-back moves such jobs back."""
+    if instance.has_demands:
+        return sol
+    cat = instance.catalog
+    node_vm, job_node, job_cfg = sol.node_vm.copy(), sol.job_node.copy(), sol.job_cfg.copy()
+    on = job_cfg >= 0
+    used = np.bincount(job_node[on], weights=cat.cfg_gpus[job_cfg[on]], minlength=instance.nodes)
+    here, was = instance.current_node, instance.current_cfg
+    movers = (was >= 0) & ~instance.pinned & (job_cfg == was) & (job_node != here) & on
+    if not movers.any():
+        return sol
+    best = plan_score(instance, sol, move_weight, judge)
+    undone = 0
+    for x in np.flatnonzero(movers).tolist():
+        a, b, c = int(here[x]), int(job_node[x]), int(was[x])
+        v, g = int(cat.cfg_vm[c]), int(cat.cfg_gpus[c])
+        if node_vm[a] != v or node_vm[b] != v:
+            continue
+        room_a, room_b = cat.gpus[v] - used[a], cat.gpus[v] - used[b]
+        if room_a >= g:
+            others = [-1]  # back alone
+        else:  # or in place of a job the plan brings to a, which fits where x was
+            brought = np.flatnonzero((job_node == a) & (here != a))
+            gy = cat.cfg_gpus[job_cfg[brought]]
+            others = brought[(room_a + gy >= g) & (room_b + g >= gy)].tolist()
+        for y in others:
+            n2, vm2 = job_node.copy(), node_vm.copy()
+            n2[x] = a
+            if y >= 0:
+                n2[y] = b
+            if not (n2 == b).any():
+                vm2[b] = -1
+            score = plan_score(instance, Solution(instance, vm2, n2, job_cfg), move_weight, judge)
+            if score < best:
+                gy = cat.cfg_gpus[job_cfg[y]] if y >= 0 else 0
+                used[a] += g - gy
+                used[b] += gy - g
+                best, node_vm, job_node = score, vm2, n2
+                undone += 1
+                break
+    if not undone:
+        return sol
+    return Solution(instance, node_vm, job_node, job_cfg, sol.method, sol.stats)

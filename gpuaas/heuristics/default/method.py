@@ -21,6 +21,7 @@ from gpuaas.heuristics.default.settings import (
     REPACK_MOVE_WEIGHT,
     RIVALS,
     SPOT_MARGIN,
+    UNMOVE,
 )
 from gpuaas.heuristics.default.spot import keep_due_dates
 from gpuaas.heuristics.default.spot_wrapper import Planner, with_spot
@@ -42,6 +43,7 @@ def incremental(
     hysteresis: float = HYSTERESIS,
     move_tardiness: str = MOVE_TARDINESS,
     put_back_rounds: int = PUT_BACK_ROUNDS,
+    unmove: bool = UNMOVE,
     polish: float | None = None,
     polish_nodes: int = 0,
     deadline_safe: bool = False,
@@ -87,6 +89,11 @@ def incremental(
         The re-plans the put-back may make (>= 1; default `settings.PUT_BACK_ROUNDS`, 1): more
         puts back, in turn, the jobs a re-plan moves without the gain that freed them (a job
         the first plan left waiting, placed again on its own configuration elsewhere).
+    unmove : bool
+        Undo the moves that only relabel nodes (`construct.undo_relabels`; default
+        `settings.UNMOVE`, off): a running job the plan puts on its own configuration on
+        another node goes back, alone or in place of a job the plan brings there, where that
+        lowers the plan's score; the same churn `put_back_rounds` answers, without a re-plan.
     polish : float, optional
         Seconds of MILP re-optimising a neighbourhood of the plan in P1$ (`gpuaas.milp.polish`);
         0: none; None (the default): `AUTO_POLISH_NODES` nodes where the neighbourhood is the
@@ -132,6 +139,7 @@ def incremental(
         hysteresis,
         move_tardiness,
         put_back_rounds,
+        unmove,
     )
     if instance.catalog.has_spot:
         if polish or polish_nodes:
@@ -152,6 +160,7 @@ def incremental(
         polish=polish_hook(polish, polish_nodes),
         move_tardiness=move_tardiness,
         put_back_rounds=put_back_rounds,
+        unmove=unmove,
     )
     # where jobs declare vCPUs or memory: re-packed by them (a no-op otherwise), moves once
     return consolidate(sol, REPACK_MOVE_WEIGHT, colocation or instance.colocation_model())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from gpuaas.errors import InputError
-from gpuaas.heuristics.default.construct import construct, put_back
+from gpuaas.heuristics.default.construct import construct, put_back, undo_relabels
 from gpuaas.heuristics.default.keep import incumbent_rules, kept
 from gpuaas.heuristics.default.polish import Polish
 from gpuaas.heuristics.default.room import queued
@@ -20,6 +20,7 @@ from gpuaas.heuristics.default.settings import (
     MOVE_TARDINESS,
     MOVE_TARDINESS_CHOICES,
     PUT_BACK_ROUNDS,
+    UNMOVE,
 )
 from gpuaas.heuristics.randomized_greedy import randomized_greedy
 from gpuaas.heuristics.state import check_float, check_int, check_time_limit, kernel_data, warm_up
@@ -42,13 +43,15 @@ def plan(
     move_tardiness: str = MOVE_TARDINESS,
     judge: Instance | None = None,
     put_back_rounds: int = PUT_BACK_ROUNDS,
+    unmove: bool = UNMOVE,
 ) -> Solution:
     """The default method's solution of `instance` planned on its on-demand terms (a spot
     configuration is one more configuration at its expected time; the wrapper decides which
     jobs may take one). Arguments: `incremental`'s options, checked here; `polish`: the last
     step (`polish.polish_hook`; None: none); `judge`: the instance the plan and its rivals are
     compared on (None: `instance`; the spot wrapper's, `spot.spot_instance(judge=True)`);
-    `put_back_rounds`: the re-plans the put-back may make (`settings.PUT_BACK_ROUNDS`).
+    `put_back_rounds`: the re-plans the put-back may make (`settings.PUT_BACK_ROUNDS`);
+    `unmove`: undo the moves that only relabel nodes (`construct.undo_relabels`, `settings.UNMOVE`).
 
     Returns the solution with ``stats``: ``seconds``, ``seed``, ``kept`` (running jobs left in
     place, after the put-back), ``put_back`` (the jobs put back) and ``iterations``.
@@ -58,6 +61,8 @@ def plan(
     queued_iterations = check_int("queued_iterations", queued_iterations, 1)
     rivals = check_int("rivals", rivals, 0)
     put_back_rounds = check_int("put_back_rounds", put_back_rounds, 1)
+    if not isinstance(unmove, bool):
+        raise InputError(None, "unmove", f"must be true or false, got {unmove!r}")
     move_weight = check_float("move_weight", move_weight, 1.0, 1e6)
     hysteresis = check_float("hysteresis", hysteresis, 0.0, 1.0)
     if not isinstance(move_tardiness, str) or move_tardiness not in MOVE_TARDINESS_CHOICES:
@@ -102,6 +107,8 @@ def plan(
         if round_ < put_back_rounds:  # what this re-plan moved without its gain, back too
             pinned, put = put_back(instance, rules, D, best)
             total += put
+    if unmove:  # a move that only relabels nodes, undone
+        best = undo_relabels(instance, best, move_weight, judge)
     best.stats = {
         "seed": seed,
         "kept": int((D.pin_node >= 0).sum()),

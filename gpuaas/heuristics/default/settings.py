@@ -115,3 +115,11 @@ SWITCH = 0.7
 #: (scripts/results/decision-interval.md, "Why it churns"); not yet the default, whose
 #: committed results are all of 1
 PUT_BACK_ROUNDS = 1
+
+#: undo the moves that only relabel nodes (`construct.undo_relabels`): a running job the plan
+#: puts on its own configuration on another node goes back, alone or in place of a job the plan
+#: brings to its node, where that lowers the plan's score. The churn `PUT_BACK_ROUNDS` > 1
+#: answers by re-planning, undone without a re-plan and without pinning the job where a queued
+#: job needs its node (scripts/results/decision-interval.md, "Why it churns"); not yet the
+#: default, whose committed results are all without it
+UNMOVE = False

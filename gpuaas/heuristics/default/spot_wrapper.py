@@ -29,6 +29,7 @@ from gpuaas.heuristics.default.settings import (
     QUEUED_ITERATIONS,
     RIVALS,
     SPOT_MARGIN,
+    UNMOVE,
 )
 from gpuaas.heuristics.default.spot import (
     NONE,
@@ -60,6 +61,7 @@ class Planner(NamedTuple):
     hysteresis: float
     move_tardiness: str = MOVE_TARDINESS
     put_back_rounds: int = PUT_BACK_ROUNDS
+    unmove: bool = UNMOVE
 
     def plan(
         self, instance: Instance, *, judge: Instance | None = None, polish: float | None = 0.0
@@ -79,6 +81,7 @@ class Planner(NamedTuple):
             move_tardiness=self.move_tardiness,
             judge=judge,
             put_back_rounds=self.put_back_rounds,
+            unmove=self.unmove,
         )
 
 
@@ -94,6 +97,7 @@ def on_demand(
     hysteresis: float = HYSTERESIS,
     move_tardiness: str = MOVE_TARDINESS,
     put_back_rounds: int = PUT_BACK_ROUNDS,
+    unmove: bool = UNMOVE,
     polish: float | None = None,
     **options: Any,
 ) -> Solution:
@@ -112,6 +116,7 @@ def on_demand(
         hysteresis,
         move_tardiness,
         put_back_rounds,
+        unmove,
     )
     sol = planner.plan(on_demand_part(instance), polish=polish)
     return Solution(instance, sol.node_vm, sol.job_node, sol.job_cfg, "on-demand", sol.stats)
