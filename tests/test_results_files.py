@@ -294,6 +294,9 @@ RESUMED = {
     "decision-interval.csv": (("cell",), None),
     "put-back-rounds.csv": (("cell",), None),
     "put-back-rounds-normal.csv": (("cell",), None),
+    "unmove.csv": (("cell",), None),
+    "unmove-seeds.csv": (("cell",), None),
+    "unmove-seeds-off.csv": (("cell",), None),
 }
 
 
