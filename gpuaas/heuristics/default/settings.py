@@ -111,7 +111,8 @@ SWITCH = 0.7
 #: pressing jobs), but a re-plan around the put-back jobs often places it again on its own
 #: configuration on another node: a move that gains nothing and loses its restart's work, and
 #: under high arrivals at N = 300 each job moved so 24-28 times. 3 re-plans: 0.80-0.90 x there,
-#: up to 1.022 x at N = 10, 1.0013 x summed on the held-out normal-load grid
+#: up to 1.022 x at N = 10, 1.0013 x summed on the held-out normal-load grid, 0.985 x on ITP
+#: clusters 1, 5, 8, 9, 10 at three solver seeds but 1.024 x on cluster 5
 #: (scripts/results/decision-interval.md, "Why it churns"); not yet the default, whose
 #: committed results are all of 1
 PUT_BACK_ROUNDS = 1
