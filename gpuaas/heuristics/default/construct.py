@@ -128,8 +128,9 @@ def undo_relabels(
     nothing when the plan's packing could keep it: a job freed by keep rule 1 and left
     waiting by the first construction is placed again by the re-plan on its own
     configuration elsewhere while a newcomer takes its GPUs, at every event under high
-    arrivals (scripts/results/decision-interval.md, "Why it churns"). Instances whose jobs declare vCPUs or
-    memory are left to `gpuaas.resources.consolidate`, whose put-back moves such jobs back."""
+    arrivals (scripts/results/decision-interval.md, "Why it churns"). Instances whose jobs
+    declare vCPUs or memory are left to `gpuaas.resources.consolidate`, whose put-back moves
+    such jobs back."""
     if instance.has_demands:
         return sol
     cat = instance.catalog

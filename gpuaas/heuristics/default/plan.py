@@ -51,7 +51,8 @@ def plan(
     step (`polish.polish_hook`; None: none); `judge`: the instance the plan and its rivals are
     compared on (None: `instance`; the spot wrapper's, `spot.spot_instance(judge=True)`);
     `put_back_rounds`: the re-plans the put-back may make (`settings.PUT_BACK_ROUNDS`);
-    `unmove`: undo the moves that only relabel nodes (`construct.undo_relabels`, `settings.UNMOVE`).
+    `unmove`: undo the moves that only relabel nodes (`construct.undo_relabels`,
+    `settings.UNMOVE`).
 
     Returns the solution with ``stats``: ``seconds``, ``seed``, ``kept`` (running jobs left in
     place, after the put-back), ``put_back`` (the jobs put back) and ``iterations``.
