@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from gpuaas.catalog import Catalog
 from gpuaas.errors import InputError
 from gpuaas.generator import generate_snapshot, generate_trace
-from gpuaas.heuristics.default.construct import plan_score, undo_relabels
+from gpuaas.heuristics.default.construct import plan_scorer, undo_relabels
 from gpuaas.heuristics.default.keep import (
     KEEP_RULES,
     incumbent_rules,
@@ -25,8 +25,9 @@ from gpuaas.heuristics.default.keep import (
 )
 from gpuaas.heuristics.default.keep import kept as kept_by
 from gpuaas.heuristics.default.method import incremental
+from gpuaas.heuristics.default.plan import keep_rules
 from gpuaas.heuristics.default.room import make_room, patient, queued
-from gpuaas.heuristics.default.settings import HYSTERESIS, MOVE_WEIGHT
+from gpuaas.heuristics.default.settings import HYSTERESIS, MOVE_TARDINESS, MOVE_WEIGHT
 from gpuaas.instance import Instance
 from gpuaas.methods import DEFAULT_METHOD, solve
 from gpuaas.per_job import capacity_gpus, share_price
@@ -219,8 +220,8 @@ def test_valid_with_and_without_incumbent(seed):
     startup=st.sampled_from([0.0, 120.0]),
 )
 def test_kept_jobs_stay_exactly(seed, overhead, startup):
-    """Jobs the keep rules keep (as the default's `plan` calls them for the default, with its
-    hysteresis applied only to moves that lose work; `paper_keep` for the paper's heuristics)
+    """Jobs the keep rules keep (`plan.keep_rules` for the default, its hysteresis only on
+    moves that lose work; `paper_keep` for the paper's heuristics)
     have the same node and configuration in the solution of every heuristic; with no
     reconfiguration cost nothing is kept. (`keep_incumbent`'s defaults apply the hysteresis to
     every move: with restart 0 and start-up 120 s they kept jobs the default may move, seed
@@ -234,16 +235,7 @@ def test_kept_jobs_stay_exactly(seed, overhead, startup):
         ("randomized-greedy", {"max_it_rg": 5}),
     ):
         if method == "incremental":
-            values = plan_values(inst)
-            rules = incumbent_rules(
-                inst,
-                values,
-                grow=True,
-                move_weight=MOVE_WEIGHT,
-                pref=preferred_configs(inst, values),
-                hysteresis=HYSTERESIS,
-                lost_work_only=True,
-            )
+            _, rules = keep_rules(inst, MOVE_WEIGHT, HYSTERESIS, MOVE_TARDINESS)
             pin_node, pin_cfg = kept_by(inst, rules)
         else:  # the paper's methods keep by the rules at the VM share
             pin_node, pin_cfg = paper_keep(inst)
@@ -749,7 +741,8 @@ def test_undo_relabels_puts_a_job_back_where_a_newcomer_took_its_node():
     out = undo_relabels(point, relabelled, MOVE_WEIGHT)
     assert validate(out).ok
     assert out.job_node.tolist() == [0, 1] and out.job_cfg.tolist() == [c, c]
-    assert plan_score(point, out, MOVE_WEIGHT) < plan_score(point, relabelled, MOVE_WEIGHT)
+    score = plan_scorer(point, MOVE_WEIGHT)
+    assert score(out) < score(relabelled)
     assert undo_relabels(point, out, MOVE_WEIGHT) is out  # nothing left to undo
 
 
@@ -782,7 +775,8 @@ def test_undo_relabels_never_adds_a_move_or_worsens_the_plan(seed):
     assert validate(out).ok
     before = moved(point, plan_.job_node, plan_.job_cfg)
     assert not (moved(point, out.job_node, out.job_cfg) & ~before).any()
-    assert plan_score(point, out, MOVE_WEIGHT) <= plan_score(point, plan_, MOVE_WEIGHT)
+    score = plan_scorer(point, MOVE_WEIGHT)
+    assert score(out) <= score(plan_)
 
 
 def test_rule_4_asks_slack_for_the_jobs_own_move_loss():

@@ -21,6 +21,8 @@ scripts/results/archive/reconfiguration-history.md, "The default method's settin
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gpuaas.heuristics import kernels as K
@@ -80,26 +82,31 @@ def construct(
             deadline=deadline,
         )
         other = Solution(instance, rival.vm[0], rival.node[0], rival.cfg[0], "incremental")
-        if plan_score(instance, other, move_weight, judge) < plan_score(
-            instance, best, move_weight, judge
-        ):
+        score = plan_scorer(instance, move_weight, judge)
+        if score(other) < score(best):
             best = other
     return best, elite.iterations
 
 
-def plan_score(
-    instance: Instance, sol: Solution, move_weight: float, judge: Instance | None = None
-) -> float:
-    """What two plans of `instance` are compared by: f_OBJ (on `judge` if given) with P1's
+def plan_scorer(
+    instance: Instance, move_weight: float, judge: Instance | None = None
+) -> Callable[[Solution], float]:
+    """What plans of `instance` are compared by: f_OBJ (on `judge` if given) with P1's
     reconfiguration terms, each move counting `move_weight` times its κ, plus the moves of the
-    jobs' data to their configurations' locations."""
+    jobs' data to their configurations' locations. The weights are computed once, for every
+    plan the returned function scores."""
     on = judge if judge is not None else instance
-    f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
-    if instance.catalog.places:  # a job's data moved to its configuration's location
-        run = np.flatnonzero(sol.job_cfg >= 0)
-        f += transfer_costs(instance)[run, sol.job_cfg[run]].sum()
     kappa = (move_weight - 1.0) * reconfiguration_terms(instance)[0]
-    return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
+    data = transfer_costs(instance) if instance.catalog.places else None
+
+    def score(sol: Solution) -> float:
+        f = Solution(on, sol.node_vm, sol.job_node, sol.job_cfg).f_obj
+        if data is not None:  # a job's data moved to its configuration's location
+            run = np.flatnonzero(sol.job_cfg >= 0)
+            f += data[run, sol.job_cfg[run]].sum()
+        return f + kappa[moved(instance, sol.job_node, sol.job_cfg)].sum()
+
+    return score
 
 
 def put_back(
@@ -124,7 +131,7 @@ def undo_relabels(
     job the plan puts on its own configuration on another node of its VM type goes back to
     the node it runs on, where that node keeps its type and has room for it, or changes
     places with a job the plan starts or moves there that fits where it was, wherever that
-    lowers `plan_score`; a node left empty closes. Such a move loses the job's restart for
+    lowers `plan_scorer`'s score; a node left empty closes. Such a move loses the job's restart for
     nothing when the plan's packing could keep it: a job freed by keep rule 1 and left
     waiting by the first construction is placed again by the re-plan on its own
     configuration elsewhere while a newcomer takes its GPUs, at every event under high
@@ -141,7 +148,8 @@ def undo_relabels(
     movers = (was >= 0) & ~instance.pinned & (job_cfg == was) & (job_node != here) & on
     if not movers.any():
         return sol
-    best = plan_score(instance, sol, move_weight, judge)
+    score = plan_scorer(instance, move_weight, judge)
+    best = score(sol)
     undone = 0
     for x in np.flatnonzero(movers).tolist():
         a, b, c = int(here[x]), int(job_node[x]), int(was[x])
@@ -162,12 +170,12 @@ def undo_relabels(
                 n2[y] = b
             if not (n2 == b).any():
                 vm2[b] = -1
-            score = plan_score(instance, Solution(instance, vm2, n2, job_cfg), move_weight, judge)
-            if score < best:
+            value = score(Solution(instance, vm2, n2, job_cfg))
+            if value < best:
                 gy = cat.cfg_gpus[job_cfg[y]] if y >= 0 else 0
                 used[a] += g - gy
                 used[b] += gy - g
-                best, node_vm, job_node = score, vm2, n2
+                best, node_vm, job_node = value, vm2, n2
                 undone += 1
                 break
     if not undone:

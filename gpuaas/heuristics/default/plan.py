@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from gpuaas.errors import InputError
 from gpuaas.heuristics.default.construct import construct, put_back, undo_relabels
-from gpuaas.heuristics.default.keep import incumbent_rules, kept
+from gpuaas.heuristics.default.keep import Rules, incumbent_rules, kept
 from gpuaas.heuristics.default.polish import Polish
 from gpuaas.heuristics.default.room import queued
 from gpuaas.heuristics.default.settings import (
@@ -27,6 +29,27 @@ from gpuaas.heuristics.state import check_float, check_int, check_time_limit, ke
 from gpuaas.instance import Instance
 from gpuaas.pricing import plan_values, preferred_configs
 from gpuaas.solution import Solution
+
+
+def keep_rules(
+    instance: Instance, move_weight: float, hysteresis: float, move_tardiness: str
+) -> tuple[np.ndarray, Rules]:
+    """Steps 1-3 as the default takes them: each job's preferred configuration at its plan
+    values (the fill and queue prices) and the keep rules (with rule 3, grow; the hysteresis
+    only on moves that lose work)."""
+    values = plan_values(instance)
+    pref = preferred_configs(instance, values)
+    rules = incumbent_rules(
+        instance,
+        values,
+        grow=True,
+        move_weight=move_weight,
+        pref=pref,
+        hysteresis=hysteresis,
+        move_tardiness=move_tardiness,
+        lost_work_only=True,
+    )
+    return pref, rules
 
 
 def plan(
@@ -75,20 +98,7 @@ def plan(
     warm_up(randomized_greedy, max_it_rg=3, elite_size=2)  # the same kernels
     start = time.perf_counter()
     deadline = None if limit is None else start + limit
-    # plan values and each job's preferred configuration (at the fill and queue prices)
-    values = plan_values(instance)
-    pref = preferred_configs(instance, values)
-    # the keep rules (with rule 3, grow: the default method's)
-    rules = incumbent_rules(
-        instance,
-        values,
-        grow=True,
-        move_weight=move_weight,
-        pref=pref,
-        hysteresis=hysteresis,
-        move_tardiness=move_tardiness,
-        lost_work_only=True,
-    )
+    pref, rules = keep_rules(instance, move_weight, hysteresis, move_tardiness)
     # more constructions while jobs queue for capacity and moves are free
     if queued_iterations > iterations and not instance.moves_cost and queued(instance, pref):
         iterations = queued_iterations
