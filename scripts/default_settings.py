@@ -146,18 +146,37 @@ def table(grid: dict, variants: list[str], others: bool) -> list[str]:
     return lines
 
 
-def report(results: str, others: list[str], tail: str) -> str:
-    """The markdown page: each file of `others`' traces, then the tuning grid; `tail`: the
-    command's arguments after its variants'."""
+def report(
+    results: str, others: list[str], clusters: str | None = None, md: str | None = None
+) -> str:
+    """The markdown page: each file of `others`' traces, then the tuning grid, under the
+    commands that ran its rows, one per set of ITP solver seeds its variants ran at
+    (`clusters`: the ITP clusters, None: no ITP rows run)."""
     rows = ok_rows(read_results(results))
     variants = sorted({run_of(r) for r in rows} - {DEFAULT})
-    command = " ".join(["python scripts/default_settings.py", *(f"--option {v}" for v in variants)])
+    seeds: dict[str, set[int]] = defaultdict(set)
+    for r in rows:
+        if clusters is not None and r["trace_seed"] is None:
+            seeds[run_of(r)].add(int(r["seed"]))
+    groups: dict[str, list[str]] = defaultdict(list)  # ITP seeds ("": none) -> variants
+    for v in variants:
+        groups[",".join(map(str, sorted(seeds[v])))].append(v)
+    lines = []
+    for s, vs in sorted(groups.items(), key=lambda g: (len(g[0]), g[0])):
+        line = " ".join(["python scripts/default_settings.py", *(f"--option {v}" for v in vs)])
+        if s:
+            line += f" --itp --clusters {clusters} --itp-seeds {s}"
+        lines.append(f"    {line} -o {results}")
+    lines[-1] += f" --md {md}" if md else ""
     out = [
         f"# The default method with one option changed ({results})",
         "",
-        f"`{command} {tail}` (the table alone: `--report-only`). Costs summed over each cell's"
-        " traces (solver seed 1); a variant's ratio is its cost over the default's; moves:"
-        " migrations and preemptions per job.",
+        *lines,
+        "",
+        "(the table alone: the last with `--report-only`; a later command's variants ran at more"
+        " ITP solver seeds, where the default ran too). Costs summed over each cell's traces"
+        " (each ITP solver seed a trace of its own); a variant's ratio is its cost over the"
+        " default's; moves: migrations and preemptions per job.",
         "",
     ]
     seen: set[str] = set()
@@ -215,9 +234,7 @@ def main() -> None:
             run_campaign(spec, args.output, backend="processes", workers=args.workers)
     if args.md:
         others = [args.normal_load] + ([args.itp_rows] if args.itp else [])
-        tail = f"--itp --clusters {args.clusters} --itp-seeds {args.itp_seeds} " if args.itp else ""
-        tail += f"-o {args.output} --md {args.md}"
-        page = report(args.output, others, tail)
+        page = report(args.output, others, args.clusters if args.itp else None, args.md)
         old = Path(args.md).read_text(encoding="utf-8") if Path(args.md).exists() else ""
         if READING in old:  # the hand-written reading is kept
             page += "\n" + old[old.index(READING) :]

@@ -297,6 +297,9 @@ RESUMED = {
     "unmove.csv": (("cell",), None),
     "unmove-seeds.csv": (("cell",), None),
     "unmove-seeds-off.csv": (("cell",), None),
+    "high-load-seeds-off.csv": (("cell",), None),
+    "high-load-seeds-put-back.csv": (("cell",), None),
+    "high-load-seeds-unmove.csv": (("cell",), None),
 }
 
 
