@@ -13,7 +13,8 @@
   of the jobs' data to their configurations' locations (`reconfiguration.transfer_costs`).
 - **Put back** (`put_back`): a job keep rule 1 freed for its own sake that the chosen
   solution moves without the gain that freed it is kept in place, with those that stayed
-  without gaining, and the others are placed again.
+  without gaining, and the others are placed again; after a re-plan (`put_back_rounds` > 1),
+  not one the re-plan moves onto a slower configuration.
 
 Reasons: docs/reconfiguration.md, "Put back"; measurements:
 scripts/results/archive/reconfiguration-history.md, "The default method's settings" and "Put back".
@@ -110,12 +111,20 @@ def plan_scorer(
 
 
 def put_back(
-    instance: Instance, rules: Rules, D: K.KernelData, best: Solution
+    instance: Instance, rules: Rules, D: K.KernelData, best: Solution, spare_slower: bool = False
 ) -> tuple[K.KernelData, int]:
     """(D', put): D with the jobs `pointless_moves` finds in `best` pinned where they run (those
     it moved and those that stayed without gaining) and the number of those it moved, `put`;
-    a re-plan is needed only when `put` > 0."""
+    a re-plan is needed only when `put` > 0. `spare_slower`: a job `best` moves onto a slower
+    configuration is not put back (the put-back after a re-plan, `plan`'s `put_back_rounds`):
+    it gives its faster GPUs to the jobs the re-plan gave them to. Pinned back on them, ITP
+    cluster 5's bursts queued longer: 1.022 x the default's cost at eight solver seeds, against
+    0.981 x sparing them (scripts/results/decision-interval.md, "Why it churns")."""
     back = pointless_moves(instance, rules, best.job_node, best.job_cfg)
+    if spare_slower:
+        rows = np.arange(instance.n_jobs)
+        now = instance.times[rows, np.maximum(instance.current_cfg, 0)]
+        back &= ~(instance.times[rows, np.maximum(best.job_cfg, 0)] > now)
     put = back & moved(instance, best.job_node, best.job_cfg)
     D = D._replace(
         pin_node=np.where(back, instance.current_node, D.pin_node),

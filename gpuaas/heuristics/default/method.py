@@ -88,7 +88,8 @@ def incremental(
     put_back_rounds : int
         The re-plans the put-back may make (>= 1; default `settings.PUT_BACK_ROUNDS`, 1): more
         puts back, in turn, the jobs a re-plan moves without the gain that freed them (a job
-        the first plan left waiting, placed again on its own configuration elsewhere).
+        the first plan left waiting, placed again on its own configuration elsewhere), but not
+        one it moves onto a slower configuration (its GPUs went to others).
     unmove : bool
         Undo the moves that only relabel nodes (`construct.undo_relabels`; default
         `settings.UNMOVE`, off): a running job the plan puts on its own configuration on

@@ -116,7 +116,7 @@ def plan(
         best, more = construct(instance, D, seed, iterations, rivals, move_weight, deadline, judge)
         done += more
         if round_ < put_back_rounds:  # what this re-plan moved without its gain, back too
-            pinned, put = put_back(instance, rules, D, best)
+            pinned, put = put_back(instance, rules, D, best, spare_slower=True)
             total += put
     if unmove:  # a move that only relabels nodes, undone
         best = undo_relabels(instance, best, move_weight, judge)

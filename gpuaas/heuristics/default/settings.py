@@ -106,15 +106,15 @@ SWITCH = 0.7
 
 #: the re-plans the put-back may make (`construct.put_back`; at least 1). 1: the jobs the first
 #: construction moved without the gain that freed them are put back and the rest planned once
-#: more. More: the jobs a re-plan moves without that gain are put back in turn, up to this many
-#: re-plans. A job the first construction leaves waiting is not put back (its GPUs went to more
-#: pressing jobs), but a re-plan around the put-back jobs often places it again on its own
-#: configuration on another node: a move that gains nothing and loses its restart's work, and
-#: under high arrivals at N = 300 each job moved so 24-28 times. 3 re-plans: 0.80-0.90 x there,
-#: up to 1.022 x at N = 10, 1.0013 x summed on the held-out normal-load grid, 0.985 x on ITP
-#: clusters 1, 5, 8, 9, 10 at three solver seeds but 1.024 x on cluster 5
-#: (scripts/results/decision-interval.md, "Why it churns"); not yet the default, whose
-#: committed results are all of 1
+#: more. More: the jobs a re-plan moves without that gain are put back in turn (but not one it
+#: moves onto a slower configuration, whose GPUs it gave to others), up to this many re-plans. A
+#: job the first construction leaves waiting is not put back (its GPUs went to more pressing
+#: jobs), but a re-plan around the put-back jobs often places it again on its own configuration
+#: on another node: a move that gains nothing and loses its restart's work, and under high
+#: arrivals at N = 300 each job moved so 24-28 times. 3 re-plans: 0.80-0.91 x there, up to
+#: 1.026 x at N = 10, 1.0001 x summed on the held-out normal-load grid, 0.983 x on ITP clusters
+#: 1, 5, 8, 9, 10 at eight solver seeds (scripts/results/decision-interval.md, "Why it
+#: churns"); not yet the default, whose committed results are all of 1
 PUT_BACK_ROUNDS = 1
 
 #: undo the moves that only relabel nodes (`construct.undo_relabels`): a running job the plan
