@@ -11,6 +11,7 @@ due dates do not enter) plus Σ_j ω_j·max(0, C_j − due_j) over its completio
     python scripts/clairvoyant_probe.py admission --trace itp05.json --scales 1.5,2,2.5
     python scripts/clairvoyant_probe.py plan-admission --trace itp09.json
     python scripts/clairvoyant_probe.py drain --trace itp09.json
+    python scripts/clairvoyant_probe.py release-order --trace itp09.json
 
 `lp`: the capacity LP of `gpuaas.bound` over the whole trace (the automatic slot, or `--slot`;
 solved whole, never cut into groups), each job's planned completion c_j = the start of its last
@@ -29,7 +30,12 @@ Two probes of the never-moving schedule (`gpuaas.vm_schedule.best_plan`, the pla
 `gpuaas bound --upper --vm-schedule` replays): `plan-admission` runs the default on the trace
 released at the plan's placement times (is it when jobs start that the plan gains?); `drain`
 estimates, on the plan alone (no replay), what moving jobs in hindsight to empty VMs early
-would save (`drained`).
+would save (`drained`). `release-order` asks whether its gain is hindsight's: the plan built in
+release order (`vm_schedule(order="release")`, each variant of `VARIANTS`' release half, not
+`shrunk`) places each job knowing only the jobs released before it, as an online scheduler that
+knows each job's duration (noise 0) could; it prints each variant's own cost and replays the
+cheapest (`gpuaas.vm_schedule.replay`, a checked run). Choosing the cheapest of the eight is
+the one choice made in hindsight.
 """
 
 from __future__ import annotations
@@ -195,7 +201,16 @@ def _parts(res) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "probe", choices=["lp", "hindsight", "seeds", "admission", "plan-admission", "drain"]
+        "probe",
+        choices=[
+            "lp",
+            "hindsight",
+            "seeds",
+            "admission",
+            "plan-admission",
+            "drain",
+            "release-order",
+        ],
     )
     ap.add_argument("--trace", default=None, help="a trace file (default: generated)")
     ap.add_argument("--scales", default="1.25,1.5,1.75,2", help="admission: x N nodes")
@@ -270,6 +285,23 @@ def main() -> None:
                 f"jobs held back, mean {np.mean(start - trace.release) / 3600:.2f} h): {cost:.1f} $  "
                 f"{cost / base:.3f} x the default ({_parts(res)})"
             )
+    elif a.probe == "release-order":
+        from gpuaas.vm_schedule import VARIANTS, replay, vm_schedule
+
+        startup = 120.0 if a.overhead else 0.0
+        plans = []
+        for configs, order, w in VARIANTS:
+            if order == "release":
+                plans.append(vm_schedule(trace, None, startup, order, configs, w))
+                p = plans[-1]
+                print(f"release order, {configs}, vm_weight {w:g}: {p.cost:.1f} $ "
+                      f"(VMs {p.vm_cost:.1f} $, tardiness {p.tardiness:.1f} $)")  # fmt: skip
+        plan = min(plans, key=lambda p: p.cost)
+        res, _ = replay(trace, plan, overhead=a.overhead, startup=startup)
+        print(
+            f"the cheapest ({plan.configs}, {plan.vm_weight:g}) replayed: {res.total_cost:.1f} $  "
+            f"{res.total_cost / base:.3f} x the default ({_parts(res)})"
+        )
     else:
         costs = [billed(trace, trace, a.overhead, s)[0] for s in range(1, a.seeds + 1)]
         print("seeds", " ".join(f"{c:.1f}" for c in costs), f"best {min(costs) / base:.3f} x")

@@ -82,6 +82,26 @@ def test_plan_is_a_schedule_within_n_vms(seed, configs, order, weight):
         assert plan.tardiness == pytest.approx(float(late.sum()))
 
 
+@pytest.mark.parametrize(("configs", "weight"), [("types", 0.5), ("packed", 1.0)])
+def test_release_order_places_each_job_knowing_only_the_jobs_before_it(configs, weight):
+    """In release order the plan is an online schedule (`scripts/clairvoyant_probe.py
+    release-order`): the plan of the first k jobs alone places them as the whole trace's plan
+    does (start, run, end, configuration, instance; the instances' types, slots and opens),
+    for every k. Only an instance's close may come later, where a later job joins it."""
+    trace = itp_sample(0, 60, 3)
+    assert (np.diff(trace.release) >= 0).all()
+    full = vm_schedule(trace, order="release", configs=configs, vm_weight=weight)
+    for k in range(1, trace.n_jobs):
+        part = vm_schedule(trace.subset(np.arange(k)), order="release", configs=configs,
+                           vm_weight=weight)  # fmt: skip
+        for field in ("start", "run", "end", "cfg", "vm"):
+            assert np.array_equal(getattr(part, field), getattr(full, field)[:k]), (k, field)
+        n = part.instances
+        for field in ("vm_type", "slot", "open"):
+            assert np.array_equal(getattr(part, field), getattr(full, field)[:n]), (k, field)
+        assert (part.close <= full.close[:n]).all()
+
+
 def test_smaller_vms_only_outside_the_full_periods():
     """With `avoid`, a job may take a smaller VM of a type dearer per GPU than the cheapest
     largest one (the ITP sample's H100 jobs: 1-GPU H100 VMs), opened only outside the periods;
