@@ -1,6 +1,7 @@
 """The default method with one of its options changed, against its defaults: runs and table.
 
-Each ``--option NAME=VALUE`` is one variant (`incremental(NAME=VALUE)`), simulated as
+Each ``--option NAME=VALUE`` is one variant (`incremental(NAME=VALUE)`; ``--option "NAME=VALUE
+NAME=VALUE"``: both options at once), simulated as
 `gpuaas campaign` does (resumable, into one results file) on
 
 - a tuning grid: generated traces of the quality grid's seeds 1-3, N = 10 and 20, exponential,
@@ -53,11 +54,15 @@ READING = "<!-- the reading below is written by hand; default_settings.py keeps 
 
 
 def variant(text: str) -> dict:
-    """``NAME=VALUE`` as a solver option (VALUE read as YAML: a number, a bool, a string)."""
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return {name: yaml.safe_load(value)}
+    """``NAME=VALUE`` as a solver option (VALUE read as YAML: a number, a bool, a string); several,
+    separated by spaces, are one variant (``"put_back_rounds=3 unmove=true"``)."""
+    out = {}
+    for part in text.split() or [text]:
+        name, sep, value = part.partition("=")
+        if not sep or not name or name in out:
+            raise argparse.ArgumentTypeError(f"expected NAME=VALUE [NAME=VALUE ...], got {text!r}")
+        out[name] = yaml.safe_load(value)
+    return out
 
 
 def run_of(row: dict) -> str:
@@ -146,6 +151,12 @@ def table(grid: dict, variants: list[str], others: bool) -> list[str]:
     return lines
 
 
+def option_arg(run: str) -> str:
+    """The ``--option`` argument of a variant (`run_of`'s ``a=1, b=2``: ``--option "a=1 b=2"``)."""
+    parts = run.split(", ")
+    return f'--option "{" ".join(parts)}"' if len(parts) > 1 else f"--option {run}"
+
+
 def report(
     results: str, others: list[str], clusters: str | None = None, md: str | None = None
 ) -> str:
@@ -163,7 +174,7 @@ def report(
         groups[",".join(map(str, sorted(seeds[v])))].append(v)
     lines = []
     for s, vs in sorted(groups.items(), key=lambda g: (len(g[0]), g[0])):
-        line = " ".join(["python scripts/default_settings.py", *(f"--option {v}" for v in vs)])
+        line = " ".join(["python scripts/default_settings.py", *(option_arg(v) for v in vs)])
         if s:
             line += f" --itp --clusters {clusters} --itp-seeds {s}"
         lines.append(f"    {line} -o {results}")

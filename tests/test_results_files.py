@@ -300,6 +300,7 @@ RESUMED = {
     "high-load-seeds-off.csv": (("cell",), None),
     "high-load-seeds-put-back.csv": (("cell",), None),
     "high-load-seeds-unmove.csv": (("cell",), None),
+    "high-load-seeds-both.csv": (("cell",), None),
 }
 
 
